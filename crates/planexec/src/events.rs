@@ -1,0 +1,112 @@
+//! Typed events of a run, for library users and the CLI.
+//!
+//! The runtime emits an [`Event`] at each point a watcher cares about (plan
+//! proposed, step started, replanned, ...). Subscribe with a callback
+//! ([`EventBus::on_event`]) or a channel ([`EventBus::subscribe`]). Emitting never
+//! blocks the run: callbacks should be quick, channels are unbounded.
+
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+use tokio::sync::mpsc;
+
+use crate::llm::Role;
+use crate::plan::Plan;
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    RunStarted {
+        run_id: String,
+        task: String,
+    },
+    PlanProposed {
+        version: u32,
+        plan: Plan,
+    },
+    /// The planner gave an unusable reply; it is asked again with these errors.
+    PlanRejectedByValidation {
+        attempt: u32,
+        errors: String,
+    },
+    PlanApproved {
+        version: u32,
+    },
+    PlanRejected {
+        version: u32,
+    },
+    StepStarted {
+        step_id: String,
+        tool: Option<String>,
+    },
+    StepRetried {
+        step_id: String,
+        attempt: u32,
+        error: String,
+        delay_ms: u64,
+    },
+    StepFinished {
+        step_id: String,
+        elapsed_ms: u64,
+        summary: String,
+    },
+    StepFailed {
+        step_id: String,
+        elapsed_ms: u64,
+        error: String,
+    },
+    Replanned {
+        version: u32,
+        reason: String,
+        replans: u32,
+    },
+    ModelCalled {
+        role: Role,
+        model: String,
+        prompt_tokens: u64,
+        completion_tokens: u64,
+        latency_ms: u64,
+    },
+    RunFinished {
+        status: String,
+        elapsed_ms: u64,
+    },
+}
+
+type Callback = Arc<dyn Fn(&Event) + Send + Sync>;
+
+/// Fan-out of events to callbacks and channels.
+#[derive(Clone, Default)]
+pub struct EventBus {
+    callbacks: Arc<Mutex<Vec<Callback>>>,
+    channels: Arc<Mutex<Vec<mpsc::UnboundedSender<Event>>>>,
+}
+
+impl EventBus {
+    pub fn new() -> EventBus {
+        EventBus::default()
+    }
+
+    /// Call `f` for every event, on the task that emits it.
+    pub fn on_event(&self, f: impl Fn(&Event) + Send + Sync + 'static) {
+        self.callbacks.lock().unwrap().push(Arc::new(f));
+    }
+
+    /// A channel that receives every event from now on.
+    pub fn subscribe(&self) -> mpsc::UnboundedReceiver<Event> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.channels.lock().unwrap().push(tx);
+        rx
+    }
+
+    pub fn emit(&self, event: Event) {
+        let callbacks = self.callbacks.lock().unwrap().clone();
+        for cb in callbacks {
+            cb(&event);
+        }
+        self.channels
+            .lock()
+            .unwrap()
+            .retain(|tx| tx.send(event.clone()).is_ok());
+    }
+}

@@ -1,0 +1,352 @@
+//! The executor role: run one step.
+//!
+//! A tool step whose arguments resolve and validate runs its tool directly, with
+//! no model call; retryable tool errors are retried with backoff. A reasoning
+//! step, or a tool call that failed in a way a model could fix (bad arguments,
+//! a missing file), runs a short executor model loop that sees only the task's
+//! goal, this step and its dependencies' results. Where the step states an
+//! `expected` result, the executor model checks the result against it.
+
+use serde_json::{json, Map, Value};
+
+use crate::context::RunContext;
+use crate::events::Event;
+use crate::llm::{ChatRequest, JsonSchemaFormat, Message, Role, ToolCall, ToolChoice, ToolSpec};
+use crate::plan::{self, Plan, Step};
+use crate::result::{now_ms, StepResult, StepStatus};
+use crate::schedule::DependencyOutputs;
+use crate::tools::{ToolEntry, ToolError, ToolErrorKind};
+
+#[derive(Default)]
+struct Tally {
+    attempts: u32,
+    model_calls: u32,
+    args: Option<Value>,
+    output: Option<Value>,
+}
+
+/// Run one step of `plan` (the plan gives the goal and the dependencies' descriptions).
+pub(crate) async fn execute_step(ctx: &RunContext, plan: &Plan, step: Step, deps: DependencyOutputs) -> StepResult {
+    let started_at = now_ms();
+    ctx.events.emit(Event::StepStarted {
+        step_id: step.id.clone(),
+        tool: step.tool.clone(),
+    });
+    let mut tally = Tally::default();
+    let outcome = match tokio::time::timeout(ctx.options.step_timeout, run(ctx, plan, &step, &deps, &mut tally)).await {
+        Ok(outcome) => outcome,
+        Err(_) => Err(format!("timed out after {:?}", ctx.options.step_timeout)),
+    };
+    let finished_at = now_ms();
+    let elapsed_ms = finished_at.saturating_sub(started_at);
+    let (status, error) = match &outcome {
+        Ok(output) => {
+            ctx.events.emit(Event::StepFinished {
+                step_id: step.id.clone(),
+                elapsed_ms,
+                summary: crate::text::one_line(&plan::value_as_text(output), 100),
+            });
+            (StepStatus::Succeeded, None)
+        }
+        Err(e) => {
+            ctx.events.emit(Event::StepFailed {
+                step_id: step.id.clone(),
+                elapsed_ms,
+                error: e.clone(),
+            });
+            (StepStatus::Failed, Some(e.clone()))
+        }
+    };
+    StepResult {
+        id: step.id.clone(),
+        tool: step.tool.clone(),
+        status,
+        attempts: tally.attempts,
+        args: tally.args,
+        output: outcome.ok().or(tally.output),
+        error,
+        started_at: Some(started_at),
+        finished_at: Some(finished_at),
+        model_calls: tally.model_calls,
+    }
+}
+
+async fn run(
+    ctx: &RunContext,
+    plan: &Plan,
+    step: &Step,
+    deps: &DependencyOutputs,
+    tally: &mut Tally,
+) -> Result<Value, String> {
+    let output = match &step.tool {
+        None => reason(ctx, plan, step, deps, tally).await?,
+        Some(name) => {
+            let entry = ctx
+                .tools
+                .get(name)
+                .ok_or_else(|| format!("tool `{name}` is not available"))?;
+            let lookup = |id: &str| deps.iter().find(|(d, _)| d == id).map(|(_, v)| v.clone());
+            let direct = match plan::resolve_args(&step.args, &lookup) {
+                Ok(args) => {
+                    tally.args = Some(Value::Object(args.clone()));
+                    call_checked(ctx, step, entry, Value::Object(args), tally).await
+                }
+                Err(e) => Err(ToolError::invalid_args(e.to_string())),
+            };
+            match direct {
+                Ok(v) => v,
+                Err(e) if e.model_fixable() && ctx.options.executor_max_turns > 0 => {
+                    fix_with_model(ctx, plan, step, entry, deps, e, tally).await?
+                }
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+    };
+    if let Some(expected) = &step.expected {
+        tally.output = Some(output.clone());
+        check_expected(ctx, plan, step, expected, &output, tally).await?;
+    }
+    Ok(output)
+}
+
+/// Validate resolved arguments, then call the tool, retrying retryable errors.
+async fn call_checked(
+    ctx: &RunContext,
+    step: &Step,
+    entry: &ToolEntry,
+    args: Value,
+    tally: &mut Tally,
+) -> Result<Value, ToolError> {
+    let problems = entry.check_args(&args, false);
+    if !problems.is_empty() {
+        return Err(ToolError::invalid_args(format!(
+            "arguments for `{}` are invalid: {}",
+            entry.tool.name(),
+            problems.join("; ")
+        )));
+    }
+    let mut retry = 0;
+    loop {
+        tally.attempts += 1;
+        match entry.tool.call(args.clone()).await {
+            Ok(v) => return Ok(v),
+            Err(e) if e.kind == ToolErrorKind::Retryable && retry < ctx.options.tool_retries => {
+                let delay = ctx.options.retry_backoff.saturating_mul(1 << retry.min(10));
+                retry += 1;
+                ctx.events.emit(Event::StepRetried {
+                    step_id: step.id.clone(),
+                    attempt: tally.attempts + 1,
+                    error: e.message.clone(),
+                    delay_ms: delay.as_millis() as u64,
+                });
+                tokio::time::sleep(delay).await;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// What the executor model sees of a step: the goal, the step, its dependencies' results.
+fn step_context(ctx: &RunContext, plan: &Plan, step: &Step, deps: &DependencyOutputs) -> String {
+    let mut text = format!(
+        "Goal of the whole task: {}\n\nThis step: [{}] {}\n",
+        plan.goal, step.id, step.description
+    );
+    if let Some(expected) = &step.expected {
+        text.push_str(&format!("A good result: {expected}\n"));
+    }
+    if !deps.is_empty() {
+        text.push_str("\nResults of the steps it depends on:\n");
+        for (id, output) in deps {
+            let description = plan.step(id).map(|s| s.description.as_str()).unwrap_or("");
+            text.push_str(&format!(
+                "[{id}] {description}:\n{}\n\n",
+                crate::text::cut_to_budget(&plan::value_as_text(output), ctx.options.dependency_budget)
+            ));
+        }
+    }
+    text
+}
+
+const EXECUTOR_SYSTEM: &str = "You are the executor of a plan-and-execute agent. You carry out exactly one step of a plan, using only what you are shown. Do not do other steps.";
+
+/// A reasoning step: the model's reply is the step's output.
+async fn reason(
+    ctx: &RunContext,
+    plan: &Plan,
+    step: &Step,
+    deps: &DependencyOutputs,
+    tally: &mut Tally,
+) -> Result<Value, String> {
+    let prompt = format!(
+        "{}\nReply with the result of this step only: plain text, or JSON if the step asks for structured data.",
+        step_context(ctx, plan, step, deps)
+    );
+    for _ in 0..ctx.options.executor_max_turns.max(1) {
+        let request = ChatRequest::new(
+            Role::Executor,
+            "",
+            vec![Message::system(EXECUTOR_SYSTEM), Message::user(prompt.clone())],
+        );
+        tally.model_calls += 1;
+        tally.attempts += 1;
+        let response = ctx.chat(request).await.map_err(|e| e.to_string())?;
+        let text = response.content.unwrap_or_default();
+        if !text.trim().is_empty() {
+            return Ok(Value::String(text.trim().to_string()));
+        }
+    }
+    Err("the executor model gave an empty reply".to_string())
+}
+
+/// A tool call failed in a way a model could fix: show the model the error and
+/// let it call the tool again, for at most `executor_max_turns` turns.
+async fn fix_with_model(
+    ctx: &RunContext,
+    plan: &Plan,
+    step: &Step,
+    entry: &ToolEntry,
+    deps: &DependencyOutputs,
+    first_error: ToolError,
+    tally: &mut Tally,
+) -> Result<Value, String> {
+    let tool = &entry.tool;
+    let mut messages = vec![
+        Message::system(EXECUTOR_SYSTEM),
+        Message::user(format!(
+            "{}\nThe plan called `{}` with {} and it failed: {}\nCall `{}` again with corrected arguments.",
+            step_context(ctx, plan, step, deps),
+            tool.name(),
+            Value::Object(step.args.clone()),
+            first_error.message,
+            tool.name()
+        )),
+    ];
+    let spec = ToolSpec {
+        name: tool.name().to_string(),
+        description: tool.description().to_string(),
+        parameters: tool.parameters(),
+    };
+    let mut last_error = first_error.message;
+    for _ in 0..ctx.options.executor_max_turns {
+        let mut request = ChatRequest::new(Role::Executor, "", messages.clone());
+        request.tools = vec![spec.clone()];
+        request.tool_choice = ToolChoice::Required;
+        tally.model_calls += 1;
+        let response = ctx.chat(request).await.map_err(|e| e.to_string())?;
+        let call = match response.tool_calls.first() {
+            Some(call) => call.clone(),
+            None => match tool_call_in_text(response.content.as_deref().unwrap_or(""), tool.name()) {
+                Some(call) => call,
+                None => {
+                    return Err(format!(
+                        "{last_error} (the executor model did not call `{}` again: {})",
+                        tool.name(),
+                        crate::text::one_line(response.content.as_deref().unwrap_or(""), 120)
+                    ))
+                }
+            },
+        };
+        if call.name != tool.name() {
+            last_error = format!("`{}` is not the tool of this step; call `{}`", call.name, tool.name());
+        } else {
+            tally.args = Some(call.arguments.clone());
+            match call_checked(ctx, step, entry, call.arguments.clone(), tally).await {
+                Ok(v) => return Ok(v),
+                Err(e) if e.model_fixable() => last_error = e.message,
+                Err(e) => return Err(e.message),
+            }
+        }
+        messages.push(Message::Assistant {
+            content: response.content.clone(),
+            tool_calls: vec![call.clone()],
+        });
+        messages.push(Message::Tool {
+            tool_call_id: call.id.clone(),
+            content: format!("error: {last_error}"),
+        });
+    }
+    Err(format!(
+        "{last_error} (still failing after {} executor model turns)",
+        ctx.options.executor_max_turns
+    ))
+}
+
+/// Local models often write a tool call as JSON in their text: accept
+/// `{"name": ..., "arguments": {...}}` or a bare arguments object.
+fn tool_call_in_text(text: &str, tool: &str) -> Option<ToolCall> {
+    let json = plan::extract_json_object(text)?;
+    let value: Value = serde_json::from_str(json)
+        .or_else(|_| serde_json::from_str(&plan::repair_json(json)))
+        .ok()?;
+    let (name, arguments) = match (value.get("name").and_then(Value::as_str), value.get("arguments")) {
+        (Some(name), Some(args)) => (name.to_string(), args.clone()),
+        _ if value.is_object() => (tool.to_string(), value),
+        _ => return None,
+    };
+    Some(ToolCall {
+        id: "call_text".to_string(),
+        name,
+        arguments,
+    })
+}
+
+/// Ask the executor model whether `output` meets the step's `expected`.
+async fn check_expected(
+    ctx: &RunContext,
+    plan: &Plan,
+    step: &Step,
+    expected: &str,
+    output: &Value,
+    tally: &mut Tally,
+) -> Result<(), String> {
+    let prompt = format!(
+        "Goal of the whole task: {}\nStep: [{}] {}\nExpected: {expected}\nResult:\n{}\n\nDoes the result meet the expectation? Reply with JSON: {{\"meets\": true or false, \"reason\": \"<one sentence>\"}}",
+        plan.goal,
+        step.id,
+        step.description,
+        crate::text::cut_to_budget(&plan::value_as_text(output), ctx.options.dependency_budget)
+    );
+    let mut request = ChatRequest::new(
+        Role::Executor,
+        "",
+        vec![
+            Message::system("You check whether a step's result meets what was expected of it. Be strict about facts, lenient about wording."),
+            Message::user(prompt),
+        ],
+    );
+    request.response_format = Some(JsonSchemaFormat {
+        name: "expectation_check".to_string(),
+        schema: json!({
+            "type": "object",
+            "properties": {"meets": {"type": "boolean"}, "reason": {"type": "string"}},
+            "required": ["meets", "reason"],
+            "additionalProperties": false
+        }),
+        strict: true,
+    });
+    tally.model_calls += 1;
+    let response = ctx.chat(request).await.map_err(|e| e.to_string())?;
+    let text = response.content.unwrap_or_default();
+    let verdict: Option<Map<String, Value>> = plan::extract_json_object(&text).and_then(|j| {
+        serde_json::from_str(j)
+            .or_else(|_| serde_json::from_str(&plan::repair_json(j)))
+            .ok()
+    });
+    match verdict.as_ref().and_then(|v| v.get("meets")).and_then(Value::as_bool) {
+        Some(false) => Err(format!(
+            "the result does not meet the expectation \"{expected}\": {}",
+            verdict
+                .as_ref()
+                .and_then(|v| v.get("reason"))
+                .and_then(Value::as_str)
+                .unwrap_or("no reason given")
+        )),
+        Some(true) => Ok(()),
+        // An unreadable verdict should not derail a run whose step worked.
+        None => {
+            tracing::warn!(step = %step.id, reply = %text, "unreadable expectation check; accepting the result");
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! The model port: one small trait, [`ChatModel`], that every provider implements.
+//!
+//! The roles build a [`ChatRequest`] (messages, offered tools, an optional JSON
+//! Schema for structured output) and get a [`ChatResponse`] (text and/or tool
+//! calls, token usage). Providers live in their own modules ([`openai`]) and
+//! degrade across what their servers support; the core never names one.
+
+pub mod openai;
+
+use std::fmt;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The role a model call is made for. Sent as the `x-planexec-role` header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    Planner,
+    Executor,
+    Replanner,
+    Synthesizer,
+}
+
+impl Role {
+    pub const ALL: [Role; 4] = [Role::Planner, Role::Executor, Role::Replanner, Role::Synthesizer];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Planner => "planner",
+            Role::Executor => "executor",
+            Role::Replanner => "replanner",
+            Role::Synthesizer => "synthesizer",
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A chat message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum Message {
+    System {
+        content: String,
+    },
+    User {
+        content: String,
+    },
+    Assistant {
+        content: Option<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCall>,
+    },
+    Tool {
+        tool_call_id: String,
+        content: String,
+    },
+}
+
+impl Message {
+    pub fn system(content: impl Into<String>) -> Message {
+        Message::System {
+            content: content.into(),
+        }
+    }
+    pub fn user(content: impl Into<String>) -> Message {
+        Message::User {
+            content: content.into(),
+        }
+    }
+    pub fn assistant(content: impl Into<String>) -> Message {
+        Message::Assistant {
+            content: Some(content.into()),
+            tool_calls: Vec::new(),
+        }
+    }
+}
+
+/// A tool the model may call, as the provider sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+/// A tool call the model made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: Value,
+}
+
+/// Whether and how the model must call a tool.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolChoice {
+    #[default]
+    Auto,
+    Required,
+    None,
+}
+
+/// Ask for a reply that is JSON matching `schema`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JsonSchemaFormat {
+    pub name: String,
+    pub schema: Value,
+    /// OpenAI strict mode: only valid when every object is closed and fully required.
+    pub strict: bool,
+}
+
+/// One request to a model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatRequest {
+    pub role: Role,
+    pub model: String,
+    pub messages: Vec<Message>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolSpec>,
+    #[serde(default)]
+    pub tool_choice: ToolChoice,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_format: Option<JsonSchemaFormat>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f32>,
+}
+
+impl ChatRequest {
+    pub fn new(role: Role, model: impl Into<String>, messages: Vec<Message>) -> ChatRequest {
+        ChatRequest {
+            role,
+            model: model.into(),
+            messages,
+            tools: Vec::new(),
+            tool_choice: ToolChoice::Auto,
+            response_format: None,
+            max_tokens: None,
+            temperature: Some(0.0),
+        }
+    }
+}
+
+/// Tokens a call used, as the provider reported them (zero where it did not).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenUsage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+/// A model's reply.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChatResponse {
+    pub content: Option<String>,
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCall>,
+    #[serde(default)]
+    pub usage: TokenUsage,
+    #[serde(default)]
+    pub finish_reason: Option<String>,
+}
+
+/// What went wrong talking to a model. Messages are one line and say what to fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LlmError {
+    #[error("{0}")]
+    Auth(String),
+    #[error("{0}")]
+    ModelNotFound(String),
+    #[error("{0}")]
+    Connection(String),
+    #[error("{0}")]
+    RateLimited(String),
+    #[error("{0}")]
+    Server(String),
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("{0}")]
+    Timeout(String),
+    #[error("{0}")]
+    InvalidResponse(String),
+}
+
+/// A chat model provider.
+#[async_trait]
+pub trait ChatModel: Send + Sync {
+    /// A short name for reports and errors, e.g. `openai-compatible http://localhost:8080/v1`.
+    fn describe(&self) -> String;
+    async fn chat(&self, request: ChatRequest) -> Result<ChatResponse, LlmError>;
+}

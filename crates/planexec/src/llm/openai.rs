@@ -1,0 +1,377 @@
+//! OpenAI-compatible Chat Completions provider (OpenAI, Ollama, vLLM, llama.cpp, LM Studio…).
+//!
+//! Plain reqwest + serde_json. Responses are parsed leniently because local
+//! servers omit or vary fields. Retries 429 (honouring `Retry-After`) and 5xx
+//! with exponential backoff; turns 401, 404 and refused connections into one-line
+//! errors that say what to fix. If a server rejects `response_format`, the
+//! provider stops sending it and the roles fall back to JSON in the reply.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{json, Map, Value};
+
+use super::{ChatModel, ChatRequest, ChatResponse, LlmError, Message, TokenUsage, ToolCall, ToolChoice};
+
+/// Settings for an OpenAI-compatible server.
+#[derive(Debug, Clone)]
+pub struct OpenAiConfig {
+    /// e.g. `https://api.openai.com/v1` or `http://localhost:11434/v1`.
+    pub base_url: String,
+    pub api_key: Option<String>,
+    /// Per-request timeout.
+    pub timeout: Duration,
+    /// Retries for 429, 5xx and timeouts.
+    pub max_retries: u32,
+    /// First backoff delay; doubles each retry.
+    pub retry_base: Duration,
+}
+
+impl Default for OpenAiConfig {
+    fn default() -> Self {
+        OpenAiConfig {
+            base_url: "https://api.openai.com/v1".to_string(),
+            api_key: None,
+            timeout: Duration::from_secs(120),
+            max_retries: 3,
+            retry_base: Duration::from_millis(500),
+        }
+    }
+}
+
+/// The OpenAI-compatible provider.
+pub struct OpenAiCompatible {
+    config: OpenAiConfig,
+    client: reqwest::Client,
+    /// Cleared when the server refuses `response_format`; later calls then ask for JSON in text.
+    structured_output: AtomicBool,
+}
+
+impl OpenAiCompatible {
+    pub fn new(mut config: OpenAiConfig) -> Result<OpenAiCompatible, LlmError> {
+        config.base_url = config.base_url.trim_end_matches('/').to_string();
+        if !(config.base_url.starts_with("http://") || config.base_url.starts_with("https://")) {
+            return Err(LlmError::BadRequest(format!(
+                "base URL `{}` must start with http:// or https:// (e.g. http://localhost:11434/v1)",
+                config.base_url
+            )));
+        }
+        let client = reqwest::Client::builder()
+            .timeout(config.timeout)
+            .user_agent(concat!("planexec/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| LlmError::Connection(format!("cannot build an HTTP client: {e}")))?;
+        Ok(OpenAiCompatible {
+            config,
+            client,
+            structured_output: AtomicBool::new(true),
+        })
+    }
+
+    fn endpoint(&self) -> String {
+        format!("{}/chat/completions", self.config.base_url)
+    }
+
+    fn body(&self, req: &ChatRequest, with_format: bool) -> Value {
+        let mut body = Map::new();
+        body.insert("model".into(), json!(req.model));
+        body.insert(
+            "messages".into(),
+            Value::Array(req.messages.iter().map(message_json).collect()),
+        );
+        if !req.tools.is_empty() {
+            let tools: Vec<Value> = req
+                .tools
+                .iter()
+                .map(|t| {
+                    json!({"type": "function", "function": {
+                        "name": t.name, "description": t.description, "parameters": t.parameters}})
+                })
+                .collect();
+            body.insert("tools".into(), Value::Array(tools));
+            let choice = match req.tool_choice {
+                ToolChoice::Auto => "auto",
+                ToolChoice::Required => "required",
+                ToolChoice::None => "none",
+            };
+            body.insert("tool_choice".into(), json!(choice));
+        }
+        if let (Some(format), true) = (&req.response_format, with_format) {
+            body.insert(
+                "response_format".into(),
+                json!({"type": "json_schema", "json_schema": {
+                    "name": format.name, "schema": format.schema, "strict": format.strict}}),
+            );
+        }
+        // `max_tokens`, not `max_completion_tokens`: local servers ignore the latter.
+        if let Some(max) = req.max_tokens {
+            body.insert("max_tokens".into(), json!(max));
+        }
+        if let Some(t) = req.temperature {
+            body.insert("temperature".into(), json!(t));
+        }
+        Value::Object(body)
+    }
+
+    fn backoff(&self, attempt: u32) -> Duration {
+        self.config.retry_base.saturating_mul(1u32 << attempt.min(6))
+    }
+}
+
+fn message_json(m: &Message) -> Value {
+    match m {
+        Message::System { content } => json!({"role": "system", "content": content}),
+        Message::User { content } => json!({"role": "user", "content": content}),
+        Message::Assistant { content, tool_calls } => {
+            // Some servers refuse `content: null` next to tool calls: send "".
+            let mut msg = json!({"role": "assistant", "content": content.clone().unwrap_or_default()});
+            if !tool_calls.is_empty() {
+                msg["tool_calls"] = Value::Array(
+                    tool_calls
+                        .iter()
+                        .map(|c| {
+                            json!({"id": c.id, "type": "function", "function": {
+                                "name": c.name, "arguments": c.arguments.to_string()}})
+                        })
+                        .collect(),
+                );
+            }
+            msg
+        }
+        Message::Tool { tool_call_id, content } => {
+            json!({"role": "tool", "tool_call_id": tool_call_id, "content": content})
+        }
+    }
+}
+
+/// The error message of an error body in OpenAI's shape, or the body itself.
+fn error_message(body: &str) -> String {
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    let msg = parsed
+        .as_ref()
+        .and_then(|v| {
+            v.pointer("/error/message")
+                .or_else(|| v.get("error"))
+                .or_else(|| v.get("message"))
+                .or_else(|| v.get("detail"))
+        })
+        .map(|m| m.as_str().map(str::to_string).unwrap_or_else(|| m.to_string()))
+        .unwrap_or_else(|| body.trim().to_string());
+    crate::text::truncate_chars(&msg, 300)
+}
+
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let v = headers.get("retry-after")?.to_str().ok()?;
+    let secs: f64 = v.trim().parse().ok()?;
+    (secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(60.0)))
+}
+
+/// Parse a completion body leniently: missing fields default, arguments may be a
+/// string or an object, content may be a string or a list of text parts.
+pub fn parse_completion(body: &Value) -> Result<ChatResponse, LlmError> {
+    let choice = body.pointer("/choices/0").ok_or_else(|| {
+        LlmError::InvalidResponse(format!(
+            "the reply has no choices: {}",
+            crate::text::truncate_chars(&body.to_string(), 200)
+        ))
+    })?;
+    let message = choice.get("message").cloned().unwrap_or(Value::Null);
+    let content = match message.get("content") {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Array(parts)) => Some(
+            parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join(""),
+        ),
+        _ => None,
+    };
+    let mut tool_calls = Vec::new();
+    if let Some(calls) = message.get("tool_calls").and_then(Value::as_array) {
+        for (i, call) in calls.iter().enumerate() {
+            let function = call.get("function").unwrap_or(call);
+            let Some(name) = function.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            let arguments = match function.get("arguments") {
+                Some(Value::String(s)) => serde_json::from_str(s)
+                    .or_else(|_| serde_json::from_str(&crate::plan::repair_json(s)))
+                    .unwrap_or(Value::String(s.clone())),
+                Some(other) => other.clone(),
+                None => json!({}),
+            };
+            let id = call
+                .get("id")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .unwrap_or_else(|| format!("call_{i}"));
+            tool_calls.push(ToolCall {
+                id,
+                name: name.to_string(),
+                arguments,
+            });
+        }
+    }
+    let usage = body.get("usage").cloned().unwrap_or(Value::Null);
+    let count = |a: &str, b: &str| {
+        usage
+            .get(a)
+            .or_else(|| usage.get(b))
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    };
+    Ok(ChatResponse {
+        content,
+        tool_calls,
+        usage: TokenUsage {
+            prompt_tokens: count("prompt_tokens", "input_tokens"),
+            completion_tokens: count("completion_tokens", "output_tokens"),
+        },
+        finish_reason: choice
+            .get("finish_reason")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string),
+    })
+}
+
+#[async_trait]
+impl ChatModel for OpenAiCompatible {
+    fn describe(&self) -> String {
+        format!("openai-compatible {}", self.config.base_url)
+    }
+
+    async fn chat(&self, req: ChatRequest) -> Result<ChatResponse, LlmError> {
+        let url = self.endpoint();
+        let mut attempt = 0u32;
+        let mut with_format = req.response_format.is_some() && self.structured_output.load(Ordering::Relaxed);
+        loop {
+            let mut http = self
+                .client
+                .post(&url)
+                .header("x-planexec-role", req.role.as_str())
+                .json(&self.body(&req, with_format));
+            if let Some(key) = self.config.api_key.as_deref().filter(|k| !k.is_empty()) {
+                http = http.bearer_auth(key);
+            }
+            let response = match http.send().await {
+                Ok(r) => r,
+                Err(e) if e.is_timeout() => {
+                    if attempt < self.config.max_retries {
+                        tokio::time::sleep(self.backoff(attempt)).await;
+                        attempt += 1;
+                        continue;
+                    }
+                    return Err(LlmError::Timeout(format!(
+                        "{url} did not answer within {:?} ({} attempts); raise --timeout or check the server",
+                        self.config.timeout,
+                        attempt + 1
+                    )));
+                }
+                Err(e) if e.is_connect() => {
+                    return Err(LlmError::Connection(format!(
+                        "cannot connect to {} (connection refused or unreachable); is the server running? Set --base-url or OPENAI_BASE_URL",
+                        self.config.base_url
+                    )));
+                }
+                Err(e) => return Err(LlmError::Connection(format!("request to {url} failed: {e}"))),
+            };
+            let status = response.status().as_u16();
+            let wait = retry_after(response.headers());
+            let text = response.text().await.unwrap_or_default();
+            match status {
+                200..=299 => {
+                    let body: Value = serde_json::from_str(&text).map_err(|e| {
+                        LlmError::InvalidResponse(format!(
+                            "{url} answered with something that is not JSON ({e}): {}",
+                            crate::text::truncate_chars(&text, 200)
+                        ))
+                    })?;
+                    return parse_completion(&body);
+                }
+                429 | 500..=599 if attempt < self.config.max_retries => {
+                    let delay = if status == 429 {
+                        wait.unwrap_or(self.backoff(attempt))
+                    } else {
+                        self.backoff(attempt)
+                    };
+                    tracing::debug!(status, ?delay, "retrying model call");
+                    tokio::time::sleep(delay).await;
+                    attempt += 1;
+                }
+                429 => {
+                    return Err(LlmError::RateLimited(format!(
+                        "{} is rate limiting requests (HTTP 429) after {} attempts: {}",
+                        self.config.base_url,
+                        attempt + 1,
+                        error_message(&text)
+                    )))
+                }
+                500..=599 => {
+                    return Err(LlmError::Server(format!(
+                        "{} failed with HTTP {status} after {} attempts: {}",
+                        self.config.base_url,
+                        attempt + 1,
+                        error_message(&text)
+                    )))
+                }
+                401 | 403 => {
+                    return Err(LlmError::Auth(format!(
+                        "{} rejected the API key (HTTP {status}: {}); set OPENAI_API_KEY or --api-key",
+                        self.config.base_url,
+                        error_message(&text)
+                    )))
+                }
+                404 => {
+                    return Err(LlmError::ModelNotFound(format!(
+                        "model `{}` not found at {} (HTTP 404: {}); check --model, and that the base URL ends in /v1",
+                        req.model,
+                        self.config.base_url,
+                        error_message(&text)
+                    )))
+                }
+                400 | 422 if with_format => {
+                    // Many local servers refuse json_schema output: ask for JSON in text instead.
+                    tracing::debug!("server refused response_format; falling back to JSON in text");
+                    self.structured_output.store(false, Ordering::Relaxed);
+                    with_format = false;
+                }
+                _ => {
+                    return Err(LlmError::BadRequest(format!(
+                        "{} refused the request (HTTP {status}): {}",
+                        self.config.base_url,
+                        error_message(&text)
+                    )))
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_lenient_local_server_replies() {
+        let body = json!({
+            "choices": [{"message": {"content": null, "tool_calls": [
+                {"function": {"name": "read_file", "arguments": "{'path': 'a.txt',}"}}
+            ]}, "finish_reason": ""}]
+        });
+        let r = parse_completion(&body).unwrap();
+        assert_eq!(r.tool_calls[0].arguments, json!({"path": "a.txt"}));
+        assert_eq!(r.tool_calls[0].id, "call_0");
+        assert_eq!(r.finish_reason, None);
+        assert_eq!(r.usage, TokenUsage::default());
+    }
+
+    #[test]
+    fn error_message_prefers_openai_shape() {
+        assert_eq!(error_message(r#"{"error":{"message":"bad key"}}"#), "bad key");
+        assert_eq!(error_message("plain text"), "plain text");
+    }
+}

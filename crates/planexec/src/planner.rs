@@ -1,0 +1,100 @@
+//! The planner role: task in, validated [`Plan`] out.
+//!
+//! Asks for structured output with the plan schema specialised to this run's
+//! tools, and also states the format in the prompt for providers that ignore
+//! it. Replies are parsed robustly and validated; an unusable plan is sent back
+//! with the exact errors, up to `max_reasks` times. The replanner reuses
+//! [`request_plan`] with its own acceptance check.
+
+use crate::context::RunContext;
+use crate::llm::{ChatRequest, JsonSchemaFormat, Message, Role};
+use crate::plan::{self, Plan, PlanErrors};
+use crate::RunError;
+
+pub(crate) fn format_rules(ctx: &RunContext) -> String {
+    format!(
+        r#"Reply with one JSON object and nothing else:
+{{"goal": "<the task in one sentence>", "steps": [<step>, ...], "infeasible": null}}
+where each step is
+{{"id": "s1", "description": "<what it does>", "tool": "<tool name>" or null, "args": {{...}}, "depends_on": ["<ids>"], "expected": "<what a good result looks like>" or null}}
+Rules:
+- Use a tool whenever one fits; its args must match its args schema exactly.
+- "tool": null is a reasoning step: a model does it from the results of the steps in its depends_on. Give it "args": {{}}.
+- To pass an earlier step's output into an argument, write {{{{s1}}}} inside the string (or {{{{s1.field}}}} for a field of a JSON output), and list s1 in depends_on.
+- Steps that do not depend on each other run in parallel: list only real dependencies.
+- Use at most {max} steps. Keep ids short and unique.
+- If the task cannot be done with these tools, reply with "steps": [] and "infeasible": "<why>".
+
+Tools:
+{tools}"#,
+        max = ctx.options.max_steps,
+        tools = ctx.tool_catalog()
+    )
+}
+
+/// Plan a task.
+pub(crate) async fn plan(ctx: &RunContext, task: &str) -> Result<Plan, RunError> {
+    let messages = vec![
+        Message::system(format!(
+            "You are the planner of a plan-and-execute agent. You turn the user's task into a small plan of steps that other components will run; you do not run anything yourself.\n\n{}",
+            format_rules(ctx)
+        )),
+        Message::user(format!("Task: {task}")),
+    ];
+    let limits = ctx.options.plan_limits();
+    request_plan(ctx, Role::Planner, messages, &|p: Plan| {
+        plan::validate(&p, &ctx.tools, &limits).map(|_| p)
+    })
+    .await
+}
+
+/// Ask `role` for a plan until `accept` takes one, re-asking with the errors.
+pub(crate) async fn request_plan(
+    ctx: &RunContext,
+    role: Role,
+    mut messages: Vec<Message>,
+    accept: &dyn Fn(Plan) -> Result<Plan, PlanErrors>,
+) -> Result<Plan, RunError> {
+    let (schema, strict) = plan::plan_schema_for_tools(&ctx.tools);
+    let attempts = ctx.options.max_reasks + 1;
+    let mut last_reply = String::new();
+    let mut last_problem = String::new();
+    for attempt in 1..=attempts {
+        let mut request = ChatRequest::new(role, "", messages.clone());
+        request.response_format = Some(JsonSchemaFormat {
+            name: "plan".to_string(),
+            schema: schema.clone(),
+            strict,
+        });
+        let response = ctx.chat(request).await?;
+        // A model may answer through a tool call instead of text; take its arguments.
+        let reply = match (&response.content, response.tool_calls.first()) {
+            (Some(text), _) if !text.trim().is_empty() => text.clone(),
+            (_, Some(call)) => call.arguments.to_string(),
+            _ => String::new(),
+        };
+        let problem = match plan::parse_plan_reply(&reply) {
+            Ok(candidate) => match accept(candidate) {
+                Ok(accepted) => return Ok(accepted),
+                Err(errors) => errors.to_string(),
+            },
+            Err(e) => format!("- {e}"),
+        };
+        ctx.events.emit(crate::events::Event::PlanRejectedByValidation {
+            attempt,
+            errors: problem.clone(),
+        });
+        messages.push(Message::assistant(reply.clone()));
+        messages.push(Message::user(format!(
+            "That plan cannot be used:\n{problem}\nReply with the corrected complete plan as one JSON object."
+        )));
+        last_reply = reply;
+        last_problem = problem;
+    }
+    Err(RunError::Planning {
+        role,
+        attempts,
+        errors: last_problem,
+        last_reply,
+    })
+}

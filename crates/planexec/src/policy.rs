@@ -1,0 +1,104 @@
+//! Run policy: limits, replanning bounds and the no-progress rule, and plan approval.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Map, Value};
+
+use crate::plan::{Plan, PlanLimits, Step};
+
+/// Limits and knobs of a run. The defaults are the CLI's defaults.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Most steps a plan (or a revision's new steps) may have.
+    pub max_steps: usize,
+    /// Most replans after failures.
+    pub max_replans: u32,
+    /// Most steps running at once.
+    pub parallelism: usize,
+    /// Time limit for one step, tool retries and model turns included.
+    pub step_timeout: Duration,
+    /// Retries of a tool call that failed with a retryable error.
+    pub tool_retries: u32,
+    /// First retry delay; doubles each retry.
+    pub retry_backoff: Duration,
+    /// Most executor model turns for one step.
+    pub executor_max_turns: u32,
+    /// Times the planner is asked again with validation errors.
+    pub max_reasks: u32,
+    /// Characters of one dependency's output an executor model sees.
+    pub dependency_budget: usize,
+    /// Characters of one step's output the synthesizer and replanner see.
+    pub result_budget: usize,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            max_steps: 8,
+            max_replans: 2,
+            parallelism: 4,
+            step_timeout: Duration::from_secs(120),
+            tool_retries: 2,
+            retry_backoff: Duration::from_millis(250),
+            executor_max_turns: 4,
+            max_reasks: 2,
+            dependency_budget: 4000,
+            result_budget: 2000,
+        }
+    }
+}
+
+impl RunOptions {
+    pub fn plan_limits(&self) -> PlanLimits {
+        PlanLimits {
+            max_steps: self.max_steps,
+        }
+    }
+}
+
+/// Resolves a step's `{{sN}}` references against finished steps' outputs.
+pub type ArgResolver<'r> = &'r dyn Fn(&Map<String, Value>) -> Map<String, Value>;
+
+/// Whether a revised plan just repeats the step that failed: same tool and same
+/// resolved arguments (and, for a reasoning step, the same description). Returns
+/// the repeating step's id.
+pub fn repeats_failed_step<'a>(
+    failed: &Step,
+    failed_args: &Map<String, Value>,
+    revised: &'a [Step],
+    resolve: ArgResolver<'_>,
+) -> Option<&'a Step> {
+    revised.iter().find(|s| {
+        s.tool == failed.tool
+            && &resolve(&s.args) == failed_args
+            && (failed.tool.is_some() || s.description.trim() == failed.description.trim())
+    })
+}
+
+/// A person's (or a program's) answer to a proposed plan.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Approval {
+    Approve,
+    Reject,
+    /// Revise the plan with this feedback, then ask again.
+    Feedback(String),
+    /// Use this plan instead (it is validated again).
+    Edit(Plan),
+}
+
+/// Decides whether a proposed plan runs.
+#[async_trait]
+pub trait Approver: Send + Sync {
+    async fn review(&self, plan: &Plan) -> Approval;
+}
+
+/// Approves every plan (the CLI's `--yes`, and the library's default).
+pub struct AutoApprove;
+
+#[async_trait]
+impl Approver for AutoApprove {
+    async fn review(&self, _plan: &Plan) -> Approval {
+        Approval::Approve
+    }
+}

@@ -1,0 +1,107 @@
+//! The replanner role: revise the rest of a plan after a failure, an unmet
+//! expectation, or a person's feedback.
+//!
+//! It sees the task, the completed steps with their results, what went wrong,
+//! and the steps not yet run, and returns the remaining work. Completed steps
+//! are kept as they are (they never run again) and new steps may use their
+//! results through `{{id}}` references.
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+use crate::context::RunContext;
+use crate::llm::{Message, Role};
+use crate::plan::{self, Plan, PlanError, PlanErrors, Step};
+use crate::planner::{format_rules, request_plan};
+use crate::RunError;
+
+/// Why the plan is being revised.
+pub(crate) enum ReplanTrigger<'a> {
+    StepFailed { step: &'a Step, error: &'a str },
+    Feedback(&'a str),
+}
+
+/// A revised plan: the completed steps followed by the new remaining steps.
+pub(crate) async fn replan(
+    ctx: &RunContext,
+    task: &str,
+    current: &Plan,
+    completed: &[(Step, Value)],
+    trigger: ReplanTrigger<'_>,
+) -> Result<Plan, RunError> {
+    let done: HashSet<String> = completed.iter().map(|(s, _)| s.id.clone()).collect();
+    let mut context = format!("Task: {task}\n\nCurrent plan:\n{}\n\n", current.to_json_pretty());
+    if completed.is_empty() {
+        context.push_str("Completed steps: none.\n\n");
+    } else {
+        context.push_str("Completed steps (kept; never re-run; use their results with {{id}}):\n");
+        for (step, output) in completed {
+            context.push_str(&format!(
+                "[{}] {} -> {}\n",
+                step.id,
+                step.description,
+                crate::text::cut_to_budget(&plan::value_as_text(output), ctx.options.result_budget)
+            ));
+        }
+        context.push('\n');
+    }
+    match &trigger {
+        ReplanTrigger::StepFailed { step, error } => context.push_str(&format!(
+            "Failed step: [{}] {} (tool: {})\nError: {error}\n\n",
+            step.id,
+            step.description,
+            step.tool.as_deref().unwrap_or("none, reasoning")
+        )),
+        ReplanTrigger::Feedback(feedback) => context.push_str(&format!(
+            "The user reviewed the plan and asks for changes:\n{feedback}\n\n"
+        )),
+    }
+    let remaining: Vec<&str> = current
+        .steps
+        .iter()
+        .filter(|s| !done.contains(&s.id))
+        .map(|s| s.id.as_str())
+        .collect();
+    context.push_str(&format!(
+        "Steps not yet run: {}\n\nReturn a plan with only the remaining work: the completed steps are kept automatically, so do not repeat them, and give new steps ids different from theirs ({}). Do not repeat the failed step unchanged: fix its arguments, use another tool, or take another route.",
+        if remaining.is_empty() { "none".to_string() } else { remaining.join(", ") },
+        if done.is_empty() { "none".to_string() } else { done.iter().cloned().collect::<Vec<_>>().join(", ") }
+    ));
+
+    let messages = vec![
+        Message::system(format!(
+            "You are the replanner of a plan-and-execute agent. A plan is being revised; you write the steps that remain to be done.\n\n{}",
+            format_rules(ctx)
+        )),
+        Message::user(context),
+    ];
+    let limits = ctx.options.plan_limits();
+    let kept: Vec<Step> = current.steps.iter().filter(|s| done.contains(&s.id)).cloned().collect();
+    let accept = |revised: Plan| -> Result<Plan, PlanErrors> {
+        let mut steps = kept.clone();
+        let mut errors = Vec::new();
+        for step in revised.steps {
+            match kept.iter().find(|k| k.id == step.id) {
+                // The model echoed a completed step: it is kept already.
+                Some(k) if k.tool == step.tool && k.args == step.args => {}
+                Some(_) => errors.push(PlanError::DuplicateId { id: step.id.clone() }),
+                None => steps.push(step),
+            }
+        }
+        if !errors.is_empty() {
+            return Err(PlanErrors(errors));
+        }
+        let merged = Plan {
+            goal: if revised.goal.trim().is_empty() {
+                current.goal.clone()
+            } else {
+                revised.goal
+            },
+            steps,
+            infeasible: revised.infeasible,
+        };
+        plan::validate_with_done(&merged, &ctx.tools, &limits, &done).map(|_| merged)
+    };
+    request_plan(ctx, Role::Replanner, messages, &accept).await
+}

@@ -1,0 +1,55 @@
+//! What running one step produced: the executor's half of the contract.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepStatus {
+    /// Not run (yet): still waiting when the run stopped.
+    Pending,
+    Succeeded,
+    Failed,
+    /// Dropped from the plan by a replan before it ran.
+    Superseded,
+}
+
+/// The record of one step's execution.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepResult {
+    pub id: String,
+    pub tool: Option<String>,
+    pub status: StepStatus,
+    /// Tool attempts plus executor model turns.
+    pub attempts: u32,
+    /// The arguments the tool ran with, after `{{sN}}` references were resolved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<Value>,
+    pub output: Option<Value>,
+    pub error: Option<String>,
+    /// Milliseconds since the Unix epoch.
+    pub started_at: Option<u64>,
+    pub finished_at: Option<u64>,
+    /// Executor model calls this step made (0 when the tool ran directly).
+    pub model_calls: u32,
+}
+
+impl StepResult {
+    pub fn succeeded(&self) -> bool {
+        self.status == StepStatus::Succeeded
+    }
+
+    pub fn elapsed_ms(&self) -> u64 {
+        match (self.started_at, self.finished_at) {
+            (Some(s), Some(f)) => f.saturating_sub(s),
+            _ => 0,
+        }
+    }
+}
+
+pub(crate) fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}

@@ -1,0 +1,268 @@
+//! The built-in tools: `read_file`, `list_dir`, `write_file`, `calculator`, `http_get`.
+//!
+//! File tools are confined to a [`Workspace`]. Every tool declares a strict
+//! argument schema (closed objects, all properties required), so plans using
+//! only built-ins can be requested in OpenAI's strict structured-output mode.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+
+use super::workspace::Workspace;
+use super::{Effect, Tool, ToolError, ToolRegistry};
+
+/// Largest file `read_file` returns, and largest body `http_get` returns.
+pub const MAX_READ_BYTES: usize = 1024 * 1024;
+
+/// A registry with every built-in tool, file tools confined to `workspace`.
+pub fn registry(workspace: Workspace) -> ToolRegistry {
+    let mut reg = ToolRegistry::new();
+    let ws = Arc::new(workspace);
+    let tools: Vec<Arc<dyn Tool>> = vec![
+        Arc::new(ReadFile(ws.clone())),
+        Arc::new(ListDir(ws.clone())),
+        Arc::new(WriteFile(ws)),
+        Arc::new(Calculator),
+        Arc::new(HttpGet::new()),
+    ];
+    for t in tools {
+        reg.register(t).expect("built-in tool schemas are valid");
+    }
+    reg
+}
+
+fn string_args(names: &[(&str, &str)]) -> Value {
+    let props: serde_json::Map<String, Value> = names
+        .iter()
+        .map(|(n, d)| (n.to_string(), json!({"type": "string", "description": d})))
+        .collect();
+    json!({
+        "type": "object",
+        "properties": props,
+        "required": names.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+        "additionalProperties": false
+    })
+}
+
+fn str_arg<'a>(args: &'a Value, name: &str) -> Result<&'a str, ToolError> {
+    args.get(name)
+        .and_then(Value::as_str)
+        .ok_or_else(|| ToolError::invalid_args(format!("argument `{name}` must be a string")))
+}
+
+fn io_error(path: &str, e: std::io::Error) -> ToolError {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => ToolError::not_found(format!("`{path}` does not exist")),
+        std::io::ErrorKind::PermissionDenied => ToolError::denied(format!("`{path}`: permission denied")),
+        _ => ToolError::failed(format!("`{path}`: {e}")),
+    }
+}
+
+struct ReadFile(Arc<Workspace>);
+
+#[async_trait]
+impl Tool for ReadFile {
+    fn name(&self) -> &str {
+        "read_file"
+    }
+    fn description(&self) -> &str {
+        "Read a UTF-8 text file inside the workspace and return its contents."
+    }
+    fn parameters(&self) -> Value {
+        string_args(&[("path", "file path relative to the workspace root")])
+    }
+    fn effect(&self) -> Effect {
+        Effect::ReadOnly
+    }
+    async fn call(&self, args: Value) -> Result<Value, ToolError> {
+        let path = str_arg(&args, "path")?;
+        let full = self.0.resolve(path)?;
+        let meta = tokio::fs::metadata(&full).await.map_err(|e| io_error(path, e))?;
+        if meta.is_dir() {
+            return Err(ToolError::invalid_args(format!("`{path}` is a folder; use list_dir")));
+        }
+        if meta.len() as usize > MAX_READ_BYTES {
+            return Err(ToolError::failed(format!(
+                "`{path}` is {} bytes, more than read_file's limit of {MAX_READ_BYTES}",
+                meta.len()
+            )));
+        }
+        let bytes = tokio::fs::read(&full).await.map_err(|e| io_error(path, e))?;
+        match String::from_utf8(bytes) {
+            Ok(text) => Ok(Value::String(text)),
+            Err(e) => Err(ToolError::failed(format!(
+                "`{path}` is a binary file ({} bytes), not text",
+                e.as_bytes().len()
+            ))),
+        }
+    }
+}
+
+struct ListDir(Arc<Workspace>);
+
+#[async_trait]
+impl Tool for ListDir {
+    fn name(&self) -> &str {
+        "list_dir"
+    }
+    fn description(&self) -> &str {
+        "List a folder inside the workspace: names sorted, folders end with `/`. Use \".\" for the root."
+    }
+    fn parameters(&self) -> Value {
+        string_args(&[("path", "folder path relative to the workspace root")])
+    }
+    fn effect(&self) -> Effect {
+        Effect::ReadOnly
+    }
+    async fn call(&self, args: Value) -> Result<Value, ToolError> {
+        let path = str_arg(&args, "path")?;
+        let full = self.0.resolve(path)?;
+        let mut dir = tokio::fs::read_dir(&full).await.map_err(|e| io_error(path, e))?;
+        let mut names = Vec::new();
+        while let Some(entry) = dir.next_entry().await.map_err(|e| io_error(path, e))? {
+            let mut name = entry.file_name().to_string_lossy().into_owned();
+            if entry.file_type().await.map(|t| t.is_dir()).unwrap_or(false) {
+                name.push('/');
+            }
+            names.push(name);
+        }
+        names.sort();
+        Ok(json!(names))
+    }
+}
+
+struct WriteFile(Arc<Workspace>);
+
+#[async_trait]
+impl Tool for WriteFile {
+    fn name(&self) -> &str {
+        "write_file"
+    }
+    fn description(&self) -> &str {
+        "Write text to a file inside the workspace, creating folders as needed and replacing any existing file."
+    }
+    fn parameters(&self) -> Value {
+        string_args(&[
+            ("path", "file path relative to the workspace root"),
+            ("content", "the full text to write"),
+        ])
+    }
+    fn effect(&self) -> Effect {
+        Effect::WritesWorkspace
+    }
+    async fn call(&self, args: Value) -> Result<Value, ToolError> {
+        let path = str_arg(&args, "path")?;
+        let content = str_arg(&args, "content")?;
+        let full = self.0.resolve(path)?;
+        if let Some(parent) = full.parent() {
+            tokio::fs::create_dir_all(parent).await.map_err(|e| io_error(path, e))?;
+        }
+        tokio::fs::write(&full, content).await.map_err(|e| io_error(path, e))?;
+        Ok(json!({"path": self.0.display(&full), "bytes": content.len()}))
+    }
+}
+
+struct Calculator;
+
+#[async_trait]
+impl Tool for Calculator {
+    fn name(&self) -> &str {
+        "calculator"
+    }
+    fn description(&self) -> &str {
+        "Evaluate an arithmetic expression: + - * / % ^, parentheses, sqrt abs round floor ceil ln log10 exp min max pow, pi, e."
+    }
+    fn parameters(&self) -> Value {
+        string_args(&[("expression", "the expression, e.g. (12.5 + 3) * 1.17")])
+    }
+    fn effect(&self) -> Effect {
+        Effect::ReadOnly
+    }
+    async fn call(&self, args: Value) -> Result<Value, ToolError> {
+        let expression = str_arg(&args, "expression")?;
+        let value = super::evaluate_expression(expression)
+            .map_err(|e| ToolError::invalid_args(format!("cannot evaluate `{}`: {e}", expression.trim())))?;
+        // Whole numbers come back as integers so `{{sN}}` splices "42", not "42.0".
+        if value.fract() == 0.0 && value.abs() < 9.0e15 {
+            Ok(json!(value as i64))
+        } else {
+            Ok(json!(value))
+        }
+    }
+}
+
+struct HttpGet {
+    client: reqwest::Client,
+}
+
+impl HttpGet {
+    fn new() -> HttpGet {
+        HttpGet {
+            client: reqwest::Client::builder()
+                .timeout(Duration::from_secs(30))
+                .user_agent(concat!("planexec/", env!("CARGO_PKG_VERSION")))
+                .build()
+                .unwrap_or_default(),
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for HttpGet {
+    fn name(&self) -> &str {
+        "http_get"
+    }
+    fn description(&self) -> &str {
+        "Fetch a URL with HTTP GET and return the response body as text. Fails on a non-2xx status."
+    }
+    fn parameters(&self) -> Value {
+        string_args(&[("url", "an http:// or https:// URL")])
+    }
+    fn effect(&self) -> Effect {
+        Effect::ReadOnly
+    }
+    async fn call(&self, args: Value) -> Result<Value, ToolError> {
+        let url = str_arg(&args, "url")?;
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(ToolError::invalid_args(format!(
+                "`{url}` is not an http:// or https:// URL"
+            )));
+        }
+        let response = self.client.get(url).send().await.map_err(|e| {
+            if e.is_timeout() || e.is_connect() {
+                ToolError::retryable(format!("GET {url} failed: {e}"))
+            } else {
+                ToolError::failed(format!("GET {url} failed: {e}"))
+            }
+        })?;
+        let status = response.status();
+        let body = response
+            .bytes()
+            .await
+            .map_err(|e| ToolError::retryable(format!("GET {url}: reading the body failed: {e}")))?;
+        if !status.is_success() {
+            let msg = format!(
+                "GET {url} returned HTTP {status}: {}",
+                crate::text::truncate_chars(&String::from_utf8_lossy(&body), 200)
+            );
+            return Err(if status.is_server_error() || status.as_u16() == 429 {
+                ToolError::retryable(msg)
+            } else if status.as_u16() == 404 {
+                ToolError::not_found(msg)
+            } else {
+                ToolError::failed(msg)
+            });
+        }
+        let text = String::from_utf8_lossy(&body[..body.len().min(MAX_READ_BYTES)]).into_owned();
+        if body.len() > MAX_READ_BYTES {
+            Ok(Value::String(format!(
+                "{text}\n[... truncated: body is {} bytes, showing the first {MAX_READ_BYTES}]",
+                body.len()
+            )))
+        } else {
+            Ok(Value::String(text))
+        }
+    }
+}

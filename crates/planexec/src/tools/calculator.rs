@@ -1,0 +1,246 @@
+//! Arithmetic for the `calculator` tool: a small recursive-descent evaluator.
+//!
+//! Grammar: `+ - * / %`, `^` or `**` (right-associative), parentheses, unary
+//! signs, numbers (`1_000`, `1.5e3`), constants `pi` and `e`, and the functions
+//! `sqrt abs round floor ceil ln log10 exp min max pow`. Errors say where the
+//! expression went wrong, so a model can fix it.
+
+pub fn evaluate(expression: &str) -> Result<f64, String> {
+    let mut p = Parser {
+        chars: expression.chars().collect(),
+        pos: 0,
+    };
+    let value = p.expr()?;
+    p.skip_ws();
+    if p.pos < p.chars.len() {
+        return Err(p.error("unexpected text"));
+    }
+    if !value.is_finite() {
+        return Err(format!("`{}` has no finite result", expression.trim()));
+    }
+    Ok(value)
+}
+
+struct Parser {
+    chars: Vec<char>,
+    pos: usize,
+}
+
+impl Parser {
+    fn error(&self, what: &str) -> String {
+        let rest: String = self.chars[self.pos.min(self.chars.len())..].iter().take(20).collect();
+        if rest.is_empty() {
+            format!("{what} at the end of the expression")
+        } else {
+            format!("{what} at position {} (`{rest}`)", self.pos + 1)
+        }
+    }
+
+    fn skip_ws(&mut self) {
+        while self.pos < self.chars.len() && self.chars[self.pos].is_whitespace() {
+            self.pos += 1;
+        }
+    }
+
+    fn peek(&mut self) -> Option<char> {
+        self.skip_ws();
+        self.chars.get(self.pos).copied()
+    }
+
+    fn eat(&mut self, c: char) -> bool {
+        if self.peek() == Some(c) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expr(&mut self) -> Result<f64, String> {
+        let mut value = self.term()?;
+        loop {
+            if self.eat('+') {
+                value += self.term()?;
+            } else if self.eat('-') {
+                value -= self.term()?;
+            } else {
+                return Ok(value);
+            }
+        }
+    }
+
+    fn term(&mut self) -> Result<f64, String> {
+        let mut value = self.power()?;
+        loop {
+            if self.peek() == Some('*') && self.chars.get(self.pos + 1) != Some(&'*') {
+                self.pos += 1;
+                value *= self.power()?;
+            } else if self.eat('/') {
+                let d = self.power()?;
+                if d == 0.0 {
+                    return Err("division by zero".to_string());
+                }
+                value /= d;
+            } else if self.eat('%') {
+                let d = self.power()?;
+                if d == 0.0 {
+                    return Err("remainder by zero".to_string());
+                }
+                value %= d;
+            } else {
+                return Ok(value);
+            }
+        }
+    }
+
+    fn power(&mut self) -> Result<f64, String> {
+        let base = self.unary()?;
+        let is_pow = if self.eat('^') {
+            true
+        } else if self.peek() == Some('*') && self.chars.get(self.pos + 1) == Some(&'*') {
+            self.pos += 2;
+            true
+        } else {
+            false
+        };
+        if is_pow {
+            let exp = self.power()?;
+            Ok(base.powf(exp))
+        } else {
+            Ok(base)
+        }
+    }
+
+    fn unary(&mut self) -> Result<f64, String> {
+        if self.eat('-') {
+            return Ok(-self.unary()?);
+        }
+        if self.eat('+') {
+            return self.unary();
+        }
+        self.atom()
+    }
+
+    fn atom(&mut self) -> Result<f64, String> {
+        match self.peek() {
+            Some('(') => {
+                self.pos += 1;
+                let v = self.expr()?;
+                if !self.eat(')') {
+                    return Err(self.error("expected `)`"));
+                }
+                Ok(v)
+            }
+            Some(c) if c.is_ascii_digit() || c == '.' => self.number(),
+            Some(c) if c.is_alphabetic() => self.name(),
+            Some(_) => Err(self.error("expected a number")),
+            None => Err(self.error("expected a number")),
+        }
+    }
+
+    fn number(&mut self) -> Result<f64, String> {
+        let start = self.pos;
+        let mut text = String::new();
+        while let Some(&c) = self.chars.get(self.pos) {
+            let exponent_sign = (c == '-' || c == '+') && matches!(text.chars().last(), Some('e' | 'E'));
+            if c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E' || exponent_sign {
+                text.push(c);
+            } else if c != '_' {
+                break;
+            }
+            self.pos += 1;
+        }
+        text.parse::<f64>().map_err(|_| {
+            self.pos = start;
+            self.error(&format!("`{text}` is not a number"))
+        })
+    }
+
+    fn name(&mut self) -> Result<f64, String> {
+        let start = self.pos;
+        let mut name = String::new();
+        while let Some(&c) = self.chars.get(self.pos) {
+            if c.is_alphanumeric() || c == '_' {
+                name.push(c);
+                self.pos += 1;
+            } else {
+                break;
+            }
+        }
+        match name.to_ascii_lowercase().as_str() {
+            "pi" => return Ok(std::f64::consts::PI),
+            "e" => return Ok(std::f64::consts::E),
+            _ => {}
+        }
+        if !self.eat('(') {
+            self.pos = start;
+            return Err(self.error(&format!("unknown name `{name}`")));
+        }
+        let mut args = vec![self.expr()?];
+        while self.eat(',') {
+            args.push(self.expr()?);
+        }
+        if !self.eat(')') {
+            return Err(self.error("expected `)`"));
+        }
+        let one = |f: fn(f64) -> f64| -> Result<f64, String> {
+            match args.as_slice() {
+                [x] => Ok(f(*x)),
+                _ => Err(format!("{name}() takes 1 argument, got {}", args.len())),
+            }
+        };
+        match name.to_ascii_lowercase().as_str() {
+            "sqrt" => one(f64::sqrt),
+            "abs" => one(f64::abs),
+            "round" => match args.as_slice() {
+                [x] => Ok(x.round()),
+                [x, digits] => {
+                    let m = 10f64.powi(*digits as i32);
+                    Ok((x * m).round() / m)
+                }
+                _ => Err("round() takes 1 or 2 arguments".to_string()),
+            },
+            "floor" => one(f64::floor),
+            "ceil" => one(f64::ceil),
+            "ln" => one(f64::ln),
+            "log10" | "log" => one(f64::log10),
+            "exp" => one(f64::exp),
+            "min" => Ok(args.iter().copied().fold(f64::INFINITY, f64::min)),
+            "max" => Ok(args.iter().copied().fold(f64::NEG_INFINITY, f64::max)),
+            "pow" => match args.as_slice() {
+                [x, y] => Ok(x.powf(*y)),
+                _ => Err("pow() takes 2 arguments".to_string()),
+            },
+            _ => {
+                self.pos = start;
+                Err(self.error(&format!("unknown function `{name}`")))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::evaluate;
+
+    #[test]
+    fn arithmetic_follows_precedence() {
+        assert_eq!(evaluate("1 + 2 * 3").unwrap(), 7.0);
+        assert_eq!(evaluate("(1 + 2) * 3").unwrap(), 9.0);
+        assert_eq!(evaluate("2 ^ 3 ^ 2").unwrap(), 512.0);
+        assert_eq!(evaluate("2 ** 10").unwrap(), 1024.0);
+        assert_eq!(evaluate("-3 + 10 % 4").unwrap(), -1.0);
+        assert!((evaluate("12.5\n * 1.17").unwrap() - 14.625).abs() < 1e-9);
+        assert_eq!(evaluate("max(1, 7, 3) + round(2.345, 2)").unwrap(), 9.35);
+        assert_eq!(evaluate("1_000 * 1e3").unwrap(), 1_000_000.0);
+    }
+
+    #[test]
+    fn errors_say_where() {
+        assert!(evaluate("1 / 0").unwrap_err().contains("division by zero"));
+        assert!(evaluate("2 +").unwrap_err().contains("end of the expression"));
+        assert!(evaluate("Price: 12").unwrap_err().contains("unknown name `Price`"));
+        assert!(evaluate("(1 + 2").unwrap_err().contains("expected `)`"));
+        assert!(evaluate("foo(2)").unwrap_err().contains("unknown function"));
+    }
+}

@@ -1,0 +1,119 @@
+//! Confinement of file tools to a workspace root.
+//!
+//! Every path a file tool receives goes through [`Workspace::resolve`]: `..`
+//! that climbs out, absolute paths outside the root, and symlinks whose target
+//! lies outside are refused with an error that says why. The check is done on
+//! the real (canonical) path of the deepest existing ancestor, so a symlinked
+//! directory cannot smuggle a write outside either.
+
+use std::path::{Component, Path, PathBuf};
+
+use super::ToolError;
+
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    root: PathBuf,
+}
+
+impl Workspace {
+    /// A workspace at `root`, which must exist.
+    pub fn new(root: impl AsRef<Path>) -> std::io::Result<Workspace> {
+        let root = root.as_ref().canonicalize().map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!("workspace folder {} cannot be used: {e}", root.as_ref().display()),
+            )
+        })?;
+        Ok(Workspace { root })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The absolute path for `requested`, guaranteed inside the workspace.
+    pub fn resolve(&self, requested: &str) -> Result<PathBuf, ToolError> {
+        if requested.trim().is_empty() {
+            return Err(ToolError::invalid_args("path is empty"));
+        }
+        let requested_path = Path::new(requested);
+        let joined = if requested_path.is_absolute() {
+            requested_path.to_path_buf()
+        } else {
+            self.root.join(requested_path)
+        };
+        // Lexical normalisation first: `..` may not climb above the root.
+        let mut normal = PathBuf::new();
+        for comp in joined.components() {
+            match comp {
+                Component::ParentDir => {
+                    if !normal.pop() || !normal.starts_with(&self.root) {
+                        return Err(self.outside(requested));
+                    }
+                }
+                Component::CurDir => {}
+                other => normal.push(other.as_os_str()),
+            }
+        }
+        if !normal.starts_with(&self.root) {
+            return Err(self.outside(requested));
+        }
+        // Then the real path of the deepest existing ancestor: catches symlinks.
+        let mut existing = normal.as_path();
+        let mut rest = Vec::new();
+        loop {
+            match existing.symlink_metadata() {
+                Ok(_) => break,
+                Err(_) => match existing.parent() {
+                    Some(parent) => {
+                        if let Some(name) = existing.file_name() {
+                            rest.push(name.to_os_string());
+                        }
+                        existing = parent;
+                    }
+                    None => return Err(self.outside(requested)),
+                },
+            }
+        }
+        let real = match existing.canonicalize() {
+            Ok(p) => p,
+            // A dangling symlink: refuse rather than follow it somewhere unknown.
+            Err(_) => {
+                return Err(ToolError::denied(format!(
+                    "path `{requested}` goes through a broken symlink; refusing to follow it"
+                )))
+            }
+        };
+        if !real.starts_with(&self.root) {
+            return Err(ToolError::denied(format!(
+                "path `{requested}` leads outside the workspace {} through a symlink; file tools may only use files inside it",
+                self.root.display()
+            )));
+        }
+        let mut full = real;
+        for name in rest.into_iter().rev() {
+            full.push(name);
+        }
+        Ok(full)
+    }
+
+    fn outside(&self, requested: &str) -> ToolError {
+        ToolError::denied(format!(
+            "path `{requested}` is outside the workspace {}; file tools may only use files inside it (use a relative path, or choose another --workspace)",
+            self.root.display()
+        ))
+    }
+
+    /// `path` relative to the root, for messages and listings.
+    pub fn display(&self, path: &Path) -> String {
+        path.strip_prefix(&self.root)
+            .map(|p| {
+                if p.as_os_str().is_empty() {
+                    ".".to_string()
+                } else {
+                    p.display().to_string()
+                }
+            })
+            .unwrap_or_else(|_| path.display().to_string())
+    }
+}

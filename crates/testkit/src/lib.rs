@@ -1,0 +1,362 @@
+//! A scripted OpenAI-compatible Chat Completions server on loopback.
+//!
+//! Tests and benchmarks start one per case, script its replies per role (the
+//! `x-planexec-role` header every planexec request carries) and optionally by a
+//! substring of the request body, then read back every request it received with
+//! its arrival and reply times. It speaks real HTTP on `127.0.0.1:0`, so the
+//! provider code under test is exactly the code users run.
+//!
+//! The server runs on its own thread and runtime, so it serves equally well a
+//! `#[tokio::test]` and a blocking test that drives the `planexec` binary.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::Router;
+use serde_json::{json, Value};
+
+/// One scripted HTTP reply.
+#[derive(Clone, Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub body: Value,
+    pub headers: Vec<(String, String)>,
+    pub delay: Option<Duration>,
+}
+
+impl Reply {
+    /// A successful completion whose message content is `text`.
+    pub fn content(text: impl Into<String>) -> Reply {
+        Reply::completion(json!({"role": "assistant", "content": text.into()}), "stop")
+    }
+
+    /// A successful completion whose content is `value` serialized as JSON.
+    pub fn json(value: &Value) -> Reply {
+        Reply::content(value.to_string())
+    }
+
+    /// A successful completion with one native tool call.
+    pub fn tool_call(name: &str, arguments: &Value) -> Reply {
+        Reply::completion(
+            json!({
+                "role": "assistant",
+                "content": null,
+                "tool_calls": [{
+                    "id": format!("call_{name}"),
+                    "type": "function",
+                    "function": {"name": name, "arguments": arguments.to_string()}
+                }]
+            }),
+            "tool_calls",
+        )
+    }
+
+    fn completion(message: Value, finish_reason: &str) -> Reply {
+        Reply {
+            status: 200,
+            body: json!({
+                "id": "chatcmpl-test",
+                "object": "chat.completion",
+                "model": "scripted",
+                "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
+                "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+            }),
+            headers: Vec::new(),
+            delay: None,
+        }
+    }
+
+    /// An error reply in OpenAI's error shape.
+    pub fn error(status: u16, message: &str) -> Reply {
+        Reply {
+            status,
+            body: json!({"error": {"message": message, "type": "test_error"}}),
+            headers: Vec::new(),
+            delay: None,
+        }
+    }
+
+    /// Replace the reported token usage.
+    pub fn with_usage(mut self, prompt_tokens: u64, completion_tokens: u64) -> Reply {
+        self.body["usage"] = json!({
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens
+        });
+        self
+    }
+
+    /// Drop the `usage` object, as some local servers do.
+    pub fn without_usage(mut self) -> Reply {
+        if let Some(obj) = self.body.as_object_mut() {
+            obj.remove("usage");
+        }
+        self
+    }
+
+    pub fn with_header(mut self, name: &str, value: &str) -> Reply {
+        self.headers.push((name.to_string(), value.to_string()));
+        self
+    }
+
+    /// Wait this long before replying (simulated model latency).
+    pub fn with_delay(mut self, delay: Duration) -> Reply {
+        self.delay = Some(delay);
+        self
+    }
+}
+
+/// A request the server received, with when it arrived and when it was answered
+/// (milliseconds since the Unix epoch, comparable with planexec's own timestamps).
+#[derive(Clone, Debug)]
+pub struct Recorded {
+    pub role: Option<String>,
+    pub authorization: Option<String>,
+    pub body: Value,
+    pub received_ms: u64,
+    pub replied_ms: u64,
+    pub status: u16,
+}
+
+impl Recorded {
+    /// All message contents of the request joined, for easy `contains` checks.
+    pub fn prompt_text(&self) -> String {
+        let mut out = String::new();
+        if let Some(messages) = self.body["messages"].as_array() {
+            for m in messages {
+                if let Some(c) = m["content"].as_str() {
+                    out.push_str(c);
+                    out.push('\n');
+                }
+            }
+        }
+        out
+    }
+}
+
+struct Rule {
+    role: Option<String>,
+    contains: Option<String>,
+    replies: VecDeque<Reply>,
+    /// Keep answering with the last reply once the queue is down to one.
+    repeat_last: bool,
+}
+
+#[derive(Default)]
+struct Script {
+    rules: Vec<Rule>,
+    recorded: Vec<Recorded>,
+    default_delay: Option<Duration>,
+}
+
+/// Builder returned by [`ScriptedServer::on`]; adds a rule when dropped or on [`RuleBuilder::reply`].
+pub struct RuleBuilder<'a> {
+    server: &'a ScriptedServer,
+    role: Option<String>,
+    contains: Option<String>,
+}
+
+impl RuleBuilder<'_> {
+    /// Only requests whose body (as JSON text) contains `needle` match.
+    pub fn containing(mut self, needle: &str) -> Self {
+        self.contains = Some(needle.to_string());
+        self
+    }
+
+    /// Answer the next matching request with `reply`, once.
+    pub fn reply(self, reply: Reply) {
+        self.replies(vec![reply]);
+    }
+
+    /// Answer matching requests with these replies, in order, each once.
+    pub fn replies(self, replies: Vec<Reply>) {
+        self.push(replies, false);
+    }
+
+    /// Answer every matching request with `reply`.
+    pub fn always(self, reply: Reply) {
+        self.push(vec![reply], true);
+    }
+
+    fn push(self, replies: Vec<Reply>, repeat_last: bool) {
+        self.server.script.lock().unwrap().rules.push(Rule {
+            role: self.role,
+            contains: self.contains,
+            replies: replies.into(),
+            repeat_last,
+        });
+    }
+}
+
+/// A running scripted server. Stops when dropped.
+pub struct ScriptedServer {
+    addr: SocketAddr,
+    script: Arc<Mutex<Script>>,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl ScriptedServer {
+    /// Start a server on a free loopback port.
+    pub fn start() -> ScriptedServer {
+        let script = Arc::new(Mutex::new(Script::default()));
+        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+        let (shutdown_tx, shutdown_rx) = tokio::sync::oneshot::channel::<()>();
+        let state = script.clone();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("test server runtime");
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                    .await
+                    .expect("bind loopback");
+                addr_tx.send(listener.local_addr().unwrap()).unwrap();
+                let app = Router::new()
+                    .route("/v1/chat/completions", post(handle))
+                    .route("/chat/completions", post(handle))
+                    .with_state(state);
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(async move {
+                        let _ = shutdown_rx.await;
+                    })
+                    .await
+                    .expect("serve");
+            });
+        });
+        let addr = addr_rx.recv().expect("test server address");
+        ScriptedServer {
+            addr,
+            script,
+            shutdown: Some(shutdown_tx),
+            thread: Some(thread),
+        }
+    }
+
+    /// The base URL to give planexec (`http://127.0.0.1:PORT/v1`).
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// Script replies for requests from `role` (`planner`, `executor`, `replanner`,
+    /// `synthesizer`), or for any role with `None`.
+    pub fn on(&self, role: Option<&str>) -> RuleBuilder<'_> {
+        RuleBuilder {
+            server: self,
+            role: role.map(str::to_string),
+            contains: None,
+        }
+    }
+
+    /// Shorthand for `on(Some(role))`.
+    pub fn role(&self, role: &str) -> RuleBuilder<'_> {
+        self.on(Some(role))
+    }
+
+    /// Delay every reply that has no delay of its own (simulated model latency).
+    pub fn set_default_delay(&self, delay: Duration) {
+        self.script.lock().unwrap().default_delay = Some(delay);
+    }
+
+    /// Every request received so far, in arrival order.
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.script.lock().unwrap().recorded.clone()
+    }
+
+    /// Requests received from one role.
+    pub fn requests_from(&self, role: &str) -> Vec<Recorded> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r.role.as_deref() == Some(role))
+            .collect()
+    }
+
+    /// Forget recorded requests (the script stays).
+    pub fn clear_requests(&self) {
+        self.script.lock().unwrap().recorded.clear();
+    }
+}
+
+impl Drop for ScriptedServer {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+async fn handle(State(script): State<Arc<Mutex<Script>>>, headers: HeaderMap, body: String) -> Response {
+    let received_ms = now_ms();
+    let started = Instant::now();
+    let role = headers
+        .get("x-planexec-role")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let authorization = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let parsed: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+
+    let (reply, default_delay) = {
+        let mut s = script.lock().unwrap();
+        let default_delay = s.default_delay;
+        let found = s.rules.iter_mut().find(|rule| {
+            rule.role.as_ref().is_none_or(|r| Some(r) == role.as_ref())
+                && rule.contains.as_ref().is_none_or(|n| body.contains(n))
+                && !rule.replies.is_empty()
+        });
+        let reply = match found {
+            Some(rule) if rule.repeat_last && rule.replies.len() == 1 => rule.replies[0].clone(),
+            Some(rule) => rule.replies.pop_front().unwrap(),
+            None => Reply::error(
+                418,
+                &format!(
+                    "scripted server: no reply scripted for role {:?}",
+                    role.as_deref().unwrap_or("(none)")
+                ),
+            ),
+        };
+        (reply, default_delay)
+    };
+
+    if let Some(delay) = reply.delay.or(default_delay) {
+        tokio::time::sleep(delay.saturating_sub(started.elapsed())).await;
+    }
+
+    script.lock().unwrap().recorded.push(Recorded {
+        role,
+        authorization,
+        body: parsed,
+        received_ms,
+        replied_ms: now_ms(),
+        status: reply.status,
+    });
+
+    let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut response = (status, axum::Json(reply.body)).into_response();
+    for (k, v) in reply.headers {
+        if let (Ok(name), Ok(value)) = (HeaderName::try_from(k.as_str()), HeaderValue::try_from(v.as_str())) {
+            response.headers_mut().insert(name, value);
+        }
+    }
+    response
+}
