@@ -1,0 +1,745 @@
+//! End-to-end runs of the agent against a scripted OpenAI-compatible server over real HTTP.
+
+mod common;
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use common::*;
+use planexec::{Approval, Approver, Event, Plan, RunStatus, StepStatus, ToolError};
+use planexec_testkit::{Reply, ScriptedServer};
+use serde_json::json;
+
+#[tokio::test]
+async fn happy_path_reads_computes_explains() {
+    let server = ScriptedServer::start();
+    let (dir, tools) = workspace_tools();
+    std::fs::create_dir(dir.path().join("data")).unwrap();
+    std::fs::write(dir.path().join("data/prices.txt"), "12.5\n").unwrap();
+    let plan = json!({"goal": "price with VAT", "steps": [
+        {"id": "s1", "description": "read the price list", "tool": "read_file", "args": {"path": "data/prices.txt"}, "depends_on": []},
+        {"id": "s2", "description": "add VAT", "tool": "calculator", "args": {"expression": "{{s1}} * 1.17"}, "depends_on": ["s1"]},
+        {"id": "s3", "description": "explain the result", "tool": null, "args": {}, "depends_on": ["s2"], "expected": "a sentence with the total"}
+    ]});
+    server.role("planner").reply(Reply::json(&plan).with_usage(300, 80));
+    server
+        .role("executor")
+        .containing("Does the result meet")
+        .reply(Reply::content(r#"{"meets": true, "reason": "it states the total"}"#));
+    server
+        .role("executor")
+        .reply(Reply::content("The total with VAT is 14.625."));
+    server
+        .role("synthesizer")
+        .reply(Reply::content("The total is 14.625 [s2] [s3]."));
+
+    let report = agent(&server, tools).run("What is the price with 17% VAT?").await;
+
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    assert_eq!(report.answer.as_deref(), Some("The total is 14.625 [s2] [s3]."));
+    assert_eq!(report.step("s1").unwrap().output, Some(json!("12.5\n")));
+    assert_eq!(report.step("s2").unwrap().output, Some(json!(14.625)));
+    assert_eq!(
+        report.step("s2").unwrap().args,
+        Some(json!({"expression": "12.5\n * 1.17"}))
+    );
+    // Resolved tool steps run with no model call; the reasoning step makes two (do + check).
+    assert_eq!(report.step("s1").unwrap().model_calls, 0);
+    assert_eq!(report.step("s2").unwrap().model_calls, 0);
+    assert_eq!(report.step("s3").unwrap().model_calls, 2);
+    assert_eq!(server.requests_from("executor").len(), 2);
+
+    // The executor sees the goal, its step and its dependency's result, not the whole plan.
+    let exec_prompt = server.requests_from("executor")[0].prompt_text();
+    assert!(exec_prompt.contains("[s2] add VAT"), "{exec_prompt}");
+    assert!(exec_prompt.contains("14.625"));
+    assert!(!exec_prompt.contains("read the price list"));
+
+    // Every request names its role; the planner asked for structured output with the tool names.
+    assert!(server.requests().iter().all(|r| r.role.is_some()));
+    assert!(server
+        .requests()
+        .iter()
+        .all(|r| r.authorization.as_deref() == Some("Bearer test-key")));
+    let planner_req = &server.requests_from("planner")[0];
+    let format = &planner_req.body["response_format"];
+    assert_eq!(format["type"], "json_schema");
+    assert!(format.to_string().contains("\"calculator\""));
+    assert_eq!(format["json_schema"]["strict"], true);
+
+    let planner = report.usage.role(planexec::Role::Planner);
+    assert_eq!(
+        (planner.calls, planner.prompt_tokens, planner.completion_tokens),
+        (1, 300, 80)
+    );
+    assert_eq!(report.usage.role(planexec::Role::Executor).calls, 2);
+    assert_eq!(report.usage.total().calls, 4);
+    assert_eq!(report.plans.len(), 1);
+    assert_eq!(report.replans, 0);
+}
+
+#[tokio::test]
+async fn independent_steps_run_in_parallel_up_to_the_limit() {
+    for parallelism in [4, 1] {
+        let server = ScriptedServer::start();
+        let tool = TestTool::new("slow").sleeping(Duration::from_millis(150));
+        let plan = plan_json(vec![
+            step("a", Some("slow"), json!({"input": "1"}), &[]),
+            step("b", Some("slow"), json!({"input": "2"}), &[]),
+            step("c", Some("slow"), json!({"input": "3"}), &[]),
+            step(
+                "d",
+                Some("slow"),
+                json!({"input": "{{a}} {{b}} {{c}}"}),
+                &["a", "b", "c"],
+            ),
+        ]);
+        server.role("planner").reply(Reply::json(&plan));
+        server.role("synthesizer").reply(Reply::content("done"));
+        let mut options = options();
+        options.parallelism = parallelism;
+        let report = builder(&server, registry(vec![tool]))
+            .options(options)
+            .build()
+            .run("t")
+            .await;
+        assert!(report.succeeded(), "{:?}", report.error);
+
+        let span = |id: &str| {
+            let s = report.step(id).unwrap();
+            (s.started_at.unwrap(), s.finished_at.unwrap())
+        };
+        let (a, b, c, d) = (span("a"), span("b"), span("c"), span("d"));
+        let latest_start = a.0.max(b.0).max(c.0);
+        let earliest_finish = a.1.min(b.1).min(c.1);
+        if parallelism == 4 {
+            assert!(
+                latest_start < earliest_finish,
+                "a, b, c should overlap: {a:?} {b:?} {c:?}"
+            );
+        } else {
+            let mut spans = [a, b, c];
+            spans.sort();
+            assert!(
+                spans[0].1 <= spans[1].0 && spans[1].1 <= spans[2].0,
+                "parallelism 1 must not overlap: {spans:?}"
+            );
+        }
+        // The join step starts only after all of its dependencies finished.
+        assert!(d.0 >= a.1.max(b.1).max(c.1));
+    }
+}
+
+#[tokio::test]
+async fn plan_wrapped_in_fences_or_prose_is_accepted() {
+    let replies = [
+        "Here is the plan:\n```json\n{\"goal\": \"g\", \"steps\": [{\"id\": \"s1\", \"description\": \"x\", \"tool\": \"echo\", \"args\": {\"input\": \"hi\"}, \"depends_on\": []}]}\n```\nLet me know!",
+        "Sure. {'goal': 'g', 'steps': [{'id': 's1', 'description': \"it's x\", 'tool': 'echo', 'args': {'input': 'hi'}, 'depends_on': [],},],} That is all.",
+    ];
+    for reply in replies {
+        let server = ScriptedServer::start();
+        server.role("planner").reply(Reply::content(reply));
+        server.role("synthesizer").reply(Reply::content("ok"));
+        let report = agent(&server, registry(vec![TestTool::new("echo")])).run("t").await;
+        assert!(report.succeeded(), "{reply}: {:?}", report.error);
+        assert_eq!(server.requests_from("planner").len(), 1, "no re-ask needed for {reply}");
+        assert_eq!(
+            report.step("s1").unwrap().output,
+            Some(json!({"tool": "echo", "input": "hi"}))
+        );
+    }
+}
+
+#[tokio::test]
+async fn invalid_plan_is_sent_back_with_its_errors_then_fixed() {
+    let server = ScriptedServer::start();
+    let bad = plan_json(vec![step("s1", Some("nope"), json!({}), &[])]);
+    let good = plan_json(vec![step("s1", Some("echo"), json!({"input": "x"}), &[])]);
+    server
+        .role("planner")
+        .replies(vec![Reply::json(&bad), Reply::json(&good)]);
+    server.role("synthesizer").reply(Reply::content("ok"));
+    let report = agent(&server, registry(vec![TestTool::new("echo")])).run("t").await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    let asks = server.requests_from("planner");
+    assert_eq!(asks.len(), 2);
+    let second = asks[1].prompt_text();
+    assert!(
+        second.contains("step s1 uses tool `nope`, which does not exist (available: echo)"),
+        "{second}"
+    );
+}
+
+#[tokio::test]
+async fn planner_gives_up_after_the_reasks_and_shows_the_last_reply() {
+    let server = ScriptedServer::start();
+    server
+        .role("planner")
+        .always(Reply::content("I would rather not make a plan."));
+    let report = agent(&server, registry(vec![TestTool::new("echo")])).run("t").await;
+    assert_eq!(report.status, RunStatus::Failed);
+    let error = report.error.unwrap();
+    assert!(error.contains("no usable plan after 3 attempts"), "{error}");
+    assert!(error.contains("no JSON object found"), "{error}");
+    assert!(error.contains("I would rather not make a plan."), "{error}");
+    assert_eq!(server.requests_from("planner").len(), 3);
+}
+
+#[tokio::test]
+async fn tool_failure_replans_without_rerunning_completed_steps() {
+    let server = ScriptedServer::start();
+    let good = TestTool::new("good");
+    let good_calls = good.counter();
+    let bad = TestTool::new("bad").failing(u32::MAX, ToolError::failed("disk on fire"));
+    let bad_calls = bad.counter();
+    let plan = plan_json(vec![
+        step("s1", Some("good"), json!({"input": "first"}), &[]),
+        step("s2", Some("bad"), json!({"input": "{{s1.input}}"}), &["s1"]),
+        step("s3", Some("good"), json!({"input": "after {{s2}}"}), &["s2"]),
+    ]);
+    let revised = plan_json(vec![step(
+        "s4",
+        Some("good"),
+        json!({"input": "{{s1.input}} again"}),
+        &["s1"],
+    )]);
+    server.role("planner").reply(Reply::json(&plan));
+    server.role("replanner").reply(Reply::json(&revised));
+    server.role("synthesizer").reply(Reply::content("ok"));
+
+    let report = agent(&server, registry(vec![good, bad])).run("t").await;
+
+    assert!(report.succeeded(), "{:?}", report.error);
+    assert_eq!(report.replans, 1);
+    assert_eq!(
+        good_calls.load(Ordering::SeqCst),
+        2,
+        "s1 once, s4 once; s1 is not re-run"
+    );
+    assert_eq!(
+        bad_calls.load(Ordering::SeqCst),
+        1,
+        "a non-retryable failure is not retried"
+    );
+    assert_eq!(
+        report.step("s4").unwrap().output,
+        Some(json!({"tool": "good", "input": "first again"}))
+    );
+    let final_ids: Vec<&str> = report
+        .plan
+        .as_ref()
+        .unwrap()
+        .steps
+        .iter()
+        .map(|s| s.id.as_str())
+        .collect();
+    assert_eq!(final_ids, ["s1", "s4"]);
+    assert_eq!(report.plans.len(), 2);
+    assert_eq!(report.plans[1].reason, "step s2 failed: disk on fire");
+    assert_eq!(report.step("s2").unwrap().status, StepStatus::Failed);
+    assert_eq!(report.step("s3").unwrap().status, StepStatus::Superseded);
+
+    // The replanner saw the completed result, the failure and the remaining steps.
+    let prompt = server.requests_from("replanner")[0].prompt_text();
+    assert!(
+        prompt.contains("[s1] do s1 -> {\"input\":\"first\",\"tool\":\"good\"}") || prompt.contains("[s1] do s1 ->")
+    );
+    assert!(prompt.contains("Error: disk on fire"), "{prompt}");
+    assert!(prompt.contains("Steps not yet run: s2, s3"), "{prompt}");
+}
+
+#[tokio::test]
+async fn replans_stop_at_the_bound() {
+    let server = ScriptedServer::start();
+    let bad = TestTool::new("bad").failing(u32::MAX, ToolError::failed("nope"));
+    server.role("planner").reply(Reply::json(&plan_json(vec![step(
+        "s1",
+        Some("bad"),
+        json!({"input": "0"}),
+        &[],
+    )])));
+    server.role("replanner").replies(
+        (1..=5)
+            .map(|i| {
+                Reply::json(&plan_json(vec![step(
+                    &format!("r{i}"),
+                    Some("bad"),
+                    json!({"input": i.to_string()}),
+                    &[],
+                )]))
+            })
+            .collect(),
+    );
+    let mut options = options();
+    options.max_replans = 1;
+    let report = builder(&server, registry(vec![bad]))
+        .options(options)
+        .build()
+        .run("t")
+        .await;
+    assert_eq!(report.status, RunStatus::Failed);
+    assert_eq!(report.replans, 1);
+    assert_eq!(server.requests_from("replanner").len(), 1);
+    let error = report.error.unwrap();
+    assert!(
+        error.contains("step r1 failed: nope; the replan limit (1) is reached"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn a_revision_that_repeats_the_failed_step_stops_as_no_progress() {
+    let server = ScriptedServer::start();
+    let bad = TestTool::new("bad").failing(u32::MAX, ToolError::failed("nope"));
+    let calls = bad.counter();
+    server.role("planner").reply(Reply::json(&plan_json(vec![step(
+        "s1",
+        Some("bad"),
+        json!({"input": "same"}),
+        &[],
+    )])));
+    // Same tool, same arguments, new id: no progress.
+    server.role("replanner").reply(Reply::json(&plan_json(vec![step(
+        "s1b",
+        Some("bad"),
+        json!({"input": "same"}),
+        &[],
+    )])));
+    let report = agent(&server, registry(vec![bad])).run("t").await;
+    assert_eq!(report.status, RunStatus::Failed);
+    let error = report.error.unwrap();
+    assert!(error.contains("no progress"), "{error}");
+    assert!(error.contains("repeats the failed step s1 unchanged as s1b"), "{error}");
+    assert_eq!(calls.load(Ordering::SeqCst), 1, "the repeated step never ran");
+}
+
+#[tokio::test]
+async fn retryable_tool_errors_are_retried_with_backoff() {
+    let server = ScriptedServer::start();
+    let flaky = TestTool::new("flaky").failing(2, ToolError::retryable("503 from upstream"));
+    let calls = flaky.counter();
+    server.role("planner").reply(Reply::json(&plan_json(vec![step(
+        "s1",
+        Some("flaky"),
+        json!({"input": "x"}),
+        &[],
+    )])));
+    server.role("synthesizer").reply(Reply::content("ok"));
+    let a = agent(&server, registry(vec![flaky]));
+    let mut events = a.events().subscribe();
+    let report = a.run("t").await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    assert_eq!(report.step("s1").unwrap().attempts, 3);
+    let mut retries = 0;
+    while let Ok(e) = events.try_recv() {
+        if matches!(e, Event::StepRetried { .. }) {
+            retries += 1;
+        }
+    }
+    assert_eq!(retries, 2);
+}
+
+#[tokio::test]
+async fn a_step_that_exceeds_its_timeout_fails() {
+    let server = ScriptedServer::start();
+    let slow = TestTool::new("slow").sleeping(Duration::from_secs(5));
+    server.role("planner").reply(Reply::json(&plan_json(vec![step(
+        "s1",
+        Some("slow"),
+        json!({"input": "x"}),
+        &[],
+    )])));
+    let mut options = options();
+    options.step_timeout = Duration::from_millis(100);
+    options.max_replans = 0;
+    let report = builder(&server, registry(vec![slow]))
+        .options(options)
+        .build()
+        .run("t")
+        .await;
+    assert_eq!(report.status, RunStatus::Failed);
+    assert!(report
+        .step("s1")
+        .unwrap()
+        .error
+        .as_deref()
+        .unwrap()
+        .contains("timed out after 100ms"));
+}
+
+#[tokio::test]
+async fn a_fixable_tool_error_goes_to_the_executor_model() {
+    let server = ScriptedServer::start();
+    let (dir, tools) = workspace_tools();
+    std::fs::write(dir.path().join("price.txt"), "Price: 12").unwrap();
+    let plan = plan_json(vec![
+        step("s1", Some("read_file"), json!({"path": "price.txt"}), &[]),
+        step("s2", Some("calculator"), json!({"expression": "{{s1}} * 2"}), &["s1"]),
+    ]);
+    server.role("planner").reply(Reply::json(&plan));
+    server
+        .role("executor")
+        .reply(Reply::tool_call("calculator", &json!({"expression": "12 * 2"})));
+    server.role("synthesizer").reply(Reply::content("24"));
+    let report = agent(&server, tools).run("double the price").await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    let s2 = report.step("s2").unwrap();
+    assert_eq!(s2.output, Some(json!(24)));
+    assert_eq!(s2.model_calls, 1);
+    let req = &server.requests_from("executor")[0];
+    assert!(
+        req.prompt_text().contains("unknown name `Price`"),
+        "{}",
+        req.prompt_text()
+    );
+    assert_eq!(req.body["tools"][0]["function"]["name"], "calculator");
+    assert_eq!(req.body["tool_choice"], "required");
+}
+
+#[tokio::test]
+async fn an_unmet_expectation_triggers_a_replan() {
+    let server = ScriptedServer::start();
+    let mut first = step("s1", Some("echo"), json!({"input": "wrong"}), &[]);
+    first["expected"] = json!("the word right");
+    server.role("planner").reply(Reply::json(&plan_json(vec![first])));
+    server
+        .role("executor")
+        .replies(vec![Reply::content(r#"{"meets": false, "reason": "it says wrong"}"#)]);
+    server.role("replanner").reply(Reply::json(&plan_json(vec![step(
+        "s2",
+        Some("echo"),
+        json!({"input": "right"}),
+        &[],
+    )])));
+    server.role("synthesizer").reply(Reply::content("right"));
+    let report = agent(&server, registry(vec![TestTool::new("echo")])).run("t").await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    assert_eq!(report.replans, 1);
+    assert!(report.plans[1]
+        .reason
+        .contains("does not meet the expectation \"the word right\": it says wrong"));
+}
+
+#[tokio::test]
+async fn large_dependency_outputs_are_cut_with_a_marker() {
+    let server = ScriptedServer::start();
+    let (dir, tools) = workspace_tools();
+    std::fs::write(dir.path().join("big.txt"), "x".repeat(50_000)).unwrap();
+    let plan = plan_json(vec![
+        step("s1", Some("read_file"), json!({"path": "big.txt"}), &[]),
+        step("s2", None, json!({}), &["s1"]),
+    ]);
+    server.role("planner").reply(Reply::json(&plan));
+    server.role("executor").reply(Reply::content("a lot of x"));
+    server.role("synthesizer").reply(Reply::content("ok"));
+    let report = agent(&server, tools).run("t").await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    let prompt = server.requests_from("executor")[0].prompt_text();
+    assert!(prompt.contains("of 50000 characters cut here to fit the budget"));
+    assert!(prompt.len() < 6_000, "prompt is {} bytes", prompt.len());
+}
+
+#[tokio::test]
+async fn rate_limited_then_success() {
+    let server = ScriptedServer::start();
+    server.role("planner").replies(vec![
+        Reply::error(429, "slow down").with_header("retry-after", "0"),
+        Reply::json(&plan_json(vec![step("s1", Some("echo"), json!({"input": "x"}), &[])])),
+    ]);
+    server.role("synthesizer").reply(Reply::content("ok"));
+    let report = agent(&server, registry(vec![TestTool::new("echo")])).run("t").await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    let planner = server.requests_from("planner");
+    assert_eq!(planner.iter().map(|r| r.status).collect::<Vec<_>>(), [429, 200]);
+}
+
+#[tokio::test]
+async fn a_server_that_refuses_structured_output_gets_json_in_text() {
+    let server = ScriptedServer::start();
+    server
+        .role("planner")
+        .containing("\"json_schema\"")
+        .reply(Reply::error(400, "response_format json_schema is not supported"));
+    server.role("planner").reply(Reply::json(&plan_json(vec![step(
+        "s1",
+        Some("echo"),
+        json!({"input": "x"}),
+        &[],
+    )])));
+    server.role("synthesizer").reply(Reply::content("ok"));
+    let report = agent(&server, registry(vec![TestTool::new("echo")])).run("t").await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    let planner = server.requests_from("planner");
+    assert_eq!(planner.len(), 2);
+    assert!(planner[1].body.get("response_format").is_none());
+    // The prompt itself states the format, so the fallback still gets a plan.
+    assert!(planner[1].prompt_text().contains("Reply with one JSON object"));
+}
+
+#[tokio::test]
+async fn provider_errors_say_what_to_fix() {
+    let server = ScriptedServer::start();
+    server
+        .role("planner")
+        .reply(Reply::error(401, "Incorrect API key provided"));
+    let report = agent(&server, registry(vec![])).run("t").await;
+    let error = report.error.unwrap();
+    assert!(
+        error.contains("rejected the API key (HTTP 401: Incorrect API key provided); set OPENAI_API_KEY or --api-key"),
+        "{error}"
+    );
+
+    let server = ScriptedServer::start();
+    server
+        .role("planner")
+        .reply(Reply::error(404, "The model `nope` does not exist"));
+    let report = agent(&server, registry(vec![])).run("t").await;
+    let error = report.error.unwrap();
+    assert!(
+        error.contains("model `test-model` not found at http://127.0.0.1:"),
+        "{error}"
+    );
+    assert!(error.contains("check --model"), "{error}");
+
+    // A port nobody listens on.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let refused = planexec::Agent::builder(provider_at(&format!("http://127.0.0.1:{port}/v1"), None), "m")
+        .build()
+        .run("t")
+        .await;
+    let error = refused.error.unwrap();
+    assert!(
+        error.contains(&format!("cannot connect to http://127.0.0.1:{port}/v1")),
+        "{error}"
+    );
+    assert!(error.contains("is the server running?"), "{error}");
+}
+
+#[tokio::test]
+async fn file_tools_refuse_paths_outside_the_workspace() {
+    let server = ScriptedServer::start();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "secret").unwrap();
+    let (dir, tools) = workspace_tools();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("link")).unwrap();
+    let secret = outside.path().join("secret.txt");
+    let plan = plan_json(vec![
+        step("a", Some("read_file"), json!({"path": "../secret.txt"}), &[]),
+        step("b", Some("read_file"), json!({"path": secret.to_str().unwrap()}), &[]),
+        step("c", Some("read_file"), json!({"path": "link/secret.txt"}), &[]),
+        step(
+            "d",
+            Some("write_file"),
+            json!({"path": "link/new.txt", "content": "x"}),
+            &[],
+        ),
+    ]);
+    server.role("planner").reply(Reply::json(&plan));
+    let mut options = options();
+    options.max_replans = 0;
+    let report = builder(&server, tools).options(options).build().run("t").await;
+    assert_eq!(report.status, RunStatus::Failed);
+    // The first failure stops new dispatches; check every step through the tool directly too.
+    let first = report.steps.iter().find(|s| s.status == StepStatus::Failed).unwrap();
+    assert!(first.error.as_deref().unwrap().contains("outside the workspace"));
+    assert!(!outside.path().join("new.txt").exists());
+    assert_eq!(
+        server.requests_from("executor").len(),
+        0,
+        "a denied path is not handed to a model to work around"
+    );
+
+    let tools = planexec::tools::builtin::registry(planexec::tools::workspace::Workspace::new(dir.path()).unwrap());
+    let read = tools.get("read_file").unwrap();
+    for (path, needle) in [
+        ("../secret.txt", "outside the workspace"),
+        (secret.to_str().unwrap(), "outside the workspace"),
+        ("link/secret.txt", "through a symlink"),
+        ("sub/../../secret.txt", "outside the workspace"),
+    ] {
+        let err = read.tool.call(json!({"path": path})).await.unwrap_err();
+        assert_eq!(err.kind, planexec::tools::ToolErrorKind::Denied, "{path}");
+        assert!(err.message.contains(needle), "{path}: {}", err.message);
+    }
+    let write = tools.get("write_file").unwrap();
+    let err = write
+        .tool
+        .call(json!({"path": "link/new.txt", "content": "x"}))
+        .await
+        .unwrap_err();
+    assert!(err.message.contains("through a symlink"), "{}", err.message);
+    assert!(!outside.path().join("new.txt").exists());
+    // Inside is fine, including new folders.
+    write
+        .tool
+        .call(json!({"path": "out/new.txt", "content": "ok"}))
+        .await
+        .unwrap();
+    assert_eq!(std::fs::read_to_string(dir.path().join("out/new.txt")).unwrap(), "ok");
+}
+
+struct Scripted(Mutex<Vec<Approval>>);
+
+#[async_trait]
+impl Approver for Scripted {
+    async fn review(&self, _plan: &Plan) -> Approval {
+        self.0.lock().unwrap().remove(0)
+    }
+}
+
+#[tokio::test]
+async fn feedback_revises_the_plan_and_rejection_stops() {
+    let server = ScriptedServer::start();
+    let echo = TestTool::new("echo");
+    let calls = echo.counter();
+    server.role("planner").reply(Reply::json(&plan_json(vec![step(
+        "s1",
+        Some("echo"),
+        json!({"input": "v1"}),
+        &[],
+    )])));
+    server.role("replanner").reply(Reply::json(&plan_json(vec![step(
+        "s1",
+        Some("echo"),
+        json!({"input": "v2"}),
+        &[],
+    )])));
+    server.role("synthesizer").reply(Reply::content("ok"));
+    let approver = Arc::new(Scripted(Mutex::new(vec![
+        Approval::Feedback("use v2".into()),
+        Approval::Approve,
+    ])));
+    let report = builder(&server, registry(vec![echo]))
+        .approver(approver)
+        .build()
+        .run("t")
+        .await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    assert_eq!(report.plans.len(), 2);
+    assert_eq!(report.plans[1].reason, "user feedback: use v2");
+    assert_eq!(
+        report.step("s1").unwrap().output,
+        Some(json!({"tool": "echo", "input": "v2"}))
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert!(server.requests_from("replanner")[0].prompt_text().contains("use v2"));
+    assert_eq!(report.replans, 0, "feedback is not a failure replan");
+
+    let server = ScriptedServer::start();
+    let echo = TestTool::new("echo");
+    let calls = echo.counter();
+    server.role("planner").reply(Reply::json(&plan_json(vec![step(
+        "s1",
+        Some("echo"),
+        json!({"input": "v1"}),
+        &[],
+    )])));
+    let approver = Arc::new(Scripted(Mutex::new(vec![Approval::Reject])));
+    let report = builder(&server, registry(vec![echo]))
+        .approver(approver)
+        .build()
+        .run("t")
+        .await;
+    assert_eq!(report.status, RunStatus::Rejected);
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+    assert_eq!(report.step("s1").unwrap().status, StepStatus::Pending);
+}
+
+#[tokio::test]
+async fn an_infeasible_plan_is_reported_with_its_reason() {
+    let server = ScriptedServer::start();
+    server.role("planner").reply(Reply::json(
+        &json!({"goal": "fly", "steps": [], "infeasible": "no tool can book flights"}),
+    ));
+    let report = agent(&server, registry(vec![TestTool::new("echo")]))
+        .run("book a flight")
+        .await;
+    assert_eq!(report.status, RunStatus::Infeasible);
+    assert!(report.error.unwrap().contains("no tool can book flights"));
+}
+
+#[tokio::test]
+async fn events_follow_the_run() {
+    let server = ScriptedServer::start();
+    server.role("planner").reply(Reply::json(&plan_json(vec![
+        step("s1", Some("echo"), json!({"input": "x"}), &[]),
+        step("s2", Some("echo"), json!({"input": "{{s1.input}}"}), &["s1"]),
+    ])));
+    server.role("synthesizer").reply(Reply::content("ok"));
+    let a = agent(&server, registry(vec![TestTool::new("echo")]));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    a.events().on_event(move |e| {
+        let name = serde_json::to_value(e).unwrap()["event"].as_str().unwrap().to_string();
+        sink.lock().unwrap().push(name)
+    });
+    let report = a.run("t").await;
+    assert!(report.succeeded());
+    let seen = seen.lock().unwrap().clone();
+    let kinds: Vec<&str> = seen
+        .iter()
+        .map(String::as_str)
+        .filter(|k| *k != "model_called")
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "run_started",
+            "plan_proposed",
+            "plan_approved",
+            "step_started",
+            "step_finished",
+            "step_started",
+            "step_finished",
+            "run_finished"
+        ]
+    );
+    assert_eq!(seen.iter().filter(|k| *k == "model_called").count(), 2);
+}
+
+#[tokio::test]
+async fn a_plan_from_elsewhere_runs_without_the_planner() {
+    let server = ScriptedServer::start();
+    server.role("synthesizer").reply(Reply::content("ok"));
+    let plan: Plan =
+        serde_json::from_value(plan_json(vec![step("s1", Some("echo"), json!({"input": "x"}), &[])])).unwrap();
+    let report = agent(&server, registry(vec![TestTool::new("echo")]))
+        .run_plan("t", plan)
+        .await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    assert!(server.requests_from("planner").is_empty());
+}
+
+#[tokio::test]
+async fn costs_are_counted_where_a_price_is_set() {
+    let server = ScriptedServer::start();
+    server.role("planner").reply(
+        Reply::json(&plan_json(vec![step("s1", Some("echo"), json!({"input": "x"}), &[])])).with_usage(1_000_000, 0),
+    );
+    server
+        .role("synthesizer")
+        .reply(Reply::content("ok").with_usage(0, 500_000));
+    let mut pricing = planexec::accounting::Pricing::default();
+    pricing.models.insert(
+        "test-model".into(),
+        planexec::accounting::Price {
+            input_per_million: 0.5,
+            output_per_million: 2.0,
+        },
+    );
+    let report = builder(&server, registry(vec![TestTool::new("echo")]))
+        .pricing(pricing)
+        .build()
+        .run("t")
+        .await;
+    assert_eq!(report.usage.role(planexec::Role::Planner).cost, Some(0.5));
+    assert_eq!(report.usage.role(planexec::Role::Synthesizer).cost, Some(1.0));
+    assert_eq!(report.usage.total().cost, Some(1.5));
+}
