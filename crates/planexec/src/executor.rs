@@ -86,7 +86,7 @@ async fn run(
                 .get(name)
                 .ok_or_else(|| format!("tool `{name}` is not available"))?;
             let lookup = |id: &str| deps.iter().find(|(d, _)| d == id).map(|(_, v)| v.clone());
-            let direct = match plan::resolve_args(&step.args, &lookup) {
+            let direct = match resolve_for(entry, &step.args, &lookup) {
                 Ok(args) => {
                     tally.args = Some(Value::Object(args.clone()));
                     call_checked(ctx, step, entry, Value::Object(args), tally).await
@@ -107,6 +107,25 @@ async fn run(
         check_expected(ctx, plan, step, expected, &output, tally).await?;
     }
     Ok(output)
+}
+
+/// Resolve references, keeping a whole-string reference's JSON type when the
+/// tool's schema accepts it and splicing it as text when only text fits.
+fn resolve_for(
+    entry: &ToolEntry,
+    args: &Map<String, Value>,
+    lookup: plan::OutputLookup<'_>,
+) -> Result<Map<String, Value>, plan::ResolveError> {
+    let typed = plan::resolve_args(args, lookup)?;
+    if entry.check_args(&Value::Object(typed.clone()), false).is_empty() {
+        return Ok(typed);
+    }
+    let text = plan::resolve_args_as_text(args, lookup)?;
+    if entry.check_args(&Value::Object(text.clone()), false).is_empty() {
+        Ok(text)
+    } else {
+        Ok(typed)
+    }
 }
 
 /// Validate resolved arguments, then call the tool, retrying retryable errors.

@@ -148,30 +148,47 @@ impl fmt::Display for ResolveError {
     }
 }
 
+/// Looks up a finished step's output by id.
+pub type OutputLookup<'a> = &'a dyn Fn(&str) -> Option<Value>;
+
 /// Replace references in `args` with the outputs of earlier steps.
 ///
 /// A string that is exactly one reference becomes that output's JSON value (so
 /// `"{{s1.count}}"` can feed a number argument); a reference inside longer text
-/// is spliced in as text.
-pub fn resolve_args(
+/// is spliced in as text. See [`resolve_args_as_text`] for the all-text form.
+pub fn resolve_args(args: &Map<String, Value>, outputs: OutputLookup<'_>) -> Result<Map<String, Value>, ResolveError> {
+    resolve_map(args, outputs, true)
+}
+
+/// Like [`resolve_args`], but every reference becomes text, even a whole-string
+/// one: for a tool whose schema wants a string where the output is a number.
+pub fn resolve_args_as_text(
     args: &Map<String, Value>,
-    outputs: &dyn Fn(&str) -> Option<Value>,
+    outputs: OutputLookup<'_>,
+) -> Result<Map<String, Value>, ResolveError> {
+    resolve_map(args, outputs, false)
+}
+
+fn resolve_map(
+    args: &Map<String, Value>,
+    outputs: OutputLookup<'_>,
+    keep_types: bool,
 ) -> Result<Map<String, Value>, ResolveError> {
     let mut out = Map::new();
     for (k, v) in args {
-        out.insert(k.clone(), resolve_value(v, outputs)?);
+        out.insert(k.clone(), resolve_value(v, outputs, keep_types)?);
     }
     Ok(out)
 }
 
-fn resolve_value(value: &Value, outputs: &dyn Fn(&str) -> Option<Value>) -> Result<Value, ResolveError> {
+fn resolve_value(value: &Value, outputs: OutputLookup<'_>, keep_types: bool) -> Result<Value, ResolveError> {
     match value {
         Value::String(s) => {
             let refs = find_references(s);
             if refs.is_empty() {
                 return Ok(value.clone());
             }
-            if refs.len() == 1 && refs[0].span == (0, s.len()) {
+            if keep_types && refs.len() == 1 && refs[0].span == (0, s.len()) {
                 return lookup(&refs[0], outputs);
             }
             let mut text = String::with_capacity(s.len());
@@ -186,13 +203,13 @@ fn resolve_value(value: &Value, outputs: &dyn Fn(&str) -> Option<Value>) -> Resu
         }
         Value::Array(items) => items
             .iter()
-            .map(|v| resolve_value(v, outputs))
+            .map(|v| resolve_value(v, outputs, keep_types))
             .collect::<Result<Vec<_>, _>>()
             .map(Value::Array),
         Value::Object(map) => {
             let mut out = Map::new();
             for (k, v) in map {
-                out.insert(k.clone(), resolve_value(v, outputs)?);
+                out.insert(k.clone(), resolve_value(v, outputs, keep_types)?);
             }
             Ok(Value::Object(out))
         }
@@ -200,7 +217,7 @@ fn resolve_value(value: &Value, outputs: &dyn Fn(&str) -> Option<Value>) -> Resu
     }
 }
 
-fn lookup(r: &Reference, outputs: &dyn Fn(&str) -> Option<Value>) -> Result<Value, ResolveError> {
+fn lookup(r: &Reference, outputs: OutputLookup<'_>) -> Result<Value, ResolveError> {
     let output = outputs(&r.step)
         .ok_or_else(|| ResolveError(format!("step {} has no result to use for {{{{{}}}}}", r.step, r.step)))?;
     if r.path.is_empty() {
