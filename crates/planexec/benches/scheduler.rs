@@ -120,7 +120,8 @@ async fn scheduler_overhead() {
     // The bare scheduler with a trivial step function, for comparison.
     let t = Instant::now();
     let done = Default::default();
-    let outcome = planexec::schedule::run_dag(&plan, &done, 4, |s, _| async move {
+    let cancel = planexec::CancelToken::new();
+    let outcome = planexec::schedule::run_dag(&plan, &done, 4, &cancel, |s, _| async move {
         planexec::StepResult {
             id: s.id,
             tool: s.tool,

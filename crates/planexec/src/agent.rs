@@ -12,6 +12,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use crate::accounting::{Meter, Pricing};
+use crate::cancel::CancelToken;
 use crate::context::RunContext;
 use crate::events::{Event, EventBus};
 use crate::llm::{ChatModel, Role};
@@ -19,7 +20,7 @@ use crate::models::{ModelRef, Models};
 use crate::plan::{self, Plan, Step};
 use crate::policy::{self, Approval, Approver, AutoApprove, RunOptions};
 use crate::replanner::{self, ReplanTrigger};
-use crate::report::{PlanVersion, RunReport, RunStatus};
+use crate::report::{Clarification, PlanVersion, RunReport, RunStatus};
 use crate::result::{StepResult, StepStatus};
 use crate::tools::ToolRegistry;
 use crate::{executor, planner, schedule, synthesizer, RunError};
@@ -94,9 +95,23 @@ struct RunState {
     /// Outputs of succeeded steps, by id. Such steps never run again.
     done: HashMap<String, Value>,
     replans: u32,
+    clarifications: Vec<Clarification>,
 }
 
 impl RunState {
+    fn new(task: &str) -> RunState {
+        RunState {
+            run_id: new_run_id(),
+            task: task.to_string(),
+            started: Instant::now(),
+            plans: Vec::new(),
+            records: Vec::new(),
+            done: HashMap::new(),
+            replans: 0,
+            clarifications: Vec::new(),
+        }
+    }
+
     fn add_plan(&mut self, events: &EventBus, plan: &Plan, reason: String) -> u32 {
         let version = self.plans.len() as u32 + 1;
         self.plans.push(PlanVersion {
@@ -153,37 +168,73 @@ impl Agent {
             events: self.events.clone(),
             tools: self.tools.clone(),
             options: self.options.clone(),
+            approver: self.approver.clone(),
+        }
+    }
+
+    /// Plan, putting the planner's clarifying questions to the approver while it
+    /// can answer them; the answers are added to the task.
+    async fn plan_with_questions(&self, ctx: &RunContext, run: &mut RunState) -> Result<Plan, RunError> {
+        let mut task = run.task.clone();
+        let mut rounds = 0;
+        loop {
+            let may_ask = self.approver.can_answer_questions() && rounds < self.options.max_question_rounds;
+            let plan = planner::plan(ctx, &task, may_ask).await?;
+            if plan.questions.is_empty() {
+                return Ok(plan);
+            }
+            rounds += 1;
+            self.events.emit(Event::QuestionsAsked {
+                questions: plan.questions.clone(),
+            });
+            match self.approver.answer_questions(&plan.questions).await {
+                Some(answers) => {
+                    task.push_str(if run.clarifications.is_empty() {
+                        "\n\nClarifications:"
+                    } else {
+                        ""
+                    });
+                    for (question, answer) in plan.questions.iter().zip(answers) {
+                        task.push_str(&format!("\n- Q: {question}\n  A: {answer}"));
+                        run.clarifications.push(Clarification {
+                            question: question.clone(),
+                            answer,
+                        });
+                    }
+                }
+                None => rounds = self.options.max_question_rounds,
+            }
         }
     }
 
     /// Plan a task without running it. The plan is validated.
     pub async fn plan(&self, task: &str) -> Result<Plan, RunError> {
-        planner::plan(&self.context(), task).await
+        let ctx = self.context();
+        let mut run = RunState::new(task);
+        self.plan_with_questions(&ctx, &mut run).await
     }
 
     /// Plan, approve, execute and answer a task.
     pub async fn run(&self, task: &str) -> RunReport {
-        self.drive(task, None).await
+        self.drive(task, None, &CancelToken::new()).await
     }
 
     /// Approve, execute and answer with a plan made elsewhere (e.g. a plan file).
     /// The planner is only called if a replan is needed.
     pub async fn run_plan(&self, task: &str, plan: Plan) -> RunReport {
-        self.drive(task, Some(plan)).await
+        self.drive(task, Some(plan), &CancelToken::new()).await
+    }
+
+    /// [`Agent::run`] (or, with a plan, [`Agent::run_plan`]) that stops when `cancel`
+    /// fires: running steps are dropped, finished ones kept, and the run ends `interrupted`.
+    pub async fn run_cancellable(&self, task: &str, plan: Option<Plan>, cancel: &CancelToken) -> RunReport {
+        self.drive(task, plan, cancel).await
     }
 
     /// The whole loop. Every exit goes through `finish`, so the report is always complete.
-    async fn drive(&self, task: &str, given: Option<Plan>) -> RunReport {
+    async fn drive(&self, task: &str, given: Option<Plan>, cancel: &CancelToken) -> RunReport {
         let ctx = self.context();
-        let mut run = RunState {
-            run_id: new_run_id(),
-            task: task.to_string(),
-            started: Instant::now(),
-            plans: Vec::new(),
-            records: Vec::new(),
-            done: HashMap::new(),
-            replans: 0,
-        };
+        let mut run = RunState::new(task);
         self.events.emit(Event::RunStarted {
             run_id: run.run_id.clone(),
             task: task.to_string(),
@@ -193,6 +244,16 @@ impl Agent {
                 return self.finish(&ctx, run, $status, $plan, None, Some($error.to_string()))
             };
         }
+        // Await `$fut` unless the run is cancelled first.
+        macro_rules! guarded {
+            ($fut:expr, $plan:expr) => {{
+                let outcome = cancel.guard($fut).await;
+                match outcome {
+                    Some(v) => v,
+                    None => stop!(RunStatus::Interrupted, $plan, "interrupted"),
+                }
+            }};
+        }
 
         // 1. Plan.
         let (mut plan, origin) = match given {
@@ -200,7 +261,7 @@ impl Agent {
                 Ok(()) => (p, "given plan"),
                 Err(e) => stop!(RunStatus::Failed, Some(p), RunError::InvalidPlan(e)),
             },
-            None => match planner::plan(&ctx, task).await {
+            None => match guarded!(self.plan_with_questions(&ctx, &mut run), None) {
                 Ok(p) => (p, "initial plan"),
                 Err(e) => stop!(RunStatus::Failed, None, e),
             },
@@ -215,8 +276,11 @@ impl Agent {
         }
 
         // 2. Approve (or revise with feedback, or take an edited plan).
+        let limits = self.options.plan_limits();
+        let check = |p: &Plan| plan::validate(p, &self.tools, &limits);
         loop {
-            match self.approver.review(&plan).await {
+            let approval = guarded!(self.approver.review(&plan, &check), Some(plan));
+            match approval {
                 Approval::Approve => {
                     self.events.emit(Event::PlanApproved { version });
                     break;
@@ -226,7 +290,11 @@ impl Agent {
                     stop!(RunStatus::Rejected, Some(plan), "the plan was rejected");
                 }
                 Approval::Feedback(feedback) => {
-                    match replanner::replan(&ctx, task, &plan, &[], ReplanTrigger::Feedback(&feedback)).await {
+                    let revised = guarded!(
+                        replanner::replan(&ctx, task, &plan, &[], ReplanTrigger::Feedback(&feedback)),
+                        Some(plan)
+                    );
+                    match revised {
                         Ok(revised) => plan = revised,
                         Err(e) => stop!(RunStatus::Failed, Some(plan), e),
                     }
@@ -252,10 +320,11 @@ impl Agent {
         // 3. Execute; on failure, replan the rest within the bound.
         loop {
             let current = &plan;
-            let outcome = schedule::run_dag(current, &run.done, self.options.parallelism, |step, deps| {
+            let outcome = schedule::run_dag(current, &run.done, self.options.parallelism, cancel, |step, deps| {
                 executor::execute_step(&ctx, current, step, deps)
             })
             .await;
+            let interrupted = outcome.interrupted.clone();
             for r in &outcome.results {
                 if r.succeeded() {
                     run.done.insert(r.id.clone(), r.output.clone().unwrap_or(Value::Null));
@@ -267,6 +336,16 @@ impl Agent {
                 .and_then(|id| outcome.results.iter().find(|r| &r.id == id))
                 .cloned();
             run.records.extend(outcome.results);
+            if cancel.is_cancelled() {
+                for id in interrupted {
+                    let step = plan.step(&id).expect("an interrupted step is in its plan");
+                    run.records.push(StepResult {
+                        error: Some("interrupted".to_string()),
+                        ..StepResult::not_run(step, StepStatus::Interrupted)
+                    });
+                }
+                stop!(RunStatus::Interrupted, Some(plan), "interrupted");
+            }
             let Some(failed) = failed else { break };
 
             let error = failed.error.clone().unwrap_or_else(|| "failed".to_string());
@@ -280,18 +359,20 @@ impl Agent {
             }
             let failed_step = plan.step(&failed.id).cloned().expect("a failed step is in its plan");
             let completed = run.completed(&plan);
-            let revised = match replanner::replan(
-                &ctx,
-                task,
-                &plan,
-                &completed,
-                ReplanTrigger::StepFailed {
-                    step: &failed_step,
-                    error: &error,
-                },
-            )
-            .await
-            {
+            let revised = guarded!(
+                replanner::replan(
+                    &ctx,
+                    task,
+                    &plan,
+                    &completed,
+                    ReplanTrigger::StepFailed {
+                        step: &failed_step,
+                        error: &error,
+                    },
+                ),
+                Some(plan)
+            );
+            let revised = match revised {
                 Ok(p) => p,
                 Err(e) => stop!(
                     RunStatus::Failed,
@@ -337,7 +418,8 @@ impl Agent {
 
         // 4. Answer.
         let results = run.completed(&plan);
-        match synthesizer::synthesize(&ctx, task, &results).await {
+        let answer = guarded!(synthesizer::synthesize(&ctx, task, &results), Some(plan));
+        match answer {
             Ok(answer) => self.finish(&ctx, run, RunStatus::Succeeded, Some(plan), Some(answer), None),
             Err(e) => stop!(RunStatus::Failed, Some(plan), format!("writing the answer failed: {e}")),
         }
@@ -362,18 +444,7 @@ impl Agent {
             .collect();
         let mut not_run = |s: &Step, status: StepStatus| {
             if listed.insert(s.id.clone()) {
-                steps.push(StepResult {
-                    id: s.id.clone(),
-                    tool: s.tool.clone(),
-                    status,
-                    attempts: 0,
-                    args: None,
-                    output: None,
-                    error: None,
-                    started_at: None,
-                    finished_at: None,
-                    model_calls: 0,
-                });
+                steps.push(StepResult::not_run(s, status));
             }
         };
         if let Some(p) = &plan {
@@ -393,6 +464,7 @@ impl Agent {
         RunReport {
             run_id: run.run_id,
             task: run.task,
+            clarifications: run.clarifications,
             status,
             plan,
             plans: run.plans,

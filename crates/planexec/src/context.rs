@@ -9,7 +9,7 @@ use crate::accounting::Meter;
 use crate::events::{Event, EventBus};
 use crate::llm::{ChatRequest, ChatResponse, LlmError};
 use crate::models::Models;
-use crate::policy::RunOptions;
+use crate::policy::{Approver, RunOptions};
 use crate::tools::ToolRegistry;
 
 pub(crate) struct RunContext {
@@ -18,6 +18,7 @@ pub(crate) struct RunContext {
     pub events: EventBus,
     pub tools: Arc<ToolRegistry>,
     pub options: RunOptions,
+    pub approver: Arc<dyn Approver>,
 }
 
 impl RunContext {

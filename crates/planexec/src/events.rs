@@ -29,6 +29,10 @@ pub enum Event {
         attempt: u32,
         errors: String,
     },
+    /// The planner asked for clarification instead of planning.
+    QuestionsAsked {
+        questions: Vec<String>,
+    },
     PlanApproved {
         version: u32,
     },

@@ -33,9 +33,15 @@ pub(crate) async fn execute_step(ctx: &RunContext, plan: &Plan, step: Step, deps
         tool: step.tool.clone(),
     });
     let mut tally = Tally::default();
-    let outcome = match tokio::time::timeout(ctx.options.step_timeout, run(ctx, plan, &step, &deps, &mut tally)).await {
-        Ok(outcome) => outcome,
-        Err(_) => Err(format!("timed out after {:?}", ctx.options.step_timeout)),
+    // Confirmation waits for a person, so it happens before the step's clock starts.
+    let outcome = match confirm(ctx, &step, &deps).await {
+        Err(e) => Err(e),
+        Ok(()) => {
+            match tokio::time::timeout(ctx.options.step_timeout, run(ctx, plan, &step, &deps, &mut tally)).await {
+                Ok(outcome) => outcome,
+                Err(_) => Err(format!("timed out after {:?}", ctx.options.step_timeout)),
+            }
+        }
     };
     let finished_at = now_ms();
     let elapsed_ms = finished_at.saturating_sub(started_at);
@@ -68,6 +74,26 @@ pub(crate) async fn execute_step(ctx: &RunContext, plan: &Plan, step: Step, deps
         started_at: Some(started_at),
         finished_at: Some(finished_at),
         model_calls: tally.model_calls,
+    }
+}
+
+/// With `confirm_side_effects`, ask before a step whose tool has side effects,
+/// showing the arguments it will run with.
+async fn confirm(ctx: &RunContext, step: &Step, deps: &DependencyOutputs) -> Result<(), String> {
+    let Some(entry) = step.tool.as_deref().and_then(|t| ctx.tools.get(t)) else {
+        return Ok(());
+    };
+    if !ctx.options.confirm_side_effects || !entry.tool.effect().has_side_effects() {
+        return Ok(());
+    }
+    let lookup = |id: &str| deps.iter().find(|(d, _)| d == id).map(|(_, v)| v.clone());
+    let args = resolve_for(entry, &step.args, &lookup)
+        .map(Value::Object)
+        .unwrap_or_else(|_| Value::Object(step.args.clone()));
+    if ctx.approver.confirm_step(step, &args).await {
+        Ok(())
+    } else {
+        Err(format!("the user declined to run {} with {args}", entry.tool.name()))
     }
 }
 

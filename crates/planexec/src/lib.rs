@@ -32,6 +32,7 @@
 
 pub mod accounting;
 mod agent;
+pub mod cancel;
 mod context;
 pub mod events;
 mod executor;
@@ -40,6 +41,7 @@ pub mod models;
 pub mod plan;
 mod planner;
 pub mod policy;
+pub mod render;
 mod replanner;
 pub mod report;
 pub mod result;
@@ -49,6 +51,7 @@ pub mod text;
 pub mod tools;
 
 pub use agent::{Agent, AgentBuilder};
+pub use cancel::CancelToken;
 pub use events::{Event, EventBus};
 pub use llm::{ChatModel, LlmError, Role};
 pub use models::{ModelRef, Models};

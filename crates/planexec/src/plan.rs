@@ -27,6 +27,12 @@ pub struct Plan {
     /// Set (with `steps` empty) when the task cannot be done with the tools at hand: the reason.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub infeasible: Option<String>,
+    /// Questions for the user when the task is too ambiguous to plan (at most 3; `steps` then empty).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub questions: Vec<String>,
+    /// What the planner assumed where the task left something open.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub assumptions: Vec<String>,
 }
 
 /// One step of a plan.
@@ -262,6 +268,9 @@ pub fn value_as_text(value: &Value) -> String {
 // Validation.
 // ---------------------------------------------------------------------------
 
+/// Most clarifying questions a planner may ask at once.
+pub const MAX_QUESTIONS: usize = 3;
+
 /// Limits a plan must respect.
 #[derive(Debug, Clone)]
 pub struct PlanLimits {
@@ -277,8 +286,16 @@ impl Default for PlanLimits {
 /// One thing wrong with a plan. Each names the step it concerns.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PlanError {
-    #[error("the plan has no steps; an empty plan is only allowed with \"infeasible\" set to the reason the task cannot be done")]
+    #[error("the plan has no steps; an empty plan is only allowed with \"infeasible\" set to the reason the task cannot be done, or with \"questions\" for the user")]
     Empty,
+    #[error("the plan asks {count} questions; ask at most {MAX_QUESTIONS}")]
+    TooManyQuestions { count: usize },
+    #[error(
+        "the plan both asks questions and has steps; ask questions with no steps, or plan with stated assumptions"
+    )]
+    QuestionsWithSteps,
+    #[error("nobody can answer questions in this run: plan with stated assumptions instead")]
+    QuestionsNotAllowed,
     #[error(
         "the plan has {count} steps, more than the limit of {max} (raise --max-steps or plan fewer, larger steps)"
     )]
@@ -353,8 +370,13 @@ pub fn validate_with_done(
     done: &HashSet<String>,
 ) -> Result<(), PlanErrors> {
     let mut errors = Vec::new();
+    if plan.questions.len() > MAX_QUESTIONS {
+        errors.push(PlanError::TooManyQuestions {
+            count: plan.questions.len(),
+        });
+    }
     if plan.steps.is_empty() {
-        if plan.infeasible.is_none() {
+        if plan.infeasible.is_none() && plan.questions.is_empty() {
             errors.push(PlanError::Empty);
         }
         return if errors.is_empty() {
@@ -362,6 +384,9 @@ pub fn validate_with_done(
         } else {
             Err(PlanErrors(errors))
         };
+    }
+    if !plan.questions.is_empty() {
+        errors.push(PlanError::QuestionsWithSteps);
     }
     let new_steps = plan.steps.iter().filter(|s| !done.contains(&s.id)).count();
     if new_steps > limits.max_steps {
@@ -741,9 +766,11 @@ pub fn plan_schema_for_tools(tools: &ToolRegistry) -> (Value, bool) {
         "properties": {
             "goal": {"type": "string", "description": "the task's goal in one sentence"},
             "steps": {"type": "array", "items": {"anyOf": variants}},
-            "infeasible": {"type": ["string", "null"], "description": "only when no plan can do the task: why (steps then empty)"}
+            "infeasible": {"type": ["string", "null"], "description": "only when no plan can do the task: why (steps then empty)"},
+            "questions": {"type": "array", "items": {"type": "string"}, "description": "only when the task is too ambiguous to plan: at most 3 questions (steps then empty)"},
+            "assumptions": {"type": "array", "items": {"type": "string"}, "description": "what you assumed where the task left something open"}
         },
-        "required": ["goal", "steps", "infeasible"],
+        "required": ["goal", "steps", "infeasible", "questions", "assumptions"],
         "additionalProperties": false
     });
     (schema, strict)
@@ -817,50 +844,4 @@ pub fn waves(plan: &Plan) -> Vec<Vec<&Step>> {
         }
     }
     out
-}
-
-/// The plan as readable text: one line per step, grouped in waves that can run in
-/// parallel, with the tool, key arguments and dependencies. `marks` adds a status
-/// per step id, and `side_effect` tells which tools change the world (marked `!`).
-pub fn render_text(plan: &Plan, side_effect: &dyn Fn(&str) -> bool, marks: &dyn Fn(&str) -> Option<String>) -> String {
-    let mut out = format!("Plan: {}\n", plan.goal);
-    if let Some(reason) = &plan.infeasible {
-        out.push_str(&format!("  infeasible: {reason}\n"));
-        return out;
-    }
-    let waves = waves(plan);
-    for (w, wave) in waves.iter().enumerate() {
-        let parallel = if wave.len() > 1 { " (in parallel)" } else { "" };
-        out.push_str(&format!("  wave {}{parallel}\n", w + 1));
-        for step in wave {
-            let mark = marks(&step.id).map(|m| format!("[{m}] ")).unwrap_or_default();
-            let tool = match &step.tool {
-                Some(t) => {
-                    let fx = if side_effect(t) { " !" } else { "" };
-                    format!("{t}({}){fx}", summarize_args(&step.args))
-                }
-                None => "reasoning".to_string(),
-            };
-            let deps = if step.depends_on.is_empty() {
-                String::new()
-            } else {
-                format!("  <- {}", step.depends_on.join(", "))
-            };
-            out.push_str(&format!(
-                "    {mark}{}  {}  — {tool}{deps}\n",
-                step.id, step.description
-            ));
-            if let Some(expected) = &step.expected {
-                out.push_str(&format!("        expect: {expected}\n"));
-            }
-        }
-    }
-    out
-}
-
-fn summarize_args(args: &Map<String, Value>) -> String {
-    args.iter()
-        .map(|(k, v)| format!("{k}={}", crate::text::truncate_chars(&v.to_string(), 40)))
-        .collect::<Vec<_>>()
-        .join(", ")
 }

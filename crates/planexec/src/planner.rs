@@ -24,6 +24,7 @@ Rules:
 - Steps that do not depend on each other run in parallel: list only real dependencies.
 - Use at most {max} steps. Keep ids short and unique.
 - If the task cannot be done with these tools, reply with "steps": [] and "infeasible": "<why>".
+- Where the task leaves something open, choose sensibly and say so in "assumptions": ["..."].
 
 Tools:
 {tools}"#,
@@ -32,17 +33,26 @@ Tools:
     )
 }
 
-/// Plan a task.
-pub(crate) async fn plan(ctx: &RunContext, task: &str) -> Result<Plan, RunError> {
+/// Plan a task. With `may_ask`, the planner may answer with clarifying questions
+/// instead of steps; without, it must plan and state its assumptions.
+pub(crate) async fn plan(ctx: &RunContext, task: &str, may_ask: bool) -> Result<Plan, RunError> {
+    let questions = if may_ask {
+        "If the task is too ambiguous to plan (no target named, conflicting constraints), reply instead with \"steps\": [] and \"questions\": [at most 3 short questions for the user]. Ask only when a reasonable assumption would not do."
+    } else {
+        "Nobody can answer questions now: do not ask any. Where the task is ambiguous, make the most reasonable assumptions, list them in \"assumptions\", and plan."
+    };
     let messages = vec![
         Message::system(format!(
-            "You are the planner of a plan-and-execute agent. You turn the user's task into a small plan of steps that other components will run; you do not run anything yourself.\n\n{}",
+            "You are the planner of a plan-and-execute agent. You turn the user's task into a small plan of steps that other components will run; you do not run anything yourself.\n\n{}\n{questions}",
             format_rules(ctx)
         )),
         Message::user(format!("Task: {task}")),
     ];
     let limits = ctx.options.plan_limits();
     request_plan(ctx, Role::Planner, messages, &|p: Plan| {
+        if !may_ask && !p.questions.is_empty() {
+            return Err(PlanErrors(vec![plan::PlanError::QuestionsNotAllowed]));
+        }
         plan::validate(&p, &ctx.tools, &limits).map(|_| p)
     })
     .await

@@ -5,7 +5,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 
-use crate::plan::{Plan, PlanLimits, Step};
+use crate::plan::{Plan, PlanErrors, PlanLimits, Step};
 
 /// Limits and knobs of a run. The defaults are the CLI's defaults.
 #[derive(Debug, Clone)]
@@ -30,6 +30,10 @@ pub struct RunOptions {
     pub dependency_budget: usize,
     /// Characters of one step's output the synthesizer and replanner see.
     pub result_budget: usize,
+    /// Ask the [`Approver`] right before each step whose tool has side effects.
+    pub confirm_side_effects: bool,
+    /// Rounds of clarifying questions before the planner must plan with assumptions.
+    pub max_question_rounds: u32,
 }
 
 impl Default for RunOptions {
@@ -45,6 +49,8 @@ impl Default for RunOptions {
             max_reasks: 2,
             dependency_budget: 4000,
             result_budget: 2000,
+            confirm_side_effects: false,
+            max_question_rounds: 2,
         }
     }
 }
@@ -87,18 +93,40 @@ pub enum Approval {
     Edit(Plan),
 }
 
-/// Decides whether a proposed plan runs.
+/// Validates a plan against the run's tools and limits (given to approvers that edit plans).
+pub type PlanCheck<'a> = &'a (dyn Fn(&Plan) -> Result<(), PlanErrors> + Send + Sync);
+
+/// The person (or program) in the loop: approves plans, answers clarifying
+/// questions, and confirms steps with side effects.
 #[async_trait]
 pub trait Approver: Send + Sync {
-    async fn review(&self, plan: &Plan) -> Approval;
+    /// Decide on a proposed plan. `check` validates an edited plan before returning it.
+    async fn review(&self, plan: &Plan, check: PlanCheck<'_>) -> Approval;
+
+    /// Whether clarifying questions can be put to someone. When not, the planner
+    /// is told to state its assumptions and plan instead of asking.
+    fn can_answer_questions(&self) -> bool {
+        false
+    }
+
+    /// Answers to the planner's questions, in order; `None` to let it assume.
+    async fn answer_questions(&self, _questions: &[String]) -> Option<Vec<String>> {
+        None
+    }
+
+    /// Confirm one step with side effects right before it runs, with its resolved
+    /// arguments (only asked when [`RunOptions::confirm_side_effects`] is set).
+    async fn confirm_step(&self, _step: &Step, _args: &Value) -> bool {
+        true
+    }
 }
 
-/// Approves every plan (the CLI's `--yes`, and the library's default).
+/// Approves every plan and step, asks nothing (the CLI's `--yes`, and the library's default).
 pub struct AutoApprove;
 
 #[async_trait]
 impl Approver for AutoApprove {
-    async fn review(&self, _plan: &Plan) -> Approval {
+    async fn review(&self, _plan: &Plan, _check: PlanCheck<'_>) -> Approval {
         Approval::Approve
     }
 }

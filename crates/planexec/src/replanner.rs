@@ -100,6 +100,12 @@ pub(crate) async fn replan(
             },
             steps,
             infeasible: revised.infeasible,
+            questions: Vec::new(),
+            assumptions: if revised.assumptions.is_empty() {
+                current.assumptions.clone()
+            } else {
+                revised.assumptions
+            },
         };
         plan::validate_with_done(&merged, &ctx.tools, &limits, &done).map(|_| merged)
     };

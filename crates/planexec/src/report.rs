@@ -15,6 +15,8 @@ pub enum RunStatus {
     Rejected,
     /// The planner judged the task impossible with the tools at hand.
     Infeasible,
+    /// Cancelled (Ctrl-C) before it finished.
+    Interrupted,
 }
 
 impl RunStatus {
@@ -24,8 +26,16 @@ impl RunStatus {
             RunStatus::Failed => "failed",
             RunStatus::Rejected => "rejected",
             RunStatus::Infeasible => "infeasible",
+            RunStatus::Interrupted => "interrupted",
         }
     }
+}
+
+/// A clarifying question and its answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Clarification {
+    pub question: String,
+    pub answer: String,
 }
 
 /// One version of the plan and why it came to be.
@@ -40,6 +50,9 @@ pub struct PlanVersion {
 pub struct RunReport {
     pub run_id: String,
     pub task: String,
+    /// Questions the planner asked and the user's answers (added to the task).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clarifications: Vec<Clarification>,
     pub status: RunStatus,
     /// The plan in force at the end.
     pub plan: Option<Plan>,

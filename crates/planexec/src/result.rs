@@ -12,6 +12,8 @@ pub enum StepStatus {
     Failed,
     /// Dropped from the plan by a replan before it ran.
     Superseded,
+    /// Running when the run was cancelled.
+    Interrupted,
 }
 
 /// The record of one step's execution.
@@ -35,6 +37,22 @@ pub struct StepResult {
 }
 
 impl StepResult {
+    /// The record of a step that did not run (or whose run was dropped).
+    pub fn not_run(step: &crate::plan::Step, status: StepStatus) -> StepResult {
+        StepResult {
+            id: step.id.clone(),
+            tool: step.tool.clone(),
+            status,
+            attempts: 0,
+            args: None,
+            output: None,
+            error: None,
+            started_at: None,
+            finished_at: None,
+            model_calls: 0,
+        }
+    }
+
     pub fn succeeded(&self) -> bool {
         self.status == StepStatus::Succeeded
     }

@@ -13,6 +13,7 @@ use std::future::Future;
 use futures::stream::{FuturesUnordered, StreamExt};
 use serde_json::Value;
 
+use crate::cancel::CancelToken;
 use crate::plan::{Plan, Step};
 use crate::result::StepResult;
 
@@ -26,15 +27,18 @@ pub struct DagOutcome {
     pub results: Vec<StepResult>,
     /// Ids of the steps that failed, in the order they failed.
     pub failed: Vec<String>,
+    /// Ids of the steps that were running when the run was cancelled (their work is dropped).
+    pub interrupted: Vec<String>,
 }
 
 /// Run the steps of `plan` that are not in `done` (outputs of steps completed
 /// earlier, e.g. before a replan). `run_step` runs one step given its
-/// dependencies' outputs.
+/// dependencies' outputs. On `cancel`, running steps are dropped and reported as interrupted.
 pub async fn run_dag<F, Fut>(
     plan: &Plan,
     done: &HashMap<String, Value>,
     parallelism: usize,
+    cancel: &CancelToken,
     mut run_step: F,
 ) -> DagOutcome
 where
@@ -66,8 +70,9 @@ where
 
     let mut outcome = DagOutcome::default();
     let mut running = FuturesUnordered::new();
+    let mut in_flight: Vec<usize> = Vec::new();
     loop {
-        while outcome.failed.is_empty() && running.len() < parallelism {
+        while outcome.failed.is_empty() && running.len() < parallelism && !cancel.is_cancelled() {
             let Some(Reverse(i)) = ready.pop() else { break };
             let step = &plan.steps[i];
             let deps: DependencyOutputs = step
@@ -76,9 +81,18 @@ where
                 .filter_map(|d| outputs.get(d.as_str()).map(|v| (d.clone(), v.clone())))
                 .collect();
             let fut = run_step(step.clone(), deps);
+            in_flight.push(i);
             running.push(async move { (i, fut.await) });
         }
-        let Some((i, result)) = running.next().await else { break };
+        let next = match cancel.guard(running.next()).await {
+            Some(next) => next,
+            None => {
+                outcome.interrupted = in_flight.iter().map(|&i| plan.steps[i].id.clone()).collect();
+                break;
+            }
+        };
+        let Some((i, result)) = next else { break };
+        in_flight.retain(|&r| r != i);
         if result.succeeded() {
             outputs.insert(plan.steps[i].id.as_str(), result.output.clone().unwrap_or(Value::Null));
             for &d in &dependents[i] {

@@ -589,7 +589,7 @@ struct Scripted(Mutex<Vec<Approval>>);
 
 #[async_trait]
 impl Approver for Scripted {
-    async fn review(&self, _plan: &Plan) -> Approval {
+    async fn review(&self, _plan: &Plan, _check: planexec::policy::PlanCheck<'_>) -> Approval {
         self.0.lock().unwrap().remove(0)
     }
 }
@@ -742,4 +742,150 @@ async fn costs_are_counted_where_a_price_is_set() {
     assert_eq!(report.usage.role(planexec::Role::Planner).cost, Some(0.5));
     assert_eq!(report.usage.role(planexec::Role::Synthesizer).cost, Some(1.0));
     assert_eq!(report.usage.total().cost, Some(1.5));
+}
+
+/// An approver that answers questions and declines to confirm any step.
+struct Answering {
+    answers: Vec<String>,
+    confirmations: Mutex<Vec<(String, serde_json::Value)>>,
+}
+
+#[async_trait]
+impl Approver for Answering {
+    async fn review(&self, _plan: &Plan, _check: planexec::policy::PlanCheck<'_>) -> Approval {
+        Approval::Approve
+    }
+    fn can_answer_questions(&self) -> bool {
+        true
+    }
+    async fn answer_questions(&self, questions: &[String]) -> Option<Vec<String>> {
+        assert_eq!(questions.len(), self.answers.len());
+        Some(self.answers.clone())
+    }
+    async fn confirm_step(&self, step: &planexec::Step, args: &serde_json::Value) -> bool {
+        self.confirmations.lock().unwrap().push((step.id.clone(), args.clone()));
+        false
+    }
+}
+
+#[tokio::test]
+async fn clarifying_questions_are_answered_and_added_to_the_task() {
+    let server = ScriptedServer::start();
+    server.role("planner").replies(vec![
+        Reply::json(&json!({"goal": "g", "steps": [], "questions": ["Which file?", "Which currency?"]})),
+        Reply::json(&plan_json(vec![step("s1", Some("echo"), json!({"input": "x"}), &[])])),
+    ]);
+    server.role("synthesizer").reply(Reply::content("ok"));
+    let approver = Arc::new(Answering {
+        answers: vec!["prices.txt".into(), "EUR".into()],
+        confirmations: Mutex::default(),
+    });
+    let report = builder(&server, registry(vec![TestTool::new("echo")]))
+        .approver(approver)
+        .build()
+        .run("convert the prices")
+        .await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    assert_eq!(report.clarifications.len(), 2);
+    assert_eq!(report.clarifications[1].answer, "EUR");
+    let asks = server.requests_from("planner");
+    assert!(asks[0]
+        .prompt_text()
+        .contains("\"questions\": [at most 3 short questions"));
+    let second = asks[1].prompt_text();
+    assert!(second.contains("- Q: Which file?\n  A: prices.txt"), "{second}");
+}
+
+#[tokio::test]
+async fn without_anyone_to_ask_the_planner_states_assumptions() {
+    let server = ScriptedServer::start();
+    server.role("planner").replies(vec![
+        // Asking anyway is sent back: nobody can answer.
+        Reply::json(&json!({"goal": "g", "steps": [], "questions": ["Which file?"]})),
+        Reply::json(
+            &json!({"goal": "g", "assumptions": ["the file is prices.txt"], "steps": [
+            {"id": "s1", "description": "d", "tool": "echo", "args": {"input": "x"}, "depends_on": []}]}),
+        ),
+    ]);
+    server.role("synthesizer").reply(Reply::content("ok"));
+    let report = agent(&server, registry(vec![TestTool::new("echo")]))
+        .run("convert")
+        .await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    assert_eq!(report.plan.unwrap().assumptions, ["the file is prices.txt"]);
+    let asks = server.requests_from("planner");
+    assert!(asks[0].prompt_text().contains("Nobody can answer questions now"));
+    assert!(asks[1]
+        .prompt_text()
+        .contains("nobody can answer questions in this run"));
+}
+
+#[tokio::test]
+async fn steps_with_side_effects_are_confirmed_with_resolved_arguments() {
+    let server = ScriptedServer::start();
+    let mut writer = TestTool::new("writer");
+    writer.effect = planexec::Effect::WritesWorkspace;
+    let writes = writer.counter();
+    server.role("planner").reply(Reply::json(&plan_json(vec![
+        step("s1", Some("echo"), json!({"input": "hello"}), &[]),
+        step("s2", Some("writer"), json!({"input": "{{s1.input}} world"}), &["s1"]),
+    ])));
+    let approver = Arc::new(Answering {
+        answers: vec![],
+        confirmations: Mutex::default(),
+    });
+    let mut options = options();
+    options.confirm_side_effects = true;
+    options.max_replans = 0;
+    let report = builder(&server, registry(vec![TestTool::new("echo"), writer]))
+        .approver(approver.clone())
+        .options(options)
+        .build()
+        .run("t")
+        .await;
+    assert_eq!(report.status, RunStatus::Failed);
+    assert_eq!(writes.load(Ordering::SeqCst), 0, "a declined step does not run");
+    let asked = approver.confirmations.lock().unwrap().clone();
+    assert_eq!(
+        asked,
+        [("s2".to_string(), json!({"input": "hello world"}))],
+        "read-only s1 is not confirmed"
+    );
+    assert!(report
+        .step("s2")
+        .unwrap()
+        .error
+        .as_deref()
+        .unwrap()
+        .contains("the user declined to run writer"));
+}
+
+#[tokio::test]
+async fn cancelling_keeps_finished_steps_and_marks_running_ones_interrupted() {
+    let server = ScriptedServer::start();
+    let slow = TestTool::new("slow").sleeping(Duration::from_secs(30));
+    server.role("planner").reply(Reply::json(&plan_json(vec![
+        step("fast", Some("echo"), json!({"input": "x"}), &[]),
+        step("long", Some("slow"), json!({"input": "y"}), &[]),
+        step("after", Some("echo"), json!({"input": "{{long}}"}), &["long"]),
+    ])));
+    let a = agent(&server, registry(vec![TestTool::new("echo"), slow]));
+    let cancel = planexec::CancelToken::new();
+    let trigger = cancel.clone();
+    a.events().on_event(move |e| {
+        if matches!(e, Event::StepFinished { step_id, .. } if step_id == "fast") {
+            trigger.cancel();
+        }
+    });
+    let started = std::time::Instant::now();
+    let report = a.run_cancellable("t", None, &cancel).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "the 30 s step was dropped, not awaited"
+    );
+    assert_eq!(report.status, RunStatus::Interrupted);
+    assert_eq!(report.step("fast").unwrap().status, StepStatus::Succeeded);
+    assert_eq!(report.step("long").unwrap().status, StepStatus::Interrupted);
+    assert_eq!(report.step("after").unwrap().status, StepStatus::Pending);
+    assert!(server.requests_from("synthesizer").is_empty());
 }

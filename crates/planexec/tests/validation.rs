@@ -173,7 +173,7 @@ fn too_many_steps() {
 fn empty_plans_need_an_infeasible_reason() {
     assert_eq!(
         messages_of(json!({"goal": "g", "steps": []})),
-        ["the plan has no steps; an empty plan is only allowed with \"infeasible\" set to the reason the task cannot be done"]
+        ["the plan has no steps; an empty plan is only allowed with \"infeasible\" set to the reason the task cannot be done, or with \"questions\" for the user"]
     );
     assert!(errors_of(json!({"goal": "g", "steps": [], "infeasible": "no tool for that"})).is_empty());
 }
@@ -267,7 +267,15 @@ fn text_rendering_shows_waves_and_side_effects() {
         ),
     ]))
     .unwrap();
-    let text = plan::render_text(&p, &|t| tools.has_side_effects(t), &|_| None);
+    let notes = planexec::render::Annotations {
+        side_effect_tools: tools
+            .names()
+            .into_iter()
+            .filter(|t| tools.has_side_effects(t))
+            .collect(),
+        ..Default::default()
+    };
+    let text = planexec::render::text(&p, &notes);
     assert!(text.contains("wave 1 (in parallel)"), "{text}");
     assert!(text.contains("wave 2\n"), "{text}");
     assert!(
