@@ -1,87 +1,168 @@
-//! `planexec`: the command-line program. A thin shell over the `planexec` library:
-//! it parses flags, builds a provider, tools and an approver, prints events as
-//! the run goes, and prints the answer (or a JSON report).
+//! `planexec`: the command-line program. A thin shell over the `planexec`
+//! library: it reads configuration, builds a provider, tools and an approver,
+//! shows events as the run goes, and prints the answer (or a JSON report).
 
-use std::io::{BufRead, IsTerminal, Write};
-use std::path::PathBuf;
+mod config;
+mod display;
+mod review;
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
-use planexec::accounting::{Price, Pricing};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use planexec::llm::openai::{OpenAiCompatible, OpenAiConfig};
+use planexec::render::{self, Annotations, Format};
 use planexec::tools::{builtin, workspace::Workspace};
-use planexec::{Agent, Approval, Approver, AutoApprove, Event, ModelRef, Plan, Role, RunOptions, RunReport};
+use planexec::{Agent, Approver, AutoApprove, CancelToken, ModelRef, Plan, Role, RunReport, RunStatus, ToolRegistry};
+
+use config::{Config, Flags};
+use display::Display;
+use review::TerminalReviewer;
 
 /// Exit codes (documented in README.md).
 const EXIT_OK: u8 = 0;
 const EXIT_RUN_FAILED: u8 = 1;
 const EXIT_BAD_INPUT: u8 = 2;
+const EXIT_INTERRUPTED: u8 = 130;
 
 #[derive(Parser)]
 #[command(
     name = "planexec",
     version,
-    about = "A Plan-and-Execute agent: plans a task as a DAG of tool steps, then runs it."
+    about = "A Plan-and-Execute agent: plans a task as a DAG of tool steps, lets you review it, then runs it.",
+    after_help = "Examples:\n  planexec run \"Sum the numbers in data/prices.txt and write the total to total.txt\"\n  planexec plan \"Summarise README.md\" -o plan.json\n  planexec exec plan.json --yes\n  planexec plan \"...\" --format mermaid\n  planexec config show"
 )]
 struct Cli {
+    /// Print only the answer and errors.
+    #[arg(long, short = 'q', global = true)]
+    quiet: bool,
+    /// More log output (-v debug, -vv trace).
+    #[arg(long, short = 'v', action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Subcommand)]
 enum Command {
-    /// Plan a task, show the plan, execute it and print the answer.
+    /// Plan a task, review the plan, execute it and print the answer.
     #[command(
-        after_help = "Examples:\n  planexec run \"Sum the numbers in data/prices.txt and write the total to total.txt\" --yes\n  OPENAI_BASE_URL=http://localhost:11434/v1 planexec run \"List the files here\" --model qwen2.5-coder:1.5b --json --yes"
+        after_help = "Examples:\n  planexec run \"Sum the numbers in data/prices.txt and write the total to total.txt\"\n  planexec run \"List the files here\" --yes --json | jq .answer\n  OPENAI_BASE_URL=http://localhost:11434/v1 planexec run \"...\" --model qwen2.5-coder:1.5b --yes"
     )]
-    Run(RunArgs),
+    Run {
+        /// The task, in plain words.
+        task: String,
+        #[command(flatten)]
+        run: RunFlags,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
+    /// Plan a task and print (or save) the validated plan without running it.
+    #[command(
+        after_help = "Examples:\n  planexec plan \"Summarise README.md into summary.txt\" -o plan.json\n  planexec plan \"...\" --format mermaid > plan.mmd\n  planexec plan \"...\" --format dot | dot -Tpng > plan.png"
+    )]
+    Plan {
+        task: String,
+        /// Write the plan to this file (JSON unless --format says otherwise).
+        #[arg(long, short = 'o')]
+        output: Option<PathBuf>,
+        /// text, json, mermaid or dot.
+        #[arg(long, value_parser = parse_format)]
+        format: Option<Format>,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
+    /// Validate and run a plan from a file (the planner is only called to replan).
+    #[command(
+        after_help = "Examples:\n  planexec exec plan.json\n  planexec exec plan.json --yes --json --task \"what the plan is for\""
+    )]
+    Exec {
+        /// The plan file (JSON, as written by `planexec plan -o`).
+        plan: PathBuf,
+        /// The task the plan is for (default: the plan's goal).
+        #[arg(long)]
+        task: Option<String>,
+        #[command(flatten)]
+        run: RunFlags,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
+    /// Draw a plan file as text, json, mermaid or dot.
+    #[command(after_help = "Examples:\n  planexec render plan.json --format mermaid")]
+    Render {
+        plan: PathBuf,
+        #[arg(long, value_parser = parse_format, default_value = "text")]
+        format: Format,
+    },
+    /// The tools a plan may use.
+    Tools {
+        #[command(subcommand)]
+        command: ToolsCommand,
+    },
+    /// Configuration.
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
+    /// Print a shell completion script.
+    #[command(
+        after_help = "Examples:\n  planexec completions bash > ~/.local/share/bash-completion/completions/planexec\n  planexec completions zsh > ~/.zfunc/_planexec\n  planexec completions fish > ~/.config/fish/completions/planexec.fish"
+    )]
+    Completions { shell: clap_complete::Shell },
 }
 
+#[derive(Subcommand)]
+enum ToolsCommand {
+    /// List every available tool with its effect class.
+    #[command(after_help = "Examples:\n  planexec tools list")]
+    List {
+        #[arg(long, default_value = ".")]
+        workspace: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum ConfigCommand {
+    /// Print the effective configuration and where each value came from (secrets hidden).
+    #[command(after_help = "Examples:\n  planexec config show\n  planexec config show --workspace ~/project")]
+    Show {
+        #[arg(long, default_value = ".")]
+        workspace: PathBuf,
+    },
+}
+
+fn parse_format(s: &str) -> Result<Format, String> {
+    s.parse()
+}
+
+/// Flags of commands that execute a plan.
 #[derive(Args)]
-struct RunArgs {
-    /// The task, in plain words.
-    task: String,
-    #[command(flatten)]
-    provider: ProviderArgs,
-    /// Folder the file tools may use; nothing outside it is touched.
-    #[arg(long, default_value = ".")]
-    workspace: PathBuf,
+struct RunFlags {
     /// Approve the plan without asking.
     #[arg(long, short = 'y')]
     yes: bool,
     /// Print one JSON report on stdout instead of the answer.
     #[arg(long)]
     json: bool,
-    /// Most steps a plan may have.
-    #[arg(long, default_value_t = 8)]
-    max_steps: usize,
-    /// Most replans after failures.
-    #[arg(long, default_value_t = 2)]
-    max_replans: u32,
-    /// Most steps running at once.
-    #[arg(long, default_value_t = 4)]
-    parallelism: usize,
-    /// Time limit of one step (and of one model request), in seconds.
-    #[arg(long, default_value_t = 120.0)]
-    timeout: f64,
-    /// Price of a model in USD per million tokens: MODEL=INPUT,OUTPUT (repeatable).
-    #[arg(long = "price", value_name = "MODEL=IN,OUT")]
-    prices: Vec<String>,
+    /// Ask again right before each step with side effects, showing its arguments.
+    #[arg(long)]
+    confirm_writes: bool,
 }
 
+/// Provider, model, limit and workspace flags shared by the commands that call a model.
 #[derive(Args)]
-struct ProviderArgs {
-    /// Base URL of an OpenAI-compatible server (e.g. http://localhost:11434/v1 for Ollama).
-    #[arg(long, env = "OPENAI_BASE_URL")]
+struct CommonArgs {
+    /// Base URL of an OpenAI-compatible server [env: OPENAI_BASE_URL].
+    #[arg(long)]
     base_url: Option<String>,
-    /// API key for the provider.
-    #[arg(long, env = "OPENAI_API_KEY", hide_env_values = true)]
+    /// API key [env: OPENAI_API_KEY].
+    #[arg(long)]
     api_key: Option<String>,
-    /// Model for every role unless a role has its own.
-    #[arg(long, env = "PLANEXEC_MODEL", default_value = "gpt-4o-mini")]
-    model: String,
+    /// Model for every role unless a role has its own [env: PLANEXEC_MODEL] [default: gpt-4o-mini].
+    #[arg(long)]
+    model: Option<String>,
     #[arg(long, value_name = "MODEL")]
     planner_model: Option<String>,
     #[arg(long, value_name = "MODEL")]
@@ -90,10 +171,53 @@ struct ProviderArgs {
     replanner_model: Option<String>,
     #[arg(long, value_name = "MODEL")]
     synthesizer_model: Option<String>,
+    /// Folder the file tools may use; nothing outside it is touched.
+    #[arg(long, default_value = ".")]
+    workspace: PathBuf,
+    /// Most steps a plan may have [default: 8].
+    #[arg(long)]
+    max_steps: Option<usize>,
+    /// Most replans after failures [default: 2].
+    #[arg(long)]
+    max_replans: Option<u32>,
+    /// Most steps running at once [default: 4].
+    #[arg(long)]
+    parallelism: Option<usize>,
+    /// Time limit of one step (and of one model request), in seconds [default: 120].
+    #[arg(long)]
+    timeout: Option<f64>,
+    /// Price of a model in USD per million tokens: MODEL=INPUT,OUTPUT (repeatable; * for any model).
+    #[arg(long = "price", value_name = "MODEL=IN,OUT")]
+    prices: Vec<String>,
+}
+
+impl CommonArgs {
+    fn flags(&self) -> Flags {
+        Flags {
+            base_url: self.base_url.clone(),
+            api_key: self.api_key.clone(),
+            model: self.model.clone(),
+            planner_model: self.planner_model.clone(),
+            executor_model: self.executor_model.clone(),
+            replanner_model: self.replanner_model.clone(),
+            synthesizer_model: self.synthesizer_model.clone(),
+            max_steps: self.max_steps,
+            max_replans: self.max_replans,
+            parallelism: self.parallelism,
+            timeout: self.timeout,
+            prices: self.prices.clone(),
+        }
+    }
 }
 
 /// A problem with what the user asked for: exit code 2.
 struct BadInput(String);
+
+impl From<String> for BadInput {
+    fn from(s: String) -> BadInput {
+        BadInput(s)
+    }
+}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -104,12 +228,7 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_RUN_FAILED);
         }
     };
-    let result = runtime.block_on(async {
-        match cli.command {
-            Command::Run(args) => run(args).await,
-        }
-    });
-    match result {
+    match runtime.block_on(dispatch(cli)) {
         Ok(code) => ExitCode::from(code),
         Err(BadInput(message)) => {
             eprintln!("error: {message}");
@@ -118,210 +237,333 @@ fn main() -> ExitCode {
     }
 }
 
-fn parse_prices(specs: &[String]) -> Result<Pricing, BadInput> {
-    let mut pricing = Pricing::default();
-    for spec in specs {
-        let bad = || {
-            BadInput(format!("--price `{spec}` should look like MODEL=INPUT,OUTPUT in USD per million tokens, e.g. gpt-4o-mini=0.15,0.60"))
-        };
-        let (model, rest) = spec.split_once('=').ok_or_else(bad)?;
-        let (input, output) = rest.split_once(',').ok_or_else(bad)?;
-        let price = Price {
-            input_per_million: input.trim().parse().map_err(|_| bad())?,
-            output_per_million: output.trim().parse().map_err(|_| bad())?,
-        };
-        if model == "*" {
-            pricing.default = Some(price);
-        } else {
-            pricing.models.insert(model.to_string(), price);
-        }
-    }
-    Ok(pricing)
+fn init_logging(verbose: u8, display: &Arc<Display>) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "planexec=debug,info",
+        _ => "planexec=trace,debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("PLANEXEC_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(display::LogWriter(display.clone()))
+        .with_target(false)
+        .without_time()
+        .try_init();
 }
 
-fn build_agent(args: &RunArgs, approver: Arc<dyn Approver>) -> Result<Agent, BadInput> {
-    let p = &args.provider;
-    if p.base_url.is_none() && p.api_key.as_deref().unwrap_or("").is_empty() {
+async fn dispatch(cli: Cli) -> Result<u8, BadInput> {
+    let quiet = cli.quiet;
+    match cli.command {
+        Command::Run { task, run, common } => execute(task, None, run, common, quiet, cli.verbose).await,
+        Command::Exec {
+            plan,
+            task,
+            run,
+            common,
+        } => {
+            let loaded = read_plan_file(&plan)?;
+            let task = task.unwrap_or_else(|| loaded.goal.clone());
+            execute(task, Some((plan, loaded)), run, common, quiet, cli.verbose).await
+        }
+        Command::Plan {
+            task,
+            output,
+            format,
+            common,
+        } => plan_only(task, output, format, common, quiet, cli.verbose).await,
+        Command::Render { plan, format } => {
+            let loaded = read_plan_file(&plan)?;
+            let tools = builtin::registry(Workspace::new(".").map_err(|e| BadInput(e.to_string()))?);
+            print!("{}", render::render(&loaded, format, &annotations(&tools)));
+            Ok(EXIT_OK)
+        }
+        Command::Tools {
+            command: ToolsCommand::List { workspace },
+        } => {
+            let config = Config::load(&workspace, &Flags::default())?;
+            let tools = tools(&workspace, &config)?;
+            for entry in tools.entries() {
+                let t = &entry.tool;
+                let effect = serde_json::to_value(t.effect()).unwrap_or_default();
+                println!(
+                    "{:<12} {:<18} {}",
+                    t.name(),
+                    effect.as_str().unwrap_or(""),
+                    t.description()
+                );
+            }
+            Ok(EXIT_OK)
+        }
+        Command::Config {
+            command: ConfigCommand::Show { workspace },
+        } => {
+            let config = Config::load(&workspace, &Flags::default())?;
+            print!("{}", config.show());
+            if config.files.is_empty() {
+                eprintln!(
+                    "(no config file found: looked for {} and {})",
+                    workspace.join("planexec.toml").display(),
+                    config::user_config_path()
+                        .map(|p| p.display().to_string())
+                        .unwrap_or_default()
+                );
+            }
+            Ok(EXIT_OK)
+        }
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "planexec", &mut std::io::stdout());
+            Ok(EXIT_OK)
+        }
+    }
+}
+
+/// Read and parse a plan file; errors name the file and, for malformed JSON, the position.
+fn read_plan_file(path: &Path) -> Result<Plan, BadInput> {
+    let text = std::fs::read_to_string(path).map_err(|e| BadInput(format!("cannot read {}: {e}", path.display())))?;
+    planexec::plan::parse_plan_file(&text).map_err(|e| BadInput(format!("{}: {e}", path.display())))
+}
+
+fn tools(workspace: &Path, config: &Config) -> Result<ToolRegistry, BadInput> {
+    let ws = Workspace::new(workspace).map_err(|e| BadInput(e.to_string()))?;
+    let mut tools = builtin::registry(ws);
+    for name in config.disabled_tools() {
+        if !tools.remove(&name) {
+            return Err(BadInput(format!(
+                "tools.disabled names `{name}`, which is not a tool (tools: {})",
+                tools.names().join(", ")
+            )));
+        }
+    }
+    Ok(tools)
+}
+
+fn annotations(tools: &ToolRegistry) -> Annotations<'static> {
+    Annotations {
+        side_effect_tools: tools
+            .names()
+            .into_iter()
+            .filter(|t| tools.has_side_effects(t))
+            .collect(),
+        ..Annotations::default()
+    }
+}
+
+/// An agent from the effective configuration.
+fn build_agent(
+    config: &Config,
+    tools: ToolRegistry,
+    approver: Arc<dyn Approver>,
+    confirm_writes: bool,
+) -> Result<Agent, BadInput> {
+    match config.get("provider").unwrap_or("openai-compatible") {
+        "openai-compatible" | "openai" => {}
+        other => {
+            return Err(BadInput(format!(
+                "provider `{other}` (from {}) is not supported; use openai-compatible",
+                config
+                    .entry("provider")
+                    .map(|e| e.source.to_string())
+                    .unwrap_or_default()
+            )))
+        }
+    }
+    let base_url = config.get("base_url").map(str::to_string);
+    let api_key = config.get("api_key").filter(|k| !k.is_empty()).map(str::to_string);
+    if base_url.is_none() && api_key.is_none() {
         return Err(BadInput(
             "no model provider is configured: set OPENAI_API_KEY (or --api-key) to use OpenAI, or --base-url / OPENAI_BASE_URL for an OpenAI-compatible server such as Ollama (http://localhost:11434/v1)".to_string(),
         ));
     }
-    if !(args.timeout > 0.0 && args.timeout.is_finite()) {
-        return Err(BadInput(format!(
-            "--timeout must be a positive number of seconds, not {}",
-            args.timeout
-        )));
-    }
-    if args.parallelism == 0 || args.max_steps == 0 {
-        return Err(BadInput("--parallelism and --max-steps must be at least 1".to_string()));
-    }
-    let timeout = Duration::from_secs_f64(args.timeout);
+    let options = planexec::RunOptions {
+        confirm_side_effects: confirm_writes,
+        ..config.run_options()?
+    };
     let provider = OpenAiCompatible::new(OpenAiConfig {
-        base_url: p.base_url.clone().unwrap_or_else(|| OpenAiConfig::default().base_url),
-        api_key: p.api_key.clone(),
-        timeout,
+        base_url: base_url.unwrap_or_else(|| OpenAiConfig::default().base_url),
+        api_key,
+        timeout: options.step_timeout,
         ..OpenAiConfig::default()
     })
     .map_err(|e| BadInput(e.to_string()))?;
     let provider: Arc<dyn planexec::ChatModel> = Arc::new(provider);
-    let workspace = Workspace::new(&args.workspace).map_err(|e| BadInput(e.to_string()))?;
-    let options = RunOptions {
-        max_steps: args.max_steps,
-        max_replans: args.max_replans,
-        parallelism: args.parallelism,
-        step_timeout: timeout,
-        ..RunOptions::default()
-    };
-    let mut builder = Agent::builder(provider.clone(), p.model.clone())
-        .tools(builtin::registry(workspace))
+    let model = config.get("model").unwrap_or("gpt-4o-mini").to_string();
+    let mut builder = Agent::builder(provider.clone(), model)
+        .tools(tools)
         .options(options)
-        .pricing(parse_prices(&args.prices)?)
+        .pricing(config.pricing()?)
         .approver(approver);
-    for (role, model) in [
-        (Role::Planner, &p.planner_model),
-        (Role::Executor, &p.executor_model),
-        (Role::Replanner, &p.replanner_model),
-        (Role::Synthesizer, &p.synthesizer_model),
-    ] {
-        if let Some(model) = model {
-            builder = builder.role_model(role, ModelRef::new(provider.clone(), model.clone()));
+    for role in Role::ALL {
+        if let Some(model) = config.role_model(role.as_str()) {
+            builder = builder.role_model(role, ModelRef::new(provider.clone(), model));
         }
     }
     Ok(builder.build())
 }
 
-async fn run(args: RunArgs) -> Result<u8, BadInput> {
+fn side_effect_tools(tools: &ToolRegistry) -> Vec<String> {
+    annotations(tools).side_effect_tools
+}
+
+/// `run` and `exec`: plan (unless given), review, execute, answer.
+async fn execute(
+    task: String,
+    given: Option<(PathBuf, Plan)>,
+    flags: RunFlags,
+    common: CommonArgs,
+    quiet: bool,
+    verbose: u8,
+) -> Result<u8, BadInput> {
+    let interactive = std::io::stdin().is_terminal();
     // Never hang waiting for an answer nobody can give, and never assume yes.
-    let approver: Arc<dyn Approver> = if args.yes {
-        Arc::new(AutoApprove)
-    } else if std::io::stdin().is_terminal() {
-        Arc::new(TerminalApprover)
-    } else {
+    if !flags.yes && !interactive {
         return Err(BadInput(
             "the plan needs your approval, but standard input is not a terminal; pass --yes to approve it without asking".to_string(),
         ));
-    };
-    let agent = build_agent(&args, approver)?;
-    let tools = agent.tools();
-    let side_effects: Vec<String> = tools
-        .names()
-        .into_iter()
-        .filter(|n| tools.has_side_effects(n))
-        .collect();
-    agent.events().on_event(move |event| print_event(event, &side_effects));
+    }
+    if flags.confirm_writes && !interactive {
+        return Err(BadInput(
+            "--confirm-writes asks before each step with side effects, but standard input is not a terminal"
+                .to_string(),
+        ));
+    }
+    let config = Config::load(&common.workspace, &common.flags())?;
+    let tools = tools(&common.workspace, &config)?;
+    let display = Display::new(quiet, side_effect_tools(&tools));
+    init_logging(verbose, &display);
 
-    let report = agent.run(&args.task).await;
-    print_outcome(&report, args.json);
-    Ok(if report.succeeded() { EXIT_OK } else { EXIT_RUN_FAILED })
+    if let Some((path, plan)) = &given {
+        let options = config.run_options()?;
+        planexec::plan::validate(plan, &tools, &options.plan_limits())
+            .map_err(|e| BadInput(format!("{} is not a valid plan:\n{e}", path.display())))?;
+    }
+
+    let approver: Arc<dyn Approver> = if flags.yes && !flags.confirm_writes {
+        Arc::new(AutoApprove)
+    } else {
+        Arc::new(YesOrAsk {
+            approve_plan: flags.yes,
+            terminal: TerminalReviewer {
+                display: display.clone(),
+            },
+        })
+    };
+    let agent = build_agent(&config, tools, approver, flags.confirm_writes)?;
+    let sink = display.clone();
+    agent.events().on_event(move |event| sink.handle(event));
+
+    let cancel = CancelToken::new();
+    let on_signal = cancel.clone();
+    let signal_display = display.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_signal.cancel();
+            signal_display.println("interrupting: cancelling the running steps (Ctrl-C again to quit at once)");
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(EXIT_INTERRUPTED as i32);
+            }
+        }
+    });
+
+    let report = agent.run_cancellable(&task, given.map(|(_, p)| p), &cancel).await;
+    finish(&display, &report, flags.json);
+    Ok(match report.status {
+        RunStatus::Succeeded => EXIT_OK,
+        RunStatus::Interrupted => EXIT_INTERRUPTED,
+        _ => EXIT_RUN_FAILED,
+    })
 }
 
-fn print_event(event: &Event, side_effects: &[String]) {
-    let mut err = std::io::stderr().lock();
-    let _ = match event {
-        Event::PlanProposed { version, plan } => {
-            let fx = |tool: &str| side_effects.iter().any(|t| t == tool);
-            let header = if *version == 1 {
-                String::new()
-            } else {
-                format!("(plan version {version})\n")
-            };
-            write!(err, "{header}{}", planexec::plan::render_text(plan, &fx, &|_| None))
-        }
-        Event::PlanRejectedByValidation { attempt, errors } => {
-            writeln!(err, "! plan attempt {attempt} was unusable, asking again:\n{errors}")
-        }
-        Event::StepStarted { step_id, tool } => {
-            writeln!(err, "> {step_id} started ({})", tool.as_deref().unwrap_or("reasoning"))
-        }
-        Event::StepRetried {
-            step_id,
-            attempt,
-            error,
-            delay_ms,
-        } => writeln!(err, "~ {step_id} retry (attempt {attempt}) in {delay_ms} ms: {error}"),
-        Event::StepFinished {
-            step_id,
-            elapsed_ms,
-            summary,
-        } => writeln!(err, "+ {step_id} done in {elapsed_ms} ms: {summary}"),
-        Event::StepFailed {
-            step_id,
-            elapsed_ms,
-            error,
-        } => writeln!(err, "x {step_id} failed after {elapsed_ms} ms: {error}"),
-        Event::Replanned {
-            version,
-            reason,
-            replans,
-        } => {
-            writeln!(err, "* replan {replans} (plan version {version}): {reason}")
-        }
-        _ => Ok(()),
-    };
-}
-
-fn print_outcome(report: &RunReport, json: bool) {
+fn finish(display: &Display, report: &RunReport, json: bool) {
     if json {
         println!("{}", serde_json::to_string_pretty(report).unwrap_or_default());
     } else if let Some(answer) = &report.answer {
         println!("{answer}");
     }
-    let mut err = std::io::stderr().lock();
-    if let Some(error) = &report.error {
-        let _ = writeln!(err, "run {} {}: {error}", report.run_id, report.status.as_str());
+    display.summary(report);
+    if report.status == RunStatus::Interrupted {
+        let finished = report.steps.iter().filter(|s| s.succeeded()).count();
+        display.println(&format!(
+            "{finished} step(s) had finished and are in the report. Runs cannot be resumed yet: run the task again (or save its plan with `planexec plan -o` and `planexec exec` it)."
+        ));
     }
-    let _ = writeln!(err, "{}", usage_summary(report));
 }
 
-fn usage_summary(report: &RunReport) -> String {
-    let mut out = format!(
-        "{:<12} {:>5} {:>10} {:>10} {:>10} {:>9}\n",
-        "role", "calls", "prompt", "completion", "cost", "time"
-    );
-    let cost = |c: Option<f64>| c.map(|c| format!("${c:.4}")).unwrap_or_else(|| "-".to_string());
-    for role in Role::ALL {
-        let u = report.usage.role(role);
-        if u.calls > 0 {
-            out.push_str(&format!(
-                "{:<12} {:>5} {:>10} {:>10} {:>10} {:>8.1}s\n",
-                role.as_str(),
-                u.calls,
-                u.prompt_tokens,
-                u.completion_tokens,
-                cost(u.cost),
-                u.latency_ms as f64 / 1000.0
-            ));
-        }
-    }
-    let t = report.usage.total();
-    out.push_str(&format!(
-        "{:<12} {:>5} {:>10} {:>10} {:>10} {:>8.1}s wall",
-        "total",
-        t.calls,
-        t.prompt_tokens,
-        t.completion_tokens,
-        cost(t.cost),
-        report.elapsed_ms as f64 / 1000.0
-    ));
-    out
+/// `--yes` with `--confirm-writes`: approve the plan, still confirm each write.
+struct YesOrAsk {
+    approve_plan: bool,
+    terminal: TerminalReviewer,
 }
-
-/// Asks on the terminal whether to run the plan (it was just printed).
-struct TerminalApprover;
 
 #[async_trait::async_trait]
-impl Approver for TerminalApprover {
-    async fn review(&self, _plan: &Plan) -> Approval {
-        let answer = tokio::task::spawn_blocking(|| {
-            eprint!("Run this plan? [y/N] ");
-            let _ = std::io::stderr().flush();
-            let mut line = String::new();
-            std::io::stdin().lock().read_line(&mut line).map(|_| line)
-        })
-        .await;
-        match answer {
-            Ok(Ok(line)) if matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes") => Approval::Approve,
-            _ => Approval::Reject,
+impl Approver for YesOrAsk {
+    async fn review(&self, plan: &Plan, check: planexec::policy::PlanCheck<'_>) -> planexec::Approval {
+        if self.approve_plan {
+            planexec::Approval::Approve
+        } else {
+            self.terminal.review(plan, check).await
         }
     }
+    fn can_answer_questions(&self) -> bool {
+        !self.approve_plan
+    }
+    async fn answer_questions(&self, questions: &[String]) -> Option<Vec<String>> {
+        self.terminal.answer_questions(questions).await
+    }
+    async fn confirm_step(&self, step: &planexec::Step, args: &serde_json::Value) -> bool {
+        self.terminal.confirm_step(step, args).await
+    }
+}
+
+/// `plan`: plan and validate, then print or save.
+async fn plan_only(
+    task: String,
+    output: Option<PathBuf>,
+    format: Option<Format>,
+    common: CommonArgs,
+    quiet: bool,
+    verbose: u8,
+) -> Result<u8, BadInput> {
+    let config = Config::load(&common.workspace, &common.flags())?;
+    let tools = tools(&common.workspace, &config)?;
+    let notes = annotations(&tools);
+    let display = Display::new(quiet, notes.side_effect_tools.clone());
+    init_logging(verbose, &display);
+    // Questions can be answered only on a terminal; otherwise the planner states assumptions.
+    let approver: Arc<dyn Approver> = if std::io::stdin().is_terminal() {
+        Arc::new(TerminalReviewer {
+            display: display.clone(),
+        })
+    } else {
+        Arc::new(AutoApprove)
+    };
+    let agent = build_agent(&config, tools, approver, false)?;
+    let sink = display.clone();
+    agent.events().on_event(move |event| {
+        if !matches!(event, planexec::Event::PlanProposed { .. }) {
+            sink.handle(event)
+        }
+    });
+    let plan = match agent.plan(&task).await {
+        Ok(plan) => plan,
+        Err(e) => {
+            display.println(&format!("error: {e}"));
+            return Ok(EXIT_RUN_FAILED);
+        }
+    };
+    match output {
+        Some(path) => {
+            let text = render::render(&plan, format.unwrap_or(Format::Json), &notes);
+            std::fs::write(&path, text).map_err(|e| BadInput(format!("cannot write {}: {e}", path.display())))?;
+            display.info(display.render_plan(&plan).trim_end());
+            display.info(&format!("wrote the plan to {}", path.display()));
+        }
+        None => print!("{}", render::render(&plan, format.unwrap_or(Format::Text), &notes)),
+    }
+    Ok(if plan.infeasible.is_some() {
+        EXIT_RUN_FAILED
+    } else {
+        EXIT_OK
+    })
 }

@@ -96,7 +96,7 @@ fn run_json_prints_one_complete_report() {
     assert!((report["usage"]["planner"]["cost"].as_f64().unwrap() - 0.00014).abs() < 1e-12);
     assert_eq!(std::fs::read_to_string(dir.path().join("total.txt")).unwrap(), "15");
     // Progress and the usage summary go to stderr, never into the JSON.
-    assert!(stderr.contains("+ s2 done in"), "{stderr}");
+    assert!(stderr.contains("✓ s2 ") && stderr.contains(" ms 15"), "{stderr}");
     assert!(
         stderr.contains("write_file(path=\"total.txt\", content=\"{{s2}}\") !"),
         "side effects are marked: {stderr}"
@@ -187,7 +187,7 @@ fn bad_flags_are_bad_input() {
         run(planexec(dir.path()).args(["run", "t", "--yes", "--base-url", "http://x/v1", "--price", "oops"]));
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr.contains("--price `oops` should look like MODEL=INPUT,OUTPUT"),
+        stderr.contains("price for `oops` (from flag --price) should be INPUT,OUTPUT"),
         "{stderr}"
     );
     let (out, _, stderr) = run(planexec(dir.path()).args([

@@ -168,6 +168,11 @@ impl ToolRegistry {
         Ok(self)
     }
 
+    /// Remove a tool; `false` if there was none of that name.
+    pub fn remove(&mut self, name: &str) -> bool {
+        self.tools.remove(name).is_some()
+    }
+
     pub fn get(&self, name: &str) -> Option<&ToolEntry> {
         self.tools.get(name)
     }

@@ -1,0 +1,382 @@
+//! Layered configuration with the source of every value.
+//!
+//! Layers, lowest precedence first: built-in defaults, `planexec.toml` in the
+//! workspace, `config.toml` in the user's config folder
+//! (`$XDG_CONFIG_HOME/planexec/`, usually `~/.config/planexec/`), environment
+//! variables, then command-line flags. Unknown keys are errors naming the key
+//! and the file. `planexec config show` prints each effective value with where
+//! it came from; secrets are never printed.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use planexec::accounting::{Price, Pricing};
+use planexec::RunOptions;
+use serde::Deserialize;
+
+/// Where a value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    Default,
+    File(PathBuf),
+    Env(&'static str),
+    Flag(&'static str),
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Default => f.write_str("default"),
+            Source::File(p) => write!(f, "{}", p.display()),
+            Source::Env(v) => write!(f, "env {v}"),
+            Source::Flag(name) => write!(f, "flag --{name}"),
+        }
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    provider: Option<String>,
+    base_url: Option<String>,
+    api_key: Option<String>,
+    model: Option<String>,
+    models: Option<RoleModels>,
+    prices: Option<BTreeMap<String, PriceEntry>>,
+    limits: Option<Limits>,
+    tools: Option<ToolsSection>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RoleModels {
+    planner: Option<String>,
+    executor: Option<String>,
+    replanner: Option<String>,
+    synthesizer: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PriceEntry {
+    input: f64,
+    output: f64,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Limits {
+    max_steps: Option<i64>,
+    max_replans: Option<i64>,
+    parallelism: Option<i64>,
+    timeout: Option<f64>,
+    tool_retries: Option<i64>,
+    executor_turns: Option<i64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolsSection {
+    disabled: Option<Vec<String>>,
+}
+
+/// One configuration value as text, with its source.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub value: String,
+    pub source: Source,
+    pub secret: bool,
+}
+
+/// Values given on the command line (the top layer).
+#[derive(Debug, Default, Clone)]
+pub struct Flags {
+    pub base_url: Option<String>,
+    pub api_key: Option<String>,
+    pub model: Option<String>,
+    pub planner_model: Option<String>,
+    pub executor_model: Option<String>,
+    pub replanner_model: Option<String>,
+    pub synthesizer_model: Option<String>,
+    pub max_steps: Option<usize>,
+    pub max_replans: Option<u32>,
+    pub parallelism: Option<usize>,
+    pub timeout: Option<f64>,
+    pub prices: Vec<String>,
+}
+
+/// The effective configuration: every key with its value and source.
+#[derive(Debug, Default)]
+pub struct Config {
+    entries: BTreeMap<String, Entry>,
+    /// Files that were read, in order.
+    pub files: Vec<PathBuf>,
+}
+
+/// Every key a configuration may set, with its default (`None`: unset).
+const KEYS: &[(&str, Option<&str>)] = &[
+    ("provider", Some("openai-compatible")),
+    ("base_url", None),
+    ("api_key", None),
+    ("model", Some("gpt-4o-mini")),
+    ("models.planner", None),
+    ("models.executor", None),
+    ("models.replanner", None),
+    ("models.synthesizer", None),
+    ("limits.max_steps", Some("8")),
+    ("limits.max_replans", Some("2")),
+    ("limits.parallelism", Some("4")),
+    ("limits.timeout", Some("120")),
+    ("limits.tool_retries", Some("2")),
+    ("limits.executor_turns", Some("4")),
+    ("tools.disabled", Some("")),
+];
+
+/// Environment variables and the key each sets.
+const ENV: &[(&str, &str)] = &[
+    ("PLANEXEC_PROVIDER", "provider"),
+    ("OPENAI_BASE_URL", "base_url"),
+    ("OPENAI_API_KEY", "api_key"),
+    ("PLANEXEC_MODEL", "model"),
+    ("PLANEXEC_PLANNER_MODEL", "models.planner"),
+    ("PLANEXEC_EXECUTOR_MODEL", "models.executor"),
+    ("PLANEXEC_REPLANNER_MODEL", "models.replanner"),
+    ("PLANEXEC_SYNTHESIZER_MODEL", "models.synthesizer"),
+    ("PLANEXEC_MAX_STEPS", "limits.max_steps"),
+    ("PLANEXEC_MAX_REPLANS", "limits.max_replans"),
+    ("PLANEXEC_PARALLELISM", "limits.parallelism"),
+    ("PLANEXEC_TIMEOUT", "limits.timeout"),
+];
+
+/// The user's config file: `$XDG_CONFIG_HOME/planexec/config.toml` (or the platform's equivalent).
+pub fn user_config_path() -> Option<PathBuf> {
+    dirs::config_dir().map(|d| d.join("planexec").join("config.toml"))
+}
+
+impl Config {
+    /// Read every layer. `workspace` is where `planexec.toml` is looked for.
+    pub fn load(workspace: &Path, flags: &Flags) -> Result<Config, String> {
+        let mut config = Config::default();
+        for (key, default) in KEYS {
+            if let Some(v) = default {
+                config.set(key, v.to_string(), Source::Default);
+            }
+        }
+        let mut files = vec![workspace.join("planexec.toml")];
+        files.extend(user_config_path());
+        for path in files {
+            if path.is_file() {
+                config.read_file(&path)?;
+            }
+        }
+        for (var, key) in ENV {
+            if let Ok(v) = std::env::var(var) {
+                if !v.is_empty() {
+                    config.set(key, v, Source::Env(var));
+                }
+            }
+        }
+        config.apply_flags(flags);
+        Ok(config)
+    }
+
+    fn set(&mut self, key: &str, value: String, source: Source) {
+        let secret = key == "api_key";
+        self.entries.insert(key.to_string(), Entry { value, source, secret });
+    }
+
+    fn read_file(&mut self, path: &Path) -> Result<(), String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let file: FileConfig =
+            toml::from_str(&text).map_err(|e| format!("{}: {}", path.display(), e.to_string().trim_end()))?;
+        let src = || Source::File(path.to_path_buf());
+        let mut put = |key: &str, value: Option<String>| {
+            if let Some(v) = value {
+                self.set(key, v, src());
+            }
+        };
+        put("provider", file.provider);
+        put("base_url", file.base_url);
+        put("api_key", file.api_key);
+        put("model", file.model);
+        let models = file.models.unwrap_or_default();
+        put("models.planner", models.planner);
+        put("models.executor", models.executor);
+        put("models.replanner", models.replanner);
+        put("models.synthesizer", models.synthesizer);
+        let limits = file.limits.unwrap_or_default();
+        put("limits.max_steps", limits.max_steps.map(|v| v.to_string()));
+        put("limits.max_replans", limits.max_replans.map(|v| v.to_string()));
+        put("limits.parallelism", limits.parallelism.map(|v| v.to_string()));
+        put("limits.timeout", limits.timeout.map(|v| v.to_string()));
+        put("limits.tool_retries", limits.tool_retries.map(|v| v.to_string()));
+        put("limits.executor_turns", limits.executor_turns.map(|v| v.to_string()));
+        put(
+            "tools.disabled",
+            file.tools.and_then(|t| t.disabled).map(|d| d.join(",")),
+        );
+        for (model, price) in file.prices.unwrap_or_default() {
+            put(
+                &format!("prices.{model}"),
+                Some(format!("{},{}", price.input, price.output)),
+            );
+        }
+        self.files.push(path.to_path_buf());
+        Ok(())
+    }
+
+    fn apply_flags(&mut self, f: &Flags) {
+        let pairs: [(&'static str, &str, Option<String>); 11] = [
+            ("base-url", "base_url", f.base_url.clone()),
+            ("api-key", "api_key", f.api_key.clone()),
+            ("model", "model", f.model.clone()),
+            ("planner-model", "models.planner", f.planner_model.clone()),
+            ("executor-model", "models.executor", f.executor_model.clone()),
+            ("replanner-model", "models.replanner", f.replanner_model.clone()),
+            ("synthesizer-model", "models.synthesizer", f.synthesizer_model.clone()),
+            ("max-steps", "limits.max_steps", f.max_steps.map(|v| v.to_string())),
+            (
+                "max-replans",
+                "limits.max_replans",
+                f.max_replans.map(|v| v.to_string()),
+            ),
+            (
+                "parallelism",
+                "limits.parallelism",
+                f.parallelism.map(|v| v.to_string()),
+            ),
+            ("timeout", "limits.timeout", f.timeout.map(|v| v.to_string())),
+        ];
+        for (flag, key, value) in pairs {
+            if let Some(v) = value {
+                self.set(key, v, Source::Flag(flag));
+            }
+        }
+        for spec in &f.prices {
+            if let Some((model, rest)) = spec.split_once('=') {
+                self.set(&format!("prices.{model}"), rest.to_string(), Source::Flag("price"));
+            } else {
+                // Kept so `pricing()` reports the malformed value.
+                self.set(&format!("prices.{spec}"), String::new(), Source::Flag("price"));
+            }
+        }
+    }
+
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.entries.get(key).map(|e| e.value.as_str())
+    }
+
+    pub fn entry(&self, key: &str) -> Option<&Entry> {
+        self.entries.get(key)
+    }
+
+    /// The model of a role (falls back to `model`).
+    pub fn role_model(&self, role: &str) -> Option<&str> {
+        self.get(&format!("models.{role}"))
+    }
+
+    fn number<T: std::str::FromStr>(&self, key: &str) -> Result<T, String> {
+        let entry = self.entries.get(key).ok_or_else(|| format!("{key} is not set"))?;
+        entry.value.trim().parse().map_err(|_| {
+            format!(
+                "{key} = `{}` (from {}) is not a valid number",
+                entry.value, entry.source
+            )
+        })
+    }
+
+    /// The run limits, checked.
+    pub fn run_options(&self) -> Result<RunOptions, String> {
+        let positive = |key: &str, v: i64| {
+            if v >= 1 {
+                Ok(v)
+            } else {
+                Err(format!("{key} must be at least 1 (from {})", self.entries[key].source))
+            }
+        };
+        let timeout: f64 = self.number("limits.timeout")?;
+        if !(timeout > 0.0 && timeout.is_finite()) {
+            return Err(format!(
+                "limits.timeout must be a positive number of seconds, not {timeout} (from {})",
+                self.entries["limits.timeout"].source
+            ));
+        }
+        let non_negative = |key: &str, v: i64| {
+            if v >= 0 {
+                Ok(v)
+            } else {
+                Err(format!("{key} cannot be negative (from {})", self.entries[key].source))
+            }
+        };
+        Ok(RunOptions {
+            max_steps: positive("limits.max_steps", self.number("limits.max_steps")?)? as usize,
+            max_replans: non_negative("limits.max_replans", self.number("limits.max_replans")?)? as u32,
+            parallelism: positive("limits.parallelism", self.number("limits.parallelism")?)? as usize,
+            step_timeout: Duration::from_secs_f64(timeout),
+            tool_retries: non_negative("limits.tool_retries", self.number("limits.tool_retries")?)? as u32,
+            executor_max_turns: non_negative("limits.executor_turns", self.number("limits.executor_turns")?)? as u32,
+            ..RunOptions::default()
+        })
+    }
+
+    /// Prices from `prices.MODEL` keys (`*` for any model).
+    pub fn pricing(&self) -> Result<Pricing, String> {
+        let mut pricing = Pricing::default();
+        for (key, entry) in self.entries.range("prices.".to_string()..) {
+            let Some(model) = key.strip_prefix("prices.") else {
+                break;
+            };
+            let bad = || {
+                format!(
+                    "price for `{model}` (from {}) should be INPUT,OUTPUT in USD per million tokens, e.g. {model}=0.15,0.60",
+                    entry.source
+                )
+            };
+            let (input, output) = entry.value.split_once(',').ok_or_else(bad)?;
+            let price = Price {
+                input_per_million: input.trim().parse().map_err(|_| bad())?,
+                output_per_million: output.trim().parse().map_err(|_| bad())?,
+            };
+            if model == "*" {
+                pricing.default = Some(price);
+            } else {
+                pricing.models.insert(model.to_string(), price);
+            }
+        }
+        Ok(pricing)
+    }
+
+    pub fn disabled_tools(&self) -> Vec<String> {
+        self.get("tools.disabled")
+            .unwrap_or("")
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// `key = value  # source` lines; secrets show only whether they are set.
+    pub fn show(&self) -> String {
+        let mut keys: Vec<&str> = KEYS.iter().map(|(k, _)| *k).collect();
+        keys.extend(
+            self.entries
+                .keys()
+                .filter(|k| k.starts_with("prices."))
+                .map(String::as_str),
+        );
+        let width = keys.iter().map(|k| k.len()).max().unwrap_or(0);
+        let mut out = String::new();
+        for key in keys {
+            let (value, source) = match self.entries.get(key) {
+                Some(e) if e.secret => ("<set, hidden>".to_string(), e.source.to_string()),
+                Some(e) => (format!("{:?}", e.value), e.source.to_string()),
+                None => ("<unset>".to_string(), "-".to_string()),
+            };
+            out.push_str(&format!("{key:<width$} = {value:<28}  # {source}\n"));
+        }
+        out
+    }
+}

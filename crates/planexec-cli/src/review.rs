@@ -1,0 +1,182 @@
+//! Plan review on a terminal: approve, reject, edit in `$VISUAL`/`$EDITOR`, or
+//! give feedback to the replanner; answer the planner's clarifying questions;
+//! confirm steps with side effects (`--confirm-writes`).
+//!
+//! Only used when standard input is a terminal. An edited plan is validated
+//! again; on any error the error is shown and the editor reopens on the user's
+//! own text (nothing is silently dropped). Saving an empty file cancels the edit.
+
+use std::io::{BufRead, Write};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use planexec::plan;
+use planexec::policy::PlanCheck;
+use planexec::{Approval, Approver, Plan, Step};
+use serde_json::Value;
+
+use crate::display::Display;
+
+pub struct TerminalReviewer {
+    pub display: Arc<Display>,
+}
+
+/// Print `prompt` on stderr and read one line from stdin; `None` at end of input.
+async fn ask(display: &Display, prompt: String) -> Option<String> {
+    display.pause();
+    let line = tokio::task::spawn_blocking(move || {
+        eprint!("{prompt}");
+        let _ = std::io::stderr().flush();
+        let mut line = String::new();
+        match std::io::stdin().lock().read_line(&mut line) {
+            Ok(0) | Err(_) => None,
+            Ok(_) => Some(line.trim().to_string()),
+        }
+    })
+    .await
+    .ok()
+    .flatten();
+    display.resume();
+    line
+}
+
+fn editor_command() -> String {
+    std::env::var("VISUAL")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .or_else(|| std::env::var("EDITOR").ok().filter(|v| !v.trim().is_empty()))
+        .unwrap_or_else(|| "vi".to_string())
+}
+
+impl TerminalReviewer {
+    /// Edit the plan as JSON until it is valid. `None`: the user cancelled.
+    async fn edit(&self, current: &Plan, check: PlanCheck<'_>) -> Option<Plan> {
+        let file = match tempfile::Builder::new()
+            .prefix("planexec-plan-")
+            .suffix(".json")
+            .tempfile()
+        {
+            Ok(f) => f,
+            Err(e) => {
+                self.display.println(&format!("cannot create a file to edit: {e}"));
+                return None;
+            }
+        };
+        let path = file.path().to_path_buf();
+        if let Err(e) = std::fs::write(&path, current.to_json_pretty() + "\n") {
+            self.display.println(&format!("cannot write {}: {e}", path.display()));
+            return None;
+        }
+        loop {
+            let editor = editor_command();
+            let target = path.clone();
+            self.display.pause();
+            // Through the shell, so EDITOR may carry arguments ("code --wait").
+            let status = tokio::task::spawn_blocking(move || {
+                std::process::Command::new("sh")
+                    .arg("-c")
+                    .arg(format!("{editor} \"$1\""))
+                    .arg("sh")
+                    .arg(&target)
+                    .status()
+            })
+            .await;
+            self.display.resume();
+            match status {
+                Ok(Ok(s)) if s.success() => {}
+                Ok(Ok(s)) => {
+                    self.display.println(&format!(
+                        "the editor `{}` exited with {s}; the edit is cancelled",
+                        editor_command()
+                    ));
+                    return None;
+                }
+                _ => {
+                    self.display.println(&format!(
+                        "cannot start the editor `{}`; set $VISUAL or $EDITOR",
+                        editor_command()
+                    ));
+                    return None;
+                }
+            }
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            if text.trim().is_empty() {
+                self.display
+                    .println("the file is empty: edit cancelled, the plan is unchanged");
+                return None;
+            }
+            let problem = match plan::parse_plan_file(&text) {
+                Err(e) => e.to_string(),
+                Ok(edited) => match check(&edited) {
+                    Ok(()) => return Some(edited),
+                    Err(errors) => format!("the edited plan is invalid:\n{errors}"),
+                },
+            };
+            self.display.println(&format!(
+                "{problem}\nreopening the editor on your text (save an empty file to cancel the edit)"
+            ));
+        }
+    }
+}
+
+#[async_trait]
+impl Approver for TerminalReviewer {
+    async fn review(&self, plan: &Plan, check: PlanCheck<'_>) -> Approval {
+        loop {
+            let Some(answer) = ask(
+                &self.display,
+                "Run this plan? [a]pprove, [r]eject, [e]dit, give [f]eedback: ".to_string(),
+            )
+            .await
+            else {
+                // End of input: nobody is there to approve.
+                return Approval::Reject;
+            };
+            match answer.to_ascii_lowercase().as_str() {
+                "a" | "approve" | "y" | "yes" => return Approval::Approve,
+                "r" | "reject" | "n" | "no" => return Approval::Reject,
+                "e" | "edit" => {
+                    if let Some(edited) = self.edit(plan, check).await {
+                        return Approval::Edit(edited);
+                    }
+                    self.display.println(self.display.render_plan(plan).trim_end());
+                }
+                "f" | "feedback" => match ask(&self.display, "Feedback for the planner: ".to_string()).await {
+                    Some(text) if !text.is_empty() => return Approval::Feedback(text),
+                    Some(_) => self.display.println("no feedback given"),
+                    None => return Approval::Reject,
+                },
+                _ => self.display.println("please answer a, r, e or f"),
+            }
+        }
+    }
+
+    fn can_answer_questions(&self) -> bool {
+        true
+    }
+
+    async fn answer_questions(&self, questions: &[String]) -> Option<Vec<String>> {
+        let mut answers = Vec::new();
+        for q in questions {
+            answers.push(ask(&self.display, format!("? {q}\n> ")).await?);
+        }
+        Some(answers)
+    }
+
+    async fn confirm_step(&self, step: &Step, args: &Value) -> bool {
+        let prompt = format!(
+            "Step {} ({}) has side effects. Run {} with {}? [y/N] ",
+            step.id,
+            step.description,
+            step.tool.as_deref().unwrap_or("?"),
+            serde_json::to_string_pretty(args).unwrap_or_default()
+        );
+        matches!(
+            ask(&self.display, prompt)
+                .await
+                .map(|a| a.to_ascii_lowercase())
+                .as_deref(),
+            Some("y" | "yes")
+        )
+    }
+}
