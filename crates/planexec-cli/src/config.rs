@@ -164,6 +164,8 @@ impl Config {
                 config.set(key, v.to_string(), Source::Default);
             }
         }
+        // Absolute, so messages and `config show` name the file unambiguously.
+        let workspace = workspace.canonicalize().unwrap_or_else(|_| workspace.to_path_buf());
         let mut files = vec![workspace.join("planexec.toml")];
         files.extend(user_config_path());
         for path in files {

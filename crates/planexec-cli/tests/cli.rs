@@ -11,6 +11,7 @@ fn planexec(workspace: &std::path::Path) -> Command {
         .env_remove("OPENAI_API_KEY")
         .env_remove("OPENAI_BASE_URL")
         .env_remove("PLANEXEC_MODEL")
+        .env("XDG_CONFIG_HOME", workspace.join(".no-user-config"))
         .stdin(Stdio::null());
     cmd
 }
@@ -204,4 +205,327 @@ fn bad_flags_are_bad_input() {
         stderr.contains("workspace folder /no/such/dir cannot be used"),
         "{stderr}"
     );
+}
+
+fn diamond_plan() -> Value {
+    json!({"goal": "compare two files", "steps": [
+        {"id": "s1", "description": "read a", "tool": "read_file", "args": {"path": "a.txt"}, "depends_on": []},
+        {"id": "s2", "description": "read b", "tool": "read_file", "args": {"path": "b.txt"}, "depends_on": []},
+        {"id": "s3", "description": "add them", "tool": "calculator", "args": {"expression": "{{s1}} + {{s2}}"}, "depends_on": ["s1", "s2"]},
+        {"id": "s4", "description": "save the sum", "tool": "write_file", "args": {"path": "sum.txt", "content": "{{s3}}"}, "depends_on": ["s3"]}
+    ]})
+}
+
+#[test]
+fn plan_then_exec_round_trip_calls_the_planner_once() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "2").unwrap();
+    std::fs::write(dir.path().join("b.txt"), "3").unwrap();
+    let server = ScriptedServer::start();
+    server.role("planner").reply(Reply::json(&diamond_plan()));
+    let (out, stdout, stderr) = run(planexec(dir.path()).args([
+        "plan",
+        "add the files",
+        "-o",
+        "plan.json",
+        "--base-url",
+        &server.base_url(),
+    ]));
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.is_empty());
+    assert!(stderr.contains("wrote the plan to plan.json"), "{stderr}");
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("plan.json")).unwrap()).unwrap();
+    assert_eq!(saved["steps"].as_array().unwrap().len(), 4);
+
+    let server = ScriptedServer::start();
+    server.role("synthesizer").reply(Reply::content("The sum is 5 [s3]."));
+    let (out, stdout, stderr) =
+        run(planexec(dir.path()).args(["exec", "plan.json", "--yes", "--json", "--base-url", &server.base_url()]));
+    assert!(out.status.success(), "{stderr}");
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        report["task"], "compare two files",
+        "the task defaults to the plan's goal"
+    );
+    assert_eq!(report["plans"][0]["reason"], "given plan");
+    assert!(server.requests_from("planner").is_empty());
+    assert_eq!(std::fs::read_to_string(dir.path().join("sum.txt")).unwrap(), "5");
+}
+
+#[test]
+fn exec_reports_bad_plan_files_precisely() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("broken.json"),
+        "{\n  \"goal\": \"g\",\n  \"steps\": [\n    {\"id\": \"s1\" \"x\"}\n  ]\n}",
+    )
+    .unwrap();
+    let (out, _, stderr) =
+        run(planexec(dir.path()).args(["exec", "broken.json", "--yes", "--base-url", "http://127.0.0.1:9/v1"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr.contains("broken.json: the JSON is malformed at line 4, column 17"),
+        "{stderr}"
+    );
+
+    let mut bad = diamond_plan();
+    bad["steps"][2]["depends_on"] = json!(["s1"]);
+    bad["steps"][3]["tool"] = json!("send_mail");
+    std::fs::write(dir.path().join("bad.json"), bad.to_string()).unwrap();
+    let (out, _, stderr) =
+        run(planexec(dir.path()).args(["exec", "bad.json", "--yes", "--base-url", "http://127.0.0.1:9/v1"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr.contains("bad.json is not a valid plan:"), "{stderr}");
+    assert!(
+        stderr.contains("step s3 uses {{s2}} in args.expression, but `s2` is not in its depends_on"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("step s4 uses tool `send_mail`, which does not exist"),
+        "{stderr}"
+    );
+}
+
+/// Compare with a file under tests/snapshots (UPDATE_SNAPSHOTS=1 rewrites them).
+fn snapshot(name: &str, actual: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/snapshots")
+        .join(name);
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, actual).unwrap();
+    }
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|_| panic!("missing snapshot {name}; run with UPDATE_SNAPSHOTS=1"));
+    assert_eq!(actual, expected, "snapshot {name} differs");
+}
+
+#[test]
+fn every_render_format_matches_its_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("plan.json"), diamond_plan().to_string()).unwrap();
+    for (format, file) in [
+        ("text", "diamond.txt"),
+        ("mermaid", "diamond.mmd"),
+        ("dot", "diamond.dot"),
+        ("json", "diamond.json"),
+    ] {
+        let (out, stdout, stderr) = run(planexec(dir.path()).args(["render", "plan.json", "--format", format]));
+        assert!(out.status.success(), "{stderr}");
+        snapshot(file, &stdout);
+    }
+    // The parallel branches are visible: s1 and s2 share a wave / rank.
+    let (_, text, _) = run(planexec(dir.path()).args(["render", "plan.json"]));
+    assert!(text.contains("wave 1 (in parallel)"));
+    let (_, dot, _) = run(planexec(dir.path()).args(["render", "plan.json", "--format", "dot"]));
+    assert!(dot.contains("rank=same;\n    \"s1\""), "{dot}");
+    let (out, _, stderr) = run(planexec(dir.path()).args(["render", "plan.json", "--format", "png"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr.contains("unknown format `png`: use text, json, mermaid or dot"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn plan_prints_any_format_on_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start();
+    server.role("planner").always(Reply::json(&diamond_plan()));
+    let (out, stdout, stderr) =
+        run(planexec(dir.path()).args(["plan", "t", "--format", "mermaid", "--base-url", &server.base_url()]));
+    assert!(out.status.success(), "{stderr}");
+    snapshot("diamond.mmd", &stdout);
+}
+
+#[test]
+fn config_layers_have_precedence_and_sources() {
+    let dir = tempfile::tempdir().unwrap();
+    let user = dir.path().join("xdg");
+    std::fs::create_dir_all(user.join("planexec")).unwrap();
+    std::fs::write(
+        dir.path().join("planexec.toml"),
+        "model = \"from-workspace\"\napi_key = \"sk-secret-123\"\n[limits]\nmax_steps = 5\nparallelism = 3\n[models]\nplanner = \"ws-planner\"\n[prices.ws-planner]\ninput = 1.0\noutput = 2.0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        user.join("planexec/config.toml"),
+        "model = \"from-user\"\n[limits]\nmax_steps = 6\n",
+    )
+    .unwrap();
+    let show = |extra_env: &[(&str, &str)], flags: &[&str]| {
+        let mut cmd = planexec(dir.path());
+        cmd.env("XDG_CONFIG_HOME", &user).args(["config", "show"]).args(flags);
+        for (k, v) in extra_env {
+            cmd.env(k, v);
+        }
+        let (out, stdout, stderr) = run(&mut cmd);
+        assert!(out.status.success(), "{stderr}");
+        stdout
+    };
+    let shown = show(&[], &[]);
+    let ws = dir.path().join("planexec.toml");
+    let user_file = user.join("planexec/config.toml");
+    let line = |key: &str| {
+        shown
+            .lines()
+            .find(|l| l.starts_with(&format!("{key} ")))
+            .unwrap_or("")
+            .to_string()
+    };
+    assert!(
+        line("model").contains("\"from-user\"") && line("model").ends_with(&user_file.display().to_string()),
+        "{shown}"
+    );
+    assert!(line("limits.max_steps").contains("\"6\""), "{shown}");
+    assert!(
+        line("limits.parallelism").contains("\"3\"") && line("limits.parallelism").ends_with(&ws.display().to_string()),
+        "{shown}"
+    );
+    assert!(line("limits.max_replans").ends_with("# default"), "{shown}");
+    assert!(line("models.planner").contains("ws-planner"), "{shown}");
+    assert!(line("prices.ws-planner").contains("1,2"), "{shown}");
+    assert!(line("api_key").contains("<set, hidden>"), "{shown}");
+    assert!(!shown.contains("sk-secret-123"), "secrets are never printed: {shown}");
+
+    let shown = show(&[("PLANEXEC_MODEL", "from-env"), ("OPENAI_API_KEY", "sk-env-456")], &[]);
+    assert!(
+        shown
+            .lines()
+            .any(|l| l.starts_with("model ") && l.contains("from-env") && l.ends_with("# env PLANEXEC_MODEL")),
+        "{shown}"
+    );
+    assert!(!shown.contains("sk-env-456"));
+
+    // Flags beat everything: the request really goes out with the flag's model.
+    let server = ScriptedServer::start();
+    server.role("planner").reply(Reply::json(
+        &json!({"goal": "g", "steps": [], "infeasible": "nothing to do"}),
+    ));
+    let (_, _, stderr) = run(planexec(dir.path())
+        .env("XDG_CONFIG_HOME", &user)
+        .env("PLANEXEC_MODEL", "from-env")
+        .args([
+            "run",
+            "t",
+            "--yes",
+            "--model",
+            "from-flag",
+            "--planner-model",
+            "flag-planner",
+            "--base-url",
+            &server.base_url(),
+        ]));
+    assert!(stderr.contains("nothing to do"), "{stderr}");
+    let req = &server.requests_from("planner")[0];
+    assert_eq!(req.body["model"], "flag-planner");
+    assert_eq!(
+        req.authorization.as_deref(),
+        Some("Bearer sk-secret-123"),
+        "the workspace file's key is used"
+    );
+    assert!(
+        req.prompt_text().contains("Use at most 6 steps"),
+        "limits.max_steps from the user file"
+    );
+}
+
+#[test]
+fn unknown_config_keys_name_the_key_and_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("planexec.toml"), "modle = \"x\"\n").unwrap();
+    let (out, _, stderr) = run(planexec(dir.path()).args(["config", "show"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr.contains(&format!("{}:", dir.path().join("planexec.toml").display())),
+        "{stderr}"
+    );
+    assert!(stderr.contains("unknown field `modle`"), "{stderr}");
+    std::fs::write(dir.path().join("planexec.toml"), "[limits]\nmax_stepz = 3\n").unwrap();
+    let (out, _, stderr) = run(planexec(dir.path()).args(["run", "t", "--yes"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr.contains("unknown field `max_stepz`"), "{stderr}");
+}
+
+#[test]
+fn ctrl_c_stops_cleanly_and_reports_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start();
+    server
+        .role("planner")
+        .reply(Reply::json(&diamond_plan()).with_delay(std::time::Duration::from_secs(20)));
+    let child = planexec(dir.path())
+        .args(["run", "t", "--yes", "--json", "--base-url", &server.base_url()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the planner request is in flight, then interrupt.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        if server.in_flight() == 1 {
+            break;
+        }
+    }
+    assert_eq!(server.in_flight(), 1, "the planner request should be waiting");
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "stops without waiting for the model"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["status"], "interrupted");
+    assert!(stderr.contains("Runs cannot be resumed yet"), "{stderr}");
+}
+
+#[test]
+fn completions_help_and_quiet() {
+    let dir = tempfile::tempdir().unwrap();
+    for shell in ["bash", "zsh", "fish"] {
+        let (out, stdout, _) = run(planexec(dir.path()).args(["completions", shell]));
+        assert!(out.status.success());
+        assert!(
+            stdout.contains("planexec") && stdout.contains("confirm-writes"),
+            "{shell}"
+        );
+    }
+    for cmd in [
+        "run",
+        "plan",
+        "exec",
+        "render",
+        "config show",
+        "tools list",
+        "completions",
+    ] {
+        let mut c = planexec(dir.path());
+        c.args(cmd.split(' ')).arg("--help");
+        let (out, stdout, _) = run(&mut c);
+        assert!(out.status.success());
+        assert!(stdout.contains("Examples:"), "{cmd} --help has examples");
+    }
+    let (_, stdout, _) = run(planexec(dir.path()).args(["tools", "list"]));
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("write_file") && l.contains("writes_workspace")),
+        "{stdout}"
+    );
+
+    let server = ScriptedServer::start();
+    script_happy_path(&server);
+    std::fs::write(dir.path().join("prices.txt"), "10").unwrap();
+    let (out, stdout, stderr) =
+        run(planexec(dir.path()).args(["run", "t", "--yes", "-q", "--base-url", &server.base_url()]));
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stdout.trim(), "The total is 15 [s2], written to total.txt [s3].");
+    assert!(stderr.trim().is_empty(), "quiet prints nothing else: {stderr}");
 }

@@ -153,6 +153,8 @@ struct Script {
     rules: Vec<Rule>,
     recorded: Vec<Recorded>,
     default_delay: Option<Duration>,
+    /// Requests received and not yet answered.
+    in_flight: usize,
 }
 
 /// Builder returned by [`ScriptedServer::on`]; adds a rule when dropped or on [`RuleBuilder::reply`].
@@ -279,6 +281,11 @@ impl ScriptedServer {
             .collect()
     }
 
+    /// Requests received and not yet answered (e.g. waiting out a delay).
+    pub fn in_flight(&self) -> usize {
+        self.script.lock().unwrap().in_flight
+    }
+
     /// Forget recorded requests (the script stays).
     pub fn clear_requests(&self) {
         self.script.lock().unwrap().recorded.clear();
@@ -318,6 +325,7 @@ async fn handle(State(script): State<Arc<Mutex<Script>>>, headers: HeaderMap, bo
 
     let (reply, default_delay) = {
         let mut s = script.lock().unwrap();
+        s.in_flight += 1;
         let default_delay = s.default_delay;
         let found = s.rules.iter_mut().find(|rule| {
             rule.role.as_ref().is_none_or(|r| Some(r) == role.as_ref())
@@ -342,7 +350,9 @@ async fn handle(State(script): State<Arc<Mutex<Script>>>, headers: HeaderMap, bo
         tokio::time::sleep(delay.saturating_sub(started.elapsed())).await;
     }
 
-    script.lock().unwrap().recorded.push(Recorded {
+    let mut s = script.lock().unwrap();
+    s.in_flight -= 1;
+    s.recorded.push(Recorded {
         role,
         authorization,
         body: parsed,
@@ -350,6 +360,7 @@ async fn handle(State(script): State<Arc<Mutex<Script>>>, headers: HeaderMap, bo
         replied_ms: now_ms(),
         status: reply.status,
     });
+    drop(s);
 
     let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut response = (status, axum::Json(reply.body)).into_response();

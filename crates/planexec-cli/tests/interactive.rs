@@ -1,0 +1,209 @@
+//! Plan review on a real terminal: the binary runs under `script`, which gives it
+//! a pseudo-terminal on stdin, and we type the answers.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use planexec_testkit::{Reply, ScriptedServer};
+use serde_json::json;
+
+/// Run planexec on a pty with `input` typed in; returns (exit code, everything it printed).
+fn on_terminal(dir: &Path, args: &[&str], input: &str, env: &[(&str, &str)]) -> (Option<i32>, String) {
+    let mut line = String::from(env!("CARGO_BIN_EXE_planexec"));
+    for a in args {
+        line.push(' ');
+        line.push_str(&format!("'{}'", a.replace('\'', "'\\''")));
+    }
+    let mut cmd = Command::new("script");
+    cmd.args(["-qec", &line, "/dev/null"])
+        .current_dir(dir)
+        .env("SHELL", "/bin/sh")
+        .env("NO_COLOR", "1")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("PLANEXEC_MODEL")
+        .env("XDG_CONFIG_HOME", dir.join(".no-user-config"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("script(1) from util-linux");
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+    (out.status.code(), text)
+}
+
+fn write_plan() -> serde_json::Value {
+    json!({"goal": "write a greeting", "steps": [
+        {"id": "s1", "description": "write it", "tool": "write_file", "args": {"path": "out.txt", "content": "hello"}, "depends_on": []}
+    ]})
+}
+
+#[test]
+fn approving_runs_the_plan() {
+    let server = ScriptedServer::start();
+    server.role("planner").reply(Reply::json(&write_plan()));
+    server
+        .role("synthesizer")
+        .reply(Reply::content("Wrote the greeting [s1]."));
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out) = on_terminal(
+        dir.path(),
+        &["run", "greet", "--base-url", &server.base_url()],
+        "a\n",
+        &[],
+    );
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("Run this plan? [a]pprove, [r]eject, [e]dit, give [f]eedback"),
+        "{out}"
+    );
+    assert!(
+        out.contains("write_file(path=\"out.txt\", content=\"hello\") !"),
+        "{out}"
+    );
+    assert!(out.contains("Wrote the greeting [s1]."), "{out}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("out.txt")).unwrap(), "hello");
+}
+
+#[test]
+fn rejecting_runs_nothing() {
+    let server = ScriptedServer::start();
+    server.role("planner").reply(Reply::json(&write_plan()));
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out) = on_terminal(
+        dir.path(),
+        &["run", "greet", "--base-url", &server.base_url()],
+        "r\n",
+        &[],
+    );
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("rejected: the plan was rejected"), "{out}");
+    assert!(!dir.path().join("out.txt").exists());
+}
+
+#[test]
+fn feedback_goes_to_the_replanner_and_the_new_plan_is_shown() {
+    let server = ScriptedServer::start();
+    server.role("planner").reply(Reply::json(&write_plan()));
+    server.role("replanner").reply(Reply::json(&json!({"goal": "write a greeting", "steps": [
+        {"id": "s1", "description": "write it politely", "tool": "write_file", "args": {"path": "out.txt", "content": "good day"}, "depends_on": []}
+    ]})));
+    server.role("synthesizer").reply(Reply::content("done"));
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out) = on_terminal(
+        dir.path(),
+        &["run", "greet", "--base-url", &server.base_url()],
+        "f\nbe more polite\na\n",
+        &[],
+    );
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("plan version 2:"), "{out}");
+    assert!(server.requests_from("replanner")[0]
+        .prompt_text()
+        .contains("be more polite"));
+    assert_eq!(std::fs::read_to_string(dir.path().join("out.txt")).unwrap(), "good day");
+}
+
+#[test]
+fn editing_revalidates_and_reopens_the_editor_on_errors() {
+    let server = ScriptedServer::start();
+    server.role("planner").reply(Reply::json(&write_plan()));
+    server.role("synthesizer").reply(Reply::content("done"));
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.json");
+    std::fs::write(
+        &good,
+        json!({"goal": "edited", "steps": [
+            {"id": "e1", "description": "write the edited file", "tool": "write_file", "args": {"path": "edited.txt", "content": "from the editor"}, "depends_on": []}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    // An editor that first breaks the JSON, then names an unknown tool, then writes a good plan.
+    let editor = dir.path().join("editor.sh");
+    std::fs::write(
+        &editor,
+        format!(
+            "#!/bin/sh\nc={dir}/count\nn=$(cat \"$c\" 2>/dev/null || echo 0); n=$((n+1)); echo $n > \"$c\"\n\
+             case $n in\n 1) printf '{{\\n  \"goal\": \"g\",\\n  \"steps\": [' > \"$1\" ;;\n \
+             2) printf '{{\"goal\":\"g\",\"steps\":[{{\"id\":\"x\",\"description\":\"d\",\"tool\":\"nope\",\"args\":{{}},\"depends_on\":[]}}]}}' > \"$1\" ;;\n \
+             *) cat {good} > \"$1\" ;;\nesac\n",
+            dir = dir.path().display(),
+            good = good.display()
+        ),
+    )
+    .unwrap();
+    Command::new("chmod").arg("+x").arg(&editor).status().unwrap();
+    let (code, out) = on_terminal(
+        dir.path(),
+        &["run", "greet", "--base-url", &server.base_url()],
+        "e\na\n",
+        &[("EDITOR", editor.to_str().unwrap()), ("VISUAL", "")],
+    );
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("the JSON is malformed at line 3"), "{out}");
+    assert!(out.contains("step x uses tool `nope`, which does not exist"), "{out}");
+    assert_eq!(out.matches("reopening the editor on your text").count(), 2, "{out}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("count")).unwrap().trim(), "3");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("edited.txt")).unwrap(),
+        "from the editor"
+    );
+    assert!(!dir.path().join("out.txt").exists(), "the original plan did not run");
+}
+
+#[test]
+fn clarifying_questions_are_asked_and_answered() {
+    let server = ScriptedServer::start();
+    server.role("planner").replies(vec![
+        Reply::json(&json!({"goal": "g", "steps": [], "questions": ["Which greeting?"]})),
+        Reply::json(&write_plan()),
+    ]);
+    server.role("synthesizer").reply(Reply::content("done"));
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out) = on_terminal(
+        dir.path(),
+        &["run", "greet", "--base-url", &server.base_url()],
+        "hello please\na\n",
+        &[],
+    );
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("? Which greeting?"), "{out}");
+    let second = server.requests_from("planner")[1].prompt_text();
+    assert!(second.contains("A: hello please"), "{second}");
+}
+
+#[test]
+fn confirm_writes_asks_before_each_side_effect() {
+    let server = ScriptedServer::start();
+    server.role("planner").reply(Reply::json(&write_plan()));
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out) = on_terminal(
+        dir.path(),
+        &[
+            "run",
+            "greet",
+            "--yes",
+            "--confirm-writes",
+            "--max-replans",
+            "0",
+            "--base-url",
+            &server.base_url(),
+        ],
+        "n\n",
+        &[],
+    );
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("Step s1 (write it) has side effects. Run write_file with {"),
+        "{out}"
+    );
+    assert!(out.contains("\"content\": \"hello\""), "{out}");
+    assert!(out.contains("the user declined to run write_file"), "{out}");
+    assert!(!dir.path().join("out.txt").exists());
+}
