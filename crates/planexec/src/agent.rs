@@ -169,6 +169,7 @@ impl Agent {
             tools: self.tools.clone(),
             options: self.options.clone(),
             approver: self.approver.clone(),
+            system: crate::context::system_prompt(&self.tools),
         }
     }
 
@@ -231,6 +232,17 @@ impl Agent {
         self.drive(task, plan, cancel).await
     }
 
+    /// A plan from outside the planner (a file, an edit) must be valid and must not ask questions.
+    fn check_runnable(&self, plan: &Plan) -> Result<(), RunError> {
+        plan::validate(plan, &self.tools, &self.options.plan_limits()).map_err(RunError::InvalidPlan)?;
+        if !plan.questions.is_empty() {
+            return Err(RunError::InvalidPlan(plan::PlanErrors(vec![
+                plan::PlanError::QuestionsNotAllowed,
+            ])));
+        }
+        Ok(())
+    }
+
     /// The whole loop. Every exit goes through `finish`, so the report is always complete.
     async fn drive(&self, task: &str, given: Option<Plan>, cancel: &CancelToken) -> RunReport {
         let ctx = self.context();
@@ -257,9 +269,9 @@ impl Agent {
 
         // 1. Plan.
         let (mut plan, origin) = match given {
-            Some(p) => match plan::validate(&p, &self.tools, &self.options.plan_limits()) {
+            Some(p) => match self.check_runnable(&p) {
                 Ok(()) => (p, "given plan"),
-                Err(e) => stop!(RunStatus::Failed, Some(p), RunError::InvalidPlan(e)),
+                Err(e) => stop!(RunStatus::Failed, Some(p), e),
             },
             None => match guarded!(self.plan_with_questions(&ctx, &mut run), None) {
                 Ok(p) => (p, "initial plan"),
@@ -301,8 +313,8 @@ impl Agent {
                     version = run.add_plan(&self.events, &plan, format!("user feedback: {feedback}"));
                 }
                 Approval::Edit(edited) => {
-                    if let Err(e) = plan::validate(&edited, &self.tools, &self.options.plan_limits()) {
-                        stop!(RunStatus::Failed, Some(edited), RunError::InvalidPlan(e));
+                    if let Err(e) = self.check_runnable(&edited) {
+                        stop!(RunStatus::Failed, Some(edited), e);
                     }
                     plan = edited;
                     version = run.add_plan(&self.events, &plan, "edited by the user".to_string());

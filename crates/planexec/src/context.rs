@@ -12,6 +12,68 @@ use crate::models::Models;
 use crate::policy::{Approver, RunOptions};
 use crate::tools::ToolRegistry;
 
+/// The system prompt every role's call starts with: what the agent is and the
+/// run's tools. Being identical on every call of a run, it is evaluated once by
+/// a local model's KV cache and cached by providers that cache prompt prefixes.
+pub(crate) fn system_prompt(tools: &ToolRegistry) -> String {
+    format!(
+        "You are one part of a plan-and-execute agent. A planner breaks a task into steps that call tools; an executor carries out single steps; a replanner revises a plan after a failure; a synthesizer writes the final answer from the step results. The user message says which part you are now and what to do.\n\nTools available in this run:\n{}",
+        tool_catalog(tools)
+    )
+}
+
+/// The tools as a prompt sees them: name, description, effect, and an arguments
+/// template (or the JSON Schema, for arguments a template cannot show).
+pub(crate) fn tool_catalog(tools: &ToolRegistry) -> String {
+    let mut out = String::new();
+    for entry in tools.entries() {
+        let t = &entry.tool;
+        let schema = t.parameters();
+        let args = args_template(&schema).unwrap_or_else(|| format!("matching the JSON Schema {schema}"));
+        out.push_str(&format!(
+            "- {}: {} ({})\n  args: {args}\n",
+            t.name(),
+            t.description(),
+            serde_json::to_value(t.effect())
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+        ));
+    }
+    if out.is_empty() {
+        out.push_str("(no tools: every step must be a reasoning step)\n");
+    }
+    out
+}
+
+/// `{"path": "<file path>", "n": <number>}` for a flat object schema; `None` otherwise.
+fn args_template(schema: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    let props = schema.get("properties")?.as_object()?;
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut parts = Vec::new();
+    for (name, prop) in props {
+        let hint = prop.get("description").and_then(Value::as_str).unwrap_or(name);
+        let value = match prop.get("type").and_then(Value::as_str)? {
+            "string" => format!("\"<{hint}>\""),
+            "number" | "integer" => format!("<{hint}: number>"),
+            "boolean" => format!("<{hint}: true or false>"),
+            _ => return None,
+        };
+        let optional = if required.contains(&name.as_str()) {
+            ""
+        } else {
+            " (optional)"
+        };
+        parts.push(format!("\"{name}\"{optional}: {value}"));
+    }
+    Some(format!("{{{}}}", parts.join(", ")))
+}
+
 pub(crate) struct RunContext {
     pub models: Models,
     pub meter: Meter,
@@ -19,6 +81,8 @@ pub(crate) struct RunContext {
     pub tools: Arc<ToolRegistry>,
     pub options: RunOptions,
     pub approver: Arc<dyn Approver>,
+    /// [`system_prompt`] for this run's tools.
+    pub system: String,
 }
 
 impl RunContext {
@@ -39,27 +103,5 @@ impl RunContext {
             latency_ms,
         });
         Ok(response)
-    }
-
-    /// The tools as a prompt sees them: name, effect, description, argument schema.
-    pub fn tool_catalog(&self) -> String {
-        let mut out = String::new();
-        for entry in self.tools.entries() {
-            let t = &entry.tool;
-            out.push_str(&format!(
-                "- {} ({}): {}\n  args schema: {}\n",
-                t.name(),
-                serde_json::to_value(t.effect())
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default(),
-                t.description(),
-                t.parameters()
-            ));
-        }
-        if out.is_empty() {
-            out.push_str("(no tools: every step must be a reasoning step)\n");
-        }
-        out
     }
 }

@@ -213,7 +213,7 @@ fn step_context(ctx: &RunContext, plan: &Plan, step: &Step, deps: &DependencyOut
     text
 }
 
-const EXECUTOR_SYSTEM: &str = "You are the executor of a plan-and-execute agent. You carry out exactly one step of a plan, using only what you are shown. Do not do other steps.";
+const EXECUTOR_ROLE: &str = "You are the executor: carry out exactly one step of the plan, using only what you are shown. Do not do other steps.";
 
 /// A reasoning step: the model's reply is the step's output.
 async fn reason(
@@ -224,14 +224,17 @@ async fn reason(
     tally: &mut Tally,
 ) -> Result<Value, String> {
     let prompt = format!(
-        "{}\nReply with the result of this step only: plain text, or JSON if the step asks for structured data.",
+        "{}\nReply with only the result of this step: just the value or text it asks for, with no explanation and no JSON wrapper (JSON only if the step asks for structured data).",
         step_context(ctx, plan, step, deps)
     );
     for _ in 0..ctx.options.executor_max_turns.max(1) {
         let request = ChatRequest::new(
             Role::Executor,
             "",
-            vec![Message::system(EXECUTOR_SYSTEM), Message::user(prompt.clone())],
+            vec![
+                Message::system(ctx.system.clone()),
+                Message::user(format!("{EXECUTOR_ROLE}\n\n{prompt}")),
+            ],
         );
         tally.model_calls += 1;
         tally.attempts += 1;
@@ -257,9 +260,9 @@ async fn fix_with_model(
 ) -> Result<Value, String> {
     let tool = &entry.tool;
     let mut messages = vec![
-        Message::system(EXECUTOR_SYSTEM),
+        Message::system(ctx.system.clone()),
         Message::user(format!(
-            "{}\nThe plan called `{}` with {} and it failed: {}\nCall `{}` again with corrected arguments.",
+            "{EXECUTOR_ROLE}\n\n{}\nThe plan called `{}` with {} and it failed: {}\nCall `{}` again with corrected arguments.",
             step_context(ctx, plan, step, deps),
             tool.name(),
             Value::Object(step.args.clone()),
@@ -295,8 +298,19 @@ async fn fix_with_model(
         if call.name != tool.name() {
             last_error = format!("`{}` is not the tool of this step; call `{}`", call.name, tool.name());
         } else {
-            tally.args = Some(call.arguments.clone());
-            match call_checked(ctx, step, entry, call.arguments.clone(), tally).await {
+            let lookup = |id: &str| deps.iter().find(|(d, _)| d == id).map(|(_, v)| v.clone());
+            let resolved = match call.arguments.as_object() {
+                Some(args) => resolve_for(entry, args, &lookup).map(Value::Object),
+                None => Ok(call.arguments.clone()),
+            };
+            let attempt = match resolved {
+                Ok(args) => {
+                    tally.args = Some(args.clone());
+                    call_checked(ctx, step, entry, args, tally).await
+                }
+                Err(e) => Err(ToolError::invalid_args(e.to_string())),
+            };
+            match attempt {
                 Ok(v) => return Ok(v),
                 Err(e) if e.model_fixable() => last_error = e.message,
                 Err(e) => return Err(e.message),
@@ -356,8 +370,10 @@ async fn check_expected(
         Role::Executor,
         "",
         vec![
-            Message::system("You check whether a step's result meets what was expected of it. Be strict about facts, lenient about wording."),
-            Message::user(prompt),
+            Message::system(ctx.system.clone()),
+            Message::user(format!(
+                "You are the checker: decide whether a step's result meets what was expected of it. Be strict about facts, lenient about wording.\n\n{prompt}"
+            )),
         ],
     );
     request.response_format = Some(JsonSchemaFormat {

@@ -302,6 +302,10 @@ pub enum PlanError {
     TooManySteps { count: usize, max: usize },
     #[error("step #{index} has an empty id")]
     EmptyId { index: usize },
+    #[error("step id `{id}` may only use letters, digits, `_` and `-` (so {{{{{id}}}}} references work)")]
+    BadId { id: String },
+    #[error("the plan has steps but also says it is infeasible; either plan the steps or leave them out and give the reason")]
+    InfeasibleWithSteps,
     #[error("step id `{id}` is used by more than one step")]
     DuplicateId { id: String },
     #[error("step {step} depends on itself")]
@@ -388,6 +392,9 @@ pub fn validate_with_done(
     if !plan.questions.is_empty() {
         errors.push(PlanError::QuestionsWithSteps);
     }
+    if plan.infeasible.is_some() {
+        errors.push(PlanError::InfeasibleWithSteps);
+    }
     let new_steps = plan.steps.iter().filter(|s| !done.contains(&s.id)).count();
     if new_steps > limits.max_steps {
         errors.push(PlanError::TooManySteps {
@@ -400,6 +407,8 @@ pub fn validate_with_done(
     for (index, step) in plan.steps.iter().enumerate() {
         if step.id.trim().is_empty() {
             errors.push(PlanError::EmptyId { index: index + 1 });
+        } else if !step.id.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-') {
+            errors.push(PlanError::BadId { id: step.id.clone() });
         } else if !seen.insert(step.id.as_str()) {
             let e = PlanError::DuplicateId { id: step.id.clone() };
             if !errors.contains(&e) {
@@ -571,7 +580,19 @@ fn plan_from_value(mut value: Value) -> Result<Plan, ParseError> {
             value = inner;
         }
     }
-    serde_json::from_value::<Plan>(value).map_err(|e| ParseError::NotAPlan(e.to_string()))
+    let mut plan = serde_json::from_value::<Plan>(value).map_err(|e| ParseError::NotAPlan(e.to_string()))?;
+    // Strict structured output makes models fill optional fields with "": that means unset.
+    if plan.infeasible.as_deref().is_some_and(|r| r.trim().is_empty()) {
+        plan.infeasible = None;
+    }
+    plan.questions.retain(|q| !q.trim().is_empty());
+    plan.assumptions.retain(|a| !a.trim().is_empty());
+    for step in &mut plan.steps {
+        if step.expected.as_deref().is_some_and(|e| e.trim().is_empty()) {
+            step.expected = None;
+        }
+    }
+    Ok(plan)
 }
 
 fn strip_serde_position(msg: &str) -> String {
@@ -722,7 +743,7 @@ pub fn plan_schema() -> Value {
 /// its properties and lists them all as required, so the schema is usable in
 /// OpenAI's strict mode when every tool's schema is too; `strict` says whether
 /// that holds (else the caller should send it non-strict, still validating after).
-pub fn plan_schema_for_tools(tools: &ToolRegistry) -> (Value, bool) {
+pub fn plan_schema_for_tools(tools: &ToolRegistry, max_steps: usize) -> (Value, bool) {
     let base = plan_schema();
     let described = |name: &str, fallback: &str| -> Value {
         let desc = base
@@ -765,7 +786,7 @@ pub fn plan_schema_for_tools(tools: &ToolRegistry) -> (Value, bool) {
         "type": "object",
         "properties": {
             "goal": {"type": "string", "description": "the task's goal in one sentence"},
-            "steps": {"type": "array", "items": {"anyOf": variants}},
+            "steps": {"type": "array", "items": {"anyOf": variants}, "maxItems": max_steps},
             "infeasible": {"type": ["string", "null"], "description": "only when no plan can do the task: why (steps then empty)"},
             "questions": {"type": "array", "items": {"type": "string"}, "description": "only when the task is too ambiguous to plan: at most 3 questions (steps then empty)"},
             "assumptions": {"type": "array", "items": {"type": "string"}, "description": "what you assumed where the task left something open"}

@@ -18,18 +18,24 @@ pub(crate) fn format_rules(ctx: &RunContext) -> String {
 where each step is
 {{"id": "s1", "description": "<what it does>", "tool": "<tool name>" or null, "args": {{...}}, "depends_on": ["<ids>"], "expected": "<what a good result looks like>" or null}}
 Rules:
-- Use a tool whenever one fits; its args must match its args schema exactly.
+- Use a tool whenever one fits, and give it exactly the args it lists. Do arithmetic with a calculator tool when there is one, never in a reasoning step.
 - "tool": null is a reasoning step: a model does it from the results of the steps in its depends_on. Give it "args": {{}}.
 - To pass an earlier step's output into an argument, write {{{{s1}}}} inside the string (or {{{{s1.field}}}} for a field of a JSON output), and list s1 in depends_on.
 - Steps that do not depend on each other run in parallel: list only real dependencies.
-- Use at most {max} steps. Keep ids short and unique.
-- If the task cannot be done with these tools, reply with "steps": [] and "infeasible": "<why>".
+- Use at most {max} steps, and no more than the task needs. Keep ids short and unique.
+- If the task cannot be done with the tools, reply with "steps": [] and "infeasible": "<why>".
 - Where the task leaves something open, choose sensibly and say so in "assumptions": ["..."].
 
-Tools:
-{tools}"#,
+Example. Task: "Work out how much bigger the number in big.txt is than the one in small.txt, save the difference to diff.txt, and tell me if it is more than 10."
+{{"goal": "Save the difference between the numbers in big.txt and small.txt to diff.txt and say if it is more than 10", "steps": [
+ {{"id": "s1", "description": "read big.txt", "tool": "read_file", "args": {{"path": "big.txt"}}, "depends_on": []}},
+ {{"id": "s2", "description": "read small.txt", "tool": "read_file", "args": {{"path": "small.txt"}}, "depends_on": []}},
+ {{"id": "s3", "description": "subtract the numbers", "tool": "calculator", "args": {{"expression": "{{{{s1}}}} - {{{{s2}}}}"}}, "depends_on": ["s1", "s2"]}},
+ {{"id": "s4", "description": "save the difference to diff.txt", "tool": "write_file", "args": {{"path": "diff.txt", "content": "{{{{s3}}}}"}}, "depends_on": ["s3"]}},
+ {{"id": "s5", "description": "say whether the difference is more than 10", "tool": null, "args": {{}}, "depends_on": ["s3"]}}
+], "infeasible": null}}
+"#,
         max = ctx.options.max_steps,
-        tools = ctx.tool_catalog()
     )
 }
 
@@ -42,11 +48,11 @@ pub(crate) async fn plan(ctx: &RunContext, task: &str, may_ask: bool) -> Result<
         "Nobody can answer questions now: do not ask any. Where the task is ambiguous, make the most reasonable assumptions, list them in \"assumptions\", and plan."
     };
     let messages = vec![
-        Message::system(format!(
-            "You are the planner of a plan-and-execute agent. You turn the user's task into a small plan of steps that other components will run; you do not run anything yourself.\n\n{}\n{questions}",
+        Message::system(ctx.system.clone()),
+        Message::user(format!(
+            "You are the planner: turn the task into a small plan of steps for the other parts to run; you do not run anything yourself.\n\n{}\n{questions}\n\nTask: {task}",
             format_rules(ctx)
         )),
-        Message::user(format!("Task: {task}")),
     ];
     let limits = ctx.options.plan_limits();
     request_plan(ctx, Role::Planner, messages, &|p: Plan| {
@@ -65,7 +71,7 @@ pub(crate) async fn request_plan(
     mut messages: Vec<Message>,
     accept: &dyn Fn(Plan) -> Result<Plan, PlanErrors>,
 ) -> Result<Plan, RunError> {
-    let (schema, strict) = plan::plan_schema_for_tools(&ctx.tools);
+    let (schema, strict) = plan::plan_schema_for_tools(&ctx.tools, ctx.options.max_steps);
     let attempts = ctx.options.max_reasks + 1;
     let mut last_reply = String::new();
     let mut last_problem = String::new();

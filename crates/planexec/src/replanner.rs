@@ -70,11 +70,11 @@ pub(crate) async fn replan(
     ));
 
     let messages = vec![
-        Message::system(format!(
-            "You are the replanner of a plan-and-execute agent. A plan is being revised; you write the steps that remain to be done.\n\n{}",
+        Message::system(ctx.system.clone()),
+        Message::user(format!(
+            "You are the replanner: a plan is being revised, and you write the steps that remain to be done.\n\n{}\n\n{context}",
             format_rules(ctx)
         )),
-        Message::user(context),
     ];
     let limits = ctx.options.plan_limits();
     let kept: Vec<Step> = current.steps.iter().filter(|s| done.contains(&s.id)).cloned().collect();
@@ -84,7 +84,7 @@ pub(crate) async fn replan(
         for step in revised.steps {
             match kept.iter().find(|k| k.id == step.id) {
                 // The model echoed a completed step: it is kept already.
-                Some(k) if k.tool == step.tool && k.args == step.args => {}
+                Some(k) if k == &step => {}
                 Some(_) => errors.push(PlanError::DuplicateId { id: step.id.clone() }),
                 None => steps.push(step),
             }

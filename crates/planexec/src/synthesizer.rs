@@ -7,25 +7,28 @@ use crate::llm::{ChatRequest, LlmError, Message, Role};
 use crate::plan::{value_as_text, Step};
 
 pub(crate) async fn synthesize(ctx: &RunContext, task: &str, results: &[(Step, Value)]) -> Result<String, LlmError> {
-    let mut context = format!("Task: {task}\n\nStep results:\n");
+    let mut context = format!("Task: {task}\n\nResults of the steps that were run:\n");
     for (step, output) in results {
-        context.push_str(&format!(
-            "[{}] {} ({}):\n{}\n\n",
-            step.id,
-            step.description,
-            step.tool.as_deref().unwrap_or("reasoning"),
-            crate::text::cut_to_budget(&value_as_text(output), ctx.options.result_budget)
-        ));
+        let text = crate::text::cut_to_budget(&value_as_text(output), ctx.options.result_budget);
+        let text = text.trim();
+        // Short results on one line, long ones below their step.
+        let sep = if text.contains('\n') || text.len() > 80 {
+            "\n"
+        } else {
+            " "
+        };
+        context.push_str(&format!("[{}] {}:{sep}{text}\n", step.id, step.description));
     }
-    context.push_str("Write the final answer to the task.");
+    context.push_str(
+        "\nNow answer the task for the user in a few sentences, using only these results. Do not list the steps; cite the ones you used by id in brackets, like [s1].",
+    );
+    let instructions = "You are the synthesizer: you write the final answer from the step results.";
     let request = ChatRequest::new(
         Role::Synthesizer,
         "",
         vec![
-            Message::system(
-                "You are the synthesizer of a plan-and-execute agent. Write the final answer to the user's task using only the step results given. Be direct and complete. Refer to the steps you used by their ids in brackets, like [s1].",
-            ),
-            Message::user(context),
+            Message::system(ctx.system.clone()),
+            Message::user(format!("{instructions}\n\n{context}")),
         ],
     );
     let response = ctx.chat(request).await?;

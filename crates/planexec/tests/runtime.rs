@@ -889,3 +889,81 @@ async fn cancelling_keeps_finished_steps_and_marks_running_ones_interrupted() {
     assert_eq!(report.step("after").unwrap().status, StepStatus::Pending);
     assert!(server.requests_from("synthesizer").is_empty());
 }
+
+#[tokio::test]
+async fn a_replan_may_not_reuse_a_completed_steps_id_for_new_work() {
+    let server = ScriptedServer::start();
+    let bad = TestTool::new("bad").failing(u32::MAX, ToolError::failed("broken"));
+    server.role("planner").reply(Reply::json(&plan_json(vec![
+        step("s1", None, json!({}), &[]),
+        step("s2", Some("bad"), json!({"input": "{{s1}}"}), &["s1"]),
+    ])));
+    server.role("executor").reply(Reply::content("summary one"));
+    let mut reused = step("s1", None, json!({}), &[]);
+    reused["description"] = json!("write a conclusion");
+    server.role("replanner").replies(vec![
+        // A different reasoning step under the completed s1's id: refused, asked again.
+        Reply::json(&plan_json(vec![
+            reused,
+            step("s3", Some("echo"), json!({"input": "{{s1}}"}), &["s1"]),
+        ])),
+        Reply::json(&plan_json(vec![step(
+            "s3",
+            Some("echo"),
+            json!({"input": "{{s1}}"}),
+            &["s1"],
+        )])),
+    ]);
+    server.role("synthesizer").reply(Reply::content("ok"));
+    let report = agent(&server, registry(vec![bad, TestTool::new("echo")]))
+        .run("t")
+        .await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    let asks = server.requests_from("replanner");
+    assert_eq!(asks.len(), 2);
+    assert!(asks[1]
+        .prompt_text()
+        .contains("step id `s1` is used by more than one step"));
+    assert_eq!(
+        report.step("s3").unwrap().output,
+        Some(json!({"tool": "echo", "input": "summary one"}))
+    );
+}
+
+#[tokio::test]
+async fn references_in_model_corrected_arguments_are_resolved() {
+    let server = ScriptedServer::start();
+    server.role("planner").reply(Reply::json(&plan_json(vec![
+        step("s1", Some("echo"), json!({"input": "hello"}), &[]),
+        step("s2", Some("echo"), json!({"input": "{{s1.missing}}"}), &["s1"]),
+    ])));
+    server
+        .role("executor")
+        .reply(Reply::tool_call("echo", &json!({"input": "{{s1.input}} again"})));
+    server.role("synthesizer").reply(Reply::content("ok"));
+    let report = agent(&server, registry(vec![TestTool::new("echo")])).run("t").await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    assert!(server.requests_from("executor")[0]
+        .prompt_text()
+        .contains("the output of s1 has no field `missing`"));
+    assert_eq!(
+        report.step("s2").unwrap().output,
+        Some(json!({"tool": "echo", "input": "hello again"}))
+    );
+}
+
+#[tokio::test]
+async fn an_unrelated_bad_request_does_not_switch_off_structured_output() {
+    let server = ScriptedServer::start();
+    server
+        .role("planner")
+        .reply(Reply::error(400, "This model's maximum context length is 8192 tokens"));
+    let report = agent(&server, registry(vec![TestTool::new("echo")])).run("t").await;
+    let error = report.error.unwrap();
+    assert!(error.contains("maximum context length"), "{error}");
+    assert_eq!(
+        server.requests_from("planner").len(),
+        1,
+        "not retried without response_format"
+    );
+}

@@ -226,7 +226,7 @@ fn replies_are_extracted_and_repaired() {
 #[test]
 fn the_structured_output_schema_is_specialised_and_strict() {
     let (_dir, tools) = workspace_tools();
-    let (schema, strict) = plan::plan_schema_for_tools(&tools);
+    let (schema, strict) = plan::plan_schema_for_tools(&tools, 8);
     assert!(strict, "built-in tools all have strict-compatible schemas");
     assert!(plan::is_strict_compatible(&schema));
     let variants = schema
@@ -247,7 +247,7 @@ fn the_structured_output_schema_is_specialised_and_strict() {
     // A tool with an optional property makes the schema non-strict, still specialised.
     let mut loose = planexec::ToolRegistry::new();
     loose.register(std::sync::Arc::new(TestTool::new("echo"))).unwrap();
-    assert!(plan::plan_schema_for_tools(&loose).1);
+    assert!(plan::plan_schema_for_tools(&loose, 8).1);
     assert!(!plan::is_strict_compatible(
         &json!({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": false})
     ));
@@ -283,4 +283,26 @@ fn text_rendering_shows_waves_and_side_effects() {
         "{text}"
     );
     assert!(!text.contains("read_file(path=\"a.txt\") !"), "{text}");
+}
+
+#[test]
+fn ids_must_be_usable_in_references_and_infeasible_means_no_steps() {
+    assert_eq!(
+        messages_of(plan_json(vec![read("step 1", &[])])),
+        ["step id `step 1` may only use letters, digits, `_` and `-` (so {{step 1}} references work)"]
+    );
+    let mut p = plan_json(vec![read("s1", &[])]);
+    p["infeasible"] = json!("cannot");
+    assert_eq!(
+        messages_of(p),
+        ["the plan has steps but also says it is infeasible; either plan the steps or leave them out and give the reason"]
+    );
+    // Strict structured output fills optional fields with "": read as unset.
+    let parsed = plan::parse_plan_reply(
+        r#"{"goal": "g", "steps": [{"id": "s1", "description": "d", "tool": null, "args": {}, "depends_on": [], "expected": ""}], "infeasible": "", "questions": [""], "assumptions": []}"#,
+    )
+    .unwrap();
+    assert_eq!(parsed.infeasible, None);
+    assert!(parsed.questions.is_empty());
+    assert_eq!(parsed.steps[0].expected, None);
 }

@@ -98,10 +98,14 @@ impl OpenAiCompatible {
             body.insert("tool_choice".into(), json!(choice));
         }
         if let (Some(format), true) = (&req.response_format, with_format) {
+            let mut schema = format.schema.clone();
+            if format.strict {
+                strip_keys(&mut schema, &["maxItems", "minItems"]);
+            }
             body.insert(
                 "response_format".into(),
                 json!({"type": "json_schema", "json_schema": {
-                    "name": format.name, "schema": format.schema, "strict": format.strict}}),
+                    "name": format.name, "schema": schema, "strict": format.strict}}),
             );
         }
         // `max_tokens`, not `max_completion_tokens`: local servers ignore the latter.
@@ -165,6 +169,28 @@ fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     let v = headers.get("retry-after")?.to_str().ok()?;
     let secs: f64 = v.trim().parse().ok()?;
     (secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(60.0)))
+}
+
+/// Remove keywords OpenAI's strict mode refuses (validation still enforces them afterwards).
+fn strip_keys(schema: &mut Value, keys: &[&str]) {
+    match schema {
+        Value::Object(map) => {
+            for k in keys {
+                map.remove(*k);
+            }
+            map.values_mut().for_each(|v| strip_keys(v, keys));
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| strip_keys(v, keys)),
+        _ => {}
+    }
+}
+
+/// Whether an error body is about the `response_format` we sent (and not, say, context length).
+fn mentions_structured_output(body: &str) -> bool {
+    let lower = body.to_ascii_lowercase();
+    ["response_format", "json_schema", "schema", "structured"]
+        .iter()
+        .any(|k| lower.contains(k))
 }
 
 /// Parse a completion body leniently: missing fields default, arguments may be a
@@ -281,7 +307,20 @@ impl ChatModel for OpenAiCompatible {
             };
             let status = response.status().as_u16();
             let wait = retry_after(response.headers());
-            let text = response.text().await.unwrap_or_default();
+            let text = match response.text().await {
+                Ok(t) => t,
+                Err(e) if attempt < self.config.max_retries => {
+                    tracing::debug!(error = %e, "reading the reply failed; retrying");
+                    tokio::time::sleep(self.backoff(attempt)).await;
+                    attempt += 1;
+                    continue;
+                }
+                Err(e) => {
+                    return Err(LlmError::Connection(format!(
+                        "reading the reply from {url} failed: {e}"
+                    )))
+                }
+            };
             match status {
                 200..=299 => {
                     let body: Value = serde_json::from_str(&text).map_err(|e| {
@@ -333,7 +372,7 @@ impl ChatModel for OpenAiCompatible {
                         error_message(&text)
                     )))
                 }
-                400 | 422 if with_format => {
+                400 | 422 if with_format && mentions_structured_output(&text) => {
                     // Many local servers refuse json_schema output: ask for JSON in text instead.
                     tracing::debug!("server refused response_format; falling back to JSON in text");
                     self.structured_output.store(false, Ordering::Relaxed);

@@ -175,7 +175,7 @@ impl Tool for Calculator {
         "Evaluate an arithmetic expression: + - * / % ^, parentheses, sqrt abs round floor ceil ln log10 exp min max pow, pi, e."
     }
     fn parameters(&self) -> Value {
-        string_args(&[("expression", "the expression, e.g. (12.5 + 3) * 1.17")])
+        string_args(&[("expression", "an arithmetic expression")])
     }
     fn effect(&self) -> Effect {
         Effect::ReadOnly
@@ -230,7 +230,7 @@ impl Tool for HttpGet {
                 "`{url}` is not an http:// or https:// URL"
             )));
         }
-        let response = self.client.get(url).send().await.map_err(|e| {
+        let mut response = self.client.get(url).send().await.map_err(|e| {
             if e.is_timeout() || e.is_connect() {
                 ToolError::retryable(format!("GET {url} failed: {e}"))
             } else {
@@ -238,10 +238,21 @@ impl Tool for HttpGet {
             }
         })?;
         let status = response.status();
-        let body = response
-            .bytes()
+        // Read in chunks and stop past the cap, so a huge body cannot exhaust memory.
+        let mut body: Vec<u8> = Vec::new();
+        let mut total = 0usize;
+        while let Some(chunk) = response
+            .chunk()
             .await
-            .map_err(|e| ToolError::retryable(format!("GET {url}: reading the body failed: {e}")))?;
+            .map_err(|e| ToolError::retryable(format!("GET {url}: reading the body failed: {e}")))?
+        {
+            total += chunk.len();
+            let room = (MAX_READ_BYTES + 1).saturating_sub(body.len());
+            body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            if body.len() > MAX_READ_BYTES {
+                break;
+            }
+        }
         if !status.is_success() {
             let msg = format!(
                 "GET {url} returned HTTP {status}: {}",
@@ -258,8 +269,7 @@ impl Tool for HttpGet {
         let text = String::from_utf8_lossy(&body[..body.len().min(MAX_READ_BYTES)]).into_owned();
         if body.len() > MAX_READ_BYTES {
             Ok(Value::String(format!(
-                "{text}\n[... truncated: body is {} bytes, showing the first {MAX_READ_BYTES}]",
-                body.len()
+                "{text}\n[... truncated: the body is more than {MAX_READ_BYTES} bytes ({total} read before stopping); showing the first {MAX_READ_BYTES}]"
             )))
         } else {
             Ok(Value::String(text))
