@@ -43,6 +43,8 @@ struct FileConfig {
     base_url: Option<String>,
     api_key: Option<String>,
     model: Option<String>,
+    model_path: Option<String>,
+    local_model: Option<String>,
     models: Option<RoleModels>,
     prices: Option<BTreeMap<String, PriceEntry>>,
     limits: Option<Limits>,
@@ -96,6 +98,8 @@ pub struct Flags {
     pub base_url: Option<String>,
     pub api_key: Option<String>,
     pub model: Option<String>,
+    pub model_path: Option<String>,
+    pub local_model: Option<String>,
     pub planner_model: Option<String>,
     pub executor_model: Option<String>,
     pub replanner_model: Option<String>,
@@ -117,10 +121,12 @@ pub struct Config {
 
 /// Every key a configuration may set, with its default (`None`: unset).
 const KEYS: &[(&str, Option<&str>)] = &[
-    ("provider", Some("openai-compatible")),
+    ("provider", Some("auto")),
     ("base_url", None),
     ("api_key", None),
     ("model", Some("gpt-4o-mini")),
+    ("model_path", None),
+    ("local_model", Some("default")),
     ("models.planner", None),
     ("models.executor", None),
     ("models.replanner", None),
@@ -140,6 +146,8 @@ const ENV: &[(&str, &str)] = &[
     ("OPENAI_BASE_URL", "base_url"),
     ("OPENAI_API_KEY", "api_key"),
     ("PLANEXEC_MODEL", "model"),
+    ("PLANEXEC_MODEL_PATH", "model_path"),
+    ("PLANEXEC_LOCAL_MODEL", "local_model"),
     ("PLANEXEC_PLANNER_MODEL", "models.planner"),
     ("PLANEXEC_EXECUTOR_MODEL", "models.executor"),
     ("PLANEXEC_REPLANNER_MODEL", "models.replanner"),
@@ -191,8 +199,16 @@ impl Config {
 
     fn read_file(&mut self, path: &Path) -> Result<(), String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let file: FileConfig =
-            toml::from_str(&text).map_err(|e| format!("{}: {}", path.display(), e.to_string().trim_end()))?;
+        // Only position and message: the error's usual excerpt could show an API key.
+        let file: FileConfig = toml::from_str(&text).map_err(|e| match e.span() {
+            Some(span) => {
+                let before = &text[..span.start.min(text.len())];
+                let line = before.matches('\n').count() + 1;
+                let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+                format!("{}: line {line}, column {column}: {}", path.display(), e.message())
+            }
+            None => format!("{}: {}", path.display(), e.message()),
+        })?;
         let src = || Source::File(path.to_path_buf());
         let mut put = |key: &str, value: Option<String>| {
             if let Some(v) = value {
@@ -203,6 +219,8 @@ impl Config {
         put("base_url", file.base_url);
         put("api_key", file.api_key);
         put("model", file.model);
+        put("model_path", file.model_path);
+        put("local_model", file.local_model);
         let models = file.models.unwrap_or_default();
         put("models.planner", models.planner);
         put("models.executor", models.executor);
@@ -230,7 +248,9 @@ impl Config {
     }
 
     fn apply_flags(&mut self, f: &Flags) {
-        let pairs: [(&'static str, &str, Option<String>); 11] = [
+        let pairs: [(&'static str, &str, Option<String>); 13] = [
+            ("model-path", "model_path", f.model_path.clone()),
+            ("local-model", "local_model", f.local_model.clone()),
             ("base-url", "base_url", f.base_url.clone()),
             ("api-key", "api_key", f.api_key.clone()),
             ("model", "model", f.model.clone()),
@@ -316,7 +336,12 @@ impl Config {
             max_steps: positive("limits.max_steps", self.number("limits.max_steps")?)? as usize,
             max_replans: non_negative("limits.max_replans", self.number("limits.max_replans")?)? as u32,
             parallelism: positive("limits.parallelism", self.number("limits.parallelism")?)? as usize,
-            step_timeout: Duration::from_secs_f64(timeout),
+            step_timeout: Duration::try_from_secs_f64(timeout).map_err(|_| {
+                format!(
+                    "limits.timeout = {timeout} (from {}) is too large",
+                    self.entries["limits.timeout"].source
+                )
+            })?,
             tool_retries: non_negative("limits.tool_retries", self.number("limits.tool_retries")?)? as u32,
             executor_max_turns: non_negative("limits.executor_turns", self.number("limits.executor_turns")?)? as u32,
             ..RunOptions::default()

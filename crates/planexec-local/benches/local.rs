@@ -1,0 +1,125 @@
+//! `cargo bench -p planexec-local --bench local`
+//!
+//! With the embedded model (the pulled `small` model, or `PLANEXEC_BENCH_MODEL=FILE`):
+//! prompt and generation tokens per second, planner latency, peak memory, and
+//! prompt tokens evaluated on a 5-step run with and without KV prefix reuse.
+//! Prints figures; asserts no times (machines are noisy).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use planexec::tools::{builtin, workspace::Workspace};
+use planexec::{Agent, Plan};
+use planexec_local::{EngineConfig, LocalModel};
+use serde_json::json;
+
+fn peak_rss_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1).and_then(|kb| kb.parse::<f64>().ok()))
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn five_step_plan() -> Plan {
+    serde_json::from_value(json!({"goal": "write a short note about the numbers 17 and 25", "steps": [
+        {"id": "s1", "description": "read a.txt", "tool": "read_file", "args": {"path": "a.txt"}, "depends_on": []},
+        {"id": "s2", "description": "read b.txt", "tool": "read_file", "args": {"path": "b.txt"}, "depends_on": []},
+        {"id": "s3", "description": "say whether the first number is prime", "tool": null, "args": {}, "depends_on": ["s1"]},
+        {"id": "s4", "description": "say whether the second number is prime", "tool": null, "args": {}, "depends_on": ["s2"]},
+        {"id": "s5", "description": "write one sentence comparing the two numbers", "tool": null, "args": {}, "depends_on": ["s1", "s2"]}
+    ]}))
+    .unwrap()
+}
+
+async fn run_once(
+    path: &std::path::Path,
+    prefix_reuse: bool,
+    dir: &std::path::Path,
+) -> (planexec_local::EngineStats, u128, u128) {
+    let mut config = EngineConfig::new(path);
+    config.prefix_reuse = prefix_reuse;
+    let model = Arc::new(LocalModel::load(config).expect("load the model"));
+    let agent = Agent::builder(model.clone(), "local")
+        .tools(builtin::registry(Workspace::new(dir).unwrap()))
+        .build();
+    let t = Instant::now();
+    let plan = agent
+        .plan("Read a.txt and b.txt, add the two numbers, and write the sum to sum.txt.")
+        .await;
+    let planner_ms = t.elapsed().as_millis();
+    if let Err(e) = &plan {
+        eprintln!("planner failed: {e}");
+    }
+    let t = Instant::now();
+    let report = agent
+        .run_plan(
+            "Write a short note about the numbers in a.txt and b.txt.",
+            five_step_plan(),
+        )
+        .await;
+    let run_ms = t.elapsed().as_millis();
+    assert!(report.succeeded(), "{:?}", report.error);
+    (model.stats(), planner_ms, run_ms)
+}
+
+fn main() {
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let path = std::env::var_os("PLANEXEC_BENCH_MODEL")
+        .map(std::path::PathBuf::from)
+        .or_else(|| planexec_local::weights::installed(&planexec_local::weights::SMALL))
+        .expect("no model: run `planexec model pull small` or set PLANEXEC_BENCH_MODEL");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "17\n").unwrap();
+    std::fs::write(dir.path().join("b.txt"), "25\n").unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        println!("model: {}", path.display());
+        let (with, planner_ms, run_with_ms) = run_once(&path, true, dir.path()).await;
+        let (without, _, run_without_ms) = run_once(&path, false, dir.path()).await;
+        let tps = |tokens: u64, ms: u64| {
+            if ms == 0 {
+                0.0
+            } else {
+                tokens as f64 * 1000.0 / ms as f64
+            }
+        };
+        println!("model load                     {:>8} ms", with.load_ms);
+        println!("planner latency                {planner_ms:>8} ms");
+        println!(
+            "prompt evaluation              {:>8.1} tok/s  ({} tokens in {} ms, no reuse)",
+            tps(without.evaluated_prompt_tokens, without.prompt_ms),
+            without.evaluated_prompt_tokens,
+            without.prompt_ms
+        );
+        println!(
+            "generation                     {:>8.1} tok/s  ({} tokens in {} ms)",
+            tps(with.generated_tokens, with.generate_ms),
+            with.generated_tokens,
+            with.generate_ms
+        );
+        println!("peak memory (RSS)              {:>8.0} MB", peak_rss_mb());
+        println!("plan + 5-step run ({} model calls):", with.calls);
+        println!("  prompt tokens sent           {:>8}", with.prompt_tokens);
+        println!(
+            "  evaluated with prefix reuse  {:>8}   ({run_with_ms} ms for the 5-step run)",
+            with.evaluated_prompt_tokens
+        );
+        println!(
+            "  evaluated without reuse      {:>8}   ({run_without_ms} ms for the 5-step run)",
+            without.evaluated_prompt_tokens
+        );
+        println!(
+            "  ratio                        {:>8.2}x fewer evaluated with reuse   target >= 3x",
+            without.evaluated_prompt_tokens as f64 / with.evaluated_prompt_tokens.max(1) as f64
+        );
+    });
+}

@@ -1,0 +1,368 @@
+//! The inference engine: one llama.cpp model and context on a worker thread.
+//!
+//! Requests arrive on a queue, so one model instance serves concurrent steps
+//! safely. The context keeps the tokens of the previous prompt in its KV cache;
+//! a new prompt evaluates only what follows the longest common prefix. Every
+//! role's prompt starts with the same system prompt and tool list, so that
+//! prefix is computed once per run instead of once per call. Decoding is greedy
+//! (optionally grammar-constrained), so runs are repeatable.
+
+use std::num::NonZeroU32;
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::data::LlamaTokenData;
+use llama_cpp_2::token::data_array::LlamaTokenDataArray;
+use llama_cpp_2::token::LlamaToken;
+use tokio::sync::oneshot;
+
+/// Settings of the engine.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    pub model_path: PathBuf,
+    /// Context size in tokens.
+    pub n_ctx: u32,
+    /// CPU threads (default: all cores).
+    pub threads: i32,
+    /// Reuse the KV cache for a prompt's common prefix with the previous one.
+    pub prefix_reuse: bool,
+}
+
+impl EngineConfig {
+    pub fn new(model_path: impl Into<PathBuf>) -> EngineConfig {
+        EngineConfig {
+            model_path: model_path.into(),
+            n_ctx: 8192,
+            threads: std::thread::available_parallelism().map_or(2, |n| n.get() as i32),
+            prefix_reuse: true,
+        }
+    }
+}
+
+/// Counters for benchmarks and reports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EngineStats {
+    pub calls: u64,
+    /// Tokens of all prompts, as sent.
+    pub prompt_tokens: u64,
+    /// Prompt tokens actually evaluated (the rest came from the KV cache).
+    pub evaluated_prompt_tokens: u64,
+    pub generated_tokens: u64,
+    pub prompt_ms: u64,
+    pub generate_ms: u64,
+    pub load_ms: u64,
+}
+
+/// One generation request.
+pub struct Job {
+    /// (role, content) pairs; roles are `system`, `user`, `assistant`.
+    pub messages: Vec<(String, String)>,
+    pub grammar: Option<String>,
+    pub max_tokens: u32,
+    pub reply: oneshot::Sender<Result<Generation, String>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Generation {
+    pub text: String,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+/// llama.cpp's backend may be initialised once per process.
+fn backend() -> Result<&'static LlamaBackend, String> {
+    static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+    BACKEND
+        .get_or_init(|| {
+            llama_cpp_2::send_logs_to_tracing(llama_cpp_2::LogOptions::default().with_logs_enabled(false));
+            LlamaBackend::init().map_err(|e| format!("cannot start llama.cpp: {e}"))
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// A handle to the worker thread. Dropping the last handle stops the thread.
+pub struct Engine {
+    jobs: Mutex<mpsc::Sender<Job>>,
+    stats: Arc<Mutex<EngineStats>>,
+    pub config: EngineConfig,
+}
+
+impl Engine {
+    /// Load the model and start the worker; returns once the model is loaded.
+    pub fn start(config: EngineConfig) -> Result<Engine, String> {
+        let (tx, rx) = mpsc::channel::<Job>();
+        let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
+        let stats = Arc::new(Mutex::new(EngineStats::default()));
+        let worker_stats = stats.clone();
+        let worker_config = config.clone();
+        std::thread::Builder::new()
+            .name("planexec-llama".into())
+            .spawn(move || worker(worker_config, rx, ready_tx, worker_stats))
+            .map_err(|e| format!("cannot start the model thread: {e}"))?;
+        ready_rx
+            .recv()
+            .map_err(|_| "the model thread stopped while loading".to_string())??;
+        Ok(Engine {
+            jobs: Mutex::new(tx),
+            stats,
+            config,
+        })
+    }
+
+    pub fn submit(&self, job: Job) -> Result<(), String> {
+        self.jobs
+            .lock()
+            .unwrap()
+            .send(job)
+            .map_err(|_| "the model thread has stopped".to_string())
+    }
+
+    pub fn stats(&self) -> EngineStats {
+        *self.stats.lock().unwrap()
+    }
+
+    pub fn reset_stats(&self) {
+        let load_ms = self.stats.lock().unwrap().load_ms;
+        *self.stats.lock().unwrap() = EngineStats {
+            load_ms,
+            ..EngineStats::default()
+        };
+    }
+}
+
+fn worker(
+    config: EngineConfig,
+    jobs: mpsc::Receiver<Job>,
+    ready: mpsc::Sender<Result<(), String>>,
+    stats: Arc<Mutex<EngineStats>>,
+) {
+    let started = Instant::now();
+    let backend = match backend() {
+        Ok(b) => b,
+        Err(e) => {
+            let _ = ready.send(Err(e));
+            return;
+        }
+    };
+    let model = match LlamaModel::load_from_file(backend, &config.model_path, &LlamaModelParams::default()) {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = ready.send(Err(format!(
+                "cannot load the model {}: {e} (is it a GGUF file?)",
+                config.model_path.display()
+            )));
+            return;
+        }
+    };
+    let params = LlamaContextParams::default()
+        .with_n_ctx(NonZeroU32::new(config.n_ctx))
+        .with_n_batch(512)
+        .with_n_ubatch(512)
+        .with_n_threads(config.threads)
+        .with_n_threads_batch(config.threads)
+        .with_n_seq_max(1);
+    let mut ctx = match model.new_context(backend, params) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = ready.send(Err(format!("cannot create a model context: {e}")));
+            return;
+        }
+    };
+    // The model's own chat template; llama.cpp recognises the common ones.
+    let template = model
+        .chat_template(None)
+        .or_else(|_| LlamaChatTemplate::new("chatml"))
+        .map_err(|e| format!("no chat template: {e}"));
+    let template = match template {
+        Ok(t) => t,
+        Err(e) => {
+            let _ = ready.send(Err(e));
+            return;
+        }
+    };
+    stats.lock().unwrap().load_ms = started.elapsed().as_millis() as u64;
+    let _ = ready.send(Ok(()));
+
+    let mut state = State {
+        model: &model,
+        template,
+        cached: Vec::new(),
+        prefix_reuse: config.prefix_reuse,
+    };
+    while let Ok(job) = jobs.recv() {
+        let result = state.generate(&mut ctx, &job, &stats);
+        let _ = job.reply.send(result);
+    }
+}
+
+/// Greedy choice under an optional grammar. Checking the unconstrained best token
+/// first, and masking the whole vocabulary (~150k tokens) only when the grammar
+/// rejects it, makes constrained decoding nearly as fast as free decoding.
+fn next_token(logits: &[f32], grammar: Option<&mut LlamaSampler>) -> LlamaToken {
+    let argmax = |data: &mut dyn Iterator<Item = (usize, f32)>| {
+        data.fold(
+            (0usize, f32::NEG_INFINITY),
+            |best, (i, l)| if l > best.1 { (i, l) } else { best },
+        )
+    };
+    let (best, best_logit) = argmax(&mut logits.iter().copied().enumerate());
+    let best = LlamaToken::new(best as i32);
+    let Some(grammar) = grammar else { return best };
+    let mut single = LlamaTokenDataArray::new(vec![LlamaTokenData::new(best, best_logit, 0.0)], false);
+    grammar.apply(&mut single);
+    if single.data[0].logit().is_finite() {
+        return best;
+    }
+    let mut all = LlamaTokenDataArray::from_iter(
+        logits
+            .iter()
+            .enumerate()
+            .map(|(i, &l)| LlamaTokenData::new(LlamaToken::new(i as i32), l, 0.0)),
+        false,
+    );
+    grammar.apply(&mut all);
+    let (i, _) = argmax(&mut all.data.iter().map(|d| (d.id().0 as usize, d.logit())));
+    LlamaToken::new(i as i32)
+}
+
+struct State<'m> {
+    model: &'m LlamaModel,
+    template: LlamaChatTemplate,
+    /// Tokens whose keys and values are in the KV cache (sequence 0), in order.
+    cached: Vec<LlamaToken>,
+    prefix_reuse: bool,
+}
+
+impl State<'_> {
+    fn generate(
+        &mut self,
+        ctx: &mut LlamaContext<'_>,
+        job: &Job,
+        stats: &Mutex<EngineStats>,
+    ) -> Result<Generation, String> {
+        let chat = job
+            .messages
+            .iter()
+            .map(|(role, content)| LlamaChatMessage::new(role.clone(), content.clone()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("a message cannot be passed to the model: {e}"))?;
+        let prompt = self
+            .model
+            .apply_chat_template(&self.template, &chat, true)
+            .map_err(|e| format!("cannot apply the chat template: {e}"))?;
+        let vocab = self.model.vocab();
+        let tokens = vocab.tokenize(prompt.as_bytes(), true, true);
+        let n_ctx = ctx.n_ctx() as usize;
+        if tokens.is_empty() {
+            return Err("the prompt is empty".to_string());
+        }
+        if tokens.len() + job.max_tokens as usize > n_ctx {
+            return Err(format!(
+                "the prompt is {} tokens; with {} to generate it does not fit the model's context of {n_ctx} tokens",
+                tokens.len(),
+                job.max_tokens
+            ));
+        }
+
+        // Keep the common prefix; evaluate at least the last prompt token for its logits.
+        let t_prompt = Instant::now();
+        let common = if self.prefix_reuse {
+            self.cached.iter().zip(&tokens).take_while(|(a, b)| a == b).count()
+        } else {
+            0
+        };
+        let mut keep = common.min(tokens.len() - 1);
+        match ctx.clear_kv_cache_seq(Some(0), Some(keep as u32), None) {
+            Ok(true) => {}
+            _ => {
+                ctx.clear_kv_cache();
+                keep = 0;
+            }
+        }
+        self.cached.truncate(keep);
+
+        let n_batch = ctx.n_batch() as usize;
+        let mut batch = LlamaBatch::new(n_batch, 1);
+        let last = tokens.len() - 1;
+        for (ci, chunk) in tokens[keep..].chunks(n_batch).enumerate() {
+            batch.clear();
+            for (j, &t) in chunk.iter().enumerate() {
+                let pos = keep + ci * n_batch + j;
+                batch
+                    .add(t, pos as i32, &[0], pos == last)
+                    .map_err(|e| format!("batch: {e}"))?;
+            }
+            if let Err(e) = ctx.decode(&mut batch) {
+                self.cached.clear();
+                ctx.clear_kv_cache();
+                return Err(format!("evaluating the prompt failed: {e}"));
+            }
+            self.cached.extend_from_slice(chunk);
+        }
+        let prompt_ms = t_prompt.elapsed().as_millis() as u64;
+
+        let t_gen = Instant::now();
+        let mut grammar = match &job.grammar {
+            Some(g) => {
+                Some(LlamaSampler::grammar(self.model, g, "root").map_err(|e| format!("the grammar is invalid: {e}"))?)
+            }
+            None => None,
+        };
+        let mut bytes = Vec::new();
+        let mut generated = 0u64;
+        let first_pos = tokens.len() as i32;
+        for pos in (first_pos..).take(job.max_tokens as usize) {
+            let token = next_token(ctx.get_logits_ith(batch.n_tokens() - 1), grammar.as_mut());
+            if vocab.is_eog(token) {
+                break;
+            }
+            if let Some(g) = grammar.as_mut() {
+                g.accept(token);
+            }
+            generated += 1;
+            vocab.token_to_piece_into(token, &mut bytes, false, None);
+            batch.clear();
+            batch.add(token, pos, &[0], true).map_err(|e| format!("batch: {e}"))?;
+            if let Err(e) = ctx.decode(&mut batch) {
+                self.cached.clear();
+                ctx.clear_kv_cache();
+                return Err(format!("generating failed: {e}"));
+            }
+            self.cached.push(token);
+        }
+        let generate_ms = t_gen.elapsed().as_millis() as u64;
+        tracing::trace!(text = %String::from_utf8_lossy(&bytes), "local model output");
+
+        let mut s = stats.lock().unwrap();
+        s.calls += 1;
+        s.prompt_tokens += tokens.len() as u64;
+        s.evaluated_prompt_tokens += (tokens.len() - keep) as u64;
+        s.generated_tokens += generated;
+        s.prompt_ms += prompt_ms;
+        s.generate_ms += generate_ms;
+        drop(s);
+        tracing::debug!(
+            prompt = tokens.len(),
+            reused = keep,
+            generated,
+            prompt_ms,
+            generate_ms,
+            "local model call"
+        );
+        Ok(Generation {
+            text: String::from_utf8_lossy(&bytes).into_owned(),
+            prompt_tokens: tokens.len() as u64,
+            completion_tokens: generated,
+        })
+    }
+}

@@ -1,0 +1,325 @@
+//! JSON Schema → GBNF grammar for llama.cpp's constrained sampling.
+//!
+//! Only the subset planexec's schemas use: objects with properties (written in
+//! schema order, required ones only, as compact JSON), strings, numbers,
+//! integers, booleans, null, `enum`, `const`, type lists, arrays, `anyOf`/`oneOf`
+//! and local `$ref`s; anything else becomes "any JSON value". No length bounds
+//! are emitted: bounded repetitions made sampling ~20x slower here.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+/// Schema keyword (planexec's own) on a string: the step ids its `{{...}}`
+/// references may name. Any other `{{` cannot be written.
+pub const REFS_KEY: &str = "x-planexec-refs";
+
+/// Shared rules every grammar gets.
+const BASE: &str = r#"ws ::= " "?
+string ::= "\"" char* "\""
+char ::= [^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])
+integer ::= "-"? ("0" | [1-9] [0-9]*)
+number ::= integer ("." [0-9]+)? ([eE] [-+]? [0-9]+)?
+boolean ::= "true" | "false"
+null ::= "null"
+value ::= object | array | string | number | boolean | null
+object ::= "{" ws (string ":" ws value ("," ws string ":" ws value)*)? ws "}"
+array ::= "[" ws (value ("," ws value)*)? ws "]"
+"#;
+
+struct Builder<'a> {
+    root: &'a Value,
+    rules: Vec<(String, String)>,
+    named: HashMap<String, String>,
+}
+
+/// A GBNF literal for `text`.
+fn literal(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A JSON value written out as a GBNF literal (for `const` and `enum`).
+fn json_literal(v: &Value) -> String {
+    literal(&v.to_string())
+}
+
+impl<'a> Builder<'a> {
+    /// A rule name for `schema`, defining it on first use.
+    fn rule(&mut self, schema: &Value) -> String {
+        let key = schema.to_string();
+        if let Some(name) = self.named.get(&key) {
+            return name.clone();
+        }
+        let name = format!("r{}", self.rules.len() + 1);
+        self.named.insert(key, name.clone());
+        self.rules.push((name.clone(), String::new()));
+        let body = self.expr(schema);
+        if let Some(slot) = self.rules.iter_mut().find(|(n, _)| *n == name) {
+            slot.1 = body;
+        }
+        name
+    }
+
+    fn resolve(&self, reference: &str) -> Option<&'a Value> {
+        let path = reference.strip_prefix('#')?;
+        self.root.pointer(path)
+    }
+
+    /// The right-hand side of a rule for `schema`.
+    fn expr(&mut self, schema: &Value) -> String {
+        let Some(map) = schema.as_object() else {
+            return "value".to_string();
+        };
+        if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
+            return match self.resolve(reference) {
+                Some(target) => self.rule(target),
+                None => "value".to_string(),
+            };
+        }
+        if let Some(c) = map.get("const") {
+            return json_literal(c);
+        }
+        if let Some(options) = map.get("enum").and_then(Value::as_array) {
+            return options.iter().map(json_literal).collect::<Vec<_>>().join(" | ");
+        }
+        for key in ["anyOf", "oneOf"] {
+            if let Some(options) = map.get(key).and_then(Value::as_array) {
+                return options.iter().map(|o| self.rule(o)).collect::<Vec<_>>().join(" | ");
+            }
+        }
+        match map.get("type") {
+            Some(Value::Array(types)) => types
+                .iter()
+                .map(|t| {
+                    let mut single = map.clone();
+                    single.insert("type".into(), t.clone());
+                    self.rule(&Value::Object(single))
+                })
+                .collect::<Vec<_>>()
+                .join(" | "),
+            Some(Value::String(t)) => self.typed(t, map),
+            _ if map.contains_key("properties") => self.typed("object", map),
+            _ => "value".to_string(),
+        }
+    }
+
+    /// A string whose `{{...}}` may only be a reference to one of `ids` (with `.field`s).
+    fn reference_string(&mut self, ids: &[Value]) -> String {
+        let key = format!("refs:{}", Value::Array(ids.to_vec()));
+        if let Some(name) = self.named.get(&key) {
+            return name.clone();
+        }
+        let name = format!("r{}", self.rules.len() + 1);
+        self.named.insert(key, name.clone());
+        let plain =
+            r#"[^"\\{\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])"#;
+        // A single `{` is fine; `{{` must open a reference.
+        let brace = r#""{" [^{"\\\x7F\x00-\x1F]"#;
+        let quote = r#""\"""#;
+        let body = if ids.is_empty() {
+            format!("{quote} ({plain} | {brace})* {quote}")
+        } else {
+            let alternatives = ids
+                .iter()
+                .filter_map(Value::as_str)
+                .map(literal)
+                .collect::<Vec<_>>()
+                .join(" | ");
+            format!("{quote} ({plain} | {brace} | \"{{{{\" ({alternatives}) (\".\" [a-zA-Z0-9_]+)* \"}}}}\")* {quote}")
+        };
+        self.rules.push((name.clone(), body));
+        name
+    }
+
+    fn typed(&mut self, t: &str, map: &Map<String, Value>) -> String {
+        match t {
+            "string" => match map.get(REFS_KEY).and_then(Value::as_array) {
+                Some(ids) => self.reference_string(ids),
+                None => "string".to_string(),
+            },
+            "integer" => "integer".to_string(),
+            "number" => "number".to_string(),
+            "boolean" => "boolean".to_string(),
+            "null" => "null".to_string(),
+            "array" => {
+                // Positional items (`prefixItems` with `items: false`): each in turn, all but
+                // the first `minItems` optional.
+                if let Some(prefix) = map.get("prefixItems").and_then(Value::as_array) {
+                    let min = map.get("minItems").and_then(Value::as_u64).unwrap_or(0) as usize;
+                    let names: Vec<String> = prefix.iter().map(|p| self.rule(p)).collect();
+                    let mut tail = String::new();
+                    for (k, name) in names.iter().enumerate().rev() {
+                        let sep = if k == 0 { "" } else { "\",\" ws " };
+                        let body = if tail.is_empty() {
+                            format!("{sep}{name}")
+                        } else {
+                            format!("{sep}{name} {tail}")
+                        };
+                        tail = if k < min { body } else { format!("({body})?") };
+                    }
+                    return format!("\"[\" ws {} ws \"]\"", tail.trim());
+                }
+                let item = match map.get("items") {
+                    Some(items) => self.rule(items),
+                    None => "value".to_string(),
+                };
+                match map.get("maxItems").and_then(Value::as_u64) {
+                    Some(0) => "\"[\" ws \"]\"".to_string(),
+                    Some(1) => format!("\"[\" ws {item}? ws \"]\""),
+                    Some(max) => format!("\"[\" ws ({item} (\",\" ws {item}){{0,{}}})? ws \"]\"", max - 1),
+                    None => format!("\"[\" ws ({item} (\",\" ws {item})*)? ws \"]\""),
+                }
+            }
+            "object" => {
+                let Some(props) = map.get("properties").and_then(Value::as_object) else {
+                    return "object".to_string();
+                };
+                let required: Vec<&str> = map
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .map(|r| r.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default();
+                let mut parts = Vec::new();
+                for (key, sub) in props {
+                    if !required.contains(&key.as_str()) {
+                        continue;
+                    }
+                    let value = self.rule(sub);
+                    parts.push(format!("{} \":\" ws {value}", literal(&format!("\"{key}\""))));
+                }
+                if parts.is_empty() {
+                    "\"{\" ws \"}\"".to_string()
+                } else {
+                    format!("\"{{\" ws {} ws \"}}\"", parts.join(" \",\" ws "))
+                }
+            }
+            _ => "value".to_string(),
+        }
+    }
+}
+
+/// A grammar whose `root` accepts exactly the compact JSON documents `schema` describes.
+pub fn from_schema(schema: &Value) -> String {
+    let mut b = Builder {
+        root: schema,
+        rules: Vec::new(),
+        named: HashMap::new(),
+    };
+    let top = b.expr(schema);
+    let mut out = format!("root ::= {top}\n");
+    for (name, body) in &b.rules {
+        out.push_str(&format!("{name} ::= {body}\n"));
+    }
+    out.push_str(BASE);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn objects_keep_property_order_and_required_only() {
+        let g = from_schema(&json!({
+            "type": "object",
+            "properties": {"b": {"type": "string"}, "a": {"type": "integer"}, "opt": {"type": "string"}},
+            "required": ["a", "b"]
+        }));
+        assert!(
+            g.starts_with("root ::= \"{\" ws \"\\\"b\\\"\" \":\" ws r1 \",\" ws \"\\\"a\\\"\" \":\" ws r2 ws \"}\"\n"),
+            "{g}"
+        );
+        assert!(g.contains("r1 ::= string\n") && g.contains("r2 ::= integer\n"), "{g}");
+        assert!(!g.contains("opt"));
+    }
+
+    #[test]
+    fn enums_consts_unions_arrays_and_refs() {
+        let schema = json!({
+            "$defs": {"Id": {"type": "string"}},
+            "type": "object",
+            "properties": {
+                "tool": {"type": "string", "enum": ["read_file", "calc\"x"]},
+                "kind": {"const": "plan"},
+                "note": {"type": ["string", "null"]},
+                "ids": {"type": "array", "items": {"$ref": "#/$defs/Id"}},
+                "step": {"anyOf": [{"type": "null"}, {"type": "boolean"}]}
+            },
+            "required": ["tool", "kind", "note", "ids", "step"]
+        });
+        let g = from_schema(&schema);
+        assert!(g.contains("\"\\\"read_file\\\"\" | \"\\\"calc\\\\\\\"x\\\"\""), "{g}");
+        assert!(g.contains("\"\\\"plan\\\"\""), "{g}");
+        assert!(g.contains("::= string\n") && g.contains("::= null\n"), "{g}");
+        assert!(g.contains("\"[\" ws ("), "{g}");
+        // Every referenced rule is defined.
+        for token in g.split(|c: char| !c.is_alphanumeric()) {
+            if token.starts_with('r') && token[1..].chars().all(|c| c.is_ascii_digit()) && token.len() > 1 {
+                assert!(g.contains(&format!("\n{token} ::= ")), "{token} undefined in\n{g}");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod shape_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn positional_items_and_bounded_arrays() {
+        let g = from_schema(&json!({
+            "type": "array", "prefixItems": [{"const": "a"}, {"const": "b"}, {"const": "c"}], "items": false, "minItems": 1
+        }));
+        assert!(
+            g.starts_with("root ::= \"[\" ws r1 (\",\" ws r2 (\",\" ws r3)?)? ws \"]\"\n"),
+            "{g}"
+        );
+        let g = from_schema(&json!({"type": "array", "items": {"type": "string"}, "maxItems": 3}));
+        assert!(
+            g.starts_with("root ::= \"[\" ws (r1 (\",\" ws r1){0,2})? ws \"]\"\n"),
+            "{g}"
+        );
+        let g = from_schema(&json!({"type": "array", "maxItems": 0}));
+        assert!(g.starts_with("root ::= \"[\" ws \"]\"\n"), "{g}");
+    }
+}
+
+#[cfg(test)]
+mod reference_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reference_strings_name_only_the_given_steps() {
+        let g = from_schema(&json!({"type": "string", "x-planexec-refs": ["s1", "s2"]}));
+        let rule = g.lines().find(|l| l.starts_with("r1 ::= ")).unwrap();
+        assert!(
+            rule.contains(r#""{{" ("s1" | "s2") ("." [a-zA-Z0-9_]+)* "}}""#),
+            "{rule}"
+        );
+        assert!(!g.contains('\0'), "GBNF escapes, not raw control bytes");
+        let none = from_schema(&json!({"type": "string", "x-planexec-refs": []}));
+        assert!(
+            !none
+                .lines()
+                .find(|l| l.starts_with("r1 ::= "))
+                .unwrap()
+                .contains("\"{{\""),
+            "{none}"
+        );
+    }
+}

@@ -1,0 +1,214 @@
+//! # planexec-local — the embedded local model
+//!
+//! A small instruct model (Qwen2.5-Coder GGUF) run on the CPU through llama.cpp,
+//! behind planexec's [`ChatModel`] port, so planexec works with no network and
+//! no API key. [`weights`] fetches the model files; [`LocalModel`] serves chat
+//! requests:
+//!
+//! - the model's own chat template; greedy decoding, so runs are repeatable;
+//! - structured output (`response_format`) is grammar-constrained: the JSON
+//!   Schema, already specialised to the run's tools by the planner, becomes a
+//!   GBNF grammar ([`gbnf`]), so a plan always parses;
+//! - required tool calls are grammar-constrained to `{"name", "arguments"}`
+//!   with each tool's own argument schema;
+//! - the KV cache keeps the previous prompt, so the system prompt and tool list
+//!   every call starts with are evaluated once ([`engine`]);
+//! - one worker thread owns the model: concurrent steps queue for it.
+
+pub mod engine;
+pub mod gbnf;
+pub mod plan_shape;
+pub mod weights;
+
+use std::path::{Path, PathBuf};
+
+use async_trait::async_trait;
+use planexec::llm::{ChatModel, ChatRequest, ChatResponse, LlmError, Message, TokenUsage, ToolCall, ToolChoice};
+use serde_json::{json, Value};
+
+pub use engine::{EngineConfig, EngineStats};
+
+/// Most tokens generated for one reply unless the request says otherwise.
+const DEFAULT_MAX_TOKENS: u32 = 1536;
+
+/// The embedded model as a [`ChatModel`].
+pub struct LocalModel {
+    engine: engine::Engine,
+    name: String,
+}
+
+impl LocalModel {
+    /// Load a GGUF file (this takes a second or two).
+    pub fn load(config: EngineConfig) -> Result<LocalModel, LlmError> {
+        let name = config
+            .model_path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "local".into());
+        if !config.model_path.is_file() {
+            return Err(LlmError::ModelNotFound(format!(
+                "the model file {} does not exist",
+                config.model_path.display()
+            )));
+        }
+        let engine = engine::Engine::start(config).map_err(LlmError::ModelNotFound)?;
+        Ok(LocalModel { engine, name })
+    }
+
+    /// The model file's name, e.g. `qwen2.5-coder-0.5b-instruct-q4_k_m.gguf`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.engine.config.model_path
+    }
+
+    /// Token counters since load (or the last reset): prompt tokens sent and evaluated, tokens generated, time.
+    pub fn stats(&self) -> EngineStats {
+        self.engine.stats()
+    }
+
+    pub fn reset_stats(&self) {
+        self.engine.reset_stats()
+    }
+}
+
+/// Where to find the model: an explicit file, else the named catalogue model if pulled.
+/// The error says exactly which command fetches it.
+pub fn locate_model(model_path: Option<&Path>, catalog_name: &str) -> Result<PathBuf, String> {
+    if let Some(path) = model_path {
+        return if path.is_file() {
+            Ok(path.to_path_buf())
+        } else {
+            Err(format!("the model file {} does not exist", path.display()))
+        };
+    }
+    let spec = weights::spec(catalog_name).ok_or_else(|| {
+        format!(
+            "unknown local model `{catalog_name}`: choose {}",
+            weights::CATALOG.iter().map(|s| s.name).collect::<Vec<_>>().join(" or ")
+        )
+    })?;
+    weights::installed(&spec).ok_or_else(|| {
+        format!(
+            "the {} local model ({}) is not installed: run `planexec model pull {}` (or pass --model-path FILE, or set --base-url / OPENAI_API_KEY to use a server)",
+            spec.name, spec.description, spec.name
+        )
+    })
+}
+
+/// Chat messages as (role, text) for the model's template. Tool calls and their
+/// results become plain text, which every template accepts.
+fn to_chat(messages: &[Message]) -> Vec<(String, String)> {
+    messages
+        .iter()
+        .map(|m| match m {
+            Message::System { content } => ("system".to_string(), content.clone()),
+            Message::User { content } => ("user".to_string(), content.clone()),
+            Message::Assistant { content, tool_calls } => {
+                let mut text = content.clone().unwrap_or_default();
+                for c in tool_calls {
+                    text.push_str(&json!({"name": c.name, "arguments": c.arguments}).to_string());
+                }
+                ("assistant".to_string(), text)
+            }
+            Message::Tool { content, .. } => ("user".to_string(), format!("Tool result: {content}")),
+        })
+        .collect()
+}
+
+/// The schema of a reply that calls one of `tools`.
+fn tool_call_schema(request: &ChatRequest) -> Value {
+    let options: Vec<Value> = request
+        .tools
+        .iter()
+        .map(|t| {
+            json!({
+                "type": "object",
+                "properties": {"name": {"const": t.name}, "arguments": t.parameters},
+                "required": ["name", "arguments"]
+            })
+        })
+        .collect();
+    json!({"anyOf": options})
+}
+
+#[async_trait]
+impl ChatModel for LocalModel {
+    fn describe(&self) -> String {
+        format!("local {}", self.engine.config.model_path.display())
+    }
+
+    async fn chat(&self, request: ChatRequest) -> Result<ChatResponse, LlmError> {
+        let mut messages = to_chat(&request.messages);
+        let wants_call = !request.tools.is_empty() && request.tool_choice == ToolChoice::Required;
+        let grammar = if let Some(format) = &request.response_format {
+            if plan_shape::is_plan_schema(&format.name, &format.schema) {
+                let max = format
+                    .schema
+                    .pointer("/properties/steps/maxItems")
+                    .and_then(serde_json::Value::as_u64)
+                    .map_or(plan_shape::MAX_STEPS, |m| m as usize);
+                Some(gbnf::from_schema(&plan_shape::reshape(&format.schema, max)))
+            } else {
+                Some(gbnf::from_schema(&format.schema))
+            }
+        } else if wants_call {
+            Some(gbnf::from_schema(&tool_call_schema(&request)))
+        } else {
+            None
+        };
+        if !request.tools.is_empty() && request.tool_choice != ToolChoice::None {
+            // Small models follow a stated format better than a tool list they were not tuned on.
+            let names: Vec<&str> = request.tools.iter().map(|t| t.name.as_str()).collect();
+            if let Some(last) = messages.iter_mut().rev().find(|(r, _)| r == "user") {
+                last.1.push_str(&format!(
+                    "\n\nTo call a tool, reply with only a JSON object: {{\"name\": one of {names:?}, \"arguments\": {{...}}}}"
+                ));
+            }
+        }
+        tracing::trace!(messages = ?messages, "local model prompt");
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.engine
+            .submit(engine::Job {
+                messages,
+                grammar,
+                max_tokens: request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+                reply: tx,
+            })
+            .map_err(LlmError::Server)?;
+        let generation = rx
+            .await
+            .map_err(|_| LlmError::Server("the model thread stopped".into()))?
+            .map_err(LlmError::BadRequest)?;
+        let usage = TokenUsage {
+            prompt_tokens: generation.prompt_tokens,
+            completion_tokens: generation.completion_tokens,
+        };
+        if wants_call {
+            let call: Value = serde_json::from_str(generation.text.trim()).map_err(|e| {
+                LlmError::InvalidResponse(format!(
+                    "the local model's tool call is not JSON ({e}): {}",
+                    generation.text
+                ))
+            })?;
+            return Ok(ChatResponse {
+                content: None,
+                tool_calls: vec![ToolCall {
+                    id: "call_0".into(),
+                    name: call["name"].as_str().unwrap_or_default().to_string(),
+                    arguments: call["arguments"].clone(),
+                }],
+                usage,
+                finish_reason: Some("tool_calls".into()),
+            });
+        }
+        Ok(ChatResponse {
+            content: Some(generation.text),
+            tool_calls: Vec::new(),
+            usage,
+            finish_reason: Some("stop".into()),
+        })
+    }
+}
