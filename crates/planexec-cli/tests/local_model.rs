@@ -123,3 +123,38 @@ fn plans_from_the_local_model_are_always_valid() {
         assert!(!plan["steps"].as_array().unwrap().is_empty(), "{task}: {plan:#}");
     }
 }
+
+#[test]
+fn a_failed_tool_call_is_repaired_through_a_grammar_constrained_tool_call() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = fixture();
+    std::fs::write(dir.path().join("price.txt"), "Price: 12\n").unwrap();
+    let plan = serde_json::json!({"goal": "double the price in price.txt", "steps": [
+        {"id": "s1", "description": "read price.txt", "tool": "read_file", "args": {"path": "price.txt"}, "depends_on": []},
+        {"id": "s2", "description": "double the price", "tool": "calculator", "args": {"expression": "{{s1}} * 2"}, "depends_on": ["s1"]}
+    ]});
+    std::fs::write(dir.path().join("plan.json"), plan.to_string()).unwrap();
+    let out = planexec(dir.path())
+        .args(["exec", "plan.json", "--yes", "--json", "--max-replans", "0"])
+        .arg("--model-path")
+        .arg(model())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("no report ({e}): {stderr}"));
+    let s2 = report["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "s2")
+        .unwrap();
+    // The first call fails ("Price: 12 * 2"); the executor model is asked and answers
+    // with a tool call that parses and matches the calculator's schema.
+    assert!(s2["model_calls"].as_u64().unwrap() >= 1, "{report:#}");
+    let args = &s2["args"];
+    assert!(args["expression"].is_string(), "{report:#}");
+    assert_eq!(args.as_object().unwrap().len(), 1, "only the schema's argument: {args}");
+    if report["status"] == "succeeded" {
+        assert_eq!(s2["output"], 24, "{report:#}");
+    }
+}

@@ -208,7 +208,8 @@ fn worker(
 /// Greedy choice under an optional grammar. Checking the unconstrained best token
 /// first, and masking the whole vocabulary (~150k tokens) only when the grammar
 /// rejects it, makes constrained decoding nearly as fast as free decoding.
-fn next_token(logits: &[f32], grammar: Option<&mut LlamaSampler>) -> LlamaToken {
+/// `None` when the grammar allows no token at all (accepting one anyway would abort llama.cpp).
+fn next_token(logits: &[f32], grammar: Option<&mut LlamaSampler>) -> Option<LlamaToken> {
     let argmax = |data: &mut dyn Iterator<Item = (usize, f32)>| {
         data.fold(
             (0usize, f32::NEG_INFINITY),
@@ -217,11 +218,11 @@ fn next_token(logits: &[f32], grammar: Option<&mut LlamaSampler>) -> LlamaToken 
     };
     let (best, best_logit) = argmax(&mut logits.iter().copied().enumerate());
     let best = LlamaToken::new(best as i32);
-    let Some(grammar) = grammar else { return best };
+    let Some(grammar) = grammar else { return Some(best) };
     let mut single = LlamaTokenDataArray::new(vec![LlamaTokenData::new(best, best_logit, 0.0)], false);
     grammar.apply(&mut single);
     if single.data[0].logit().is_finite() {
-        return best;
+        return Some(best);
     }
     let mut all = LlamaTokenDataArray::from_iter(
         logits
@@ -231,8 +232,8 @@ fn next_token(logits: &[f32], grammar: Option<&mut LlamaSampler>) -> LlamaToken 
         false,
     );
     grammar.apply(&mut all);
-    let (i, _) = argmax(&mut all.data.iter().map(|d| (d.id().0 as usize, d.logit())));
-    LlamaToken::new(i as i32)
+    let (i, logit) = argmax(&mut all.data.iter().map(|d| (d.id().0 as usize, d.logit())));
+    logit.is_finite().then(|| LlamaToken::new(i as i32))
 }
 
 struct State<'m> {
@@ -322,7 +323,9 @@ impl State<'_> {
         let mut generated = 0u64;
         let first_pos = tokens.len() as i32;
         for pos in (first_pos..).take(job.max_tokens as usize) {
-            let token = next_token(ctx.get_logits_ith(batch.n_tokens() - 1), grammar.as_mut());
+            let Some(token) = next_token(ctx.get_logits_ith(batch.n_tokens() - 1), grammar.as_mut()) else {
+                return Err("the output grammar allows no next token (the grammar is unsatisfiable)".to_string());
+            };
             if vocab.is_eog(token) {
                 break;
             }

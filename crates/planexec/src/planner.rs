@@ -22,17 +22,22 @@ Rules:
 - "tool": null is a reasoning step: a model does it from the results of the steps in its depends_on. Give it "args": {{}}.
 - To pass an earlier step's output into an argument, write {{{{s1}}}} inside the string (or {{{{s1.field}}}} for a field of a JSON output), and list s1 in depends_on.
 - Steps that do not depend on each other run in parallel: list only real dependencies.
-- Use at most {max} steps, and no more than the task needs. Keep ids short and unique.
+- Use at most {max} steps. The last step is the last piece of work the task asks for; the final answer to the user is written separately. Keep ids short and unique.
 - If the task cannot be done with the tools, reply with "steps": [] and "infeasible": "<why>".
 - Where the task leaves something open, choose sensibly and say so in "assumptions": ["..."].
 
-Example. Task: "Work out how much bigger the number in big.txt is than the one in small.txt, save the difference to diff.txt, and tell me if it is more than 10."
-{{"goal": "Save the difference between the numbers in big.txt and small.txt to diff.txt and say if it is more than 10", "steps": [
+Example 1. Task: "Summarise notes.txt."
+{{"goal": "Summarise notes.txt", "steps": [
+ {{"id": "s1", "description": "read notes.txt", "tool": "read_file", "args": {{"path": "notes.txt"}}, "depends_on": []}},
+ {{"id": "s2", "description": "summarise the notes in three sentences", "tool": null, "args": {{}}, "depends_on": ["s1"]}}
+], "infeasible": null}}
+
+Example 2. Task: "Save the difference between the numbers in big.txt and small.txt to diff.txt."
+{{"goal": "Save the difference between the numbers in big.txt and small.txt to diff.txt", "steps": [
  {{"id": "s1", "description": "read big.txt", "tool": "read_file", "args": {{"path": "big.txt"}}, "depends_on": []}},
  {{"id": "s2", "description": "read small.txt", "tool": "read_file", "args": {{"path": "small.txt"}}, "depends_on": []}},
  {{"id": "s3", "description": "subtract the numbers", "tool": "calculator", "args": {{"expression": "{{{{s1}}}} - {{{{s2}}}}"}}, "depends_on": ["s1", "s2"]}},
- {{"id": "s4", "description": "save the difference to diff.txt", "tool": "write_file", "args": {{"path": "diff.txt", "content": "{{{{s3}}}}"}}, "depends_on": ["s3"]}},
- {{"id": "s5", "description": "say whether the difference is more than 10", "tool": null, "args": {{}}, "depends_on": ["s3"]}}
+ {{"id": "s4", "description": "save the difference to diff.txt", "tool": "write_file", "args": {{"path": "diff.txt", "content": "{{{{s3}}}}"}}, "depends_on": ["s3"]}}
 ], "infeasible": null}}
 "#,
         max = ctx.options.max_steps,
