@@ -17,8 +17,9 @@ use crate::tools::ToolRegistry;
 /// a local model's KV cache and cached by providers that cache prompt prefixes.
 pub(crate) fn system_prompt(tools: &ToolRegistry) -> String {
     format!(
-        "You are one part of a plan-and-execute agent. A planner breaks a task into steps that call tools; an executor carries out single steps; a replanner revises a plan after a failure; a synthesizer writes the final answer from the step results. The user message says which part you are now and what to do.\n\nTools available in this run:\n{}",
-        tool_catalog(tools)
+        "You are one part of a plan-and-execute agent. A planner breaks a task into steps that call tools; an executor carries out single steps; a replanner revises a plan after a failure; a synthesizer writes the final answer from the step results. The user message says which part you are now and what to do.\n\nTools available in this run:\n{}\nHow plans are written (for the planner and replanner):\n{}",
+        tool_catalog(tools),
+        crate::planner::PLAN_FORMAT
     )
 }
 

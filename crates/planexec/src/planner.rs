@@ -11,38 +11,43 @@ use crate::llm::{ChatRequest, JsonSchemaFormat, Message, Role};
 use crate::plan::{self, Plan, PlanErrors};
 use crate::RunError;
 
+/// The per-call part of the planning instructions (the format itself is in the
+/// shared system prompt, see [`PLAN_FORMAT`]).
 pub(crate) fn format_rules(ctx: &RunContext) -> String {
     format!(
-        r#"Reply with one JSON object and nothing else:
-{{"goal": "<the task in one sentence>", "steps": [<step>, ...], "infeasible": null}}
+        "Reply with one JSON plan object as described under \"How plans are written\", and nothing else. Use at most {} steps.",
+        ctx.options.max_steps
+    )
+}
+
+/// How plans are written: part of the system prompt every call of a run shares,
+/// so a local model's KV cache and providers' prompt caches hold it once.
+pub(crate) const PLAN_FORMAT: &str = r#"A plan is one JSON object:
+{"goal": "<the task in one sentence>", "steps": [<step>, ...], "infeasible": null}
 where each step is
-{{"id": "s1", "description": "<what it does>", "tool": "<tool name>" or null, "args": {{...}}, "depends_on": ["<ids>"], "expected": "<what a good result looks like>" or null}}
+{"id": "s1", "description": "<what it does>", "tool": "<tool name>" or null, "args": {...}, "depends_on": ["<ids>"], "expected": "<what a good result looks like>" or null}
 Rules:
 - Use a tool whenever one fits, and give it exactly the args it lists. Do arithmetic with a calculator tool when there is one, never in a reasoning step.
-- "tool": null is a reasoning step: a model does it from the results of the steps in its depends_on. Give it "args": {{}}.
-- To pass an earlier step's output into an argument, write {{{{s1}}}} inside the string (or {{{{s1.field}}}} for a field of a JSON output), and list s1 in depends_on.
+- "tool": null is a reasoning step: a model does it from the results of the steps in its depends_on. Give it "args": {}.
+- To pass an earlier step's output into an argument, write {{s1}} inside the string (or {{s1.field}} for a field of a JSON output), and list s1 in depends_on.
 - Steps that do not depend on each other run in parallel: list only real dependencies.
-- Use at most {max} steps. The last step is the last piece of work the task asks for; the final answer to the user is written separately. Keep ids short and unique.
+- The last step is the last piece of work the task asks for; the final answer to the user is written separately. Keep ids short and unique.
 - If the task cannot be done with the tools, reply with "steps": [] and "infeasible": "<why>".
 - Where the task leaves something open, choose sensibly and say so in "assumptions": ["..."].
 
 Example 1. Task: "Summarise notes.txt."
-{{"goal": "Summarise notes.txt", "steps": [
- {{"id": "s1", "description": "read notes.txt", "tool": "read_file", "args": {{"path": "notes.txt"}}, "depends_on": []}},
- {{"id": "s2", "description": "summarise the notes in three sentences", "tool": null, "args": {{}}, "depends_on": ["s1"]}}
-], "infeasible": null}}
+{"goal": "Summarise notes.txt", "steps": [
+ {"id": "s1", "description": "read notes.txt", "tool": "read_file", "args": {"path": "notes.txt"}, "depends_on": []},
+ {"id": "s2", "description": "summarise the notes in three sentences", "tool": null, "args": {}, "depends_on": ["s1"]}
+], "infeasible": null}
 
 Example 2. Task: "Save the difference between the numbers in big.txt and small.txt to diff.txt."
-{{"goal": "Save the difference between the numbers in big.txt and small.txt to diff.txt", "steps": [
- {{"id": "s1", "description": "read big.txt", "tool": "read_file", "args": {{"path": "big.txt"}}, "depends_on": []}},
- {{"id": "s2", "description": "read small.txt", "tool": "read_file", "args": {{"path": "small.txt"}}, "depends_on": []}},
- {{"id": "s3", "description": "subtract the numbers", "tool": "calculator", "args": {{"expression": "{{{{s1}}}} - {{{{s2}}}}"}}, "depends_on": ["s1", "s2"]}},
- {{"id": "s4", "description": "save the difference to diff.txt", "tool": "write_file", "args": {{"path": "diff.txt", "content": "{{{{s3}}}}"}}, "depends_on": ["s3"]}}
-], "infeasible": null}}
-"#,
-        max = ctx.options.max_steps,
-    )
-}
+{"goal": "Save the difference between the numbers in big.txt and small.txt to diff.txt", "steps": [
+ {"id": "s1", "description": "read big.txt", "tool": "read_file", "args": {"path": "big.txt"}, "depends_on": []},
+ {"id": "s2", "description": "read small.txt", "tool": "read_file", "args": {"path": "small.txt"}, "depends_on": []},
+ {"id": "s3", "description": "subtract the numbers", "tool": "calculator", "args": {"expression": "{{s1}} - {{s2}}"}, "depends_on": ["s1", "s2"]},
+ {"id": "s4", "description": "save the difference to diff.txt", "tool": "write_file", "args": {"path": "diff.txt", "content": "{{s3}}"}, "depends_on": ["s3"]}
+], "infeasible": null}"#;
 
 /// Plan a task. With `may_ask`, the planner may answer with clarifying questions
 /// instead of steps; without, it must plan and state its assumptions.
