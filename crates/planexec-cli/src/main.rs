@@ -410,12 +410,35 @@ fn build_agent(
     approver: Arc<dyn Approver>,
     confirm_writes: bool,
 ) -> Result<Agent, BadInput> {
-    let base_url = config.get("base_url").map(str::to_string);
-    let api_key = config.get("api_key").filter(|k| !k.is_empty()).map(str::to_string);
     let options = planexec::RunOptions {
         confirm_side_effects: confirm_writes,
         ..config.run_options()?
     };
+    let (provider, model, role_models) = provider_from(config, options.step_timeout)?;
+    let mut builder = Agent::builder(provider.clone(), model)
+        .tools(tools)
+        .options(options)
+        .pricing(config.pricing()?)
+        .approver(approver);
+    // Per-role model names choose models on a server; the embedded model is one file.
+    if role_models {
+        for role in Role::ALL {
+            if let Some(model) = config.role_model(role.as_str()) {
+                builder = builder.role_model(role, ModelRef::new(provider.clone(), model));
+            }
+        }
+    }
+    Ok(builder.build())
+}
+
+/// The provider the configuration asks for, its model name, and whether
+/// per-role model names apply to it.
+fn provider_from(
+    config: &Config,
+    timeout: std::time::Duration,
+) -> Result<(Arc<dyn planexec::ChatModel>, String, bool), BadInput> {
+    let base_url = config.get("base_url").map(str::to_string);
+    let api_key = config.get("api_key").filter(|k| !k.is_empty()).map(str::to_string);
     // `auto`: a server when one is configured, else the embedded model.
     let provider_name = match config.get("provider").unwrap_or("auto") {
         "auto" if base_url.is_some() || api_key.is_some() => "openai-compatible",
@@ -435,13 +458,7 @@ fn build_agent(
             })
             .map_err(|e| BadInput(e.to_string()))?;
             let name = local.name().to_string();
-            let provider: Arc<dyn planexec::ChatModel> = Arc::new(local);
-            return Ok(Agent::builder(provider, name)
-                .tools(tools)
-                .options(options)
-                .pricing(config.pricing()?)
-                .approver(approver)
-                .build());
+            return Ok((Arc::new(local), name, false));
         }
         other => {
             return Err(BadInput(format!(
@@ -473,23 +490,12 @@ fn build_agent(
     let provider = OpenAiCompatible::new(OpenAiConfig {
         base_url: base_url.unwrap_or_else(|| OpenAiConfig::default().base_url),
         api_key,
-        timeout: options.step_timeout,
+        timeout,
         ..OpenAiConfig::default()
     })
     .map_err(|e| BadInput(e.to_string()))?;
-    let provider: Arc<dyn planexec::ChatModel> = Arc::new(provider);
     let model = config.get("model").unwrap_or("gpt-4o-mini").to_string();
-    let mut builder = Agent::builder(provider.clone(), model)
-        .tools(tools)
-        .options(options)
-        .pricing(config.pricing()?)
-        .approver(approver);
-    for role in Role::ALL {
-        if let Some(model) = config.role_model(role.as_str()) {
-            builder = builder.role_model(role, ModelRef::new(provider.clone(), model));
-        }
-    }
-    Ok(builder.build())
+    Ok((Arc::new(provider), model, true))
 }
 
 fn side_effect_tools(tools: &ToolRegistry) -> Vec<String> {

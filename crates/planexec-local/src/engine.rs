@@ -245,6 +245,15 @@ struct State<'m> {
 }
 
 impl State<'_> {
+    /// Decode a batch; on failure forget the KV cache, whose contents are then unknown.
+    fn decode(&mut self, ctx: &mut LlamaContext<'_>, batch: &mut LlamaBatch, doing: &str) -> Result<(), String> {
+        ctx.decode(batch).map_err(|e| {
+            self.cached.clear();
+            ctx.clear_kv_cache();
+            format!("{doing} failed: {e}")
+        })
+    }
+
     fn generate(
         &mut self,
         ctx: &mut LlamaContext<'_>,
@@ -303,11 +312,7 @@ impl State<'_> {
                     .add(t, pos as i32, &[0], pos == last)
                     .map_err(|e| format!("batch: {e}"))?;
             }
-            if let Err(e) = ctx.decode(&mut batch) {
-                self.cached.clear();
-                ctx.clear_kv_cache();
-                return Err(format!("evaluating the prompt failed: {e}"));
-            }
+            self.decode(ctx, &mut batch, "evaluating the prompt")?;
             self.cached.extend_from_slice(chunk);
         }
         let prompt_ms = t_prompt.elapsed().as_millis() as u64;
@@ -336,11 +341,7 @@ impl State<'_> {
             vocab.token_to_piece_into(token, &mut bytes, false, None);
             batch.clear();
             batch.add(token, pos, &[0], true).map_err(|e| format!("batch: {e}"))?;
-            if let Err(e) = ctx.decode(&mut batch) {
-                self.cached.clear();
-                ctx.clear_kv_cache();
-                return Err(format!("generating failed: {e}"));
-            }
+            self.decode(ctx, &mut batch, "generating")?;
             self.cached.push(token);
         }
         let generate_ms = t_gen.elapsed().as_millis() as u64;

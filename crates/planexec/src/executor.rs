@@ -86,8 +86,7 @@ async fn confirm(ctx: &RunContext, step: &Step, deps: &DependencyOutputs) -> Res
     if !ctx.options.confirm_side_effects || !entry.tool.effect().has_side_effects() {
         return Ok(());
     }
-    let lookup = |id: &str| deps.iter().find(|(d, _)| d == id).map(|(_, v)| v.clone());
-    let args = resolve_for(entry, &step.args, &lookup)
+    let args = resolve_for(entry, &step.args, &|id| dep_output(deps, id))
         .map(Value::Object)
         .unwrap_or_else(|_| Value::Object(step.args.clone()));
     if ctx.approver.confirm_step(step, &args).await {
@@ -111,8 +110,7 @@ async fn run(
                 .tools
                 .get(name)
                 .ok_or_else(|| format!("tool `{name}` is not available"))?;
-            let lookup = |id: &str| deps.iter().find(|(d, _)| d == id).map(|(_, v)| v.clone());
-            let direct = match resolve_for(entry, &step.args, &lookup) {
+            let direct = match resolve_for(entry, &step.args, &|id| dep_output(deps, id)) {
                 Ok(args) => {
                     tally.args = Some(Value::Object(args.clone()));
                     call_checked(ctx, step, entry, Value::Object(args), tally).await
@@ -133,6 +131,11 @@ async fn run(
         check_expected(ctx, plan, step, expected, &output, tally).await?;
     }
     Ok(output)
+}
+
+/// The output of dependency `id`, for `{{id}}` references.
+fn dep_output(deps: &DependencyOutputs, id: &str) -> Option<Value> {
+    deps.iter().find(|(d, _)| d == id).map(|(_, v)| v.clone())
 }
 
 /// Resolve references, keeping a whole-string reference's JSON type when the
@@ -298,9 +301,8 @@ async fn fix_with_model(
         if call.name != tool.name() {
             last_error = format!("`{}` is not the tool of this step; call `{}`", call.name, tool.name());
         } else {
-            let lookup = |id: &str| deps.iter().find(|(d, _)| d == id).map(|(_, v)| v.clone());
             let resolved = match call.arguments.as_object() {
-                Some(args) => resolve_for(entry, args, &lookup).map(Value::Object),
+                Some(args) => resolve_for(entry, args, &|id| dep_output(deps, id)).map(Value::Object),
                 None => Ok(call.arguments.clone()),
             };
             let attempt = match resolved {
