@@ -42,6 +42,20 @@ pub struct RoleUsage {
     pub latency_ms: u64,
 }
 
+impl RoleUsage {
+    /// Count one call; an unknown `cost` makes the total unknown.
+    pub fn add(&mut self, prompt_tokens: u64, completion_tokens: u64, latency_ms: u64, cost: Option<f64>) {
+        self.calls += 1;
+        self.prompt_tokens += prompt_tokens;
+        self.completion_tokens += completion_tokens;
+        self.latency_ms += latency_ms;
+        self.cost = match (self.cost, cost) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
+    }
+}
+
 /// Per-role tallies of a run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage(pub BTreeMap<Role, RoleUsage>);
@@ -85,24 +99,29 @@ impl Meter {
         }
     }
 
-    pub fn record(&self, role: Role, model: &str, tokens: TokenUsage, latency_ms: u64) {
-        let cost = self.pricing.price_of(model).map(|p| {
+    /// The cost of a call to `model` with these tokens, when its price is known.
+    pub fn price(&self, model: &str, tokens: TokenUsage) -> Option<f64> {
+        self.pricing.price_of(model).map(|p| {
             (tokens.prompt_tokens as f64 * p.input_per_million + tokens.completion_tokens as f64 * p.output_per_million)
                 / 1_000_000.0
-        });
+        })
+    }
+
+    /// Count a call; returns its cost when known.
+    pub fn record(&self, role: Role, model: &str, tokens: TokenUsage, latency_ms: u64) -> Option<f64> {
+        let cost = self.price(model, tokens);
+        self.add(role, tokens, latency_ms, cost);
+        cost
+    }
+
+    /// Count a call whose cost is already known (e.g. one recorded by an earlier session of the run).
+    pub fn add(&self, role: Role, tokens: TokenUsage, latency_ms: u64, cost: Option<f64>) {
         let mut usage = self.usage.lock().unwrap();
         let entry = usage.0.entry(role).or_insert_with(|| RoleUsage {
             cost: Some(0.0),
             ..RoleUsage::default()
         });
-        entry.calls += 1;
-        entry.prompt_tokens += tokens.prompt_tokens;
-        entry.completion_tokens += tokens.completion_tokens;
-        entry.latency_ms += latency_ms;
-        entry.cost = match (entry.cost, cost) {
-            (Some(a), Some(b)) => Some(a + b),
-            _ => None,
-        };
+        entry.add(tokens.prompt_tokens, tokens.completion_tokens, latency_ms, cost);
     }
 
     pub fn snapshot(&self) -> Usage {

@@ -5,7 +5,7 @@
 //! [`Agent::run`] with a task (or [`Agent::run_plan`] with a plan you already
 //! have). Every outcome, including failures, comes back as a [`RunReport`].
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -15,15 +15,17 @@ use crate::accounting::{Meter, Pricing};
 use crate::cancel::CancelToken;
 use crate::context::RunContext;
 use crate::events::{Event, EventBus};
-use crate::llm::{ChatModel, Role};
+use crate::ledger::{self, Ledger};
+use crate::llm::{ChatModel, Role, TokenUsage};
 use crate::models::{ModelRef, Models};
 use crate::plan::{self, Plan, Step};
-use crate::policy::{self, Approval, Approver, AutoApprove, RunOptions};
+use crate::policy::{self, Approval, Approver, AutoApprove, ResumeOptions, RunOptions};
 use crate::replanner::{self, ReplanTrigger};
 use crate::report::{Clarification, PlanVersion, RunReport, RunStatus};
-use crate::result::{StepResult, StepStatus};
+use crate::result::{now_ms, StepResult, StepStatus};
+use crate::store::{RunEnd, RunHeader, RunStore, StepStart, StoredRun};
 use crate::tools::ToolRegistry;
-use crate::{executor, planner, schedule, synthesizer, RunError};
+use crate::{executor, planner, schedule, synthesizer, InflightStep, ResumeError, RunError};
 
 /// A configured plan-and-execute agent. Cheap to share; each run has its own state.
 pub struct Agent {
@@ -33,6 +35,7 @@ pub struct Agent {
     pricing: Pricing,
     approver: Arc<dyn Approver>,
     events: EventBus,
+    store: Option<Arc<dyn RunStore>>,
 }
 
 /// Builder for [`Agent`].
@@ -43,9 +46,15 @@ pub struct AgentBuilder {
     pricing: Pricing,
     approver: Arc<dyn Approver>,
     events: EventBus,
+    store: Option<Arc<dyn RunStore>>,
 }
 
 impl AgentBuilder {
+    /// Record every run in this ledger (needed for [`Agent::resume`]).
+    pub fn store(mut self, store: Arc<dyn RunStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
     pub fn tools(mut self, tools: ToolRegistry) -> Self {
         self.tools = tools;
         self
@@ -81,6 +90,7 @@ impl AgentBuilder {
             pricing: self.pricing,
             approver: self.approver,
             events: self.events,
+            store: self.store,
         }
     }
 }
@@ -90,6 +100,8 @@ struct RunState {
     run_id: String,
     task: String,
     started: Instant,
+    /// Time spent in earlier sessions of a resumed run.
+    earlier_ms: u64,
     plans: Vec<PlanVersion>,
     records: Vec<StepResult>,
     /// Outputs of succeeded steps, by id. Such steps never run again.
@@ -104,6 +116,7 @@ impl RunState {
             run_id: new_run_id(),
             task: task.to_string(),
             started: Instant::now(),
+            earlier_ms: 0,
             plans: Vec::new(),
             records: Vec::new(),
             done: HashMap::new(),
@@ -112,14 +125,35 @@ impl RunState {
         }
     }
 
-    fn add_plan(&mut self, events: &EventBus, plan: &Plan, reason: String) -> u32 {
+    /// A run picked up from the ledger: its plans, finished steps, counters.
+    fn restore(stored: &StoredRun) -> RunState {
+        let mut run = RunState::new(&stored.task);
+        run.run_id = stored.run_id.clone();
+        run.earlier_ms = stored.elapsed_ms;
+        run.plans = stored.plans.clone();
+        run.replans = stored.replans;
+        run.clarifications = stored.clarifications.clone();
+        for s in &stored.steps {
+            if s.result.status == StepStatus::Running {
+                continue; // decided by the resume
+            }
+            if matches!(s.result.status, StepStatus::Succeeded | StepStatus::Skipped) {
+                run.done.insert(s.result.id.clone(), s.result.output.clone().unwrap_or(Value::Null));
+            }
+            run.records.push(s.result.clone());
+        }
+        run
+    }
+
+    async fn add_plan(&mut self, ctx: &RunContext, plan: &Plan, reason: String) -> u32 {
         let version = self.plans.len() as u32 + 1;
         self.plans.push(PlanVersion {
             version,
             reason,
             plan: plan.clone(),
         });
-        events.emit(Event::PlanProposed {
+        ctx.ledger.plan(self.plans.last().unwrap(), self.replans).await;
+        ctx.events.emit(Event::PlanProposed {
             version,
             plan: plan.clone(),
         });
@@ -145,7 +179,13 @@ impl Agent {
             pricing: Pricing::default(),
             approver: Arc::new(AutoApprove),
             events: EventBus::new(),
+            store: None,
         }
+    }
+
+    /// The ledger runs are recorded in, if any.
+    pub fn store(&self) -> Option<&Arc<dyn RunStore>> {
+        self.store.as_ref()
     }
 
     /// The bus this agent's runs report to.
@@ -161,7 +201,7 @@ impl Agent {
         &self.options
     }
 
-    fn context(&self) -> RunContext {
+    fn context(&self, ledger: Ledger) -> RunContext {
         RunContext {
             models: self.models.clone(),
             meter: Meter::new(self.pricing.clone()),
@@ -170,6 +210,7 @@ impl Agent {
             options: self.options.clone(),
             approver: self.approver.clone(),
             system: crate::context::system_prompt(&self.tools),
+            ledger: Arc::new(ledger),
         }
     }
 
@@ -202,6 +243,7 @@ impl Agent {
                             answer,
                         });
                     }
+                    ctx.ledger.clarifications(&run.clarifications).await;
                 }
                 None => rounds = self.options.max_question_rounds,
             }
@@ -210,26 +252,171 @@ impl Agent {
 
     /// Plan a task without running it. The plan is validated.
     pub async fn plan(&self, task: &str) -> Result<Plan, RunError> {
-        let ctx = self.context();
         let mut run = RunState::new(task);
+        let ctx = self.context(Ledger::new(None, &run.run_id, CancelToken::new(), 0, 0));
         self.plan_with_questions(&ctx, &mut run).await
     }
 
     /// Plan, approve, execute and answer a task.
     pub async fn run(&self, task: &str) -> RunReport {
-        self.drive(task, None, &CancelToken::new()).await
+        self.run_cancellable(task, None, &CancelToken::new()).await
     }
 
     /// Approve, execute and answer with a plan made elsewhere (e.g. a plan file).
     /// The planner is only called if a replan is needed.
     pub async fn run_plan(&self, task: &str, plan: Plan) -> RunReport {
-        self.drive(task, Some(plan), &CancelToken::new()).await
+        self.run_cancellable(task, Some(plan), &CancelToken::new()).await
     }
 
     /// [`Agent::run`] (or, with a plan, [`Agent::run_plan`]) that stops when `cancel`
     /// fires: running steps are dropped, finished ones kept, and the run ends `interrupted`.
     pub async fn run_cancellable(&self, task: &str, plan: Option<Plan>, cancel: &CancelToken) -> RunReport {
-        self.drive(task, plan, cancel).await
+        let run = RunState::new(task);
+        let stop = cancel.child();
+        let ctx = self.context(Ledger::new(self.store.clone(), &run.run_id, stop.clone(), 0, 0));
+        self.events.emit(Event::RunStarted {
+            run_id: run.run_id.clone(),
+            task: task.to_string(),
+        });
+        ctx.ledger
+            .create(&RunHeader {
+                run_id: run.run_id.clone(),
+                task: task.to_string(),
+                options: self.options.to_json(),
+                started_at: now_ms(),
+            })
+            .await;
+        self.drive(ctx, run, Start::New(plan), &stop).await
+    }
+
+    /// Continue a run recorded in the ledger after a crash, Ctrl-C or failure.
+    /// Finished steps are taken from the ledger and not run again; the plan in
+    /// force, the replan count and the spend so far carry over. A step with side
+    /// effects that was running when the run stopped is run again or taken as
+    /// done as `options` (or the approver) decide; read-only ones run again.
+    ///
+    /// Errors (nothing is changed): no ledger, no such run, a run that already
+    /// finished, an undecided in-flight step.
+    pub async fn resume(
+        &self,
+        run_id: &str,
+        options: &ResumeOptions,
+        cancel: &CancelToken,
+    ) -> Result<RunReport, ResumeError> {
+        let store = self.store.clone().ok_or(ResumeError::NoStore)?;
+        let stored = store
+            .load_run(run_id)
+            .await
+            .map_err(ResumeError::Store)?
+            .ok_or_else(|| ResumeError::NotFound {
+                run_id: run_id.to_string(),
+                store: store.describe(),
+            })?;
+        if !stored.status.resumable() {
+            return Err(ResumeError::Finished {
+                run_id: run_id.to_string(),
+                status: stored.status,
+            });
+        }
+
+        // Decide every in-flight step before changing anything.
+        let mut decided = Vec::new();
+        let mut undecided = Vec::new();
+        for s in stored.in_flight() {
+            let id = &s.result.id;
+            let step = stored
+                .plans
+                .iter()
+                .rev()
+                .find_map(|v| v.plan.step(id).cloned())
+                .unwrap_or_else(|| Step {
+                    id: id.clone(),
+                    description: String::new(),
+                    tool: s.result.tool.clone(),
+                    args: Default::default(),
+                    depends_on: Vec::new(),
+                    expected: None,
+                });
+            let side_effects = step.tool.as_deref().is_some_and(|t| self.tools.has_side_effects(t));
+            let (rerun, skip) = (options.rerun_inflight.contains(id), options.skip_inflight.contains(id));
+            let choice = if !side_effects {
+                Some(true)
+            } else if rerun && skip {
+                return Err(ResumeError::Conflict { step_id: id.clone() });
+            } else if rerun || skip {
+                Some(rerun)
+            } else {
+                self.approver.rerun_inflight(&step, s.result.args.as_ref()).await
+            };
+            match choice {
+                Some(rerun) => decided.push((s.clone(), rerun)),
+                None => undecided.push(InflightStep {
+                    step_id: id.clone(),
+                    tool: step.tool.clone(),
+                    args: s.result.args.clone(),
+                }),
+            }
+        }
+        if !undecided.is_empty() {
+            return Err(ResumeError::InflightUndecided {
+                run_id: run_id.to_string(),
+                steps: undecided,
+            });
+        }
+
+        let mut run = RunState::restore(&stored);
+        let stop = cancel.child();
+        let last_seq = stored.steps.iter().map(|s| s.seq).max().unwrap_or(0);
+        let ctx = self.context(Ledger::new(
+            Some(store),
+            run_id,
+            stop.clone(),
+            last_seq,
+            stored.exchanges.len() as u64,
+        ));
+        for x in &stored.exchanges {
+            let tokens = TokenUsage {
+                prompt_tokens: x.prompt_tokens,
+                completion_tokens: x.completion_tokens,
+            };
+            ctx.meter.add(x.role, tokens, x.latency_ms, x.cost);
+        }
+        ctx.ledger.reopen().await;
+        for (s, rerun) in decided {
+            let (status, note) = if rerun {
+                (StepStatus::Interrupted, "in flight when the run stopped; run again on resume")
+            } else {
+                (
+                    StepStatus::Skipped,
+                    "in flight when the run stopped; taken as done on resume (its output is unknown)",
+                )
+            };
+            let result = StepResult {
+                status,
+                error: Some(note.to_string()),
+                finished_at: Some(now_ms()),
+                ..s.result.clone()
+            };
+            ctx.ledger.step_finished(s.seq, s.plan_version, &result).await;
+            if !rerun {
+                run.done.insert(result.id.clone(), Value::Null);
+            }
+            run.records.push(result);
+        }
+        self.events.emit(Event::RunResumed {
+            run_id: run.run_id.clone(),
+            task: run.task.clone(),
+            steps_done: run.done.len() as u32,
+        });
+        let start = match stored.plans.last() {
+            None => Start::New(None),
+            Some(v) => Start::Resume {
+                plan: v.plan.clone(),
+                version: v.version,
+                approved: stored.approved_version == Some(v.version),
+            },
+        };
+        Ok(self.drive(ctx, run, start, &stop).await)
     }
 
     /// A plan from outside the planner (a file, an edit) must be valid and must not ask questions.
@@ -243,42 +430,64 @@ impl Agent {
         Ok(())
     }
 
-    /// The whole loop. Every exit goes through `finish`, so the report is always complete.
-    async fn drive(&self, task: &str, given: Option<Plan>, cancel: &CancelToken) -> RunReport {
-        let ctx = self.context();
-        let mut run = RunState::new(task);
-        self.events.emit(Event::RunStarted {
-            run_id: run.run_id.clone(),
-            task: task.to_string(),
-        });
+    /// The whole loop. Every exit goes through `finish`, so the report is always
+    /// complete. `cancel` also fires when the ledger cannot be written.
+    async fn drive(&self, ctx: RunContext, mut run: RunState, start: Start, cancel: &CancelToken) -> RunReport {
+        let task = run.task.clone();
+        let task = task.as_str();
         macro_rules! stop {
             ($status:expr, $plan:expr, $error:expr) => {
-                return self.finish(&ctx, run, $status, $plan, None, Some($error.to_string()))
+                return self.finish(&ctx, run, $status, $plan, None, Some($error.to_string())).await
             };
         }
-        // Await `$fut` unless the run is cancelled first.
+        // Stopped from outside (Ctrl-C) or by a ledger that cannot be written.
+        macro_rules! stopped {
+            ($plan:expr) => {
+                match ctx.ledger.failure() {
+                    Some(e) => {
+                        let message = ledger::failure_message(&e, &run.run_id);
+                        stop!(RunStatus::Failed, $plan, message)
+                    }
+                    None => stop!(RunStatus::Interrupted, $plan, "interrupted"),
+                }
+            };
+        }
+        // Await `$fut` unless the run is stopped first.
         macro_rules! guarded {
             ($fut:expr, $plan:expr) => {{
                 let outcome = cancel.guard($fut).await;
                 match outcome {
                     Some(v) => v,
-                    None => stop!(RunStatus::Interrupted, $plan, "interrupted"),
+                    None => stopped!($plan),
                 }
             }};
         }
+        if cancel.is_cancelled() {
+            stopped!(None);
+        }
 
-        // 1. Plan.
-        let (mut plan, origin) = match given {
-            Some(p) => match self.check_runnable(&p) {
-                Ok(()) => (p, "given plan"),
-                Err(e) => stop!(RunStatus::Failed, Some(p), e),
-            },
-            None => match guarded!(self.plan_with_questions(&ctx, &mut run), None) {
-                Ok(p) => (p, "initial plan"),
-                Err(e) => stop!(RunStatus::Failed, None, e),
-            },
+        // 1. Plan (a resumed run has one already).
+        let (mut plan, mut version, approved) = match start {
+            Start::Resume {
+                plan,
+                version,
+                approved,
+            } => (plan, version, approved),
+            Start::New(given) => {
+                let (plan, origin) = match given {
+                    Some(p) => match self.check_runnable(&p) {
+                        Ok(()) => (p, "given plan"),
+                        Err(e) => stop!(RunStatus::Failed, Some(p), e),
+                    },
+                    None => match guarded!(self.plan_with_questions(&ctx, &mut run), None) {
+                        Ok(p) => (p, "initial plan"),
+                        Err(e) => stop!(RunStatus::Failed, None, e),
+                    },
+                };
+                let version = run.add_plan(&ctx, &plan, origin.to_string()).await;
+                (plan, version, false)
+            }
         };
-        let mut version = run.add_plan(&self.events, &plan, origin.to_string());
         if let Some(reason) = plan.infeasible.clone() {
             stop!(
                 RunStatus::Infeasible,
@@ -290,10 +499,11 @@ impl Agent {
         // 2. Approve (or revise with feedback, or take an edited plan).
         let limits = self.options.plan_limits();
         let check = |p: &Plan| plan::validate(p, &self.tools, &limits);
-        loop {
+        while !approved {
             let approval = guarded!(self.approver.review(&plan, &check), Some(plan));
             match approval {
                 Approval::Approve => {
+                    ctx.ledger.approved(version).await;
                     self.events.emit(Event::PlanApproved { version });
                     break;
                 }
@@ -310,14 +520,14 @@ impl Agent {
                         Ok(revised) => plan = revised,
                         Err(e) => stop!(RunStatus::Failed, Some(plan), e),
                     }
-                    version = run.add_plan(&self.events, &plan, format!("user feedback: {feedback}"));
+                    version = run.add_plan(&ctx, &plan, format!("user feedback: {feedback}")).await;
                 }
                 Approval::Edit(edited) => {
                     if let Err(e) = self.check_runnable(&edited) {
                         stop!(RunStatus::Failed, Some(edited), e);
                     }
                     plan = edited;
-                    version = run.add_plan(&self.events, &plan, "edited by the user".to_string());
+                    version = run.add_plan(&ctx, &plan, "edited by the user".to_string()).await;
                 }
             }
             if let Some(reason) = plan.infeasible.clone() {
@@ -332,8 +542,9 @@ impl Agent {
         // 3. Execute; on failure, replan the rest within the bound.
         loop {
             let current = &plan;
+            let ctx = &ctx;
             let outcome = schedule::run_dag(current, &run.done, self.options.parallelism, cancel, |step, deps| {
-                executor::execute_step(&ctx, current, step, deps)
+                self.execute_recorded(ctx, current, version, step, deps)
             })
             .await;
             let interrupted = outcome.interrupted.clone();
@@ -356,7 +567,7 @@ impl Agent {
                         ..StepResult::not_run(step, StepStatus::Interrupted)
                     });
                 }
-                stop!(RunStatus::Interrupted, Some(plan), "interrupted");
+                stopped!(Some(plan));
             }
             let Some(failed) = failed else { break };
 
@@ -393,7 +604,7 @@ impl Agent {
                 ),
             };
             run.replans += 1;
-            version = run.add_plan(&self.events, &revised, failure.clone());
+            version = run.add_plan(&ctx, &revised, failure.clone()).await;
             self.events.emit(Event::Replanned {
                 version,
                 reason: failure.clone(),
@@ -432,42 +643,77 @@ impl Agent {
         let results = run.completed(&plan);
         let answer = guarded!(synthesizer::synthesize(&ctx, task, &results), Some(plan));
         match answer {
-            Ok(answer) => self.finish(&ctx, run, RunStatus::Succeeded, Some(plan), Some(answer), None),
+            Ok(answer) => {
+                self.finish(&ctx, run, RunStatus::Succeeded, Some(plan), Some(answer), None)
+                    .await
+            }
             Err(e) => stop!(RunStatus::Failed, Some(plan), format!("writing the answer failed: {e}")),
         }
     }
 
-    fn finish(
+    /// Run one step, recording it in the ledger: a step with side effects is
+    /// recorded as started before its tool is called (so a crash leaves evidence
+    /// that its effect may have happened), and every step's result is committed
+    /// before the scheduler may start its dependents.
+    async fn execute_recorded(
+        &self,
+        ctx: &RunContext,
+        plan: &Plan,
+        version: u32,
+        step: Step,
+        deps: schedule::DependencyOutputs,
+    ) -> StepResult {
+        let seq = ctx.ledger.next_step_seq();
+        let side_effects = step.tool.as_deref().is_some_and(|t| self.tools.has_side_effects(t));
+        if ctx.ledger.is_enabled() && side_effects {
+            let lookup = |id: &str| deps.iter().find(|(d, _)| d == id).map(|(_, v)| v.clone());
+            let args = plan::resolve_args(&step.args, &lookup).ok().map(Value::Object);
+            let start = StepStart {
+                seq,
+                plan_version: version,
+                step_id: step.id.clone(),
+                tool: step.tool.clone(),
+                args,
+                started_at: now_ms(),
+            };
+            if !ctx.ledger.step_started(&start).await {
+                return StepResult {
+                    error: Some("not started: the ledger could not record its start".to_string()),
+                    ..StepResult::not_run(&step, StepStatus::Interrupted)
+                };
+            }
+        }
+        let result = executor::execute_step(ctx, plan, step, deps).await;
+        ctx.ledger.step_finished(seq, version, &result).await;
+        result
+    }
+
+    async fn finish(
         &self,
         ctx: &RunContext,
         run: RunState,
         status: RunStatus,
         plan: Option<Plan>,
         answer: Option<String>,
-        error: Option<String>,
+        mut error: Option<String>,
     ) -> RunReport {
-        let elapsed_ms = run.started.elapsed().as_millis() as u64;
+        let elapsed_ms = run.earlier_ms + run.started.elapsed().as_millis() as u64;
         let mut steps = run.records;
-        // Steps that never ran: pending in the final plan, superseded in earlier ones.
-        let mut listed: HashSet<String> = steps.iter().map(|s| s.id.clone()).collect();
-        let final_ids: HashSet<&str> = plan
-            .iter()
-            .flat_map(|p| p.steps.iter().map(|s| s.id.as_str()))
-            .collect();
-        let mut not_run = |s: &Step, status: StepStatus| {
-            if listed.insert(s.id.clone()) {
-                steps.push(StepResult::not_run(s, status));
-            }
+        crate::report::add_unrun_steps(&mut steps, plan.as_ref(), &run.plans);
+        let end = RunEnd {
+            status,
+            answer: answer.clone(),
+            error: error.clone(),
+            finished_at: now_ms(),
+            elapsed_ms,
         };
-        if let Some(p) = &plan {
-            p.steps.iter().for_each(|s| not_run(s, StepStatus::Pending));
-        }
-        for version in &run.plans {
-            for s in &version.plan.steps {
-                if !final_ids.contains(s.id.as_str()) {
-                    not_run(s, StepStatus::Superseded);
-                }
-            }
+        if let Err(e) = ctx.ledger.finish(&end).await {
+            let note = format!("the ledger could not record the end of the run: {e}");
+            error = Some(match error {
+                Some(err) if !err.contains(&e.message) => format!("{err}; {note}"),
+                Some(err) => err,
+                None => note,
+            });
         }
         self.events.emit(Event::RunFinished {
             status: status.as_str().to_string(),
@@ -488,6 +734,14 @@ impl Agent {
             elapsed_ms,
         }
     }
+}
+
+/// Where [`Agent::drive`] starts.
+enum Start {
+    /// A new run, with a plan made elsewhere or none (the planner makes one).
+    New(Option<Plan>),
+    /// A resumed run with the plan in force (already recorded as `version`).
+    Resume { plan: Plan, version: u32, approved: bool },
 }
 
 /// A run id that sorts by time: `run-<unix ms, hex>-<random>`.

@@ -17,6 +17,7 @@ pub struct CancelToken {
 struct Inner {
     cancelled: AtomicBool,
     notify: Notify,
+    children: std::sync::Mutex<Vec<CancelToken>>,
 }
 
 impl CancelToken {
@@ -27,6 +28,19 @@ impl CancelToken {
     pub fn cancel(&self) {
         self.inner.cancelled.store(true, Ordering::SeqCst);
         self.inner.notify.notify_waiters();
+        let children = std::mem::take(&mut *self.inner.children.lock().unwrap());
+        children.iter().for_each(CancelToken::cancel);
+    }
+
+    /// A token cancelled with this one, that can also be cancelled on its own
+    /// (the agent stops a run through one when its ledger cannot be written).
+    pub fn child(&self) -> CancelToken {
+        let child = CancelToken::new();
+        self.inner.children.lock().unwrap().push(child.clone());
+        if self.is_cancelled() {
+            child.cancel();
+        }
+        child
     }
 
     pub fn is_cancelled(&self) -> bool {

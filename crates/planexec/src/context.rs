@@ -1,6 +1,7 @@
-//! What the roles of one run share: models, tools, limits, the meter and the
-//! event bus. Every model call of a run goes through [`RunContext::chat`], so
-//! accounting and events cannot be forgotten by a role.
+//! What the roles of one run share: models, tools, limits, the meter, the
+//! event bus and the ledger. Every model call of a run goes through
+//! [`RunContext::chat`], so accounting, events and the record cannot be
+//! forgotten by a role.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -84,6 +85,7 @@ pub(crate) struct RunContext {
     pub approver: Arc<dyn Approver>,
     /// [`system_prompt`] for this run's tools.
     pub system: String,
+    pub ledger: Arc<crate::ledger::Ledger>,
 }
 
 impl RunContext {
@@ -93,9 +95,18 @@ impl RunContext {
         request.model = model.model.clone();
         let role = request.role;
         let started = Instant::now();
-        let response = model.provider.chat(request).await?;
+        // The request is kept for the ledger only when there is one.
+        let sent = self.ledger.is_enabled().then(|| request.clone());
+        let outcome = model.provider.chat(request).await;
         let latency_ms = started.elapsed().as_millis() as u64;
-        self.meter.record(role, &model.model, response.usage, latency_ms);
+        let cost = match &outcome {
+            Ok(r) => self.meter.record(role, &model.model, r.usage, latency_ms),
+            Err(_) => None,
+        };
+        if let Some(sent) = &sent {
+            self.ledger.exchange(sent, &outcome, cost, latency_ms).await;
+        }
+        let response = outcome?;
         self.events.emit(Event::ModelCalled {
             role,
             model: model.model.clone(),

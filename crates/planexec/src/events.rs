@@ -20,6 +20,12 @@ pub enum Event {
         run_id: String,
         task: String,
     },
+    /// A run recorded in the ledger continues (`steps_done` finished steps are kept).
+    RunResumed {
+        run_id: String,
+        task: String,
+        steps_done: u32,
+    },
     PlanProposed {
         version: u32,
         plan: Plan,

@@ -56,6 +56,20 @@ impl Default for RunOptions {
 }
 
 impl RunOptions {
+    /// The options as the ledger records them with a run.
+    pub fn to_json(&self) -> Value {
+        serde_json::json!({
+            "max_steps": self.max_steps,
+            "max_replans": self.max_replans,
+            "parallelism": self.parallelism,
+            "step_timeout_ms": self.step_timeout.as_millis() as u64,
+            "tool_retries": self.tool_retries,
+            "executor_max_turns": self.executor_max_turns,
+            "max_reasks": self.max_reasks,
+            "confirm_side_effects": self.confirm_side_effects,
+        })
+    }
+
     pub fn plan_limits(&self) -> PlanLimits {
         PlanLimits {
             max_steps: self.max_steps,
@@ -119,6 +133,44 @@ pub trait Approver: Send + Sync {
     async fn confirm_step(&self, _step: &Step, _args: &Value) -> bool {
         true
     }
+
+    /// On resume: a step with side effects was running when the run stopped, so
+    /// its effect may or may not have happened. `Some(true)` runs it again,
+    /// `Some(false)` takes it as done; `None` (the default) cannot decide, and
+    /// the resume stops and names the step.
+    async fn rerun_inflight(&self, _step: &Step, _args: Option<&Value>) -> Option<bool> {
+        None
+    }
+}
+
+/// A set of in-flight step ids: none, all, or the ones named.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum StepSelection {
+    #[default]
+    None,
+    All,
+    Only(Vec<String>),
+}
+
+impl StepSelection {
+    pub fn contains(&self, id: &str) -> bool {
+        match self {
+            StepSelection::None => false,
+            StepSelection::All => true,
+            StepSelection::Only(ids) => ids.iter().any(|i| i == id),
+        }
+    }
+}
+
+/// How a resume treats steps with side effects that were in flight when the run
+/// stopped. Read-only steps are always run again; steps in neither set go to
+/// [`Approver::rerun_inflight`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResumeOptions {
+    /// Run these again (`--rerun-inflight`).
+    pub rerun_inflight: StepSelection,
+    /// Take these as done (`--skip-inflight`).
+    pub skip_inflight: StepSelection,
 }
 
 /// Approves every plan and step, asks nothing (the CLI's `--yes`, and the library's default).

@@ -66,6 +66,8 @@ fn status_word(status: StepStatus) -> &'static str {
         StepStatus::Failed => "failed",
         StepStatus::Superseded => "superseded",
         StepStatus::Interrupted => "interrupted",
+        StepStatus::Running => "running",
+        StepStatus::Skipped => "skipped",
     }
 }
 
@@ -177,6 +179,8 @@ pub fn mermaid(plan: &Plan, notes: &Annotations<'_>) -> String {
             StepStatus::Pending => ("pending", "fill:#fff,stroke:#999,stroke-dasharray:4"),
             StepStatus::Superseded => ("superseded", "fill:#eee,stroke:#999,color:#999"),
             StepStatus::Interrupted => ("interrupted", "fill:#fff3cd,stroke:#ffc107"),
+            StepStatus::Running => ("running", "fill:#cce5ff,stroke:#007bff"),
+            StepStatus::Skipped => ("skipped", "fill:#eee,stroke:#28a745,stroke-dasharray:4"),
         };
         let _ = writeln!(out, "  classDef {name} {style}");
         let _ = writeln!(out, "  class {} {name}", ids.join(","));
@@ -209,6 +213,8 @@ pub fn dot(plan: &Plan, notes: &Annotations<'_>) -> String {
                     StepStatus::Pending => "white",
                     StepStatus::Superseded => "lightgray",
                     StepStatus::Interrupted => "lightyellow",
+                    StepStatus::Running => "lightblue",
+                    StepStatus::Skipped => "honeydew",
                 };
                 attrs.push(format!("style=\"rounded,filled\", fillcolor={color}"));
             }

@@ -3,7 +3,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::accounting::Usage;
-use crate::plan::Plan;
+use std::collections::HashSet;
+
+use crate::plan::{Plan, Step};
 use crate::result::{StepResult, StepStatus};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -17,6 +19,8 @@ pub enum RunStatus {
     Infeasible,
     /// Cancelled (Ctrl-C) before it finished.
     Interrupted,
+    /// In progress, or the process died while it was (only seen in a ledger).
+    Running,
 }
 
 impl RunStatus {
@@ -27,7 +31,26 @@ impl RunStatus {
             RunStatus::Rejected => "rejected",
             RunStatus::Infeasible => "infeasible",
             RunStatus::Interrupted => "interrupted",
+            RunStatus::Running => "running",
         }
+    }
+
+    pub fn parse(s: &str) -> Option<RunStatus> {
+        [
+            RunStatus::Succeeded,
+            RunStatus::Failed,
+            RunStatus::Rejected,
+            RunStatus::Infeasible,
+            RunStatus::Interrupted,
+            RunStatus::Running,
+        ]
+        .into_iter()
+        .find(|st| st.as_str() == s)
+    }
+
+    /// Whether `planexec resume` can continue a run in this state.
+    pub fn resumable(self) -> bool {
+        matches!(self, RunStatus::Failed | RunStatus::Interrupted | RunStatus::Running)
     }
 }
 
@@ -79,5 +102,27 @@ impl RunReport {
             .iter()
             .find(|s| s.id == id && s.status == StepStatus::Succeeded)
             .or_else(|| self.steps.iter().find(|s| s.id == id))
+    }
+}
+
+/// Add a record for every step that never ran: pending in the final plan,
+/// superseded in earlier versions. `steps` holds the executions so far.
+pub(crate) fn add_unrun_steps(steps: &mut Vec<StepResult>, plan: Option<&Plan>, versions: &[PlanVersion]) {
+    let mut listed: HashSet<String> = steps.iter().map(|s| s.id.clone()).collect();
+    let final_ids: HashSet<&str> = plan.iter().flat_map(|p| p.steps.iter().map(|s| s.id.as_str())).collect();
+    let mut not_run = |s: &Step, status: StepStatus| {
+        if listed.insert(s.id.clone()) {
+            steps.push(StepResult::not_run(s, status));
+        }
+    };
+    if let Some(p) = plan {
+        p.steps.iter().for_each(|s| not_run(s, StepStatus::Pending));
+    }
+    for version in versions {
+        for s in &version.plan.steps {
+            if !final_ids.contains(s.id.as_str()) {
+                not_run(s, StepStatus::Superseded);
+            }
+        }
     }
 }

@@ -14,6 +14,40 @@ pub enum StepStatus {
     Superseded,
     /// Running when the run was cancelled.
     Interrupted,
+    /// Started and not finished: still running, or in flight when the process died
+    /// (only seen in a ledger).
+    Running,
+    /// In flight at a crash and, on resume, taken as done without running it again
+    /// (a person said its side effect had happened). Its output is unknown (null).
+    Skipped,
+}
+
+impl StepStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepStatus::Pending => "pending",
+            StepStatus::Succeeded => "succeeded",
+            StepStatus::Failed => "failed",
+            StepStatus::Superseded => "superseded",
+            StepStatus::Interrupted => "interrupted",
+            StepStatus::Running => "running",
+            StepStatus::Skipped => "skipped",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<StepStatus> {
+        [
+            StepStatus::Pending,
+            StepStatus::Succeeded,
+            StepStatus::Failed,
+            StepStatus::Superseded,
+            StepStatus::Interrupted,
+            StepStatus::Running,
+            StepStatus::Skipped,
+        ]
+        .into_iter()
+        .find(|st| st.as_str() == s)
+    }
 }
 
 /// The record of one step's execution.
@@ -65,7 +99,7 @@ impl StepResult {
     }
 }
 
-pub(crate) fn now_ms() -> u64 {
+pub fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
