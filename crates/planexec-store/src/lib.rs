@@ -1,0 +1,769 @@
+//! The planexec run ledger in SQLite or PostgreSQL: an implementation of
+//! [`planexec::store::RunStore`] on `sqlx`'s `Any` driver, so both databases run
+//! the same SQL.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), planexec::StoreError> {
+//! let ledger = planexec_store::SqlStore::open("/tmp/ledger.db").await?; // or "postgres://…"
+//! # Ok(()) }
+//! ```
+//!
+//! Every write is one transaction, committed before the call returns (SQLite in
+//! WAL mode with `synchronous=FULL` by default), so a killed process leaves a
+//! ledger that is consistent at every instant. Large values (step arguments and
+//! outputs, model messages and replies) are stored once by their SHA-256 in
+//! `blobs` and referenced from the rows that use them; the system prompt every
+//! request repeats is held once. Requests are recorded as the provider got them,
+//! which never includes API keys or headers.
+
+mod schema;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use planexec::report::{Clarification, PlanVersion, RunStatus};
+use planexec::result::{now_ms, StepResult, StepStatus};
+use planexec::store::{
+    ModelExchange, RunEnd, RunFilter, RunHeader, RunStore, RunSummary, StepStart, StoreError, StoreErrorKind,
+    StoredRun, StoredStep,
+};
+use planexec::Role;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use sqlx::any::{AnyPoolOptions, AnyRow};
+use sqlx::{AnyPool, Row};
+
+pub use schema::SCHEMA_VERSION;
+
+/// Which database a ledger lives in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// How hard SQLite works to keep each commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// `synchronous=FULL`: a commit survives a crash of the process and of the
+    /// machine (power loss). The default.
+    #[default]
+    Full,
+    /// `synchronous=NORMAL`: a commit survives a crash of the process; a power
+    /// loss may drop the last few commits (never corrupts).
+    Normal,
+}
+
+/// A run ledger in a SQLite file or a PostgreSQL database.
+pub struct SqlStore {
+    pool: AnyPool,
+    backend: Backend,
+    location: String,
+}
+
+fn err(kind: StoreErrorKind, message: String) -> StoreError {
+    StoreError::new(kind, message)
+}
+
+impl SqlStore {
+    /// Open (creating and migrating as needed) the ledger at `target`: a
+    /// `postgres://` or `postgresql://` URL, a `sqlite:` URL, or a file path.
+    pub async fn open(target: &str) -> Result<SqlStore, StoreError> {
+        SqlStore::open_with(target, Durability::default()).await
+    }
+
+    pub async fn open_with(target: &str, durability: Durability) -> Result<SqlStore, StoreError> {
+        sqlx::any::install_default_drivers();
+        if target.starts_with("postgres://") || target.starts_with("postgresql://") {
+            return SqlStore::connect(target.to_string(), Backend::Postgres, redact_url(target), durability).await;
+        }
+        let path = PathBuf::from(target.strip_prefix("sqlite://").or(target.strip_prefix("sqlite:")).unwrap_or(target));
+        check_sqlite_file(&path)?;
+        let url = format!("sqlite://{}?mode=rwc", url_path(&path));
+        SqlStore::connect(url, Backend::Sqlite, format!("sqlite:{}", path.display()), durability).await
+    }
+
+    async fn connect(
+        url: String,
+        backend: Backend,
+        location: String,
+        durability: Durability,
+    ) -> Result<SqlStore, StoreError> {
+        let synchronous = match durability {
+            Durability::Full => "PRAGMA synchronous = FULL",
+            Durability::Normal => "PRAGMA synchronous = NORMAL",
+        };
+        let pool = AnyPoolOptions::new()
+            // One writer at a time is all SQLite has; a single connection avoids
+            // lock contention between our own connections.
+            .max_connections(if backend == Backend::Sqlite { 1 } else { 4 })
+            .acquire_timeout(Duration::from_secs(30))
+            .after_connect(move |conn, _| {
+                Box::pin(async move {
+                    if backend == Backend::Sqlite {
+                        sqlx::raw_sql("PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = ON")
+                            .execute(&mut *conn)
+                            .await?;
+                        sqlx::raw_sql(sqlx::AssertSqlSafe(synchronous)).execute(&mut *conn).await?;
+                    }
+                    Ok(())
+                })
+            })
+            .connect(&url)
+            .await
+            .map_err(|e| classify(e, &location, "open"))?;
+        let store = SqlStore {
+            pool,
+            backend,
+            location,
+        };
+        if backend == Backend::Sqlite {
+            // Write-ahead logging: readers never block the writer, and a commit is one append.
+            sqlx::raw_sql("PRAGMA journal_mode = WAL")
+                .execute(&store.pool)
+                .await
+                .map_err(|e| store.fail(e, "open"))?;
+        }
+        schema::migrate(&store).await?;
+        Ok(store)
+    }
+
+    fn fail(&self, e: sqlx::Error, doing: &str) -> StoreError {
+        classify(e, &self.location, doing)
+    }
+
+    /// Close the pool (waits for connections to be returned).
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+/// Refuse, before SQLite touches it, a file that is not a SQLite database.
+fn check_sqlite_file(path: &Path) -> Result<(), StoreError> {
+    use std::io::Read;
+    if path.is_dir() {
+        return Err(err(
+            StoreErrorKind::Unavailable,
+            format!("the ledger path {} is a directory; give a file path (e.g. {}/ledger.db)", path.display(), path.display()),
+        ));
+    }
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| {
+            err(
+                StoreErrorKind::Unavailable,
+                format!("cannot create the folder {} for the ledger: {e}", parent.display()),
+            )
+        })?;
+    }
+    let mut header = [0u8; 16];
+    match std::fs::File::open(path) {
+        Ok(mut f) => {
+            let n = f.read(&mut header).unwrap_or(0);
+            if n > 0 && (n < 16 || &header != b"SQLite format 3\0") {
+                return Err(err(
+                    StoreErrorKind::Corrupt,
+                    format!(
+                        "{} is not a SQLite database (it does not start with the SQLite header): it was left as it is. Choose another ledger with --db or PLANEXEC_DB",
+                        path.display()
+                    ),
+                ));
+            }
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(err(
+            StoreErrorKind::Unavailable,
+            format!("cannot read the ledger {}: {e}", path.display()),
+        )),
+    }
+}
+
+/// A path as the path part of a `sqlite://` URL.
+fn url_path(path: &Path) -> String {
+    let mut out = String::new();
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            '?' => out.push_str("%3F"),
+            '#' => out.push_str("%23"),
+            ' ' => out.push_str("%20"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A database URL without its password, for messages.
+fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let userinfo = &url[scheme + 3..at];
+            let user = userinfo.split(':').next().unwrap_or("");
+            format!("{}{user}{}", &url[..scheme + 3], &url[at..])
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// A database error as a message that says what to do.
+fn classify(e: sqlx::Error, location: &str, doing: &str) -> StoreError {
+    let text = e.to_string();
+    let code = e
+        .as_database_error()
+        .and_then(|d| d.code().map(|c| c.into_owned()))
+        .unwrap_or_default();
+    // SQLite reports extended result codes; the primary code is the low byte.
+    let sqlite = code.parse::<i64>().ok().map(|c| c & 0xff);
+    let lower = text.to_lowercase();
+    let (kind, message) = if sqlite == Some(13) || code == "53100" || lower.contains("disk is full") || lower.contains("no space") {
+        (
+            StoreErrorKind::Full,
+            format!("the ledger {location} is full (no space left where it is stored): free some space, or choose another ledger with --db"),
+        )
+    } else if sqlite == Some(8) || code == "25006" || lower.contains("readonly") || lower.contains("read-only") {
+        (
+            StoreErrorKind::ReadOnly,
+            format!("the ledger {location} is read-only: make it writable, or choose another ledger with --db"),
+        )
+    } else if sqlite == Some(26) || sqlite == Some(11) || lower.contains("not a database") || lower.contains("malformed") {
+        (
+            StoreErrorKind::Corrupt,
+            format!("the ledger {location} is damaged or not a SQLite database ({text}): it was left as it is; choose another ledger with --db"),
+        )
+    } else if sqlite == Some(14) || matches!(e, sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::Tls(_)) || code == "28P01" || code == "3D000" {
+        (
+            StoreErrorKind::Unavailable,
+            format!("cannot reach the ledger {location}: {text}"),
+        )
+    } else {
+        (StoreErrorKind::Other, format!("the ledger {location} failed to {doing}: {text}"))
+    };
+    err(kind, message)
+}
+
+fn sha256(text: &str) -> String {
+    let digest = Sha256::digest(text.as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn to_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+fn opt_i64(v: Option<u64>) -> Option<i64> {
+    v.map(to_i64)
+}
+
+fn get_u64(row: &AnyRow, col: &str) -> u64 {
+    row.try_get::<i64, _>(col).map(|v| v.max(0) as u64).unwrap_or(0)
+}
+
+fn get_opt_u64(row: &AnyRow, col: &str) -> Option<u64> {
+    row.try_get::<Option<i64>, _>(col).ok().flatten().map(|v| v.max(0) as u64)
+}
+
+fn get_string(row: &AnyRow, col: &str) -> String {
+    row.try_get::<String, _>(col).unwrap_or_default()
+}
+
+fn get_opt_string(row: &AnyRow, col: &str) -> Option<String> {
+    row.try_get::<Option<String>, _>(col).ok().flatten()
+}
+
+fn parse_json(text: Option<String>) -> Option<Value> {
+    text.and_then(|t| serde_json::from_str(&t).ok())
+}
+
+type Tx<'a> = sqlx::Transaction<'a, sqlx::Any>;
+
+impl SqlStore {
+    async fn begin(&self, doing: &str) -> Result<Tx<'_>, StoreError> {
+        self.pool.begin().await.map_err(|e| self.fail(e, doing))
+    }
+
+    async fn commit(&self, tx: Tx<'_>, doing: &str) -> Result<(), StoreError> {
+        tx.commit().await.map_err(|e| self.fail(e, doing))
+    }
+
+    /// Store `value` once under its hash, referenced by `run_id`; returns the hash.
+    async fn put_blob(&self, tx: &mut Tx<'_>, run_id: &str, value: &Value) -> Result<String, StoreError> {
+        let body = value.to_string();
+        let hash = sha256(&body);
+        sqlx::query("INSERT INTO blobs (hash, body) VALUES ($1, $2) ON CONFLICT (hash) DO NOTHING")
+            .bind(&hash)
+            .bind(&body)
+            .execute(&mut **tx)
+            .await
+            .map_err(|e| self.fail(e, "store a value"))?;
+        sqlx::query("INSERT INTO blob_refs (run_id, hash) VALUES ($1, $2) ON CONFLICT (run_id, hash) DO NOTHING")
+            .bind(run_id)
+            .bind(&hash)
+            .execute(&mut **tx)
+            .await
+            .map_err(|e| self.fail(e, "store a value"))?;
+        Ok(hash)
+    }
+
+    async fn put_opt_blob(&self, tx: &mut Tx<'_>, run_id: &str, value: Option<&Value>) -> Result<Option<String>, StoreError> {
+        match value {
+            Some(v) => Ok(Some(self.put_blob(tx, run_id, v).await?)),
+            None => Ok(None),
+        }
+    }
+
+    async fn touch(&self, tx: &mut Tx<'_>, run_id: &str, doing: &str) -> Result<(), StoreError> {
+        let updated = sqlx::query("UPDATE runs SET updated_at = $1 WHERE run_id = $2")
+            .bind(to_i64(now_ms()))
+            .bind(run_id)
+            .execute(&mut **tx)
+            .await
+            .map_err(|e| self.fail(e, doing))?;
+        if updated.rows_affected() == 0 {
+            return Err(err(
+                StoreErrorKind::Other,
+                format!("there is no run {run_id} in the ledger {}", self.location),
+            ));
+        }
+        Ok(())
+    }
+
+    async fn blob(&self, hash: Option<String>) -> Result<Option<Value>, StoreError> {
+        let Some(hash) = hash else { return Ok(None) };
+        let row = sqlx::query("SELECT body FROM blobs WHERE hash = $1")
+            .bind(&hash)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(|e| self.fail(e, "read a stored value"))?;
+        Ok(row.and_then(|r| parse_json(get_opt_string(&r, "body"))))
+    }
+
+    /// A request with each message replaced by the hash of its stored copy.
+    async fn put_request(&self, tx: &mut Tx<'_>, run_id: &str, request: &Value) -> Result<String, StoreError> {
+        let mut skeleton = request.clone();
+        if let Some(messages) = skeleton.get_mut("messages").and_then(Value::as_array_mut) {
+            for m in messages.iter_mut() {
+                let hash = self.put_blob(tx, run_id, m).await?;
+                *m = serde_json::json!({ "$blob": hash });
+            }
+        }
+        self.put_blob(tx, run_id, &skeleton).await
+    }
+
+    async fn get_request(&self, hash: String) -> Result<Value, StoreError> {
+        let mut request = self.blob(Some(hash)).await?.unwrap_or(Value::Null);
+        if let Some(messages) = request.get_mut("messages").and_then(Value::as_array_mut) {
+            for m in messages.iter_mut() {
+                if let Some(h) = m.get("$blob").and_then(Value::as_str) {
+                    *m = self.blob(Some(h.to_string())).await?.unwrap_or(Value::Null);
+                }
+            }
+        }
+        Ok(request)
+    }
+}
+
+#[async_trait]
+impl RunStore for SqlStore {
+    fn describe(&self) -> String {
+        self.location.clone()
+    }
+
+    async fn create_run(&self, run: &RunHeader) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO runs (run_id, task, options, status, started_at, updated_at, elapsed_ms, replans, resumes, clarifications) \
+             VALUES ($1, $2, $3, $4, $5, $6, 0, 0, 0, '[]')",
+        )
+        .bind(&run.run_id)
+        .bind(&run.task)
+        .bind(run.options.to_string())
+        .bind(RunStatus::Running.as_str())
+        .bind(to_i64(run.started_at))
+        .bind(to_i64(run.started_at))
+        .execute(&self.pool)
+        .await
+        .map_err(|e| self.fail(e, "record a new run"))?;
+        Ok(())
+    }
+
+    async fn add_plan(&self, run_id: &str, version: &PlanVersion, replans: u32) -> Result<(), StoreError> {
+        let doing = "record a plan";
+        let mut tx = self.begin(doing).await?;
+        let plan = serde_json::to_string(&version.plan).unwrap_or_default();
+        sqlx::query(
+            "INSERT INTO plan_versions (run_id, version, reason, plan, created_at) VALUES ($1, $2, $3, $4, $5) \
+             ON CONFLICT (run_id, version) DO UPDATE SET reason = excluded.reason, plan = excluded.plan",
+        )
+        .bind(run_id)
+        .bind(version.version as i64)
+        .bind(&version.reason)
+        .bind(plan)
+        .bind(to_i64(now_ms()))
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| self.fail(e, doing))?;
+        sqlx::query("UPDATE runs SET replans = $1 WHERE run_id = $2")
+            .bind(replans as i64)
+            .bind(run_id)
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| self.fail(e, doing))?;
+        self.touch(&mut tx, run_id, doing).await?;
+        self.commit(tx, doing).await
+    }
+
+    async fn approve_plan(&self, run_id: &str, version: u32) -> Result<(), StoreError> {
+        let doing = "record a plan approval";
+        let mut tx = self.begin(doing).await?;
+        sqlx::query("UPDATE runs SET approved_version = $1 WHERE run_id = $2")
+            .bind(version as i64)
+            .bind(run_id)
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| self.fail(e, doing))?;
+        self.touch(&mut tx, run_id, doing).await?;
+        self.commit(tx, doing).await
+    }
+
+    async fn set_clarifications(&self, run_id: &str, clarifications: &[Clarification]) -> Result<(), StoreError> {
+        let doing = "record clarifications";
+        let mut tx = self.begin(doing).await?;
+        sqlx::query("UPDATE runs SET clarifications = $1 WHERE run_id = $2")
+            .bind(serde_json::to_string(clarifications).unwrap_or_else(|_| "[]".into()))
+            .bind(run_id)
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| self.fail(e, doing))?;
+        self.touch(&mut tx, run_id, doing).await?;
+        self.commit(tx, doing).await
+    }
+
+    async fn step_started(&self, run_id: &str, start: &StepStart) -> Result<(), StoreError> {
+        let doing = "record a step's start";
+        let mut tx = self.begin(doing).await?;
+        let args = self.put_opt_blob(&mut tx, run_id, start.args.as_ref()).await?;
+        sqlx::query(
+            "INSERT INTO step_runs (run_id, seq, step_id, plan_version, tool, status, attempts, args_hash, started_at, model_calls) \
+             VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $8, 0)",
+        )
+        .bind(run_id)
+        .bind(to_i64(start.seq))
+        .bind(&start.step_id)
+        .bind(start.plan_version as i64)
+        .bind(start.tool.clone())
+        .bind(StepStatus::Running.as_str())
+        .bind(args)
+        .bind(to_i64(start.started_at))
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| self.fail(e, doing))?;
+        self.transition(&mut tx, run_id, start.seq, &start.step_id, StepStatus::Running, start.started_at)
+            .await?;
+        self.touch(&mut tx, run_id, doing).await?;
+        self.commit(tx, doing).await
+    }
+
+    async fn step_finished(
+        &self,
+        run_id: &str,
+        seq: u64,
+        plan_version: u32,
+        result: &StepResult,
+    ) -> Result<(), StoreError> {
+        let doing = "record a step's result";
+        let mut tx = self.begin(doing).await?;
+        let args = self.put_opt_blob(&mut tx, run_id, result.args.as_ref()).await?;
+        let output = self.put_opt_blob(&mut tx, run_id, result.output.as_ref()).await?;
+        sqlx::query(
+            "INSERT INTO step_runs (run_id, seq, step_id, plan_version, tool, status, attempts, args_hash, output_hash, error, started_at, finished_at, model_calls) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
+             ON CONFLICT (run_id, seq) DO UPDATE SET status = excluded.status, attempts = excluded.attempts, \
+               args_hash = COALESCE(excluded.args_hash, step_runs.args_hash), output_hash = excluded.output_hash, \
+               error = excluded.error, started_at = COALESCE(excluded.started_at, step_runs.started_at), \
+               finished_at = excluded.finished_at, model_calls = excluded.model_calls",
+        )
+        .bind(run_id)
+        .bind(to_i64(seq))
+        .bind(&result.id)
+        .bind(plan_version as i64)
+        .bind(result.tool.clone())
+        .bind(result.status.as_str())
+        .bind(result.attempts as i64)
+        .bind(args)
+        .bind(output)
+        .bind(result.error.clone())
+        .bind(opt_i64(result.started_at))
+        .bind(opt_i64(result.finished_at))
+        .bind(result.model_calls as i64)
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| self.fail(e, doing))?;
+        let at = result.finished_at.unwrap_or_else(now_ms);
+        self.transition(&mut tx, run_id, seq, &result.id, result.status, at).await?;
+        self.touch(&mut tx, run_id, doing).await?;
+        self.commit(tx, doing).await
+    }
+
+    async fn record_exchange(&self, run_id: &str, x: &ModelExchange) -> Result<(), StoreError> {
+        let doing = "record a model exchange";
+        let mut tx = self.begin(doing).await?;
+        let request = self.put_request(&mut tx, run_id, &x.request).await?;
+        let response = self.put_opt_blob(&mut tx, run_id, x.response.as_ref()).await?;
+        sqlx::query(
+            "INSERT INTO model_exchanges (run_id, seq, role, model, request_hash, response_hash, error, prompt_tokens, completion_tokens, cost, latency_ms, at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+        )
+        .bind(run_id)
+        .bind(to_i64(x.seq))
+        .bind(x.role.as_str())
+        .bind(&x.model)
+        .bind(request)
+        .bind(response)
+        .bind(x.error.clone())
+        .bind(to_i64(x.prompt_tokens))
+        .bind(to_i64(x.completion_tokens))
+        // Costs are stored as text: the `Any` driver cannot read Postgres' floats back portably.
+        .bind(x.cost.map(|c| c.to_string()))
+        .bind(to_i64(x.latency_ms))
+        .bind(to_i64(x.at))
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| self.fail(e, doing))?;
+        self.touch(&mut tx, run_id, doing).await?;
+        self.commit(tx, doing).await
+    }
+
+    async fn finish_run(&self, run_id: &str, end: &RunEnd) -> Result<(), StoreError> {
+        let doing = "record the end of a run";
+        let mut tx = self.begin(doing).await?;
+        sqlx::query(
+            "UPDATE runs SET status = $1, answer = $2, error = $3, finished_at = $4, elapsed_ms = $5 WHERE run_id = $6",
+        )
+        .bind(end.status.as_str())
+        .bind(end.answer.clone())
+        .bind(end.error.clone())
+        .bind(to_i64(end.finished_at))
+        .bind(to_i64(end.elapsed_ms))
+        .bind(run_id)
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| self.fail(e, doing))?;
+        self.touch(&mut tx, run_id, doing).await?;
+        self.commit(tx, doing).await
+    }
+
+    async fn reopen_run(&self, run_id: &str) -> Result<(), StoreError> {
+        let doing = "reopen a run";
+        let mut tx = self.begin(doing).await?;
+        sqlx::query("UPDATE runs SET status = $1, resumes = resumes + 1, finished_at = NULL WHERE run_id = $2")
+            .bind(RunStatus::Running.as_str())
+            .bind(run_id)
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| self.fail(e, doing))?;
+        self.touch(&mut tx, run_id, doing).await?;
+        self.commit(tx, doing).await
+    }
+
+    async fn load_run(&self, run_id: &str) -> Result<Option<StoredRun>, StoreError> {
+        let doing = "read a run";
+        let Some(row) = sqlx::query(
+            "SELECT run_id, task, options, status, started_at, updated_at, finished_at, elapsed_ms, answer, error, \
+                    replans, resumes, approved_version, clarifications FROM runs WHERE run_id = $1",
+        )
+        .bind(run_id)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(|e| self.fail(e, doing))?
+        else {
+            return Ok(None);
+        };
+        let status_text = get_string(&row, "status");
+        let status = RunStatus::parse(&status_text).ok_or_else(|| {
+            err(
+                StoreErrorKind::Corrupt,
+                format!("run {run_id} in {} has an unknown status {status_text:?}", self.location),
+            )
+        })?;
+        let mut run = StoredRun {
+            run_id: get_string(&row, "run_id"),
+            task: get_string(&row, "task"),
+            options: parse_json(get_opt_string(&row, "options")).unwrap_or(Value::Null),
+            status,
+            started_at: get_u64(&row, "started_at"),
+            updated_at: get_u64(&row, "updated_at"),
+            finished_at: get_opt_u64(&row, "finished_at"),
+            elapsed_ms: get_u64(&row, "elapsed_ms"),
+            answer: get_opt_string(&row, "answer"),
+            error: get_opt_string(&row, "error"),
+            replans: get_u64(&row, "replans") as u32,
+            resumes: get_u64(&row, "resumes") as u32,
+            approved_version: get_opt_u64(&row, "approved_version").map(|v| v as u32),
+            clarifications: serde_json::from_str(&get_string(&row, "clarifications")).unwrap_or_default(),
+            plans: Vec::new(),
+            steps: Vec::new(),
+            exchanges: Vec::new(),
+        };
+
+        let plans = sqlx::query("SELECT version, reason, plan FROM plan_versions WHERE run_id = $1 ORDER BY version")
+            .bind(run_id)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(|e| self.fail(e, doing))?;
+        for p in plans {
+            let plan = serde_json::from_str(&get_string(&p, "plan")).map_err(|e| {
+                err(
+                    StoreErrorKind::Corrupt,
+                    format!("a plan of run {run_id} in {} cannot be read: {e}", self.location),
+                )
+            })?;
+            run.plans.push(PlanVersion {
+                version: get_u64(&p, "version") as u32,
+                reason: get_string(&p, "reason"),
+                plan,
+            });
+        }
+
+        let steps = sqlx::query(
+            "SELECT seq, step_id, plan_version, tool, status, attempts, a.body AS args, o.body AS output, error, \
+                    started_at, finished_at, model_calls \
+             FROM step_runs s LEFT JOIN blobs a ON a.hash = s.args_hash LEFT JOIN blobs o ON o.hash = s.output_hash \
+             WHERE s.run_id = $1 ORDER BY seq",
+        )
+        .bind(run_id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| self.fail(e, doing))?;
+        for s in steps {
+            run.steps.push(StoredStep {
+                seq: get_u64(&s, "seq"),
+                plan_version: get_u64(&s, "plan_version") as u32,
+                result: StepResult {
+                    id: get_string(&s, "step_id"),
+                    tool: get_opt_string(&s, "tool"),
+                    status: StepStatus::parse(&get_string(&s, "status")).unwrap_or(StepStatus::Failed),
+                    attempts: get_u64(&s, "attempts") as u32,
+                    args: parse_json(get_opt_string(&s, "args")),
+                    output: parse_json(get_opt_string(&s, "output")),
+                    error: get_opt_string(&s, "error"),
+                    started_at: get_opt_u64(&s, "started_at"),
+                    finished_at: get_opt_u64(&s, "finished_at"),
+                    model_calls: get_u64(&s, "model_calls") as u32,
+                },
+            });
+        }
+
+        let exchanges = sqlx::query(
+            "SELECT seq, role, model, request_hash, response_hash, error, prompt_tokens, completion_tokens, cost, latency_ms, at \
+             FROM model_exchanges WHERE run_id = $1 ORDER BY seq",
+        )
+        .bind(run_id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| self.fail(e, doing))?;
+        for x in exchanges {
+            let role_text = get_string(&x, "role");
+            let role = Role::ALL
+                .into_iter()
+                .find(|r| r.as_str() == role_text)
+                .unwrap_or(Role::Executor);
+            run.exchanges.push(ModelExchange {
+                seq: get_u64(&x, "seq"),
+                role,
+                model: get_string(&x, "model"),
+                request: self.get_request(get_string(&x, "request_hash")).await?,
+                response: self.blob(get_opt_string(&x, "response_hash")).await?,
+                error: get_opt_string(&x, "error"),
+                prompt_tokens: get_u64(&x, "prompt_tokens"),
+                completion_tokens: get_u64(&x, "completion_tokens"),
+                cost: get_opt_string(&x, "cost").and_then(|c| c.parse().ok()),
+                latency_ms: get_u64(&x, "latency_ms"),
+                at: get_u64(&x, "at"),
+            });
+        }
+        Ok(Some(run))
+    }
+
+    async fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunSummary>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT r.run_id, r.task, r.status, r.started_at, r.updated_at, r.replans, \
+               (SELECT COUNT(*) FROM step_runs s WHERE s.run_id = r.run_id AND s.status IN ('succeeded', 'skipped')) AS steps_done, \
+               (SELECT CAST(COALESCE(SUM(x.prompt_tokens), 0) AS BIGINT) FROM model_exchanges x WHERE x.run_id = r.run_id) AS prompt_tokens, \
+               (SELECT CAST(COALESCE(SUM(x.completion_tokens), 0) AS BIGINT) FROM model_exchanges x WHERE x.run_id = r.run_id) AS completion_tokens \
+             FROM runs r WHERE ($1 = '' OR r.status = $1) ORDER BY r.started_at DESC, r.run_id DESC LIMIT $2",
+        )
+        .bind(filter.status.map(|s| s.as_str()).unwrap_or(""))
+        .bind(filter.limit.map(i64::from).unwrap_or(i64::MAX))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| self.fail(e, "list runs"))?;
+        Ok(rows
+            .iter()
+            .map(|r| RunSummary {
+                run_id: get_string(r, "run_id"),
+                task: get_string(r, "task"),
+                status: RunStatus::parse(&get_string(r, "status")).unwrap_or(RunStatus::Failed),
+                started_at: get_u64(r, "started_at"),
+                updated_at: get_u64(r, "updated_at"),
+                replans: get_u64(r, "replans") as u32,
+                steps_done: get_u64(r, "steps_done") as u32,
+                prompt_tokens: get_u64(r, "prompt_tokens"),
+                completion_tokens: get_u64(r, "completion_tokens"),
+            })
+            .collect())
+    }
+
+    async fn delete_run(&self, run_id: &str) -> Result<bool, StoreError> {
+        let doing = "delete a run";
+        let mut tx = self.begin(doing).await?;
+        for sql in [
+            "DELETE FROM step_transitions WHERE run_id = $1",
+            "DELETE FROM step_runs WHERE run_id = $1",
+            "DELETE FROM model_exchanges WHERE run_id = $1",
+            "DELETE FROM plan_versions WHERE run_id = $1",
+            "DELETE FROM blob_refs WHERE run_id = $1",
+        ] {
+            sqlx::query(sql)
+                .bind(run_id)
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| self.fail(e, doing))?;
+        }
+        let deleted = sqlx::query("DELETE FROM runs WHERE run_id = $1")
+            .bind(run_id)
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| self.fail(e, doing))?
+            .rows_affected();
+        // Values no other run refers to go with it.
+        sqlx::query("DELETE FROM blobs WHERE NOT EXISTS (SELECT 1 FROM blob_refs r WHERE r.hash = blobs.hash)")
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| self.fail(e, doing))?;
+        self.commit(tx, doing).await?;
+        Ok(deleted > 0)
+    }
+}
+
+impl SqlStore {
+    async fn transition(
+        &self,
+        tx: &mut Tx<'_>,
+        run_id: &str,
+        seq: u64,
+        step_id: &str,
+        status: StepStatus,
+        at: u64,
+    ) -> Result<(), StoreError> {
+        sqlx::query("INSERT INTO step_transitions (run_id, seq, step_id, status, at) VALUES ($1, $2, $3, $4, $5)")
+            .bind(run_id)
+            .bind(to_i64(seq))
+            .bind(step_id)
+            .bind(status.as_str())
+            .bind(to_i64(at))
+            .execute(&mut **tx)
+            .await
+            .map_err(|e| self.fail(e, "record a step transition"))?;
+        Ok(())
+    }
+}

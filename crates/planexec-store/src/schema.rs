@@ -1,0 +1,166 @@
+//! The ledger's schema and its versioned migrations, run when a ledger is opened.
+//!
+//! `planexec_schema` holds the version. A database with a newer version than
+//! this build knows is refused (it was written by a newer planexec), and so is
+//! a database with other tables and no version (not a planexec ledger): neither
+//! is touched. The SQL is portable between SQLite and PostgreSQL (TEXT and
+//! BIGINT only).
+
+use planexec::store::{StoreError, StoreErrorKind};
+use sqlx::Row;
+
+use crate::{Backend, SqlStore};
+
+/// Migrations in order; migration `i` brings the schema to version `i + 1`.
+const MIGRATIONS: &[&str] = &[
+    // 1: runs, plan versions, step executions and transitions, model exchanges, blobs.
+    "CREATE TABLE runs (
+        run_id TEXT PRIMARY KEY,
+        task TEXT NOT NULL,
+        options TEXT NOT NULL,
+        status TEXT NOT NULL,
+        started_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL,
+        finished_at BIGINT,
+        elapsed_ms BIGINT NOT NULL,
+        answer TEXT,
+        error TEXT,
+        replans BIGINT NOT NULL,
+        resumes BIGINT NOT NULL,
+        approved_version BIGINT,
+        clarifications TEXT NOT NULL
+    );
+    CREATE INDEX runs_by_start ON runs (started_at);
+    CREATE TABLE plan_versions (
+        run_id TEXT NOT NULL,
+        version BIGINT NOT NULL,
+        reason TEXT NOT NULL,
+        plan TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        PRIMARY KEY (run_id, version)
+    );
+    CREATE TABLE step_runs (
+        run_id TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        step_id TEXT NOT NULL,
+        plan_version BIGINT NOT NULL,
+        tool TEXT,
+        status TEXT NOT NULL,
+        attempts BIGINT NOT NULL,
+        args_hash TEXT,
+        output_hash TEXT,
+        error TEXT,
+        started_at BIGINT,
+        finished_at BIGINT,
+        model_calls BIGINT NOT NULL,
+        PRIMARY KEY (run_id, seq)
+    );
+    CREATE TABLE step_transitions (
+        run_id TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        step_id TEXT NOT NULL,
+        status TEXT NOT NULL,
+        at BIGINT NOT NULL
+    );
+    CREATE INDEX step_transitions_by_run ON step_transitions (run_id, seq);
+    CREATE TABLE model_exchanges (
+        run_id TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        role TEXT NOT NULL,
+        model TEXT NOT NULL,
+        request_hash TEXT NOT NULL,
+        response_hash TEXT,
+        error TEXT,
+        prompt_tokens BIGINT NOT NULL,
+        completion_tokens BIGINT NOT NULL,
+        cost TEXT,
+        latency_ms BIGINT NOT NULL,
+        at BIGINT NOT NULL,
+        PRIMARY KEY (run_id, seq)
+    );
+    CREATE TABLE blobs (
+        hash TEXT PRIMARY KEY,
+        body TEXT NOT NULL
+    );
+    CREATE TABLE blob_refs (
+        run_id TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        PRIMARY KEY (run_id, hash)
+    );
+    CREATE INDEX blob_refs_by_hash ON blob_refs (hash);",
+];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+fn err(kind: StoreErrorKind, message: String) -> StoreError {
+    StoreError::new(kind, message)
+}
+
+async fn tables(store: &SqlStore) -> Result<Vec<String>, StoreError> {
+    let sql = match store.backend {
+        Backend::Sqlite => "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+        Backend::Postgres => {
+            "SELECT CAST(table_name AS TEXT) AS name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY 1"
+        }
+    };
+    let rows = sqlx::query(sql)
+        .fetch_all(&store.pool)
+        .await
+        .map_err(|e| store.fail(e, "read its tables"))?;
+    Ok(rows.iter().filter_map(|r| r.try_get::<String, _>("name").ok()).collect())
+}
+
+/// Bring the ledger to [`SCHEMA_VERSION`], or refuse it untouched.
+pub(crate) async fn migrate(store: &SqlStore) -> Result<(), StoreError> {
+    let tables = tables(store).await?;
+    let current = if tables.iter().any(|t| t == "planexec_schema") {
+        let row = sqlx::query("SELECT CAST(MAX(version) AS BIGINT) AS version FROM planexec_schema")
+            .fetch_one(&store.pool)
+            .await
+            .map_err(|e| store.fail(e, "read its schema version"))?;
+        row.try_get::<Option<i64>, _>("version").ok().flatten().unwrap_or(0)
+    } else if tables.is_empty() {
+        sqlx::raw_sql("CREATE TABLE planexec_schema (version BIGINT NOT NULL, applied_at BIGINT NOT NULL)")
+            .execute(&store.pool)
+            .await
+            .map_err(|e| store.fail(e, "create its schema"))?;
+        0
+    } else {
+        let shown: Vec<&str> = tables.iter().take(5).map(String::as_str).collect();
+        return Err(err(
+            StoreErrorKind::Foreign,
+            format!(
+                "{} is a database but not a planexec ledger (it has tables {}{}): it was left as it is. Choose another ledger with --db or PLANEXEC_DB",
+                store.location,
+                shown.join(", "),
+                if tables.len() > 5 { ", …" } else { "" }
+            ),
+        ));
+    };
+    if current > SCHEMA_VERSION {
+        return Err(err(
+            StoreErrorKind::SchemaTooNew,
+            format!(
+                "the ledger {} has schema version {current}, but this planexec knows versions up to {SCHEMA_VERSION}: it was written by a newer planexec. Upgrade planexec, or choose another ledger with --db",
+                store.location
+            ),
+        ));
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+        let version = i as i64 + 1;
+        let mut tx = store.pool.begin().await.map_err(|e| store.fail(e, "migrate"))?;
+        sqlx::raw_sql(sqlx::AssertSqlSafe(*sql))
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| store.fail(e, &format!("migrate to schema version {version}")))?;
+        sqlx::query("INSERT INTO planexec_schema (version, applied_at) VALUES ($1, $2)")
+            .bind(version)
+            .bind(planexec::result::now_ms() as i64)
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| store.fail(e, "migrate"))?;
+        tx.commit().await.map_err(|e| store.fail(e, "migrate"))?;
+    }
+    Ok(())
+}
