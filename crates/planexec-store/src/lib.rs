@@ -58,7 +58,6 @@ pub enum Durability {
 /// A run ledger in a SQLite file or a PostgreSQL database.
 pub struct SqlStore {
     pool: AnyPool,
-    backend: Backend,
     location: String,
 }
 
@@ -94,6 +93,31 @@ impl SqlStore {
             Durability::Full => "PRAGMA synchronous = FULL",
             Durability::Normal => "PRAGMA synchronous = NORMAL",
         };
+        // Check and migrate on one connection first: its errors are the real
+        // ones (a pool would retry a damaged file until it timed out).
+        {
+            use sqlx::Connection;
+            let mut conn = sqlx::AnyConnection::connect(&url)
+                .await
+                .map_err(|e| classify(e, &location, "open"))?;
+            if backend == Backend::Sqlite {
+                sqlx::raw_sql("PRAGMA busy_timeout = 10000")
+                    .execute(&mut conn)
+                    .await
+                    .map_err(|e| classify(e, &location, "open"))?;
+            }
+            let current = schema::check(&mut conn, backend, &location).await?;
+            if backend == Backend::Sqlite {
+                // Write-ahead logging: readers never block the writer, and a
+                // commit is one append. Only switched on for a ledger we accept.
+                sqlx::raw_sql("PRAGMA journal_mode = WAL")
+                    .execute(&mut conn)
+                    .await
+                    .map_err(|e| classify(e, &location, "open"))?;
+            }
+            schema::migrate(&mut conn, current, &location).await?;
+            let _ = conn.close().await;
+        }
         let pool = AnyPoolOptions::new()
             // One writer at a time is all SQLite has; a single connection avoids
             // lock contention between our own connections.
@@ -113,20 +137,7 @@ impl SqlStore {
             .connect(&url)
             .await
             .map_err(|e| classify(e, &location, "open"))?;
-        let store = SqlStore {
-            pool,
-            backend,
-            location,
-        };
-        if backend == Backend::Sqlite {
-            // Write-ahead logging: readers never block the writer, and a commit is one append.
-            sqlx::raw_sql("PRAGMA journal_mode = WAL")
-                .execute(&store.pool)
-                .await
-                .map_err(|e| store.fail(e, "open"))?;
-        }
-        schema::migrate(&store).await?;
-        Ok(store)
+        Ok(SqlStore { pool, location })
     }
 
     fn fail(&self, e: sqlx::Error, doing: &str) -> StoreError {
@@ -207,7 +218,7 @@ fn redact_url(url: &str) -> String {
 }
 
 /// A database error as a message that says what to do.
-fn classify(e: sqlx::Error, location: &str, doing: &str) -> StoreError {
+pub(crate) fn classify(e: sqlx::Error, location: &str, doing: &str) -> StoreError {
     let text = e.to_string();
     let code = e
         .as_database_error()

@@ -9,7 +9,9 @@
 use planexec::store::{StoreError, StoreErrorKind};
 use sqlx::Row;
 
-use crate::{Backend, SqlStore};
+use sqlx::AnyConnection;
+
+use crate::Backend;
 
 /// Migrations in order; migration `i` brings the schema to version `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -97,42 +99,42 @@ fn err(kind: StoreErrorKind, message: String) -> StoreError {
     StoreError::new(kind, message)
 }
 
-async fn tables(store: &SqlStore) -> Result<Vec<String>, StoreError> {
-    let sql = match store.backend {
+fn fail(e: sqlx::Error, location: &str, doing: &str) -> StoreError {
+    crate::classify(e, location, doing)
+}
+
+async fn tables(conn: &mut AnyConnection, backend: Backend, location: &str) -> Result<Vec<String>, StoreError> {
+    let sql = match backend {
         Backend::Sqlite => "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
         Backend::Postgres => {
             "SELECT CAST(table_name AS TEXT) AS name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY 1"
         }
     };
     let rows = sqlx::query(sql)
-        .fetch_all(&store.pool)
+        .fetch_all(&mut *conn)
         .await
-        .map_err(|e| store.fail(e, "read its tables"))?;
+        .map_err(|e| fail(e, location, "read its tables"))?;
     Ok(rows.iter().filter_map(|r| r.try_get::<String, _>("name").ok()).collect())
 }
 
-/// Bring the ledger to [`SCHEMA_VERSION`], or refuse it untouched.
-pub(crate) async fn migrate(store: &SqlStore) -> Result<(), StoreError> {
-    let tables = tables(store).await?;
+/// The ledger's schema version (0 for an empty database), or a refusal for a
+/// foreign database or a newer schema. Writes nothing.
+pub(crate) async fn check(conn: &mut AnyConnection, backend: Backend, location: &str) -> Result<i64, StoreError> {
+    let tables = tables(conn, backend, location).await?;
     let current = if tables.iter().any(|t| t == "planexec_schema") {
         let row = sqlx::query("SELECT CAST(MAX(version) AS BIGINT) AS version FROM planexec_schema")
-            .fetch_one(&store.pool)
+            .fetch_one(&mut *conn)
             .await
-            .map_err(|e| store.fail(e, "read its schema version"))?;
+            .map_err(|e| fail(e, location, "read its schema version"))?;
         row.try_get::<Option<i64>, _>("version").ok().flatten().unwrap_or(0)
     } else if tables.is_empty() {
-        sqlx::raw_sql("CREATE TABLE planexec_schema (version BIGINT NOT NULL, applied_at BIGINT NOT NULL)")
-            .execute(&store.pool)
-            .await
-            .map_err(|e| store.fail(e, "create its schema"))?;
         0
     } else {
         let shown: Vec<&str> = tables.iter().take(5).map(String::as_str).collect();
         return Err(err(
             StoreErrorKind::Foreign,
             format!(
-                "{} is a database but not a planexec ledger (it has tables {}{}): it was left as it is. Choose another ledger with --db or PLANEXEC_DB",
-                store.location,
+                "{location} is a database but not a planexec ledger (it has tables {}{}): it was left as it is. Choose another ledger with --db or PLANEXEC_DB",
                 shown.join(", "),
                 if tables.len() > 5 { ", …" } else { "" }
             ),
@@ -142,25 +144,38 @@ pub(crate) async fn migrate(store: &SqlStore) -> Result<(), StoreError> {
         return Err(err(
             StoreErrorKind::SchemaTooNew,
             format!(
-                "the ledger {} has schema version {current}, but this planexec knows versions up to {SCHEMA_VERSION}: it was written by a newer planexec. Upgrade planexec, or choose another ledger with --db",
-                store.location
+                "the ledger {location} has schema version {current}, but this planexec knows versions up to {SCHEMA_VERSION}: it was written by a newer planexec. Upgrade planexec, or choose another ledger with --db"
             ),
         ));
     }
+    Ok(current)
+}
+
+/// Bring the ledger from version `current` (see [`check`]) to [`SCHEMA_VERSION`],
+/// one transaction per migration.
+pub(crate) async fn migrate(conn: &mut AnyConnection, current: i64, location: &str) -> Result<(), StoreError> {
+    use sqlx::Connection;
+    if current == 0 {
+        sqlx::raw_sql("CREATE TABLE IF NOT EXISTS planexec_schema (version BIGINT NOT NULL, applied_at BIGINT NOT NULL)")
+            .execute(&mut *conn)
+            .await
+            .map_err(|e| fail(e, location, "create its schema"))?;
+    }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
         let version = i as i64 + 1;
-        let mut tx = store.pool.begin().await.map_err(|e| store.fail(e, "migrate"))?;
+        let doing = format!("migrate to schema version {version}");
+        let mut tx = conn.begin().await.map_err(|e| fail(e, location, &doing))?;
         sqlx::raw_sql(sqlx::AssertSqlSafe(*sql))
             .execute(&mut *tx)
             .await
-            .map_err(|e| store.fail(e, &format!("migrate to schema version {version}")))?;
+            .map_err(|e| fail(e, location, &doing))?;
         sqlx::query("INSERT INTO planexec_schema (version, applied_at) VALUES ($1, $2)")
             .bind(version)
             .bind(planexec::result::now_ms() as i64)
             .execute(&mut *tx)
             .await
-            .map_err(|e| store.fail(e, "migrate"))?;
-        tx.commit().await.map_err(|e| store.fail(e, "migrate"))?;
+            .map_err(|e| fail(e, location, &doing))?;
+        tx.commit().await.map_err(|e| fail(e, location, &doing))?;
     }
     Ok(())
 }
