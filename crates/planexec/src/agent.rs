@@ -337,9 +337,10 @@ impl Agent {
                     depends_on: Vec::new(),
                     expected: None,
                 });
-            let side_effects = step.tool.as_deref().is_some_and(|t| self.tools.has_side_effects(t));
+            // Reads and other idempotent tools are simply run again.
+            let safe_again = step.tool.as_deref().is_none_or(|t| self.tools.is_idempotent(t));
             let (rerun, skip) = (options.rerun_inflight.contains(id), options.skip_inflight.contains(id));
-            let choice = if !side_effects {
+            let choice = if safe_again {
                 Some(true)
             } else if rerun && skip {
                 return Err(ResumeError::Conflict { step_id: id.clone() });
@@ -664,8 +665,9 @@ impl Agent {
         deps: schedule::DependencyOutputs,
     ) -> StepResult {
         let seq = ctx.ledger.next_step_seq();
-        let side_effects = step.tool.as_deref().is_some_and(|t| self.tools.has_side_effects(t));
-        if ctx.ledger.is_enabled() && side_effects {
+        // Only a step that must not silently run twice needs its start on record.
+        let needs_start = step.tool.as_deref().is_some_and(|t| !self.tools.is_idempotent(t));
+        if ctx.ledger.is_enabled() && needs_start {
             let lookup = |id: &str| deps.iter().find(|(d, _)| d == id).map(|(_, v)| v.clone());
             let args = plan::resolve_args(&step.args, &lookup).ok().map(Value::Object);
             let start = StepStart {

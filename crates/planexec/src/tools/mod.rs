@@ -99,6 +99,13 @@ pub trait Tool: Send + Sync {
     /// JSON Schema of the arguments object.
     fn parameters(&self) -> Value;
     fn effect(&self) -> Effect;
+    /// Whether running it twice with the same arguments has the same effect as
+    /// once (reads are; so is writing the same content to the same file). A
+    /// resumed run re-runs an idempotent step that was in flight at a crash
+    /// without asking.
+    fn idempotent(&self) -> bool {
+        self.effect() == Effect::ReadOnly
+    }
     /// Run the tool. `args` has already been checked against [`Tool::parameters`].
     async fn call(&self, args: Value) -> Result<Value, ToolError>;
 }
@@ -187,6 +194,11 @@ impl ToolRegistry {
 
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
+    }
+
+    /// Whether the named tool may safely run twice (unknown tools are assumed not).
+    pub fn is_idempotent(&self, name: &str) -> bool {
+        self.get(name).is_some_and(|e| e.tool.idempotent())
     }
 
     /// Whether the named tool has side effects (unknown tools are assumed to).
