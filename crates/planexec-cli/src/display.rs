@@ -93,6 +93,10 @@ impl Display {
                 }
                 self.println(self.render_plan(plan).trim_end());
             }
+            Event::RunResumed { run_id, steps_done, .. } => self.println(
+                &dim.apply_to(format!("resuming {run_id}: {steps_done} finished step(s) kept"))
+                    .to_string(),
+            ),
             Event::QuestionsAsked { questions } => self.println(&format!(
                 "The planner needs to know {} thing(s) first.",
                 questions.len()

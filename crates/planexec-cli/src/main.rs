@@ -5,6 +5,7 @@
 mod config;
 mod display;
 mod review;
+mod runs;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -15,7 +16,11 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 use planexec::llm::openai::{OpenAiCompatible, OpenAiConfig};
 use planexec::render::{self, Annotations, Format};
 use planexec::tools::{builtin, workspace::Workspace};
-use planexec::{Agent, Approver, AutoApprove, CancelToken, ModelRef, Plan, Role, RunReport, RunStatus, ToolRegistry};
+use planexec::llm::cassette::{Recorder, Replayer};
+use planexec::{
+    Agent, Approver, AutoApprove, CancelToken, ModelRef, Plan, ResumeError, ResumeOptions, Role, RunReport, RunStatus,
+    RunStore, StepSelection, ToolRegistry,
+};
 
 use config::{Config, Flags};
 use display::Display;
@@ -32,7 +37,7 @@ const EXIT_INTERRUPTED: u8 = 130;
     name = "planexec",
     version,
     about = "A Plan-and-Execute agent: plans a task as a DAG of tool steps, lets you review it, then runs it.",
-    after_help = "Examples:\n  planexec run \"Sum the numbers in data/prices.txt and write the total to total.txt\"\n  planexec plan \"Summarise README.md\" -o plan.json\n  planexec exec plan.json --yes\n  planexec plan \"...\" --format mermaid\n  planexec config show"
+    after_help = "Examples:\n  planexec run \"Sum the numbers in data/prices.txt and write the total to total.txt\"\n  planexec plan \"Summarise README.md\" -o plan.json\n  planexec exec plan.json --yes\n  planexec plan \"...\" --format mermaid\n  planexec runs list\n  planexec resume run-19a3c2e4f10-7b2d\n  planexec config show"
 )]
 struct Cli {
     /// Print only the answer and errors.
@@ -58,6 +63,8 @@ enum Command {
         run: RunFlags,
         #[command(flatten)]
         common: CommonArgs,
+        #[command(flatten)]
+        ledger: LedgerArgs,
     },
     /// Plan a task and print (or save) the validated plan without running it.
     #[command(
@@ -88,6 +95,35 @@ enum Command {
         run: RunFlags,
         #[command(flatten)]
         common: CommonArgs,
+        #[command(flatten)]
+        ledger: LedgerArgs,
+    },
+    /// Continue an interrupted or failed run from the ledger; finished steps are not run again.
+    #[command(
+        after_help = "A step with side effects that was running when the run stopped may or may not have happened:\nyou are asked (on a terminal), or --rerun-inflight / --skip-inflight decide (all such steps,\nor the ones named: --rerun-inflight=s3,s5). Read-only steps are simply run again.\n\nExamples:\n  planexec resume run-19a3c2e4f10-7b2d\n  planexec resume run-19a3 --yes --skip-inflight=s4\n  planexec resume run-19a3 --max-replans 5"
+    )]
+    Resume {
+        /// The run's id (or a prefix naming one run), from `planexec runs list`.
+        run_id: String,
+        /// Run again the in-flight steps with side effects (all, or the ids given).
+        #[arg(long, num_args = 0.., value_delimiter = ',', require_equals = true, value_name = "IDS")]
+        rerun_inflight: Option<Vec<String>>,
+        /// Take the in-flight steps with side effects as done (all, or the ids given).
+        #[arg(long, num_args = 0.., value_delimiter = ',', require_equals = true, value_name = "IDS")]
+        skip_inflight: Option<Vec<String>>,
+        #[command(flatten)]
+        run: RunFlags,
+        #[command(flatten)]
+        common: CommonArgs,
+        #[command(flatten)]
+        ledger: LedgerArgs,
+    },
+    /// Recorded runs: list, show, export, remove.
+    Runs {
+        #[command(subcommand)]
+        command: RunsCommand,
+        #[command(flatten)]
+        ledger: LedgerArgs,
     },
     /// Draw a plan file as text, json, mermaid or dot.
     #[command(after_help = "Examples:\n  planexec render plan.json --format mermaid")]
@@ -116,6 +152,52 @@ enum Command {
         after_help = "Examples:\n  planexec completions bash > ~/.local/share/bash-completion/completions/planexec\n  planexec completions zsh > ~/.zfunc/_planexec\n  planexec completions fish > ~/.config/fish/completions/planexec.fish"
     )]
     Completions { shell: clap_complete::Shell },
+}
+
+#[derive(Subcommand)]
+enum RunsCommand {
+    /// Recorded runs, newest first.
+    #[command(after_help = "Examples:\n  planexec runs list\n  planexec runs list --status interrupted --limit 5")]
+    List {
+        /// Only runs with this status: succeeded, failed, rejected, infeasible, interrupted, running.
+        #[arg(long, value_parser = parse_status)]
+        status: Option<RunStatus>,
+        #[arg(long)]
+        limit: Option<u32>,
+        /// JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A run's plan as a tree with each step's status, its executions, replans and answer.
+    #[command(after_help = "Examples:\n  planexec runs show run-19a3c2e4f10-7b2d\n  planexec runs show run-19a3")]
+    Show { run_id: String },
+    /// Everything recorded for a run as JSON (plans, steps, model exchanges).
+    #[command(after_help = "Examples:\n  planexec runs export run-19a3 > run.json\n  planexec runs export run-19a3 -o run.json")]
+    Export {
+        run_id: String,
+        #[arg(long, short = 'o')]
+        output: Option<PathBuf>,
+    },
+    /// Delete runs and everything recorded for them.
+    #[command(after_help = "Examples:\n  planexec runs rm run-19a3c2e4f10-7b2d\n  planexec runs rm run-1 run-2")]
+    Rm {
+        #[arg(required = true)]
+        run_ids: Vec<String>,
+    },
+}
+
+fn parse_status(s: &str) -> Result<RunStatus, String> {
+    RunStatus::parse(s).ok_or_else(|| {
+        format!("unknown status `{s}`: use succeeded, failed, rejected, infeasible, interrupted or running")
+    })
+}
+
+/// Where runs are recorded.
+#[derive(Args)]
+struct LedgerArgs {
+    /// The run ledger: a SQLite file or a postgres:// URL [default: ~/.local/share/planexec/ledger.db].
+    #[arg(long, env = "PLANEXEC_DB", value_name = "FILE|URL")]
+    db: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -170,6 +252,12 @@ struct RunFlags {
     /// Ask again right before each step with side effects, showing its arguments.
     #[arg(long)]
     confirm_writes: bool,
+    /// Write every model exchange to this cassette file (JSON Lines).
+    #[arg(long, value_name = "FILE", conflicts_with = "replay")]
+    record: Option<PathBuf>,
+    /// Answer model calls from this cassette instead of a provider (no network).
+    #[arg(long, value_name = "FILE")]
+    replay: Option<PathBuf>,
 }
 
 /// Provider, model, limit and workspace flags shared by the commands that call a model.
@@ -198,9 +286,9 @@ struct CommonArgs {
     replanner_model: Option<String>,
     #[arg(long, value_name = "MODEL")]
     synthesizer_model: Option<String>,
-    /// Folder the file tools may use; nothing outside it is touched.
-    #[arg(long, default_value = ".")]
-    workspace: PathBuf,
+    /// Folder the file tools may use; nothing outside it is touched [default: .; on resume, the run's].
+    #[arg(long)]
+    workspace: Option<PathBuf>,
     /// Most steps a plan may have [default: 8].
     #[arg(long)]
     max_steps: Option<usize>,
@@ -219,6 +307,10 @@ struct CommonArgs {
 }
 
 impl CommonArgs {
+    fn workspace(&self) -> PathBuf {
+        self.workspace.clone().unwrap_or_else(|| PathBuf::from("."))
+    }
+
     fn flags(&self) -> Flags {
         Flags {
             base_url: self.base_url.clone(),
@@ -288,17 +380,43 @@ fn init_logging(verbose: u8, display: &Arc<Display>) {
 async fn dispatch(cli: Cli) -> Result<u8, BadInput> {
     let quiet = cli.quiet;
     match cli.command {
-        Command::Run { task, run, common } => execute(task, None, run, common, quiet, cli.verbose).await,
+        Command::Run {
+            task,
+            run,
+            common,
+            ledger,
+        } => execute(task, None, run, common, ledger, quiet, cli.verbose).await,
         Command::Exec {
             plan,
             task,
             run,
             common,
+            ledger,
         } => {
             let loaded = read_plan_file(&plan)?;
             let task = task.unwrap_or_else(|| loaded.goal.clone());
-            execute(task, Some((plan, loaded)), run, common, quiet, cli.verbose).await
+            execute(task, Some((plan, loaded)), run, common, ledger, quiet, cli.verbose).await
         }
+        Command::Resume {
+            run_id,
+            rerun_inflight,
+            skip_inflight,
+            run,
+            common,
+            ledger,
+        } => {
+            let selection = |ids: Option<Vec<String>>| match ids {
+                None => StepSelection::None,
+                Some(ids) if ids.is_empty() => StepSelection::All,
+                Some(ids) => StepSelection::Only(ids),
+            };
+            let options = ResumeOptions {
+                rerun_inflight: selection(rerun_inflight),
+                skip_inflight: selection(skip_inflight),
+            };
+            resume(run_id, options, run, common, ledger, quiet, cli.verbose).await
+        }
+        Command::Runs { command, ledger } => runs_command(command, ledger).await,
         Command::Plan {
             task,
             output,
@@ -404,22 +522,54 @@ fn annotations(tools: &ToolRegistry) -> Annotations<'static> {
 }
 
 /// An agent from the effective configuration.
+/// The ledger runs are recorded in, and the workspace recorded with them (so
+/// `resume` finds it again).
+struct Recorded {
+    store: Arc<dyn RunStore>,
+    workspace: PathBuf,
+}
+
+/// Where model calls go besides the provider: a cassette to record to or replay from.
+#[derive(Default)]
+struct Cassette {
+    record: Option<PathBuf>,
+    replay: Option<PathBuf>,
+}
+
 fn build_agent(
     config: &Config,
     tools: ToolRegistry,
     approver: Arc<dyn Approver>,
     confirm_writes: bool,
+    ledger: Option<Recorded>,
+    cassette: &Cassette,
 ) -> Result<Agent, BadInput> {
     let options = planexec::RunOptions {
         confirm_side_effects: confirm_writes,
         ..config.run_options()?
     };
-    let (provider, model, role_models) = provider_from(config, options.step_timeout)?;
+    let (mut provider, model, role_models) = match &cassette.replay {
+        Some(path) => {
+            let replayer = Replayer::open(path)?;
+            let model = replayer.model().unwrap_or("replay").to_string();
+            (Arc::new(replayer) as Arc<dyn planexec::ChatModel>, model, false)
+        }
+        None => provider_from(config, options.step_timeout)?,
+    };
+    if let Some(path) = &cassette.record {
+        provider = Arc::new(Recorder::create(provider, path)?);
+    }
     let mut builder = Agent::builder(provider.clone(), model)
         .tools(tools)
         .options(options)
         .pricing(config.pricing()?)
         .approver(approver);
+    if let Some(ledger) = ledger {
+        let workspace = std::fs::canonicalize(&ledger.workspace).unwrap_or(ledger.workspace);
+        builder = builder
+            .store(ledger.store)
+            .run_info("workspace", serde_json::json!(workspace.to_string_lossy()));
+    }
     // Per-role model names choose models on a server; the embedded model is one file.
     if role_models {
         for role in Role::ALL {
@@ -508,6 +658,7 @@ async fn execute(
     given: Option<(PathBuf, Plan)>,
     flags: RunFlags,
     common: CommonArgs,
+    ledger: LedgerArgs,
     quiet: bool,
     verbose: u8,
 ) -> Result<u8, BadInput> {
@@ -524,8 +675,8 @@ async fn execute(
                 .to_string(),
         ));
     }
-    let config = Config::load(&common.workspace, &common.flags())?;
-    let tools = tools(&common.workspace, &config)?;
+    let config = Config::load(&common.workspace(), &common.flags())?;
+    let tools = tools(&common.workspace(), &config)?;
     let display = Display::new(quiet, side_effect_tools(&tools));
     init_logging(verbose, &display);
 
@@ -545,10 +696,44 @@ async fn execute(
             },
         })
     };
-    let agent = build_agent(&config, tools, approver, flags.confirm_writes)?;
+    let store = runs::open(ledger.db.as_deref()).await?;
+    let recorded = Recorded {
+        store,
+        workspace: common.workspace(),
+    };
+    let agent = build_agent(&config, tools, approver, flags.confirm_writes, Some(recorded), &cassette(&flags))?;
+    let report = run_with_ctrl_c(&agent, &display, |cancel| {
+        let agent = &agent;
+        async move { agent.run_cancellable(&task, given.map(|(_, p)| p), &cancel).await }
+    })
+    .await;
+    finish(&display, &report, flags.json);
+    Ok(exit_code(&report))
+}
+
+fn cassette(flags: &RunFlags) -> Cassette {
+    Cassette {
+        record: flags.record.clone(),
+        replay: flags.replay.clone(),
+    }
+}
+
+fn exit_code(report: &RunReport) -> u8 {
+    match report.status {
+        RunStatus::Succeeded => EXIT_OK,
+        RunStatus::Interrupted => EXIT_INTERRUPTED,
+        _ => EXIT_RUN_FAILED,
+    }
+}
+
+/// Show the run's events, and turn Ctrl-C into a cancellation of the run.
+async fn run_with_ctrl_c<F, Fut, T>(agent: &Agent, display: &Arc<Display>, run: F) -> T
+where
+    F: FnOnce(CancelToken) -> Fut,
+    Fut: std::future::Future<Output = T>,
+{
     let sink = display.clone();
     agent.events().on_event(move |event| sink.handle(event));
-
     let cancel = CancelToken::new();
     let on_signal = cancel.clone();
     let signal_display = display.clone();
@@ -562,13 +747,7 @@ async fn execute(
         }
     });
 
-    let report = agent.run_cancellable(&task, given.map(|(_, p)| p), &cancel).await;
-    finish(&display, &report, flags.json);
-    Ok(match report.status {
-        RunStatus::Succeeded => EXIT_OK,
-        RunStatus::Interrupted => EXIT_INTERRUPTED,
-        _ => EXIT_RUN_FAILED,
-    })
+    run(cancel).await
 }
 
 fn finish(display: &Display, report: &RunReport, json: bool) {
@@ -578,10 +757,11 @@ fn finish(display: &Display, report: &RunReport, json: bool) {
         println!("{answer}");
     }
     display.summary(report);
-    if report.status == RunStatus::Interrupted {
+    if report.status.resumable() {
         let finished = report.steps.iter().filter(|s| s.succeeded()).count();
         display.println(&format!(
-            "{finished} step(s) had finished and are in the report. Runs cannot be resumed yet: run the task again (or save its plan with `planexec plan -o` and `planexec exec` it)."
+            "{finished} step(s) had finished and are kept in the ledger; continue with: planexec resume {}",
+            report.run_id
         ));
     }
 }
@@ -610,7 +790,11 @@ impl Approver for YesOrAsk {
     async fn confirm_step(&self, step: &planexec::Step, args: &serde_json::Value) -> bool {
         self.terminal.confirm_step(step, args).await
     }
+    async fn rerun_inflight(&self, step: &planexec::Step, args: Option<&serde_json::Value>) -> Option<bool> {
+        self.terminal.rerun_inflight(step, args).await
+    }
 }
+
 
 /// `model pull`: fetch the weights with a progress bar.
 async fn pull_model(name: &str, quiet: bool) -> Result<u8, BadInput> {
@@ -669,8 +853,8 @@ async fn plan_only(
     quiet: bool,
     verbose: u8,
 ) -> Result<u8, BadInput> {
-    let config = Config::load(&common.workspace, &common.flags())?;
-    let tools = tools(&common.workspace, &config)?;
+    let config = Config::load(&common.workspace(), &common.flags())?;
+    let tools = tools(&common.workspace(), &config)?;
     let notes = annotations(&tools);
     let display = Display::new(quiet, notes.side_effect_tools.clone());
     init_logging(verbose, &display);
@@ -682,7 +866,7 @@ async fn plan_only(
     } else {
         Arc::new(AutoApprove)
     };
-    let agent = build_agent(&config, tools, approver, false)?;
+    let agent = build_agent(&config, tools, approver, false, None, &Cassette::default())?;
     let sink = display.clone();
     agent.events().on_event(move |event| {
         if !matches!(event, planexec::Event::PlanProposed { .. }) {
@@ -710,4 +894,126 @@ async fn plan_only(
     } else {
         EXIT_OK
     })
+}
+
+/// `resume`: continue a recorded run.
+async fn resume(
+    run_id: String,
+    options: ResumeOptions,
+    flags: RunFlags,
+    common: CommonArgs,
+    ledger: LedgerArgs,
+    quiet: bool,
+    verbose: u8,
+) -> Result<u8, BadInput> {
+    let store = runs::open(ledger.db.as_deref()).await?;
+    let stored = runs::find(store.as_ref(), &run_id).await?;
+    if !stored.status.resumable() {
+        eprintln!(
+            "run {} already finished ({}); resuming it changes nothing",
+            stored.run_id,
+            stored.status.as_str()
+        );
+        return Ok(EXIT_OK);
+    }
+    let interactive = std::io::stdin().is_terminal();
+    let approved = stored.approved_version.is_some() && stored.approved_version == stored.plans.last().map(|v| v.version);
+    if !approved && !flags.yes && !interactive {
+        return Err(BadInput(format!(
+            "run {} stopped before its plan was approved, and standard input is not a terminal; pass --yes to approve it without asking",
+            stored.run_id
+        )));
+    }
+    // The run's own workspace, unless another is given.
+    let workspace = common.workspace.clone().unwrap_or_else(|| {
+        stored
+            .options
+            .get("workspace")
+            .and_then(|w| w.as_str())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("."))
+    });
+    if !workspace.is_dir() {
+        return Err(BadInput(format!(
+            "run {} worked in {}, which is not a folder any more; pass --workspace",
+            stored.run_id,
+            workspace.display()
+        )));
+    }
+    let config = Config::load(&workspace, &common.flags())?;
+    let tools = tools(&workspace, &config)?;
+    let display = Display::new(quiet, side_effect_tools(&tools));
+    init_logging(verbose, &display);
+    let approver: Arc<dyn Approver> = if interactive {
+        Arc::new(YesOrAsk {
+            approve_plan: flags.yes,
+            terminal: TerminalReviewer {
+                display: display.clone(),
+            },
+        })
+    } else {
+        Arc::new(AutoApprove)
+    };
+    let recorded = Recorded {
+        store,
+        workspace: workspace.clone(),
+    };
+    let agent = build_agent(&config, tools, approver, flags.confirm_writes, Some(recorded), &cassette(&flags))?;
+    let id = stored.run_id.clone();
+    let outcome = run_with_ctrl_c(&agent, &display, |cancel| {
+        let agent = &agent;
+        async move { agent.resume(&id, &options, &cancel).await }
+    })
+    .await;
+    match outcome {
+        Ok(report) => {
+            finish(&display, &report, flags.json);
+            Ok(exit_code(&report))
+        }
+        Err(ResumeError::Finished { .. }) => Ok(EXIT_OK),
+        Err(e @ ResumeError::Store(_)) => {
+            display.println(&format!("error: {e}"));
+            Ok(EXIT_RUN_FAILED)
+        }
+        Err(e) => Err(BadInput(e.to_string())),
+    }
+}
+
+/// `runs list|show|export|rm`.
+async fn runs_command(command: RunsCommand, ledger: LedgerArgs) -> Result<u8, BadInput> {
+    let store = runs::open(ledger.db.as_deref()).await?;
+    match command {
+        RunsCommand::List { status, limit, json } => {
+            print!("{}", runs::list(store.as_ref(), status, limit, json).await?);
+        }
+        RunsCommand::Show { run_id } => {
+            let run = runs::find(store.as_ref(), &run_id).await?;
+            let workspace = run.options.get("workspace").and_then(|w| w.as_str()).unwrap_or(".");
+            let side_effects = Workspace::new(workspace)
+                .map(|ws| side_effect_tools(&builtin::registry(ws)))
+                .unwrap_or_default();
+            print!("{}", runs::show(&run, side_effects));
+        }
+        RunsCommand::Export { run_id, output } => {
+            let run = runs::find(store.as_ref(), &run_id).await?;
+            let text = serde_json::to_string_pretty(&run).unwrap_or_default() + "\n";
+            match output {
+                Some(path) => std::fs::write(&path, text)
+                    .map_err(|e| BadInput(format!("cannot write {}: {e}", path.display())))?,
+                None => print!("{text}"),
+            }
+        }
+        RunsCommand::Rm { run_ids } => {
+            // Resolve every id first, so a typo deletes nothing.
+            let mut found = Vec::new();
+            for id in &run_ids {
+                found.push(runs::find(store.as_ref(), id).await?.run_id);
+            }
+            for id in found {
+                store.delete_run(&id).await.map_err(|e| BadInput(e.to_string()))?;
+                eprintln!("removed {id}");
+            }
+        }
+    }
+    Ok(EXIT_OK)
 }

@@ -187,4 +187,20 @@ impl Approver for TerminalReviewer {
             Some("y" | "yes")
         )
     }
+
+    async fn rerun_inflight(&self, step: &Step, args: Option<&Value>) -> Option<bool> {
+        let prompt = format!(
+            "Step {} ({}) was running {} with {} when the run stopped, so its effect may or may not have happened.\nRun it again [r], or take it as done [d]? ",
+            step.id,
+            step.description,
+            step.tool.as_deref().unwrap_or("?"),
+            args.map(|a| serde_json::to_string_pretty(a).unwrap_or_default())
+                .unwrap_or_else(|| "its arguments".to_string())
+        );
+        match ask(&self.display, prompt).await?.trim().to_ascii_lowercase().as_str() {
+            "r" | "run" | "rerun" | "again" => Some(true),
+            "d" | "done" | "skip" => Some(false),
+            _ => None,
+        }
+    }
 }

@@ -12,6 +12,8 @@ fn planexec(workspace: &std::path::Path) -> Command {
         .env_remove("OPENAI_BASE_URL")
         .env_remove("PLANEXEC_MODEL")
         .env("XDG_CONFIG_HOME", workspace.join(".no-user-config"))
+        .env("XDG_DATA_HOME", workspace.join(".no-user-config").join("data"))
+        .env_remove("PLANEXEC_DB")
         .env("PLANEXEC_MODEL_DIR", workspace.join(".no-models"))
         .env_remove("PLANEXEC_MODEL_PATH")
         .stdin(Stdio::null());
@@ -503,7 +505,11 @@ fn ctrl_c_stops_cleanly_and_reports_interrupted() {
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["status"], "interrupted");
-    assert!(stderr.contains("Runs cannot be resumed yet"), "{stderr}");
+    let run_id = report["run_id"].as_str().unwrap();
+    assert!(
+        stderr.contains(&format!("continue with: planexec resume {run_id}")),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -24,6 +24,8 @@ fn on_terminal(dir: &Path, args: &[&str], input: &str, env: &[(&str, &str)]) -> 
         .env_remove("OPENAI_BASE_URL")
         .env_remove("PLANEXEC_MODEL")
         .env("XDG_CONFIG_HOME", dir.join(".no-user-config"))
+        .env("XDG_DATA_HOME", dir.join(".no-user-config").join("data"))
+        .env_remove("PLANEXEC_DB")
         .env("PLANEXEC_MODEL_DIR", dir.join(".no-models"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

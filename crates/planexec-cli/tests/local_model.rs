@@ -25,6 +25,8 @@ fn planexec(dir: &Path) -> Command {
         .env_remove("OPENAI_API_KEY")
         .env_remove("OPENAI_BASE_URL")
         .env("XDG_CONFIG_HOME", dir.join(".no-user-config"))
+        .env("XDG_DATA_HOME", dir.join(".no-user-config").join("data"))
+        .env_remove("PLANEXEC_DB")
         .arg("--quiet")
         .stdin(Stdio::null());
     cmd

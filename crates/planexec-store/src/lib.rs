@@ -521,12 +521,13 @@ impl RunStore for SqlStore {
         let request = self.put_request(&mut tx, run_id, &x.request).await?;
         let response = self.put_opt_blob(&mut tx, run_id, x.response.as_ref()).await?;
         sqlx::query(
-            "INSERT INTO model_exchanges (run_id, seq, role, model, request_hash, response_hash, error, prompt_tokens, completion_tokens, cost, latency_ms, at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+            "INSERT INTO model_exchanges (run_id, seq, role, step_id, model, request_hash, response_hash, error, prompt_tokens, completion_tokens, cost, latency_ms, at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
         )
         .bind(run_id)
         .bind(to_i64(x.seq))
         .bind(x.role.as_str())
+        .bind(x.step_id.clone())
         .bind(&x.model)
         .bind(request)
         .bind(response)
@@ -665,7 +666,7 @@ impl RunStore for SqlStore {
         }
 
         let exchanges = sqlx::query(
-            "SELECT seq, role, model, request_hash, response_hash, error, prompt_tokens, completion_tokens, cost, latency_ms, at \
+            "SELECT seq, role, step_id, model, request_hash, response_hash, error, prompt_tokens, completion_tokens, cost, latency_ms, at \
              FROM model_exchanges WHERE run_id = $1 ORDER BY seq",
         )
         .bind(run_id)
@@ -681,6 +682,7 @@ impl RunStore for SqlStore {
             run.exchanges.push(ModelExchange {
                 seq: get_u64(&x, "seq"),
                 role,
+                step_id: get_opt_string(&x, "step_id"),
                 model: get_string(&x, "model"),
                 request: self.get_request(get_string(&x, "request_hash")).await?,
                 response: self.blob(get_opt_string(&x, "response_hash")).await?,

@@ -69,6 +69,7 @@ const MIGRATIONS: &[&str] = &[
         run_id TEXT NOT NULL,
         seq BIGINT NOT NULL,
         role TEXT NOT NULL,
+        step_id TEXT,
         model TEXT NOT NULL,
         request_hash TEXT NOT NULL,
         response_hash TEXT,

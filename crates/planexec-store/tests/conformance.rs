@@ -49,6 +49,7 @@ fn exchange(seq: u64, role: Role, prompt: u64) -> ModelExchange {
     ModelExchange {
         seq,
         role,
+        step_id: (role == Role::Executor).then(|| "s2".to_string()),
         model: "m".into(),
         request: json!({"role": role, "model": "m", "messages": [
             {"role": "system", "content": "the same long system prompt every call repeats"},
@@ -127,7 +128,7 @@ async fn conformance(store: Arc<dyn RunStore>) {
         .await
         .unwrap();
 
-    for (seq, role, prompt) in [(1, Role::Planner, 100), (2, Role::Replanner, 120), (3, Role::Synthesizer, 80)] {
+    for (seq, role, prompt) in [(1, Role::Planner, 100), (2, Role::Executor, 120), (3, Role::Synthesizer, 80)] {
         store.record_exchange("run-a", &exchange(seq, role, prompt)).await.unwrap();
     }
 
@@ -153,7 +154,7 @@ async fn conformance(store: Arc<dyn RunStore>) {
     assert_eq!(run.steps[0].result, result("s1", StepStatus::Succeeded, Some(big.clone())));
     assert_eq!(run.steps[1].result.error.as_deref(), Some("boom"));
     assert_eq!(run.exchanges.len(), 3);
-    assert_eq!(run.exchanges[1], exchange(2, Role::Replanner, 120), "exchanges come back as written");
+    assert_eq!(run.exchanges[1], exchange(2, Role::Executor, 120), "exchanges come back as written");
     let usage = run.usage();
     assert_eq!(usage.total().prompt_tokens, 300);
     assert_eq!(usage.role(Role::Planner).calls, 1);

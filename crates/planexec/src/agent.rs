@@ -36,6 +36,7 @@ pub struct Agent {
     approver: Arc<dyn Approver>,
     events: EventBus,
     store: Option<Arc<dyn RunStore>>,
+    run_info: serde_json::Map<String, Value>,
 }
 
 /// Builder for [`Agent`].
@@ -47,9 +48,17 @@ pub struct AgentBuilder {
     approver: Arc<dyn Approver>,
     events: EventBus,
     store: Option<Arc<dyn RunStore>>,
+    run_info: serde_json::Map<String, Value>,
 }
 
 impl AgentBuilder {
+    /// Record `value` under `key` with every run (e.g. the CLI records its
+    /// workspace, so a resume can find it again).
+    pub fn run_info(mut self, key: &str, value: Value) -> Self {
+        self.run_info.insert(key.to_string(), value);
+        self
+    }
+
     /// Record every run in this ledger (needed for [`Agent::resume`]).
     pub fn store(mut self, store: Arc<dyn RunStore>) -> Self {
         self.store = Some(store);
@@ -91,6 +100,7 @@ impl AgentBuilder {
             approver: self.approver,
             events: self.events,
             store: self.store,
+            run_info: self.run_info,
         }
     }
 }
@@ -180,6 +190,7 @@ impl Agent {
             approver: Arc::new(AutoApprove),
             events: EventBus::new(),
             store: None,
+            run_info: Default::default(),
         }
     }
 
@@ -282,7 +293,13 @@ impl Agent {
             .create(&RunHeader {
                 run_id: run.run_id.clone(),
                 task: task.to_string(),
-                options: self.options.to_json(),
+                options: {
+                    let mut options = self.options.to_json();
+                    if let Some(obj) = options.as_object_mut() {
+                        obj.extend(self.run_info.clone());
+                    }
+                    options
+                },
                 started_at: now_ms(),
             })
             .await;

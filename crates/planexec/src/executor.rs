@@ -231,7 +231,7 @@ async fn reason(
         step_context(ctx, plan, step, deps)
     );
     for _ in 0..ctx.options.executor_max_turns.max(1) {
-        let request = ChatRequest::new(
+        let mut request = ChatRequest::new(
             Role::Executor,
             "",
             vec![
@@ -239,6 +239,7 @@ async fn reason(
                 Message::user(format!("{EXECUTOR_ROLE}\n\n{prompt}")),
             ],
         );
+        request.step_id = Some(step.id.clone());
         tally.model_calls += 1;
         tally.attempts += 1;
         let response = ctx.chat(request).await.map_err(|e| e.to_string())?;
@@ -283,6 +284,7 @@ async fn fix_with_model(
         let mut request = ChatRequest::new(Role::Executor, "", messages.clone());
         request.tools = vec![spec.clone()];
         request.tool_choice = ToolChoice::Required;
+        request.step_id = Some(step.id.clone());
         tally.model_calls += 1;
         let response = ctx.chat(request).await.map_err(|e| e.to_string())?;
         let call = match response.tool_calls.first() {
@@ -378,6 +380,7 @@ async fn check_expected(
             )),
         ],
     );
+    request.step_id = Some(step.id.clone());
     request.response_format = Some(JsonSchemaFormat {
         name: "expectation_check".to_string(),
         schema: json!({

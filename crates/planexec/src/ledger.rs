@@ -123,6 +123,7 @@ impl Ledger {
         let exchange = ModelExchange {
             seq: self.next_exchange.fetch_add(1, Ordering::SeqCst),
             role: request.role,
+            step_id: request.step_id.clone(),
             model: request.model.clone(),
             request: serde_json::to_value(request).unwrap_or(Value::Null),
             response,

@@ -99,6 +99,9 @@ pub struct StepStart {
 pub struct ModelExchange {
     pub seq: u64,
     pub role: Role,
+    /// The step an executor call worked on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_id: Option<String>,
     pub model: String,
     /// The request as sent to the provider (a serialized `ChatRequest`; no credentials).
     pub request: Value,

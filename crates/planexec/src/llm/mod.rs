@@ -5,6 +5,7 @@
 //! calls, token usage). Providers live in their own modules ([`openai`]) and
 //! degrade across what their servers support; the core never names one.
 
+pub mod cassette;
 pub mod openai;
 
 use std::fmt;
@@ -133,6 +134,9 @@ pub struct ChatRequest {
     pub max_tokens: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f32>,
+    /// The step an executor call works on (for the ledger; never sent to a provider).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_id: Option<String>,
 }
 
 impl ChatRequest {
@@ -146,6 +150,7 @@ impl ChatRequest {
             response_format: None,
             max_tokens: None,
             temperature: Some(0.0),
+            step_id: None,
         }
     }
 }

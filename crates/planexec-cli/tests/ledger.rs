@@ -1,0 +1,173 @@
+//! The ledger from the terminal: runs are recorded, listed, shown, exported,
+//! removed and resumed; model exchanges are recorded to a cassette and
+//! replayed with no server.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use planexec_testkit::{Reply, ScriptedServer};
+use serde_json::{json, Value};
+
+fn planexec(workspace: &Path, db: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_planexec"));
+    cmd.current_dir(workspace)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("PLANEXEC_MODEL")
+        .env_remove("PLANEXEC_MODEL_PATH")
+        .env("XDG_CONFIG_HOME", workspace.join(".no-user-config"))
+        .env("PLANEXEC_MODEL_DIR", workspace.join(".no-models"))
+        .env("PLANEXEC_DB", db)
+        .stdin(Stdio::null());
+    cmd
+}
+
+fn run(cmd: &mut Command) -> (Output, String, String) {
+    let out = cmd.output().expect("run planexec");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out, stdout, stderr)
+}
+
+fn two_step_plan() -> Value {
+    json!({"goal": "note and read", "steps": [
+        {"id": "s1", "description": "write the note", "tool": "write_file", "args": {"path": "note.txt", "content": "hello"}, "depends_on": []},
+        {"id": "s2", "description": "read the number", "tool": "read_file", "args": {"path": "number.txt"}, "depends_on": ["s1"]}
+    ]})
+}
+
+#[test]
+fn a_failed_run_is_recorded_shown_resumed_exported_and_removed() {
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let db = data.path().join("ledger.db");
+    let server = ScriptedServer::start();
+    server.role("planner").always(Reply::json(&two_step_plan()));
+    server.role("executor").always(Reply::error(400, "cannot fix that"));
+    server.role("synthesizer").always(Reply::content("the number is 42"));
+    let cli = |args: &[&str]| {
+        let mut cmd = planexec(ws.path(), &db);
+        cmd.env("OPENAI_BASE_URL", server.base_url()).args(args);
+        run(&mut cmd)
+    };
+
+    let (out, _, stderr) = cli(&["run", "Write a note, then read number.txt", "--yes", "--max-replans", "0"]);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("continue with: planexec resume run-"), "{stderr}");
+    let run_id = stderr
+        .split_whitespace()
+        .find(|w| w.starts_with("run-"))
+        .unwrap()
+        .trim_end_matches(':')
+        .to_string();
+
+    let (out, stdout, _) = cli(&["runs", "list"]);
+    assert!(out.status.success());
+    assert!(stdout.contains(&run_id) && stdout.contains("failed"), "{stdout}");
+    let (_, stdout, _) = cli(&["runs", "list", "--status", "succeeded"]);
+    assert!(!stdout.contains(&run_id), "{stdout}");
+
+    // Someone edits the note, the missing file appears; resume by a prefix of the id.
+    std::fs::write(ws.path().join("note.txt"), "edited since").unwrap();
+    std::fs::write(ws.path().join("number.txt"), "42").unwrap();
+    let prefix = &run_id[..run_id.len() - 2];
+    let (out, stdout, stderr) = cli(&["resume", prefix]);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout.trim(), "the number is 42");
+    assert!(stderr.contains("1 finished step(s) kept"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("note.txt")).unwrap(),
+        "edited since",
+        "the finished write was not run again"
+    );
+    assert_eq!(server.requests_from("planner").len(), 1, "the plan came from the ledger");
+
+    let (out, stdout, _) = cli(&["runs", "show", &run_id]);
+    assert!(out.status.success());
+    for needle in ["succeeded", "resumed 1x", "[done] s1", "[done] s2", "plan v1: initial plan", "the number is 42"] {
+        assert!(stdout.contains(needle), "runs show lacks {needle:?}:\n{stdout}");
+    }
+    assert!(stdout.contains("s2     failed"), "the failed execution is listed:\n{stdout}");
+
+    let export = ws.path().join("run.json");
+    let (out, _, _) = cli(&["runs", "export", &run_id, "-o", export.to_str().unwrap()]);
+    assert!(out.status.success());
+    let exported: Value = serde_json::from_str(&std::fs::read_to_string(&export).unwrap()).unwrap();
+    assert_eq!(exported["status"], "succeeded");
+    assert_eq!(exported["plans"].as_array().unwrap().len(), 1);
+    assert_eq!(exported["resumes"], 1);
+    let roles: Vec<&str> = exported["exchanges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["role"].as_str().unwrap())
+        .collect();
+    assert!(roles.contains(&"planner") && roles.contains(&"synthesizer"), "{roles:?}");
+    assert!(exported["options"]["workspace"].as_str().is_some());
+
+    // A finished run: resuming says so and changes nothing.
+    let (out, _, stderr) = cli(&["resume", &run_id]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stderr.contains("already finished (succeeded)"), "{stderr}");
+
+    let (out, _, _) = cli(&["runs", "rm", &run_id]);
+    assert!(out.status.success());
+    let (out, _, stderr) = cli(&["runs", "show", &run_id]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr.contains(&format!("there is no run {run_id}")), "{stderr}");
+}
+
+#[test]
+fn a_recorded_run_replays_without_a_server() {
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let db = data.path().join("ledger.db");
+    let cassette = data.path().join("run.jsonl");
+    std::fs::write(ws.path().join("number.txt"), "42").unwrap();
+    let task = "Write a note, then read number.txt";
+    {
+        let server = ScriptedServer::start();
+        server.role("planner").always(Reply::json(&two_step_plan()));
+        server.role("synthesizer").always(Reply::content("the number is 42"));
+        let (out, stdout, stderr) = run(planexec(ws.path(), &db)
+            .env("OPENAI_BASE_URL", server.base_url())
+            .args(["run", task, "--yes", "--record", cassette.to_str().unwrap()]));
+        assert!(out.status.success(), "{stderr}");
+        assert_eq!(stdout.trim(), "the number is 42");
+    } // the server is gone
+
+    let lines = std::fs::read_to_string(&cassette).unwrap();
+    assert_eq!(lines.lines().count(), 2, "planner and synthesizer exchanges:\n{lines}");
+    let (out, stdout, stderr) = run(planexec(ws.path(), &db).args([
+        "run",
+        task,
+        "--yes",
+        "--replay",
+        cassette.to_str().unwrap(),
+    ]));
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stdout.trim(), "the number is 42");
+
+    // A different task asks what the cassette does not hold.
+    let (out, _, stderr) = run(planexec(ws.path(), &db).args([
+        "run",
+        "Something else entirely",
+        "--yes",
+        "--replay",
+        cassette.to_str().unwrap(),
+    ]));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr.contains("holds no reply for this planner request"), "{stderr}");
+    assert!(stderr.contains("Something else entirely"), "{stderr}");
+}
+
+#[test]
+fn a_file_that_is_not_a_ledger_is_refused_and_kept() {
+    let ws = tempfile::tempdir().unwrap();
+    let db = ws.path().join("notes.txt");
+    std::fs::write(&db, "my precious notes\n").unwrap();
+    let (out, _, stderr) = run(planexec(ws.path(), &db).args(["runs", "list"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr.contains("is not a SQLite database"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&db).unwrap(), "my precious notes\n");
+}

@@ -1,0 +1,169 @@
+//! Record and replay model exchanges ("cassettes").
+//!
+//! [`Recorder`] wraps any provider and appends each request with its reply to
+//! a JSON Lines file. [`Replayer`] is a provider that answers from such a file
+//! instead of a model: deterministically, with no network, and with a clear
+//! error when the run asks something the cassette does not hold. This is how
+//! users pin real model behaviour in regression tests of their own agents.
+//!
+//! A request is matched on everything but its model name (role, messages,
+//! tools, output format), so a cassette replays under any model setting.
+//! Identical requests are answered in the order they were recorded.
+
+use std::collections::{HashMap, VecDeque};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{ChatModel, ChatRequest, ChatResponse, LlmError};
+
+/// One line of a cassette.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CassetteEntry {
+    pub request: ChatRequest,
+    pub response: ChatResponse,
+}
+
+/// The part of a request that decides its reply.
+fn key(request: &ChatRequest) -> String {
+    let mut value = serde_json::to_value(request).unwrap_or(Value::Null);
+    if let Some(obj) = value.as_object_mut() {
+        obj.remove("model");
+    }
+    value.to_string()
+}
+
+/// A provider that records every successful exchange of `inner` to a cassette file.
+pub struct Recorder {
+    inner: Arc<dyn ChatModel>,
+    path: PathBuf,
+    file: Mutex<std::fs::File>,
+}
+
+impl Recorder {
+    /// Record to `path` (created, or truncated if it exists).
+    pub fn create(inner: Arc<dyn ChatModel>, path: &Path) -> Result<Recorder, String> {
+        let file = std::fs::File::create(path)
+            .map_err(|e| format!("cannot write the cassette {}: {e}", path.display()))?;
+        Ok(Recorder {
+            inner,
+            path: path.to_path_buf(),
+            file: Mutex::new(file),
+        })
+    }
+}
+
+#[async_trait]
+impl ChatModel for Recorder {
+    fn describe(&self) -> String {
+        format!("{} (recording to {})", self.inner.describe(), self.path.display())
+    }
+
+    async fn chat(&self, request: ChatRequest) -> Result<ChatResponse, LlmError> {
+        let response = self.inner.chat(request.clone()).await?;
+        let line = serde_json::to_string(&CassetteEntry {
+            request,
+            response: response.clone(),
+        })
+        .unwrap_or_default();
+        let mut file = self.file.lock().unwrap();
+        writeln!(file, "{line}")
+            .and_then(|_| file.flush())
+            .map_err(|e| LlmError::InvalidResponse(format!("cannot write the cassette {}: {e}", self.path.display())))?;
+        Ok(response)
+    }
+}
+
+/// A provider that answers from a cassette.
+pub struct Replayer {
+    path: PathBuf,
+    replies: Mutex<HashMap<String, VecDeque<ChatResponse>>>,
+    model: Option<String>,
+    entries: usize,
+}
+
+impl Replayer {
+    /// Load a cassette; errors name the file and line.
+    pub fn open(path: &Path) -> Result<Replayer, String> {
+        let text =
+            std::fs::read_to_string(path).map_err(|e| format!("cannot read the cassette {}: {e}", path.display()))?;
+        let mut replies: HashMap<String, VecDeque<ChatResponse>> = HashMap::new();
+        let mut model = None;
+        let mut entries = 0;
+        for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            let entry: CassetteEntry = serde_json::from_str(line).map_err(|e| {
+                format!(
+                    "{}:{}: not a cassette entry ({e}); cassettes are written by --record",
+                    path.display(),
+                    i + 1
+                )
+            })?;
+            model.get_or_insert_with(|| entry.request.model.clone());
+            replies.entry(key(&entry.request)).or_default().push_back(entry.response);
+            entries += 1;
+        }
+        Ok(Replayer {
+            path: path.to_path_buf(),
+            replies: Mutex::new(replies),
+            model,
+            entries,
+        })
+    }
+
+    /// The model the cassette was recorded with.
+    pub fn model(&self) -> Option<&str> {
+        self.model.as_deref()
+    }
+
+    /// Exchanges in the cassette.
+    pub fn len(&self) -> usize {
+        self.entries
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries == 0
+    }
+}
+
+#[async_trait]
+impl ChatModel for Replayer {
+    fn describe(&self) -> String {
+        format!("replay of {}", self.path.display())
+    }
+
+    async fn chat(&self, request: ChatRequest) -> Result<ChatResponse, LlmError> {
+        let mut replies = self.replies.lock().unwrap();
+        if let Some(reply) = replies.get_mut(&key(&request)).and_then(VecDeque::pop_front) {
+            return Ok(reply);
+        }
+        let asked = request
+            .messages
+            .iter()
+            .rev()
+            .find_map(|m| match m {
+                super::Message::User { content } => Some(content.as_str()),
+                _ => None,
+            })
+            .unwrap_or("");
+        Err(LlmError::BadRequest(format!(
+            "the cassette {} holds no reply for this {} request: the run asked something it did not ask when the cassette was recorded (its last user message ends {:?}). Record the cassette again with --record",
+            self.path.display(),
+            request.role,
+            tail(asked, 160)
+        )))
+    }
+}
+
+/// The last `max` characters of `s`, marked when cut (the end of a prompt is
+/// where the task and the step are).
+fn tail(s: &str, max: usize) -> String {
+    let count = s.chars().count();
+    if count <= max {
+        return s.to_string();
+    }
+    format!("…{}", s.chars().skip(count - max).collect::<String>())
+}
