@@ -123,6 +123,8 @@ impl SqlStore {
             // lock contention between our own connections.
             .max_connections(if backend == Backend::Sqlite { 1 } else { 4 })
             .acquire_timeout(Duration::from_secs(30))
+            // A ping before every statement would double the cost of each write.
+            .test_before_acquire(false)
             .after_connect(move |conn, _| {
                 Box::pin(async move {
                     if backend == Backend::Sqlite {
@@ -288,6 +290,41 @@ fn parse_json(text: Option<String>) -> Option<Value> {
 
 type Tx<'a> = sqlx::Transaction<'a, sqlx::Any>;
 
+/// Values up to this size (as JSON text) live in their row; larger ones are
+/// stored once in `blobs` and referenced by hash.
+const INLINE_LIMIT: usize = 2048;
+
+/// A value as a row holds it: inline, or by the hash of its blob.
+struct Stored {
+    inline: Option<String>,
+    hash: Option<String>,
+    body: Option<String>,
+}
+
+impl Stored {
+    fn of(value: Option<&Value>) -> Stored {
+        match value.map(Value::to_string) {
+            None => Stored {
+                inline: None,
+                hash: None,
+                body: None,
+            },
+            Some(text) if text.len() <= INLINE_LIMIT => Stored {
+                inline: Some(text),
+                hash: None,
+                body: None,
+            },
+            Some(text) => Stored {
+                inline: None,
+                hash: Some(sha256(&text)),
+                body: Some(text),
+            },
+        }
+    }
+}
+
+type AnyQuery<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>;
+
 impl SqlStore {
     async fn begin(&self, doing: &str) -> Result<Tx<'_>, StoreError> {
         self.pool.begin().await.map_err(|e| self.fail(e, doing))
@@ -301,19 +338,24 @@ impl SqlStore {
     async fn put_blob(&self, tx: &mut Tx<'_>, run_id: &str, value: &Value) -> Result<String, StoreError> {
         let body = value.to_string();
         let hash = sha256(&body);
+        self.put_blob_text(tx, run_id, &hash, &body).await?;
+        Ok(hash)
+    }
+
+    async fn put_blob_text(&self, tx: &mut Tx<'_>, run_id: &str, hash: &str, body: &str) -> Result<(), StoreError> {
         sqlx::query("INSERT INTO blobs (hash, body) VALUES ($1, $2) ON CONFLICT (hash) DO NOTHING")
-            .bind(&hash)
-            .bind(&body)
+            .bind(hash.to_string())
+            .bind(body.to_string())
             .execute(&mut **tx)
             .await
             .map_err(|e| self.fail(e, "store a value"))?;
         sqlx::query("INSERT INTO blob_refs (run_id, hash) VALUES ($1, $2) ON CONFLICT (run_id, hash) DO NOTHING")
-            .bind(run_id)
-            .bind(&hash)
+            .bind(run_id.to_string())
+            .bind(hash.to_string())
             .execute(&mut **tx)
             .await
             .map_err(|e| self.fail(e, "store a value"))?;
-        Ok(hash)
+        Ok(())
     }
 
     async fn put_opt_blob(&self, tx: &mut Tx<'_>, run_id: &str, value: Option<&Value>) -> Result<Option<String>, StoreError> {
@@ -321,6 +363,30 @@ impl SqlStore {
             Some(v) => Ok(Some(self.put_blob(tx, run_id, v).await?)),
             None => Ok(None),
         }
+    }
+
+    /// Run `query`, storing the large values it refers to first. A write with
+    /// only inline values is a single statement (one commit); with blobs it is
+    /// one transaction.
+    async fn write_with_blobs(
+        &self,
+        run_id: &str,
+        values: &[&Stored],
+        query: AnyQuery<'_>,
+        doing: &str,
+    ) -> Result<(), StoreError> {
+        if values.iter().all(|v| v.body.is_none()) {
+            query.execute(&self.pool).await.map_err(|e| self.fail(e, doing))?;
+            return Ok(());
+        }
+        let mut tx = self.begin(doing).await?;
+        for v in values {
+            if let (Some(hash), Some(body)) = (&v.hash, &v.body) {
+                self.put_blob_text(&mut tx, run_id, hash, body).await?;
+            }
+        }
+        query.execute(&mut *tx).await.map_err(|e| self.fail(e, doing))?;
+        self.commit(tx, doing).await
     }
 
     async fn touch(&self, tx: &mut Tx<'_>, run_id: &str, doing: &str) -> Result<(), StoreError> {
@@ -451,27 +517,20 @@ impl RunStore for SqlStore {
 
     async fn step_started(&self, run_id: &str, start: &StepStart) -> Result<(), StoreError> {
         let doing = "record a step's start";
-        let mut tx = self.begin(doing).await?;
-        let args = self.put_opt_blob(&mut tx, run_id, start.args.as_ref()).await?;
-        sqlx::query(
-            "INSERT INTO step_runs (run_id, seq, step_id, plan_version, tool, status, attempts, args_hash, started_at, model_calls) \
-             VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $8, 0)",
-        )
-        .bind(run_id)
-        .bind(to_i64(start.seq))
-        .bind(&start.step_id)
-        .bind(start.plan_version as i64)
-        .bind(start.tool.clone())
-        .bind(StepStatus::Running.as_str())
-        .bind(args)
-        .bind(to_i64(start.started_at))
-        .execute(&mut *tx)
-        .await
-        .map_err(|e| self.fail(e, doing))?;
-        self.transition(&mut tx, run_id, start.seq, &start.step_id, StepStatus::Running, start.started_at)
-            .await?;
-        self.touch(&mut tx, run_id, doing).await?;
-        self.commit(tx, doing).await
+        let args = Stored::of(start.args.as_ref());
+        let sql = "INSERT INTO step_runs (run_id, seq, step_id, plan_version, tool, status, attempts, args_json, args_hash, started_at, model_calls) \
+                   VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $8, $9, 0)";
+        let query = sqlx::query(sql)
+            .bind(run_id.to_string())
+            .bind(to_i64(start.seq))
+            .bind(start.step_id.clone())
+            .bind(start.plan_version as i64)
+            .bind(start.tool.clone())
+            .bind(StepStatus::Running.as_str())
+            .bind(args.inline.clone())
+            .bind(args.hash.clone())
+            .bind(to_i64(start.started_at));
+        self.write_with_blobs(run_id, &[&args], query, doing).await
     }
 
     async fn step_finished(
@@ -482,37 +541,32 @@ impl RunStore for SqlStore {
         result: &StepResult,
     ) -> Result<(), StoreError> {
         let doing = "record a step's result";
-        let mut tx = self.begin(doing).await?;
-        let args = self.put_opt_blob(&mut tx, run_id, result.args.as_ref()).await?;
-        let output = self.put_opt_blob(&mut tx, run_id, result.output.as_ref()).await?;
-        sqlx::query(
-            "INSERT INTO step_runs (run_id, seq, step_id, plan_version, tool, status, attempts, args_hash, output_hash, error, started_at, finished_at, model_calls) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
+        let args = Stored::of(result.args.as_ref());
+        let output = Stored::of(result.output.as_ref());
+        let sql = "INSERT INTO step_runs (run_id, seq, step_id, plan_version, tool, status, attempts, args_json, args_hash, output_json, output_hash, error, started_at, finished_at, model_calls) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
              ON CONFLICT (run_id, seq) DO UPDATE SET status = excluded.status, attempts = excluded.attempts, \
-               args_hash = COALESCE(excluded.args_hash, step_runs.args_hash), output_hash = excluded.output_hash, \
+               args_json = COALESCE(excluded.args_json, step_runs.args_json), args_hash = COALESCE(excluded.args_hash, step_runs.args_hash), \
+               output_json = excluded.output_json, output_hash = excluded.output_hash, \
                error = excluded.error, started_at = COALESCE(excluded.started_at, step_runs.started_at), \
-               finished_at = excluded.finished_at, model_calls = excluded.model_calls",
-        )
-        .bind(run_id)
-        .bind(to_i64(seq))
-        .bind(&result.id)
-        .bind(plan_version as i64)
-        .bind(result.tool.clone())
-        .bind(result.status.as_str())
-        .bind(result.attempts as i64)
-        .bind(args)
-        .bind(output)
-        .bind(result.error.clone())
-        .bind(opt_i64(result.started_at))
-        .bind(opt_i64(result.finished_at))
-        .bind(result.model_calls as i64)
-        .execute(&mut *tx)
-        .await
-        .map_err(|e| self.fail(e, doing))?;
-        let at = result.finished_at.unwrap_or_else(now_ms);
-        self.transition(&mut tx, run_id, seq, &result.id, result.status, at).await?;
-        self.touch(&mut tx, run_id, doing).await?;
-        self.commit(tx, doing).await
+               finished_at = excluded.finished_at, model_calls = excluded.model_calls";
+        let query = sqlx::query(sql)
+            .bind(run_id.to_string())
+            .bind(to_i64(seq))
+            .bind(result.id.clone())
+            .bind(plan_version as i64)
+            .bind(result.tool.clone())
+            .bind(result.status.as_str())
+            .bind(result.attempts as i64)
+            .bind(args.inline.clone())
+            .bind(args.hash.clone())
+            .bind(output.inline.clone())
+            .bind(output.hash.clone())
+            .bind(result.error.clone())
+            .bind(opt_i64(result.started_at))
+            .bind(opt_i64(result.finished_at))
+            .bind(result.model_calls as i64);
+        self.write_with_blobs(run_id, &[&args, &output], query, doing).await
     }
 
     async fn record_exchange(&self, run_id: &str, x: &ModelExchange) -> Result<(), StoreError> {
@@ -637,7 +691,8 @@ impl RunStore for SqlStore {
         }
 
         let steps = sqlx::query(
-            "SELECT seq, step_id, plan_version, tool, status, attempts, a.body AS args, o.body AS output, error, \
+            "SELECT seq, step_id, plan_version, tool, status, attempts, COALESCE(s.args_json, a.body) AS args, \
+                    COALESCE(s.output_json, o.body) AS output, error, \
                     started_at, finished_at, model_calls \
              FROM step_runs s LEFT JOIN blobs a ON a.hash = s.args_hash LEFT JOIN blobs o ON o.hash = s.output_hash \
              WHERE s.run_id = $1 ORDER BY seq",
@@ -730,7 +785,6 @@ impl RunStore for SqlStore {
         let doing = "delete a run";
         let mut tx = self.begin(doing).await?;
         for sql in [
-            "DELETE FROM step_transitions WHERE run_id = $1",
             "DELETE FROM step_runs WHERE run_id = $1",
             "DELETE FROM model_exchanges WHERE run_id = $1",
             "DELETE FROM plan_versions WHERE run_id = $1",
@@ -755,28 +809,5 @@ impl RunStore for SqlStore {
             .map_err(|e| self.fail(e, doing))?;
         self.commit(tx, doing).await?;
         Ok(deleted > 0)
-    }
-}
-
-impl SqlStore {
-    async fn transition(
-        &self,
-        tx: &mut Tx<'_>,
-        run_id: &str,
-        seq: u64,
-        step_id: &str,
-        status: StepStatus,
-        at: u64,
-    ) -> Result<(), StoreError> {
-        sqlx::query("INSERT INTO step_transitions (run_id, seq, step_id, status, at) VALUES ($1, $2, $3, $4, $5)")
-            .bind(run_id)
-            .bind(to_i64(seq))
-            .bind(step_id)
-            .bind(status.as_str())
-            .bind(to_i64(at))
-            .execute(&mut **tx)
-            .await
-            .map_err(|e| self.fail(e, "record a step transition"))?;
-        Ok(())
     }
 }

@@ -15,7 +15,8 @@ use crate::Backend;
 
 /// Migrations in order; migration `i` brings the schema to version `i + 1`.
 const MIGRATIONS: &[&str] = &[
-    // 1: runs, plan versions, step executions and transitions, model exchanges, blobs.
+    // 1: runs, plan versions, step executions (each from its start to its end), model
+    // exchanges, and large values stored once by hash.
     "CREATE TABLE runs (
         run_id TEXT PRIMARY KEY,
         task TEXT NOT NULL,
@@ -49,7 +50,9 @@ const MIGRATIONS: &[&str] = &[
         tool TEXT,
         status TEXT NOT NULL,
         attempts BIGINT NOT NULL,
+        args_json TEXT,
         args_hash TEXT,
+        output_json TEXT,
         output_hash TEXT,
         error TEXT,
         started_at BIGINT,
@@ -57,14 +60,6 @@ const MIGRATIONS: &[&str] = &[
         model_calls BIGINT NOT NULL,
         PRIMARY KEY (run_id, seq)
     );
-    CREATE TABLE step_transitions (
-        run_id TEXT NOT NULL,
-        seq BIGINT NOT NULL,
-        step_id TEXT NOT NULL,
-        status TEXT NOT NULL,
-        at BIGINT NOT NULL
-    );
-    CREATE INDEX step_transitions_by_run ON step_transitions (run_id, seq);
     CREATE TABLE model_exchanges (
         run_id TEXT NOT NULL,
         seq BIGINT NOT NULL,
