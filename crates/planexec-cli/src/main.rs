@@ -13,10 +13,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
+use planexec::llm::cassette::{Recorder, Replayer};
 use planexec::llm::openai::{OpenAiCompatible, OpenAiConfig};
 use planexec::render::{self, Annotations, Format};
 use planexec::tools::{builtin, workspace::Workspace};
-use planexec::llm::cassette::{Recorder, Replayer};
 use planexec::{
     Agent, Approver, AutoApprove, CancelToken, ModelRef, Plan, ResumeError, ResumeOptions, Role, RunReport, RunStatus,
     RunStore, StepSelection, ToolRegistry,
@@ -172,7 +172,9 @@ enum RunsCommand {
     #[command(after_help = "Examples:\n  planexec runs show run-19a3c2e4f10-7b2d\n  planexec runs show run-19a3")]
     Show { run_id: String },
     /// Everything recorded for a run as JSON (plans, steps, model exchanges).
-    #[command(after_help = "Examples:\n  planexec runs export run-19a3 > run.json\n  planexec runs export run-19a3 -o run.json")]
+    #[command(
+        after_help = "Examples:\n  planexec runs export run-19a3 > run.json\n  planexec runs export run-19a3 -o run.json"
+    )]
     Export {
         run_id: String,
         #[arg(long, short = 'o')]
@@ -701,7 +703,14 @@ async fn execute(
         store,
         workspace: common.workspace(),
     };
-    let agent = build_agent(&config, tools, approver, flags.confirm_writes, Some(recorded), &cassette(&flags))?;
+    let agent = build_agent(
+        &config,
+        tools,
+        approver,
+        flags.confirm_writes,
+        Some(recorded),
+        &cassette(&flags),
+    )?;
     let report = run_with_ctrl_c(&agent, &display, |cancel| {
         let agent = &agent;
         async move { agent.run_cancellable(&task, given.map(|(_, p)| p), &cancel).await }
@@ -794,7 +803,6 @@ impl Approver for YesOrAsk {
         self.terminal.rerun_inflight(step, args).await
     }
 }
-
 
 /// `model pull`: fetch the weights with a progress bar.
 async fn pull_model(name: &str, quiet: bool) -> Result<u8, BadInput> {
@@ -917,7 +925,8 @@ async fn resume(
         return Ok(EXIT_OK);
     }
     let interactive = std::io::stdin().is_terminal();
-    let approved = stored.approved_version.is_some() && stored.approved_version == stored.plans.last().map(|v| v.version);
+    let approved =
+        stored.approved_version.is_some() && stored.approved_version == stored.plans.last().map(|v| v.version);
     if !approved && !flags.yes && !interactive {
         return Err(BadInput(format!(
             "run {} stopped before its plan was approved, and standard input is not a terminal; pass --yes to approve it without asking",
@@ -958,7 +967,14 @@ async fn resume(
         store,
         workspace: workspace.clone(),
     };
-    let agent = build_agent(&config, tools, approver, flags.confirm_writes, Some(recorded), &cassette(&flags))?;
+    let agent = build_agent(
+        &config,
+        tools,
+        approver,
+        flags.confirm_writes,
+        Some(recorded),
+        &cassette(&flags),
+    )?;
     let id = stored.run_id.clone();
     let outcome = run_with_ctrl_c(&agent, &display, |cancel| {
         let agent = &agent;

@@ -23,7 +23,9 @@ pub async fn open(db: Option<&str>) -> Result<Arc<dyn RunStore>, String> {
             .to_string_lossy()
             .into_owned(),
     };
-    let store = planexec_store::SqlStore::open(&target).await.map_err(|e| e.to_string())?;
+    let store = planexec_store::SqlStore::open(&target)
+        .await
+        .map_err(|e| e.to_string())?;
     Ok(Arc::new(store))
 }
 
@@ -32,7 +34,10 @@ pub async fn find(store: &dyn RunStore, id: &str) -> Result<StoredRun, String> {
     if let Some(run) = store.load_run(id).await.map_err(|e| e.to_string())? {
         return Ok(run);
     }
-    let all = store.list_runs(&RunFilter::default()).await.map_err(|e| e.to_string())?;
+    let all = store
+        .list_runs(&RunFilter::default())
+        .await
+        .map_err(|e| e.to_string())?;
     let matches: Vec<&str> = all
         .iter()
         .map(|r| r.run_id.as_str())
@@ -79,7 +84,12 @@ pub fn utc(ms: u64) -> String {
 }
 
 /// `runs list`: newest first.
-pub async fn list(store: &dyn RunStore, status: Option<RunStatus>, limit: Option<u32>, json: bool) -> Result<String, String> {
+pub async fn list(
+    store: &dyn RunStore,
+    status: Option<RunStatus>,
+    limit: Option<u32>,
+    json: bool,
+) -> Result<String, String> {
     let runs = store
         .list_runs(&RunFilter { status, limit })
         .await

@@ -51,7 +51,13 @@ fn a_failed_run_is_recorded_shown_resumed_exported_and_removed() {
         run(&mut cmd)
     };
 
-    let (out, _, stderr) = cli(&["run", "Write a note, then read number.txt", "--yes", "--max-replans", "0"]);
+    let (out, _, stderr) = cli(&[
+        "run",
+        "Write a note, then read number.txt",
+        "--yes",
+        "--max-replans",
+        "0",
+    ]);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("continue with: planexec resume run-"), "{stderr}");
     let run_id = stderr
@@ -80,14 +86,28 @@ fn a_failed_run_is_recorded_shown_resumed_exported_and_removed() {
         "edited since",
         "the finished write was not run again"
     );
-    assert_eq!(server.requests_from("planner").len(), 1, "the plan came from the ledger");
+    assert_eq!(
+        server.requests_from("planner").len(),
+        1,
+        "the plan came from the ledger"
+    );
 
     let (out, stdout, _) = cli(&["runs", "show", &run_id]);
     assert!(out.status.success());
-    for needle in ["succeeded", "resumed 1x", "[done] s1", "[done] s2", "plan v1: initial plan", "the number is 42"] {
+    for needle in [
+        "succeeded",
+        "resumed 1x",
+        "[done] s1",
+        "[done] s2",
+        "plan v1: initial plan",
+        "the number is 42",
+    ] {
         assert!(stdout.contains(needle), "runs show lacks {needle:?}:\n{stdout}");
     }
-    assert!(stdout.contains("s2     failed"), "the failed execution is listed:\n{stdout}");
+    assert!(
+        stdout.contains("s2     failed"),
+        "the failed execution is listed:\n{stdout}"
+    );
 
     let export = ws.path().join("run.json");
     let (out, _, _) = cli(&["runs", "export", &run_id, "-o", export.to_str().unwrap()]);
@@ -102,7 +122,10 @@ fn a_failed_run_is_recorded_shown_resumed_exported_and_removed() {
         .iter()
         .map(|x| x["role"].as_str().unwrap())
         .collect();
-    assert!(roles.contains(&"planner") && roles.contains(&"synthesizer"), "{roles:?}");
+    assert!(
+        roles.contains(&"planner") && roles.contains(&"synthesizer"),
+        "{roles:?}"
+    );
     assert!(exported["options"]["workspace"].as_str().is_some());
 
     // A finished run: resuming says so and changes nothing.
@@ -138,13 +161,8 @@ fn a_recorded_run_replays_without_a_server() {
 
     let lines = std::fs::read_to_string(&cassette).unwrap();
     assert_eq!(lines.lines().count(), 2, "planner and synthesizer exchanges:\n{lines}");
-    let (out, stdout, stderr) = run(planexec(ws.path(), &db).args([
-        "run",
-        task,
-        "--yes",
-        "--replay",
-        cassette.to_str().unwrap(),
-    ]));
+    let (out, stdout, stderr) =
+        run(planexec(ws.path(), &db).args(["run", task, "--yes", "--replay", cassette.to_str().unwrap()]));
     assert!(out.status.success(), "{stderr}");
     assert_eq!(stdout.trim(), "the number is 42");
 

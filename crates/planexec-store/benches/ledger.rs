@@ -66,7 +66,9 @@ fn agent(server: &ScriptedServer, n: usize, store: Arc<dyn RunStore>) -> Agent {
     .unwrap();
     let mut tools = ToolRegistry::new();
     tools.register(Arc::new(Noop("noop", Effect::ReadOnly))).unwrap();
-    tools.register(Arc::new(Noop("touch", Effect::WritesWorkspace))).unwrap();
+    tools
+        .register(Arc::new(Noop("touch", Effect::WritesWorkspace)))
+        .unwrap();
     Agent::builder(Arc::new(provider), "bench")
         .tools(tools)
         .store(store)
@@ -135,15 +137,14 @@ async fn main() {
         }
         if let Some(admin) = &pg {
             let url = fresh_database(admin, tool).await;
-            stores.push(("postgresql (loopback)".to_string(), Arc::new(SqlStore::open(&url).await.unwrap())));
+            stores.push((
+                "postgresql (loopback)".to_string(),
+                Arc::new(SqlStore::open(&url).await.unwrap()),
+            ));
         }
         for (name, store) in stores {
             let t = per_step(&server, store, &plan, rounds).await;
-            println!(
-                "  {name:<32} {t:>12.1} {:>11.2}x {:>14.1}",
-                t / memory,
-                t - memory
-            );
+            println!("  {name:<32} {t:>12.1} {:>11.2}x {:>14.1}", t / memory, t - memory);
         }
     }
 }

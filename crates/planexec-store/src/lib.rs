@@ -77,7 +77,12 @@ impl SqlStore {
         if target.starts_with("postgres://") || target.starts_with("postgresql://") {
             return SqlStore::connect(target.to_string(), Backend::Postgres, redact_url(target), durability).await;
         }
-        let path = PathBuf::from(target.strip_prefix("sqlite://").or(target.strip_prefix("sqlite:")).unwrap_or(target));
+        let path = PathBuf::from(
+            target
+                .strip_prefix("sqlite://")
+                .or(target.strip_prefix("sqlite:"))
+                .unwrap_or(target),
+        );
         check_sqlite_file(&path)?;
         let url = format!("sqlite://{}?mode=rwc", url_path(&path));
         SqlStore::connect(url, Backend::Sqlite, format!("sqlite:{}", path.display()), durability).await
@@ -131,7 +136,9 @@ impl SqlStore {
                         sqlx::raw_sql("PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = ON")
                             .execute(&mut *conn)
                             .await?;
-                        sqlx::raw_sql(sqlx::AssertSqlSafe(synchronous)).execute(&mut *conn).await?;
+                        sqlx::raw_sql(sqlx::AssertSqlSafe(synchronous))
+                            .execute(&mut *conn)
+                            .await?;
                     }
                     Ok(())
                 })
@@ -158,7 +165,11 @@ fn check_sqlite_file(path: &Path) -> Result<(), StoreError> {
     if path.is_dir() {
         return Err(err(
             StoreErrorKind::Unavailable,
-            format!("the ledger path {} is a directory; give a file path (e.g. {}/ledger.db)", path.display(), path.display()),
+            format!(
+                "the ledger path {} is a directory; give a file path (e.g. {}/ledger.db)",
+                path.display(),
+                path.display()
+            ),
         ));
     }
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -229,7 +240,11 @@ pub(crate) fn classify(e: sqlx::Error, location: &str, doing: &str) -> StoreErro
     // SQLite reports extended result codes; the primary code is the low byte.
     let sqlite = code.parse::<i64>().ok().map(|c| c & 0xff);
     let lower = text.to_lowercase();
-    let (kind, message) = if sqlite == Some(13) || code == "53100" || lower.contains("disk is full") || lower.contains("no space") {
+    let (kind, message) = if sqlite == Some(13)
+        || code == "53100"
+        || lower.contains("disk is full")
+        || lower.contains("no space")
+    {
         (
             StoreErrorKind::Full,
             format!("the ledger {location} is full (no space left where it is stored): free some space, or choose another ledger with --db"),
@@ -239,18 +254,29 @@ pub(crate) fn classify(e: sqlx::Error, location: &str, doing: &str) -> StoreErro
             StoreErrorKind::ReadOnly,
             format!("the ledger {location} is read-only: make it writable, or choose another ledger with --db"),
         )
-    } else if sqlite == Some(26) || sqlite == Some(11) || lower.contains("not a database") || lower.contains("malformed") {
+    } else if sqlite == Some(26)
+        || sqlite == Some(11)
+        || lower.contains("not a database")
+        || lower.contains("malformed")
+    {
         (
             StoreErrorKind::Corrupt,
             format!("the ledger {location} is damaged or not a SQLite database ({text}): it was left as it is; choose another ledger with --db"),
         )
-    } else if sqlite == Some(14) || matches!(e, sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::Tls(_)) || code == "28P01" || code == "3D000" {
+    } else if sqlite == Some(14)
+        || matches!(e, sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::Tls(_))
+        || code == "28P01"
+        || code == "3D000"
+    {
         (
             StoreErrorKind::Unavailable,
             format!("cannot reach the ledger {location}: {text}"),
         )
     } else {
-        (StoreErrorKind::Other, format!("the ledger {location} failed to {doing}: {text}"))
+        (
+            StoreErrorKind::Other,
+            format!("the ledger {location} failed to {doing}: {text}"),
+        )
     };
     err(kind, message)
 }
@@ -273,7 +299,10 @@ fn get_u64(row: &AnyRow, col: &str) -> u64 {
 }
 
 fn get_opt_u64(row: &AnyRow, col: &str) -> Option<u64> {
-    row.try_get::<Option<i64>, _>(col).ok().flatten().map(|v| v.max(0) as u64)
+    row.try_get::<Option<i64>, _>(col)
+        .ok()
+        .flatten()
+        .map(|v| v.max(0) as u64)
 }
 
 fn get_string(row: &AnyRow, col: &str) -> String {
@@ -358,7 +387,12 @@ impl SqlStore {
         Ok(())
     }
 
-    async fn put_opt_blob(&self, tx: &mut Tx<'_>, run_id: &str, value: Option<&Value>) -> Result<Option<String>, StoreError> {
+    async fn put_opt_blob(
+        &self,
+        tx: &mut Tx<'_>,
+        run_id: &str,
+        value: Option<&Value>,
+    ) -> Result<Option<String>, StoreError> {
         match value {
             Some(v) => Ok(Some(self.put_blob(tx, run_id, v).await?)),
             None => Ok(None),
@@ -648,7 +682,10 @@ impl RunStore for SqlStore {
         let status = RunStatus::parse(&status_text).ok_or_else(|| {
             err(
                 StoreErrorKind::Corrupt,
-                format!("run {run_id} in {} has an unknown status {status_text:?}", self.location),
+                format!(
+                    "run {run_id} in {} has an unknown status {status_text:?}",
+                    self.location
+                ),
             )
         })?;
         let mut run = StoredRun {

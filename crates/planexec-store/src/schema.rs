@@ -110,7 +110,10 @@ async fn tables(conn: &mut AnyConnection, backend: Backend, location: &str) -> R
         .fetch_all(&mut *conn)
         .await
         .map_err(|e| fail(e, location, "read its tables"))?;
-    Ok(rows.iter().filter_map(|r| r.try_get::<String, _>("name").ok()).collect())
+    Ok(rows
+        .iter()
+        .filter_map(|r| r.try_get::<String, _>("name").ok())
+        .collect())
 }
 
 /// The ledger's schema version (0 for an empty database), or a refusal for a
@@ -152,10 +155,12 @@ pub(crate) async fn check(conn: &mut AnyConnection, backend: Backend, location: 
 pub(crate) async fn migrate(conn: &mut AnyConnection, current: i64, location: &str) -> Result<(), StoreError> {
     use sqlx::Connection;
     if current == 0 {
-        sqlx::raw_sql("CREATE TABLE IF NOT EXISTS planexec_schema (version BIGINT NOT NULL, applied_at BIGINT NOT NULL)")
-            .execute(&mut *conn)
-            .await
-            .map_err(|e| fail(e, location, "create its schema"))?;
+        sqlx::raw_sql(
+            "CREATE TABLE IF NOT EXISTS planexec_schema (version BIGINT NOT NULL, applied_at BIGINT NOT NULL)",
+        )
+        .execute(&mut *conn)
+        .await
+        .map_err(|e| fail(e, location, "create its schema"))?;
     }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
         let version = i as i64 + 1;

@@ -55,7 +55,9 @@ fn exchange(seq: u64, role: Role, prompt: u64) -> ModelExchange {
             {"role": "system", "content": "the same long system prompt every call repeats"},
             {"role": "user", "content": format!("call {seq}")}
         ]}),
-        response: Some(json!({"content": format!("reply {seq}"), "tool_calls": [], "usage": {"prompt_tokens": prompt, "completion_tokens": 5}})),
+        response: Some(
+            json!({"content": format!("reply {seq}"), "tool_calls": [], "usage": {"prompt_tokens": prompt, "completion_tokens": 5}}),
+        ),
         error: None,
         prompt_tokens: prompt,
         completion_tokens: 5,
@@ -128,8 +130,15 @@ async fn conformance(store: Arc<dyn RunStore>) {
         .await
         .unwrap();
 
-    for (seq, role, prompt) in [(1, Role::Planner, 100), (2, Role::Executor, 120), (3, Role::Synthesizer, 80)] {
-        store.record_exchange("run-a", &exchange(seq, role, prompt)).await.unwrap();
+    for (seq, role, prompt) in [
+        (1, Role::Planner, 100),
+        (2, Role::Executor, 120),
+        (3, Role::Synthesizer, 80),
+    ] {
+        store
+            .record_exchange("run-a", &exchange(seq, role, prompt))
+            .await
+            .unwrap();
     }
 
     let run = store.load_run("run-a").await.unwrap().unwrap();
@@ -151,10 +160,17 @@ async fn conformance(store: Arc<dyn RunStore>) {
             (3, 2, "s3", StepStatus::Succeeded)
         ]
     );
-    assert_eq!(run.steps[0].result, result("s1", StepStatus::Succeeded, Some(big.clone())));
+    assert_eq!(
+        run.steps[0].result,
+        result("s1", StepStatus::Succeeded, Some(big.clone()))
+    );
     assert_eq!(run.steps[1].result.error.as_deref(), Some("boom"));
     assert_eq!(run.exchanges.len(), 3);
-    assert_eq!(run.exchanges[1], exchange(2, Role::Executor, 120), "exchanges come back as written");
+    assert_eq!(
+        run.exchanges[1],
+        exchange(2, Role::Executor, 120),
+        "exchanges come back as written"
+    );
     let usage = run.usage();
     assert_eq!(usage.total().prompt_tokens, 300);
     assert_eq!(usage.role(Role::Planner).calls, 1);
@@ -175,11 +191,17 @@ async fn conformance(store: Arc<dyn RunStore>) {
     };
     store.finish_run("run-a", &end).await.unwrap();
     let run = store.load_run("run-a").await.unwrap().unwrap();
-    assert_eq!((run.status, run.finished_at, run.elapsed_ms), (RunStatus::Failed, Some(5_000), 4_990));
+    assert_eq!(
+        (run.status, run.finished_at, run.elapsed_ms),
+        (RunStatus::Failed, Some(5_000), 4_990)
+    );
     assert_eq!(run.error.as_deref(), Some("step s2 failed"));
     store.reopen_run("run-a").await.unwrap();
     let run = store.load_run("run-a").await.unwrap().unwrap();
-    assert_eq!((run.status, run.resumes, run.finished_at), (RunStatus::Running, 1, None));
+    assert_eq!(
+        (run.status, run.resumes, run.finished_at),
+        (RunStatus::Running, 1, None)
+    );
     let end = RunEnd {
         status: RunStatus::Succeeded,
         answer: Some("42".into()),
@@ -209,7 +231,10 @@ async fn conformance(store: Arc<dyn RunStore>) {
     let ids: Vec<&str> = all.iter().map(|r| r.run_id.as_str()).collect();
     assert_eq!(ids, ["run-c", "run-b", "run-a"]);
     let a = &all[2];
-    assert_eq!((a.status, a.steps_done, a.prompt_tokens, a.completion_tokens, a.replans), (RunStatus::Succeeded, 2, 300, 15, 1));
+    assert_eq!(
+        (a.status, a.steps_done, a.prompt_tokens, a.completion_tokens, a.replans),
+        (RunStatus::Succeeded, 2, 300, 15, 1)
+    );
     let interrupted = store
         .list_runs(&RunFilter {
             status: Some(RunStatus::Interrupted),
@@ -217,7 +242,10 @@ async fn conformance(store: Arc<dyn RunStore>) {
         })
         .await
         .unwrap();
-    assert_eq!(interrupted.iter().map(|r| r.run_id.as_str()).collect::<Vec<_>>(), ["run-c"]);
+    assert_eq!(
+        interrupted.iter().map(|r| r.run_id.as_str()).collect::<Vec<_>>(),
+        ["run-c"]
+    );
     let first = store
         .list_runs(&RunFilter {
             status: None,
@@ -265,7 +293,9 @@ async fn sqlite_store_conforms() {
 
 #[tokio::test]
 async fn postgres_store_conforms() {
-    let Some(db) = common::postgres_database().await else { return };
+    let Some(db) = common::postgres_database().await else {
+        return;
+    };
     let store = planexec_store::SqlStore::open(&db.url).await.unwrap();
     conformance(Arc::new(store)).await;
 }

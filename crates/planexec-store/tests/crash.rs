@@ -79,8 +79,12 @@ async fn run_to_end(server: &str, dir: &Path, mode: &str, envs: &[(&str, String)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_runs_resume_with_every_side_effect_exactly_once() {
     let server = ScriptedServer::start();
-    server.role("planner").always(Reply::json(&workload_plan()).with_delay(Duration::from_millis(30)));
-    server.role("synthesizer").always(Reply::content("all ten steps ran").with_delay(Duration::from_millis(30)));
+    server
+        .role("planner")
+        .always(Reply::json(&workload_plan()).with_delay(Duration::from_millis(30)));
+    server
+        .role("synthesizer")
+        .always(Reply::content("all ten steps ran").with_delay(Duration::from_millis(30)));
     let url = server.base_url();
 
     // The uninterrupted run: its outputs are what every crashed run must end with.
@@ -125,7 +129,11 @@ async fn killed_runs_resume_with_every_side_effect_exactly_once() {
                 // Killed before the run was recorded: nothing happened, start again.
                 no_run_yet += 1;
                 for id in SIDE_EFFECT_STEPS {
-                    assert_eq!(count(&dir.path().join("effects").join(id)), 0, "kill {i}: {id} ran unrecorded");
+                    assert_eq!(
+                        count(&dir.path().join("effects").join(id)),
+                        0,
+                        "kill {i}: {id} ran unrecorded"
+                    );
                 }
                 run_to_end(&url, dir.path(), "run", &[]).await;
                 continue;
@@ -180,15 +188,26 @@ async fn killed_runs_resume_with_every_side_effect_exactly_once() {
                 unknown.push(s.id.clone());
             }
         }
-        let known = |o: Vec<(String, String)>| o.into_iter().filter(|(id, _)| !unknown.contains(id)).collect::<Vec<_>>();
+        let known = |o: Vec<(String, String)>| {
+            o.into_iter()
+                .filter(|(id, _)| !unknown.contains(id))
+                .collect::<Vec<_>>()
+        };
         let (got, want) = (known(outputs(&finished)), known(outputs(&expected)));
         let differ: Vec<_> = got.iter().filter(|g| !want.contains(g)).collect();
-        assert!(differ.is_empty(), "kill {i}: step results differ from the uninterrupted run: {differ:?} (in {})", dir.path().display());
+        assert!(
+            differ.is_empty(),
+            "kill {i}: step results differ from the uninterrupted run: {differ:?} (in {})",
+            dir.path().display()
+        );
     }
     eprintln!(
         "{kills} kills over {span:?}: {in_flight_seen} in-flight side-effect steps decided ({skipped_runs} runs with a step taken as done), {no_run_yet} kills before the run was recorded"
     );
-    assert!(in_flight_seen > 0, "no kill landed while a side effect was in flight: the test proves little");
+    assert!(
+        in_flight_seen > 0,
+        "no kill landed while a side effect was in flight: the test proves little"
+    );
 }
 
 /// The workload, run or resumed in a child process (see the module comment).

@@ -91,9 +91,15 @@ async fn a_foreign_database_is_refused_untouched() {
         .unwrap();
     drop(conn);
     let before = std::fs::read(&path).unwrap();
-    let e = open(&path).await.err().expect("another program's database is not a ledger");
+    let e = open(&path)
+        .await
+        .err()
+        .expect("another program's database is not a ledger");
     assert_eq!(e.kind, StoreErrorKind::Foreign);
-    assert!(e.message.contains("not a planexec ledger") && e.message.contains("users"), "{e}");
+    assert!(
+        e.message.contains("not a planexec ledger") && e.message.contains("users"),
+        "{e}"
+    );
     assert_eq!(std::fs::read(&path).unwrap(), before, "no table was added");
 }
 
@@ -115,11 +121,17 @@ async fn a_newer_schema_is_refused_and_its_records_kept() {
     drop(conn);
     let e = open(&path).await.err().expect("a newer schema is refused");
     assert_eq!(e.kind, StoreErrorKind::SchemaTooNew);
-    assert!(e.message.contains("schema version 99") && e.message.contains("Upgrade planexec"), "{e}");
+    assert!(
+        e.message.contains("schema version 99") && e.message.contains("Upgrade planexec"),
+        "{e}"
+    );
     // Still there for the newer planexec.
     let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&url).await.unwrap();
     let n: i64 = sqlx::Row::get(
-        &sqlx::query("SELECT COUNT(*) AS n FROM runs").fetch_one(&mut conn).await.unwrap(),
+        &sqlx::query("SELECT COUNT(*) AS n FROM runs")
+            .fetch_one(&mut conn)
+            .await
+            .unwrap(),
         "n",
     );
     assert_eq!(n, 1);
@@ -140,7 +152,9 @@ async fn large_values_are_stored_once() {
     }
     store.close().await;
     let size = std::fs::metadata(&path).unwrap().len()
-        + std::fs::metadata(dir.path().join("ledger.db-wal")).map(|m| m.len()).unwrap_or(0);
+        + std::fs::metadata(dir.path().join("ledger.db-wal"))
+            .map(|m| m.len())
+            .unwrap_or(0);
     assert!(
         size < 600_000,
         "five copies of a 200 kB output take {size} bytes: it is stored more than once"
@@ -216,13 +230,19 @@ async fn a_full_disk_is_a_clear_error_and_earlier_records_survive() {
     let error = loop {
         written += 1;
         let output = json!({"n": written, "text": format!("{written}").repeat(20_000)});
-        match store.step_finished("run-1", written, 1, &done(&format!("s{written}"), output)).await {
+        match store
+            .step_finished("run-1", written, 1, &done(&format!("s{written}"), output))
+            .await
+        {
             Ok(()) => assert!(written < 200, "a 1 MiB disk never filled"),
             Err(e) => break e,
         }
     };
     assert_eq!(error.kind, StoreErrorKind::Full, "{error}");
-    assert!(error.message.contains("full") && error.message.contains("--db"), "{error}");
+    assert!(
+        error.message.contains("full") && error.message.contains("--db"),
+        "{error}"
+    );
     store.close().await;
 
     // Make room, and everything committed before the failure is there.
@@ -231,7 +251,11 @@ async fn a_full_disk_is_a_clear_error_and_earlier_records_survive() {
     let run = store.load_run("run-1").await.unwrap().expect("the run survived");
     assert_eq!(run.status, RunStatus::Running);
     assert_eq!(run.plans.len(), 1);
-    assert_eq!(run.steps.len() as u64, written - 1, "every step committed before the failure is kept");
+    assert_eq!(
+        run.steps.len() as u64,
+        written - 1,
+        "every step committed before the failure is kept"
+    );
     assert!(run.steps.iter().all(|s| s.result.status == StepStatus::Succeeded));
 }
 

@@ -13,10 +13,11 @@ use common::{agent_builder, count, counting_tools, workload_plan, SIDE_EFFECT_ST
 use planexec::report::{Clarification, PlanVersion, RunStatus};
 use planexec::result::StepResult;
 use planexec::store::{
-    ModelExchange, RunEnd, RunFilter, RunHeader, RunStore, RunSummary, StepStart, StoreError, StoreErrorKind,
-    StoredRun,
+    ModelExchange, RunEnd, RunFilter, RunHeader, RunStore, RunSummary, StepStart, StoreError, StoreErrorKind, StoredRun,
 };
-use planexec::{CancelToken, Event, MemoryStore, ResumeError, ResumeOptions, Role, RunOptions, StepSelection, StepStatus};
+use planexec::{
+    CancelToken, Event, MemoryStore, ResumeError, ResumeOptions, Role, RunOptions, StepSelection, StepStatus,
+};
 use planexec_store::SqlStore;
 use planexec_testkit::{Reply, ScriptedServer};
 
@@ -65,10 +66,18 @@ async fn a_failed_run_resumes_without_rerunning_finished_steps() {
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
     assert_eq!(report.run_id, first.run_id);
     for id in ["s1", "s2", "s3", "s4"] {
-        assert_eq!(count(&dir.path().join("calls").join(id)), 1, "finished step {id} was not run again");
+        assert_eq!(
+            count(&dir.path().join("calls").join(id)),
+            1,
+            "finished step {id} was not run again"
+        );
     }
     for id in SIDE_EFFECT_STEPS {
-        assert_eq!(count(&dir.path().join("effects").join(id)), 1, "{id}'s effect happened once");
+        assert_eq!(
+            count(&dir.path().join("effects").join(id)),
+            1,
+            "{id}'s effect happened once"
+        );
     }
     assert_eq!(
         report.step("s10").and_then(|s| s.output.clone()),
@@ -84,9 +93,16 @@ async fn a_failed_run_resumes_without_rerunning_finished_steps() {
     let stored = store.load_run(&first.run_id).await.unwrap().unwrap();
     assert_eq!((stored.status, stored.resumes), (RunStatus::Succeeded, 1));
     assert_eq!(stored.answer.as_deref(), Some("all ten steps ran"));
-    assert_eq!(stored.exchanges.len(), 2, "planner and synthesizer exchanges are recorded");
+    assert_eq!(
+        stored.exchanges.len(),
+        2,
+        "planner and synthesizer exchanges are recorded"
+    );
     let planner_request = stored.exchanges[0].request.to_string();
-    assert!(planner_request.contains("count things"), "the request is recorded as sent");
+    assert!(
+        planner_request.contains("count things"),
+        "the request is recorded as sent"
+    );
 
     // A finished run is left as it is.
     let e = agent
@@ -156,8 +172,14 @@ async fn in_flight_side_effects_are_run_again_or_skipped_as_decided() {
         .unwrap_err();
     let message = e.to_string();
     assert!(matches!(e, ResumeError::InflightUndecided { .. }), "{message}");
-    assert!(message.contains("s5 (append") && message.contains("s6 (append"), "{message}");
-    assert!(message.contains("--rerun-inflight") && message.contains("--skip-inflight"), "{message}");
+    assert!(
+        message.contains("s5 (append") && message.contains("s6 (append"),
+        "{message}"
+    );
+    assert!(
+        message.contains("--rerun-inflight") && message.contains("--skip-inflight"),
+        "{message}"
+    );
     assert_eq!(store.load_run(&first.run_id).await.unwrap().unwrap(), before);
 
     // Asking for both on one step is refused.
@@ -165,21 +187,30 @@ async fn in_flight_side_effects_are_run_again_or_skipped_as_decided() {
         rerun_inflight: StepSelection::All,
         skip_inflight: StepSelection::Only(vec!["s6".into()]),
     };
-    let e = agent.resume(&first.run_id, &both, &CancelToken::new()).await.unwrap_err();
+    let e = agent
+        .resume(&first.run_id, &both, &CancelToken::new())
+        .await
+        .unwrap_err();
     assert!(matches!(e, ResumeError::Conflict { .. }), "{e}");
 
     let decided = ResumeOptions {
         rerun_inflight: StepSelection::Only(vec!["s5".into()]),
         skip_inflight: StepSelection::Only(vec!["s6".into()]),
     };
-    let report = agent.resume(&first.run_id, &decided, &CancelToken::new()).await.unwrap();
+    let report = agent
+        .resume(&first.run_id, &decided, &CancelToken::new())
+        .await
+        .unwrap();
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
     assert_eq!(count(&dir.path().join("calls").join("s5")), 2, "s5 was run again");
     assert_eq!(count(&dir.path().join("calls").join("s6")), 1, "s6 was taken as done");
     for id in ["s1", "s2", "s3", "s4"] {
         assert_eq!(count(&dir.path().join("calls").join(id)), 1, "{id} was not run again");
     }
-    assert!(report.steps.iter().any(|s| s.id == "s6" && s.status == StepStatus::Skipped));
+    assert!(report
+        .steps
+        .iter()
+        .any(|s| s.id == "s6" && s.status == StepStatus::Skipped));
     let after = store.load_run(&first.run_id).await.unwrap().unwrap();
     assert!(after.in_flight().is_empty());
 }
@@ -254,11 +285,18 @@ async fn a_ledger_that_fails_stops_the_run_and_says_so() {
     let report = agent.run("count things").await;
     assert_eq!(report.status, RunStatus::Failed);
     let error = report.error.clone().unwrap_or_default();
-    assert!(error.contains("the run ledger could not be written: the test ledger is full"), "{error}");
+    assert!(
+        error.contains("the run ledger could not be written: the test ledger is full"),
+        "{error}"
+    );
     assert!(error.contains(&format!("planexec resume {}", report.run_id)), "{error}");
     // Nothing after s7 ran, and no answer was written.
     assert_eq!(count(&dir.path().join("calls").join("s8")), 0);
     assert!(server.requests_from("synthesizer").is_empty());
     let stored = store.load_run(&report.run_id).await.unwrap().unwrap();
-    assert_eq!(stored.status, RunStatus::Failed, "the end of the run was still recorded");
+    assert_eq!(
+        stored.status,
+        RunStatus::Failed,
+        "the end of the run was still recorded"
+    );
 }

@@ -148,7 +148,8 @@ impl RunState {
                 continue; // decided by the resume
             }
             if matches!(s.result.status, StepStatus::Succeeded | StepStatus::Skipped) {
-                run.done.insert(s.result.id.clone(), s.result.output.clone().unwrap_or(Value::Null));
+                run.done
+                    .insert(s.result.id.clone(), s.result.output.clone().unwrap_or(Value::Null));
             }
             run.records.push(s.result.clone());
         }
@@ -402,7 +403,10 @@ impl Agent {
         ctx.ledger.reopen().await;
         for (s, rerun) in decided {
             let (status, note) = if rerun {
-                (StepStatus::Interrupted, "in flight when the run stopped; run again on resume")
+                (
+                    StepStatus::Interrupted,
+                    "in flight when the run stopped; run again on resume",
+                )
             } else {
                 (
                     StepStatus::Skipped,
@@ -455,7 +459,9 @@ impl Agent {
         let task = task.as_str();
         macro_rules! stop {
             ($status:expr, $plan:expr, $error:expr) => {
-                return self.finish(&ctx, run, $status, $plan, None, Some($error.to_string())).await
+                return self
+                    .finish(&ctx, run, $status, $plan, None, Some($error.to_string()))
+                    .await
             };
         }
         // Stopped from outside (Ctrl-C) or by a ledger that cannot be written.
@@ -517,52 +523,54 @@ impl Agent {
         // 2. Approve (or revise with feedback, or take an edited plan).
         let limits = self.options.plan_limits();
         let check = |p: &Plan| plan::validate(p, &self.tools, &limits);
-        while !approved {
-            let approval = guarded!(self.approver.review(&plan, &check), Some(plan));
-            match approval {
-                Approval::Approve => {
-                    ctx.ledger.approved(version).await;
-                    self.events.emit(Event::PlanApproved { version });
-                    break;
+        if !approved {
+            loop {
+                let approval = guarded!(self.approver.review(&plan, &check), Some(plan));
+                match approval {
+                    Approval::Approve => {
+                        ctx.ledger.approved(version).await;
+                        self.events.emit(Event::PlanApproved { version });
+                        break;
+                    }
+                    Approval::Reject => {
+                        self.events.emit(Event::PlanRejected { version });
+                        stop!(RunStatus::Rejected, Some(plan), "the plan was rejected");
+                    }
+                    Approval::Feedback(feedback) => {
+                        let revised = guarded!(
+                            replanner::replan(&ctx, task, &plan, &[], ReplanTrigger::Feedback(&feedback)),
+                            Some(plan)
+                        );
+                        match revised {
+                            Ok(revised) => plan = revised,
+                            Err(e) => stop!(RunStatus::Failed, Some(plan), e),
+                        }
+                        version = run.add_plan(&ctx, &plan, format!("user feedback: {feedback}")).await;
+                    }
+                    Approval::Edit(edited) => {
+                        if let Err(e) = self.check_runnable(&edited) {
+                            stop!(RunStatus::Failed, Some(edited), e);
+                        }
+                        plan = edited;
+                        version = run.add_plan(&ctx, &plan, "edited by the user".to_string()).await;
+                    }
                 }
-                Approval::Reject => {
-                    self.events.emit(Event::PlanRejected { version });
-                    stop!(RunStatus::Rejected, Some(plan), "the plan was rejected");
-                }
-                Approval::Feedback(feedback) => {
-                    let revised = guarded!(
-                        replanner::replan(&ctx, task, &plan, &[], ReplanTrigger::Feedback(&feedback)),
-                        Some(plan)
+                if let Some(reason) = plan.infeasible.clone() {
+                    stop!(
+                        RunStatus::Infeasible,
+                        Some(plan),
+                        format!("the task is infeasible: {reason}")
                     );
-                    match revised {
-                        Ok(revised) => plan = revised,
-                        Err(e) => stop!(RunStatus::Failed, Some(plan), e),
-                    }
-                    version = run.add_plan(&ctx, &plan, format!("user feedback: {feedback}")).await;
                 }
-                Approval::Edit(edited) => {
-                    if let Err(e) = self.check_runnable(&edited) {
-                        stop!(RunStatus::Failed, Some(edited), e);
-                    }
-                    plan = edited;
-                    version = run.add_plan(&ctx, &plan, "edited by the user".to_string()).await;
-                }
-            }
-            if let Some(reason) = plan.infeasible.clone() {
-                stop!(
-                    RunStatus::Infeasible,
-                    Some(plan),
-                    format!("the task is infeasible: {reason}")
-                );
             }
         }
 
         // 3. Execute; on failure, replan the rest within the bound.
         loop {
             let current = &plan;
-            let ctx = &ctx;
+            let step_ctx = &ctx;
             let outcome = schedule::run_dag(current, &run.done, self.options.parallelism, cancel, |step, deps| {
-                self.execute_recorded(ctx, current, version, step, deps)
+                self.execute_recorded(step_ctx, current, version, step, deps)
             })
             .await;
             let interrupted = outcome.interrupted.clone();

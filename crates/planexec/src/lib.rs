@@ -93,7 +93,9 @@ pub struct InflightStep {
 /// Why [`Agent::resume`] did not continue a run. Nothing was changed.
 #[derive(Debug, thiserror::Error)]
 pub enum ResumeError {
-    #[error("this agent has no run ledger, so there is nothing to resume from (configure one with AgentBuilder::store)")]
+    #[error(
+        "this agent has no run ledger, so there is nothing to resume from (configure one with AgentBuilder::store)"
+    )]
     NoStore,
     #[error("there is no run {run_id} in the ledger {store} (see `planexec runs list`)")]
     NotFound { run_id: String, store: String },
@@ -112,11 +114,19 @@ fn inflight_message(run_id: &str, steps: &[InflightStep]) -> String {
         "run {run_id} stopped while {} with side effects {} running, so {} may or may not have happened:",
         if steps.len() == 1 { "a step" } else { "steps" },
         if steps.len() == 1 { "was" } else { "were" },
-        if steps.len() == 1 { "its effect" } else { "their effects" },
+        if steps.len() == 1 {
+            "its effect"
+        } else {
+            "their effects"
+        },
     );
     for s in steps {
         let args = s.args.as_ref().map(|a| format!(" {a}")).unwrap_or_default();
-        out.push_str(&format!("\n  {} ({}{args})", s.step_id, s.tool.as_deref().unwrap_or("reasoning")));
+        out.push_str(&format!(
+            "\n  {} ({}{args})",
+            s.step_id,
+            s.tool.as_deref().unwrap_or("reasoning")
+        ));
     }
     let ids: Vec<&str> = steps.iter().map(|s| s.step_id.as_str()).collect();
     out.push_str(&format!(

@@ -109,7 +109,10 @@ impl RunReport {
 /// superseded in earlier versions. `steps` holds the executions so far.
 pub(crate) fn add_unrun_steps(steps: &mut Vec<StepResult>, plan: Option<&Plan>, versions: &[PlanVersion]) {
     let mut listed: HashSet<String> = steps.iter().map(|s| s.id.clone()).collect();
-    let final_ids: HashSet<&str> = plan.iter().flat_map(|p| p.steps.iter().map(|s| s.id.as_str())).collect();
+    let final_ids: HashSet<&str> = plan
+        .iter()
+        .flat_map(|p| p.steps.iter().map(|s| s.id.as_str()))
+        .collect();
     let mut not_run = |s: &Step, status: StepStatus| {
         if listed.insert(s.id.clone()) {
             steps.push(StepResult::not_run(s, status));

@@ -65,7 +65,11 @@ pub struct FileCounter {
 fn append_line(path: &Path) {
     use std::io::Write;
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
     f.write_all(b"x\n").unwrap();
     f.sync_all().unwrap();
 }
@@ -100,7 +104,11 @@ impl Tool for FileCounter {
             append_line(&self.dir.join("effects").join(&key));
             tokio::time::sleep(self.sleep / 2).await;
         }
-        Ok(json!(format!("{}({})", self.name, args["input"].as_str().unwrap_or(""))))
+        Ok(json!(format!(
+            "{}({})",
+            self.name,
+            args["input"].as_str().unwrap_or("")
+        )))
     }
 }
 
@@ -114,7 +122,11 @@ pub fn counting_tools(dir: &Path, sleep: Duration, fail_while: Option<PathBuf>) 
             effect,
             sleep,
             // Only the writes fail: the reads before them succeed and are kept.
-            fail_while: if effect.has_side_effects() { fail_while.clone() } else { None },
+            fail_while: if effect.has_side_effects() {
+                fail_while.clone()
+            } else {
+                None
+            },
         }))
         .unwrap();
     }

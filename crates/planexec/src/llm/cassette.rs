@@ -47,8 +47,8 @@ pub struct Recorder {
 impl Recorder {
     /// Record to `path` (created, or truncated if it exists).
     pub fn create(inner: Arc<dyn ChatModel>, path: &Path) -> Result<Recorder, String> {
-        let file = std::fs::File::create(path)
-            .map_err(|e| format!("cannot write the cassette {}: {e}", path.display()))?;
+        let file =
+            std::fs::File::create(path).map_err(|e| format!("cannot write the cassette {}: {e}", path.display()))?;
         Ok(Recorder {
             inner,
             path: path.to_path_buf(),
@@ -71,9 +71,9 @@ impl ChatModel for Recorder {
         })
         .unwrap_or_default();
         let mut file = self.file.lock().unwrap();
-        writeln!(file, "{line}")
-            .and_then(|_| file.flush())
-            .map_err(|e| LlmError::InvalidResponse(format!("cannot write the cassette {}: {e}", self.path.display())))?;
+        writeln!(file, "{line}").and_then(|_| file.flush()).map_err(|e| {
+            LlmError::InvalidResponse(format!("cannot write the cassette {}: {e}", self.path.display()))
+        })?;
         Ok(response)
     }
 }
@@ -103,7 +103,10 @@ impl Replayer {
                 )
             })?;
             model.get_or_insert_with(|| entry.request.model.clone());
-            replies.entry(key(&entry.request)).or_default().push_back(entry.response);
+            replies
+                .entry(key(&entry.request))
+                .or_default()
+                .push_back(entry.response);
             entries += 1;
         }
         Ok(Replayer {
