@@ -61,10 +61,6 @@ pub struct SqlStore {
     location: String,
 }
 
-fn err(kind: StoreErrorKind, message: String) -> StoreError {
-    StoreError::new(kind, message)
-}
-
 impl SqlStore {
     /// Open (creating and migrating as needed) the ledger at `target`: a
     /// `postgres://` or `postgresql://` URL, a `sqlite:` URL, or a file path.
@@ -163,7 +159,7 @@ impl SqlStore {
 fn check_sqlite_file(path: &Path) -> Result<(), StoreError> {
     use std::io::Read;
     if path.is_dir() {
-        return Err(err(
+        return Err(StoreError::new(
             StoreErrorKind::Unavailable,
             format!(
                 "the ledger path {} is a directory; give a file path (e.g. {}/ledger.db)",
@@ -174,7 +170,7 @@ fn check_sqlite_file(path: &Path) -> Result<(), StoreError> {
     }
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|e| {
-            err(
+            StoreError::new(
                 StoreErrorKind::Unavailable,
                 format!("cannot create the folder {} for the ledger: {e}", parent.display()),
             )
@@ -185,7 +181,7 @@ fn check_sqlite_file(path: &Path) -> Result<(), StoreError> {
         Ok(mut f) => {
             let n = f.read(&mut header).unwrap_or(0);
             if n > 0 && (n < 16 || &header != b"SQLite format 3\0") {
-                return Err(err(
+                return Err(StoreError::new(
                     StoreErrorKind::Corrupt,
                     format!(
                         "{} is not a SQLite database (it does not start with the SQLite header): it was left as it is. Choose another ledger with --db or PLANEXEC_DB",
@@ -196,7 +192,7 @@ fn check_sqlite_file(path: &Path) -> Result<(), StoreError> {
             Ok(())
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(err(
+        Err(e) => Err(StoreError::new(
             StoreErrorKind::Unavailable,
             format!("cannot read the ledger {}: {e}", path.display()),
         )),
@@ -278,7 +274,7 @@ pub(crate) fn classify(e: sqlx::Error, location: &str, doing: &str) -> StoreErro
             format!("the ledger {location} failed to {doing}: {text}"),
         )
     };
-    err(kind, message)
+    StoreError::new(kind, message)
 }
 
 fn sha256(text: &str) -> String {
@@ -423,6 +419,7 @@ impl SqlStore {
         self.commit(tx, doing).await
     }
 
+    /// Set the run's `updated_at` (for writes that change other tables).
     async fn touch(&self, tx: &mut Tx<'_>, run_id: &str, doing: &str) -> Result<(), StoreError> {
         let updated = sqlx::query("UPDATE runs SET updated_at = $1 WHERE run_id = $2")
             .bind(to_i64(now_ms()))
@@ -430,13 +427,30 @@ impl SqlStore {
             .execute(&mut **tx)
             .await
             .map_err(|e| self.fail(e, doing))?;
+        self.found(updated, run_id)
+    }
+
+    /// An UPDATE of a run's row that matched nothing: the run does not exist.
+    fn found(&self, updated: sqlx::any::AnyQueryResult, run_id: &str) -> Result<(), StoreError> {
         if updated.rows_affected() == 0 {
-            return Err(err(
+            return Err(StoreError::new(
                 StoreErrorKind::Other,
                 format!("there is no run {run_id} in the ledger {}", self.location),
             ));
         }
         Ok(())
+    }
+
+    /// One UPDATE of a run's row, which also sets its `updated_at` (the last
+    /// parameter before the run id, as `update_run`'s callers write it).
+    async fn update_run(&self, run_id: &str, query: AnyQuery<'_>, doing: &str) -> Result<(), StoreError> {
+        let updated = query
+            .bind(to_i64(now_ms()))
+            .bind(run_id.to_string())
+            .execute(&self.pool)
+            .await
+            .map_err(|e| self.fail(e, doing))?;
+        self.found(updated, run_id)
     }
 
     async fn blob(&self, hash: Option<String>) -> Result<Option<Value>, StoreError> {
@@ -513,40 +527,27 @@ impl RunStore for SqlStore {
         .execute(&mut *tx)
         .await
         .map_err(|e| self.fail(e, doing))?;
-        sqlx::query("UPDATE runs SET replans = $1 WHERE run_id = $2")
+        let updated = sqlx::query("UPDATE runs SET replans = $1, updated_at = $2 WHERE run_id = $3")
             .bind(replans as i64)
+            .bind(to_i64(now_ms()))
             .bind(run_id)
             .execute(&mut *tx)
             .await
             .map_err(|e| self.fail(e, doing))?;
-        self.touch(&mut tx, run_id, doing).await?;
+        self.found(updated, run_id)?;
         self.commit(tx, doing).await
     }
 
     async fn approve_plan(&self, run_id: &str, version: u32) -> Result<(), StoreError> {
-        let doing = "record a plan approval";
-        let mut tx = self.begin(doing).await?;
-        sqlx::query("UPDATE runs SET approved_version = $1 WHERE run_id = $2")
-            .bind(version as i64)
-            .bind(run_id)
-            .execute(&mut *tx)
+        let query = sqlx::query("UPDATE runs SET approved_version = $1, updated_at = $2 WHERE run_id = $3");
+        self.update_run(run_id, query.bind(version as i64), "record a plan approval")
             .await
-            .map_err(|e| self.fail(e, doing))?;
-        self.touch(&mut tx, run_id, doing).await?;
-        self.commit(tx, doing).await
     }
 
     async fn set_clarifications(&self, run_id: &str, clarifications: &[Clarification]) -> Result<(), StoreError> {
-        let doing = "record clarifications";
-        let mut tx = self.begin(doing).await?;
-        sqlx::query("UPDATE runs SET clarifications = $1 WHERE run_id = $2")
-            .bind(serde_json::to_string(clarifications).unwrap_or_else(|_| "[]".into()))
-            .bind(run_id)
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| self.fail(e, doing))?;
-        self.touch(&mut tx, run_id, doing).await?;
-        self.commit(tx, doing).await
+        let query = sqlx::query("UPDATE runs SET clarifications = $1, updated_at = $2 WHERE run_id = $3")
+            .bind(serde_json::to_string(clarifications).unwrap_or_else(|_| "[]".into()));
+        self.update_run(run_id, query, "record clarifications").await
     }
 
     async fn step_started(&self, run_id: &str, start: &StepStart) -> Result<(), StoreError> {
@@ -634,35 +635,24 @@ impl RunStore for SqlStore {
     }
 
     async fn finish_run(&self, run_id: &str, end: &RunEnd) -> Result<(), StoreError> {
-        let doing = "record the end of a run";
-        let mut tx = self.begin(doing).await?;
-        sqlx::query(
-            "UPDATE runs SET status = $1, answer = $2, error = $3, finished_at = $4, elapsed_ms = $5 WHERE run_id = $6",
+        let query = sqlx::query(
+            "UPDATE runs SET status = $1, answer = $2, error = $3, finished_at = $4, elapsed_ms = $5, updated_at = $6 \
+             WHERE run_id = $7",
         )
         .bind(end.status.as_str())
         .bind(end.answer.clone())
         .bind(end.error.clone())
         .bind(to_i64(end.finished_at))
-        .bind(to_i64(end.elapsed_ms))
-        .bind(run_id)
-        .execute(&mut *tx)
-        .await
-        .map_err(|e| self.fail(e, doing))?;
-        self.touch(&mut tx, run_id, doing).await?;
-        self.commit(tx, doing).await
+        .bind(to_i64(end.elapsed_ms));
+        self.update_run(run_id, query, "record the end of a run").await
     }
 
     async fn reopen_run(&self, run_id: &str) -> Result<(), StoreError> {
-        let doing = "reopen a run";
-        let mut tx = self.begin(doing).await?;
-        sqlx::query("UPDATE runs SET status = $1, resumes = resumes + 1, finished_at = NULL WHERE run_id = $2")
-            .bind(RunStatus::Running.as_str())
-            .bind(run_id)
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| self.fail(e, doing))?;
-        self.touch(&mut tx, run_id, doing).await?;
-        self.commit(tx, doing).await
+        let query = sqlx::query(
+            "UPDATE runs SET status = $1, resumes = resumes + 1, finished_at = NULL, updated_at = $2 WHERE run_id = $3",
+        )
+        .bind(RunStatus::Running.as_str());
+        self.update_run(run_id, query, "reopen a run").await
     }
 
     async fn load_run(&self, run_id: &str) -> Result<Option<StoredRun>, StoreError> {
@@ -680,7 +670,7 @@ impl RunStore for SqlStore {
         };
         let status_text = get_string(&row, "status");
         let status = RunStatus::parse(&status_text).ok_or_else(|| {
-            err(
+            StoreError::new(
                 StoreErrorKind::Corrupt,
                 format!(
                     "run {run_id} in {} has an unknown status {status_text:?}",
@@ -715,7 +705,7 @@ impl RunStore for SqlStore {
             .map_err(|e| self.fail(e, doing))?;
         for p in plans {
             let plan = serde_json::from_str(&get_string(&p, "plan")).map_err(|e| {
-                err(
+                StoreError::new(
                     StoreErrorKind::Corrupt,
                     format!("a plan of run {run_id} in {} cannot be read: {e}", self.location),
                 )

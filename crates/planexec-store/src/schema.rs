@@ -91,10 +91,6 @@ const MIGRATIONS: &[&str] = &[
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
-fn err(kind: StoreErrorKind, message: String) -> StoreError {
-    StoreError::new(kind, message)
-}
-
 fn fail(e: sqlx::Error, location: &str, doing: &str) -> StoreError {
     crate::classify(e, location, doing)
 }
@@ -130,7 +126,7 @@ pub(crate) async fn check(conn: &mut AnyConnection, backend: Backend, location: 
         0
     } else {
         let shown: Vec<&str> = tables.iter().take(5).map(String::as_str).collect();
-        return Err(err(
+        return Err(StoreError::new(
             StoreErrorKind::Foreign,
             format!(
                 "{location} is a database but not a planexec ledger (it has tables {}{}): it was left as it is. Choose another ledger with --db or PLANEXEC_DB",
@@ -140,7 +136,7 @@ pub(crate) async fn check(conn: &mut AnyConnection, backend: Backend, location: 
         ));
     };
     if current > SCHEMA_VERSION {
-        return Err(err(
+        return Err(StoreError::new(
             StoreErrorKind::SchemaTooNew,
             format!(
                 "the ledger {location} has schema version {current}, but this planexec knows versions up to {SCHEMA_VERSION}: it was written by a newer planexec. Upgrade planexec, or choose another ledger with --db"
