@@ -146,9 +146,8 @@ pub fn show(run: &StoredRun, side_effect_tools: Vec<String>) -> String {
         // The status a step ended with (the last execution that settled it).
         let mut statuses = std::collections::HashMap::new();
         for s in &report.steps {
-            let settled = matches!(s.status, StepStatus::Succeeded | StepStatus::Skipped);
             let current = statuses.get(s.id.as_str()).copied();
-            if settled || !matches!(current, Some(StepStatus::Succeeded | StepStatus::Skipped)) {
+            if s.status.is_done() || !current.is_some_and(StepStatus::is_done) {
                 statuses.insert(s.id.as_str(), s.status);
             }
         }

@@ -1,31 +1,13 @@
 //! The real `planexec` binary against the scripted OpenAI-compatible server.
 
-use std::process::{Command, Output, Stdio};
+mod common;
+
+use std::process::{Command, Stdio};
+
+use common::{planexec, run};
 
 use planexec_testkit::{Reply, ScriptedServer};
 use serde_json::{json, Value};
-
-fn planexec(workspace: &std::path::Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_planexec"));
-    cmd.current_dir(workspace)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("PLANEXEC_MODEL")
-        .env("XDG_CONFIG_HOME", workspace.join(".no-user-config"))
-        .env("XDG_DATA_HOME", workspace.join(".no-user-config").join("data"))
-        .env_remove("PLANEXEC_DB")
-        .env("PLANEXEC_MODEL_DIR", workspace.join(".no-models"))
-        .env_remove("PLANEXEC_MODEL_PATH")
-        .stdin(Stdio::null());
-    cmd
-}
-
-fn run(cmd: &mut Command) -> (Output, String, String) {
-    let out = cmd.output().expect("run planexec");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    (out, stdout, stderr)
-}
 
 fn script_happy_path(server: &ScriptedServer) {
     let plan = json!({"goal": "total with VAT", "steps": [

@@ -2,31 +2,21 @@
 //! removed and resumed; model exchanges are recorded to a cassette and
 //! replayed with no server.
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
+
+use common::run;
 
 use planexec_testkit::{Reply, ScriptedServer};
 use serde_json::{json, Value};
 
+/// The binary with its ledger at `db` (outside the workspace).
 fn planexec(workspace: &Path, db: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_planexec"));
-    cmd.current_dir(workspace)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("PLANEXEC_MODEL")
-        .env_remove("PLANEXEC_MODEL_PATH")
-        .env("XDG_CONFIG_HOME", workspace.join(".no-user-config"))
-        .env("PLANEXEC_MODEL_DIR", workspace.join(".no-models"))
-        .env("PLANEXEC_DB", db)
-        .stdin(Stdio::null());
+    let mut cmd = common::planexec(workspace);
+    cmd.env("PLANEXEC_DB", db);
     cmd
-}
-
-fn run(cmd: &mut Command) -> (Output, String, String) {
-    let out = cmd.output().expect("run planexec");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    (out, stdout, stderr)
 }
 
 fn two_step_plan() -> Value {

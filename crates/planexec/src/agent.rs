@@ -147,7 +147,7 @@ impl RunState {
             if s.result.status == StepStatus::Running {
                 continue; // decided by the resume
             }
-            if matches!(s.result.status, StepStatus::Succeeded | StepStatus::Skipped) {
+            if s.result.status.is_done() {
                 run.done
                     .insert(s.result.id.clone(), s.result.output.clone().unwrap_or(Value::Null));
             }
@@ -693,7 +693,7 @@ impl Agent {
         // Only a step that must not silently run twice needs its start on record.
         let needs_start = step.tool.as_deref().is_some_and(|t| !self.tools.is_idempotent(t));
         if ctx.ledger.is_enabled() && needs_start {
-            let lookup = |id: &str| deps.iter().find(|(d, _)| d == id).map(|(_, v)| v.clone());
+            let lookup = |id: &str| executor::dep_output(&deps, id);
             let args = plan::resolve_args(&step.args, &lookup).ok().map(Value::Object);
             let start = StepStart {
                 seq,

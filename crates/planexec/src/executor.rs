@@ -134,7 +134,7 @@ async fn run(
 }
 
 /// The output of dependency `id`, for `{{id}}` references.
-fn dep_output(deps: &DependencyOutputs, id: &str) -> Option<Value> {
+pub(crate) fn dep_output(deps: &DependencyOutputs, id: &str) -> Option<Value> {
     deps.iter().find(|(d, _)| d == id).map(|(_, v)| v.clone())
 }
 

@@ -35,6 +35,11 @@ impl StepStatus {
         }
     }
 
+    /// Whether the step counts as done: it succeeded, or was taken as done on resume.
+    pub fn is_done(self) -> bool {
+        matches!(self, StepStatus::Succeeded | StepStatus::Skipped)
+    }
+
     pub fn parse(s: &str) -> Option<StepStatus> {
         [
             StepStatus::Pending,

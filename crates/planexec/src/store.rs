@@ -169,7 +169,7 @@ impl StoredRun {
         let settled: std::collections::HashSet<&str> = self
             .steps
             .iter()
-            .filter(|s| matches!(s.result.status, StepStatus::Succeeded | StepStatus::Skipped))
+            .filter(|s| s.result.status.is_done())
             .map(|s| s.result.id.as_str())
             .collect();
         self.steps
@@ -263,11 +263,7 @@ pub fn summarize(run: &StoredRun) -> RunSummary {
         started_at: run.started_at,
         updated_at: run.updated_at,
         replans: run.replans,
-        steps_done: run
-            .steps
-            .iter()
-            .filter(|s| matches!(s.result.status, StepStatus::Succeeded | StepStatus::Skipped))
-            .count() as u32,
+        steps_done: run.steps.iter().filter(|s| s.result.status.is_done()).count() as u32,
         prompt_tokens: usage.prompt_tokens,
         completion_tokens: usage.completion_tokens,
     }
