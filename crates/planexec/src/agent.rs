@@ -42,7 +42,7 @@ pub struct Agent {
 /// Builder for [`Agent`].
 pub struct AgentBuilder {
     models: Models,
-    tools: ToolRegistry,
+    tools: Arc<ToolRegistry>,
     options: RunOptions,
     pricing: Pricing,
     approver: Arc<dyn Approver>,
@@ -64,8 +64,10 @@ impl AgentBuilder {
         self.store = Some(store);
         self
     }
-    pub fn tools(mut self, tools: ToolRegistry) -> Self {
-        self.tools = tools;
+    /// The run's tools: a registry, or a shared one that something else (an MCP
+    /// client) keeps up to date.
+    pub fn tools(mut self, tools: impl Into<Arc<ToolRegistry>>) -> Self {
+        self.tools = tools.into();
         self
     }
     pub fn options(mut self, options: RunOptions) -> Self {
@@ -94,7 +96,7 @@ impl AgentBuilder {
     pub fn build(self) -> Agent {
         Agent {
             models: self.models,
-            tools: Arc::new(self.tools),
+            tools: self.tools,
             options: self.options,
             pricing: self.pricing,
             approver: self.approver,
@@ -185,7 +187,7 @@ impl Agent {
     pub fn builder(provider: Arc<dyn ChatModel>, model: impl Into<String>) -> AgentBuilder {
         AgentBuilder {
             models: Models::uniform(ModelRef::new(provider, model)),
-            tools: ToolRegistry::new(),
+            tools: Arc::new(ToolRegistry::new()),
             options: RunOptions::default(),
             pricing: Pricing::default(),
             approver: Arc::new(AutoApprove),
@@ -221,7 +223,6 @@ impl Agent {
             tools: self.tools.clone(),
             options: self.options.clone(),
             approver: self.approver.clone(),
-            system: crate::context::system_prompt(&self.tools),
             ledger: Arc::new(ledger),
         }
     }

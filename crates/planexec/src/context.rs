@@ -10,15 +10,19 @@ use crate::accounting::Meter;
 use crate::events::{Event, EventBus};
 use crate::llm::{ChatRequest, ChatResponse, LlmError};
 use crate::models::Models;
-use crate::policy::{Approver, RunOptions};
+use crate::policy::{Approver, Mode, RunOptions};
 use crate::tools::ToolRegistry;
 
 /// The system prompt every role's call starts with: what the agent is and the
 /// run's tools. Being identical on every call of a run, it is evaluated once by
 /// a local model's KV cache and cached by providers that cache prompt prefixes.
-pub(crate) fn system_prompt(tools: &ToolRegistry) -> String {
+pub(crate) fn system_prompt(tools: &ToolRegistry, mode: Mode) -> String {
+    let rule = match mode {
+        Mode::Plan => "This run is in plan mode: only read_only tools may be used; the runtime refuses any other.\n",
+        Mode::Ask | Mode::Auto => "",
+    };
     format!(
-        "You are one part of a plan-and-execute agent. A planner breaks a task into steps that call tools; an executor carries out single steps; a replanner revises a plan after a failure; a synthesizer writes the final answer from the step results. The user message says which part you are now and what to do.\n\nTools available in this run:\n{}\nHow plans are written (for the planner and replanner):\n{}",
+        "You are one part of a plan-and-execute agent. A planner breaks a task into steps that call tools; an executor carries out single steps; a replanner revises a plan after a failure; a synthesizer writes the final answer from the step results. The user message says which part you are now and what to do.\n\nTools available in this run:\n{}{rule}\nHow plans are written (for the planner and replanner):\n{}",
         tool_catalog(tools),
         crate::planner::PLAN_FORMAT
     )
@@ -36,10 +40,7 @@ pub(crate) fn tool_catalog(tools: &ToolRegistry) -> String {
             "- {}: {} ({})\n  args: {args}\n",
             t.name(),
             t.description(),
-            serde_json::to_value(t.effect())
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default(),
+            entry.declared_effect().as_str(),
         ));
     }
     if out.is_empty() {
@@ -83,12 +84,16 @@ pub(crate) struct RunContext {
     pub tools: Arc<ToolRegistry>,
     pub options: RunOptions,
     pub approver: Arc<dyn Approver>,
-    /// [`system_prompt`] for this run's tools.
-    pub system: String,
     pub ledger: Arc<crate::ledger::Ledger>,
 }
 
 impl RunContext {
+    /// [`system_prompt`] for the run's tools as they are now (an MCP server may
+    /// have changed its tools since the run started).
+    pub fn system(&self) -> String {
+        system_prompt(&self.tools, self.options.mode)
+    }
+
     /// Send a request to the role's model (its `model` field is filled in here).
     pub async fn chat(&self, mut request: ChatRequest) -> Result<ChatResponse, LlmError> {
         let model = self.models.get(request.role);

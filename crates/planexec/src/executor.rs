@@ -15,7 +15,8 @@ use crate::llm::{ChatRequest, JsonSchemaFormat, Message, Role, ToolCall, ToolCho
 use crate::plan::{self, Plan, Step};
 use crate::result::{now_ms, StepResult, StepStatus};
 use crate::schedule::DependencyOutputs;
-use crate::tools::{ToolEntry, ToolError, ToolErrorKind};
+use crate::policy::Permission;
+use crate::tools::{output, ToolEntry, ToolError, ToolErrorKind};
 
 #[derive(Default)]
 struct Tally {
@@ -23,6 +24,8 @@ struct Tally {
     model_calls: u32,
     args: Option<Value>,
     output: Option<Value>,
+    /// Arguments the approver already said yes to for this step.
+    confirmed: Option<Value>,
 }
 
 /// Run one step of `plan` (the plan gives the goal and the dependencies' descriptions).
@@ -34,7 +37,7 @@ pub(crate) async fn execute_step(ctx: &RunContext, plan: &Plan, step: Step, deps
     });
     let mut tally = Tally::default();
     // Confirmation waits for a person, so it happens before the step's clock starts.
-    let outcome = match confirm(ctx, &step, &deps).await {
+    let outcome = match confirm(ctx, &step, &deps, &mut tally).await {
         Err(e) => Err(e),
         Ok(()) => {
             match tokio::time::timeout(ctx.options.step_timeout, run(ctx, plan, &step, &deps, &mut tally)).await {
@@ -77,22 +80,41 @@ pub(crate) async fn execute_step(ctx: &RunContext, plan: &Plan, step: Step, deps
     }
 }
 
-/// With `confirm_side_effects`, ask before a step whose tool has side effects,
-/// showing the arguments it will run with.
-async fn confirm(ctx: &RunContext, step: &Step, deps: &DependencyOutputs) -> Result<(), String> {
+/// Settle the mode's question for the planned call before the step's clock
+/// starts, since a confirmation waits for a person. Calls whose arguments are
+/// only known later (a model repaired them) are settled in [`call_checked`].
+async fn confirm(ctx: &RunContext, step: &Step, deps: &DependencyOutputs, tally: &mut Tally) -> Result<(), String> {
     let Some(entry) = step.tool.as_deref().and_then(|t| ctx.tools.get(t)) else {
         return Ok(());
     };
-    if !ctx.options.confirm_side_effects || !entry.tool.effect().has_side_effects() {
-        return Ok(());
+    match resolve_for(&entry, &step.args, &|id| dep_output(deps, id)) {
+        Ok(args) => permit(ctx, step, &entry, &Value::Object(args), tally)
+            .await
+            .map_err(|e| e.message),
+        // Unresolvable arguments fail in `run`, with the model's chance to fix them.
+        Err(_) => Ok(()),
     }
-    let args = resolve_for(entry, &step.args, &|id| dep_output(deps, id))
-        .map(Value::Object)
-        .unwrap_or_else(|_| Value::Object(step.args.clone()));
-    if ctx.approver.confirm_step(step, &args).await {
-        Ok(())
-    } else {
-        Err(format!("the user declined to run {} with {args}", entry.tool.name()))
+}
+
+/// The run's mode decides whether this call may run: run it, refuse it, or ask
+/// the approver with the resolved arguments. Every tool call passes here.
+async fn permit(ctx: &RunContext, step: &Step, entry: &ToolEntry, args: &Value, tally: &mut Tally) -> Result<(), ToolError> {
+    let name = entry.tool.name();
+    let effect = entry.effect(args);
+    match ctx.options.permission(name, effect) {
+        Permission::Run => Ok(()),
+        Permission::Refuse => Err(ToolError::denied(format!(
+            "refused to run `{name}`, which {effect}: this run is in plan mode, where only read-only tools run"
+        ))),
+        Permission::Confirm if tally.confirmed.as_ref() == Some(args) => Ok(()),
+        Permission::Confirm => {
+            if ctx.approver.confirm_step(step, args, effect).await {
+                tally.confirmed = Some(args.clone());
+                Ok(())
+            } else {
+                Err(ToolError::denied(format!("the user declined to run `{name}` with {args}")))
+            }
+        }
     }
 }
 
@@ -110,17 +132,17 @@ async fn run(
                 .tools
                 .get(name)
                 .ok_or_else(|| format!("tool `{name}` is not available"))?;
-            let direct = match resolve_for(entry, &step.args, &|id| dep_output(deps, id)) {
+            let direct = match resolve_for(&entry, &step.args, &|id| dep_output(deps, id)) {
                 Ok(args) => {
                     tally.args = Some(Value::Object(args.clone()));
-                    call_checked(ctx, step, entry, Value::Object(args), tally).await
+                    call_checked(ctx, step, &entry, Value::Object(args), tally).await
                 }
                 Err(e) => Err(ToolError::invalid_args(e.to_string())),
             };
             match direct {
                 Ok(v) => v,
                 Err(e) if e.model_fixable() && ctx.options.executor_max_turns > 0 => {
-                    fix_with_model(ctx, plan, step, entry, deps, e, tally).await?
+                    fix_with_model(ctx, plan, step, &entry, deps, e, tally).await?
                 }
                 Err(e) => return Err(e.to_string()),
             }
@@ -157,7 +179,8 @@ fn resolve_for(
     }
 }
 
-/// Validate resolved arguments, then call the tool, retrying retryable errors.
+/// Validate resolved arguments, ask the mode, then call the tool, retrying
+/// retryable errors. The output comes back within the run's output caps.
 async fn call_checked(
     ctx: &RunContext,
     step: &Step,
@@ -173,11 +196,12 @@ async fn call_checked(
             problems.join("; ")
         )));
     }
+    permit(ctx, step, entry, &args, tally).await?;
     let mut retry = 0;
     loop {
         tally.attempts += 1;
         match entry.tool.call(args.clone()).await {
-            Ok(v) => return Ok(v),
+            Ok(v) => return Ok(output::cap_value(v, ctx.options.output_caps)),
             Err(e) if e.kind == ToolErrorKind::Retryable && retry < ctx.options.tool_retries => {
                 let delay = ctx.options.retry_backoff.saturating_mul(1 << retry.min(10));
                 retry += 1;
@@ -235,7 +259,7 @@ async fn reason(
             Role::Executor,
             "",
             vec![
-                Message::system(ctx.system.clone()),
+                Message::system(ctx.system()),
                 Message::user(format!("{EXECUTOR_ROLE}\n\n{prompt}")),
             ],
         );
@@ -264,7 +288,7 @@ async fn fix_with_model(
 ) -> Result<Value, String> {
     let tool = &entry.tool;
     let mut messages = vec![
-        Message::system(ctx.system.clone()),
+        Message::system(ctx.system()),
         Message::user(format!(
             "{EXECUTOR_ROLE}\n\n{}\nThe plan called `{}` with {} and it failed: {}\nCall `{}` again with corrected arguments.",
             step_context(ctx, plan, step, deps),
@@ -374,7 +398,7 @@ async fn check_expected(
         Role::Executor,
         "",
         vec![
-            Message::system(ctx.system.clone()),
+            Message::system(ctx.system()),
             Message::user(format!(
                 "You are the checker: decide whether a step's result meets what was expected of it. Be strict about facts, lenient about wording.\n\n{prompt}"
             )),

@@ -58,7 +58,7 @@ pub use events::{Event, EventBus};
 pub use llm::{ChatModel, LlmError, Role};
 pub use models::{ModelRef, Models};
 pub use plan::{Plan, PlanError, PlanErrors, Step};
-pub use policy::{Approval, Approver, AutoApprove, ResumeOptions, RunOptions, StepSelection};
+pub use policy::{Approval, Approver, AutoApprove, Mode, Permission, ResumeOptions, RunOptions, StepSelection};
 pub use report::{PlanVersion, RunReport, RunStatus};
 pub use result::{StepResult, StepStatus};
 pub use store::{MemoryStore, RunStore, StoreError};

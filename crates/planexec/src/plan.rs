@@ -275,11 +275,16 @@ pub const MAX_QUESTIONS: usize = 3;
 #[derive(Debug, Clone)]
 pub struct PlanLimits {
     pub max_steps: usize,
+    /// Only read-only tools may be used (plan mode).
+    pub read_only: bool,
 }
 
 impl Default for PlanLimits {
     fn default() -> Self {
-        PlanLimits { max_steps: 8 }
+        PlanLimits {
+            max_steps: 8,
+            read_only: false,
+        }
     }
 }
 
@@ -337,6 +342,12 @@ pub enum PlanError {
         step: String,
         tool: String,
         problems: Vec<String>,
+    },
+    #[error("step {step} uses `{tool}`, which {effect}; this run is in plan mode, where only read-only tools may run")]
+    NotReadOnly {
+        step: String,
+        tool: String,
+        effect: crate::tools::Effect,
     },
     #[error("step {step} is a reasoning step (tool null) but has arguments; put what it needs in depends_on")]
     ReasoningWithArgs { step: String },
@@ -457,8 +468,17 @@ pub fn validate_with_done(
                     available: tools.names(),
                 }),
                 Some(entry) => {
+                    let args = Value::Object(step.args.clone());
+                    let effect = entry.effect(&args);
+                    if limits.read_only && effect.has_side_effects() && !done.contains(&step.id) {
+                        errors.push(PlanError::NotReadOnly {
+                            step: step.id.clone(),
+                            tool: name.clone(),
+                            effect,
+                        });
+                    }
                     // Arguments still holding references are checked again once resolved.
-                    let problems = entry.check_args(&Value::Object(step.args.clone()), true);
+                    let problems = entry.check_args(&args, true);
                     if !problems.is_empty() {
                         errors.push(PlanError::InvalidArgs {
                             step: step.id.clone(),

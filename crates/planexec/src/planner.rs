@@ -58,7 +58,7 @@ pub(crate) async fn plan(ctx: &RunContext, task: &str, may_ask: bool) -> Result<
         "Nobody can answer questions now: do not ask any. Where the task is ambiguous, make the most reasonable assumptions, list them in \"assumptions\", and plan."
     };
     let messages = vec![
-        Message::system(ctx.system.clone()),
+        Message::system(ctx.system()),
         Message::user(format!(
             "You are the planner: turn the task into a small plan of steps for the other parts to run; you do not run anything yourself.\n\n{}\n{questions}\n\nTask: {task}",
             format_rules(ctx)

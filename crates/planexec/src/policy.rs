@@ -5,7 +5,10 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 
+use serde::{Deserialize, Serialize};
+
 use crate::plan::{Plan, PlanErrors, PlanLimits, Step};
+use crate::tools::Effect;
 
 /// Limits and knobs of a run. The defaults are the CLI's defaults.
 #[derive(Debug, Clone)]
@@ -30,8 +33,12 @@ pub struct RunOptions {
     pub dependency_budget: usize,
     /// Characters of one step's output the synthesizer and replanner see.
     pub result_budget: usize,
-    /// Ask the [`Approver`] right before each step whose tool has side effects.
-    pub confirm_side_effects: bool,
+    /// Which tools may run and which need the [`Approver`]'s confirmation first.
+    pub mode: Mode,
+    /// Irreversible tools that [`Mode::Auto`] runs without asking.
+    pub allow_irreversible: Vec<String>,
+    /// Size caps applied to every tool's output before anyone sees it.
+    pub output_caps: crate::tools::output::OutputCaps,
     /// Rounds of clarifying questions before the planner must plan with assumptions.
     pub max_question_rounds: u32,
 }
@@ -49,7 +56,9 @@ impl Default for RunOptions {
             max_reasks: 2,
             dependency_budget: 4000,
             result_budget: 2000,
-            confirm_side_effects: false,
+            mode: Mode::Ask,
+            allow_irreversible: Vec::new(),
+            output_caps: Default::default(),
             max_question_rounds: 2,
         }
     }
@@ -66,15 +75,73 @@ impl RunOptions {
             "tool_retries": self.tool_retries,
             "executor_max_turns": self.executor_max_turns,
             "max_reasks": self.max_reasks,
-            "confirm_side_effects": self.confirm_side_effects,
+            "mode": self.mode.as_str(),
+            "allow_irreversible": self.allow_irreversible,
         })
     }
 
     pub fn plan_limits(&self) -> PlanLimits {
         PlanLimits {
             max_steps: self.max_steps,
+            read_only: self.mode == Mode::Plan,
         }
     }
+
+    /// What the runtime does before a call of `tool` whose effect is `effect`.
+    /// This is the one place the modes are decided, and the executor asks it
+    /// for every call, including calls a model repaired.
+    pub fn permission(&self, tool: &str, effect: Effect) -> Permission {
+        match (self.mode, effect) {
+            (_, Effect::ReadOnly) => Permission::Run,
+            (Mode::Plan, _) => Permission::Refuse,
+            (Mode::Ask, _) => Permission::Confirm,
+            (Mode::Auto, Effect::Irreversible) if !self.allow_irreversible.iter().any(|t| t == tool) => {
+                Permission::Confirm
+            }
+            (Mode::Auto, _) => Permission::Run,
+        }
+    }
+}
+
+/// How much a run may do without a person: the runtime enforces it, whatever
+/// the plan says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Only read-only tools run; plans using others are refused.
+    Plan,
+    /// Every step with side effects is confirmed before it runs.
+    #[default]
+    Ask,
+    /// Steps run without asking, except irreversible ones not explicitly allowed.
+    Auto,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Plan => "plan",
+            Mode::Ask => "ask",
+            Mode::Auto => "auto",
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<Mode, String> {
+        match text.trim() {
+            "plan" => Ok(Mode::Plan),
+            "ask" => Ok(Mode::Ask),
+            "auto" => Ok(Mode::Auto),
+            other => Err(format!("unknown mode `{other}`: use plan, ask or auto")),
+        }
+    }
+}
+
+/// What [`RunOptions::permission`] decided for one call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Permission {
+    Run,
+    Confirm,
+    Refuse,
 }
 
 /// Resolves a step's `{{sN}}` references against finished steps' outputs.
@@ -128,9 +195,9 @@ pub trait Approver: Send + Sync {
         None
     }
 
-    /// Confirm one step with side effects right before it runs, with its resolved
-    /// arguments (only asked when [`RunOptions::confirm_side_effects`] is set).
-    async fn confirm_step(&self, _step: &Step, _args: &Value) -> bool {
+    /// Confirm one tool call with side effects right before it runs, with its
+    /// resolved arguments and effect class (asked as [`RunOptions::mode`] says).
+    async fn confirm_step(&self, _step: &Step, _args: &Value, _effect: Effect) -> bool {
         true
     }
 

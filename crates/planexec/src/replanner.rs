@@ -70,7 +70,7 @@ pub(crate) async fn replan(
     ));
 
     let messages = vec![
-        Message::system(ctx.system.clone()),
+        Message::system(ctx.system()),
         Message::user(format!(
             "You are the replanner: a plan is being revised, and you write the steps that remain to be done.\n\n{}\n\n{context}",
             format_rules(ctx)

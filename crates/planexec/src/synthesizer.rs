@@ -27,7 +27,7 @@ pub(crate) async fn synthesize(ctx: &RunContext, task: &str, results: &[(Step, V
         Role::Synthesizer,
         "",
         vec![
-            Message::system(ctx.system.clone()),
+            Message::system(ctx.system()),
             Message::user(format!("{instructions}\n\n{context}")),
         ],
     );

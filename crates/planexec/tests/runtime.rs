@@ -774,7 +774,7 @@ impl Approver for Answering {
         assert_eq!(questions.len(), self.answers.len());
         Some(self.answers.clone())
     }
-    async fn confirm_step(&self, step: &planexec::Step, args: &serde_json::Value) -> bool {
+    async fn confirm_step(&self, step: &planexec::Step, args: &serde_json::Value, _effect: planexec::Effect) -> bool {
         self.confirmations.lock().unwrap().push((step.id.clone(), args.clone()));
         false
     }
@@ -830,46 +830,6 @@ async fn without_anyone_to_ask_the_planner_states_assumptions() {
     assert!(asks[1]
         .prompt_text()
         .contains("nobody can answer questions in this run"));
-}
-
-#[tokio::test]
-async fn steps_with_side_effects_are_confirmed_with_resolved_arguments() {
-    let server = ScriptedServer::start();
-    let mut writer = TestTool::new("writer");
-    writer.effect = planexec::Effect::WritesWorkspace;
-    let writes = writer.counter();
-    server.role("planner").reply(Reply::json(&plan_json(vec![
-        step("s1", Some("echo"), json!({"input": "hello"}), &[]),
-        step("s2", Some("writer"), json!({"input": "{{s1.input}} world"}), &["s1"]),
-    ])));
-    let approver = Arc::new(Answering {
-        answers: vec![],
-        confirmations: Mutex::default(),
-    });
-    let mut options = options();
-    options.confirm_side_effects = true;
-    options.max_replans = 0;
-    let report = builder(&server, registry(vec![TestTool::new("echo"), writer]))
-        .approver(approver.clone())
-        .options(options)
-        .build()
-        .run("t")
-        .await;
-    assert_eq!(report.status, RunStatus::Failed);
-    assert_eq!(writes.load(Ordering::SeqCst), 0, "a declined step does not run");
-    let asked = approver.confirmations.lock().unwrap().clone();
-    assert_eq!(
-        asked,
-        [("s2".to_string(), json!({"input": "hello world"}))],
-        "read-only s1 is not confirmed"
-    );
-    assert!(report
-        .step("s2")
-        .unwrap()
-        .error
-        .as_deref()
-        .unwrap()
-        .contains("the user declined to run writer"));
 }
 
 #[tokio::test]

@@ -7,10 +7,12 @@
 
 pub mod builtin;
 mod calculator;
+pub mod output;
+pub mod shell;
 pub mod workspace;
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -35,6 +37,41 @@ pub enum Effect {
 impl Effect {
     pub fn has_side_effects(self) -> bool {
         self != Effect::ReadOnly
+    }
+
+    /// The name used in configuration and listings: `read_only`, `writes_workspace`, ...
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effect::ReadOnly => "read_only",
+            Effect::WritesWorkspace => "writes_workspace",
+            Effect::External => "external",
+            Effect::Irreversible => "irreversible",
+        }
+    }
+
+    /// Parse a configuration value; the error lists the accepted names.
+    pub fn parse(text: &str) -> Result<Effect, String> {
+        match text.trim().replace('-', "_").as_str() {
+            "read_only" | "readonly" => Ok(Effect::ReadOnly),
+            "writes_workspace" => Ok(Effect::WritesWorkspace),
+            "external" => Ok(Effect::External),
+            "irreversible" => Ok(Effect::Irreversible),
+            other => Err(format!(
+                "unknown effect class `{other}`: use read_only, writes_workspace, external or irreversible"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for Effect {
+    /// As a phrase: "is read-only", "writes inside the workspace", ...
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Effect::ReadOnly => "is read-only",
+            Effect::WritesWorkspace => "writes inside the workspace",
+            Effect::External => "has effects outside the workspace",
+            Effect::Irreversible => "cannot be undone",
+        })
     }
 }
 
@@ -98,7 +135,13 @@ pub trait Tool: Send + Sync {
     fn description(&self) -> &str;
     /// JSON Schema of the arguments object.
     fn parameters(&self) -> Value;
+    /// The tool's effect class, whatever its arguments.
     fn effect(&self) -> Effect;
+    /// The effect of one call with these (resolved) arguments. Most tools have
+    /// one class; `shell` is read-only only for commands on its allowlist.
+    fn effect_for(&self, _args: &Value) -> Effect {
+        self.effect()
+    }
     /// Whether running it twice with the same arguments has the same effect as
     /// once (reads are; so is writing the same content to the same file). A
     /// resumed run re-runs an idempotent step that was in flight at a crash
@@ -110,10 +153,12 @@ pub trait Tool: Send + Sync {
     async fn call(&self, args: Value) -> Result<Value, ToolError>;
 }
 
-/// A registered tool with its compiled argument validator.
+/// A registered tool with its compiled argument validator and, when the user's
+/// configuration says so, an effect class that overrides the tool's own.
 pub struct ToolEntry {
     pub tool: Arc<dyn Tool>,
     validator: Option<jsonschema::Validator>,
+    effect_override: Option<Effect>,
 }
 
 impl ToolEntry {
@@ -142,12 +187,45 @@ impl ToolEntry {
             })
             .collect()
     }
+
+    /// The effect class the runtime enforces for a call with `args`.
+    pub fn effect(&self, args: &Value) -> Effect {
+        self.effect_override.unwrap_or_else(|| self.tool.effect_for(args))
+    }
+
+    /// The effect class shown in listings and prompts (the class of a call whose
+    /// arguments are not known yet).
+    pub fn declared_effect(&self) -> Effect {
+        self.effect_override.unwrap_or_else(|| self.tool.effect())
+    }
+
+    /// Whether the effect class comes from the user's configuration.
+    pub fn effect_overridden(&self) -> bool {
+        self.effect_override.is_some()
+    }
 }
 
 /// The tools of a run, by name.
+///
+/// The set can change while a run is going on (an MCP server announces that its
+/// tool list changed), so the map sits behind a lock and lookups hand out
+/// `Arc`s; a step that already looked its tool up keeps it for the call.
 #[derive(Default)]
 pub struct ToolRegistry {
-    tools: BTreeMap<String, ToolEntry>,
+    tools: RwLock<BTreeMap<String, Arc<ToolEntry>>>,
+    /// Effect classes set by configuration, applied to tools registered later too.
+    effects: RwLock<BTreeMap<String, Effect>>,
+}
+
+fn entry(tool: Arc<dyn Tool>, effect_override: Option<Effect>) -> Result<Arc<ToolEntry>, String> {
+    let schema = tool.parameters();
+    let validator = jsonschema::validator_for(&schema)
+        .map_err(|e| format!("tool `{}` has an invalid argument schema: {e}", tool.name()))?;
+    Ok(Arc::new(ToolEntry {
+        tool,
+        validator: Some(validator),
+        effect_override,
+    }))
 }
 
 impl ToolRegistry {
@@ -155,18 +233,28 @@ impl ToolRegistry {
         ToolRegistry::default()
     }
 
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, Arc<ToolEntry>>> {
+        self.tools.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, Arc<ToolEntry>>> {
+        self.tools.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn effect_override(&self, name: &str) -> Option<Effect> {
+        self.effects.read().unwrap_or_else(|e| e.into_inner()).get(name).copied()
+    }
+
     /// Add a tool, replacing any tool of the same name. Fails if its schema is not valid JSON Schema.
     pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), String> {
-        let schema = tool.parameters();
-        let validator = jsonschema::validator_for(&schema)
-            .map_err(|e| format!("tool `{}` has an invalid argument schema: {e}", tool.name()))?;
-        self.tools.insert(
-            tool.name().to_string(),
-            ToolEntry {
-                tool,
-                validator: Some(validator),
-            },
-        );
+        self.insert(tool)
+    }
+
+    /// [`ToolRegistry::register`] through a shared reference, for tool sets that
+    /// grow while the registry is in use.
+    pub fn insert(&self, tool: Arc<dyn Tool>) -> Result<(), String> {
+        let entry = entry(tool.clone(), self.effect_override(tool.name()))?;
+        self.write().insert(tool.name().to_string(), entry);
         Ok(())
     }
 
@@ -175,25 +263,56 @@ impl ToolRegistry {
         Ok(self)
     }
 
-    /// Remove a tool; `false` if there was none of that name.
-    pub fn remove(&mut self, name: &str) -> bool {
-        self.tools.remove(name).is_some()
+    /// Replace every tool whose name starts with `prefix` (e.g. `"git."`, one MCP
+    /// server's tools) by `tools`, at once: a lookup sees the old set or the new one.
+    pub fn replace_prefixed(&self, prefix: &str, tools: Vec<Arc<dyn Tool>>) -> Result<(), String> {
+        let mut entries = Vec::with_capacity(tools.len());
+        for tool in tools {
+            entries.push(entry(tool.clone(), self.effect_override(tool.name()))?);
+        }
+        let mut map = self.write();
+        map.retain(|name, _| !name.starts_with(prefix));
+        for e in entries {
+            map.insert(e.tool.name().to_string(), e);
+        }
+        Ok(())
     }
 
-    pub fn get(&self, name: &str) -> Option<&ToolEntry> {
-        self.tools.get(name)
+    /// Set the effect class of the tool `name`, now or when it is registered
+    /// (configuration knows better than a server's hints).
+    pub fn override_effect(&self, name: &str, effect: Effect) {
+        self.effects
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(name.to_string(), effect);
+        let mut map = self.write();
+        if let Some(old) = map.get(name).cloned() {
+            if let Ok(e) = entry(old.tool.clone(), Some(effect)) {
+                map.insert(name.to_string(), e);
+            }
+        }
+    }
+
+    /// Remove a tool; `false` if there was none of that name.
+    pub fn remove(&mut self, name: &str) -> bool {
+        self.write().remove(name).is_some()
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<ToolEntry>> {
+        self.read().get(name).cloned()
     }
 
     pub fn names(&self) -> Vec<String> {
-        self.tools.keys().cloned().collect()
+        self.read().keys().cloned().collect()
     }
 
-    pub fn entries(&self) -> impl Iterator<Item = &ToolEntry> {
-        self.tools.values()
+    /// Every tool, by name.
+    pub fn entries(&self) -> Vec<Arc<ToolEntry>> {
+        self.read().values().cloned().collect()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.tools.is_empty()
+        self.read().is_empty()
     }
 
     /// Whether the named tool may safely run twice (unknown tools are assumed not).
@@ -203,6 +322,6 @@ impl ToolRegistry {
 
     /// Whether the named tool has side effects (unknown tools are assumed to).
     pub fn has_side_effects(&self, name: &str) -> bool {
-        self.get(name).is_none_or(|e| e.tool.effect().has_side_effects())
+        self.get(name).is_none_or(|e| e.declared_effect().has_side_effects())
     }
 }

@@ -1,0 +1,103 @@
+//! The shell tool runs real commands with `sh`: in the workspace, with no
+//! input, a time limit that stops the command's children too, capped output,
+//! and an effect class that depends on the allowlist.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use planexec::tools::output::OutputCaps;
+use planexec::tools::shell::{Shell, ShellConfig};
+use planexec::tools::workspace::Workspace;
+use planexec::{Effect, Tool};
+use serde_json::json;
+
+fn shell(dir: &std::path::Path, config: ShellConfig) -> Shell {
+    Shell::new(Arc::new(Workspace::new(dir).unwrap()), config)
+}
+
+#[tokio::test]
+async fn runs_in_the_workspace_with_no_input() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("here.txt"), "x").unwrap();
+    let sh = shell(dir.path(), ShellConfig::default());
+    let out = sh.call(json!({"command": "ls; cat; echo err >&2"})).await.unwrap();
+    assert_eq!(out["exit_code"], 0);
+    assert_eq!(out["stdout"], "here.txt\n", "cat read an empty stdin instead of waiting");
+    assert_eq!(out["stderr"], "err\n");
+}
+
+#[tokio::test]
+async fn a_failing_command_is_a_failure_with_its_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let sh = shell(dir.path(), ShellConfig::default());
+    let err = sh
+        .call(json!({"command": "echo 'no such thing' >&2; exit 3"}))
+        .await
+        .unwrap_err();
+    assert_eq!(err.message, "`echo 'no such thing' >&2; exit 3` exited with code 3: no such thing");
+}
+
+#[tokio::test]
+async fn a_command_past_its_time_limit_is_stopped_with_its_children() {
+    let dir = tempfile::tempdir().unwrap();
+    let sh = shell(
+        dir.path(),
+        ShellConfig {
+            timeout: Duration::from_millis(500),
+            ..ShellConfig::default()
+        },
+    );
+    let started = Instant::now();
+    // The background child holds stdout open: only killing the group ends the read.
+    let err = sh
+        .call(json!({"command": "sleep 30 & sleep 30; echo never"}))
+        .await
+        .unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(err.message.contains("did not finish within 0.5s and was stopped"), "{}", err.message);
+    let ps = std::process::Command::new("sh")
+        .args(["-c", "ps -eo args | grep -c '^sleep 30$' || true"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&ps.stdout).trim(), "0", "no sleep survived");
+}
+
+#[tokio::test]
+async fn output_is_capped_and_binary_is_described() {
+    let dir = tempfile::tempdir().unwrap();
+    let sh = shell(
+        dir.path(),
+        ShellConfig {
+            caps: OutputCaps {
+                max_bytes: 1000,
+                max_lines: 10,
+            },
+            ..ShellConfig::default()
+        },
+    );
+    let out = sh.call(json!({"command": "seq 1 100000"})).await.unwrap();
+    let text = out["stdout"].as_str().unwrap();
+    assert!(text.starts_with("1\n2\n"), "{text}");
+    assert!(text.contains("[... output truncated: showing 10 of"), "{text}");
+    assert!(text.ends_with("more bytes not kept]"), "{text}");
+    let out = sh.call(json!({"command": "printf '\\211PNG\\r\\n\\032\\n\\000\\000'"})).await.unwrap();
+    assert_eq!(out["stdout"], "[binary output: 10 bytes, a PNG image; not shown]");
+}
+
+#[test]
+fn only_allowlisted_commands_are_read_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let sh = shell(
+        dir.path(),
+        ShellConfig {
+            allow: vec!["git status".into(), "ls *".into()],
+            ..ShellConfig::default()
+        },
+    );
+    assert_eq!(sh.effect_for(&json!({"command": "ls -la"})), Effect::ReadOnly);
+    assert_eq!(sh.effect_for(&json!({"command": "git status"})), Effect::ReadOnly);
+    assert_eq!(sh.effect_for(&json!({"command": "ls; rm -rf ."})), Effect::External);
+    assert_eq!(sh.effect_for(&json!({"command": "rm -rf ."})), Effect::External);
+    assert_eq!(sh.effect(), Effect::External);
+    assert!(sh.description().contains("git status, ls *"));
+}
