@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Installs the MCP servers used by the integration tests into
+# ${PLANEXEC_MCP_HOME:-$HOME/.cache/planexec/mcp} and prints that directory:
+#   npm  -> $dir/npm  (node_modules/.bin/mcp-server-{filesystem,memory,everything})
+#   pip  -> $dir/venv (bin/mcp-server-{time,git})
+# Versions are pinned. Idempotent: does nothing when the pinned versions are
+# already installed. Progress goes to stderr; stdout is only the directory.
+set -euo pipefail
+
+NPM_PKGS=(
+  "@modelcontextprotocol/server-filesystem@2026.8.31"
+  "@modelcontextprotocol/server-memory@2026.8.31"
+  "@modelcontextprotocol/server-everything@2026.8.31"
+)
+PIP_PKGS=(
+  "mcp-server-time==2026.10.19"
+  "mcp-server-git==2026.10.19"
+)
+
+dir=${PLANEXEC_MCP_HOME:-$HOME/.cache/planexec/mcp}
+mkdir -p "$dir"
+
+# --- npm ---------------------------------------------------------------------
+npm_ok() {
+  local spec name want have
+  for spec in "${NPM_PKGS[@]}"; do
+    name=${spec%@*}; want=${spec##*@}
+    [ -f "$dir/npm/node_modules/$name/package.json" ] || return 1
+    have=$(sed -n 's/^[[:space:]]*"version":[[:space:]]*"\([^"]*\)".*/\1/p' \
+      "$dir/npm/node_modules/$name/package.json" | head -n1)
+    [ "$have" = "$want" ] || return 1
+  done
+}
+if ! npm_ok; then
+  command -v npm >/dev/null 2>&1 || { echo "mcp-servers.sh: npm not found" >&2; exit 1; }
+  echo "mcp-servers.sh: installing npm packages into $dir/npm" >&2
+  mkdir -p "$dir/npm"
+  npm install --prefix "$dir/npm" --no-audit --no-fund --save-exact \
+    --loglevel=error "${NPM_PKGS[@]}" >&2
+  npm_ok || { echo "mcp-servers.sh: npm install did not give the pinned versions" >&2; exit 1; }
+fi
+
+# --- pip ---------------------------------------------------------------------
+pip_ok() {
+  [ -x "$dir/venv/bin/python" ] || return 1
+  "$dir/venv/bin/python" - "${PIP_PKGS[@]}" <<'EOF' 2>/dev/null
+import sys
+from importlib.metadata import version
+for spec in sys.argv[1:]:
+    name, want = spec.split("==")
+    if version(name) != want:
+        sys.exit(1)
+EOF
+}
+if ! pip_ok; then
+  py=$(command -v python3 || command -v python || true)
+  [ -n "$py" ] || { echo "mcp-servers.sh: python3 not found" >&2; exit 1; }
+  echo "mcp-servers.sh: installing PyPI packages into $dir/venv" >&2
+  [ -x "$dir/venv/bin/python" ] || "$py" -m venv "$dir/venv" >&2
+  "$dir/venv/bin/python" -m pip install -q --disable-pip-version-check \
+    "${PIP_PKGS[@]}" >&2
+  pip_ok || { echo "mcp-servers.sh: pip install did not give the pinned versions" >&2; exit 1; }
+fi
+
+echo "$dir"
