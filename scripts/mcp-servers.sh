@@ -32,7 +32,11 @@ npm_ok() {
   done
 }
 if ! npm_ok; then
-  command -v npm >/dev/null 2>&1 || { echo "mcp-servers.sh: npm not found" >&2; exit 1; }
+  if ! command -v npm >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    echo "mcp-servers.sh: installing nodejs and npm from apt" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm >&2
+  fi
+  command -v npm >/dev/null 2>&1 || { echo "mcp-servers.sh: npm not found; install Node.js 20 or later" >&2; exit 1; }
   echo "mcp-servers.sh: installing npm packages into $dir/npm" >&2
   mkdir -p "$dir/npm"
   npm install --prefix "$dir/npm" --no-audit --no-fund --save-exact \

@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use planexec::accounting::{Price, Pricing};
-use planexec::RunOptions;
+use planexec::tools::shell::ShellConfig;
+use planexec::{Effect, Mode, RunOptions};
+use planexec_mcp::McpServerConfig;
 use serde::Deserialize;
 
 /// Where a value came from.
@@ -49,6 +51,27 @@ struct FileConfig {
     prices: Option<BTreeMap<String, PriceEntry>>,
     limits: Option<Limits>,
     tools: Option<ToolsSection>,
+    mode: Option<String>,
+    shell: Option<ShellSection>,
+    mcp_servers: Option<Vec<planexec_mcp::McpServerToml>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ShellSection {
+    enabled: Option<bool>,
+    allow: Option<Vec<String>>,
+    timeout: Option<f64>,
+}
+
+/// `[tools."server.tool"]`: what configuration says about one tool.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolSettings {
+    /// Its effect class, overriding the tool's own (or its server's hints).
+    effect: Option<String>,
+    /// Run it without asking in `--mode auto`, even if irreversible.
+    allow: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -79,9 +102,11 @@ struct Limits {
 }
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct ToolsSection {
     disabled: Option<Vec<String>>,
+    /// Every other key is a tool's name.
+    #[serde(flatten)]
+    settings: BTreeMap<String, ToolSettings>,
 }
 
 /// One configuration value as text, with its source.
@@ -109,6 +134,7 @@ pub struct Flags {
     pub parallelism: Option<usize>,
     pub timeout: Option<f64>,
     pub prices: Vec<String>,
+    pub mode: Option<String>,
 }
 
 /// The effective configuration: every key with its value and source.
@@ -117,6 +143,9 @@ pub struct Config {
     entries: BTreeMap<String, Entry>,
     /// Files that were read, in order.
     pub files: Vec<PathBuf>,
+    /// `[[mcp_servers]]` of every file, with the file each came from. A later
+    /// file's server replaces an earlier one of the same name.
+    pub mcp_servers: Vec<(planexec_mcp::McpServerToml, PathBuf)>,
 }
 
 /// Every key a configuration may set, with its default (`None`: unset).
@@ -138,6 +167,10 @@ const KEYS: &[(&str, Option<&str>)] = &[
     ("limits.tool_retries", Some("2")),
     ("limits.executor_turns", Some("4")),
     ("tools.disabled", Some("")),
+    ("mode", Some("ask")),
+    ("shell.enabled", Some("true")),
+    ("shell.allow", Some("")),
+    ("shell.timeout", Some("60")),
 ];
 
 /// Environment variables and the key each sets.
@@ -156,6 +189,7 @@ const ENV: &[(&str, &str)] = &[
     ("PLANEXEC_MAX_REPLANS", "limits.max_replans"),
     ("PLANEXEC_PARALLELISM", "limits.parallelism"),
     ("PLANEXEC_TIMEOUT", "limits.timeout"),
+    ("PLANEXEC_MODE", "mode"),
 ];
 
 /// The user's config file: `$XDG_CONFIG_HOME/planexec/config.toml` (or the platform's equivalent).
@@ -233,22 +267,35 @@ impl Config {
         put("limits.timeout", limits.timeout.map(|v| v.to_string()));
         put("limits.tool_retries", limits.tool_retries.map(|v| v.to_string()));
         put("limits.executor_turns", limits.executor_turns.map(|v| v.to_string()));
-        put(
-            "tools.disabled",
-            file.tools.and_then(|t| t.disabled).map(|d| d.join(",")),
-        );
+        let tools = file.tools.unwrap_or_default();
+        put("tools.disabled", tools.disabled.map(|d| d.join(",")));
+        for (tool, settings) in tools.settings {
+            put(&format!("tools.{tool}.effect"), settings.effect);
+            put(&format!("tools.{tool}.allow"), settings.allow.map(|a| a.to_string()));
+        }
+        put("mode", file.mode);
+        let shell = file.shell.unwrap_or_default();
+        put("shell.enabled", shell.enabled.map(|v| v.to_string()));
+        put("shell.allow", shell.allow.map(|v| v.join(",")));
+        put("shell.timeout", shell.timeout.map(|v| v.to_string()));
+
         for (model, price) in file.prices.unwrap_or_default() {
             put(
                 &format!("prices.{model}"),
                 Some(format!("{},{}", price.input, price.output)),
             );
         }
+        for server in file.mcp_servers.unwrap_or_default() {
+            self.mcp_servers.retain(|(s, _)| s.name != server.name);
+            self.mcp_servers.push((server, path.to_path_buf()));
+        }
         self.files.push(path.to_path_buf());
         Ok(())
     }
 
     fn apply_flags(&mut self, f: &Flags) {
-        let pairs: [(&'static str, &str, Option<String>); 13] = [
+        let pairs: [(&'static str, &str, Option<String>); 14] = [
+            ("mode", "mode", f.mode.clone()),
             ("model-path", "model_path", f.model_path.clone()),
             ("local-model", "local_model", f.local_model.clone()),
             ("base-url", "base_url", f.base_url.clone()),
@@ -344,8 +391,107 @@ impl Config {
             })?,
             tool_retries: non_negative("limits.tool_retries", self.number("limits.tool_retries")?)? as u32,
             executor_max_turns: non_negative("limits.executor_turns", self.number("limits.executor_turns")?)? as u32,
+            mode: self.mode()?,
+            allow_irreversible: self.allowed_tools()?,
             ..RunOptions::default()
         })
+    }
+
+    pub fn mode(&self) -> Result<Mode, String> {
+        let entry = &self.entries["mode"];
+        Mode::parse(&entry.value).map_err(|e| format!("{e} (from {})", entry.source))
+    }
+
+    /// `tools.NAME.SETTING` entries, as (tool, value, source).
+    fn tool_settings(&self, setting: &str) -> Vec<(&str, &Entry)> {
+        let suffix = format!(".{setting}");
+        self.entries
+            .iter()
+            .filter_map(|(k, e)| Some((k.strip_prefix("tools.")?.strip_suffix(suffix.as_str())?, e)))
+            .collect()
+    }
+
+    /// Tools configured with `allow = true`.
+    fn allowed_tools(&self) -> Result<Vec<String>, String> {
+        let mut allowed = Vec::new();
+        for (tool, entry) in self.tool_settings("allow") {
+            match entry.value.as_str() {
+                "true" => allowed.push(tool.to_string()),
+                "false" => {}
+                other => {
+                    return Err(format!(
+                        "tools.\"{tool}\".allow = {other} (from {}) should be true or false",
+                        entry.source
+                    ))
+                }
+            }
+        }
+        Ok(allowed)
+    }
+
+    /// Effect classes set per tool.
+    pub fn effect_overrides(&self) -> Result<Vec<(String, Effect)>, String> {
+        self.tool_settings("effect")
+            .into_iter()
+            .map(|(tool, entry)| {
+                Effect::parse(&entry.value)
+                    .map(|e| (tool.to_string(), e))
+                    .map_err(|e| format!("tools.\"{tool}\".effect: {e} (from {})", entry.source))
+            })
+            .collect()
+    }
+
+    /// The shell tool's settings, or `None` when it is disabled.
+    pub fn shell(&self) -> Result<Option<ShellConfig>, String> {
+        let enabled = &self.entries["shell.enabled"];
+        match enabled.value.as_str() {
+            "true" => {}
+            "false" => return Ok(None),
+            other => {
+                return Err(format!(
+                    "shell.enabled = {other} (from {}) should be true or false",
+                    enabled.source
+                ))
+            }
+        }
+        let timeout: f64 = self.number("shell.timeout")?;
+        if !(timeout > 0.0 && timeout.is_finite()) {
+            return Err(format!(
+                "shell.timeout must be a positive number of seconds, not {timeout} (from {})",
+                self.entries["shell.timeout"].source
+            ));
+        }
+        Ok(Some(ShellConfig {
+            allow: self.list("shell.allow"),
+            timeout: Duration::from_secs_f64(timeout),
+            ..ShellConfig::default()
+        }))
+    }
+
+    fn list(&self, key: &str) -> Vec<String> {
+        self.get(key)
+            .unwrap_or("")
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// The MCP servers of the config files, then of `--mcp` flags (a flag's
+    /// server replaces a file's of the same name).
+    pub fn mcp_servers(&self, flags: &[String]) -> Result<Vec<McpServerConfig>, String> {
+        let mut servers = Vec::new();
+        for (toml, path) in &self.mcp_servers {
+            let config = McpServerConfig::from_toml(toml.clone()).map_err(|e| format!("{}: {e}", path.display()))?;
+            servers.push(config);
+        }
+        for spec in flags {
+            let config = McpServerConfig::parse_flag(spec).map_err(|e| e.to_string())?;
+            servers.retain(|s: &McpServerConfig| s.name != config.name);
+            servers.push(config);
+        }
+        Ok(servers)
     }
 
     /// Prices from `prices.MODEL` keys (`*` for any model).
@@ -376,13 +522,7 @@ impl Config {
     }
 
     pub fn disabled_tools(&self) -> Vec<String> {
-        self.get("tools.disabled")
-            .unwrap_or("")
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(str::to_string)
-            .collect()
+        self.list("tools.disabled")
     }
 
     /// `key = value  # source` lines; secrets show only whether they are set.
@@ -391,7 +531,7 @@ impl Config {
         keys.extend(
             self.entries
                 .keys()
-                .filter(|k| k.starts_with("prices."))
+                .filter(|k| k.starts_with("prices.") || (k.starts_with("tools.") && k.as_str() != "tools.disabled"))
                 .map(String::as_str),
         );
         let width = keys.iter().map(|k| k.len()).max().unwrap_or(0);
@@ -403,6 +543,22 @@ impl Config {
                 None => ("<unset>".to_string(), "-".to_string()),
             };
             out.push_str(&format!("{key:<width$} = {value:<28}  # {source}\n"));
+        }
+        for (server, path) in &self.mcp_servers {
+            let how = match (&server.command, &server.url) {
+                (Some(command), _) => std::iter::once(command.as_str())
+                    .chain(server.args.iter().map(String::as_str))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                (None, Some(url)) => url.clone(),
+                (None, None) => "<no command or url>".to_string(),
+            };
+            out.push_str(&format!(
+                "{:<width$} = {:<28}  # {}\n",
+                format!("mcp_servers.{}", server.name),
+                format!("{how:?}"),
+                path.display()
+            ));
         }
         out
     }

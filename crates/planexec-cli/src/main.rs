@@ -24,6 +24,9 @@ use planexec::{
 
 use config::{Config, Flags};
 use display::Display;
+use planexec::tools::shell::Shell;
+use planexec::Effect;
+use planexec_mcp::McpServers;
 use review::TerminalReviewer;
 
 /// Exit codes (documented in README.md).
@@ -209,6 +212,9 @@ enum ToolsCommand {
     List {
         #[arg(long, default_value = ".")]
         workspace: PathBuf,
+        /// Also an MCP server: NAME=COMMAND ARGS… or NAME=http://HOST/PATH; repeatable.
+        #[arg(long = "mcp", value_name = "NAME=COMMAND")]
+        mcp: Vec<String>,
     },
 }
 
@@ -251,9 +257,6 @@ struct RunFlags {
     /// Print one JSON report on stdout instead of the answer.
     #[arg(long)]
     json: bool,
-    /// Ask again right before each step with side effects, showing its arguments.
-    #[arg(long)]
-    confirm_writes: bool,
     /// Write every model exchange to this cassette file (JSON Lines).
     #[arg(long, value_name = "FILE", conflicts_with = "replay")]
     record: Option<PathBuf>,
@@ -306,6 +309,13 @@ struct CommonArgs {
     /// Price of a model in USD per million tokens: MODEL=INPUT,OUTPUT (repeatable; * for any model).
     #[arg(long = "price", value_name = "MODEL=IN,OUT")]
     prices: Vec<String>,
+    /// plan: only read-only tools run. ask: confirm each step with side effects.
+    /// auto: confirm only irreversible tools not allowed in config [env: PLANEXEC_MODE] [default: ask].
+    #[arg(long, value_name = "plan|ask|auto")]
+    mode: Option<String>,
+    /// An MCP server: NAME=COMMAND ARGS… (stdio) or NAME=http://HOST/PATH (streamable HTTP); repeatable.
+    #[arg(long = "mcp", value_name = "NAME=COMMAND")]
+    mcp: Vec<String>,
 }
 
 impl CommonArgs {
@@ -329,6 +339,7 @@ impl CommonArgs {
             parallelism: self.parallelism,
             timeout: self.timeout,
             prices: self.prices.clone(),
+            mode: self.mode.clone(),
         }
     }
 }
@@ -432,20 +443,12 @@ async fn dispatch(cli: Cli) -> Result<u8, BadInput> {
             Ok(EXIT_OK)
         }
         Command::Tools {
-            command: ToolsCommand::List { workspace },
+            command: ToolsCommand::List { workspace, mcp },
         } => {
             let config = Config::load(&workspace, &Flags::default())?;
-            let tools = tools(&workspace, &config)?;
-            for entry in tools.entries() {
-                let t = &entry.tool;
-                let effect = serde_json::to_value(t.effect()).unwrap_or_default();
-                println!(
-                    "{:<12} {:<18} {}",
-                    t.name(),
-                    effect.as_str().unwrap_or(""),
-                    t.description()
-                );
-            }
+            let tools = open_tools(&workspace, &config, &mcp).await?;
+            print!("{}", tools.listing());
+            tools.shutdown().await;
             Ok(EXIT_OK)
         }
         Command::Config {
@@ -498,18 +501,89 @@ fn read_plan_file(path: &Path) -> Result<Plan, BadInput> {
     planexec::plan::parse_plan_file(&text).map_err(|e| BadInput(format!("{}: {e}", path.display())))
 }
 
-fn tools(workspace: &Path, config: &Config) -> Result<ToolRegistry, BadInput> {
-    let ws = Workspace::new(workspace).map_err(|e| BadInput(e.to_string()))?;
-    let mut tools = builtin::registry(ws);
+/// A run's tools: built-ins, the shell, and every configured MCP server's.
+struct Tools {
+    registry: Arc<ToolRegistry>,
+    mcp: Option<McpServers>,
+}
+
+impl Tools {
+    /// Stop the MCP servers (the run is over).
+    async fn shutdown(self) {
+        if let Some(mcp) = self.mcp {
+            mcp.shutdown().await;
+        }
+    }
+
+    /// `tools list`: built-ins, then each server's tools, with effect classes.
+    fn listing(&self) -> String {
+        let mut groups: Vec<(String, Vec<Arc<planexec::tools::ToolEntry>>)> =
+            vec![("built-in".to_string(), Vec::new())];
+        let servers: Vec<String> = self
+            .mcp
+            .iter()
+            .flat_map(|m| m.servers().iter().map(|s| s.name().to_string()))
+            .collect();
+        for name in &servers {
+            groups.push((format!("MCP server `{name}`"), Vec::new()));
+        }
+        for entry in self.registry.entries() {
+            let server = servers
+                .iter()
+                .position(|s| entry.tool.name().starts_with(&format!("{s}.")));
+            groups[server.map_or(0, |i| i + 1)].1.push(entry);
+        }
+        let width = self.registry.names().iter().map(|n| n.len()).max().unwrap_or(0);
+        let mut out = String::new();
+        for (title, entries) in groups {
+            out.push_str(&format!("{title} ({} tools)\n", entries.len()));
+            for entry in entries {
+                let mark = if entry.effect_overridden() { " *" } else { "" };
+                let effect = format!("{}{mark}", entry.declared_effect().as_str());
+                let description = entry.tool.description().lines().next().unwrap_or("").to_string();
+                out.push_str(&format!(
+                    "  {:<width$}  {effect:<18} {}\n",
+                    entry.tool.name(),
+                    planexec::text::truncate_chars(&description, 100)
+                ));
+            }
+        }
+        if self.registry.entries().iter().any(|e| e.effect_overridden()) {
+            out.push_str("(* = effect class set in planexec.toml)\n");
+        }
+        out
+    }
+}
+
+async fn open_tools(workspace: &Path, config: &Config, mcp_flags: &[String]) -> Result<Tools, BadInput> {
+    let ws = Arc::new(Workspace::new(workspace).map_err(|e| BadInput(e.to_string()))?);
+    let mut registry = builtin::registry((*ws).clone());
+    if let Some(shell) = config.shell()? {
+        registry.register(Arc::new(Shell::new(ws, shell))).map_err(BadInput)?;
+    }
+    for (tool, effect) in config.effect_overrides()? {
+        registry.override_effect(&tool, effect);
+    }
     for name in config.disabled_tools() {
-        if !tools.remove(&name) {
+        if !registry.remove(&name) {
             return Err(BadInput(format!(
-                "tools.disabled names `{name}`, which is not a tool (tools: {})",
-                tools.names().join(", ")
+                "tools.disabled names `{name}`, which is not a built-in tool (tools: {})",
+                registry.names().join(", ")
             )));
         }
     }
-    Ok(tools)
+    let registry = Arc::new(registry);
+    let servers = config.mcp_servers(mcp_flags)?;
+    let mcp = if servers.is_empty() {
+        None
+    } else {
+        Some(
+            McpServers::start(&servers, &registry)
+                .await
+                .map_err(|e| BadInput(e.to_string()))?,
+        )
+    };
+    Ok(Tools { registry, mcp })
 }
 
 fn annotations(tools: &ToolRegistry) -> Annotations<'static> {
@@ -540,16 +614,12 @@ struct Cassette {
 
 fn build_agent(
     config: &Config,
-    tools: ToolRegistry,
+    tools: Arc<ToolRegistry>,
     approver: Arc<dyn Approver>,
-    confirm_writes: bool,
     ledger: Option<Recorded>,
     cassette: &Cassette,
 ) -> Result<Agent, BadInput> {
-    let options = planexec::RunOptions {
-        confirm_side_effects: confirm_writes,
-        ..config.run_options()?
-    };
+    let options = config.run_options()?;
     let (mut provider, model, role_models) = match &cassette.replay {
         Some(path) => {
             let replayer = Replayer::open(path)?;
@@ -671,51 +741,54 @@ async fn execute(
             "the plan needs your approval, but standard input is not a terminal; pass --yes to approve it without asking".to_string(),
         ));
     }
-    if flags.confirm_writes && !interactive {
-        return Err(BadInput(
-            "--confirm-writes asks before each step with side effects, but standard input is not a terminal"
-                .to_string(),
-        ));
-    }
     let config = Config::load(&common.workspace(), &common.flags())?;
-    let tools = tools(&common.workspace(), &config)?;
-    let display = Display::new(quiet, side_effect_tools(&tools));
+    let options = config.run_options()?;
+    let tools = open_tools(&common.workspace(), &config, &common.mcp).await?;
+    let display = Display::new(quiet, side_effect_tools(&tools.registry));
     init_logging(verbose, &display);
 
     if let Some((path, plan)) = &given {
-        let options = config.run_options()?;
-        planexec::plan::validate(plan, &tools, &options.plan_limits())
-            .map_err(|e| BadInput(format!("{} is not a valid plan:\n{e}", path.display())))?;
+        if let Err(e) = planexec::plan::validate(plan, &tools.registry, &options.plan_limits()) {
+            tools.shutdown().await;
+            return Err(BadInput(format!("{} is not a valid plan:\n{e}", path.display())));
+        }
     }
 
-    let approver: Arc<dyn Approver> = if flags.yes && !flags.confirm_writes {
-        Arc::new(AutoApprove)
-    } else {
-        Arc::new(YesOrAsk {
-            approve_plan: flags.yes,
-            terminal: TerminalReviewer {
-                display: display.clone(),
-            },
-        })
+    let approver = Arc::new(CliApprover {
+        approve_plan: flags.yes,
+        terminal: interactive.then(|| TerminalReviewer {
+            display: display.clone(),
+        }),
+        display: display.clone(),
+    });
+    let agent = async {
+        let store = runs::open(ledger.db.as_deref()).await?;
+        let recorded = Recorded {
+            store,
+            workspace: common.workspace(),
+        };
+        build_agent(
+            &config,
+            tools.registry.clone(),
+            approver,
+            Some(recorded),
+            &cassette(&flags),
+        )
+    }
+    .await;
+    let agent = match agent {
+        Ok(agent) => agent,
+        Err(e) => {
+            tools.shutdown().await;
+            return Err(e);
+        }
     };
-    let store = runs::open(ledger.db.as_deref()).await?;
-    let recorded = Recorded {
-        store,
-        workspace: common.workspace(),
-    };
-    let agent = build_agent(
-        &config,
-        tools,
-        approver,
-        flags.confirm_writes,
-        Some(recorded),
-        &cassette(&flags),
-    )?;
     let report = run_with_ctrl_c(&agent, &display, |cancel| {
         let agent = &agent;
         async move { agent.run_cancellable(&task, given.map(|(_, p)| p), &cancel).await }
     })
     .await;
+    tools.shutdown().await;
     finish(&display, &report, flags.json);
     Ok(exit_code(&report))
 }
@@ -775,32 +848,59 @@ fn finish(display: &Display, report: &RunReport, json: bool) {
     }
 }
 
-/// `--yes` with `--confirm-writes`: approve the plan, still confirm each write.
-struct YesOrAsk {
+/// The person at the terminal, or the flags standing in for them.
+///
+/// `--yes` approves the plan. A step the mode says to confirm is asked on the
+/// terminal; with no terminal, `--yes` stands in for a "yes" too, except for an
+/// irreversible tool, which only a person (or `allow = true` in the config with
+/// `--mode auto`) can let run.
+struct CliApprover {
     approve_plan: bool,
-    terminal: TerminalReviewer,
+    terminal: Option<TerminalReviewer>,
+    display: Arc<Display>,
 }
 
 #[async_trait::async_trait]
-impl Approver for YesOrAsk {
+impl Approver for CliApprover {
     async fn review(&self, plan: &Plan, check: planexec::policy::PlanCheck<'_>) -> planexec::Approval {
-        if self.approve_plan {
-            planexec::Approval::Approve
-        } else {
-            self.terminal.review(plan, check).await
+        match &self.terminal {
+            Some(terminal) if !self.approve_plan => terminal.review(plan, check).await,
+            _ => planexec::Approval::Approve,
         }
     }
     fn can_answer_questions(&self) -> bool {
-        !self.approve_plan
+        self.terminal.is_some() && !self.approve_plan
     }
     async fn answer_questions(&self, questions: &[String]) -> Option<Vec<String>> {
-        self.terminal.answer_questions(questions).await
+        match &self.terminal {
+            Some(terminal) => terminal.answer_questions(questions).await,
+            None => None,
+        }
     }
-    async fn confirm_step(&self, step: &planexec::Step, args: &serde_json::Value) -> bool {
-        self.terminal.confirm_step(step, args).await
+    async fn confirm_step(&self, step: &planexec::Step, args: &serde_json::Value, effect: Effect) -> bool {
+        if let Some(terminal) = &self.terminal {
+            return terminal.confirm_step(step, args, effect).await;
+        }
+        if self.approve_plan && effect != Effect::Irreversible {
+            return true;
+        }
+        let tool = step.tool.as_deref().unwrap_or("?");
+        self.display.println(&format!(
+            "step {} needs a person's confirmation to run `{tool}`, which {effect}, but standard input is not a terminal: not run. {}",
+            step.id,
+            if effect == Effect::Irreversible {
+                format!("To let it run unattended, set `[tools.\"{tool}\"] allow = true` in planexec.toml and use --mode auto")
+            } else {
+                "Pass --yes, or use --mode auto".to_string()
+            }
+        ));
+        false
     }
     async fn rerun_inflight(&self, step: &planexec::Step, args: Option<&serde_json::Value>) -> Option<bool> {
-        self.terminal.rerun_inflight(step, args).await
+        match &self.terminal {
+            Some(terminal) => terminal.rerun_inflight(step, args).await,
+            None => None,
+        }
     }
 }
 
@@ -862,8 +962,8 @@ async fn plan_only(
     verbose: u8,
 ) -> Result<u8, BadInput> {
     let config = Config::load(&common.workspace(), &common.flags())?;
-    let tools = tools(&common.workspace(), &config)?;
-    let notes = annotations(&tools);
+    let tools = open_tools(&common.workspace(), &config, &common.mcp).await?;
+    let notes = annotations(&tools.registry);
     let display = Display::new(quiet, notes.side_effect_tools.clone());
     init_logging(verbose, &display);
     // Questions can be answered only on a terminal; otherwise the planner states assumptions.
@@ -874,14 +974,22 @@ async fn plan_only(
     } else {
         Arc::new(AutoApprove)
     };
-    let agent = build_agent(&config, tools, approver, false, None, &Cassette::default())?;
+    let agent = match build_agent(&config, tools.registry.clone(), approver, None, &Cassette::default()) {
+        Ok(agent) => agent,
+        Err(e) => {
+            tools.shutdown().await;
+            return Err(e);
+        }
+    };
     let sink = display.clone();
     agent.events().on_event(move |event| {
         if !matches!(event, planexec::Event::PlanProposed { .. }) {
             sink.handle(event)
         }
     });
-    let plan = match agent.plan(&task).await {
+    let planned = agent.plan(&task).await;
+    tools.shutdown().await;
+    let plan = match planned {
         Ok(plan) => plan,
         Err(e) => {
             display.println(&format!("error: {e}"));
@@ -950,37 +1058,41 @@ async fn resume(
         )));
     }
     let config = Config::load(&workspace, &common.flags())?;
-    let tools = tools(&workspace, &config)?;
-    let display = Display::new(quiet, side_effect_tools(&tools));
+    let tools = open_tools(&workspace, &config, &common.mcp).await?;
+    let display = Display::new(quiet, side_effect_tools(&tools.registry));
     init_logging(verbose, &display);
-    let approver: Arc<dyn Approver> = if interactive {
-        Arc::new(YesOrAsk {
-            approve_plan: flags.yes,
-            terminal: TerminalReviewer {
-                display: display.clone(),
-            },
-        })
-    } else {
-        Arc::new(AutoApprove)
-    };
+    // A resumed run's plan was approved before (or is approved by --yes).
+    let approver = Arc::new(CliApprover {
+        approve_plan: flags.yes || !interactive,
+        terminal: interactive.then(|| TerminalReviewer {
+            display: display.clone(),
+        }),
+        display: display.clone(),
+    });
     let recorded = Recorded {
         store,
         workspace: workspace.clone(),
     };
-    let agent = build_agent(
+    let agent = match build_agent(
         &config,
-        tools,
+        tools.registry.clone(),
         approver,
-        flags.confirm_writes,
         Some(recorded),
         &cassette(&flags),
-    )?;
+    ) {
+        Ok(agent) => agent,
+        Err(e) => {
+            tools.shutdown().await;
+            return Err(e);
+        }
+    };
     let id = stored.run_id.clone();
     let outcome = run_with_ctrl_c(&agent, &display, |cancel| {
         let agent = &agent;
         async move { agent.resume(&id, &options, &cancel).await }
     })
     .await;
+    tools.shutdown().await;
     match outcome {
         Ok(report) => {
             finish(&display, &report, flags.json);

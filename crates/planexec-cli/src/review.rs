@@ -1,6 +1,6 @@
 //! Plan review on a terminal: approve, reject, edit in `$VISUAL`/`$EDITOR`, or
 //! give feedback to the replanner; answer the planner's clarifying questions;
-//! confirm steps with side effects (`--confirm-writes`).
+//! confirm steps with side effects (as `--mode` says).
 //!
 //! Only used when standard input is a terminal. An edited plan is validated
 //! again; on any error the error is shown and the editor reopens on the user's
@@ -12,7 +12,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use planexec::plan;
 use planexec::policy::PlanCheck;
-use planexec::{Approval, Approver, Plan, Step};
+use planexec::{Approval, Approver, Effect, Plan, Step};
 use serde_json::Value;
 
 use crate::display::Display;
@@ -171,9 +171,9 @@ impl Approver for TerminalReviewer {
         Some(answers)
     }
 
-    async fn confirm_step(&self, step: &Step, args: &Value) -> bool {
+    async fn confirm_step(&self, step: &Step, args: &Value, effect: Effect) -> bool {
         let prompt = format!(
-            "Step {} ({}) has side effects. Run {} with {}? [y/N] ",
+            "Step {} ({}) runs {}, which {effect}. Run it with {}? [y/N] ",
             step.id,
             step.description,
             step.tool.as_deref().unwrap_or("?"),

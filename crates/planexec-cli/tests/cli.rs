@@ -501,7 +501,7 @@ fn completions_help_and_quiet() {
         let (out, stdout, _) = run(planexec(dir.path()).args(["completions", shell]));
         assert!(out.status.success());
         assert!(
-            stdout.contains("planexec") && stdout.contains("confirm-writes"),
+            stdout.contains("planexec") && stdout.contains("mode") && stdout.contains("mcp"),
             "{shell}"
         );
     }
@@ -524,7 +524,7 @@ fn completions_help_and_quiet() {
     assert!(
         stdout
             .lines()
-            .any(|l| l.starts_with("write_file") && l.contains("writes_workspace")),
+            .any(|l| l.trim_start().starts_with("write_file") && l.contains("writes_workspace")),
         "{stdout}"
     );
 

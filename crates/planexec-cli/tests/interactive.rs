@@ -57,7 +57,7 @@ fn approving_runs_the_plan() {
     let (code, out) = on_terminal(
         dir.path(),
         &["run", "greet", "--base-url", &server.base_url()],
-        "a\n",
+        "a\ny\n",
         &[],
     );
     assert_eq!(code, Some(0), "{out}");
@@ -101,7 +101,7 @@ fn feedback_goes_to_the_replanner_and_the_new_plan_is_shown() {
     let (code, out) = on_terminal(
         dir.path(),
         &["run", "greet", "--base-url", &server.base_url()],
-        "f\nbe more polite\na\n",
+        "f\nbe more polite\na\ny\n",
         &[],
     );
     assert_eq!(code, Some(0), "{out}");
@@ -145,7 +145,7 @@ fn editing_revalidates_and_reopens_the_editor_on_errors() {
     let (code, out) = on_terminal(
         dir.path(),
         &["run", "greet", "--base-url", &server.base_url()],
-        "e\na\n",
+        "e\na\ny\n",
         &[("EDITOR", editor.to_str().unwrap()), ("VISUAL", "")],
     );
     assert_eq!(code, Some(0), "{out}");
@@ -172,7 +172,7 @@ fn clarifying_questions_are_asked_and_answered() {
     let (code, out) = on_terminal(
         dir.path(),
         &["run", "greet", "--base-url", &server.base_url()],
-        "hello please\na\n",
+        "hello please\na\ny\n",
         &[],
     );
     assert_eq!(code, Some(0), "{out}");
@@ -182,7 +182,7 @@ fn clarifying_questions_are_asked_and_answered() {
 }
 
 #[test]
-fn confirm_writes_asks_before_each_side_effect() {
+fn ask_mode_asks_before_each_side_effect_even_with_yes() {
     let server = ScriptedServer::start();
     server.role("planner").reply(Reply::json(&write_plan()));
     let dir = tempfile::tempdir().unwrap();
@@ -192,7 +192,6 @@ fn confirm_writes_asks_before_each_side_effect() {
             "run",
             "greet",
             "--yes",
-            "--confirm-writes",
             "--max-replans",
             "0",
             "--base-url",
@@ -203,10 +202,10 @@ fn confirm_writes_asks_before_each_side_effect() {
     );
     assert_eq!(code, Some(1), "{out}");
     assert!(
-        out.contains("Step s1 (write it) has side effects. Run write_file with {"),
+        out.contains("Step s1 (write it) runs write_file, which writes inside the workspace. Run it with {"),
         "{out}"
     );
     assert!(out.contains("\"content\": \"hello\""), "{out}");
-    assert!(out.contains("the user declined to run write_file"), "{out}");
+    assert!(out.contains("the user declined to run `write_file`"), "{out}");
     assert!(!dir.path().join("out.txt").exists());
 }

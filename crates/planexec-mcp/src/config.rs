@@ -262,11 +262,17 @@ mod tests {
     #[test]
     fn toml_needs_exactly_one_transport() {
         let t: McpServerToml = toml_like(r#"{"name": "x", "command": "a", "url": "http://b"}"#);
-        assert!(McpServerConfig::from_toml(t).unwrap_err().0.contains("both `command` and `url`"));
+        assert!(McpServerConfig::from_toml(t)
+            .unwrap_err()
+            .0
+            .contains("both `command` and `url`"));
         let t: McpServerToml = toml_like(r#"{"name": "x", "timeout_secs": 5}"#);
         assert!(McpServerConfig::from_toml(t).unwrap_err().0.contains("neither"));
         let t: McpServerToml = toml_like(r#"{"name": "x", "command": "a", "timeout_secs": 2.5}"#);
-        assert_eq!(McpServerConfig::from_toml(t).unwrap().timeout, Duration::from_millis(2500));
+        assert_eq!(
+            McpServerConfig::from_toml(t).unwrap().timeout,
+            Duration::from_millis(2500)
+        );
     }
 
     fn toml_like(json: &str) -> McpServerToml {

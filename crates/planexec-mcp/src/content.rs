@@ -29,8 +29,12 @@ fn block_text(block: &ContentBlock) -> String {
                 uri, mime_type, blob, ..
             } => format!(
                 "[resource {uri}: {}]",
-                described("binary", mime_type.as_deref().unwrap_or("application/octet-stream"), blob.len())
-                    .trim_matches(['[', ']'])
+                described(
+                    "binary",
+                    mime_type.as_deref().unwrap_or("application/octet-stream"),
+                    blob.len()
+                )
+                .trim_matches(['[', ']'])
             ),
             _ => "[a resource of a kind planexec does not know; not shown]".to_string(),
         },

@@ -36,7 +36,7 @@ use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
 
-pub use config::{McpServerConfig, McpTransport};
+pub use config::{McpServerConfig, McpServerToml, McpTransport};
 
 /// Lines of a server's stderr kept to explain why it failed.
 const STDERR_LINES: usize = 20;
@@ -204,9 +204,16 @@ impl McpServer {
     }
 
     async fn open(&self) -> Result<Connection, McpError> {
-        let handler = Handler { server: self.me.clone() };
+        let handler = Handler {
+            server: self.me.clone(),
+        };
         match &self.config.transport {
-            McpTransport::Stdio { command, args, env, cwd } => {
+            McpTransport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
                 let mut cmd = tokio::process::Command::new(command);
                 cmd.args(args).envs(env);
                 if let Some(cwd) = cwd {
@@ -231,7 +238,9 @@ impl McpServer {
                     });
                 }
                 let service = handler.serve(transport).await.map_err(|e| {
-                    self.start_error(&format!("the MCP handshake failed: {e} (is it an MCP server over stdio?)"))
+                    self.start_error(&format!(
+                        "the MCP handshake failed: {e} (is it an MCP server over stdio?)"
+                    ))
                 })?;
                 Ok(Connection {
                     service,

@@ -7,7 +7,7 @@
 //! Without the servers installed the tests skip, unless PLANEXEC_REQUIRE_MCP=1
 //! (as in CI), where they fail.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -17,32 +17,16 @@ use planexec::{
     Agent, Approval, Approver, Effect, Event, Mode, Plan, RunOptions, RunReport, RunStatus, Step, ToolRegistry,
 };
 use planexec_mcp::{McpServerConfig, McpServers};
+use planexec_testkit::mcp::{mcp_home, McpHome};
 use planexec_testkit::{Reply, ScriptedServer};
 use serde_json::{json, Value};
 
-/// Where the servers are installed, or `None` (and a note) to skip.
-fn mcp_home() -> Option<PathBuf> {
-    let dir = std::env::var_os("PLANEXEC_MCP_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/planexec/mcp"));
-    let present = dir.join("npm/node_modules/.bin/mcp-server-everything").exists()
-        && dir.join("venv/bin/mcp-server-git").exists();
-    if present {
-        return Some(dir);
-    }
-    if std::env::var("PLANEXEC_REQUIRE_MCP").as_deref() == Ok("1") {
-        panic!("the MCP servers are not installed in {}: run scripts/mcp-servers.sh", dir.display());
-    }
-    eprintln!("skipped: MCP servers not installed (run scripts/mcp-servers.sh)");
-    None
+fn npm_bin(home: &McpHome, name: &str) -> String {
+    home.npm(name).display().to_string()
 }
 
-fn npm_bin(home: &Path, name: &str) -> String {
-    home.join("npm/node_modules/.bin").join(name).display().to_string()
-}
-
-fn venv_bin(home: &Path, name: &str) -> String {
-    home.join("venv/bin").join(name).display().to_string()
+fn venv_bin(home: &McpHome, name: &str) -> String {
+    home.python(name).display().to_string()
 }
 
 fn agent(server: &ScriptedServer, tools: Arc<ToolRegistry>, options: RunOptions) -> planexec::AgentBuilder {
@@ -54,7 +38,9 @@ fn agent(server: &ScriptedServer, tools: Arc<ToolRegistry>, options: RunOptions)
         retry_base: Duration::from_millis(10),
     })
     .unwrap();
-    Agent::builder(Arc::new(provider), "test-model").tools(tools).options(options)
+    Agent::builder(Arc::new(provider), "test-model")
+        .tools(tools)
+        .options(options)
 }
 
 fn options(mode: Mode) -> RunOptions {
@@ -101,7 +87,11 @@ async fn filesystem_over_stdio_registers_namespaced_tools_with_effects_and_runs_
     let root = dir.path().canonicalize().unwrap().display().to_string();
     let registry = Arc::new(ToolRegistry::new());
     let servers = McpServers::start(
-        &[McpServerConfig::stdio("fs", &npm_bin(&home, "mcp-server-filesystem"), &[&root])],
+        &[McpServerConfig::stdio(
+            "fs",
+            &npm_bin(&home, "mcp-server-filesystem"),
+            &[&root],
+        )],
         &registry,
     )
     .await
@@ -110,8 +100,17 @@ async fn filesystem_over_stdio_registers_namespaced_tools_with_effects_and_runs_
     assert_eq!(effect("fs.read_text_file"), Effect::ReadOnly);
     assert_eq!(effect("fs.list_directory"), Effect::ReadOnly);
     assert_eq!(effect("fs.write_file"), Effect::Irreversible, "destructiveHint");
-    assert_eq!(effect("fs.create_directory"), Effect::External, "no hint: the cautious default");
-    assert!(registry.get("fs.read_text_file").unwrap().tool.description().contains("file"));
+    assert_eq!(
+        effect("fs.create_directory"),
+        Effect::External,
+        "no hint: the cautious default"
+    );
+    assert!(registry
+        .get("fs.read_text_file")
+        .unwrap()
+        .tool
+        .description()
+        .contains("file"));
 
     let report = run(
         &registry,
@@ -123,9 +122,16 @@ async fn filesystem_over_stdio_registers_namespaced_tools_with_effects_and_runs_
     )
     .await;
     assert!(report.succeeded(), "{:?}", report.error);
-    assert!(output(&report, "s1").contains("[FILE] notes.txt"), "{}", output(&report, "s1"));
+    assert!(
+        output(&report, "s1").contains("[FILE] notes.txt"),
+        "{}",
+        output(&report, "s1")
+    );
     // The server gives structured content, which is the step's output.
-    assert_eq!(report.step("s2").unwrap().output, Some(json!({"content": "alpha\nbeta\n"})));
+    assert_eq!(
+        report.step("s2").unwrap().output,
+        Some(json!({"content": "alpha\nbeta\n"}))
+    );
 
     let pid = servers.get("fs").unwrap().pid().await.unwrap();
     assert!(alive(pid));
@@ -143,7 +149,11 @@ async fn arguments_are_checked_against_the_servers_schema_before_a_call() {
     let Some(home) = mcp_home() else { return };
     let registry = Arc::new(ToolRegistry::new());
     let servers = McpServers::start(
-        &[McpServerConfig::stdio("time", &venv_bin(&home, "mcp-server-time"), &["--local-timezone", "UTC"])],
+        &[McpServerConfig::stdio(
+            "time",
+            &venv_bin(&home, "mcp-server-time"),
+            &["--local-timezone", "UTC"],
+        )],
         &registry,
     )
     .await
@@ -179,7 +189,11 @@ async fn an_is_error_result_fails_the_step_with_the_servers_message() {
     let root = dir.path().canonicalize().unwrap().display().to_string();
     let registry = Arc::new(ToolRegistry::new());
     let servers = McpServers::start(
-        &[McpServerConfig::stdio("fs", &npm_bin(&home, "mcp-server-filesystem"), &[&root])],
+        &[McpServerConfig::stdio(
+            "fs",
+            &npm_bin(&home, "mcp-server-filesystem"),
+            &[&root],
+        )],
         &registry,
     )
     .await
@@ -249,7 +263,10 @@ async fn a_server_that_will_not_start_is_named_with_its_command_and_stderr() {
     let broken = McpServerConfig::stdio(
         "broken",
         "sh",
-        &["-c", "echo 'loading config' >&2; echo 'fatal: no API token set' >&2; exit 3"],
+        &[
+            "-c",
+            "echo 'loading config' >&2; echo 'fatal: no API token set' >&2; exit 3",
+        ],
     );
     let error = McpServers::start(&[broken], &registry).await.err().unwrap().0;
     assert!(
@@ -271,7 +288,11 @@ async fn a_server_killed_mid_call_fails_the_attempt_and_the_retry_starts_it_agai
     let Some(home) = mcp_home() else { return };
     let registry = Arc::new(ToolRegistry::new());
     let servers = McpServers::start(
-        &[McpServerConfig::stdio("ev", &npm_bin(&home, "mcp-server-everything"), &[])],
+        &[McpServerConfig::stdio(
+            "ev",
+            &npm_bin(&home, "mcp-server-everything"),
+            &[],
+        )],
         &registry,
     )
     .await
@@ -297,8 +318,10 @@ async fn a_server_killed_mid_call_fails_the_attempt_and_the_retry_starts_it_agai
     let report = agent
         .run_plan(
             "t",
-            plan(json!([{"id": "s1", "description": "slow", "tool": "ev.trigger-long-running-operation",
-                "args": {"duration": 2, "steps": 2}, "depends_on": []}])),
+            plan(
+                json!([{"id": "s1", "description": "slow", "tool": "ev.trigger-long-running-operation",
+                "args": {"duration": 2, "steps": 2}, "depends_on": []}]),
+            ),
         )
         .await;
     assert!(report.succeeded(), "{:?}", report.error);
@@ -317,7 +340,9 @@ async fn a_server_killed_mid_call_fails_the_attempt_and_the_retry_starts_it_agai
 
 /// SIGKILL, as a crash would.
 fn kill_9(pid: u32) {
-    let _ = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status();
+    let _ = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status();
 }
 
 #[tokio::test]
@@ -358,7 +383,11 @@ async fn tools_list_changed_refreshes_the_registry() {
     let registry = Arc::new(ToolRegistry::new());
     // server-everything announces a changed tool list once it is initialized.
     let servers = McpServers::start(
-        &[McpServerConfig::stdio("ev", &npm_bin(&home, "mcp-server-everything"), &[])],
+        &[McpServerConfig::stdio(
+            "ev",
+            &npm_bin(&home, "mcp-server-everything"),
+            &[],
+        )],
         &registry,
     )
     .await
@@ -412,9 +441,18 @@ async fn git_and_memory_servers_side_by_side_in_one_plan() {
     )
     .await
     .unwrap();
-    assert_eq!(registry.get("git.git_reset").unwrap().declared_effect(), Effect::Irreversible);
-    assert_eq!(registry.get("git.git_commit").unwrap().declared_effect(), Effect::External);
-    assert_eq!(registry.get("mem.read_graph").unwrap().declared_effect(), Effect::ReadOnly);
+    assert_eq!(
+        registry.get("git.git_reset").unwrap().declared_effect(),
+        Effect::Irreversible
+    );
+    assert_eq!(
+        registry.get("git.git_commit").unwrap().declared_effect(),
+        Effect::External
+    );
+    assert_eq!(
+        registry.get("mem.read_graph").unwrap().declared_effect(),
+        Effect::ReadOnly
+    );
 
     let report = run(
         &registry,
@@ -429,7 +467,11 @@ async fn git_and_memory_servers_side_by_side_in_one_plan() {
     .await;
     assert!(report.succeeded(), "{:?}", report.error);
     assert!(output(&report, "s1").contains("first commit"));
-    assert!(output(&report, "s3").contains("first commit"), "{}", output(&report, "s3"));
+    assert!(
+        output(&report, "s3").contains("first commit"),
+        "{}",
+        output(&report, "s3")
+    );
     assert!(std::fs::read_to_string(&memory_file).unwrap().contains("first commit"));
     servers.shutdown().await;
 }
@@ -456,7 +498,11 @@ async fn the_modes_hold_for_mcp_tools() {
     let root = dir.path().canonicalize().unwrap().display().to_string();
     let registry = Arc::new(ToolRegistry::new());
     let servers = McpServers::start(
-        &[McpServerConfig::stdio("fs", &npm_bin(&home, "mcp-server-filesystem"), &[&root])],
+        &[McpServerConfig::stdio(
+            "fs",
+            &npm_bin(&home, "mcp-server-filesystem"),
+            &[&root],
+        )],
         &registry,
     )
     .await

@@ -13,9 +13,9 @@ use crate::context::RunContext;
 use crate::events::Event;
 use crate::llm::{ChatRequest, JsonSchemaFormat, Message, Role, ToolCall, ToolChoice, ToolSpec};
 use crate::plan::{self, Plan, Step};
+use crate::policy::Permission;
 use crate::result::{now_ms, StepResult, StepStatus};
 use crate::schedule::DependencyOutputs;
-use crate::policy::Permission;
 use crate::tools::{output, ToolEntry, ToolError, ToolErrorKind};
 
 #[derive(Default)]
@@ -98,7 +98,13 @@ async fn confirm(ctx: &RunContext, step: &Step, deps: &DependencyOutputs, tally:
 
 /// The run's mode decides whether this call may run: run it, refuse it, or ask
 /// the approver with the resolved arguments. Every tool call passes here.
-async fn permit(ctx: &RunContext, step: &Step, entry: &ToolEntry, args: &Value, tally: &mut Tally) -> Result<(), ToolError> {
+async fn permit(
+    ctx: &RunContext,
+    step: &Step,
+    entry: &ToolEntry,
+    args: &Value,
+    tally: &mut Tally,
+) -> Result<(), ToolError> {
     let name = entry.tool.name();
     let effect = entry.effect(args);
     match ctx.options.permission(name, effect) {
@@ -112,7 +118,9 @@ async fn permit(ctx: &RunContext, step: &Step, entry: &ToolEntry, args: &Value, 
                 tally.confirmed = Some(args.clone());
                 Ok(())
             } else {
-                Err(ToolError::denied(format!("the user declined to run `{name}` with {args}")))
+                Err(ToolError::denied(format!(
+                    "the user declined to run `{name}` with {args}"
+                )))
             }
         }
     }

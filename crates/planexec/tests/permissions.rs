@@ -104,7 +104,9 @@ async fn plan_mode_sends_the_planner_back_and_runs_only_reads() {
     let asks = server.requests_from("planner");
     assert!(asks[0].prompt_text().contains("This run is in plan mode"));
     assert!(
-        asks[1].prompt_text().contains("which has effects outside the workspace; this run is in plan mode"),
+        asks[1]
+            .prompt_text()
+            .contains("which has effects outside the workspace; this run is in plan mode"),
         "{}",
         asks[1].prompt_text()
     );
@@ -130,9 +132,19 @@ async fn ask_mode_confirms_each_side_effect_and_a_no_stops_it() {
     assert_eq!(writes.load(Ordering::SeqCst), 0);
     assert_eq!(
         approver.asked(),
-        [("s2".to_string(), json!({"input": "hello world"}), Effect::WritesWorkspace)]
+        [(
+            "s2".to_string(),
+            json!({"input": "hello world"}),
+            Effect::WritesWorkspace
+        )]
     );
-    assert!(report.step("s2").unwrap().error.as_deref().unwrap().contains("declined"));
+    assert!(report
+        .step("s2")
+        .unwrap()
+        .error
+        .as_deref()
+        .unwrap()
+        .contains("declined"));
 }
 
 #[tokio::test]

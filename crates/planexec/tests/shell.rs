@@ -22,7 +22,10 @@ async fn runs_in_the_workspace_with_no_input() {
     let sh = shell(dir.path(), ShellConfig::default());
     let out = sh.call(json!({"command": "ls; cat; echo err >&2"})).await.unwrap();
     assert_eq!(out["exit_code"], 0);
-    assert_eq!(out["stdout"], "here.txt\n", "cat read an empty stdin instead of waiting");
+    assert_eq!(
+        out["stdout"], "here.txt\n",
+        "cat read an empty stdin instead of waiting"
+    );
     assert_eq!(out["stderr"], "err\n");
 }
 
@@ -34,7 +37,10 @@ async fn a_failing_command_is_a_failure_with_its_message() {
         .call(json!({"command": "echo 'no such thing' >&2; exit 3"}))
         .await
         .unwrap_err();
-    assert_eq!(err.message, "`echo 'no such thing' >&2; exit 3` exited with code 3: no such thing");
+    assert_eq!(
+        err.message,
+        "`echo 'no such thing' >&2; exit 3` exited with code 3: no such thing"
+    );
 }
 
 #[tokio::test]
@@ -54,7 +60,11 @@ async fn a_command_past_its_time_limit_is_stopped_with_its_children() {
         .await
         .unwrap_err();
     assert!(started.elapsed() < Duration::from_secs(10));
-    assert!(err.message.contains("did not finish within 0.5s and was stopped"), "{}", err.message);
+    assert!(
+        err.message.contains("did not finish within 0.5s and was stopped"),
+        "{}",
+        err.message
+    );
     let ps = std::process::Command::new("sh")
         .args(["-c", "ps -eo args | grep -c '^sleep 30$' || true"])
         .output()
@@ -80,7 +90,10 @@ async fn output_is_capped_and_binary_is_described() {
     assert!(text.starts_with("1\n2\n"), "{text}");
     assert!(text.contains("[... output truncated: showing 10 of"), "{text}");
     assert!(text.ends_with("more bytes not kept]"), "{text}");
-    let out = sh.call(json!({"command": "printf '\\211PNG\\r\\n\\032\\n\\000\\000'"})).await.unwrap();
+    let out = sh
+        .call(json!({"command": "printf '\\211PNG\\r\\n\\032\\n\\000\\000'"}))
+        .await
+        .unwrap();
     assert_eq!(out["stdout"], "[binary output: 10 bytes, a PNG image; not shown]");
 }
 

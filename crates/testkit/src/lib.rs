@@ -9,6 +9,8 @@
 //! The server runs on its own thread and runtime, so it serves equally well a
 //! `#[tokio::test]` and a blocking test that drives the `planexec` binary.
 
+pub mod mcp;
+
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};

@@ -14,6 +14,7 @@ pub fn planexec(workspace: &std::path::Path) -> Command {
         .env("XDG_CONFIG_HOME", workspace.join(".no-user-config"))
         .env("XDG_DATA_HOME", workspace.join(".no-user-config").join("data"))
         .env_remove("PLANEXEC_DB")
+        .env_remove("PLANEXEC_MODE")
         .env("PLANEXEC_MODEL_DIR", workspace.join(".no-models"))
         .env_remove("PLANEXEC_MODEL_PATH")
         .stdin(Stdio::null());

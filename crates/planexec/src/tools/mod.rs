@@ -242,7 +242,11 @@ impl ToolRegistry {
     }
 
     fn effect_override(&self, name: &str) -> Option<Effect> {
-        self.effects.read().unwrap_or_else(|e| e.into_inner()).get(name).copied()
+        self.effects
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+            .copied()
     }
 
     /// Add a tool, replacing any tool of the same name. Fails if its schema is not valid JSON Schema.

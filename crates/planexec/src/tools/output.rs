@@ -100,7 +100,10 @@ fn sniff(bytes: &[u8]) -> Option<&'static str> {
         (b"\x1f\x8b", "gzip data"),
         (b"\x7fELF", "an ELF executable"),
     ];
-    SIGNATURES.iter().find(|(magic, _)| bytes.starts_with(magic)).map(|(_, kind)| *kind)
+    SIGNATURES
+        .iter()
+        .find(|(magic, _)| bytes.starts_with(magic))
+        .map(|(_, kind)| *kind)
 }
 
 fn thousands(n: usize) -> String {
@@ -132,7 +135,10 @@ mod tests {
     #[test]
     fn too_many_lines_are_cut_with_a_marker() {
         let out = cap_text("1\n2\n3\n4\n5\n", SMALL);
-        assert!(out.starts_with("1\n2\n3\n[... output truncated: showing 3 of 5 lines"), "{out}");
+        assert!(
+            out.starts_with("1\n2\n3\n[... output truncated: showing 3 of 5 lines"),
+            "{out}"
+        );
     }
 
     #[test]
@@ -155,7 +161,10 @@ mod tests {
     #[test]
     fn binary_is_described() {
         let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".repeat(100);
-        assert_eq!(text_or_description(&png), "[binary output: 1,600 bytes, a PNG image; not shown]");
+        assert_eq!(
+            text_or_description(&png),
+            "[binary output: 1,600 bytes, a PNG image; not shown]"
+        );
         assert_eq!(text_or_description(b"plain"), "plain");
         assert!(text_or_description(b"a\0b").starts_with("[binary output: 3 bytes;"));
     }

@@ -1,0 +1,221 @@
+//! The terminal over MCP servers and the modes: `tools list` with servers and
+//! effect classes, servers from `planexec.toml` and from `--mcp`, a server that
+//! will not start, and `--mode plan|ask|auto` refusing or asking as specified
+//! with no terminal attached.
+
+mod common;
+
+use common::{planexec, run};
+use planexec_testkit::mcp::mcp_home;
+use planexec_testkit::{Reply, ScriptedServer};
+use serde_json::json;
+
+fn plan_file(dir: &std::path::Path, steps: serde_json::Value) -> String {
+    let path = dir.join("plan.json");
+    std::fs::write(&path, json!({"goal": "g", "steps": steps}).to_string()).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn tools_list_shows_builtins_and_each_servers_tools_with_effects() {
+    let Some(home) = mcp_home() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(
+        dir.path().join("planexec.toml"),
+        format!(
+            "[[mcp_servers]]\nname = \"time\"\ncommand = \"{}\"\nargs = [\"--local-timezone\", \"UTC\"]\n\n[tools.\"fs.create_directory\"]\neffect = \"writes_workspace\"\n",
+            home.python("mcp-server-time").display()
+        ),
+    )
+    .unwrap();
+    let fs = format!("fs={} {}", home.npm("mcp-server-filesystem").display(), root.display());
+    let (out, stdout, stderr) = run(planexec(dir.path()).args(["tools", "list", "--mcp", &fs]));
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.starts_with("built-in (6 tools)\n"), "{stdout}");
+    assert!(stdout.contains("MCP server `time` (2 tools)"), "{stdout}");
+    assert!(stdout.contains("MCP server `fs` ("), "{stdout}");
+    let line = |name: &str| {
+        stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no {name} in {stdout}"))
+            .to_string()
+    };
+    assert!(line("shell").contains("external"));
+    assert!(line("time.get_current_time").contains("read_only"));
+    assert!(line("fs.write_file").contains("irreversible"));
+    assert!(
+        line("fs.create_directory").contains("writes_workspace *"),
+        "{}",
+        line("fs.create_directory")
+    );
+    assert!(stdout.contains("(* = effect class set in planexec.toml)"));
+}
+
+#[test]
+fn a_run_uses_a_configured_server_and_stops_it_afterwards() {
+    let Some(home) = mcp_home() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // Through `sh`, to learn the server's pid: `exec` keeps it.
+    std::fs::write(
+        dir.path().join("planexec.toml"),
+        format!(
+            "[[mcp_servers]]\nname = \"time\"\ncommand = \"sh\"\nargs = [\"-c\", \"echo $$ > server.pid; exec {} --local-timezone UTC\"]\n",
+            home.python("mcp-server-time").display()
+        ),
+    )
+    .unwrap();
+    let server = ScriptedServer::start();
+    server
+        .role("planner")
+        .reply(Reply::json(&json!({"goal": "time", "steps": [
+            {"id": "s1", "description": "what time is it", "tool": "time.convert_time",
+             "args": {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}, "depends_on": []}
+        ]})));
+    server
+        .role("synthesizer")
+        .reply(Reply::content("It is 21:00 in Tokyo [s1]."));
+    let (out, stdout, stderr) = run(planexec(dir.path()).args([
+        "run",
+        "noon UTC in Tokyo?",
+        "--yes",
+        "--mode",
+        "plan",
+        "--base-url",
+        &server.base_url(),
+    ]));
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stdout.trim(), "It is 21:00 in Tokyo [s1].");
+    let planner = server.requests_from("planner")[0].prompt_text();
+    assert!(
+        planner.contains("- time.convert_time: "),
+        "the planner sees the server's tools"
+    );
+    let synth = server.requests_from("synthesizer")[0].prompt_text();
+    assert!(synth.contains("21:00"), "{synth}");
+    let pid = std::fs::read_to_string(dir.path().join("server.pid")).unwrap();
+    let proc = std::path::PathBuf::from(format!("/proc/{}", pid.trim()));
+    assert!(!proc.exists(), "the server was stopped when the run ended");
+}
+
+#[test]
+fn a_server_that_will_not_start_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, _, stderr) = run(planexec(dir.path()).args([
+        "tools",
+        "list",
+        "--mcp",
+        "db=sh -c 'echo \"cannot open database: locked\" >&2; exit 1'",
+    ]));
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("MCP server `db` did not start (`sh -c"), "{stderr}");
+    assert!(stderr.contains("cannot open database: locked"), "{stderr}");
+    let (out, _, stderr) = run(planexec(dir.path()).args(["tools", "list", "--mcp", "no name"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr.contains("has no `NAME=`"), "{stderr}");
+}
+
+#[test]
+fn plan_mode_refuses_side_effects_and_allowlisted_shell_commands_run() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("planexec.toml"), "[shell]\nallow = [\"ls *\"]\n").unwrap();
+    std::fs::write(dir.path().join("a.txt"), "a").unwrap();
+    let plan = plan_file(
+        dir.path(),
+        json!([
+            {"id": "s1", "description": "list", "tool": "shell", "args": {"command": "ls"}, "depends_on": []},
+            {"id": "s2", "description": "write", "tool": "write_file", "args": {"path": "b.txt", "content": "b"}, "depends_on": []},
+            {"id": "s3", "description": "delete", "tool": "shell", "args": {"command": "rm a.txt"}, "depends_on": []}
+        ]),
+    );
+    let (out, _, stderr) = run(planexec(dir.path()).args(["exec", &plan, "--yes", "--mode", "plan"]));
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("step s2 uses `write_file`, which writes inside the workspace; this run is in plan mode"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("step s3 uses `shell`, which has effects outside the workspace"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("step s1 uses"), "`ls` is on the allowlist: {stderr}");
+    assert!(dir.path().join("a.txt").exists() && !dir.path().join("b.txt").exists());
+
+    let server = ScriptedServer::start();
+    server.role("synthesizer").reply(Reply::content("listed"));
+    let plan = plan_file(
+        dir.path(),
+        json!([{"id": "s1", "description": "list", "tool": "shell", "args": {"command": "ls"}, "depends_on": []}]),
+    );
+    let (out, _, stderr) = run(planexec(dir.path()).args([
+        "exec",
+        &plan,
+        "--yes",
+        "--mode",
+        "plan",
+        "--json",
+        "--base-url",
+        &server.base_url(),
+    ]));
+    assert!(out.status.success(), "{stderr}");
+}
+
+#[test]
+fn with_no_terminal_yes_confirms_side_effects_but_never_an_irreversible_tool() {
+    let Some(home) = mcp_home() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let fs = format!("fs={} {}", home.npm("mcp-server-filesystem").display(), root.display());
+    let server = ScriptedServer::start();
+    server.role("synthesizer").always(Reply::content("done"));
+    let plan = plan_file(
+        dir.path(),
+        json!([
+            {"id": "s1", "description": "write a", "tool": "write_file", "args": {"path": "a.txt", "content": "a"}, "depends_on": []},
+            {"id": "s2", "description": "write b", "tool": "fs.write_file",
+             "args": {"path": root.join("b.txt").display().to_string(), "content": "b"}, "depends_on": ["s1"]}
+        ]),
+    );
+    let exec = |mode: &str| {
+        run(planexec(dir.path()).args([
+            "exec",
+            &plan,
+            "--yes",
+            "--mode",
+            mode,
+            "--max-replans",
+            "0",
+            "--mcp",
+            &fs,
+            "--base-url",
+            &server.base_url(),
+        ]))
+    };
+    for mode in ["ask", "auto"] {
+        let (out, _, stderr) = exec(mode);
+        assert_eq!(out.status.code(), Some(1), "{mode}: {stderr}");
+        assert!(
+            stderr.contains("step s2 needs a person's confirmation to run `fs.write_file`, which cannot be undone, but standard input is not a terminal: not run"),
+            "{mode}: {stderr}"
+        );
+        assert!(stderr.contains("allow = true"), "{stderr}");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+            "a",
+            "{mode}"
+        );
+        assert!(!dir.path().join("b.txt").exists(), "{mode}");
+    }
+    std::fs::write(
+        dir.path().join("planexec.toml"),
+        "[tools.\"fs.write_file\"]\nallow = true\n",
+    )
+    .unwrap();
+    let (out, _, stderr) = exec("auto");
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("b.txt")).unwrap(), "b");
+    // `allow` is for auto mode: ask mode still wants a person.
+    let (out, _, _) = exec("ask");
+    assert_eq!(out.status.code(), Some(1));
+}
