@@ -261,3 +261,41 @@ async fn huge_tool_output_is_capped_with_a_marker() {
         &out[out.len() - 100..]
     );
 }
+
+#[tokio::test]
+async fn plan_mode_refuses_a_replan_that_brings_in_a_side_effect() {
+    let server = ScriptedServer::start();
+    let writer = tool("writer", Effect::WritesWorkspace);
+    let writes = writer.counter();
+    let bad = TestTool::new("bad").failing(u32::MAX, ToolError::failed("no data"));
+    server.role("planner").reply(Reply::json(&plan_json(vec![step(
+        "s1",
+        Some("bad"),
+        json!({"input": "a"}),
+        &[],
+    )])));
+    server.role("replanner").replies(vec![
+        Reply::json(&plan_json(vec![step("s2", Some("writer"), json!({"input": "b"}), &[])])),
+        Reply::json(&plan_json(vec![step("s3", Some("echo"), json!({"input": "c"}), &[])])),
+    ]);
+    server.role("synthesizer").reply(Reply::content("done"));
+    let mut options = with_mode(Mode::Plan);
+    options.max_replans = 1;
+    let report = builder(&server, registry(vec![TestTool::new("echo"), writer, bad]))
+        .options(options)
+        .build()
+        .run("t")
+        .await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    assert_eq!(writes.load(Ordering::SeqCst), 0);
+    assert!(report.step("s2").is_none());
+    let asks = server.requests_from("replanner");
+    assert_eq!(asks.len(), 2);
+    assert!(
+        asks[1]
+            .prompt_text()
+            .contains("step s2 uses `writer`, which writes inside the workspace; this run is in plan mode"),
+        "{}",
+        asks[1].prompt_text()
+    );
+}
