@@ -276,7 +276,7 @@ impl Config {
         put("mode", file.mode);
         let shell = file.shell.unwrap_or_default();
         put("shell.enabled", shell.enabled.map(|v| v.to_string()));
-        put("shell.allow", shell.allow.map(|v| v.join(",")));
+        put("shell.allow", shell.allow.map(|v| v.join("\n")));
         put("shell.timeout", shell.timeout.map(|v| v.to_string()));
 
         for (model, price) in file.prices.unwrap_or_default() {
@@ -461,9 +461,23 @@ impl Config {
                 self.entries["shell.timeout"].source
             ));
         }
+        let timeout = Duration::try_from_secs_f64(timeout).map_err(|_| {
+            format!(
+                "shell.timeout = {timeout} (from {}) is too large",
+                self.entries["shell.timeout"].source
+            )
+        })?;
         Ok(Some(ShellConfig {
-            allow: self.list("shell.allow"),
-            timeout: Duration::from_secs_f64(timeout),
+            // Patterns may hold commas, so the list is kept one per line.
+            allow: self
+                .get("shell.allow")
+                .unwrap_or("")
+                .lines()
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect(),
+            timeout,
             ..ShellConfig::default()
         }))
     }

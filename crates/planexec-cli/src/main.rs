@@ -756,6 +756,7 @@ async fn execute(
 
     let approver = Arc::new(CliApprover {
         approve_plan: flags.yes,
+        yes: flags.yes,
         terminal: interactive.then(|| TerminalReviewer {
             display: display.clone(),
         }),
@@ -856,6 +857,8 @@ fn finish(display: &Display, report: &RunReport, json: bool) {
 /// `--mode auto`) can let run.
 struct CliApprover {
     approve_plan: bool,
+    /// `--yes`: with no terminal, stands in for a "yes" to a step with side effects.
+    yes: bool,
     terminal: Option<TerminalReviewer>,
     display: Arc<Display>,
 }
@@ -881,7 +884,7 @@ impl Approver for CliApprover {
         if let Some(terminal) = &self.terminal {
             return terminal.confirm_step(step, args, effect).await;
         }
-        if self.approve_plan && effect != Effect::Irreversible {
+        if self.yes && effect != Effect::Irreversible {
             return true;
         }
         let tool = step.tool.as_deref().unwrap_or("?");
@@ -1057,13 +1060,19 @@ async fn resume(
             workspace.display()
         )));
     }
-    let config = Config::load(&workspace, &common.flags())?;
+    // The run keeps the mode it was started in, unless --mode says otherwise.
+    let mut flags_now = common.flags();
+    if flags_now.mode.is_none() {
+        flags_now.mode = stored.options.get("mode").and_then(|m| m.as_str()).map(str::to_string);
+    }
+    let config = Config::load(&workspace, &flags_now)?;
     let tools = open_tools(&workspace, &config, &common.mcp).await?;
     let display = Display::new(quiet, side_effect_tools(&tools.registry));
     init_logging(verbose, &display);
     // A resumed run's plan was approved before (or is approved by --yes).
     let approver = Arc::new(CliApprover {
         approve_plan: flags.yes || !interactive,
+        yes: flags.yes,
         terminal: interactive.then(|| TerminalReviewer {
             display: display.clone(),
         }),

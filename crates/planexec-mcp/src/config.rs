@@ -134,7 +134,8 @@ impl McpServerConfig {
         };
         let secs = |v: Option<f64>, default: Duration, what: &str| match v {
             None => Ok(default),
-            Some(s) if s > 0.0 && s.is_finite() => Ok(Duration::from_secs_f64(s)),
+            Some(s) if s > 0.0 => Duration::try_from_secs_f64(s)
+                .map_err(|_| McpError(format!("MCP server `{}`: {what} = {s} is too large", t.name))),
             Some(s) => Err(McpError(format!(
                 "MCP server `{}`: {what} must be a positive number of seconds, not {s}",
                 t.name

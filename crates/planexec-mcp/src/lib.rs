@@ -21,7 +21,7 @@ mod config;
 mod content;
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -98,6 +98,8 @@ pub struct McpServer {
     stderr: Arc<Mutex<VecDeque<String>>>,
     refreshes: AtomicU32,
     starts: AtomicU32,
+    /// Set by [`McpServers::shutdown`]: no restart, no late re-registration.
+    stopped: AtomicBool,
 }
 
 struct Connection {
@@ -117,6 +119,7 @@ impl McpServer {
             stderr: Arc::default(),
             refreshes: AtomicU32::new(0),
             starts: AtomicU32::new(0),
+            stopped: AtomicBool::new(false),
         })
     }
 
@@ -173,7 +176,22 @@ impl McpServer {
             return Ok(());
         }
         *slot = None;
-        let connection = tokio::time::timeout(self.config.startup_timeout, self.open())
+        if self.stopped.load(Ordering::SeqCst) {
+            return Err(McpError(format!("MCP server `{}` was stopped", self.config.name)));
+        }
+        // The handshake and the first tool list share one time limit, so a
+        // server that never answers cannot hold the run (or its shutdown).
+        let started = async {
+            let connection = self.open().await?;
+            let tools = connection
+                .service
+                .peer()
+                .list_all_tools()
+                .await
+                .map_err(|e| self.start_error(&format!("listing its tools failed: {e}")))?;
+            Ok::<_, McpError>((connection, tools))
+        };
+        let (mut connection, tools) = tokio::time::timeout(self.config.startup_timeout, started)
             .await
             .unwrap_or_else(|_| {
                 Err(self.start_error(&format!(
@@ -181,14 +199,7 @@ impl McpServer {
                     self.config.startup_timeout.as_secs_f64()
                 )))
             })?;
-        let mut connection = connection;
         connection.generation = self.starts.fetch_add(1, Ordering::SeqCst) + 1;
-        let tools = connection
-            .service
-            .peer()
-            .list_all_tools()
-            .await
-            .map_err(|e| self.start_error(&format!("listing its tools failed: {e}")))?;
         self.register(tools)?;
         *slot = Some(connection);
         Ok(())
@@ -277,10 +288,13 @@ impl McpServer {
 
     /// Replace this server's tools in the registry by `tools`.
     fn register(&self, tools: Vec<rmcp::model::Tool>) -> Result<(), McpError> {
-        let Some(registry) = self.registry.upgrade() else {
+        // Either is gone only while the run is being torn down: nothing to update.
+        let (Some(registry), Some(me)) = (self.registry.upgrade(), self.me.upgrade()) else {
             return Ok(());
         };
-        let me = self.me.upgrade().expect("a server calls this on itself");
+        if self.stopped.load(Ordering::SeqCst) {
+            return Ok(());
+        }
         let tools: Vec<Arc<dyn Tool>> = tools
             .into_iter()
             .map(|t| Arc::new(McpTool::new(me.clone(), t)) as Arc<dyn Tool>)
@@ -316,7 +330,9 @@ impl McpServer {
         }
     }
 
-    async fn call(&self, tool: &str, args: Value) -> Result<Value, ToolError> {
+    /// Call `tool`. If the server dies during the call, only an `idempotent`
+    /// call is marked for retry: another's effect may already have happened.
+    async fn call(&self, tool: &str, args: Value, idempotent: bool) -> Result<Value, ToolError> {
         let (peer, generation) = self.peer().await?;
         let mut params = CallToolRequestParams::new(tool.to_string());
         if let Value::Object(map) = args {
@@ -352,17 +368,28 @@ impl McpServer {
                 self.drop_connection(generation).await;
                 // Give the reader a moment to collect the dying server's last words.
                 tokio::time::sleep(Duration::from_millis(50)).await;
-                Err(ToolError::retryable(format!(
-                    "MCP server `{}` stopped during the call to `{tool}` ({e}); it is started again on the next call{}",
-                    self.config.name,
-                    self.stderr_tail()
-                )))
+                let stopped = format!(
+                    "MCP server `{}` stopped during the call to `{tool}` ({e})",
+                    self.config.name
+                );
+                Err(if idempotent {
+                    ToolError::retryable(format!(
+                        "{stopped}; it is started again on the next call{}",
+                        self.stderr_tail()
+                    ))
+                } else {
+                    ToolError::failed(format!(
+                        "{stopped}; not retried, because the call may or may not have taken effect{}",
+                        self.stderr_tail()
+                    ))
+                })
             }
             Err(e) => Err(ToolError::failed(format!("`{qualified}` failed: {e}"))),
         }
     }
 
     async fn stop(&self) {
+        self.stopped.store(true, Ordering::SeqCst);
         if let Some(registry) = self.registry.upgrade() {
             let _ = registry.replace_prefixed(&self.prefix(), Vec::new());
         }
@@ -463,6 +490,6 @@ impl Tool for McpTool {
         self.idempotent
     }
     async fn call(&self, args: Value) -> Result<Value, ToolError> {
-        self.server.call(&self.remote_name, args).await
+        self.server.call(&self.remote_name, args, self.idempotent).await
     }
 }

@@ -306,8 +306,13 @@ async fn fix_with_model(
             tool.name()
         )),
     ];
+    // Function names at OpenAI allow only letters, digits, `_` and `-`, so an
+    // MCP tool (`server.tool`) is offered under an alias.
+    let alias = tool
+        .name()
+        .replace(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'), "__");
     let spec = ToolSpec {
-        name: tool.name().to_string(),
+        name: alias.clone(),
         description: tool.description().to_string(),
         parameters: tool.parameters(),
     };
@@ -332,7 +337,7 @@ async fn fix_with_model(
                 }
             },
         };
-        if call.name != tool.name() {
+        if call.name != tool.name() && call.name != alias {
             last_error = format!("`{}` is not the tool of this step; call `{}`", call.name, tool.name());
         } else {
             let resolved = match call.arguments.as_object() {

@@ -299,3 +299,14 @@ async fn plan_mode_refuses_a_replan_that_brings_in_a_side_effect() {
         asks[1].prompt_text()
     );
 }
+
+#[test]
+fn a_configured_effect_class_decides_idempotence_too() {
+    // The tool says it is read-only; configuration says it has external effects,
+    // so a resume must not re-run it unasked.
+    let tools = registry(vec![tool("lookup", Effect::ReadOnly)]);
+    assert!(tools.is_idempotent("lookup"));
+    tools.override_effect("lookup", Effect::External);
+    assert!(!tools.is_idempotent("lookup"));
+    assert!(tools.has_side_effects("lookup"));
+}

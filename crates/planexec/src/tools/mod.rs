@@ -199,6 +199,15 @@ impl ToolEntry {
         self.effect_override.unwrap_or_else(|| self.tool.effect())
     }
 
+    /// Whether a second run with the same arguments is harmless. A configured
+    /// effect class wins over the tool's own claim.
+    pub fn idempotent(&self) -> bool {
+        match self.effect_override {
+            Some(effect) => effect == Effect::ReadOnly,
+            None => self.tool.idempotent(),
+        }
+    }
+
     /// Whether the effect class comes from the user's configuration.
     pub fn effect_overridden(&self) -> bool {
         self.effect_override.is_some()
@@ -321,7 +330,7 @@ impl ToolRegistry {
 
     /// Whether the named tool may safely run twice (unknown tools are assumed not).
     pub fn is_idempotent(&self, name: &str) -> bool {
-        self.get(name).is_some_and(|e| e.tool.idempotent())
+        self.get(name).is_some_and(|e| e.idempotent())
     }
 
     /// Whether the named tool has side effects (unknown tools are assumed to).

@@ -67,15 +67,21 @@ fn cap_strings(value: Value, caps: OutputCaps) -> Value {
     }
 }
 
-/// Whether `bytes` look like text: valid UTF-8 with no NUL bytes.
+/// Whether `bytes` look like text: UTF-8 with no NUL bytes. A character cut
+/// off at the very end (by a size cap) still counts as text.
 pub fn is_text(bytes: &[u8]) -> bool {
-    !bytes.contains(&0) && std::str::from_utf8(bytes).is_ok()
+    !bytes.contains(&0)
+        && match std::str::from_utf8(bytes) {
+            Ok(_) => true,
+            Err(e) => e.error_len().is_none(),
+        }
 }
 
 /// `bytes` as text when they are text, otherwise a one-line description of them.
 pub fn text_or_description(bytes: &[u8]) -> String {
     if is_text(bytes) {
-        String::from_utf8_lossy(bytes).into_owned()
+        let end = std::str::from_utf8(bytes).map_or_else(|e| e.valid_up_to(), |s| s.len());
+        String::from_utf8_lossy(&bytes[..end]).into_owned()
     } else {
         describe_binary(bytes.len(), sniff(bytes))
     }
@@ -167,5 +173,7 @@ mod tests {
         );
         assert_eq!(text_or_description(b"plain"), "plain");
         assert!(text_or_description(b"a\0b").starts_with("[binary output: 3 bytes;"));
+        // A cap that cut "é" in half leaves text, not binary.
+        assert_eq!(text_or_description(&"aé".as_bytes()[..2]), "a");
     }
 }

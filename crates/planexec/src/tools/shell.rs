@@ -175,7 +175,9 @@ impl Tool for Shell {
         let mut child = cmd
             .spawn()
             .map_err(|e| ToolError::failed(format!("cannot start `sh`: {e}")))?;
-        let pid = child.id();
+        // Whatever ends this call (exit, time limit, the step dropped on Ctrl-C),
+        // nothing the command started outlives it.
+        let _group = GroupKill(child.id());
         let keep = self.config.caps.max_bytes + 1;
         let stdout = read_capped(child.stdout.take().expect("piped"), keep);
         let stderr = read_capped(child.stderr.take().expect("piped"), keep);
@@ -187,7 +189,6 @@ impl Tool for Shell {
         let (out, out_total, err, err_total, status) = match tokio::time::timeout(self.config.timeout, run).await {
             Ok(done) => done,
             Err(_) => {
-                kill_group(pid);
                 return Err(ToolError::failed(format!(
                     "`{command}` did not finish within {}s and was stopped",
                     self.config.timeout.as_secs_f64()
@@ -213,18 +214,21 @@ impl Tool for Shell {
     }
 }
 
-#[cfg(unix)]
-fn kill_group(pid: Option<u32>) {
-    if let Some(pid) = pid {
-        // SAFETY: kill(2) with a negative pid signals the process group the child leads.
-        unsafe {
-            libc::kill(-(pid as i32), libc::SIGKILL);
+/// Kills the command's process group when dropped.
+struct GroupKill(Option<u32>);
+
+impl Drop for GroupKill {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        if let Some(pid) = self.0 {
+            // SAFETY: kill(2) with a negative pid signals the process group the
+            // child leads (its own, from `process_group(0)`); no memory is involved.
+            unsafe {
+                libc::kill(-(pid as i32), libc::SIGKILL);
+            }
         }
     }
 }
-
-#[cfg(not(unix))]
-fn kill_group(_pid: Option<u32>) {}
 
 #[cfg(test)]
 mod tests {
