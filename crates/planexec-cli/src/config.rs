@@ -153,6 +153,8 @@ const KEYS: &[(&str, Option<&str>)] = &[
     ("provider", Some("auto")),
     ("base_url", None),
     ("api_key", None),
+    ("anthropic_base_url", None),
+    ("anthropic_api_key", None),
     ("model", Some("gpt-4o-mini")),
     ("model_path", None),
     ("local_model", Some("default")),
@@ -178,6 +180,8 @@ const ENV: &[(&str, &str)] = &[
     ("PLANEXEC_PROVIDER", "provider"),
     ("OPENAI_BASE_URL", "base_url"),
     ("OPENAI_API_KEY", "api_key"),
+    ("ANTHROPIC_BASE_URL", "anthropic_base_url"),
+    ("ANTHROPIC_API_KEY", "anthropic_api_key"),
     ("PLANEXEC_MODEL", "model"),
     ("PLANEXEC_MODEL_PATH", "model_path"),
     ("PLANEXEC_LOCAL_MODEL", "local_model"),
@@ -227,7 +231,7 @@ impl Config {
     }
 
     fn set(&mut self, key: &str, value: String, source: Source) {
-        let secret = key == "api_key";
+        let secret = key == "api_key" || key == "anthropic_api_key";
         self.entries.insert(key.to_string(), Entry { value, source, secret });
     }
 
@@ -525,6 +529,7 @@ impl Config {
             let price = Price {
                 input_per_million: input.trim().parse().map_err(|_| bad())?,
                 output_per_million: output.trim().parse().map_err(|_| bad())?,
+                ..Price::default()
             };
             if model == "*" {
                 pricing.default = Some(price);

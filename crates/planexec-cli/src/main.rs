@@ -13,6 +13,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
+use planexec::llm::anthropic::{Anthropic, AnthropicConfig};
 use planexec::llm::cassette::{Recorder, Replayer};
 use planexec::llm::openai::{OpenAiCompatible, OpenAiConfig};
 use planexec::render::{self, Annotations, Format};
@@ -653,6 +654,22 @@ fn build_agent(
     Ok(builder.build())
 }
 
+/// Refuse to send the user's key (config key `key`) to a `base_url` that a
+/// workspace's `planexec.toml` chose.
+fn key_stays_home(config: &Config, key: &str) -> Result<(), BadInput> {
+    if let (Some(url_entry), Some(key_entry)) = (config.entry("base_url"), config.entry(key)) {
+        let from_workspace =
+            |e: &config::Entry| matches!(&e.source, config::Source::File(p) if p.ends_with("planexec.toml"));
+        if from_workspace(url_entry) && !from_workspace(key_entry) {
+            return Err(BadInput(format!(
+                "{} sets base_url = {}, but your API key comes from {}; planexec will not send your key to a server named by a workspace file. Set base_url in your own config, the environment or --base-url to trust it",
+                url_entry.source, url_entry.value, key_entry.source
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The provider the configuration asks for, its model name, and whether
 /// per-role model names apply to it.
 fn provider_from(
@@ -661,15 +678,42 @@ fn provider_from(
 ) -> Result<(Arc<dyn planexec::ChatModel>, String, bool), BadInput> {
     let base_url = config.get("base_url").map(str::to_string);
     let api_key = config.get("api_key").filter(|k| !k.is_empty()).map(str::to_string);
-    // `auto`: a server when one is configured, else the embedded model.
+    // `auto`: a server when one is configured (OpenAI-compatible first, then
+    // Anthropic), else the embedded model.
     let provider_name = match config.get("provider").unwrap_or("auto") {
         "auto" if base_url.is_some() || api_key.is_some() => "openai-compatible",
+        "auto" if config.get("anthropic_api_key").is_some_and(|k| !k.is_empty()) => "anthropic",
         "auto" => "local",
         "openai" => "openai-compatible",
         other => other,
     };
     match provider_name {
         "openai-compatible" => {}
+        "anthropic" => {
+            key_stays_home(config, "anthropic_api_key")?;
+            // --api-key / --base-url (and the config file) win over ANTHROPIC_*.
+            let key = api_key.or_else(|| config.get("anthropic_api_key").map(str::to_string));
+            if key.is_none() {
+                return Err(BadInput(
+                    "the anthropic provider needs an API key: set ANTHROPIC_API_KEY (or --api-key)".to_string(),
+                ));
+            }
+            let url = base_url
+                .or_else(|| config.get("anthropic_base_url").map(str::to_string))
+                .unwrap_or_else(|| AnthropicConfig::default().base_url);
+            let provider = Anthropic::new(AnthropicConfig {
+                base_url: url,
+                api_key: key,
+                timeout,
+                ..AnthropicConfig::default()
+            })
+            .map_err(|e| BadInput(e.to_string()))?;
+            let model = match config.entry("model") {
+                Some(e) if e.source != config::Source::Default => e.value.clone(),
+                _ => "claude-sonnet-4-5".to_string(),
+            };
+            return Ok((Arc::new(provider), model, true));
+        }
         "local" => {
             let path = planexec_local::locate_model(
                 config.get("model_path").map(Path::new),
@@ -684,7 +728,7 @@ fn provider_from(
         }
         other => {
             return Err(BadInput(format!(
-                "provider `{other}` (from {}) is not supported; use auto, local or openai-compatible",
+                "provider `{other}` (from {}) is not supported; use auto, local, openai-compatible or anthropic",
                 config
                     .entry("provider")
                     .map(|e| e.source.to_string())
@@ -692,18 +736,7 @@ fn provider_from(
             )))
         }
     }
-    if let (Some(url), Some(url_entry), Some(key_entry)) =
-        (&base_url, config.entry("base_url"), config.entry("api_key"))
-    {
-        let from_workspace =
-            |e: &config::Entry| matches!(&e.source, config::Source::File(p) if p.ends_with("planexec.toml"));
-        if from_workspace(url_entry) && !from_workspace(key_entry) {
-            return Err(BadInput(format!(
-                "{} sets base_url = {url}, but your API key comes from {}; planexec will not send your key to a server named by a workspace file. Set base_url in your own config, the environment (OPENAI_BASE_URL) or --base-url to trust it",
-                url_entry.source, key_entry.source
-            )));
-        }
-    }
+    key_stays_home(config, "api_key")?;
     if base_url.is_none() && api_key.is_none() {
         return Err(BadInput(
             "the openai-compatible provider needs a server: set OPENAI_API_KEY (or --api-key) to use OpenAI, or --base-url / OPENAI_BASE_URL for an OpenAI-compatible server such as Ollama (http://localhost:11434/v1)".to_string(),

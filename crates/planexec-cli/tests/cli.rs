@@ -592,3 +592,32 @@ fn config_errors_never_echo_the_file_and_huge_timeouts_are_refused() {
         "{stderr}"
     );
 }
+
+#[test]
+fn anthropic_is_chosen_by_its_key_and_speaks_the_messages_api() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start();
+    server.role("planner").reply(Reply::json(&json!({"goal": "sum", "steps": [
+        {"id": "s1", "description": "add", "tool": "calculator", "args": {"expression": "2 + 40"}, "depends_on": []}]})));
+    server
+        .role("synthesizer")
+        .reply(Reply::content("42 [s1]").with_cache(90, 0));
+    let (out, stdout, stderr) = run(planexec(dir.path())
+        .args(["run", "add 2 and 40", "--yes", "--model", "claude-test"])
+        .env("ANTHROPIC_API_KEY", "sk-ant-secret")
+        .env("ANTHROPIC_BASE_URL", server.base_url()));
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stdout.trim(), "42 [s1]");
+    let planner = &server.requests_from("planner")[0];
+    assert_eq!(planner.authorization.as_deref(), Some("sk-ant-secret"));
+    assert_eq!(planner.body["model"], "claude-test");
+    assert!(planner.body["system"].is_array(), "Messages API shape");
+
+    let (_, shown, _) = run(planexec(dir.path())
+        .args(["config", "show"])
+        .env("ANTHROPIC_API_KEY", "sk-ant-secret"));
+    assert!(
+        shown.contains("anthropic_api_key") && !shown.contains("sk-ant-secret"),
+        "{shown}"
+    );
+}

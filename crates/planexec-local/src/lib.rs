@@ -185,6 +185,7 @@ impl ChatModel for LocalModel {
         let usage = TokenUsage {
             prompt_tokens: generation.prompt_tokens,
             completion_tokens: generation.completion_tokens,
+            ..TokenUsage::default()
         };
         if wants_call {
             let call: Value = serde_json::from_str(generation.text.trim()).map_err(|e| {

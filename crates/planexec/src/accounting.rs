@@ -12,10 +12,27 @@ use serde::{Deserialize, Serialize};
 use crate::llm::{Role, TokenUsage};
 
 /// USD per million tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Price {
     pub input_per_million: f64,
     pub output_per_million: f64,
+    /// Input read from a prompt cache (default: a tenth of `input_per_million`, Anthropic's rate).
+    #[serde(default)]
+    pub cache_read_per_million: Option<f64>,
+    /// Input written to a prompt cache (default: 1.25 × `input_per_million`).
+    #[serde(default)]
+    pub cache_write_per_million: Option<f64>,
+}
+
+impl Price {
+    /// USD for one call's tokens.
+    pub fn cost(&self, t: TokenUsage) -> f64 {
+        let cached = t.cache_read_tokens + t.cache_write_tokens;
+        let plain = t.prompt_tokens.saturating_sub(cached) as f64 * self.input_per_million;
+        let read = t.cache_read_tokens as f64 * self.cache_read_per_million.unwrap_or(self.input_per_million * 0.1);
+        let write = t.cache_write_tokens as f64 * self.cache_write_per_million.unwrap_or(self.input_per_million * 1.25);
+        (plain + read + write + t.completion_tokens as f64 * self.output_per_million) / 1_000_000.0
+    }
 }
 
 /// Prices by model name, with an optional price for any other model.
@@ -37,6 +54,11 @@ pub struct RoleUsage {
     pub calls: u64,
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// Of `prompt_tokens`, read from / written to a provider's prompt cache.
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+    #[serde(default)]
+    pub cache_write_tokens: u64,
     /// USD; `None` when no price is known for a model this role used.
     pub cost: Option<f64>,
     pub latency_ms: u64,
@@ -44,10 +66,12 @@ pub struct RoleUsage {
 
 impl RoleUsage {
     /// Count one call; an unknown `cost` makes the total unknown.
-    pub fn add(&mut self, prompt_tokens: u64, completion_tokens: u64, latency_ms: u64, cost: Option<f64>) {
+    pub fn add(&mut self, tokens: TokenUsage, latency_ms: u64, cost: Option<f64>) {
         self.calls += 1;
-        self.prompt_tokens += prompt_tokens;
-        self.completion_tokens += completion_tokens;
+        self.prompt_tokens += tokens.prompt_tokens;
+        self.completion_tokens += tokens.completion_tokens;
+        self.cache_read_tokens += tokens.cache_read_tokens;
+        self.cache_write_tokens += tokens.cache_write_tokens;
         self.latency_ms += latency_ms;
         self.cost = match (self.cost, cost) {
             (Some(a), Some(b)) => Some(a + b),
@@ -74,6 +98,8 @@ impl Usage {
             total.calls += u.calls;
             total.prompt_tokens += u.prompt_tokens;
             total.completion_tokens += u.completion_tokens;
+            total.cache_read_tokens += u.cache_read_tokens;
+            total.cache_write_tokens += u.cache_write_tokens;
             total.latency_ms += u.latency_ms;
             total.cost = match (total.cost, u.cost) {
                 (Some(a), Some(b)) => Some(a + b),
@@ -101,10 +127,7 @@ impl Meter {
 
     /// The cost of a call to `model` with these tokens, when its price is known.
     pub fn price(&self, model: &str, tokens: TokenUsage) -> Option<f64> {
-        self.pricing.price_of(model).map(|p| {
-            (tokens.prompt_tokens as f64 * p.input_per_million + tokens.completion_tokens as f64 * p.output_per_million)
-                / 1_000_000.0
-        })
+        self.pricing.price_of(model).map(|p| p.cost(tokens))
     }
 
     /// Count a call; returns its cost when known.
@@ -121,7 +144,7 @@ impl Meter {
             cost: Some(0.0),
             ..RoleUsage::default()
         });
-        entry.add(tokens.prompt_tokens, tokens.completion_tokens, latency_ms, cost);
+        entry.add(tokens, latency_ms, cost);
     }
 
     pub fn snapshot(&self) -> Usage {

@@ -398,6 +398,7 @@ impl Agent {
             let tokens = TokenUsage {
                 prompt_tokens: x.prompt_tokens,
                 completion_tokens: x.completion_tokens,
+                ..TokenUsage::default()
             };
             ctx.meter.add(x.role, tokens, x.latency_ms, x.cost);
         }

@@ -159,7 +159,12 @@ impl StoredRun {
                 cost: Some(0.0),
                 ..RoleUsage::default()
             });
-            entry.add(x.prompt_tokens, x.completion_tokens, x.latency_ms, x.cost);
+            let tokens = crate::llm::TokenUsage {
+                prompt_tokens: x.prompt_tokens,
+                completion_tokens: x.completion_tokens,
+                ..Default::default()
+            };
+            entry.add(tokens, x.latency_ms, x.cost);
         }
         usage
     }

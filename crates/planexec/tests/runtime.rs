@@ -744,6 +744,7 @@ async fn costs_are_counted_where_a_price_is_set() {
         planexec::accounting::Price {
             input_per_million: 0.5,
             output_per_million: 2.0,
+            ..Default::default()
         },
     );
     let report = builder(&server, registry(vec![TestTool::new("echo")]))

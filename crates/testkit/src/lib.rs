@@ -1,10 +1,14 @@
-//! A scripted OpenAI-compatible Chat Completions server on loopback.
+//! A scripted OpenAI-compatible Chat Completions server on loopback, which also
+//! speaks Anthropic's Messages API (`POST /v1/messages`).
 //!
 //! Tests and benchmarks start one per case, script its replies per role (the
 //! `x-planexec-role` header every planexec request carries) and optionally by a
 //! substring of the request body, then read back every request it received with
 //! its arrival and reply times. It speaks real HTTP on `127.0.0.1:0`, so the
-//! provider code under test is exactly the code users run.
+//! provider code under test is exactly the code users run. Replies are scripted
+//! once, in OpenAI's shape; on `/v1/messages` they are translated to Anthropic's
+//! (text and `tool_use` blocks, `stop_reason`, `usage`, error objects), unless
+//! a reply is [`Reply::raw`], which is sent as written (recorded fixtures).
 //!
 //! The server runs on its own thread and runtime, so it serves equally well a
 //! `#[tokio::test]` and a blocking test that drives the `planexec` binary.
@@ -30,6 +34,8 @@ pub struct Reply {
     pub body: Value,
     pub headers: Vec<(String, String)>,
     pub delay: Option<Duration>,
+    /// Sent as written on every endpoint (no translation to the Anthropic shape).
+    pub raw: bool,
 }
 
 impl Reply {
@@ -71,7 +77,26 @@ impl Reply {
             }),
             headers: Vec::new(),
             delay: None,
+            raw: false,
         }
+    }
+
+    /// A reply sent exactly as given, e.g. a provider's documented response body.
+    pub fn raw(status: u16, body: Value) -> Reply {
+        Reply {
+            status,
+            body,
+            headers: Vec::new(),
+            delay: None,
+            raw: true,
+        }
+    }
+
+    /// Report Anthropic-style prompt-cache tokens (on `/v1/messages`).
+    pub fn with_cache(mut self, read: u64, written: u64) -> Reply {
+        self.body["usage"]["cache_read_input_tokens"] = json!(read);
+        self.body["usage"]["cache_creation_input_tokens"] = json!(written);
+        self
     }
 
     /// An error reply in OpenAI's error shape.
@@ -81,6 +106,7 @@ impl Reply {
             body: json!({"error": {"message": message, "type": "test_error"}}),
             headers: Vec::new(),
             delay: None,
+            raw: false,
         }
     }
 
@@ -127,15 +153,32 @@ pub struct Recorded {
 }
 
 impl Recorded {
-    /// All message contents of the request joined, for easy `contains` checks.
+    /// All message contents of the request joined, for easy `contains` checks
+    /// (Anthropic's `system` and text blocks included).
     pub fn prompt_text(&self) -> String {
-        let mut out = String::new();
-        if let Some(messages) = self.body["messages"].as_array() {
-            for m in messages {
-                if let Some(c) = m["content"].as_str() {
-                    out.push_str(c);
+        fn push(out: &mut String, content: &Value) {
+            match content {
+                Value::String(s) => {
+                    out.push_str(s);
                     out.push('\n');
                 }
+                Value::Array(blocks) => {
+                    for b in blocks {
+                        for key in ["text", "content"] {
+                            if let Some(t) = b.get(key) {
+                                push(out, t);
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut out = String::new();
+        push(&mut out, &self.body["system"]);
+        if let Some(messages) = self.body["messages"].as_array() {
+            for m in messages {
+                push(&mut out, &m["content"]);
             }
         }
         out
@@ -227,6 +270,7 @@ impl ScriptedServer {
                 let app = Router::new()
                     .route("/v1/chat/completions", post(handle))
                     .route("/chat/completions", post(handle))
+                    .route("/v1/messages", post(handle_messages))
                     .with_state(state);
                 axum::serve(listener, app)
                     .with_graceful_shutdown(async move {
@@ -313,6 +357,63 @@ fn now_ms() -> u64 {
 }
 
 async fn handle(State(script): State<Arc<Mutex<Script>>>, headers: HeaderMap, body: String) -> Response {
+    respond(script, headers, body, false).await
+}
+
+async fn handle_messages(State(script): State<Arc<Mutex<Script>>>, headers: HeaderMap, body: String) -> Response {
+    respond(script, headers, body, true).await
+}
+
+/// An OpenAI-shaped reply body in Anthropic's Messages shape.
+fn to_anthropic(status: u16, body: &Value) -> Value {
+    if status >= 400 {
+        let kind = match status {
+            401 => "authentication_error",
+            404 => "not_found_error",
+            429 => "rate_limit_error",
+            529 => "overloaded_error",
+            500..=599 => "api_error",
+            _ => "invalid_request_error",
+        };
+        let message = body.pointer("/error/message").cloned().unwrap_or(json!("error"));
+        return json!({"type": "error", "error": {"type": kind, "message": message}});
+    }
+    let choice = &body["choices"][0];
+    let message = &choice["message"];
+    let mut content = Vec::new();
+    if let Some(text) = message["content"].as_str() {
+        content.push(json!({"type": "text", "text": text}));
+    }
+    for call in message["tool_calls"].as_array().into_iter().flatten() {
+        let input: Value = call["function"]["arguments"]
+            .as_str()
+            .and_then(|a| serde_json::from_str(a).ok())
+            .unwrap_or(json!({}));
+        content.push(
+            json!({"type": "tool_use", "id": format!("toolu_{}", call["id"].as_str().unwrap_or("x")),
+            "name": call["function"]["name"], "input": input}),
+        );
+    }
+    let stop_reason = match choice["finish_reason"].as_str() {
+        Some("tool_calls") => "tool_use",
+        Some("length") => "max_tokens",
+        _ => "end_turn",
+    };
+    let usage = &body["usage"];
+    let mut out_usage = json!({
+        "input_tokens": usage["prompt_tokens"].as_u64().unwrap_or(0),
+        "output_tokens": usage["completion_tokens"].as_u64().unwrap_or(0),
+    });
+    for key in ["cache_read_input_tokens", "cache_creation_input_tokens"] {
+        if let Some(v) = usage.get(key) {
+            out_usage[key] = v.clone();
+        }
+    }
+    json!({"id": "msg_scripted", "type": "message", "role": "assistant", "model": "scripted",
+        "content": content, "stop_reason": stop_reason, "stop_sequence": null, "usage": out_usage})
+}
+
+async fn respond(script: Arc<Mutex<Script>>, headers: HeaderMap, body: String, anthropic: bool) -> Response {
     let received_ms = now_ms();
     let started = Instant::now();
     let role = headers
@@ -321,6 +422,7 @@ async fn handle(State(script): State<Arc<Mutex<Script>>>, headers: HeaderMap, bo
         .map(str::to_string);
     let authorization = headers
         .get("authorization")
+        .or_else(|| headers.get("x-api-key"))
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
     let parsed: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
@@ -365,7 +467,12 @@ async fn handle(State(script): State<Arc<Mutex<Script>>>, headers: HeaderMap, bo
     drop(s);
 
     let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let mut response = (status, axum::Json(reply.body)).into_response();
+    let body = if anthropic && !reply.raw {
+        to_anthropic(reply.status, &reply.body)
+    } else {
+        reply.body
+    };
+    let mut response = (status, axum::Json(body)).into_response();
     for (k, v) in reply.headers {
         if let (Ok(name), Ok(value)) = (HeaderName::try_from(k.as_str()), HeaderValue::try_from(v.as_str())) {
             response.headers_mut().insert(name, value);

@@ -5,7 +5,9 @@
 //! calls, token usage). Providers live in their own modules ([`openai`]) and
 //! degrade across what their servers support; the core never names one.
 
+pub mod anthropic;
 pub mod cassette;
+mod http;
 pub mod openai;
 
 use std::fmt;
@@ -158,8 +160,19 @@ impl ChatRequest {
 /// Tokens a call used, as the provider reported them (zero where it did not).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TokenUsage {
+    /// Every input token, cached or not.
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// Of `prompt_tokens`, those read from the provider's prompt cache.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_read_tokens: u64,
+    /// Of `prompt_tokens`, those written to the provider's prompt cache.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A model's reply.

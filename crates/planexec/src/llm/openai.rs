@@ -12,6 +12,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 
+use super::http::{error_message, retry_after};
 use super::{ChatModel, ChatRequest, ChatResponse, LlmError, Message, TokenUsage, ToolCall, ToolChoice};
 
 /// Settings for an OpenAI-compatible server.
@@ -149,28 +150,6 @@ fn message_json(m: &Message) -> Value {
     }
 }
 
-/// The error message of an error body in OpenAI's shape, or the body itself.
-fn error_message(body: &str) -> String {
-    let parsed: Option<Value> = serde_json::from_str(body).ok();
-    let msg = parsed
-        .as_ref()
-        .and_then(|v| {
-            v.pointer("/error/message")
-                .or_else(|| v.get("error"))
-                .or_else(|| v.get("message"))
-                .or_else(|| v.get("detail"))
-        })
-        .map(|m| m.as_str().map(str::to_string).unwrap_or_else(|| m.to_string()))
-        .unwrap_or_else(|| body.trim().to_string());
-    crate::text::truncate_chars(&msg, 300)
-}
-
-fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    let v = headers.get("retry-after")?.to_str().ok()?;
-    let secs: f64 = v.trim().parse().ok()?;
-    (secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(60.0)))
-}
-
 /// Remove keywords OpenAI's strict mode refuses (validation still enforces them afterwards).
 fn strip_keys(schema: &mut Value, keys: &[&str]) {
     match schema {
@@ -255,6 +234,12 @@ pub fn parse_completion(body: &Value) -> Result<ChatResponse, LlmError> {
         usage: TokenUsage {
             prompt_tokens: count("prompt_tokens", "input_tokens"),
             completion_tokens: count("completion_tokens", "output_tokens"),
+            // OpenAI reports cached input inside prompt_tokens, in the details.
+            cache_read_tokens: usage
+                .pointer("/prompt_tokens_details/cached_tokens")
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
+            cache_write_tokens: 0,
         },
         finish_reason: choice
             .get("finish_reason")
@@ -406,11 +391,5 @@ mod tests {
         assert_eq!(r.tool_calls[0].id, "call_0");
         assert_eq!(r.finish_reason, None);
         assert_eq!(r.usage, TokenUsage::default());
-    }
-
-    #[test]
-    fn error_message_prefers_openai_shape() {
-        assert_eq!(error_message(r#"{"error":{"message":"bad key"}}"#), "bad key");
-        assert_eq!(error_message("plain text"), "plain text");
     }
 }
