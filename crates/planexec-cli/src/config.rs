@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use planexec::accounting::{Price, Pricing};
 use planexec::tools::shell::ShellConfig;
-use planexec::{Effect, Mode, RunOptions};
+use planexec::{Budget, Effect, Mode, RunOptions};
 use planexec_mcp::McpServerConfig;
 use serde::Deserialize;
 
@@ -99,6 +99,9 @@ struct Limits {
     timeout: Option<f64>,
     tool_retries: Option<i64>,
     executor_turns: Option<i64>,
+    max_tokens: Option<i64>,
+    max_cost: Option<f64>,
+    max_time: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -135,6 +138,9 @@ pub struct Flags {
     pub timeout: Option<f64>,
     pub prices: Vec<String>,
     pub mode: Option<String>,
+    pub max_tokens: Option<u64>,
+    pub max_cost: Option<f64>,
+    pub max_time: Option<f64>,
 }
 
 /// The effective configuration: every key with its value and source.
@@ -168,6 +174,9 @@ const KEYS: &[(&str, Option<&str>)] = &[
     ("limits.timeout", Some("120")),
     ("limits.tool_retries", Some("2")),
     ("limits.executor_turns", Some("4")),
+    ("limits.max_tokens", None),
+    ("limits.max_cost", None),
+    ("limits.max_time", None),
     ("tools.disabled", Some("")),
     ("mode", Some("ask")),
     ("shell.enabled", Some("true")),
@@ -271,6 +280,9 @@ impl Config {
         put("limits.timeout", limits.timeout.map(|v| v.to_string()));
         put("limits.tool_retries", limits.tool_retries.map(|v| v.to_string()));
         put("limits.executor_turns", limits.executor_turns.map(|v| v.to_string()));
+        put("limits.max_tokens", limits.max_tokens.map(|v| v.to_string()));
+        put("limits.max_cost", limits.max_cost.map(|v| v.to_string()));
+        put("limits.max_time", limits.max_time.map(|v| v.to_string()));
         let tools = file.tools.unwrap_or_default();
         put("tools.disabled", tools.disabled.map(|d| d.join(",")));
         for (tool, settings) in tools.settings {
@@ -298,8 +310,11 @@ impl Config {
     }
 
     fn apply_flags(&mut self, f: &Flags) {
-        let pairs: [(&'static str, &str, Option<String>); 14] = [
+        let pairs: [(&'static str, &str, Option<String>); 17] = [
             ("mode", "mode", f.mode.clone()),
+            ("max-tokens", "limits.max_tokens", f.max_tokens.map(|v| v.to_string())),
+            ("max-cost", "limits.max_cost", f.max_cost.map(|v| v.to_string())),
+            ("max-time", "limits.max_time", f.max_time.map(|v| v.to_string())),
             ("model-path", "model_path", f.model_path.clone()),
             ("local-model", "local_model", f.local_model.clone()),
             ("base-url", "base_url", f.base_url.clone()),
@@ -396,8 +411,32 @@ impl Config {
             tool_retries: non_negative("limits.tool_retries", self.number("limits.tool_retries")?)? as u32,
             executor_max_turns: non_negative("limits.executor_turns", self.number("limits.executor_turns")?)? as u32,
             mode: self.mode()?,
+            budget: self.budget()?,
             allow_irreversible: self.allowed_tools()?,
             ..RunOptions::default()
+        })
+    }
+
+    /// `limits.max_tokens`, `max_cost` (USD) and `max_time` (seconds), each optional.
+    pub fn budget(&self) -> Result<Budget, String> {
+        let positive = |key: &str| -> Result<Option<f64>, String> {
+            if self.get(key).is_none() {
+                return Ok(None);
+            }
+            let v: f64 = self.number(key)?;
+            if v > 0.0 && v.is_finite() {
+                Ok(Some(v))
+            } else {
+                Err(format!(
+                    "{key} must be a positive number, not {v} (from {})",
+                    self.entries[key].source
+                ))
+            }
+        };
+        Ok(Budget {
+            max_tokens: positive("limits.max_tokens")?.map(|v| v as u64),
+            max_cost: positive("limits.max_cost")?,
+            max_time_ms: positive("limits.max_time")?.map(|v| (v * 1000.0).min(u64::MAX as f64) as u64),
         })
     }
 

@@ -242,6 +242,30 @@ pub fn usage_table(report: &RunReport) -> String {
         cost(t.cost),
         report.elapsed_ms as f64 / 1000.0
     ));
+    if t.cache_read_tokens + t.cache_write_tokens > 0 {
+        out.push_str(&format!(
+            "\nprompt cache: {} tokens read, {} written",
+            t.cache_read_tokens, t.cache_write_tokens
+        ));
+    }
+    let b = report.budget;
+    let mut spend = Vec::new();
+    if let Some(max) = b.max_tokens {
+        spend.push(format!("tokens {} / {max}", t.prompt_tokens + t.completion_tokens));
+    }
+    if let Some(max) = b.max_cost {
+        spend.push(format!("cost ${:.4} / ${max:.4}", t.cost.unwrap_or(0.0)));
+    }
+    if let Some(max) = b.max_time_ms {
+        spend.push(format!(
+            "time {:.1}s / {:.1}s",
+            report.elapsed_ms as f64 / 1000.0,
+            max as f64 / 1000.0
+        ));
+    }
+    if !spend.is_empty() {
+        out.push_str(&format!("\nbudget: {}", spend.join(", ")));
+    }
     out
 }
 

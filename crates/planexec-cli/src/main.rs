@@ -194,7 +194,7 @@ enum RunsCommand {
 
 fn parse_status(s: &str) -> Result<RunStatus, String> {
     RunStatus::parse(s).ok_or_else(|| {
-        format!("unknown status `{s}`: use succeeded, failed, rejected, infeasible, interrupted or running")
+        format!("unknown status `{s}`: use succeeded, failed, rejected, infeasible, interrupted, running or budget_exhausted")
     })
 }
 
@@ -314,6 +314,15 @@ struct CommonArgs {
     /// auto: confirm only irreversible tools not allowed in config [env: PLANEXEC_MODE] [default: ask].
     #[arg(long, value_name = "plan|ask|auto")]
     mode: Option<String>,
+    /// Stop the run (status budget_exhausted, resumable) before it would use more tokens than this.
+    #[arg(long, value_name = "TOKENS")]
+    max_tokens: Option<u64>,
+    /// Stop the run before it would cost more than this many USD (needs --price for the model).
+    #[arg(long, value_name = "USD")]
+    max_cost: Option<f64>,
+    /// Stop the run after this many seconds, counted across resumes.
+    #[arg(long, value_name = "SECONDS")]
+    max_time: Option<f64>,
     /// An MCP server: NAME=COMMAND ARGS… (stdio) or NAME=http://HOST/PATH (streamable HTTP); repeatable.
     #[arg(long = "mcp", value_name = "NAME=COMMAND")]
     mcp: Vec<String>,
@@ -341,6 +350,9 @@ impl CommonArgs {
             timeout: self.timeout,
             prices: self.prices.clone(),
             mode: self.mode.clone(),
+            max_tokens: self.max_tokens,
+            max_cost: self.max_cost,
+            max_time: self.max_time,
         }
     }
 }
@@ -632,10 +644,16 @@ fn build_agent(
     if let Some(path) = &cassette.record {
         provider = Arc::new(Recorder::create(provider, path)?);
     }
+    let pricing = config.pricing()?;
+    if options.budget.max_cost.is_some() && pricing.price_of(&model).is_none() {
+        return Err(BadInput(format!(
+            "--max-cost needs the price of model `{model}`: pass --price {model}=INPUT,OUTPUT (USD per million tokens; --price '*=0,0' for a free local model)"
+        )));
+    }
     let mut builder = Agent::builder(provider.clone(), model)
         .tools(tools)
         .options(options)
-        .pricing(config.pricing()?)
+        .pricing(pricing)
         .approver(approver);
     if let Some(ledger) = ledger {
         let workspace = std::fs::canonicalize(&ledger.workspace).unwrap_or(ledger.workspace);
@@ -875,8 +893,13 @@ fn finish(display: &Display, report: &RunReport, json: bool) {
     display.summary(report);
     if report.status.resumable() {
         let finished = report.steps.iter().filter(|s| s.succeeded()).count();
+        let larger = if report.status == RunStatus::BudgetExhausted {
+            " with a larger --max-tokens, --max-cost or --max-time"
+        } else {
+            ""
+        };
         display.println(&format!(
-            "{finished} step(s) had finished and are kept in the ledger; continue with: planexec resume {}",
+            "{finished} step(s) had finished and are kept in the ledger; continue with: planexec resume {}{larger}",
             report.run_id
         ));
     }
@@ -1098,6 +1121,15 @@ async fn resume(
     if flags_now.mode.is_none() {
         flags_now.mode = stored.options.get("mode").and_then(|m| m.as_str()).map(str::to_string);
     }
+    // Likewise its budget: each limit holds unless a flag raises (or sets) it.
+    let budget: planexec::Budget = stored
+        .options
+        .get("budget")
+        .and_then(|b| serde_json::from_value(b.clone()).ok())
+        .unwrap_or_default();
+    flags_now.max_tokens = flags_now.max_tokens.or(budget.max_tokens);
+    flags_now.max_cost = flags_now.max_cost.or(budget.max_cost);
+    flags_now.max_time = flags_now.max_time.or(budget.max_time_ms.map(|ms| ms as f64 / 1000.0));
     let config = Config::load(&workspace, &flags_now)?;
     let tools = open_tools(&workspace, &config, &common.mcp).await?;
     let display = Display::new(quiet, side_effect_tools(&tools.registry));

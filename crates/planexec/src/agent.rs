@@ -215,10 +215,14 @@ impl Agent {
         &self.options
     }
 
-    fn context(&self, ledger: Ledger) -> RunContext {
+    /// A run's context. `stop` is the run's own cancel token (the budget fires
+    /// it); `earlier_ms` is the time earlier sessions of the run took.
+    fn context(&self, ledger: Ledger, stop: CancelToken, earlier_ms: u64) -> RunContext {
+        let meter = Meter::new(self.pricing.clone());
         RunContext {
+            budget: crate::budget::BudgetGuard::new(self.options.budget, meter.clone(), earlier_ms, stop),
             models: self.models.clone(),
-            meter: Meter::new(self.pricing.clone()),
+            meter,
             events: self.events.clone(),
             tools: self.tools.clone(),
             options: self.options.clone(),
@@ -266,7 +270,11 @@ impl Agent {
     /// Plan a task without running it. The plan is validated.
     pub async fn plan(&self, task: &str) -> Result<Plan, RunError> {
         let mut run = RunState::new(task);
-        let ctx = self.context(Ledger::new(None, &run.run_id, CancelToken::new(), 0, 0));
+        let ctx = self.context(
+            Ledger::new(None, &run.run_id, CancelToken::new(), 0, 0),
+            CancelToken::new(),
+            0,
+        );
         self.plan_with_questions(&ctx, &mut run).await
     }
 
@@ -286,7 +294,11 @@ impl Agent {
     pub async fn run_cancellable(&self, task: &str, plan: Option<Plan>, cancel: &CancelToken) -> RunReport {
         let run = RunState::new(task);
         let stop = cancel.child();
-        let ctx = self.context(Ledger::new(self.store.clone(), &run.run_id, stop.clone(), 0, 0));
+        let ctx = self.context(
+            Ledger::new(self.store.clone(), &run.run_id, stop.clone(), 0, 0),
+            stop.clone(),
+            0,
+        );
         self.events.emit(Event::RunStarted {
             run_id: run.run_id.clone(),
             task: task.to_string(),
@@ -387,13 +399,17 @@ impl Agent {
         let mut run = RunState::restore(&stored);
         let stop = cancel.child();
         let last_seq = stored.steps.iter().map(|s| s.seq).max().unwrap_or(0);
-        let ctx = self.context(Ledger::new(
-            Some(store),
-            run_id,
+        let ctx = self.context(
+            Ledger::new(
+                Some(store),
+                run_id,
+                stop.clone(),
+                last_seq,
+                stored.exchanges.len() as u64,
+            ),
             stop.clone(),
-            last_seq,
-            stored.exchanges.len() as u64,
-        ));
+            stored.elapsed_ms,
+        );
         for x in &stored.exchanges {
             let tokens = TokenUsage {
                 prompt_tokens: x.prompt_tokens,
@@ -459,11 +475,20 @@ impl Agent {
     async fn drive(&self, ctx: RunContext, mut run: RunState, start: Start, cancel: &CancelToken) -> RunReport {
         let task = run.task.clone();
         let task = task.as_str();
+        // A failure caused by the budget (a model call it refused) ends the run
+        // as budget_exhausted, with the budget's own reason.
         macro_rules! stop {
             ($status:expr, $plan:expr, $error:expr) => {
-                return self
-                    .finish(&ctx, run, $status, $plan, None, Some($error.to_string()))
-                    .await
+                return match ctx.budget.exhausted() {
+                    Some(reason) => {
+                        self.finish(&ctx, run, RunStatus::BudgetExhausted, $plan, None, Some(reason))
+                            .await
+                    }
+                    None => {
+                        self.finish(&ctx, run, $status, $plan, None, Some($error.to_string()))
+                            .await
+                    }
+                }
             };
         }
         // Stopped from outside (Ctrl-C) or by a ledger that cannot be written.
@@ -691,6 +716,12 @@ impl Agent {
         step: Step,
         deps: schedule::DependencyOutputs,
     ) -> StepResult {
+        if let Err(reason) = ctx.budget.check_step(&step.id) {
+            return StepResult {
+                error: Some(reason),
+                ..StepResult::not_run(&step, StepStatus::Interrupted)
+            };
+        }
         let seq = ctx.ledger.next_step_seq();
         // Only a step that must not silently run twice needs its start on record.
         let needs_start = step.tool.as_deref().is_some_and(|t| !self.tools.is_idempotent(t));
@@ -761,6 +792,7 @@ impl Agent {
             error,
             usage: ctx.meter.snapshot(),
             elapsed_ms,
+            budget: self.options.budget,
         }
     }
 }

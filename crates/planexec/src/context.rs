@@ -85,6 +85,7 @@ pub(crate) struct RunContext {
     pub options: RunOptions,
     pub approver: Arc<dyn Approver>,
     pub ledger: Arc<crate::ledger::Ledger>,
+    pub budget: crate::budget::BudgetGuard,
 }
 
 impl RunContext {
@@ -99,6 +100,13 @@ impl RunContext {
         let model = self.models.get(request.role);
         request.model = model.model.clone();
         let role = request.role;
+        let what = match &request.step_id {
+            Some(step) => format!("the {role} call for step {step}"),
+            None => format!("the {role} call"),
+        };
+        self.budget
+            .check_call(&request, &model.model, &what)
+            .map_err(LlmError::BudgetExhausted)?;
         let started = Instant::now();
         // The request is kept for the ledger only when there is one.
         let sent = self.ledger.is_enabled().then(|| request.clone());

@@ -32,6 +32,7 @@
 
 pub mod accounting;
 mod agent;
+pub mod budget;
 pub mod cancel;
 mod context;
 pub mod events;
@@ -53,6 +54,7 @@ pub mod text;
 pub mod tools;
 
 pub use agent::{Agent, AgentBuilder};
+pub use budget::Budget;
 pub use cancel::CancelToken;
 pub use events::{Event, EventBus};
 pub use llm::{ChatModel, LlmError, Role};

@@ -14,10 +14,15 @@ use crate::RunError;
 /// The per-call part of the planning instructions (the format itself is in the
 /// shared system prompt, see [`PLAN_FORMAT`]).
 pub(crate) fn format_rules(ctx: &RunContext) -> String {
-    format!(
+    let mut rules = format!(
         "Reply with one JSON plan object as described under \"How plans are written\", and nothing else. Use at most {} steps.",
         ctx.options.max_steps
-    )
+    );
+    if let Some(left) = ctx.budget.remaining() {
+        rules.push(' ');
+        rules.push_str(&left);
+    }
+    rules
 }
 
 /// How plans are written: part of the system prompt every call of a run shares,

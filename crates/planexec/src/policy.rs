@@ -37,6 +37,8 @@ pub struct RunOptions {
     pub mode: Mode,
     /// Irreversible tools that [`Mode::Auto`] runs without asking.
     pub allow_irreversible: Vec<String>,
+    /// Hard limits on the run's tokens, cost and time.
+    pub budget: crate::budget::Budget,
     /// Size caps applied to every tool's output before anyone sees it.
     pub output_caps: crate::tools::output::OutputCaps,
     /// Rounds of clarifying questions before the planner must plan with assumptions.
@@ -59,6 +61,7 @@ impl Default for RunOptions {
             mode: Mode::Ask,
             allow_irreversible: Vec::new(),
             output_caps: Default::default(),
+            budget: Default::default(),
             max_question_rounds: 2,
         }
     }
@@ -77,6 +80,7 @@ impl RunOptions {
             "max_reasks": self.max_reasks,
             "mode": self.mode.as_str(),
             "allow_irreversible": self.allow_irreversible,
+            "budget": self.budget,
         })
     }
 

@@ -21,6 +21,8 @@ pub enum RunStatus {
     Interrupted,
     /// In progress, or the process died while it was (only seen in a ledger).
     Running,
+    /// Stopped by its token, cost or time budget; resumable with a larger one.
+    BudgetExhausted,
 }
 
 impl RunStatus {
@@ -32,6 +34,7 @@ impl RunStatus {
             RunStatus::Infeasible => "infeasible",
             RunStatus::Interrupted => "interrupted",
             RunStatus::Running => "running",
+            RunStatus::BudgetExhausted => "budget_exhausted",
         }
     }
 
@@ -43,6 +46,7 @@ impl RunStatus {
             RunStatus::Infeasible,
             RunStatus::Interrupted,
             RunStatus::Running,
+            RunStatus::BudgetExhausted,
         ]
         .into_iter()
         .find(|st| st.as_str() == s)
@@ -50,7 +54,10 @@ impl RunStatus {
 
     /// Whether `planexec resume` can continue a run in this state.
     pub fn resumable(self) -> bool {
-        matches!(self, RunStatus::Failed | RunStatus::Interrupted | RunStatus::Running)
+        matches!(
+            self,
+            RunStatus::Failed | RunStatus::Interrupted | RunStatus::Running | RunStatus::BudgetExhausted
+        )
     }
 }
 
@@ -89,6 +96,9 @@ pub struct RunReport {
     pub error: Option<String>,
     pub usage: Usage,
     pub elapsed_ms: u64,
+    /// The limits the run had (spend is in `usage` and `elapsed_ms`).
+    #[serde(default, skip_serializing_if = "crate::budget::Budget::is_unlimited")]
+    pub budget: crate::budget::Budget,
 }
 
 impl RunReport {

@@ -202,6 +202,11 @@ impl StoredRun {
             error: self.error.clone(),
             usage: self.usage(),
             elapsed_ms: self.elapsed_ms,
+            budget: self
+                .options
+                .get("budget")
+                .and_then(|b| serde_json::from_value(b.clone()).ok())
+                .unwrap_or_default(),
         }
     }
 }

@@ -206,6 +206,9 @@ pub enum LlmError {
     Timeout(String),
     #[error("{0}")]
     InvalidResponse(String),
+    /// Not sent: the call would cross the run's budget.
+    #[error("{0}")]
+    BudgetExhausted(String),
 }
 
 /// A chat model provider.
