@@ -138,6 +138,7 @@ impl Display {
                 step_id,
                 elapsed_ms,
                 summary,
+                ..
             } => {
                 self.clear_bar(step_id);
                 self.println(&format!(
@@ -150,6 +151,7 @@ impl Display {
                 step_id,
                 elapsed_ms,
                 error,
+                ..
             } => {
                 self.clear_bar(step_id);
                 self.println(&format!(

@@ -835,14 +835,42 @@ async fn execute(
             return Err(e);
         }
     };
+    let tracing = match traces(&agent) {
+        Ok(t) => t,
+        Err(e) => {
+            tools.shutdown().await;
+            return Err(e);
+        }
+    };
     let report = run_with_ctrl_c(&agent, &display, |cancel| {
         let agent = &agent;
         async move { agent.run_cancellable(&task, given.map(|(_, p)| p), &cancel).await }
     })
     .await;
     tools.shutdown().await;
+    flush_traces(tracing).await;
     finish(&display, &report, flags.json);
     Ok(exit_code(&report))
+}
+
+/// OpenTelemetry traces of the run, when `OTEL_EXPORTER_OTLP_ENDPOINT` (or the
+/// traces endpoint) is set; prompts and replies only with
+/// `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`.
+fn traces(agent: &Agent) -> Result<Option<planexec_otel::Tracing>, BadInput> {
+    let Some(tracing) = planexec_otel::Tracing::from_env().map_err(BadInput)? else {
+        return Ok(None);
+    };
+    let content = std::env::var("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT")
+        .is_ok_and(|v| v.trim().eq_ignore_ascii_case("true"));
+    tracing.attach(agent.events(), planexec_otel::TraceOptions { content });
+    Ok(Some(tracing))
+}
+
+/// Send the buffered spans before the process exits (the exporter blocks).
+async fn flush_traces(tracing: Option<planexec_otel::Tracing>) {
+    if let Some(tracing) = tracing {
+        let _ = tokio::task::spawn_blocking(move || tracing.shutdown()).await;
+    }
 }
 
 fn cassette(flags: &RunFlags) -> Cassette {
@@ -1160,6 +1188,13 @@ async fn resume(
             return Err(e);
         }
     };
+    let tracing = match traces(&agent) {
+        Ok(t) => t,
+        Err(e) => {
+            tools.shutdown().await;
+            return Err(e);
+        }
+    };
     let id = stored.run_id.clone();
     let outcome = run_with_ctrl_c(&agent, &display, |cancel| {
         let agent = &agent;
@@ -1167,6 +1202,7 @@ async fn resume(
     })
     .await;
     tools.shutdown().await;
+    flush_traces(tracing).await;
     match outcome {
         Ok(report) => {
             finish(&display, &report, flags.json);

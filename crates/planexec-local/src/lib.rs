@@ -140,6 +140,10 @@ impl ChatModel for LocalModel {
         format!("local {}", self.engine.config.model_path.display())
     }
 
+    fn provider_name(&self) -> &str {
+        "llama.cpp"
+    }
+
     async fn chat(&self, request: ChatRequest) -> Result<ChatResponse, LlmError> {
         let mut messages = to_chat(&request.messages);
         let wants_call = !request.tools.is_empty() && request.tool_choice == ToolChoice::Required;

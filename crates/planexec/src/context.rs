@@ -108,6 +108,11 @@ impl RunContext {
             .check_call(&request, &model.model, &what)
             .map_err(LlmError::BudgetExhausted)?;
         let started = Instant::now();
+        let step_id = request.step_id.clone();
+        let prompt = self
+            .events
+            .wants_content()
+            .then(|| serde_json::to_string(&request.messages).unwrap_or_default());
         // The request is kept for the ledger only when there is one.
         let sent = self.ledger.is_enabled().then(|| request.clone());
         let outcome = model.provider.chat(request).await;
@@ -120,12 +125,22 @@ impl RunContext {
             self.ledger.exchange(sent, &outcome, cost, latency_ms).await;
         }
         let response = outcome?;
+        let completion = prompt.as_ref().map(|_| {
+            serde_json::to_string(&serde_json::json!({"content": response.content, "tool_calls": response.tool_calls}))
+                .unwrap_or_default()
+        });
         self.events.emit(Event::ModelCalled {
             role,
+            provider: model.provider.provider_name().to_string(),
             model: model.model.clone(),
+            step_id,
             prompt_tokens: response.usage.prompt_tokens,
             completion_tokens: response.usage.completion_tokens,
+            cache_read_tokens: response.usage.cache_read_tokens,
             latency_ms,
+            finish_reason: response.finish_reason.clone(),
+            prompt,
+            completion,
         });
         Ok(response)
     }

@@ -59,11 +59,13 @@ pub enum Event {
         step_id: String,
         elapsed_ms: u64,
         summary: String,
+        attempts: u32,
     },
     StepFailed {
         step_id: String,
         elapsed_ms: u64,
         error: String,
+        attempts: u32,
     },
     Replanned {
         version: u32,
@@ -72,10 +74,22 @@ pub enum Event {
     },
     ModelCalled {
         role: Role,
+        /// The API spoken: `openai`, `anthropic`, `llama.cpp`, ...
+        provider: String,
         model: String,
+        /// The step an executor call worked on.
+        step_id: Option<String>,
         prompt_tokens: u64,
         completion_tokens: u64,
+        cache_read_tokens: u64,
         latency_ms: u64,
+        finish_reason: Option<String>,
+        /// The request's messages and the reply, as JSON: only when a watcher
+        /// asked for content ([`EventBus::include_content`]).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        prompt: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        completion: Option<String>,
     },
     RunFinished {
         status: String,
@@ -90,6 +104,7 @@ type Callback = Arc<dyn Fn(&Event) + Send + Sync>;
 pub struct EventBus {
     callbacks: Arc<Mutex<Vec<Callback>>>,
     channels: Arc<Mutex<Vec<mpsc::UnboundedSender<Event>>>>,
+    content: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl EventBus {
@@ -107,6 +122,16 @@ impl EventBus {
         let (tx, rx) = mpsc::unbounded_channel();
         self.channels.lock().unwrap().push(tx);
         rx
+    }
+
+    /// Put prompts and replies in [`Event::ModelCalled`] (off by default: they
+    /// can hold anything the user's files hold).
+    pub fn include_content(&self, on: bool) {
+        self.content.store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn wants_content(&self) -> bool {
+        self.content.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     pub fn emit(&self, event: Event) {

@@ -54,6 +54,7 @@ pub(crate) async fn execute_step(ctx: &RunContext, plan: &Plan, step: Step, deps
                 step_id: step.id.clone(),
                 elapsed_ms,
                 summary: crate::text::one_line(&plan::value_as_text(output), 100),
+                attempts: tally.attempts,
             });
             (StepStatus::Succeeded, None)
         }
@@ -62,6 +63,7 @@ pub(crate) async fn execute_step(ctx: &RunContext, plan: &Plan, step: Step, deps
                 step_id: step.id.clone(),
                 elapsed_ms,
                 error: e.clone(),
+                attempts: tally.attempts,
             });
             (StepStatus::Failed, Some(e.clone()))
         }

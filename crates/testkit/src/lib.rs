@@ -14,6 +14,7 @@
 //! `#[tokio::test]` and a blocking test that drives the `planexec` binary.
 
 pub mod mcp;
+pub mod otlp;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;

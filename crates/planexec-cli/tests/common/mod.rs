@@ -13,6 +13,8 @@ pub fn planexec(workspace: &std::path::Path) -> Command {
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("ANTHROPIC_BASE_URL")
         .env_remove("PLANEXEC_PROVIDER")
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
         .env_remove("PLANEXEC_MODEL")
         .env("XDG_CONFIG_HOME", workspace.join(".no-user-config"))
         .env("XDG_DATA_HOME", workspace.join(".no-user-config").join("data"))

@@ -245,6 +245,10 @@ impl ChatModel for Anthropic {
         format!("anthropic {}", self.config.base_url)
     }
 
+    fn provider_name(&self) -> &str {
+        "anthropic"
+    }
+
     async fn chat(&self, req: ChatRequest) -> Result<ChatResponse, LlmError> {
         let url = self.endpoint();
         let body = self.body(&req);

@@ -63,6 +63,10 @@ impl ChatModel for Recorder {
         format!("{} (recording to {})", self.inner.describe(), self.path.display())
     }
 
+    fn provider_name(&self) -> &str {
+        self.inner.provider_name()
+    }
+
     async fn chat(&self, request: ChatRequest) -> Result<ChatResponse, LlmError> {
         let response = self.inner.chat(request.clone()).await?;
         let line = serde_json::to_string(&CassetteEntry {
@@ -136,6 +140,10 @@ impl Replayer {
 impl ChatModel for Replayer {
     fn describe(&self) -> String {
         format!("replay of {}", self.path.display())
+    }
+
+    fn provider_name(&self) -> &str {
+        "replay"
     }
 
     async fn chat(&self, request: ChatRequest) -> Result<ChatResponse, LlmError> {

@@ -216,5 +216,9 @@ pub enum LlmError {
 pub trait ChatModel: Send + Sync {
     /// A short name for reports and errors, e.g. `openai-compatible http://localhost:8080/v1`.
     fn describe(&self) -> String;
+    /// The API it speaks, as OpenTelemetry's `gen_ai.provider.name` has it.
+    fn provider_name(&self) -> &str {
+        "unknown"
+    }
     async fn chat(&self, request: ChatRequest) -> Result<ChatResponse, LlmError>;
 }

@@ -255,6 +255,10 @@ impl ChatModel for OpenAiCompatible {
         format!("openai-compatible {}", self.config.base_url)
     }
 
+    fn provider_name(&self) -> &str {
+        "openai"
+    }
+
     async fn chat(&self, req: ChatRequest) -> Result<ChatResponse, LlmError> {
         let url = self.endpoint();
         let mut attempt = 0u32;

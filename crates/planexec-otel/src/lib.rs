@@ -1,0 +1,319 @@
+//! OpenTelemetry traces of planexec runs, exported over OTLP/HTTP.
+//!
+//! [`Tracing::from_env`] is `None` (and costs nothing) unless
+//! `OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is
+//! set; the other standard variables (`OTEL_EXPORTER_OTLP_PROTOCOL`,
+//! `_HEADERS`, `_TIMEOUT`, `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`,
+//! `OTEL_SDK_DISABLED`) apply. [`Tracing::attach`] turns an agent's events into
+//! spans, following OpenTelemetry's GenAI semantic conventions:
+//!
+//! ```text
+//! invoke_agent planexec            one per run (or resumed session)
+//! ├── chat MODEL                   planner, replanner, synthesizer calls
+//! ├── plan v1                      each plan version, while it is in force
+//! │   └── execute_tool TOOL        each step (reason STEP for a reasoning step)
+//! │       └── chat MODEL           the executor's calls for that step
+//! └── plan v2 ...
+//! ```
+//!
+//! with `gen_ai.operation.name`, `gen_ai.provider.name`, `gen_ai.request.model`,
+//! `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`,
+//! `gen_ai.response.finish_reasons`, `gen_ai.tool.name`, and planexec's own
+//! `planexec.run.id`, `planexec.step.id`, `planexec.step.attempts`,
+//! `planexec.plan.version`, `planexec.replan`, `planexec.role`. Prompts and
+//! replies (`gen_ai.input.messages`, `gen_ai.output.messages`) are recorded
+//! only with [`TraceOptions::content`].
+//!
+//! Spans are built from the events with their real start and end times, so
+//! the core never depends on OpenTelemetry. One agent's event bus is read as
+//! one run at a time (how the CLI runs); concurrent runs on one agent would
+//! share a parent.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer, TracerProvider as _};
+use opentelemetry::{Context, KeyValue};
+use opentelemetry_otlp::{Protocol, WithExportConfig};
+use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
+use opentelemetry_sdk::Resource;
+use planexec::events::{Event, EventBus};
+
+/// What to put in spans beyond the defaults.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TraceOptions {
+    /// Record prompts and replies (they can hold anything the user's files hold).
+    pub content: bool,
+}
+
+/// An OTLP/HTTP trace pipeline.
+pub struct Tracing {
+    provider: SdkTracerProvider,
+}
+
+impl Tracing {
+    /// From the standard environment variables; `Ok(None)` when no endpoint is
+    /// set or `OTEL_SDK_DISABLED=true`.
+    pub fn from_env() -> Result<Option<Tracing>, String> {
+        let set = |k: &str| std::env::var(k).is_ok_and(|v| !v.trim().is_empty());
+        if std::env::var("OTEL_SDK_DISABLED").is_ok_and(|v| v.trim().eq_ignore_ascii_case("true")) {
+            return Ok(None);
+        }
+        if !set("OTEL_EXPORTER_OTLP_ENDPOINT") && !set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") {
+            return Ok(None);
+        }
+        // The exporter reads the endpoint, protocol, headers and timeout itself.
+        let exporter = opentelemetry_otlp::SpanExporter::builder()
+            .with_http()
+            .build()
+            .map_err(|e| format!("cannot set up the OTLP trace exporter: {e}"))?;
+        Ok(Some(Tracing::with_exporter(exporter)))
+    }
+
+    /// To a collector at `traces_url` (the full `/v1/traces` URL), as JSON or protobuf.
+    pub fn to(traces_url: &str, json: bool) -> Result<Tracing, String> {
+        let exporter = opentelemetry_otlp::SpanExporter::builder()
+            .with_http()
+            .with_endpoint(traces_url)
+            .with_protocol(if json { Protocol::HttpJson } else { Protocol::HttpBinary })
+            .build()
+            .map_err(|e| format!("cannot set up the OTLP trace exporter: {e}"))?;
+        Ok(Tracing::with_exporter(exporter))
+    }
+
+    fn with_exporter(exporter: opentelemetry_otlp::SpanExporter) -> Tracing {
+        let mut resource = Resource::builder();
+        if std::env::var("OTEL_SERVICE_NAME").is_err() {
+            resource = resource.with_service_name("planexec");
+        }
+        let provider = SdkTracerProvider::builder()
+            .with_batch_exporter(exporter)
+            .with_resource(resource.build())
+            .build();
+        Tracing { provider }
+    }
+
+    /// Turn `events` into spans from now on.
+    pub fn attach(&self, events: &EventBus, options: TraceOptions) {
+        if options.content {
+            events.include_content(true);
+        }
+        let recorder = Arc::new(Recorder {
+            tracer: self.provider.tracer("planexec"),
+            options,
+            state: Mutex::default(),
+        });
+        events.on_event(move |event| recorder.handle(event));
+    }
+
+    /// Export what is buffered and stop. Call before the process exits.
+    pub fn shutdown(self) {
+        let _ = self.provider.force_flush();
+        let _ = self.provider.shutdown_with_timeout(Duration::from_secs(5));
+    }
+}
+
+#[derive(Default)]
+struct State {
+    run: Option<Context>,
+    run_id: String,
+    plan: Option<Context>,
+    steps: HashMap<String, Context>,
+}
+
+struct Recorder {
+    tracer: SdkTracer,
+    options: TraceOptions,
+    state: Mutex<State>,
+}
+
+fn kv(key: &'static str, value: impl Into<opentelemetry::Value>) -> KeyValue {
+    KeyValue::new(key, value)
+}
+
+impl Recorder {
+    fn start(&self, name: String, parent: &Context, start: SystemTime, attributes: Vec<KeyValue>) -> Context {
+        let span = self
+            .tracer
+            .span_builder(name)
+            .with_kind(SpanKind::Internal)
+            .with_start_time(start)
+            .with_attributes(attributes)
+            .start_with_context(&self.tracer, parent);
+        parent.with_span(span)
+    }
+
+    fn handle(&self, event: &Event) {
+        let now = SystemTime::now();
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        match event {
+            Event::RunStarted { run_id, .. } | Event::RunResumed { run_id, .. } => {
+                end_all(&mut state, now, "a new run started");
+                let resumed = matches!(event, Event::RunResumed { .. });
+                state.run_id = run_id.clone();
+                state.run = Some(self.start(
+                    "invoke_agent planexec".to_string(),
+                    &Context::new(),
+                    now,
+                    vec![
+                        kv("gen_ai.operation.name", "invoke_agent"),
+                        kv("gen_ai.agent.name", "planexec"),
+                        kv("planexec.run.id", run_id.clone()),
+                        kv("planexec.run.resumed", resumed),
+                    ],
+                ));
+            }
+            Event::PlanProposed { version, plan } => {
+                if let Some(old) = state.plan.take() {
+                    old.span().end_with_timestamp(now);
+                }
+                let parent = state.run.clone().unwrap_or_default();
+                state.plan = Some(self.start(
+                    format!("plan v{version}"),
+                    &parent,
+                    now,
+                    vec![
+                        kv("planexec.run.id", state.run_id.clone()),
+                        kv("planexec.plan.version", *version as i64),
+                        kv("planexec.plan.steps", plan.steps.len() as i64),
+                        kv("planexec.replan", 0i64),
+                    ],
+                ));
+            }
+            Event::Replanned { replans, reason, .. } => {
+                if let Some(plan) = &state.plan {
+                    plan.span().set_attribute(kv("planexec.replan", *replans as i64));
+                    plan.span().set_attribute(kv("planexec.replan.reason", reason.clone()));
+                }
+            }
+            Event::StepStarted { step_id, tool } => {
+                let parent = state.plan.clone().or_else(|| state.run.clone()).unwrap_or_default();
+                let mut attributes = vec![
+                    kv("planexec.run.id", state.run_id.clone()),
+                    kv("planexec.step.id", step_id.clone()),
+                ];
+                let name = match tool {
+                    Some(tool) => {
+                        attributes.push(kv("gen_ai.operation.name", "execute_tool"));
+                        attributes.push(kv("gen_ai.tool.name", tool.clone()));
+                        format!("execute_tool {tool}")
+                    }
+                    None => {
+                        attributes.push(kv("planexec.step.kind", "reasoning"));
+                        format!("reason {step_id}")
+                    }
+                };
+                let cx = self.start(name, &parent, now, attributes);
+                state.steps.insert(step_id.clone(), cx);
+            }
+            Event::StepRetried {
+                step_id,
+                attempt,
+                error,
+                ..
+            } => {
+                if let Some(cx) = state.steps.get(step_id) {
+                    cx.span().add_event(
+                        "retry",
+                        vec![
+                            kv("planexec.step.attempt", *attempt as i64),
+                            kv("error.message", error.clone()),
+                        ],
+                    );
+                }
+            }
+            Event::StepFinished { step_id, attempts, .. } => {
+                if let Some(cx) = state.steps.remove(step_id) {
+                    cx.span().set_attribute(kv("planexec.step.attempts", *attempts as i64));
+                    cx.span().end_with_timestamp(now);
+                }
+            }
+            Event::StepFailed {
+                step_id,
+                attempts,
+                error,
+                ..
+            } => {
+                if let Some(cx) = state.steps.remove(step_id) {
+                    cx.span().set_attribute(kv("planexec.step.attempts", *attempts as i64));
+                    cx.span().set_status(Status::error(error.clone()));
+                    cx.span().end_with_timestamp(now);
+                }
+            }
+            Event::ModelCalled {
+                role,
+                provider,
+                model,
+                step_id,
+                prompt_tokens,
+                completion_tokens,
+                cache_read_tokens,
+                latency_ms,
+                finish_reason,
+                prompt,
+                completion,
+            } => {
+                let parent = step_id
+                    .as_ref()
+                    .and_then(|id| state.steps.get(id).cloned())
+                    .or_else(|| state.run.clone())
+                    .unwrap_or_default();
+                let start = now.checked_sub(Duration::from_millis(*latency_ms)).unwrap_or(now);
+                let mut attributes = vec![
+                    kv("gen_ai.operation.name", "chat"),
+                    kv("gen_ai.provider.name", provider.clone()),
+                    kv("gen_ai.request.model", model.clone()),
+                    kv("gen_ai.usage.input_tokens", *prompt_tokens as i64),
+                    kv("gen_ai.usage.output_tokens", *completion_tokens as i64),
+                    kv("planexec.usage.cache_read_tokens", *cache_read_tokens as i64),
+                    kv("planexec.role", role.as_str()),
+                    kv("planexec.run.id", state.run_id.clone()),
+                ];
+                if let Some(reason) = finish_reason {
+                    attributes.push(KeyValue::new(
+                        "gen_ai.response.finish_reasons",
+                        opentelemetry::Value::Array(vec![opentelemetry::StringValue::from(reason.clone())].into()),
+                    ));
+                }
+                if let Some(id) = step_id {
+                    attributes.push(kv("planexec.step.id", id.clone()));
+                }
+                if self.options.content {
+                    if let Some(p) = prompt {
+                        attributes.push(kv("gen_ai.input.messages", p.clone()));
+                    }
+                    if let Some(c) = completion {
+                        attributes.push(kv("gen_ai.output.messages", c.clone()));
+                    }
+                }
+                let cx = self.start(format!("chat {model}"), &parent, start, attributes);
+                cx.span().end_with_timestamp(now);
+            }
+            Event::RunFinished { status, .. } => {
+                if let Some(run) = &state.run {
+                    run.span().set_attribute(kv("planexec.run.status", status.clone()));
+                    if status != "succeeded" {
+                        run.span().set_status(Status::error(format!("the run ended {status}")));
+                    }
+                }
+                end_all(&mut state, now, "the run ended");
+            }
+            _ => {}
+        }
+    }
+}
+
+/// End every open span: steps (as not finished), the plan, the run.
+fn end_all(state: &mut State, now: SystemTime, why: &str) {
+    for (_, cx) in state.steps.drain() {
+        cx.span().set_status(Status::error(format!("not finished: {why}")));
+        cx.span().end_with_timestamp(now);
+    }
+    if let Some(plan) = state.plan.take() {
+        plan.span().end_with_timestamp(now);
+    }
+    if let Some(run) = state.run.take() {
+        run.span().end_with_timestamp(now);
+    }
+}

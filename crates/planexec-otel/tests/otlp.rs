@@ -1,0 +1,150 @@
+//! A run traced into a local OTLP/HTTP receiver that the test starts: the span
+//! tree (run → plan versions → steps → executor calls; role calls under the
+//! run) and the GenAI and planexec attributes, with and without content.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use planexec::llm::openai::{OpenAiCompatible, OpenAiConfig};
+use planexec::{Agent, RunOptions, Tool, ToolError, ToolRegistry};
+use planexec_otel::{TraceOptions, Tracing};
+use planexec_testkit::otlp::{OtlpReceiver, ReceivedSpan};
+use planexec_testkit::{Reply, ScriptedServer};
+use serde_json::{json, Value};
+
+struct Flaky(Mutex<u32>);
+
+#[async_trait::async_trait]
+impl Tool for Flaky {
+    fn name(&self) -> &str {
+        "lookup"
+    }
+    fn description(&self) -> &str {
+        "looks something up"
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]})
+    }
+    fn effect(&self) -> planexec::Effect {
+        planexec::Effect::ReadOnly
+    }
+    async fn call(&self, args: Value) -> Result<Value, ToolError> {
+        if args["key"] == "bad" {
+            return Err(ToolError::failed("no such key"));
+        }
+        let mut n = self.0.lock().unwrap();
+        *n += 1;
+        if *n == 1 {
+            return Err(ToolError::retryable("busy"));
+        }
+        Ok(json!(format!("value of {}", args["key"])))
+    }
+}
+
+async fn traced_run(content: bool) -> Vec<ReceivedSpan> {
+    let otlp = OtlpReceiver::start();
+    let server = ScriptedServer::start();
+    server.role("planner").reply(Reply::json(&json!({"goal": "g", "steps": [
+        {"id": "s1", "description": "look up", "tool": "lookup", "args": {"key": "bad"}, "depends_on": []}]})));
+    server
+        .role("replanner")
+        .reply(Reply::json(&json!({"goal": "g", "steps": [
+        {"id": "s2", "description": "look up again", "tool": "lookup", "args": {"key": "good"}, "depends_on": []},
+        {"id": "s3", "description": "explain", "tool": null, "args": {}, "depends_on": ["s2"]}]})));
+    server
+        .role("executor")
+        .reply(Reply::content("it is the value").with_usage(70, 7));
+    server
+        .role("synthesizer")
+        .reply(Reply::content("done").with_usage(50, 5));
+    let mut tools = ToolRegistry::new();
+    tools.register(Arc::new(Flaky(Mutex::new(0)))).unwrap();
+    let provider = OpenAiCompatible::new(OpenAiConfig {
+        base_url: server.base_url(),
+        api_key: Some("k".into()),
+        ..OpenAiConfig::default()
+    })
+    .unwrap();
+    let agent = Agent::builder(Arc::new(provider), "gpt-test")
+        .tools(tools)
+        .options(RunOptions {
+            retry_backoff: Duration::from_millis(5),
+            ..RunOptions::default()
+        })
+        .build();
+    let tracing = Tracing::to(&otlp.traces_url(), true).unwrap();
+    tracing.attach(agent.events(), TraceOptions { content });
+    let report = agent.run("look it up").await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    tokio::task::spawn_blocking(move || tracing.shutdown()).await.unwrap();
+    otlp.spans()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_becomes_a_span_tree_with_gen_ai_attributes() {
+    let spans = traced_run(false).await;
+    let by_name = |name: &str| -> Vec<&ReceivedSpan> { spans.iter().filter(|s| s.name == name).collect() };
+    let run = by_name("invoke_agent planexec");
+    assert_eq!(run.len(), 1, "{:#?}", spans.iter().map(|s| &s.name).collect::<Vec<_>>());
+    let run = run[0];
+    assert_eq!(run.parent, "");
+    assert_eq!(run.attributes["gen_ai.operation.name"], "invoke_agent");
+    assert_eq!(run.attributes["planexec.run.status"], "succeeded");
+    assert!(spans.iter().all(|s| s.trace == run.trace), "one trace");
+
+    let v1 = by_name("plan v1")[0];
+    let v2 = by_name("plan v2")[0];
+    assert_eq!(
+        (v1.parent.as_str(), v2.parent.as_str()),
+        (run.id.as_str(), run.id.as_str())
+    );
+    assert_eq!(v1.attributes["planexec.replan"], 0);
+    assert_eq!(v2.attributes["planexec.replan"], 1);
+    assert_eq!(v2.attributes["planexec.plan.version"], 2);
+
+    let steps = by_name("execute_tool lookup");
+    assert_eq!(steps.len(), 2);
+    let failed = steps.iter().find(|s| s.attributes["planexec.step.id"] == "s1").unwrap();
+    assert!(failed.error);
+    assert_eq!(failed.parent, v1.id, "a step belongs to its plan version");
+    let good = steps.iter().find(|s| s.attributes["planexec.step.id"] == "s2").unwrap();
+    assert_eq!(good.parent, v2.id);
+    assert_eq!(good.attributes["planexec.step.attempts"], 2, "one retry");
+    assert_eq!(good.attributes["gen_ai.tool.name"], "lookup");
+    let reason = by_name("reason s3")[0];
+    assert_eq!(reason.parent, v2.id);
+
+    let chats = by_name("chat gpt-test");
+    assert_eq!(chats.len(), 4, "planner, replanner, executor, synthesizer");
+    let role = |r: &str| chats.iter().find(|c| c.attributes["planexec.role"] == r).unwrap();
+    assert_eq!(role("planner").parent, run.id);
+    assert_eq!(role("synthesizer").parent, run.id);
+    let executor = role("executor");
+    assert_eq!(executor.parent, reason.id, "the executor call sits under its step");
+    assert_eq!(executor.attributes["gen_ai.provider.name"], "openai");
+    assert_eq!(executor.attributes["gen_ai.request.model"], "gpt-test");
+    assert_eq!(executor.attributes["gen_ai.usage.input_tokens"], 70);
+    assert_eq!(executor.attributes["gen_ai.usage.output_tokens"], 7);
+    assert_eq!(executor.attributes["planexec.step.id"], "s3");
+    assert!(
+        !chats.iter().any(|c| c.attributes.contains_key("gen_ai.input.messages")),
+        "no prompt text unless asked"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompts_and_replies_only_when_enabled() {
+    let spans = traced_run(true).await;
+    let synth = spans
+        .iter()
+        .find(|s| s.attributes.get("planexec.role") == Some(&json!("synthesizer")))
+        .unwrap();
+    assert!(synth.attributes["gen_ai.input.messages"]
+        .as_str()
+        .unwrap()
+        .contains("look it up"));
+    assert!(synth.attributes["gen_ai.output.messages"]
+        .as_str()
+        .unwrap()
+        .contains("done"));
+}
