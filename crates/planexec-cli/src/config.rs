@@ -434,9 +434,9 @@ impl Config {
             }
         };
         Ok(Budget {
-            max_tokens: positive("limits.max_tokens")?.map(|v| v as u64),
+            max_tokens: positive("limits.max_tokens")?.map(|v| v.ceil() as u64),
             max_cost: positive("limits.max_cost")?,
-            max_time_ms: positive("limits.max_time")?.map(|v| (v * 1000.0).min(u64::MAX as f64) as u64),
+            max_time_ms: positive("limits.max_time")?.map(|v| (v * 1000.0).ceil().min(u64::MAX as f64) as u64),
         })
     }
 

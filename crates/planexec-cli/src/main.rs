@@ -645,10 +645,21 @@ fn build_agent(
         provider = Arc::new(Recorder::create(provider, path)?);
     }
     let pricing = config.pricing()?;
-    if options.budget.max_cost.is_some() && pricing.price_of(&model).is_none() {
-        return Err(BadInput(format!(
-            "--max-cost needs the price of model `{model}`: pass --price {model}=INPUT,OUTPUT (USD per million tokens; --price '*=0,0' for a free local model)"
-        )));
+    if options.budget.max_cost.is_some() {
+        // Every model the run may call needs a price, or its calls would count as free.
+        let mut models = vec![model.clone()];
+        if role_models {
+            models.extend(
+                Role::ALL
+                    .iter()
+                    .filter_map(|r| config.role_model(r.as_str()).map(str::to_string)),
+            );
+        }
+        if let Some(unpriced) = models.iter().find(|m| pricing.price_of(m).is_none()) {
+            return Err(BadInput(format!(
+                "--max-cost needs the price of model `{unpriced}`: pass --price {unpriced}=INPUT,OUTPUT (USD per million tokens; --price '*=0,0' for a free local model)"
+            )));
+        }
     }
     let mut builder = Agent::builder(provider.clone(), model)
         .tools(tools)
@@ -708,8 +719,24 @@ fn provider_from(
     match provider_name {
         "openai-compatible" => {}
         "anthropic" => {
-            key_stays_home(config, "anthropic_api_key")?;
-            // --api-key / --base-url (and the config file) win over ANTHROPIC_*.
+            // --api-key / --base-url and the config file win over ANTHROPIC_*,
+            // but OPENAI_API_KEY / OPENAI_BASE_URL from the environment are
+            // OpenAI's: never sent to (or used for) Anthropic.
+            let not_openai_env = |key: &str| {
+                config
+                    .entry(key)
+                    .is_some_and(|e| !matches!(e.source, config::Source::Env(_)))
+            };
+            let api_key = api_key.filter(|_| not_openai_env("api_key"));
+            let base_url = base_url.filter(|_| not_openai_env("base_url"));
+            key_stays_home(
+                config,
+                if api_key.is_some() {
+                    "api_key"
+                } else {
+                    "anthropic_api_key"
+                },
+            )?;
             let key = api_key.or_else(|| config.get("anthropic_api_key").map(str::to_string));
             if key.is_none() {
                 return Err(BadInput(

@@ -602,8 +602,12 @@ fn anthropic_is_chosen_by_its_key_and_speaks_the_messages_api() {
     server
         .role("synthesizer")
         .reply(Reply::content("42 [s1]").with_cache(90, 0));
+    // OpenAI's variables in the environment are not Anthropic's: never used for it.
     let (out, stdout, stderr) = run(planexec(dir.path())
         .args(["run", "add 2 and 40", "--yes", "--model", "claude-test"])
+        .env("PLANEXEC_PROVIDER", "anthropic")
+        .env("OPENAI_API_KEY", "sk-openai-secret")
+        .env("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
         .env("ANTHROPIC_API_KEY", "sk-ant-secret")
         .env("ANTHROPIC_BASE_URL", server.base_url()));
     assert!(out.status.success(), "{stderr}");

@@ -115,6 +115,9 @@ impl Usage {
 pub struct Meter {
     usage: Arc<Mutex<Usage>>,
     pricing: Arc<Pricing>,
+    /// The sum of every cost that is known (the usage total is unknown as soon
+    /// as one call's is; a budget still counts what it can).
+    known_cost: Arc<Mutex<f64>>,
 }
 
 impl Meter {
@@ -122,6 +125,7 @@ impl Meter {
         Meter {
             usage: Arc::default(),
             pricing: Arc::new(pricing),
+            known_cost: Arc::default(),
         }
     }
 
@@ -145,6 +149,15 @@ impl Meter {
             ..RoleUsage::default()
         });
         entry.add(tokens, latency_ms, cost);
+        drop(usage);
+        if let Some(c) = cost {
+            *self.known_cost.lock().unwrap() += c;
+        }
+    }
+
+    /// USD of every call whose price is known.
+    pub fn known_cost(&self) -> f64 {
+        *self.known_cost.lock().unwrap()
     }
 
     pub fn snapshot(&self) -> Usage {

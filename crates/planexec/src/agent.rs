@@ -496,8 +496,12 @@ impl Agent {
             ($plan:expr) => {
                 match ctx.ledger.failure() {
                     Some(e) => {
+                        // Not `stop!`: a ledger that cannot be written is the
+                        // problem to fix, whatever the budget says.
                         let message = ledger::failure_message(&e, &run.run_id);
-                        stop!(RunStatus::Failed, $plan, message)
+                        return self
+                            .finish(&ctx, run, RunStatus::Failed, $plan, None, Some(message))
+                            .await;
                     }
                     None => stop!(RunStatus::Interrupted, $plan, "interrupted"),
                 }

@@ -74,7 +74,11 @@ fn estimate_tokens(request: &ChatRequest) -> u64 {
         .iter()
         .map(|t| t.parameters.to_string().len() + t.description.len())
         .sum();
-    ((text + tools) / 4) as u64
+    let schema = request
+        .response_format
+        .as_ref()
+        .map_or(0, |f| f.schema.to_string().len());
+    ((text + tools + schema) / 4) as u64
 }
 
 fn thousands(n: u64) -> String {
@@ -105,7 +109,7 @@ impl BudgetGuard {
         let total = self.meter.snapshot().total();
         Spend {
             tokens: total.prompt_tokens + total.completion_tokens,
-            cost: total.cost.unwrap_or(0.0),
+            cost: self.meter.known_cost(),
             time_ms: self.earlier_ms + self.started.elapsed().as_millis() as u64,
         }
     }
@@ -217,8 +221,10 @@ impl BudgetGuard {
         if let Some(max) = self.budget.max_cost {
             parts.push(format!("${:.4}", (max - spend.cost).max(0.0)));
         }
-        if let Some(max) = self.budget.max_time_ms {
-            parts.push(format!("{:.0} s", max.saturating_sub(spend.time_ms) as f64 / 1000.0));
+        // Time left is left out: it differs on every call, and a replayed
+        // cassette must see the requests it recorded.
+        if parts.is_empty() {
+            return None;
         }
         Some(format!(
             "Budget left for this whole run: {}. Every step that needs a model spends from it; plan as few such steps as the task allows.",

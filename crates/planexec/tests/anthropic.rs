@@ -192,3 +192,35 @@ async fn overloaded_is_retried_after_retry_after_and_errors_read_clearly() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn the_executor_repair_loop_speaks_tool_use_and_tool_result_turns() {
+    let server = ScriptedServer::start();
+    let (dir, tools) = workspace_tools();
+    std::fs::write(dir.path().join("right.txt"), "found it").unwrap();
+    server.role("planner").reply(Reply::json(&json!({"goal": "read", "steps": [
+        {"id": "s1", "description": "read the file", "tool": "read_file", "args": {"path": "wrong.txt"}, "depends_on": []}]})));
+    // The first repair is wrong too; the second sees its error as a tool_result.
+    server.role("executor").replies(vec![
+        Reply::tool_call("read_file", &json!({"path": "still-wrong.txt"})),
+        Reply::tool_call("read_file", &json!({"path": "right.txt"})),
+    ]);
+    server.role("synthesizer").reply(Reply::content("found it [s1]"));
+    let report = Agent::builder(Arc::new(claude(&server)), "claude-test")
+        .tools(tools)
+        .options(options())
+        .build()
+        .run("read the file")
+        .await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    assert_eq!(report.step("s1").unwrap().output, Some(json!("found it")));
+    let second = &server.requests_from("executor")[1];
+    assert_eq!(second.status, 200, "the scripted server checks the Messages rules");
+    let turns = second.body["messages"].as_array().unwrap();
+    assert_eq!(turns.len(), 3, "user, assistant tool_use, user tool_result");
+    assert_eq!(turns[1]["content"][0]["type"], "tool_use");
+    let result = &turns[2]["content"][0];
+    assert_eq!(result["type"], "tool_result");
+    assert_eq!(result["tool_use_id"], turns[1]["content"][0]["id"]);
+    assert_eq!(result["is_error"], true);
+}

@@ -365,6 +365,45 @@ async fn handle_messages(State(script): State<Arc<Mutex<Script>>>, headers: Head
     respond(script, headers, body, true).await
 }
 
+/// The Messages API's rules a request must keep, as the real API refuses
+/// breaking them: turns alternate starting with the user, every tool result
+/// answers a `tool_use` of the turn before, at most 4 cache breakpoints, and
+/// `max_tokens` is set.
+fn check_messages_request(body: &Value) -> Result<(), String> {
+    if body["max_tokens"].as_u64().is_none() {
+        return Err("max_tokens: Field required".into());
+    }
+    let turns = body["messages"].as_array().ok_or("messages: Field required")?;
+    let mut previous_uses: Vec<String> = Vec::new();
+    for (i, turn) in turns.iter().enumerate() {
+        let want = if i % 2 == 0 { "user" } else { "assistant" };
+        if turn["role"] != want {
+            return Err(format!("messages.{i}: roles must alternate, starting with user"));
+        }
+        let blocks = turn["content"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+        for b in blocks {
+            if b["type"] == "tool_result" {
+                let id = b["tool_use_id"].as_str().unwrap_or("");
+                if !previous_uses.iter().any(|u| u == id) {
+                    return Err(format!("messages.{i}: tool_result for unknown tool_use_id `{id}`"));
+                }
+            }
+        }
+        previous_uses = blocks
+            .iter()
+            .filter(|b| b["type"] == "tool_use")
+            .filter_map(|b| b["id"].as_str().map(str::to_string))
+            .collect();
+    }
+    let marks = body.to_string().matches("\"cache_control\"").count();
+    if marks > 4 {
+        return Err(format!(
+            "a maximum of 4 blocks with cache_control may be provided, found {marks}"
+        ));
+    }
+    Ok(())
+}
+
 /// An OpenAI-shaped reply body in Anthropic's Messages shape.
 fn to_anthropic(status: u16, body: &Value) -> Value {
     if status >= 400 {
@@ -428,6 +467,11 @@ async fn respond(script: Arc<Mutex<Script>>, headers: HeaderMap, body: String, a
         .map(str::to_string);
     let parsed: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
 
+    let invalid = if anthropic {
+        check_messages_request(&parsed).err()
+    } else {
+        None
+    };
     let (reply, default_delay) = {
         let mut s = script.lock().unwrap();
         s.in_flight += 1;
@@ -437,16 +481,22 @@ async fn respond(script: Arc<Mutex<Script>>, headers: HeaderMap, body: String, a
                 && rule.contains.as_ref().is_none_or(|n| body.contains(n))
                 && !rule.replies.is_empty()
         });
-        let reply = match found {
-            Some(rule) if rule.repeat_last && rule.replies.len() == 1 => rule.replies[0].clone(),
-            Some(rule) => rule.replies.pop_front().unwrap(),
-            None => Reply::error(
-                418,
-                &format!(
-                    "scripted server: no reply scripted for role {:?}",
-                    role.as_deref().unwrap_or("(none)")
-                ),
+        let reply = match (invalid, found) {
+            (Some(problem), _) => Reply::raw(
+                400,
+                json!({"type": "error", "error": {"type": "invalid_request_error", "message": problem}}),
             ),
+            (None, found) => match found {
+                Some(rule) if rule.repeat_last && rule.replies.len() == 1 => rule.replies[0].clone(),
+                Some(rule) => rule.replies.pop_front().unwrap(),
+                None => Reply::error(
+                    418,
+                    &format!(
+                        "scripted server: no reply scripted for role {:?}",
+                        role.as_deref().unwrap_or("(none)")
+                    ),
+                ),
+            },
         };
         (reply, default_delay)
     };

@@ -174,10 +174,14 @@ fn turns(messages: &[Message]) -> Vec<Value> {
                     push("assistant", blocks);
                 }
             }
-            Message::Tool { tool_call_id, content } => push(
-                "user",
-                vec![json!({"type": "tool_result", "tool_use_id": tool_call_id, "content": content})],
-            ),
+            Message::Tool { tool_call_id, content } => {
+                let mut block = json!({"type": "tool_result", "tool_use_id": tool_call_id, "content": content});
+                // The executor reports a failed call as "error: ...".
+                if content.starts_with("error:") {
+                    block["is_error"] = json!(true);
+                }
+                push("user", vec![block])
+            }
         }
     }
     out.into_iter()
