@@ -17,7 +17,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 
-use super::http::{error_message, retry_after};
+use super::http::{self, error_message, Endpoint};
 use super::{ChatModel, ChatRequest, ChatResponse, LlmError, Message, TokenUsage, ToolCall, ToolChoice};
 
 /// The `anthropic-version` header this provider speaks.
@@ -139,10 +139,6 @@ impl Anthropic {
         }
         Value::Object(body)
     }
-
-    fn backoff(&self, attempt: u32) -> Duration {
-        self.config.retry_base.saturating_mul(1u32 << attempt.min(6))
-    }
 }
 
 /// The conversation as alternating user/assistant turns of content blocks:
@@ -261,122 +257,46 @@ impl ChatModel for Anthropic {
             .as_ref()
             .filter(|_| req.tools.is_empty())
             .map(|f| f.name.clone());
-        let mut attempt = 0u32;
-        loop {
-            let mut http = self
+        let endpoint = Endpoint {
+            url: &url,
+            base_url: &self.config.base_url,
+            base_url_env: "ANTHROPIC_BASE_URL",
+            timeout: self.config.timeout,
+            max_retries: self.config.max_retries,
+            retry_base: self.config.retry_base,
+            overloaded_529: true,
+        };
+        let (status, text) = http::send(&endpoint, &mut 0, || {
+            let http = self
                 .client
                 .post(&url)
                 .header("anthropic-version", API_VERSION)
                 .header("x-planexec-role", req.role.as_str())
                 .json(&body);
-            if let Some(key) = self.config.api_key.as_deref().filter(|k| !k.is_empty()) {
-                http = http.header("x-api-key", key);
+            match self.config.api_key.as_deref().filter(|k| !k.is_empty()) {
+                Some(key) => http.header("x-api-key", key),
+                None => http,
             }
-            let response = match http.send().await {
-                Ok(r) => r,
-                Err(e) if e.is_timeout() => {
-                    if attempt < self.config.max_retries {
-                        tokio::time::sleep(self.backoff(attempt)).await;
-                        attempt += 1;
-                        continue;
-                    }
-                    return Err(LlmError::Timeout(format!(
-                        "{url} did not answer within {:?} ({} attempts); raise --timeout or check the server",
-                        self.config.timeout,
-                        attempt + 1
-                    )));
-                }
-                Err(e) if e.is_connect() => {
-                    return Err(LlmError::Connection(format!(
-                        "cannot connect to {} (connection refused or unreachable); is the server running? Set --base-url or ANTHROPIC_BASE_URL",
-                        self.config.base_url
-                    )));
-                }
-                Err(e) => return Err(LlmError::Connection(format!("request to {url} failed: {e}"))),
-            };
-            let status = response.status().as_u16();
-            let wait = retry_after(response.headers());
-            let text = match response.text().await {
-                Ok(t) => t,
-                Err(e) if attempt < self.config.max_retries => {
-                    tracing::debug!(error = %e, "reading the reply failed; retrying");
-                    tokio::time::sleep(self.backoff(attempt)).await;
-                    attempt += 1;
-                    continue;
-                }
-                Err(e) => {
-                    return Err(LlmError::Connection(format!(
-                        "reading the reply from {url} failed: {e}"
-                    )))
-                }
-            };
-            match status {
-                200..=299 => {
-                    let body: Value = serde_json::from_str(&text).map_err(|e| {
-                        LlmError::InvalidResponse(format!(
-                            "{url} answered with something that is not JSON ({e}): {}",
-                            crate::text::truncate_chars(&text, 200)
-                        ))
-                    })?;
-                    return parse_message(&body, answer_tool.as_deref());
-                }
-                429 | 500..=599 if attempt < self.config.max_retries => {
-                    let delay = if status == 429 || status == 529 {
-                        wait.unwrap_or(self.backoff(attempt))
-                    } else {
-                        self.backoff(attempt)
-                    };
-                    tracing::debug!(status, ?delay, "retrying model call");
-                    tokio::time::sleep(delay).await;
-                    attempt += 1;
-                }
-                429 => {
-                    return Err(LlmError::RateLimited(format!(
-                        "{} is rate limiting requests (HTTP 429) after {} attempts: {}",
-                        self.config.base_url,
-                        attempt + 1,
-                        error_message(&text)
-                    )))
-                }
-                529 => {
-                    return Err(LlmError::Server(format!(
-                        "{} is overloaded (HTTP 529) after {} attempts: {}; try again later",
-                        self.config.base_url,
-                        attempt + 1,
-                        error_message(&text)
-                    )))
-                }
-                500..=599 => {
-                    return Err(LlmError::Server(format!(
-                        "{} failed with HTTP {status} after {} attempts: {}",
-                        self.config.base_url,
-                        attempt + 1,
-                        error_message(&text)
-                    )))
-                }
-                401 | 403 => {
-                    return Err(LlmError::Auth(format!(
-                        "{} rejected the API key (HTTP {status}: {}); set ANTHROPIC_API_KEY or --api-key",
-                        self.config.base_url,
-                        error_message(&text)
-                    )))
-                }
-                404 => {
-                    return Err(LlmError::ModelNotFound(format!(
-                        "model `{}` not found at {} (HTTP 404: {}); check --model",
-                        req.model,
-                        self.config.base_url,
-                        error_message(&text)
-                    )))
-                }
-                _ => {
-                    return Err(LlmError::BadRequest(format!(
-                        "{} refused the request (HTTP {status}): {}",
-                        self.config.base_url,
-                        error_message(&text)
-                    )))
-                }
-            }
+        })
+        .await?;
+        match status {
+            200..=299 => parse_message(&http::json_body(&url, &text)?, answer_tool.as_deref()),
+            401 | 403 => Err(LlmError::Auth(format!(
+                "{} rejected the API key (HTTP {status}: {}); set ANTHROPIC_API_KEY or --api-key",
+                self.config.base_url,
+                error_message(&text)
+            ))),
+            404 => Err(LlmError::ModelNotFound(format!(
+                "model `{}` not found at {} (HTTP 404: {}); check --model",
+                req.model,
+                self.config.base_url,
+                error_message(&text)
+            ))),
+            _ => Err(LlmError::BadRequest(format!(
+                "{} refused the request (HTTP {status}): {}",
+                self.config.base_url,
+                error_message(&text)
+            ))),
         }
     }
 }

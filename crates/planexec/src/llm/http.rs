@@ -1,8 +1,138 @@
-//! What the HTTP providers share: reading error bodies and `retry-after`.
+//! What the HTTP providers share: sending a request with retries, and reading
+//! error bodies and `retry-after`. Each provider keeps only what differs: its
+//! request body, its headers, and what its 2xx and 4xx replies mean.
 
 use std::time::Duration;
 
 use serde_json::Value;
+
+use super::LlmError;
+
+/// Where a provider sends its requests, and how patiently.
+pub(crate) struct Endpoint<'a> {
+    /// The full URL requests go to.
+    pub url: &'a str,
+    /// The base URL, as the user configured it (named in errors).
+    pub base_url: &'a str,
+    /// The environment variable that sets the base URL (named in errors).
+    pub base_url_env: &'a str,
+    pub timeout: Duration,
+    /// Retries for timeouts, unreadable replies, 429 and 5xx.
+    pub max_retries: u32,
+    /// First backoff delay; doubles each retry.
+    pub retry_base: Duration,
+    /// The server answers 529 when overloaded (Anthropic): honour its
+    /// `retry-after` and say so in the error.
+    pub overloaded_529: bool,
+}
+
+impl Endpoint<'_> {
+    fn backoff(&self, attempt: u32) -> Duration {
+        self.retry_base.saturating_mul(1u32 << attempt.min(6))
+    }
+}
+
+/// Send `request()` until the answer is one retrying cannot change: timeouts,
+/// unreadable replies, 429 and 5xx are retried with backoff (429, and 529 where
+/// it means overloaded, wait as `retry-after` says), and end as errors once
+/// retries run out. Returns a 2xx or 4xx status with its body. `attempt`
+/// counts across calls, so a provider that re-sends a changed request keeps
+/// one retry budget.
+pub(crate) async fn send(
+    ep: &Endpoint<'_>,
+    attempt: &mut u32,
+    request: impl Fn() -> reqwest::RequestBuilder,
+) -> Result<(u16, String), LlmError> {
+    let url = ep.url;
+    loop {
+        let response = match request().send().await {
+            Ok(r) => r,
+            Err(e) if e.is_timeout() => {
+                if *attempt < ep.max_retries {
+                    tokio::time::sleep(ep.backoff(*attempt)).await;
+                    *attempt += 1;
+                    continue;
+                }
+                return Err(LlmError::Timeout(format!(
+                    "{url} did not answer within {:?} ({} attempts); raise --timeout or check the server",
+                    ep.timeout,
+                    *attempt + 1
+                )));
+            }
+            Err(e) if e.is_connect() => {
+                return Err(LlmError::Connection(format!(
+                    "cannot connect to {} (connection refused or unreachable); is the server running? Set --base-url or {}",
+                    ep.base_url, ep.base_url_env
+                )));
+            }
+            Err(e) => return Err(LlmError::Connection(format!("request to {url} failed: {e}"))),
+        };
+        let status = response.status().as_u16();
+        let wait = retry_after(response.headers());
+        let text = match response.text().await {
+            Ok(t) => t,
+            Err(e) if *attempt < ep.max_retries => {
+                tracing::debug!(error = %e, "reading the reply failed; retrying");
+                tokio::time::sleep(ep.backoff(*attempt)).await;
+                *attempt += 1;
+                continue;
+            }
+            Err(e) => {
+                return Err(LlmError::Connection(format!(
+                    "reading the reply from {url} failed: {e}"
+                )))
+            }
+        };
+        let overloaded = ep.overloaded_529 && status == 529;
+        match status {
+            429 | 500..=599 if *attempt < ep.max_retries => {
+                let delay = if status == 429 || overloaded {
+                    wait.unwrap_or(ep.backoff(*attempt))
+                } else {
+                    ep.backoff(*attempt)
+                };
+                tracing::debug!(status, ?delay, "retrying model call");
+                tokio::time::sleep(delay).await;
+                *attempt += 1;
+            }
+            429 => {
+                return Err(LlmError::RateLimited(format!(
+                    "{} is rate limiting requests (HTTP 429) after {} attempts: {}",
+                    ep.base_url,
+                    *attempt + 1,
+                    error_message(&text)
+                )))
+            }
+            529 if overloaded => {
+                return Err(LlmError::Server(format!(
+                    "{} is overloaded (HTTP 529) after {} attempts: {}; try again later",
+                    ep.base_url,
+                    *attempt + 1,
+                    error_message(&text)
+                )))
+            }
+            500..=599 => {
+                return Err(LlmError::Server(format!(
+                    "{} failed with HTTP {status} after {} attempts: {}",
+                    ep.base_url,
+                    *attempt + 1,
+                    error_message(&text)
+                )))
+            }
+            _ => return Ok((status, text)),
+        }
+    }
+}
+
+/// A 2xx body as JSON, or an error quoting what came instead.
+pub(crate) fn json_body(url: &str, text: &str) -> Result<Value, LlmError> {
+    serde_json::from_str(text).map_err(|e| {
+        LlmError::InvalidResponse(format!(
+            "{url} answered with something that is not JSON ({e}): {}",
+            crate::text::truncate_chars(text, 200)
+        ))
+    })
+}
 
 /// The error message of an error body in OpenAI's shape, or the body itself.
 pub(crate) fn error_message(body: &str) -> String {

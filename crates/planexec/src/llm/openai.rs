@@ -12,7 +12,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 
-use super::http::{error_message, retry_after};
+use super::http::{self, error_message, Endpoint};
 use super::{ChatModel, ChatRequest, ChatResponse, LlmError, Message, TokenUsage, ToolCall, ToolChoice};
 
 /// Settings for an OpenAI-compatible server.
@@ -117,10 +117,6 @@ impl OpenAiCompatible {
             body.insert("temperature".into(), json!(t));
         }
         Value::Object(body)
-    }
-
-    fn backoff(&self, attempt: u32) -> Duration {
-        self.config.retry_base.saturating_mul(1u32 << attempt.min(6))
     }
 }
 
@@ -261,91 +257,33 @@ impl ChatModel for OpenAiCompatible {
 
     async fn chat(&self, req: ChatRequest) -> Result<ChatResponse, LlmError> {
         let url = self.endpoint();
+        let endpoint = Endpoint {
+            url: &url,
+            base_url: &self.config.base_url,
+            base_url_env: "OPENAI_BASE_URL",
+            timeout: self.config.timeout,
+            max_retries: self.config.max_retries,
+            retry_base: self.config.retry_base,
+            overloaded_529: false,
+        };
         let mut attempt = 0u32;
         let mut with_format = req.response_format.is_some() && self.structured_output.load(Ordering::Relaxed);
         loop {
-            let mut http = self
-                .client
-                .post(&url)
-                .header("x-planexec-role", req.role.as_str())
-                .json(&self.body(&req, with_format));
-            if let Some(key) = self.config.api_key.as_deref().filter(|k| !k.is_empty()) {
-                http = http.bearer_auth(key);
-            }
-            let response = match http.send().await {
-                Ok(r) => r,
-                Err(e) if e.is_timeout() => {
-                    if attempt < self.config.max_retries {
-                        tokio::time::sleep(self.backoff(attempt)).await;
-                        attempt += 1;
-                        continue;
-                    }
-                    return Err(LlmError::Timeout(format!(
-                        "{url} did not answer within {:?} ({} attempts); raise --timeout or check the server",
-                        self.config.timeout,
-                        attempt + 1
-                    )));
+            let body = self.body(&req, with_format);
+            let (status, text) = http::send(&endpoint, &mut attempt, || {
+                let http = self
+                    .client
+                    .post(&url)
+                    .header("x-planexec-role", req.role.as_str())
+                    .json(&body);
+                match self.config.api_key.as_deref().filter(|k| !k.is_empty()) {
+                    Some(key) => http.bearer_auth(key),
+                    None => http,
                 }
-                Err(e) if e.is_connect() => {
-                    return Err(LlmError::Connection(format!(
-                        "cannot connect to {} (connection refused or unreachable); is the server running? Set --base-url or OPENAI_BASE_URL",
-                        self.config.base_url
-                    )));
-                }
-                Err(e) => return Err(LlmError::Connection(format!("request to {url} failed: {e}"))),
-            };
-            let status = response.status().as_u16();
-            let wait = retry_after(response.headers());
-            let text = match response.text().await {
-                Ok(t) => t,
-                Err(e) if attempt < self.config.max_retries => {
-                    tracing::debug!(error = %e, "reading the reply failed; retrying");
-                    tokio::time::sleep(self.backoff(attempt)).await;
-                    attempt += 1;
-                    continue;
-                }
-                Err(e) => {
-                    return Err(LlmError::Connection(format!(
-                        "reading the reply from {url} failed: {e}"
-                    )))
-                }
-            };
+            })
+            .await?;
             match status {
-                200..=299 => {
-                    let body: Value = serde_json::from_str(&text).map_err(|e| {
-                        LlmError::InvalidResponse(format!(
-                            "{url} answered with something that is not JSON ({e}): {}",
-                            crate::text::truncate_chars(&text, 200)
-                        ))
-                    })?;
-                    return parse_completion(&body);
-                }
-                429 | 500..=599 if attempt < self.config.max_retries => {
-                    let delay = if status == 429 {
-                        wait.unwrap_or(self.backoff(attempt))
-                    } else {
-                        self.backoff(attempt)
-                    };
-                    tracing::debug!(status, ?delay, "retrying model call");
-                    tokio::time::sleep(delay).await;
-                    attempt += 1;
-                }
-                429 => {
-                    return Err(LlmError::RateLimited(format!(
-                        "{} is rate limiting requests (HTTP 429) after {} attempts: {}",
-                        self.config.base_url,
-                        attempt + 1,
-                        error_message(&text)
-                    )))
-                }
-                500..=599 => {
-                    return Err(LlmError::Server(format!(
-                        "{} failed with HTTP {status} after {} attempts: {}",
-                        self.config.base_url,
-                        attempt + 1,
-                        error_message(&text)
-                    )))
-                }
+                200..=299 => return parse_completion(&http::json_body(&url, &text)?),
                 401 | 403 => {
                     return Err(LlmError::Auth(format!(
                         "{} rejected the API key (HTTP {status}: {}); set OPENAI_API_KEY or --api-key",
