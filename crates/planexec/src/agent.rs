@@ -16,7 +16,7 @@ use crate::cancel::CancelToken;
 use crate::context::RunContext;
 use crate::events::{Event, EventBus};
 use crate::ledger::{self, Ledger};
-use crate::llm::{ChatModel, Role, TokenUsage};
+use crate::llm::{ChatModel, Role};
 use crate::models::{ModelRef, Models};
 use crate::plan::{self, Plan, Step};
 use crate::policy::{self, Approval, Approver, AutoApprove, ResumeOptions, RunOptions};
@@ -411,12 +411,7 @@ impl Agent {
             stored.elapsed_ms,
         );
         for x in &stored.exchanges {
-            let tokens = TokenUsage {
-                prompt_tokens: x.prompt_tokens,
-                completion_tokens: x.completion_tokens,
-                ..TokenUsage::default()
-            };
-            ctx.meter.add(x.role, tokens, x.latency_ms, x.cost);
+            ctx.meter.add(x.role, x.tokens(), x.latency_ms, x.cost);
         }
         ctx.ledger.reopen().await;
         for (s, rerun) in decided {

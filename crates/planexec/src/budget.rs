@@ -81,18 +81,6 @@ fn estimate_tokens(request: &ChatRequest) -> u64 {
     ((text + tools + schema) / 4) as u64
 }
 
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 impl BudgetGuard {
     pub fn new(budget: Budget, meter: Meter, earlier_ms: u64, stop: CancelToken) -> BudgetGuard {
         BudgetGuard {
@@ -154,9 +142,9 @@ impl BudgetGuard {
             if spend.tokens + next > max {
                 return Err(self.exhaust(format!(
                     "the token budget ({}) would be exceeded by {what}: {} tokens used and about {} more needed; resume the run with a larger budget",
-                    thousands(max),
-                    thousands(spend.tokens),
-                    thousands(next)
+                    crate::text::thousands(max),
+                    crate::text::thousands(spend.tokens),
+                    crate::text::thousands(next)
                 )));
             }
         }
@@ -195,8 +183,8 @@ impl BudgetGuard {
         if let Some(max) = self.budget.max_tokens.filter(|max| spend.tokens >= *max) {
             return Err(self.exhaust(format!(
                 "the token budget ({}) is used up: {} tokens used, before {before}; resume the run with a larger budget",
-                thousands(max),
-                thousands(spend.tokens)
+                crate::text::thousands(max),
+                crate::text::thousands(spend.tokens)
             )));
         }
         if let Some(max) = self.budget.max_cost.filter(|max| spend.cost >= *max) {
@@ -216,7 +204,10 @@ impl BudgetGuard {
         let spend = self.spend();
         let mut parts = Vec::new();
         if let Some(max) = self.budget.max_tokens {
-            parts.push(format!("{} tokens", thousands(max.saturating_sub(spend.tokens))));
+            parts.push(format!(
+                "{} tokens",
+                crate::text::thousands(max.saturating_sub(spend.tokens))
+            ));
         }
         if let Some(max) = self.budget.max_cost {
             parts.push(format!("${:.4}", (max - spend.cost).max(0.0)));

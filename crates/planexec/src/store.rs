@@ -116,6 +116,17 @@ pub struct ModelExchange {
     pub at: u64,
 }
 
+impl ModelExchange {
+    /// The call's tokens (the ledger keeps no prompt-cache split).
+    pub fn tokens(&self) -> crate::llm::TokenUsage {
+        crate::llm::TokenUsage {
+            prompt_tokens: self.prompt_tokens,
+            completion_tokens: self.completion_tokens,
+            ..Default::default()
+        }
+    }
+}
+
 /// One execution of a step, as the ledger holds it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoredStep {
@@ -159,12 +170,7 @@ impl StoredRun {
                 cost: Some(0.0),
                 ..RoleUsage::default()
             });
-            let tokens = crate::llm::TokenUsage {
-                prompt_tokens: x.prompt_tokens,
-                completion_tokens: x.completion_tokens,
-                ..Default::default()
-            };
-            entry.add(tokens, x.latency_ms, x.cost);
+            entry.add(x.tokens(), x.latency_ms, x.cost);
         }
         usage
     }

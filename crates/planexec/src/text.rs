@@ -1,6 +1,19 @@
 //! Small text helpers shared by the roles: cutting long text to a budget with a
 //! visible marker, so a model (or a person) always knows something was left out.
 
+/// `1234567` as `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// At most `max` characters of `s`, with `…` when cut.
 pub fn truncate_chars(s: &str, max: usize) -> String {
     if s.chars().count() <= max {

@@ -90,8 +90,14 @@ pub fn text_or_description(bytes: &[u8]) -> String {
 /// "[binary output: 1,234 bytes, a PNG image; not shown]".
 pub fn describe_binary(len: usize, kind: Option<&str>) -> String {
     match kind {
-        Some(kind) => format!("[binary output: {} bytes, {kind}; not shown]", thousands(len)),
-        None => format!("[binary output: {} bytes; not shown]", thousands(len)),
+        Some(kind) => format!(
+            "[binary output: {} bytes, {kind}; not shown]",
+            crate::text::thousands(len as u64)
+        ),
+        None => format!(
+            "[binary output: {} bytes; not shown]",
+            crate::text::thousands(len as u64)
+        ),
     }
 }
 
@@ -110,18 +116,6 @@ fn sniff(bytes: &[u8]) -> Option<&'static str> {
         .iter()
         .find(|(magic, _)| bytes.starts_with(magic))
         .map(|(_, kind)| *kind)
-}
-
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[cfg(test)]
