@@ -521,6 +521,17 @@ struct Tools {
 }
 
 impl Tools {
+    /// `result`, stopping the MCP servers first when it is an error (the
+    /// command ends there, and the servers must not outlive it).
+    async fn or_shutdown<T>(&self, result: Result<T, BadInput>) -> Result<T, BadInput> {
+        if result.is_err() {
+            if let Some(mcp) = &self.mcp {
+                mcp.shutdown().await;
+            }
+        }
+        result
+    }
+
     /// Stop the MCP servers (the run is over).
     async fn shutdown(self) {
         if let Some(mcp) = self.mcp {
@@ -826,10 +837,9 @@ async fn execute(
     init_logging(verbose, &display);
 
     if let Some((path, plan)) = &given {
-        if let Err(e) = planexec::plan::validate(plan, &tools.registry, &options.plan_limits()) {
-            tools.shutdown().await;
-            return Err(BadInput(format!("{} is not a valid plan:\n{e}", path.display())));
-        }
+        let valid = planexec::plan::validate(plan, &tools.registry, &options.plan_limits())
+            .map_err(|e| BadInput(format!("{} is not a valid plan:\n{e}", path.display())));
+        tools.or_shutdown(valid).await?;
     }
 
     let approver = Arc::new(CliApprover {
@@ -840,35 +850,24 @@ async fn execute(
         }),
         display: display.clone(),
     });
-    let agent = async {
+    let ready = async {
         let store = runs::open(ledger.db.as_deref()).await?;
         let recorded = Recorded {
             store,
             workspace: common.workspace(),
         };
-        build_agent(
+        let agent = build_agent(
             &config,
             tools.registry.clone(),
             approver,
             Some(recorded),
             &cassette(&flags),
-        )
+        )?;
+        let tracing = traces(&agent)?;
+        Ok((agent, tracing))
     }
     .await;
-    let agent = match agent {
-        Ok(agent) => agent,
-        Err(e) => {
-            tools.shutdown().await;
-            return Err(e);
-        }
-    };
-    let tracing = match traces(&agent) {
-        Ok(t) => t,
-        Err(e) => {
-            tools.shutdown().await;
-            return Err(e);
-        }
-    };
+    let (agent, tracing) = tools.or_shutdown(ready).await?;
     let report = run_with_ctrl_c(&agent, &display, |cancel| {
         let agent = &agent;
         async move { agent.run_cancellable(&task, given.map(|(_, p)| p), &cancel).await }
@@ -1088,13 +1087,15 @@ async fn plan_only(
     } else {
         Arc::new(AutoApprove)
     };
-    let agent = match build_agent(&config, tools.registry.clone(), approver, None, &Cassette::default()) {
-        Ok(agent) => agent,
-        Err(e) => {
-            tools.shutdown().await;
-            return Err(e);
-        }
-    };
+    let agent = tools
+        .or_shutdown(build_agent(
+            &config,
+            tools.registry.clone(),
+            approver,
+            None,
+            &Cassette::default(),
+        ))
+        .await?;
     let sink = display.clone();
     agent.events().on_event(move |event| {
         if !matches!(event, planexec::Event::PlanProposed { .. }) {
@@ -1202,26 +1203,15 @@ async fn resume(
         store,
         workspace: workspace.clone(),
     };
-    let agent = match build_agent(
+    let ready = build_agent(
         &config,
         tools.registry.clone(),
         approver,
         Some(recorded),
         &cassette(&flags),
-    ) {
-        Ok(agent) => agent,
-        Err(e) => {
-            tools.shutdown().await;
-            return Err(e);
-        }
-    };
-    let tracing = match traces(&agent) {
-        Ok(t) => t,
-        Err(e) => {
-            tools.shutdown().await;
-            return Err(e);
-        }
-    };
+    )
+    .and_then(|agent| Ok((traces(&agent)?, agent)));
+    let (tracing, agent) = tools.or_shutdown(ready).await?;
     let id = stored.run_id.clone();
     let outcome = run_with_ctrl_c(&agent, &display, |cancel| {
         let agent = &agent;

@@ -83,8 +83,9 @@ impl McpServers {
         self.servers.iter().find(|s| s.name() == name)
     }
 
-    /// Stop every server and take its tools out of the registry.
-    pub async fn shutdown(self) {
+    /// Stop every server and take its tools out of the registry. A stopped
+    /// server is not started again.
+    pub async fn shutdown(&self) {
         futures::future::join_all(self.servers.iter().map(|s| s.stop())).await;
     }
 }
