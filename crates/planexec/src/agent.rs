@@ -24,8 +24,10 @@ use crate::replanner::{self, ReplanTrigger};
 use crate::report::{Clarification, PlanVersion, RunReport, RunStatus};
 use crate::result::{now_ms, StepResult, StepStatus};
 use crate::store::{RunEnd, RunHeader, RunStore, StepStart, StoredRun};
+use crate::strategy::Strategy;
+use crate::synthesizer::Joined;
 use crate::tools::ToolRegistry;
-use crate::{executor, planner, schedule, synthesizer, InflightStep, ResumeError, RunError};
+use crate::{executor, planner, react, schedule, synthesizer, InflightStep, ResumeError, RunError};
 
 /// A configured plan-and-execute agent. Cheap to share; each run has its own state.
 pub struct Agent {
@@ -516,7 +518,79 @@ impl Agent {
             stopped!(None);
         }
 
-        // 1. Plan (a resumed run has one already).
+        if self.options.strategy == Strategy::React {
+            // ReAct, the baseline: no plan. One model sees the task and everything
+            // so far and calls one tool per turn; each call runs as a step of its
+            // own, through the same executor, permissions and ledger. A failed
+            // call goes back to the model, counted against the replan bound.
+            let mut plan = Plan {
+                goal: task.to_string(),
+                steps: Vec::new(),
+                infeasible: None,
+                questions: Vec::new(),
+                assumptions: Vec::new(),
+            };
+            let mut history = react::opening(&ctx, task);
+            for record in &run.records {
+                if let Some(call) = react::call_of(record) {
+                    react::remember(&mut history, call, &react::result_text(&ctx, record));
+                }
+            }
+            let mut calls = run.records.len();
+            loop {
+                let may_call = calls < self.options.max_steps;
+                let (step, call) = match guarded!(react::turn(&ctx, &history, calls + 1, may_call), Some(plan)) {
+                    Err(e) => stop!(RunStatus::Failed, Some(plan), e),
+                    Ok(react::Turn::Answer(answer)) if answer.is_empty() => {
+                        stop!(RunStatus::Failed, Some(plan), "the model ended without an answer")
+                    }
+                    Ok(react::Turn::Answer(answer)) => {
+                        return self
+                            .finish(&ctx, run, RunStatus::Succeeded, Some(plan), Some(answer), None)
+                            .await
+                    }
+                    Ok(react::Turn::Unknown { call }) => {
+                        let message = format!("there is no tool `{}`", call.name);
+                        (None, (call, message))
+                    }
+                    Ok(react::Turn::Call { step, call }) => (Some(step), (call, String::new())),
+                };
+                calls += 1;
+                let (call, mut error) = call;
+                if let Some(step) = step {
+                    plan.steps.push(step.clone());
+                    let result = guarded!(self.execute_recorded(&ctx, &plan, 0, step, Vec::new()), Some(plan));
+                    if result.succeeded() {
+                        run.done
+                            .insert(result.id.clone(), result.output.clone().unwrap_or(Value::Null));
+                    } else {
+                        error = result.error.clone().unwrap_or_else(|| "failed".to_string());
+                    }
+                    react::remember(&mut history, call.clone(), &react::result_text(&ctx, &result));
+                    run.records.push(result);
+                } else {
+                    react::remember(&mut history, call.clone(), &format!("error: {error}"));
+                }
+                if !error.is_empty() {
+                    if run.replans >= self.options.max_replans {
+                        stop!(
+                            RunStatus::Failed,
+                            Some(plan),
+                            format!(
+                                "turn {calls} ({}) failed: {error}; the limit of failures a run may recover from ({}) is reached",
+                                call.name, self.options.max_replans
+                            )
+                        );
+                    }
+                    run.replans += 1;
+                }
+            }
+        }
+
+        // 1. Plan (a resumed run has one already). With the compiler strategy the
+        // plan streams in and its steps start as they arrive: `first_pass` is what they did.
+        let mut first_pass: Option<schedule::DagOutcome> = None;
+        let mut unreadable: Option<String> = None;
         let (mut plan, mut version, approved) = match start {
             Start::Resume {
                 plan,
@@ -529,6 +603,43 @@ impl Agent {
                         Ok(()) => (p, "given plan"),
                         Err(e) => stop!(RunStatus::Failed, Some(p), e),
                     },
+                    None if self.options.strategy == Strategy::Compiler => {
+                        let (streamed, outcome) = self.plan_and_dispatch(&ctx, task, &run.done, cancel).await;
+                        let streamed = match streamed {
+                            Ok(streamed) => streamed,
+                            Err(e) => {
+                                run.records.extend(outcome.results);
+                                if cancel.is_cancelled() {
+                                    stopped!(None);
+                                }
+                                stop!(RunStatus::Failed, None, e)
+                            }
+                        };
+                        let nothing_ran = outcome.results.is_empty() && outcome.interrupted.is_empty();
+                        match streamed.plan {
+                            Ok(p) => {
+                                first_pass = Some(outcome);
+                                (p, "initial plan (streamed)")
+                            }
+                            // Nothing started: plan again the ordinary way, with the errors shown.
+                            Err(_) if nothing_ran => match guarded!(self.plan_with_questions(&ctx, &mut run), None) {
+                                Ok(p) => (p, "initial plan"),
+                                Err(e) => stop!(RunStatus::Failed, None, e),
+                            },
+                            Err(problem) => {
+                                first_pass = Some(outcome);
+                                unreadable = Some(problem);
+                                let partial = Plan {
+                                    goal: streamed.goal.unwrap_or_else(|| task.to_string()),
+                                    steps: streamed.dispatched,
+                                    infeasible: None,
+                                    questions: Vec::new(),
+                                    assumptions: Vec::new(),
+                                };
+                                (partial, "initial plan (streamed, cut short)")
+                            }
+                        }
+                    }
                     None => match guarded!(self.plan_with_questions(&ctx, &mut run), None) {
                         Ok(p) => (p, "initial plan"),
                         Err(e) => stop!(RunStatus::Failed, None, e),
@@ -549,7 +660,12 @@ impl Agent {
         // 2. Approve (or revise with feedback, or take an edited plan).
         let limits = self.options.plan_limits();
         let check = |p: &Plan| plan::validate(p, &self.tools, &limits);
-        if !approved {
+        if !approved && first_pass.is_some() {
+            // Its steps started while it streamed in: nothing left to review.
+            // Each call's side effects are still confirmed as the mode says.
+            ctx.ledger.approved(version).await;
+            self.events.emit(Event::PlanApproved { version });
+        } else if !approved {
             loop {
                 let approval = guarded!(self.approver.review(&plan, &check), Some(plan));
                 match approval {
@@ -592,115 +708,282 @@ impl Agent {
         }
 
         // 3. Execute; on failure, replan the rest within the bound.
-        loop {
-            let current = &plan;
-            let step_ctx = &ctx;
-            let outcome = schedule::run_dag(current, &run.done, self.options.parallelism, cancel, |step, deps| {
-                self.execute_recorded(step_ctx, current, version, step, deps)
-            })
-            .await;
-            let interrupted = outcome.interrupted.clone();
-            for r in &outcome.results {
-                if r.succeeded() {
-                    run.done.insert(r.id.clone(), r.output.clone().unwrap_or(Value::Null));
+        let strategy = self.options.strategy;
+        let dispatch = match strategy {
+            // One step at a time, so the replanner sees every result before the next step.
+            Strategy::ReplanEachStep => schedule::Dispatch {
+                parallelism: 1,
+                max_steps: 1,
+            },
+            _ => schedule::Dispatch::parallel(self.options.parallelism),
+        };
+        'run: loop {
+            loop {
+                let outcome = match first_pass.take() {
+                    // The compiler's steps already ran while the plan streamed in.
+                    Some(outcome) => outcome,
+                    None => {
+                        let current = &plan;
+                        let step_ctx = &ctx;
+                        let steps = futures::stream::iter(plan.steps.clone());
+                        schedule::run_steps(steps, &run.done, dispatch, cancel, |step, deps| {
+                            self.execute_recorded(step_ctx, current, version, step, deps)
+                        })
+                        .await
+                    }
+                };
+                let interrupted = outcome.interrupted.clone();
+                let ran: Vec<String> = outcome.results.iter().map(|r| r.id.clone()).collect();
+                for r in &outcome.results {
+                    if r.succeeded() {
+                        run.done.insert(r.id.clone(), r.output.clone().unwrap_or(Value::Null));
+                    }
                 }
-            }
-            let failed = outcome
-                .failed
-                .first()
-                .and_then(|id| outcome.results.iter().find(|r| &r.id == id))
-                .cloned();
-            run.records.extend(outcome.results);
-            if cancel.is_cancelled() {
-                for id in interrupted {
-                    let step = plan.step(&id).expect("an interrupted step is in its plan");
-                    run.records.push(StepResult {
-                        error: Some("interrupted".to_string()),
-                        ..StepResult::not_run(step, StepStatus::Interrupted)
-                    });
+                let failed = outcome
+                    .failed
+                    .first()
+                    .and_then(|id| outcome.results.iter().find(|r| &r.id == id))
+                    .cloned();
+                run.records.extend(outcome.results);
+                if cancel.is_cancelled() {
+                    for id in interrupted {
+                        let step = plan.step(&id).expect("an interrupted step is in its plan");
+                        run.records.push(StepResult {
+                            error: Some("interrupted".to_string()),
+                            ..StepResult::not_run(step, StepStatus::Interrupted)
+                        });
+                    }
+                    stopped!(Some(plan));
                 }
-                stopped!(Some(plan));
-            }
-            let Some(failed) = failed else { break };
+                let Some(failed) = failed else {
+                    // The streamed plan was cut short: plan the rest.
+                    if let Some(problem) = unreadable.take() {
+                        if run.replans >= self.options.max_replans {
+                            stop!(
+                                RunStatus::Failed,
+                                Some(plan),
+                                format!(
+                                    "the streamed plan was cut short:\n{problem}\nand the replan limit ({}) is reached",
+                                    self.options.max_replans
+                                )
+                            );
+                        }
+                        let reason = format!("the streamed plan was cut short: {problem}");
+                        let trigger = ReplanTrigger::Unreadable(&problem);
+                        match guarded!(self.revise(&ctx, &mut run, &plan, trigger, reason), Some(plan)) {
+                            Ok((revised, v)) => (plan, version) = (revised, v),
+                            Err(e) => stop!(RunStatus::Failed, Some(plan), format!("replanning failed: {e}")),
+                        }
+                        if let Some(reason) = plan.infeasible.clone() {
+                            stop!(
+                                RunStatus::Infeasible,
+                                Some(plan),
+                                format!("the replanner found the task infeasible: {reason}")
+                            );
+                        }
+                        continue;
+                    }
+                    let remaining = plan.steps.iter().any(|s| !run.done.contains_key(&s.id));
+                    if strategy == Strategy::ReplanEachStep && remaining && !ran.is_empty() {
+                        // Keep, revise or finish: the replanner decides after every step, within the bound.
+                        if run.replans < self.options.max_replans {
+                            let just_done = plan.step(&ran[0]).cloned().expect("a step that ran is in its plan");
+                            let completed = run.completed(&plan);
+                            let trigger = ReplanTrigger::StepDone { step: &just_done };
+                            let revised =
+                                match guarded!(replanner::replan(&ctx, task, &plan, &completed, trigger), Some(plan)) {
+                                    Ok(revised) => revised,
+                                    Err(e) => stop!(
+                                        RunStatus::Failed,
+                                        Some(plan),
+                                        format!("replanning after step {} failed: {e}", just_done.id)
+                                    ),
+                                };
+                            let still_to_do = |p: &Plan| -> Vec<Step> {
+                                p.steps
+                                    .iter()
+                                    .filter(|s| !run.done.contains_key(&s.id))
+                                    .cloned()
+                                    .collect()
+                            };
+                            if still_to_do(&revised) != still_to_do(&plan) {
+                                let reason = match still_to_do(&revised).is_empty() {
+                                    true => format!("after step {}, the replanner found the task done", just_done.id),
+                                    false => format!("revised after step {}", just_done.id),
+                                };
+                                version = self.record_revision(&ctx, &mut run, &revised, reason).await;
+                                if let Some(reason) = revised.infeasible.clone() {
+                                    stop!(
+                                        RunStatus::Infeasible,
+                                        Some(revised),
+                                        format!("the replanner found the task infeasible: {reason}")
+                                    );
+                                }
+                                plan = revised;
+                            }
+                        }
+                        continue;
+                    }
+                    break;
+                };
 
-            let error = failed.error.clone().unwrap_or_else(|| "failed".to_string());
-            let failure = format!("step {} failed: {error}", failed.id);
-            if run.replans >= self.options.max_replans {
-                stop!(
-                    RunStatus::Failed,
-                    Some(plan),
-                    format!("{failure}; the replan limit ({}) is reached", self.options.max_replans)
-                );
+                let error = failed.error.clone().unwrap_or_else(|| "failed".to_string());
+                let failure = format!("step {} failed: {error}", failed.id);
+                if run.replans >= self.options.max_replans {
+                    stop!(
+                        RunStatus::Failed,
+                        Some(plan),
+                        format!("{failure}; the replan limit ({}) is reached", self.options.max_replans)
+                    );
+                }
+                let failed_step = plan.step(&failed.id).cloned().expect("a failed step is in its plan");
+                let trigger = ReplanTrigger::StepFailed {
+                    step: &failed_step,
+                    error: &error,
+                };
+                let revised = match guarded!(self.revise(&ctx, &mut run, &plan, trigger, failure.clone()), Some(plan)) {
+                    Ok((revised, v)) => {
+                        version = v;
+                        revised
+                    }
+                    Err(e) => stop!(
+                        RunStatus::Failed,
+                        Some(plan),
+                        format!("{failure}; replanning failed: {e}")
+                    ),
+                };
+                if let Some(reason) = revised.infeasible.clone() {
+                    stop!(
+                        RunStatus::Infeasible,
+                        Some(revised),
+                        format!("after {failure}, the replanner found the task infeasible: {reason}")
+                    );
+                }
+                // No progress: the revision runs the failed step again unchanged.
+                let done = &run.done;
+                let resolve = |args: &serde_json::Map<String, Value>| {
+                    plan::resolve_args(args, &|id: &str| done.get(id).cloned()).unwrap_or_else(|_| args.clone())
+                };
+                let failed_args = resolve(&failed_step.args);
+                let new_steps: Vec<Step> = revised
+                    .steps
+                    .iter()
+                    .filter(|s| !done.contains_key(&s.id))
+                    .cloned()
+                    .collect();
+                if let Some(same) = policy::repeats_failed_step(&failed_step, &failed_args, &new_steps, &resolve) {
+                    let reason = format!(
+                        "no progress: the revised plan repeats the failed step {} unchanged as {} (same tool, same arguments)",
+                        failed.id, same.id
+                    );
+                    stop!(RunStatus::Failed, Some(revised), reason);
+                }
+                plan = revised;
             }
-            let failed_step = plan.step(&failed.id).cloned().expect("a failed step is in its plan");
-            let completed = run.completed(&plan);
-            let revised = guarded!(
-                replanner::replan(
-                    &ctx,
-                    task,
-                    &plan,
-                    &completed,
-                    ReplanTrigger::StepFailed {
-                        step: &failed_step,
-                        error: &error,
-                    },
-                ),
-                Some(plan)
-            );
-            let revised = match revised {
-                Ok(p) => p,
-                Err(e) => stop!(
-                    RunStatus::Failed,
-                    Some(plan),
-                    format!("{failure}; replanning failed: {e}")
-                ),
-            };
-            run.replans += 1;
-            version = run.add_plan(&ctx, &revised, failure.clone()).await;
-            self.events.emit(Event::Replanned {
-                version,
-                reason: failure.clone(),
-                replans: run.replans,
-            });
-            if let Some(reason) = revised.infeasible.clone() {
-                stop!(
-                    RunStatus::Infeasible,
-                    Some(revised),
-                    format!("after {failure}, the replanner found the task infeasible: {reason}")
-                );
-            }
-            // No progress: the revision runs the failed step again unchanged.
-            let done = &run.done;
-            let resolve = |args: &serde_json::Map<String, Value>| {
-                plan::resolve_args(args, &|id: &str| done.get(id).cloned()).unwrap_or_else(|_| args.clone())
-            };
-            let failed_args = resolve(&failed_step.args);
-            let new_steps: Vec<Step> = revised
-                .steps
-                .iter()
-                .filter(|s| !done.contains_key(&s.id))
-                .cloned()
-                .collect();
-            if let Some(same) = policy::repeats_failed_step(&failed_step, &failed_args, &new_steps, &resolve) {
-                let reason = format!(
-                    "no progress: the revised plan repeats the failed step {} unchanged as {} (same tool, same arguments)",
-                    failed.id, same.id
-                );
-                stop!(RunStatus::Failed, Some(revised), reason);
-            }
-            plan = revised;
-        }
 
-        // 4. Answer.
-        let results = run.completed(&plan);
-        let answer = guarded!(synthesizer::synthesize(&ctx, task, &results), Some(plan));
-        match answer {
-            Ok(answer) => {
-                self.finish(&ctx, run, RunStatus::Succeeded, Some(plan), Some(answer), None)
-                    .await
-            }
-            Err(e) => stop!(RunStatus::Failed, Some(plan), format!("writing the answer failed: {e}")),
+            // 4. Answer. The compiler's joiner may instead say what is missing, and the plan is revised.
+            let results = run.completed(&plan);
+            let answer = if strategy == Strategy::Compiler {
+                let may_replan = run.replans < self.options.max_replans;
+                match guarded!(synthesizer::join(&ctx, task, &results, may_replan), Some(plan)) {
+                    Ok(Joined::Answer(answer)) => Ok(answer),
+                    Ok(Joined::Replan(missing)) => {
+                        let reason = format!("the joiner found the results incomplete: {missing}");
+                        let trigger = ReplanTrigger::Unanswered(&missing);
+                        match guarded!(self.revise(&ctx, &mut run, &plan, trigger, reason), Some(plan)) {
+                            Ok((revised, v)) => (plan, version) = (revised, v),
+                            Err(e) => stop!(RunStatus::Failed, Some(plan), format!("replanning failed: {e}")),
+                        }
+                        if let Some(reason) = plan.infeasible.clone() {
+                            stop!(
+                                RunStatus::Infeasible,
+                                Some(plan),
+                                format!("the replanner found the task infeasible: {reason}")
+                            );
+                        }
+                        continue 'run;
+                    }
+                    Err(e) => Err(e),
+                }
+            } else {
+                guarded!(synthesizer::synthesize(&ctx, task, &results), Some(plan))
+            };
+            return match answer {
+                Ok(answer) => {
+                    self.finish(&ctx, run, RunStatus::Succeeded, Some(plan), Some(answer), None)
+                        .await
+                }
+                Err(e) => stop!(RunStatus::Failed, Some(plan), format!("writing the answer failed: {e}")),
+            };
         }
+    }
+
+    /// Record a revised plan as a new version (counted against the replan bound).
+    async fn record_revision(&self, ctx: &RunContext, run: &mut RunState, revised: &Plan, reason: String) -> u32 {
+        run.replans += 1;
+        let version = run.add_plan(ctx, revised, reason.clone()).await;
+        self.events.emit(Event::Replanned {
+            version,
+            reason,
+            replans: run.replans,
+        });
+        version
+    }
+
+    /// Ask the replanner to revise `plan`, and record the revision.
+    async fn revise(
+        &self,
+        ctx: &RunContext,
+        run: &mut RunState,
+        plan: &Plan,
+        trigger: ReplanTrigger<'_>,
+        reason: String,
+    ) -> Result<(Plan, u32), RunError> {
+        let completed = run.completed(plan);
+        let task = run.task.clone();
+        let revised = replanner::replan(ctx, &task, plan, &completed, trigger).await?;
+        let version = self.record_revision(ctx, run, &revised, reason).await;
+        Ok((revised, version))
+    }
+
+    /// The compiler strategy's start: one streamed planner call, each step
+    /// dispatched as soon as it is parsed and its dependencies are done.
+    async fn plan_and_dispatch(
+        &self,
+        ctx: &RunContext,
+        task: &str,
+        done: &HashMap<String, Value>,
+        cancel: &CancelToken,
+    ) -> (Result<planner::StreamedPlan, RunError>, schedule::DagOutcome) {
+        // The plan as streamed so far: what a dispatched step's executor sees.
+        let partial = std::sync::Mutex::new(Plan {
+            goal: task.to_string(),
+            steps: Vec::new(),
+            infeasible: None,
+            questions: Vec::new(),
+            assumptions: Vec::new(),
+        });
+        let (tx, rx) = futures::channel::mpsc::unbounded::<Step>();
+        let partial = &partial;
+        let planning = async move {
+            let on_step = |step: Step| {
+                partial
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .steps
+                    .push(step.clone());
+                let _ = tx.unbounded_send(step);
+            };
+            let planned = cancel.guard(planner::plan_streaming(ctx, task, &on_step)).await;
+            drop(tx); // the scheduler ends once the dispatched steps are done
+            planned.unwrap_or_else(|| Err(RunError::Model(crate::llm::LlmError::Connection("interrupted".into()))))
+        };
+        let dispatch = schedule::Dispatch::parallel(self.options.parallelism);
+        let execution = schedule::run_steps(rx, done, dispatch, cancel, |step, deps| {
+            let snapshot = partial.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            async move { self.execute_recorded(ctx, &snapshot, 1, step, deps).await }
+        });
+        tokio::join!(planning, execution)
     }
 
     /// Run one step, recording it in the ledger: a step with side effects is

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use crate::accounting::Meter;
 use crate::events::{Event, EventBus};
-use crate::llm::{ChatRequest, ChatResponse, LlmError};
+use crate::llm::{ChatRequest, ChatResponse, LlmError, TextSink};
 use crate::models::Models;
 use crate::policy::{Approver, Mode, RunOptions};
 use crate::tools::ToolRegistry;
@@ -96,7 +96,16 @@ impl RunContext {
     }
 
     /// Send a request to the role's model (its `model` field is filled in here).
-    pub async fn chat(&self, mut request: ChatRequest) -> Result<ChatResponse, LlmError> {
+    pub async fn chat(&self, request: ChatRequest) -> Result<ChatResponse, LlmError> {
+        self.call(request, None).await
+    }
+
+    /// [`RunContext::chat`], handing the reply's text to `on_text` as it streams in.
+    pub async fn chat_streaming(&self, request: ChatRequest, on_text: TextSink<'_>) -> Result<ChatResponse, LlmError> {
+        self.call(request, Some(on_text)).await
+    }
+
+    async fn call(&self, mut request: ChatRequest, on_text: Option<TextSink<'_>>) -> Result<ChatResponse, LlmError> {
         let model = self.models.get(request.role);
         request.model = model.model.clone();
         let role = request.role;
@@ -115,7 +124,10 @@ impl RunContext {
             .then(|| serde_json::to_string(&request.messages).unwrap_or_default());
         // The request is kept for the ledger only when there is one.
         let sent = self.ledger.is_enabled().then(|| request.clone());
-        let outcome = model.provider.chat(request).await;
+        let outcome = match on_text {
+            Some(sink) => model.provider.chat_stream(request, sink).await,
+            None => model.provider.chat(request).await,
+        };
         let latency_ms = started.elapsed().as_millis() as u64;
         let cost = match &outcome {
             Ok(r) => self.meter.record(role, &model.model, r.usage, latency_ms),

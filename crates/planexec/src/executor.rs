@@ -135,7 +135,14 @@ async fn run(
     deps: &DependencyOutputs,
     tally: &mut Tally,
 ) -> Result<Value, String> {
+    let models = ctx.options.strategy.executor_uses_models();
     let output = match &step.tool {
+        None if !models => {
+            return Err(format!(
+                "step {} is a reasoning step, and the {} strategy runs no model between tools",
+                step.id, ctx.options.strategy
+            ))
+        }
         None => reason(ctx, plan, step, deps, tally).await?,
         Some(name) => {
             let entry = ctx
@@ -151,14 +158,14 @@ async fn run(
             };
             match direct {
                 Ok(v) => v,
-                Err(e) if e.model_fixable() && ctx.options.executor_max_turns > 0 => {
+                Err(e) if models && e.model_fixable() && ctx.options.executor_max_turns > 0 => {
                     fix_with_model(ctx, plan, step, &entry, deps, e, tally).await?
                 }
                 Err(e) => return Err(e.to_string()),
             }
         }
     };
-    if let Some(expected) = &step.expected {
+    if let (Some(expected), true) = (&step.expected, models) {
         tally.output = Some(output.clone());
         check_expected(ctx, plan, step, expected, &output, tally).await?;
     }

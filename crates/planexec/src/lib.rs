@@ -43,12 +43,14 @@ pub mod models;
 pub mod plan;
 mod planner;
 pub mod policy;
+mod react;
 pub mod render;
 mod replanner;
 pub mod report;
 pub mod result;
 pub mod schedule;
 pub mod store;
+pub mod strategy;
 mod synthesizer;
 pub mod text;
 pub mod tools;
@@ -64,6 +66,7 @@ pub use policy::{Approval, Approver, AutoApprove, Mode, Permission, ResumeOption
 pub use report::{PlanVersion, RunReport, RunStatus};
 pub use result::{StepResult, StepStatus};
 pub use store::{MemoryStore, RunStore, StoreError};
+pub use strategy::Strategy;
 pub use tools::{Effect, Tool, ToolError, ToolRegistry};
 
 /// Why a run (or a planning call) could not go on.

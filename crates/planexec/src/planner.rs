@@ -6,9 +6,11 @@
 //! with the exact errors, up to `max_reasks` times. The replanner reuses
 //! [`request_plan`] with its own acceptance check.
 
+use std::sync::Mutex;
+
 use crate::context::RunContext;
 use crate::llm::{ChatRequest, JsonSchemaFormat, Message, Role};
-use crate::plan::{self, Plan, PlanErrors};
+use crate::plan::{self, Plan, PlanErrors, PlanStream, Step};
 use crate::RunError;
 
 /// The per-call part of the planning instructions (the format itself is in the
@@ -18,6 +20,9 @@ pub(crate) fn format_rules(ctx: &RunContext) -> String {
         "Reply with one JSON plan object as described under \"How plans are written\", and nothing else. Use at most {} steps.",
         ctx.options.max_steps
     );
+    if ctx.options.strategy.tools_only() {
+        rules.push_str(" Every step must call a tool: no reasoning steps (\"tool\": null). Pass results on with {{id}}; all reasoning happens when the final answer is written from the results.");
+    }
     if let Some(left) = ctx.budget.remaining() {
         rules.push(' ');
         rules.push_str(&left);
@@ -54,21 +59,26 @@ Example 2. Task: "Save the difference between the numbers in big.txt and small.t
  {"id": "s4", "description": "save the difference to diff.txt", "tool": "write_file", "args": {"path": "diff.txt", "content": "{{s3}}"}, "depends_on": ["s3"]}
 ], "infeasible": null}"#;
 
-/// Plan a task. With `may_ask`, the planner may answer with clarifying questions
-/// instead of steps; without, it must plan and state its assumptions.
-pub(crate) async fn plan(ctx: &RunContext, task: &str, may_ask: bool) -> Result<Plan, RunError> {
+/// The planner's messages for `task`.
+fn planner_messages(ctx: &RunContext, task: &str, may_ask: bool) -> Vec<Message> {
     let questions = if may_ask {
         "If the task is too ambiguous to plan (no target named, conflicting constraints), reply instead with \"steps\": [] and \"questions\": [at most 3 short questions for the user]. Ask only when a reasonable assumption would not do."
     } else {
         "Nobody can answer questions now: do not ask any. Where the task is ambiguous, make the most reasonable assumptions, list them in \"assumptions\", and plan."
     };
-    let messages = vec![
+    vec![
         Message::system(ctx.system()),
         Message::user(format!(
             "You are the planner: turn the task into a small plan of steps for the other parts to run; you do not run anything yourself.\n\n{}\n{questions}\n\nTask: {task}",
             format_rules(ctx)
         )),
-    ];
+    ]
+}
+
+/// Plan a task. With `may_ask`, the planner may answer with clarifying questions
+/// instead of steps; without, it must plan and state its assumptions.
+pub(crate) async fn plan(ctx: &RunContext, task: &str, may_ask: bool) -> Result<Plan, RunError> {
+    let messages = planner_messages(ctx, task, may_ask);
     let limits = ctx.options.plan_limits();
     request_plan(ctx, Role::Planner, messages, &|p: Plan| {
         if !may_ask && !p.questions.is_empty() {
@@ -77,6 +87,96 @@ pub(crate) async fn plan(ctx: &RunContext, task: &str, may_ask: bool) -> Result<
         plan::validate(&p, &ctx.tools, &limits).map(|_| p)
     })
     .await
+}
+
+/// What one streamed planner call produced.
+pub(crate) struct StreamedPlan {
+    /// The whole reply as a valid plan, or what is wrong with it.
+    pub plan: Result<Plan, String>,
+    /// The steps handed out while the reply streamed, in order.
+    pub dispatched: Vec<Step>,
+    pub goal: Option<String>,
+}
+
+/// The compiler strategy's planner: one streamed call. Each step is handed to
+/// `on_step` as soon as its JSON is complete, if the plan up to and including
+/// it validates; after the first step that does not, nothing more is handed out
+/// while streaming (the whole reply is validated at the end).
+pub(crate) async fn plan_streaming(
+    ctx: &RunContext,
+    task: &str,
+    on_step: &(dyn Fn(Step) + Send + Sync),
+) -> Result<StreamedPlan, RunError> {
+    struct Progress {
+        stream: PlanStream,
+        accepted: Vec<Step>,
+        blocked: bool,
+    }
+    let progress = Mutex::new(Progress {
+        stream: PlanStream::new(),
+        accepted: Vec::new(),
+        blocked: false,
+    });
+    let limits = ctx.options.plan_limits();
+    let (schema, strict) = plan::plan_schema_for_tools(&ctx.tools, ctx.options.max_steps);
+    let mut request = ChatRequest::new(Role::Planner, "", planner_messages(ctx, task, false));
+    request.response_format = Some(JsonSchemaFormat {
+        name: "plan".to_string(),
+        schema,
+        strict,
+    });
+    let on_text = |delta: &str| {
+        let mut p = progress.lock().unwrap_or_else(|e| e.into_inner());
+        for step in p.stream.push(delta) {
+            if p.blocked {
+                continue;
+            }
+            let mut prefix = Plan {
+                goal: p.stream.goal().unwrap_or(task).to_string(),
+                steps: p.accepted.clone(),
+                infeasible: None,
+                questions: Vec::new(),
+                assumptions: Vec::new(),
+            };
+            prefix.steps.push(step.clone());
+            match plan::validate(&prefix, &ctx.tools, &limits) {
+                Ok(()) => {
+                    p.accepted.push(step.clone());
+                    on_step(step);
+                }
+                Err(_) => p.blocked = true,
+            }
+        }
+    };
+    let response = ctx.chat_streaming(request, &on_text).await?;
+    let p = progress.into_inner().unwrap_or_else(|e| e.into_inner());
+    let reply = match (p.stream.text().trim().is_empty(), response.tool_calls.first()) {
+        (true, Some(call)) => call.arguments.to_string(),
+        _ => p.stream.text().to_string(),
+    };
+    let plan = match plan::parse_plan_reply(&reply) {
+        Ok(whole) => match plan::validate(&whole, &ctx.tools, &limits) {
+            Ok(()) if !whole.questions.is_empty() => Err(plan::PlanError::QuestionsNotAllowed.to_string()),
+            Ok(()) => Ok(whole),
+            Err(errors) => Err(errors.to_string()),
+        },
+        Err(e) => Err(format!("- {e}")),
+    };
+    // A dispatched step must be the step the whole plan has under its id.
+    let plan = plan.and_then(
+        |whole| match p.accepted.iter().find(|s| whole.step(&s.id) != Some(*s)) {
+            Some(s) => Err(format!(
+                "- step {} changed between the stream and the whole reply",
+                s.id
+            )),
+            None => Ok(whole),
+        },
+    );
+    Ok(StreamedPlan {
+        plan,
+        dispatched: p.accepted,
+        goal: p.stream.goal().map(str::to_string),
+    })
 }
 
 /// Ask `role` for a plan until `accept` takes one, re-asking with the errors.

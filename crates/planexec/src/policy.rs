@@ -43,6 +43,8 @@ pub struct RunOptions {
     pub output_caps: crate::tools::output::OutputCaps,
     /// Rounds of clarifying questions before the planner must plan with assumptions.
     pub max_question_rounds: u32,
+    /// How the run is driven: plan-execute, replan-each-step, rewoo, compiler or react.
+    pub strategy: crate::strategy::Strategy,
 }
 
 impl Default for RunOptions {
@@ -63,6 +65,7 @@ impl Default for RunOptions {
             output_caps: Default::default(),
             budget: Default::default(),
             max_question_rounds: 2,
+            strategy: Default::default(),
         }
     }
 }
@@ -81,6 +84,7 @@ impl RunOptions {
             "mode": self.mode.as_str(),
             "allow_irreversible": self.allow_irreversible,
             "budget": self.budget,
+            "strategy": self.strategy,
         })
     }
 
@@ -88,6 +92,7 @@ impl RunOptions {
         PlanLimits {
             max_steps: self.max_steps,
             read_only: self.mode == Mode::Plan,
+            tools_only: self.strategy.tools_only(),
         }
     }
 

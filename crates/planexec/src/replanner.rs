@@ -18,8 +18,19 @@ use crate::RunError;
 
 /// Why the plan is being revised.
 pub(crate) enum ReplanTrigger<'a> {
-    StepFailed { step: &'a Step, error: &'a str },
+    StepFailed {
+        step: &'a Step,
+        error: &'a str,
+    },
     Feedback(&'a str),
+    /// replan-each-step: a step has just succeeded; keep, revise or finish.
+    StepDone {
+        step: &'a Step,
+    },
+    /// compiler: the joiner found the results do not answer the task yet.
+    Unanswered(&'a str),
+    /// compiler: the streamed plan ended in something that cannot run.
+    Unreadable(&'a str),
 }
 
 /// A revised plan: the completed steps followed by the new remaining steps.
@@ -56,7 +67,23 @@ pub(crate) async fn replan(
         ReplanTrigger::Feedback(feedback) => context.push_str(&format!(
             "The user reviewed the plan and asks for changes:\n{feedback}\n\n"
         )),
+        ReplanTrigger::StepDone { step } => context.push_str(&format!(
+            "Step [{}] has just completed. Decide what remains: if the steps not yet run still fit, return them unchanged (same ids and arguments); if its result changes what is needed, return revised steps; if the completed steps already give everything the task needs, return \"steps\": [].\n\n",
+            step.id
+        )),
+        ReplanTrigger::Unanswered(missing) => context.push_str(&format!(
+            "All steps ran, but their results do not answer the task yet: {missing}\nAdd the steps that get what is missing.\n\n"
+        )),
+        ReplanTrigger::Unreadable(problem) => context.push_str(&format!(
+            "The plan was cut short: the steps after the completed ones could not be used:\n{problem}\n\n"
+        )),
     }
+    let avoid_repeat = match trigger {
+        ReplanTrigger::StepFailed { .. } => {
+            " Do not repeat the failed step unchanged: fix its arguments, use another tool, or take another route."
+        }
+        _ => "",
+    };
     let remaining: Vec<&str> = current
         .steps
         .iter()
@@ -64,7 +91,7 @@ pub(crate) async fn replan(
         .map(|s| s.id.as_str())
         .collect();
     context.push_str(&format!(
-        "Steps not yet run: {}\n\nReturn a plan with only the remaining work: the completed steps are kept automatically, so do not repeat them, and give new steps ids different from theirs ({}). Do not repeat the failed step unchanged: fix its arguments, use another tool, or take another route.",
+        "Steps not yet run: {}\n\nReturn a plan with only the remaining work: the completed steps are kept automatically, so do not repeat them, and give new steps ids different from theirs ({}).{avoid_repeat}",
         if remaining.is_empty() { "none".to_string() } else { remaining.join(", ") },
         if done.is_empty() { "none".to_string() } else { done.iter().cloned().collect::<Vec<_>>().join(", ") }
     ));

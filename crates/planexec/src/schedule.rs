@@ -5,12 +5,16 @@
 //! runs one step and returns its [`StepResult`]. A step's result is recorded
 //! before any dependent is dispatched. When a step fails, no new step starts; the
 //! ones already running finish, and the caller decides (replan or stop).
+//!
+//! Steps may also arrive while earlier ones run ([`run_steps`] takes a stream):
+//! the compiler strategy feeds it steps as the planner's reply is parsed, and a
+//! whole plan is the case where every step is there from the start ([`run_dag`]).
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::future::Future;
 
-use futures::stream::{FuturesUnordered, StreamExt};
+use futures::stream::{self, FuturesUnordered, Stream, StreamExt};
 use serde_json::Value;
 
 use crate::cancel::CancelToken;
@@ -31,6 +35,24 @@ pub struct DagOutcome {
     pub interrupted: Vec<String>,
 }
 
+/// How much one pass may start.
+#[derive(Debug, Clone, Copy)]
+pub struct Dispatch {
+    /// Most steps running at once.
+    pub parallelism: usize,
+    /// Most steps started in this pass (replan-each-step starts one at a time).
+    pub max_steps: usize,
+}
+
+impl Dispatch {
+    pub fn parallel(parallelism: usize) -> Dispatch {
+        Dispatch {
+            parallelism,
+            max_steps: usize::MAX,
+        }
+    }
+}
+
 /// Run the steps of `plan` that are not in `done` (outputs of steps completed
 /// earlier, e.g. before a replan). `run_step` runs one step given its
 /// dependencies' outputs. On `cancel`, running steps are dropped and reported as interrupted.
@@ -39,63 +61,112 @@ pub async fn run_dag<F, Fut>(
     done: &HashMap<String, Value>,
     parallelism: usize,
     cancel: &CancelToken,
-    mut run_step: F,
+    run_step: F,
 ) -> DagOutcome
 where
     F: FnMut(Step, DependencyOutputs) -> Fut,
     Fut: Future<Output = StepResult>,
 {
-    let parallelism = parallelism.max(1);
-    let index: HashMap<&str, usize> = plan.steps.iter().enumerate().map(|(i, s)| (s.id.as_str(), i)).collect();
-    let mut outputs: HashMap<&str, Value> = done.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
-    let mut waiting_on = vec![0usize; plan.steps.len()];
-    let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); plan.steps.len()];
+    let steps = stream::iter(plan.steps.iter().cloned());
+    run_steps(steps, done, Dispatch::parallel(parallelism), cancel, run_step).await
+}
+
+/// Run steps as they arrive on `steps`: each starts once it has arrived and
+/// the steps it depends on have succeeded (a dependency may arrive after its
+/// dependent). Ends when nothing runs and nothing more can start: the stream
+/// has ended, a step failed, `dispatch.max_steps` were started, or `cancel` fired.
+pub async fn run_steps<S, F, Fut>(
+    steps: S,
+    done: &HashMap<String, Value>,
+    dispatch: Dispatch,
+    cancel: &CancelToken,
+    mut run_step: F,
+) -> DagOutcome
+where
+    S: Stream<Item = Step>,
+    F: FnMut(Step, DependencyOutputs) -> Fut,
+    Fut: Future<Output = StepResult>,
+{
+    let parallelism = dispatch.parallelism.max(1);
+    let mut steps = std::pin::pin!(steps.fuse());
+    let mut open = true;
+    let mut arrived: Vec<Step> = Vec::new();
+    let mut outputs: HashMap<String, Value> = done.clone();
+    let mut waiting_on: Vec<usize> = Vec::new();
+    // Dependents by the id they wait for (which may not have arrived yet).
+    let mut dependents: HashMap<String, Vec<usize>> = HashMap::new();
     let mut ready = BinaryHeap::new();
-    for (i, step) in plan.steps.iter().enumerate() {
-        if done.contains_key(&step.id) {
-            continue;
-        }
-        for dep in &step.depends_on {
-            if !done.contains_key(dep) {
-                if let Some(&d) = index.get(dep.as_str()) {
-                    waiting_on[i] += 1;
-                    dependents[d].push(i);
-                }
-            }
-        }
-        if waiting_on[i] == 0 {
-            ready.push(Reverse(i));
-        }
-    }
+    let mut started = 0usize;
 
     let mut outcome = DagOutcome::default();
     let mut running = FuturesUnordered::new();
     let mut in_flight: Vec<usize> = Vec::new();
     loop {
-        while outcome.failed.is_empty() && running.len() < parallelism && !cancel.is_cancelled() {
+        while outcome.failed.is_empty()
+            && running.len() < parallelism
+            && started < dispatch.max_steps
+            && !cancel.is_cancelled()
+        {
             let Some(Reverse(i)) = ready.pop() else { break };
-            let step = &plan.steps[i];
+            let step: &Step = &arrived[i];
             let deps: DependencyOutputs = step
                 .depends_on
                 .iter()
-                .filter_map(|d| outputs.get(d.as_str()).map(|v| (d.clone(), v.clone())))
+                .filter_map(|d| outputs.get(d).map(|v| (d.clone(), v.clone())))
                 .collect();
             let fut = run_step(step.clone(), deps);
+            started += 1;
             in_flight.push(i);
             running.push(async move { (i, fut.await) });
         }
-        let next = match cancel.guard(running.next()).await {
-            Some(next) => next,
+        let more_can_start = outcome.failed.is_empty() && started < dispatch.max_steps;
+        if running.is_empty() && !(open && more_can_start) {
+            break;
+        }
+        // Wait for a step to finish or, while more may start, a step to arrive.
+        let event = cancel
+            .guard(async {
+                tokio::select! {
+                    next = steps.next(), if open && more_can_start => Err(next),
+                    Some(done) = running.next(), if !running.is_empty() => Ok(done),
+                }
+            })
+            .await;
+        let (i, result) = match event {
             None => {
-                outcome.interrupted = in_flight.iter().map(|&i| plan.steps[i].id.clone()).collect();
+                outcome.interrupted = in_flight.iter().map(|&i| arrived[i].id.clone()).collect();
                 break;
             }
+            Some(Err(None)) => {
+                open = false;
+                continue;
+            }
+            Some(Err(Some(step))) => {
+                if done.contains_key(&step.id) {
+                    continue;
+                }
+                let i = arrived.len();
+                let mut unmet = 0;
+                for dep in &step.depends_on {
+                    if !outputs.contains_key(dep) {
+                        unmet += 1;
+                        dependents.entry(dep.clone()).or_default().push(i);
+                    }
+                }
+                waiting_on.push(unmet);
+                arrived.push(step);
+                if unmet == 0 {
+                    ready.push(Reverse(i));
+                }
+                continue;
+            }
+            Some(Ok(finished)) => finished,
         };
-        let Some((i, result)) = next else { break };
         in_flight.retain(|&r| r != i);
         if result.succeeded() {
-            outputs.insert(plan.steps[i].id.as_str(), result.output.clone().unwrap_or(Value::Null));
-            for &d in &dependents[i] {
+            let id = arrived[i].id.clone();
+            outputs.insert(id.clone(), result.output.clone().unwrap_or(Value::Null));
+            for d in dependents.remove(&id).unwrap_or_default() {
                 waiting_on[d] -= 1;
                 if waiting_on[d] == 0 {
                     ready.push(Reverse(d));

@@ -221,4 +221,18 @@ pub trait ChatModel: Send + Sync {
         "unknown"
     }
     async fn chat(&self, request: ChatRequest) -> Result<ChatResponse, LlmError>;
+
+    /// [`ChatModel::chat`], handing the reply's text to `on_text` piece by piece
+    /// as it is generated (the compiler strategy dispatches steps from it). The
+    /// default, for providers that cannot stream, hands over the whole text at once.
+    async fn chat_stream(&self, request: ChatRequest, on_text: TextSink<'_>) -> Result<ChatResponse, LlmError> {
+        let response = self.chat(request).await?;
+        if let Some(text) = &response.content {
+            on_text(text);
+        }
+        Ok(response)
+    }
 }
+
+/// Receives a reply's text as it is generated.
+pub type TextSink<'a> = &'a (dyn Fn(&str) + Send + Sync);

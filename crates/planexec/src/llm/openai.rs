@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 
 use super::http::{self, error_message, Endpoint};
-use super::{ChatModel, ChatRequest, ChatResponse, LlmError, Message, TokenUsage, ToolCall, ToolChoice};
+use super::{ChatModel, ChatRequest, ChatResponse, LlmError, Message, TextSink, TokenUsage, ToolCall, ToolChoice};
 
 /// Settings for an OpenAI-compatible server.
 #[derive(Debug, Clone)]
@@ -315,11 +315,200 @@ impl ChatModel for OpenAiCompatible {
             }
         }
     }
+
+    /// Server-sent events (`"stream": true`). Anything but a 2xx answer is sent
+    /// again through [`ChatModel::chat`], so retries, the structured-output
+    /// fallback and error messages are the same as without streaming.
+    async fn chat_stream(&self, req: ChatRequest, on_text: TextSink<'_>) -> Result<ChatResponse, LlmError> {
+        let url = self.endpoint();
+        let with_format = req.response_format.is_some() && self.structured_output.load(Ordering::Relaxed);
+        let mut body = self.body(&req, with_format);
+        body["stream"] = json!(true);
+        body["stream_options"] = json!({"include_usage": true});
+        let mut http = self
+            .client
+            .post(&url)
+            .header("x-planexec-role", req.role.as_str())
+            .json(&body);
+        if let Some(key) = self.config.api_key.as_deref().filter(|k| !k.is_empty()) {
+            http = http.bearer_auth(key);
+        }
+        let mut response = match http.send().await {
+            Ok(r) if r.status().is_success() => r,
+            // Errors, retries and fallbacks are the non-streaming path's business.
+            _ => return send_whole(self, req, on_text).await,
+        };
+        let is_sse = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.contains("text/event-stream"));
+        let mut reader = SseReply::default();
+        let mut pending: Vec<u8> = Vec::new();
+        loop {
+            let chunk = match response.chunk().await {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => break,
+                Err(e) => {
+                    return Err(LlmError::Connection(format!(
+                        "the streamed reply from {url} broke off: {e}"
+                    )))
+                }
+            };
+            if !is_sse {
+                pending.extend_from_slice(&chunk);
+                continue;
+            }
+            pending.extend_from_slice(&chunk);
+            while let Some(end) = pending.iter().position(|&b| b == b'\n') {
+                let line: Vec<u8> = pending.drain(..=end).collect();
+                let line = String::from_utf8_lossy(&line);
+                if let Some(text) = reader.line(line.trim_end())? {
+                    on_text(&text);
+                }
+            }
+        }
+        if !is_sse {
+            // The server ignored `stream`: it sent one ordinary completion.
+            let text = String::from_utf8_lossy(&pending);
+            let response = parse_completion(&http::json_body(&url, &text)?)?;
+            if let Some(text) = &response.content {
+                on_text(text);
+            }
+            return Ok(response);
+        }
+        parse_completion(&reader.into_completion())
+    }
+}
+
+async fn send_whole(
+    model: &OpenAiCompatible,
+    req: ChatRequest,
+    on_text: TextSink<'_>,
+) -> Result<ChatResponse, LlmError> {
+    let response = model.chat(req).await?;
+    if let Some(text) = &response.content {
+        on_text(text);
+    }
+    Ok(response)
+}
+
+/// A streamed completion being put back together from its `data:` lines.
+#[derive(Default)]
+struct SseReply {
+    content: Option<String>,
+    /// Tool calls by index: id, name, arguments text.
+    tool_calls: Vec<(String, String, String)>,
+    finish_reason: Option<String>,
+    usage: Option<Value>,
+}
+
+impl SseReply {
+    /// Take one line of the event stream; returns new text of the reply, if any.
+    fn line(&mut self, line: &str) -> Result<Option<String>, LlmError> {
+        let Some(data) = line.strip_prefix("data:") else {
+            return Ok(None); // blank lines, comments, `event:` and `id:` fields
+        };
+        let data = data.trim();
+        if data.is_empty() || data == "[DONE]" {
+            return Ok(None);
+        }
+        let event: Value = serde_json::from_str(data).map_err(|e| {
+            LlmError::InvalidResponse(format!(
+                "a streamed event is not JSON ({e}): {}",
+                crate::text::truncate_chars(data, 200)
+            ))
+        })?;
+        if let Some(message) = event.pointer("/error/message").and_then(Value::as_str) {
+            return Err(LlmError::Server(format!("the server failed mid-reply: {message}")));
+        }
+        if let Some(usage) = event.get("usage").filter(|u| u.is_object()) {
+            self.usage = Some(usage.clone());
+        }
+        let Some(choice) = event.pointer("/choices/0") else {
+            return Ok(None);
+        };
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            self.finish_reason = Some(reason.to_string());
+        }
+        let delta = choice.get("delta").unwrap_or(&Value::Null);
+        for call in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+            let index = call.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
+            while self.tool_calls.len() <= index {
+                self.tool_calls.push(Default::default());
+            }
+            let slot = &mut self.tool_calls[index];
+            if let Some(id) = call.get("id").and_then(Value::as_str) {
+                slot.0 = id.to_string();
+            }
+            if let Some(name) = call.pointer("/function/name").and_then(Value::as_str) {
+                slot.1.push_str(name);
+            }
+            if let Some(args) = call.pointer("/function/arguments").and_then(Value::as_str) {
+                slot.2.push_str(args);
+            }
+        }
+        match delta.get("content").and_then(Value::as_str) {
+            Some(text) if !text.is_empty() => {
+                self.content.get_or_insert_with(String::new).push_str(text);
+                Ok(Some(text.to_string()))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// The reply in the shape of an ordinary completion.
+    fn into_completion(self) -> Value {
+        let calls: Vec<Value> = self
+            .tool_calls
+            .into_iter()
+            .map(
+                |(id, name, args)| json!({"id": id, "type": "function", "function": {"name": name, "arguments": args}}),
+            )
+            .collect();
+        let mut message = json!({"role": "assistant", "content": self.content});
+        if !calls.is_empty() {
+            message["tool_calls"] = Value::Array(calls);
+        }
+        json!({
+            "choices": [{"index": 0, "message": message, "finish_reason": self.finish_reason}],
+            "usage": self.usage.unwrap_or(Value::Null),
+        })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn puts_a_streamed_reply_back_together() {
+        let mut reader = SseReply::default();
+        let lines = [
+            r#"data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"{\"go"}}]}"#,
+            "",
+            ": keep-alive",
+            r#"data: {"choices":[{"index":0,"delta":{"content":"al\": 1}"}}]}"#,
+            r#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"read_file","arguments":"{\"pa"}}]}}]}"#,
+            r#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"th\": \"a\"}"}}]},"finish_reason":"stop"}]}"#,
+            r#"data: {"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":3}}"#,
+            "data: [DONE]",
+        ];
+        let mut texts = Vec::new();
+        for line in lines {
+            if let Some(t) = reader.line(line).unwrap() {
+                texts.push(t);
+            }
+        }
+        assert_eq!(texts, ["{\"go", "al\": 1}"]);
+        let r = parse_completion(&reader.into_completion()).unwrap();
+        assert_eq!(r.content.as_deref(), Some("{\"goal\": 1}"));
+        assert_eq!(r.tool_calls[0].arguments, json!({"path": "a"}));
+        assert_eq!(r.tool_calls[0].id, "c1");
+        assert_eq!((r.usage.prompt_tokens, r.usage.completion_tokens), (7, 3));
+        assert_eq!(r.finish_reason.as_deref(), Some("stop"));
+        assert!(SseReply::default().line("data: {not json").is_err());
+    }
 
     #[test]
     fn parses_lenient_local_server_replies() {
