@@ -37,6 +37,8 @@ pub struct Reply {
     pub delay: Option<Duration>,
     /// Sent as written on every endpoint (no translation to the Anthropic shape).
     pub raw: bool,
+    /// Pieces a streamed reply (`"stream": true`) is sent in, spread evenly over its delay.
+    pub chunks: usize,
 }
 
 impl Reply {
@@ -79,6 +81,7 @@ impl Reply {
             headers: Vec::new(),
             delay: None,
             raw: false,
+            chunks: 1,
         }
     }
 
@@ -90,6 +93,7 @@ impl Reply {
             headers: Vec::new(),
             delay: None,
             raw: true,
+            chunks: 1,
         }
     }
 
@@ -108,6 +112,7 @@ impl Reply {
             headers: Vec::new(),
             delay: None,
             raw: false,
+            chunks: 1,
         }
     }
 
@@ -131,6 +136,14 @@ impl Reply {
 
     pub fn with_header(mut self, name: &str, value: &str) -> Reply {
         self.headers.push((name.to_string(), value.to_string()));
+        self
+    }
+
+    /// When the request asks to stream, send the content in `chunks` pieces,
+    /// spread evenly over the reply's delay (the last piece goes when an
+    /// unstreamed reply would).
+    pub fn streamed(mut self, chunks: usize) -> Reply {
+        self.chunks = chunks.max(1);
         self
     }
 
@@ -199,6 +212,9 @@ struct Script {
     rules: Vec<Rule>,
     recorded: Vec<Recorded>,
     default_delay: Option<Duration>,
+    /// Report usage counted from the request and reply (4 characters a token)
+    /// instead of the scripted figures.
+    count_tokens: bool,
     /// Requests received and not yet answered.
     in_flight: usize,
 }
@@ -313,6 +329,12 @@ impl ScriptedServer {
     /// Delay every reply that has no delay of its own (simulated model latency).
     pub fn set_default_delay(&self, delay: Duration) {
         self.script.lock().unwrap().default_delay = Some(delay);
+    }
+
+    /// Report each reply's usage as counted from what was sent and received (4
+    /// characters a token), so strategies that send more pay more.
+    pub fn count_tokens(&self) {
+        self.script.lock().unwrap().count_tokens = true;
     }
 
     /// Every request received so far, in arrival order.
@@ -472,10 +494,11 @@ async fn respond(script: Arc<Mutex<Script>>, headers: HeaderMap, body: String, a
     } else {
         None
     };
-    let (reply, default_delay) = {
+    let (mut reply, default_delay, count_tokens) = {
         let mut s = script.lock().unwrap();
         s.in_flight += 1;
         let default_delay = s.default_delay;
+        let count_tokens = s.count_tokens;
         let found = s.rules.iter_mut().find(|rule| {
             rule.role.as_ref().is_none_or(|r| Some(r) == role.as_ref())
                 && rule.contains.as_ref().is_none_or(|n| body.contains(n))
@@ -498,22 +521,35 @@ async fn respond(script: Arc<Mutex<Script>>, headers: HeaderMap, body: String, a
                 ),
             },
         };
-        (reply, default_delay)
+        (reply, default_delay, count_tokens)
     };
-
-    if let Some(delay) = reply.delay.or(default_delay) {
-        tokio::time::sleep(delay.saturating_sub(started.elapsed())).await;
+    if count_tokens && reply.status == 200 && !reply.raw {
+        let sent = parsed["messages"].to_string().len()
+            + parsed["system"].to_string().len()
+            + parsed["tools"].to_string().len();
+        let message = &reply.body["choices"][0]["message"];
+        let written = message["content"].as_str().map_or(0, str::len) + message["tool_calls"].to_string().len();
+        reply = reply.with_usage(sent.div_ceil(4) as u64, written.div_ceil(4) as u64);
     }
-
-    let mut s = script.lock().unwrap();
-    s.in_flight -= 1;
-    s.recorded.push(Recorded {
+    let delay = reply.delay.or(default_delay).unwrap_or_default();
+    let record = Recorded {
         role,
         authorization,
         body: parsed,
         received_ms,
-        replied_ms: now_ms(),
+        replied_ms: 0,
         status: reply.status,
+    };
+    if record.body["stream"] == json!(true) && reply.status == 200 && !anthropic && !reply.raw {
+        return stream_reply(script, record, reply, started, delay);
+    }
+
+    tokio::time::sleep(delay.saturating_sub(started.elapsed())).await;
+    let mut s = script.lock().unwrap();
+    s.in_flight -= 1;
+    s.recorded.push(Recorded {
+        replied_ms: now_ms(),
+        ..record
     });
     drop(s);
 
@@ -524,6 +560,86 @@ async fn respond(script: Arc<Mutex<Script>>, headers: HeaderMap, body: String, a
         reply.body
     };
     let mut response = (status, axum::Json(body)).into_response();
+    for (k, v) in reply.headers {
+        if let (Ok(name), Ok(value)) = (HeaderName::try_from(k.as_str()), HeaderValue::try_from(v.as_str())) {
+            response.headers_mut().insert(name, value);
+        }
+    }
+    response
+}
+
+/// A completion sent as server-sent events, as OpenAI streams it: the content
+/// in `reply.chunks` pieces spread over `delay`, tool calls with the last
+/// piece, then the finish reason, the usage and `[DONE]`. The request is
+/// recorded as answered when the last event has been sent.
+fn stream_reply(
+    script: Arc<Mutex<Script>>,
+    record: Recorded,
+    reply: Reply,
+    started: Instant,
+    delay: Duration,
+) -> Response {
+    let choice = &reply.body["choices"][0];
+    let content: Vec<char> = choice["message"]["content"].as_str().unwrap_or("").chars().collect();
+    let chunks = reply.chunks.max(1);
+    let size = content.len().div_ceil(chunks).max(1);
+    let mut events: Vec<(Duration, Value)> = Vec::new();
+    for k in 0..chunks {
+        let piece: String = content.iter().skip(k * size).take(size).collect();
+        let mut delta = json!({"role": "assistant", "content": piece});
+        if k + 1 == chunks {
+            if let Some(calls) = choice["message"]["tool_calls"].as_array() {
+                let calls: Vec<Value> = calls
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| json!({"index": i, "id": c["id"], "type": "function", "function": c["function"]}))
+                    .collect();
+                delta["tool_calls"] = Value::Array(calls);
+            }
+        }
+        let at = delay.mul_f64((k + 1) as f64 / chunks as f64);
+        events.push((
+            at,
+            json!({"choices": [{"index": 0, "delta": delta, "finish_reason": null}]}),
+        ));
+    }
+    events.push((
+        delay,
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]}),
+    ));
+    events.push((delay, json!({"choices": [], "usage": reply.body["usage"]})));
+    let total = events.len();
+    let state = (events.into_iter(), 0usize, Some(record));
+    let body = futures::stream::unfold(state, move |(mut events, sent, mut record)| {
+        let script = script.clone();
+        async move {
+            let (at, event) = match events.next() {
+                Some(next) => next,
+                None if sent == total => {
+                    // After the last event: the stream ends with [DONE].
+                    let mut s = script.lock().unwrap();
+                    s.in_flight -= 1;
+                    if let Some(r) = record.take() {
+                        s.recorded.push(Recorded {
+                            replied_ms: now_ms(),
+                            ..r
+                        });
+                    }
+                    return Some((
+                        Ok::<_, std::convert::Infallible>("data: [DONE]\n\n".to_string()),
+                        (events, sent + 1, record),
+                    ));
+                }
+                None => return None,
+            };
+            tokio::time::sleep(at.saturating_sub(started.elapsed())).await;
+            Some((Ok(format!("data: {event}\n\n")), (events, sent + 1, record)))
+        }
+    });
+    let mut response = axum::body::Body::from_stream(body).into_response();
+    response
+        .headers_mut()
+        .insert("content-type", HeaderValue::from_static("text/event-stream"));
     for (k, v) in reply.headers {
         if let (Ok(name), Ok(value)) = (HeaderName::try_from(k.as_str()), HeaderValue::try_from(v.as_str())) {
             response.headers_mut().insert(name, value);
