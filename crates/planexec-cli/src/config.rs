@@ -52,6 +52,7 @@ struct FileConfig {
     limits: Option<Limits>,
     tools: Option<ToolsSection>,
     mode: Option<String>,
+    strategy: Option<String>,
     shell: Option<ShellSection>,
     mcp_servers: Option<Vec<planexec_mcp::McpServerToml>>,
 }
@@ -138,6 +139,7 @@ pub struct Flags {
     pub timeout: Option<f64>,
     pub prices: Vec<String>,
     pub mode: Option<String>,
+    pub strategy: Option<String>,
     pub max_tokens: Option<u64>,
     pub max_cost: Option<f64>,
     pub max_time: Option<f64>,
@@ -179,6 +181,7 @@ const KEYS: &[(&str, Option<&str>)] = &[
     ("limits.max_time", None),
     ("tools.disabled", Some("")),
     ("mode", Some("ask")),
+    ("strategy", Some("plan-execute")),
     ("shell.enabled", Some("true")),
     ("shell.allow", Some("")),
     ("shell.timeout", Some("60")),
@@ -203,6 +206,7 @@ const ENV: &[(&str, &str)] = &[
     ("PLANEXEC_PARALLELISM", "limits.parallelism"),
     ("PLANEXEC_TIMEOUT", "limits.timeout"),
     ("PLANEXEC_MODE", "mode"),
+    ("PLANEXEC_STRATEGY", "strategy"),
 ];
 
 /// The user's config file: `$XDG_CONFIG_HOME/planexec/config.toml` (or the platform's equivalent).
@@ -290,6 +294,7 @@ impl Config {
             put(&format!("tools.{tool}.allow"), settings.allow.map(|a| a.to_string()));
         }
         put("mode", file.mode);
+        put("strategy", file.strategy);
         let shell = file.shell.unwrap_or_default();
         put("shell.enabled", shell.enabled.map(|v| v.to_string()));
         put("shell.allow", shell.allow.map(|v| v.join("\n")));
@@ -310,8 +315,9 @@ impl Config {
     }
 
     fn apply_flags(&mut self, f: &Flags) {
-        let pairs: [(&'static str, &str, Option<String>); 17] = [
+        let pairs: [(&'static str, &str, Option<String>); 18] = [
             ("mode", "mode", f.mode.clone()),
+            ("strategy", "strategy", f.strategy.clone()),
             ("max-tokens", "limits.max_tokens", f.max_tokens.map(|v| v.to_string())),
             ("max-cost", "limits.max_cost", f.max_cost.map(|v| v.to_string())),
             ("max-time", "limits.max_time", f.max_time.map(|v| v.to_string())),
@@ -411,6 +417,7 @@ impl Config {
             tool_retries: non_negative("limits.tool_retries", self.number("limits.tool_retries")?)? as u32,
             executor_max_turns: non_negative("limits.executor_turns", self.number("limits.executor_turns")?)? as u32,
             mode: self.mode()?,
+            strategy: self.strategy()?,
             budget: self.budget()?,
             allow_irreversible: self.allowed_tools()?,
             ..RunOptions::default()
@@ -438,6 +445,11 @@ impl Config {
             max_cost: positive("limits.max_cost")?,
             max_time_ms: positive("limits.max_time")?.map(|v| (v * 1000.0).ceil().min(u64::MAX as f64) as u64),
         })
+    }
+
+    pub fn strategy(&self) -> Result<planexec::Strategy, String> {
+        let entry = &self.entries["strategy"];
+        planexec::Strategy::parse(&entry.value).map_err(|e| format!("{e} (from {})", entry.source))
     }
 
     pub fn mode(&self) -> Result<Mode, String> {

@@ -26,7 +26,7 @@ use planexec::{
 use config::{Config, Flags};
 use display::Display;
 use planexec::tools::shell::Shell;
-use planexec::Effect;
+use planexec::{Effect, Mode, RunOptions, Strategy};
 use planexec_mcp::McpServers;
 use review::TerminalReviewer;
 
@@ -150,6 +150,22 @@ enum Command {
     Model {
         #[command(subcommand)]
         command: ModelCommand,
+    },
+    /// Run a task file under several strategies and compare success, model calls, tokens, cost, time and replans.
+    #[command(
+        after_help = "Each line of TASKS is a JSON object: {\"name\": …, \"task\": …, \"workspace\": \"folder\", \"check\": …}\nwhere check is {\"answer_contains\": …}, {\"file\": …, \"contains\"|\"equals\": …} or {\"command\": …} (exits 0),\nor a list of them. Each run gets a fresh copy of the workspace folder (relative to TASKS).\nRuns are unattended: the plan is approved and tools run as --mode auto with every confirmation answered yes.\n\nExamples:\n  planexec bench examples/bench/tasks.jsonl\n  planexec bench tasks.jsonl --strategy plan-execute,react --repeat 3\n  planexec bench tasks.jsonl --json > results.json"
+    )]
+    Bench {
+        /// The task file (JSON Lines), e.g. examples/bench/tasks.jsonl.
+        tasks: PathBuf,
+        /// Runs of each task under each strategy; the table shows medians.
+        #[arg(long, default_value_t = 1)]
+        repeat: u32,
+        /// Print every run and the summary as JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        common: CommonArgs,
     },
     /// Print a shell completion script.
     #[command(
@@ -314,6 +330,10 @@ struct CommonArgs {
     /// auto: confirm only irreversible tools not allowed in config [env: PLANEXEC_MODE] [default: ask].
     #[arg(long, value_name = "plan|ask|auto")]
     mode: Option<String>,
+    /// How the run is driven: plan-execute, replan-each-step, rewoo, compiler or react
+    /// (for bench: a comma-separated list) [env: PLANEXEC_STRATEGY] [default: plan-execute].
+    #[arg(long, value_name = "NAME")]
+    strategy: Option<String>,
     /// Stop the run (status budget_exhausted, resumable) before it would use more tokens than this.
     #[arg(long, value_name = "TOKENS")]
     max_tokens: Option<u64>,
@@ -350,6 +370,7 @@ impl CommonArgs {
             timeout: self.timeout,
             prices: self.prices.clone(),
             mode: self.mode.clone(),
+            strategy: self.strategy.clone(),
             max_tokens: self.max_tokens,
             max_cost: self.max_cost,
             max_time: self.max_time,
@@ -501,6 +522,12 @@ async fn dispatch(cli: Cli) -> Result<u8, BadInput> {
             }
             Ok(EXIT_OK)
         }
+        Command::Bench {
+            tasks,
+            repeat,
+            json,
+            common,
+        } => bench(tasks, repeat, json, common, quiet, cli.verbose).await,
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "planexec", &mut std::io::stdout());
             Ok(EXIT_OK)
@@ -644,6 +671,20 @@ fn build_agent(
     cassette: &Cassette,
 ) -> Result<Agent, BadInput> {
     let options = config.run_options()?;
+    let models = model_setup(config, &options, cassette)?;
+    assemble_agent(config, &models, options, tools, approver, ledger)
+}
+
+/// The model side of an agent: the provider, made once (loading the embedded
+/// model takes a while), and the model names.
+struct ModelSetup {
+    provider: Arc<dyn planexec::ChatModel>,
+    model: String,
+    /// Whether per-role model names apply (not to the one-file embedded model).
+    role_models: bool,
+}
+
+fn model_setup(config: &Config, options: &RunOptions, cassette: &Cassette) -> Result<ModelSetup, BadInput> {
     let (mut provider, model, role_models) = match &cassette.replay {
         Some(path) => {
             let replayer = Replayer::open(path)?;
@@ -655,24 +696,44 @@ fn build_agent(
     if let Some(path) = &cassette.record {
         provider = Arc::new(Recorder::create(provider, path)?);
     }
+    Ok(ModelSetup {
+        provider,
+        model,
+        role_models,
+    })
+}
+
+fn assemble_agent(
+    config: &Config,
+    models: &ModelSetup,
+    options: RunOptions,
+    tools: Arc<ToolRegistry>,
+    approver: Arc<dyn Approver>,
+    ledger: Option<Recorded>,
+) -> Result<Agent, BadInput> {
+    let ModelSetup {
+        provider,
+        model,
+        role_models,
+    } = models;
     let pricing = config.pricing()?;
     if options.budget.max_cost.is_some() {
         // Every model the run may call needs a price, or its calls would count as free.
-        let mut models = vec![model.clone()];
-        if role_models {
-            models.extend(
+        let mut names = vec![model.clone()];
+        if *role_models {
+            names.extend(
                 Role::ALL
                     .iter()
                     .filter_map(|r| config.role_model(r.as_str()).map(str::to_string)),
             );
         }
-        if let Some(unpriced) = models.iter().find(|m| pricing.price_of(m).is_none()) {
+        if let Some(unpriced) = names.iter().find(|m| pricing.price_of(m).is_none()) {
             return Err(BadInput(format!(
                 "--max-cost needs the price of model `{unpriced}`: pass --price {unpriced}=INPUT,OUTPUT (USD per million tokens; --price '*=0,0' for a free local model)"
             )));
         }
     }
-    let mut builder = Agent::builder(provider.clone(), model)
+    let mut builder = Agent::builder(provider.clone(), model.clone())
         .tools(tools)
         .options(options)
         .pricing(pricing)
@@ -684,7 +745,7 @@ fn build_agent(
             .run_info("workspace", serde_json::json!(workspace.to_string_lossy()));
     }
     // Per-role model names choose models on a server; the embedded model is one file.
-    if role_models {
+    if *role_models {
         for role in Role::ALL {
             if let Some(model) = config.role_model(role.as_str()) {
                 builder = builder.role_model(role, ModelRef::new(provider.clone(), model));
@@ -692,6 +753,83 @@ fn build_agent(
         }
     }
     Ok(builder.build())
+}
+
+/// `planexec bench`: every task under every chosen strategy, one run at a
+/// time, each in a fresh copy of its workspace, unattended (mode auto, every
+/// confirmation answered yes), with no ledger.
+async fn bench(
+    tasks: PathBuf,
+    repeat: u32,
+    json: bool,
+    common: CommonArgs,
+    quiet: bool,
+    verbose: u8,
+) -> Result<u8, BadInput> {
+    let loaded = planexec::bench::load_tasks(&tasks)?;
+    let strategies: Vec<Strategy> = match &common.strategy {
+        None => Strategy::ALL.to_vec(),
+        Some(list) => list.split(',').map(Strategy::parse).collect::<Result<_, _>>()?,
+    };
+    if repeat == 0 {
+        return Err(BadInput("--repeat must be at least 1".to_string()));
+    }
+    let mut flags = common.flags();
+    flags.strategy = None; // a list here, set per run below
+    let display = Display::new(quiet || json, Vec::new());
+    init_logging(verbose, &display);
+    // The provider is made once, from the configuration where the command runs.
+    let config = Config::load(&common.workspace(), &flags)?;
+    let models = model_setup(&config, &config.run_options()?, &Cassette::default())?;
+    if !common.mcp.is_empty() || !config.mcp_servers.is_empty() {
+        eprintln!("note: bench runs the built-in tools only; MCP servers are not started");
+    }
+    let agent_for = |strategy: Strategy, workspace: &Path| -> Result<Agent, String> {
+        let config = Config::load(workspace, &flags)?;
+        let mut options = config.run_options()?;
+        options.strategy = strategy;
+        options.mode = Mode::Auto;
+        let ws = Arc::new(Workspace::new(workspace).map_err(|e| e.to_string())?);
+        let mut registry = builtin::registry((*ws).clone());
+        if let Some(shell) = config.shell()? {
+            registry.register(Arc::new(Shell::new(ws, shell)))?;
+        }
+        let approver = Arc::new(planexec::AutoApprove);
+        assemble_agent(&config, &models, options, Arc::new(registry), approver, None).map_err(|e| e.0)
+    };
+    let total = loaded.len() * strategies.len() * repeat as usize;
+    let mut done = 0;
+    let mut progress = |run: &planexec::bench::BenchRun| {
+        done += 1;
+        if !quiet && !json {
+            let verdict = match &run.failure {
+                None => "pass".to_string(),
+                Some(why) => format!("FAIL ({})", planexec::text::truncate_chars(why, 100)),
+            };
+            eprintln!(
+                "[{done}/{total}] {} / {}: {verdict}, {} calls, {:.1} s",
+                run.task,
+                run.strategy,
+                run.model_calls,
+                run.wall_ms as f64 / 1000.0
+            );
+        }
+    };
+    let runs = planexec::bench::run(&loaded, &strategies, repeat, &agent_for, &mut progress).await?;
+    let rows = planexec::bench::summarize(&runs);
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({"runs": runs, "summary": rows})).unwrap_or_default()
+        );
+    } else {
+        print!("{}", planexec::bench::render_table(&rows));
+    }
+    Ok(if runs.iter().all(|r| r.passed) {
+        EXIT_OK
+    } else {
+        EXIT_RUN_FAILED
+    })
 }
 
 /// Refuse to send the user's key (config key `key`) to a `base_url` that a
@@ -1176,6 +1314,14 @@ async fn resume(
     let mut flags_now = common.flags();
     if flags_now.mode.is_none() {
         flags_now.mode = stored.options.get("mode").and_then(|m| m.as_str()).map(str::to_string);
+    }
+    // And its strategy: a run is finished the way it was started unless --strategy says otherwise.
+    if flags_now.strategy.is_none() {
+        flags_now.strategy = stored
+            .options
+            .get("strategy")
+            .and_then(|m| m.as_str())
+            .map(str::to_string);
     }
     // Likewise its budget: each limit holds unless a flag raises (or sets) it.
     let budget: planexec::Budget = stored

@@ -32,6 +32,7 @@
 
 pub mod accounting;
 mod agent;
+pub mod bench;
 pub mod budget;
 pub mod cancel;
 mod context;

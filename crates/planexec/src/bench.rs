@@ -1,0 +1,500 @@
+//! Benchmarks of strategies on a user's own tasks: a task file (JSON Lines),
+//! each task run under each strategy in a fresh copy of its workspace fixture,
+//! checked, and summed up per task and strategy (medians over repeats).
+//!
+//! One line of a task file:
+//! ```json
+//! {"name": "total", "task": "Sum data/prices.txt into total.txt", "workspace": "fixtures/prices",
+//!  "check": {"file": "total.txt", "contains": "42"}}
+//! ```
+//! `workspace` is a folder relative to the task file (copied for every run;
+//! optional). `check` is one object or a list that must all pass:
+//! `{"answer_contains": "42"}` (case-insensitive), `{"file": "out.txt", "contains": "…"}`,
+//! `{"file": "out.txt", "equals": "…"}` (trailing whitespace ignored), or
+//! `{"command": "test -s out.txt"}` (run by `sh -c` in the workspace; must exit 0).
+//!
+//! The library runs and measures; building each run's agent (provider, tools
+//! on the workspace copy) is the caller's, so the CLI and a Rust program bench
+//! exactly the agents they run.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::report::{RunReport, RunStatus};
+use crate::strategy::Strategy;
+use crate::Agent;
+
+/// One benchmark task.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchTask {
+    pub name: String,
+    pub task: String,
+    /// The fixture folder copied into each run's workspace.
+    pub workspace: Option<PathBuf>,
+    pub checks: Vec<Check>,
+}
+
+/// What a successful run must have done.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Check {
+    AnswerContains { answer_contains: String },
+    FileContains { file: String, contains: String },
+    FileEquals { file: String, equals: String },
+    Command { command: String },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TaskLine {
+    name: Option<String>,
+    task: String,
+    workspace: Option<String>,
+    check: Value,
+}
+
+/// Read a task file. Errors name the file, the line and what to write instead.
+pub fn load_tasks(path: &Path) -> Result<Vec<BenchTask>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    let mut tasks = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') || line.starts_with("//") {
+            continue;
+        }
+        let at = format!("{}:{}", path.display(), i + 1);
+        let parsed: TaskLine = serde_json::from_str(line).map_err(|e| {
+            format!("{at}: not a task ({e}); a line is {{\"task\": \"...\", \"workspace\": \"folder\", \"check\": {{\"answer_contains\": \"...\"}}}}")
+        })?;
+        let checks: Vec<Value> = match parsed.check {
+            Value::Array(items) => items,
+            one => vec![one],
+        };
+        let checks = checks
+            .into_iter()
+            .map(|c| {
+                serde_json::from_value::<Check>(c.clone()).map_err(|_| {
+                    format!("{at}: unknown check {c}; use {{\"answer_contains\": \"…\"}}, {{\"file\": \"…\", \"contains\": \"…\"}}, {{\"file\": \"…\", \"equals\": \"…\"}} or {{\"command\": \"…\"}}")
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if checks.is_empty() {
+            return Err(format!("{at}: the task has no check"));
+        }
+        let workspace = parsed.workspace.map(|w| base.join(w));
+        if let Some(w) = &workspace {
+            if !w.is_dir() {
+                return Err(format!("{at}: the workspace folder {} does not exist", w.display()));
+            }
+        }
+        tasks.push(BenchTask {
+            name: parsed.name.unwrap_or_else(|| format!("task{}", tasks.len() + 1)),
+            task: parsed.task,
+            workspace,
+            checks,
+        });
+    }
+    if tasks.is_empty() {
+        return Err(format!("{} has no tasks", path.display()));
+    }
+    Ok(tasks)
+}
+
+/// A fresh copy of a task's fixture, removed when dropped.
+pub struct BenchWorkspace {
+    path: PathBuf,
+}
+
+impl BenchWorkspace {
+    pub fn new(task: &BenchTask) -> Result<BenchWorkspace, String> {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(crate::result::now_ms());
+        let path = std::env::temp_dir().join(format!("planexec-bench-{:x}", h.finish()));
+        std::fs::create_dir_all(&path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+        let ws = BenchWorkspace { path };
+        if let Some(fixture) = &task.workspace {
+            copy_dir(fixture, &ws.path).map_err(|e| format!("cannot copy {}: {e}", fixture.display()))?;
+        }
+        Ok(ws)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for BenchWorkspace {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether a finished run passes its task's checks; the error says which failed and why.
+pub fn check(task: &BenchTask, report: &RunReport, workspace: &Path) -> Result<(), String> {
+    if report.status != RunStatus::Succeeded {
+        return Err(format!(
+            "the run ended {}: {}",
+            report.status.as_str(),
+            report.error.as_deref().unwrap_or("")
+        ));
+    }
+    for c in &task.checks {
+        match c {
+            Check::AnswerContains { answer_contains } => {
+                let answer = report.answer.as_deref().unwrap_or("");
+                if !answer.to_lowercase().contains(&answer_contains.to_lowercase()) {
+                    return Err(format!(
+                        "the answer does not contain \"{answer_contains}\": {}",
+                        crate::text::one_line(answer, 120)
+                    ));
+                }
+            }
+            Check::FileContains { file, contains } => {
+                let text = read(workspace, file)?;
+                if !text.contains(contains.as_str()) {
+                    return Err(format!(
+                        "{file} does not contain \"{contains}\": {}",
+                        crate::text::one_line(&text, 120)
+                    ));
+                }
+            }
+            Check::FileEquals { file, equals } => {
+                let text = read(workspace, file)?;
+                if text.trim_end() != equals.trim_end() {
+                    return Err(format!(
+                        "{file} is \"{}\", not \"{equals}\"",
+                        crate::text::one_line(&text, 120)
+                    ));
+                }
+            }
+            Check::Command { command } => {
+                let out = std::process::Command::new("sh")
+                    .arg("-c")
+                    .arg(command)
+                    .current_dir(workspace)
+                    .stdin(std::process::Stdio::null())
+                    .output()
+                    .map_err(|e| format!("cannot run `{command}`: {e}"))?;
+                if !out.status.success() {
+                    return Err(format!(
+                        "`{command}` exited with {}: {}",
+                        out.status.code().map_or("a signal".to_string(), |c| c.to_string()),
+                        crate::text::one_line(&String::from_utf8_lossy(&out.stderr), 120)
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn read(workspace: &Path, file: &str) -> Result<String, String> {
+    std::fs::read_to_string(workspace.join(file)).map_err(|e| format!("cannot read {file}: {e}"))
+}
+
+/// One run of one task under one strategy.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BenchRun {
+    pub task: String,
+    pub strategy: Strategy,
+    pub passed: bool,
+    /// Why the run did not pass.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+    pub status: String,
+    pub model_calls: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// USD, when every model called has a price.
+    pub cost: Option<f64>,
+    pub wall_ms: u64,
+    pub replans: u32,
+}
+
+/// Run every task under every strategy `repeat` times, one run at a time (so
+/// wall times do not compete). `agent_for` builds the agent of one run, with
+/// its tools on the given workspace copy; `on_run` sees each run as it ends.
+pub async fn run(
+    tasks: &[BenchTask],
+    strategies: &[Strategy],
+    repeat: u32,
+    agent_for: &dyn Fn(Strategy, &Path) -> Result<Agent, String>,
+    on_run: &mut dyn FnMut(&BenchRun),
+) -> Result<Vec<BenchRun>, String> {
+    let mut runs = Vec::new();
+    for task in tasks {
+        for &strategy in strategies {
+            for _ in 0..repeat.max(1) {
+                let workspace = BenchWorkspace::new(task)?;
+                let agent = agent_for(strategy, workspace.path())?;
+                let started = Instant::now();
+                let report = agent.run(&task.task).await;
+                let wall_ms = started.elapsed().as_millis() as u64;
+                let verdict = check(task, &report, workspace.path());
+                let usage = report.usage.total();
+                let cost = usage.cost.filter(|_| report.usage.0.values().all(|u| u.cost.is_some()));
+                let run = BenchRun {
+                    task: task.name.clone(),
+                    strategy,
+                    passed: verdict.is_ok(),
+                    failure: verdict.err(),
+                    status: report.status.as_str().to_string(),
+                    model_calls: usage.calls,
+                    prompt_tokens: usage.prompt_tokens,
+                    completion_tokens: usage.completion_tokens,
+                    cost,
+                    wall_ms,
+                    replans: report.replans,
+                };
+                on_run(&run);
+                runs.push(run);
+            }
+        }
+    }
+    Ok(runs)
+}
+
+/// The runs of one task under one strategy (or, with `task` "total", of all
+/// tasks), as medians over the repeats.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BenchRow {
+    pub task: String,
+    pub strategy: Strategy,
+    pub runs: u32,
+    pub passed: u32,
+    pub model_calls: f64,
+    pub prompt_tokens: f64,
+    pub completion_tokens: f64,
+    pub cost: Option<f64>,
+    pub wall_ms: f64,
+    pub replans: f64,
+}
+
+/// Rows per task and strategy (medians), then a total per strategy (sums of
+/// the per-task medians, and every run's pass).
+pub fn summarize(runs: &[BenchRun]) -> Vec<BenchRow> {
+    let mut rows: Vec<BenchRow> = Vec::new();
+    let mut keys: Vec<(String, Strategy)> = Vec::new();
+    for r in runs {
+        if !keys.contains(&(r.task.clone(), r.strategy)) {
+            keys.push((r.task.clone(), r.strategy));
+        }
+    }
+    for (task, strategy) in &keys {
+        let group: Vec<&BenchRun> = runs
+            .iter()
+            .filter(|r| &r.task == task && r.strategy == *strategy)
+            .collect();
+        let costs: Option<Vec<f64>> = group.iter().map(|r| r.cost).collect();
+        rows.push(BenchRow {
+            task: task.clone(),
+            strategy: *strategy,
+            runs: group.len() as u32,
+            passed: group.iter().filter(|r| r.passed).count() as u32,
+            model_calls: median(group.iter().map(|r| r.model_calls as f64)),
+            prompt_tokens: median(group.iter().map(|r| r.prompt_tokens as f64)),
+            completion_tokens: median(group.iter().map(|r| r.completion_tokens as f64)),
+            cost: costs.map(|c| median(c.into_iter())),
+            wall_ms: median(group.iter().map(|r| r.wall_ms as f64)),
+            replans: median(group.iter().map(|r| r.replans as f64)),
+        });
+    }
+    let mut strategies: Vec<Strategy> = Vec::new();
+    for (_, s) in &keys {
+        if !strategies.contains(s) {
+            strategies.push(*s);
+        }
+    }
+    let per_task = rows.clone();
+    for strategy in strategies {
+        let group: Vec<&BenchRow> = per_task.iter().filter(|r| r.strategy == strategy).collect();
+        let sum = |f: &dyn Fn(&BenchRow) -> f64| group.iter().map(|r| f(r)).sum::<f64>();
+        rows.push(BenchRow {
+            task: "total".to_string(),
+            strategy,
+            runs: group.iter().map(|r| r.runs).sum(),
+            passed: group.iter().map(|r| r.passed).sum(),
+            model_calls: sum(&|r| r.model_calls),
+            prompt_tokens: sum(&|r| r.prompt_tokens),
+            completion_tokens: sum(&|r| r.completion_tokens),
+            cost: group.iter().map(|r| r.cost).sum::<Option<f64>>(),
+            wall_ms: sum(&|r| r.wall_ms),
+            replans: sum(&|r| r.replans),
+        });
+    }
+    rows
+}
+
+fn median(values: impl Iterator<Item = f64>) -> f64 {
+    let mut v: Vec<f64> = values.collect();
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// The rows as a plain-text table.
+pub fn render_table(rows: &[BenchRow]) -> String {
+    let header = [
+        "task",
+        "strategy",
+        "success",
+        "calls",
+        "prompt tok",
+        "compl tok",
+        "cost $",
+        "wall s",
+        "replans",
+    ];
+    let mut lines: Vec<[String; 9]> = Vec::new();
+    let number = |x: f64| {
+        if x.fract() == 0.0 {
+            crate::text::thousands(x as u64)
+        } else {
+            format!("{x:.1}")
+        }
+    };
+    for r in rows {
+        lines.push([
+            r.task.clone(),
+            r.strategy.to_string(),
+            format!("{}/{}", r.passed, r.runs),
+            number(r.model_calls),
+            number(r.prompt_tokens),
+            number(r.completion_tokens),
+            r.cost.map_or("-".to_string(), |c| format!("{c:.4}")),
+            format!("{:.2}", r.wall_ms / 1000.0),
+            number(r.replans),
+        ]);
+    }
+    let mut widths = header.map(str::len);
+    for l in &lines {
+        for (w, cell) in widths.iter_mut().zip(l.iter()) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let row = |cells: &[String]| -> String {
+        let mut out = String::new();
+        for (i, (cell, w)) in cells.iter().zip(widths.iter()).enumerate() {
+            if i < 2 {
+                out.push_str(&format!("{cell:<w$}  "));
+            } else {
+                out.push_str(&format!("{cell:>w$}  "));
+            }
+        }
+        out.trim_end().to_string() + "\n"
+    };
+    let mut out = row(&header.map(str::to_string));
+    let mut previous_total = false;
+    for l in &lines {
+        let is_total = l[0] == "total";
+        if is_total && !previous_total {
+            out.push_str(&"-".repeat(widths.iter().sum::<usize>() + 2 * (widths.len() - 1)));
+            out.push('\n');
+        }
+        previous_total = is_total;
+        out.push_str(&row(l));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bench_run(task: &str, strategy: Strategy, passed: bool, calls: u64, wall_ms: u64) -> BenchRun {
+        BenchRun {
+            task: task.into(),
+            strategy,
+            passed,
+            failure: None,
+            status: "succeeded".into(),
+            model_calls: calls,
+            prompt_tokens: calls * 100,
+            completion_tokens: calls * 10,
+            cost: None,
+            wall_ms,
+            replans: 0,
+        }
+    }
+
+    #[test]
+    fn rows_are_medians_and_totals_sum_them() {
+        let runs = vec![
+            bench_run("a", Strategy::React, true, 5, 100),
+            bench_run("a", Strategy::React, false, 9, 900),
+            bench_run("a", Strategy::React, true, 7, 300),
+            bench_run("b", Strategy::React, true, 2, 50),
+        ];
+        let rows = summarize(&runs);
+        assert_eq!(rows.len(), 3);
+        assert_eq!(
+            (rows[0].passed, rows[0].runs, rows[0].model_calls, rows[0].wall_ms),
+            (2, 3, 7.0, 300.0)
+        );
+        let total = &rows[2];
+        assert_eq!(
+            (total.task.as_str(), total.passed, total.runs, total.model_calls),
+            ("total", 3, 4, 9.0)
+        );
+        let table = render_table(&rows);
+        assert!(table.contains("react"), "{table}");
+        assert!(
+            table.lines().any(|l| l.starts_with("total") && l.contains("3/4")),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn task_files_with_mistakes_say_where_and_what_to_write() {
+        let dir = std::env::temp_dir().join(format!("planexec-bench-load-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("fx")).unwrap();
+        let file = dir.join("tasks.jsonl");
+        std::fs::write(
+            &file,
+            "# comment\n{\"task\": \"t\", \"workspace\": \"fx\", \"check\": [{\"answer_contains\": \"x\"}, {\"command\": \"true\"}]}\n",
+        )
+        .unwrap();
+        let tasks = load_tasks(&file).unwrap();
+        assert_eq!(tasks[0].checks.len(), 2);
+        assert_eq!(tasks[0].name, "task1");
+        std::fs::write(&file, "{\"task\": \"t\", \"check\": {\"answer\": \"x\"}}\n").unwrap();
+        let err = load_tasks(&file).unwrap_err();
+        assert!(
+            err.contains("tasks.jsonl:1: unknown check") && err.contains("answer_contains"),
+            "{err}"
+        );
+        std::fs::write(
+            &file,
+            "{\"task\": \"t\", \"workspace\": \"nope\", \"check\": {\"command\": \"true\"}}\n",
+        )
+        .unwrap();
+        assert!(load_tasks(&file).unwrap_err().contains("does not exist"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
