@@ -84,8 +84,8 @@ fn bench_runs_every_task_under_each_strategy_and_reports_pass_and_fail() {
     assert_eq!(row("double", "plan-execute")[2], "1/1");
     assert_eq!(row("double", "plan-execute")[3], "2", "planner and synthesizer");
     assert_eq!(row("wrong", "rewoo")[2], "0/1");
-    assert_eq!(row("total", "plan-execute")[2], "1/2");
-    assert_eq!(row("total", "rewoo")[3], "4");
+    assert_eq!(row("(all)", "plan-execute")[2], "1/2");
+    assert_eq!(row("(all)", "rewoo")[3], "4");
     // The fixture was copied: the original folder has no out.txt.
     assert!(!dir.path().join("fx/out.txt").exists());
     // Four runs, two planner calls each way.
@@ -116,7 +116,7 @@ fn bench_runs_every_task_under_each_strategy_and_reports_pass_and_fail() {
         runs[0]
     );
     let summary = report["summary"].as_array().unwrap();
-    assert_eq!(summary.last().unwrap()["task"], json!("total"));
+    assert_eq!(summary.last().unwrap()["task"], json!("(all)"));
     assert_eq!(summary.last().unwrap()["runs"], json!(4));
 }
 

@@ -160,3 +160,64 @@ fn a_failed_tool_call_is_repaired_through_a_grammar_constrained_tool_call() {
         assert_eq!(s2["output"], 24, "{report:#}");
     }
 }
+
+/// The compiler strategy with the embedded model: the model's tokens stream
+/// into the plan parser, and the first step starts before the planner's call
+/// has ended (its StepStarted event comes before the planner's ModelCalled).
+#[test]
+fn the_compiler_starts_steps_while_the_embedded_model_is_still_writing_the_plan() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = fixture();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let model = planexec_local::LocalModel::load(planexec_local::EngineConfig::new(model())).unwrap();
+        let provider: std::sync::Arc<dyn planexec::ChatModel> = std::sync::Arc::new(model);
+
+        // Streaming hands over the reply in pieces that add up to it.
+        let pieces = std::sync::Mutex::new(Vec::<String>::new());
+        let request = planexec::llm::ChatRequest::new(
+            planexec::Role::Synthesizer,
+            "local",
+            vec![planexec::llm::Message::user("Count from one to five in words.")],
+        );
+        let reply = provider
+            .chat_stream(request, &|p: &str| pieces.lock().unwrap().push(p.to_string()))
+            .await
+            .unwrap();
+        let pieces = pieces.into_inner().unwrap();
+        assert!(pieces.len() > 3, "{pieces:?}");
+        assert_eq!(pieces.concat(), reply.content.unwrap());
+
+        let tools = planexec::tools::builtin::registry(planexec::tools::workspace::Workspace::new(dir.path()).unwrap());
+        let agent = planexec::Agent::builder(provider, "local")
+            .tools(tools)
+            .options(planexec::RunOptions {
+                strategy: planexec::Strategy::Compiler,
+                mode: planexec::Mode::Auto,
+                ..planexec::RunOptions::default()
+            })
+            .build();
+        let order = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        let seen = order.clone();
+        agent.events().on_event(move |e| match e {
+            planexec::Event::StepStarted { step_id, .. } => seen.lock().unwrap().push(format!("start {step_id}")),
+            planexec::Event::ModelCalled { role, .. } => seen.lock().unwrap().push(format!("{role} done")),
+            _ => {}
+        });
+        let report = agent
+            .run("Read a.txt and b.txt, add the two numbers, and write the sum to sum.txt.")
+            .await;
+        let order = order.lock().unwrap().clone();
+        assert_eq!(
+            report.plans[0].reason, "initial plan (streamed)",
+            "{order:?} {:?}",
+            report.error
+        );
+        let first_start = order
+            .iter()
+            .position(|e| e.starts_with("start"))
+            .expect("a step started");
+        let planner_done = order.iter().position(|e| e == "planner done").unwrap();
+        assert!(first_start < planner_done, "{order:?}");
+    });
+}

@@ -68,6 +68,8 @@ pub struct Job {
     pub messages: Vec<(String, String)>,
     pub grammar: Option<String>,
     pub max_tokens: u32,
+    /// Receives the text as it is generated (whole UTF-8 characters), when set.
+    pub stream: Option<tokio::sync::mpsc::UnboundedSender<String>>,
     pub reply: oneshot::Sender<Result<Generation, String>>,
 }
 
@@ -325,6 +327,8 @@ impl State<'_> {
             None => None,
         };
         let mut bytes = Vec::new();
+        // Bytes of `bytes` already streamed (a character may span tokens).
+        let mut streamed = 0usize;
         let mut generated = 0u64;
         let first_pos = tokens.len() as i32;
         for pos in (first_pos..).take(job.max_tokens as usize) {
@@ -339,6 +343,16 @@ impl State<'_> {
             }
             generated += 1;
             vocab.token_to_piece_into(token, &mut bytes, false, None);
+            if let Some(stream) = &job.stream {
+                let whole = match std::str::from_utf8(&bytes[streamed..]) {
+                    Ok(text) => text.len(),
+                    Err(e) => e.valid_up_to(),
+                };
+                if whole > 0 {
+                    let _ = stream.send(String::from_utf8_lossy(&bytes[streamed..streamed + whole]).into_owned());
+                    streamed += whole;
+                }
+            }
             batch.clear();
             batch.add(token, pos, &[0], true).map_err(|e| format!("batch: {e}"))?;
             self.decode(ctx, &mut batch, "generating")?;

@@ -23,7 +23,9 @@ pub mod weights;
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
-use planexec::llm::{ChatModel, ChatRequest, ChatResponse, LlmError, Message, TokenUsage, ToolCall, ToolChoice};
+use planexec::llm::{
+    ChatModel, ChatRequest, ChatResponse, LlmError, Message, TextSink, TokenUsage, ToolCall, ToolChoice,
+};
 use serde_json::{json, Value};
 
 pub use engine::{EngineConfig, EngineStats};
@@ -145,6 +147,18 @@ impl ChatModel for LocalModel {
     }
 
     async fn chat(&self, request: ChatRequest) -> Result<ChatResponse, LlmError> {
+        self.generate(request, None).await
+    }
+
+    /// The text is handed over token by token as the model writes it (the
+    /// compiler strategy starts steps from a plan still being written).
+    async fn chat_stream(&self, request: ChatRequest, on_text: TextSink<'_>) -> Result<ChatResponse, LlmError> {
+        self.generate(request, Some(on_text)).await
+    }
+}
+
+impl LocalModel {
+    async fn generate(&self, request: ChatRequest, on_text: Option<TextSink<'_>>) -> Result<ChatResponse, LlmError> {
         let mut messages = to_chat(&request.messages);
         let wants_call = !request.tools.is_empty() && request.tool_choice == ToolChoice::Required;
         let grammar = if let Some(format) = &request.response_format {
@@ -173,17 +187,36 @@ impl ChatModel for LocalModel {
             }
         }
         tracing::trace!(messages = ?messages, "local model prompt");
-        let (tx, rx) = tokio::sync::oneshot::channel();
+        let (tx, mut rx) = tokio::sync::oneshot::channel();
+        // A tool call is parsed whole, so only plain text is streamed.
+        let (stream_tx, mut stream_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let stream = on_text.filter(|_| !wants_call);
         self.engine
             .submit(engine::Job {
                 messages,
                 grammar,
                 max_tokens: request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+                stream: stream.is_some().then_some(stream_tx),
                 reply: tx,
             })
             .map_err(LlmError::Server)?;
-        let generation = rx
-            .await
+        let finished = loop {
+            tokio::select! {
+                Some(piece) = stream_rx.recv() => {
+                    if let Some(sink) = stream {
+                        sink(&piece);
+                    }
+                }
+                reply = &mut rx => break reply,
+            }
+        };
+        // Pieces sent just before the reply.
+        while let Ok(piece) = stream_rx.try_recv() {
+            if let Some(sink) = stream {
+                sink(&piece);
+            }
+        }
+        let generation = finished
             .map_err(|_| LlmError::Server("the model thread stopped".into()))?
             .map_err(LlmError::BadRequest)?;
         let usage = TokenUsage {

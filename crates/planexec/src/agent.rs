@@ -518,6 +518,13 @@ impl Agent {
             stopped!(None);
         }
 
+        if let (Strategy::React, Start::New(Some(given))) = (self.options.strategy, &start) {
+            stop!(
+                RunStatus::Failed,
+                Some(given.clone()),
+                "the react strategy makes no plan, so it cannot run a given one; run the plan with another strategy (e.g. plan-execute)"
+            );
+        }
         if self.options.strategy == Strategy::React {
             // ReAct, the baseline: no plan. One model sees the task and everything
             // so far and calls one tool per turn; each call runs as a step of its

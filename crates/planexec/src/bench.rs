@@ -4,7 +4,7 @@
 //!
 //! One line of a task file:
 //! ```json
-//! {"name": "total", "task": "Sum data/prices.txt into total.txt", "workspace": "fixtures/prices",
+//! {"name": "sum-prices", "task": "Sum data/prices.txt into total.txt", "workspace": "fixtures/prices",
 //!  "check": {"file": "total.txt", "contains": "42"}}
 //! ```
 //! `workspace` is a folder relative to the task file (copied for every run;
@@ -273,8 +273,8 @@ pub async fn run(
     Ok(runs)
 }
 
-/// The runs of one task under one strategy (or, with `task` "total", of all
-/// tasks), as medians over the repeats.
+/// The runs of one task under one strategy (or, with `task` [`ALL_TASKS`], of
+/// all tasks), as medians over the repeats.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BenchRow {
     pub task: String,
@@ -289,8 +289,11 @@ pub struct BenchRow {
     pub replans: f64,
 }
 
+/// The `task` of the rows that sum up all tasks.
+pub const ALL_TASKS: &str = "(all)";
+
 /// Rows per task and strategy (medians), then a total per strategy (sums of
-/// the per-task medians, and every run's pass).
+/// the per-task medians, and every run's pass), whose task is [`ALL_TASKS`].
 pub fn summarize(runs: &[BenchRun]) -> Vec<BenchRow> {
     let mut rows: Vec<BenchRow> = Vec::new();
     let mut keys: Vec<(String, Strategy)> = Vec::new();
@@ -329,7 +332,7 @@ pub fn summarize(runs: &[BenchRun]) -> Vec<BenchRow> {
         let group: Vec<&BenchRow> = per_task.iter().filter(|r| r.strategy == strategy).collect();
         let sum = |f: &dyn Fn(&BenchRow) -> f64| group.iter().map(|r| f(r)).sum::<f64>();
         rows.push(BenchRow {
-            task: "total".to_string(),
+            task: ALL_TASKS.to_string(),
             strategy,
             runs: group.iter().map(|r| r.runs).sum(),
             passed: group.iter().map(|r| r.passed).sum(),
@@ -412,7 +415,7 @@ pub fn render_table(rows: &[BenchRow]) -> String {
     let mut out = row(&header.map(str::to_string));
     let mut previous_total = false;
     for l in &lines {
-        let is_total = l[0] == "total";
+        let is_total = l[0] == ALL_TASKS;
         if is_total && !previous_total {
             out.push_str(&"-".repeat(widths.iter().sum::<usize>() + 2 * (widths.len() - 1)));
             out.push('\n');
@@ -460,12 +463,12 @@ mod tests {
         let total = &rows[2];
         assert_eq!(
             (total.task.as_str(), total.passed, total.runs, total.model_calls),
-            ("total", 3, 4, 9.0)
+            (ALL_TASKS, 3, 4, 9.0)
         );
         let table = render_table(&rows);
         assert!(table.contains("react"), "{table}");
         assert!(
-            table.lines().any(|l| l.starts_with("total") && l.contains("3/4")),
+            table.lines().any(|l| l.starts_with(ALL_TASKS) && l.contains("3/4")),
             "{table}"
         );
     }

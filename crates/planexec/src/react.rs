@@ -78,7 +78,14 @@ pub(crate) async fn turn(
     number: usize,
     may_call: bool,
 ) -> Result<Turn, LlmError> {
-    let mut request = ChatRequest::new(Role::Executor, "", history.to_vec());
+    let mut messages = history.to_vec();
+    if !may_call {
+        messages.push(Message::user(format!(
+            "That was the last tool call this run allows ({}). Answer the task now from the results above, in plain text.",
+            number - 1
+        )));
+    }
+    let mut request = ChatRequest::new(Role::Executor, "", messages);
     request.tools = specs(&ctx.tools);
     request.tool_choice = if may_call { ToolChoice::Auto } else { ToolChoice::None };
     let response = ctx.chat(request).await?;

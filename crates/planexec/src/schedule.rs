@@ -127,6 +127,9 @@ where
         let event = cancel
             .guard(async {
                 tokio::select! {
+                    // Arrivals first: every step already there is taken (and
+                    // started, if it can) before a finished one is looked at.
+                    biased;
                     next = steps.next(), if open && more_can_start => Err(next),
                     Some(done) = running.next(), if !running.is_empty() => Ok(done),
                 }

@@ -481,3 +481,19 @@ async fn compiler_plans_the_rest_when_the_streamed_plan_breaks_off() {
         .contains("no_such_tool"));
     assert_eq!(report.plans[0].reason, "initial plan (streamed, cut short)");
 }
+
+#[tokio::test]
+async fn react_refuses_a_given_plan_instead_of_ignoring_it() {
+    let server = ScriptedServer::start();
+    let (reg, calls) = tools(None, Duration::ZERO);
+    let plan: planexec::Plan = serde_json::from_value(plan_json(vec![echo("s1", "a", &[])])).unwrap();
+    let report = builder(&server, reg)
+        .options(run_options(Strategy::React, 2))
+        .build()
+        .run_plan("go", plan)
+        .await;
+    assert_eq!(report.status, RunStatus::Failed);
+    assert!(report.error.unwrap().contains("the react strategy makes no plan"));
+    assert!(calls.lock().unwrap().is_empty());
+    assert!(server.requests().is_empty());
+}
