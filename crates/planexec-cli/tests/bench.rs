@@ -136,38 +136,3 @@ fn bench_explains_a_bad_task_file_and_a_bad_strategy() {
         "{stderr}"
     );
 }
-
-#[test]
-fn run_takes_a_strategy_by_name() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("n.txt"), "20\n").unwrap();
-    let server = ScriptedServer::start();
-    server.role("executor").replies(vec![
-        Reply::tool_call("read_file", &json!({"path": "n.txt"})),
-        Reply::content("It says 20."),
-    ]);
-    let url = server.base_url();
-    let (out, stdout, stderr) = run(planexec(dir.path()).args([
-        "run",
-        "what does n.txt say?",
-        "--yes",
-        "--strategy",
-        "react",
-        "--base-url",
-        &url,
-    ]));
-    assert!(out.status.success(), "{stderr}");
-    assert_eq!(stdout.trim(), "It says 20.");
-    assert!(server.requests_from("planner").is_empty(), "react makes no plan");
-    let tools = &server.requests_from("executor")[0].body["tools"];
-    assert!(tools
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|t| t["function"]["name"] == json!("read_file")));
-
-    let (out, _, stderr) =
-        run(planexec(dir.path()).args(["run", "x", "--yes", "--strategy", "magic", "--base-url", &url]));
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr.contains("unknown strategy `magic`"), "{stderr}");
-}

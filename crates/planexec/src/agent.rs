@@ -844,6 +844,8 @@ impl Agent {
                     );
                 }
                 let failed_step = plan.step(&failed.id).cloned().expect("a failed step is in its plan");
+                // This revision plans all the rest, including what a cut-short stream left out.
+                unreadable = None;
                 let trigger = ReplanTrigger::StepFailed {
                     step: &failed_step,
                     error: &error,
