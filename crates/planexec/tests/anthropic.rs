@@ -224,3 +224,51 @@ async fn the_executor_repair_loop_speaks_tool_use_and_tool_result_turns() {
     assert_eq!(result["tool_use_id"], turns[1]["content"][0]["id"]);
     assert_eq!(result["is_error"], true);
 }
+
+/// The compiler strategy on Anthropic: the plan arrives as the forced answer
+/// tool's `input_json_delta` events, and steps start while it is still coming.
+#[tokio::test]
+async fn the_compiler_streams_the_plan_from_the_answer_tools_input() {
+    let server = ScriptedServer::start();
+    let plan = json!({"goal": "g", "steps": [
+        {"id": "s1", "description": "first", "tool": "echo", "args": {"input": "first"}, "depends_on": []},
+        {"id": "s2", "description": "second", "tool": "echo", "args": {"input": "second"}, "depends_on": []},
+        {"id": "s3", "description": "both", "tool": "echo", "args": {"input": "{{s1}} {{s2}}"}, "depends_on": ["s1", "s2"]}]});
+    server.role("planner").reply(
+        Reply::tool_call("plan", &plan)
+            .streamed(8)
+            .with_delay(Duration::from_millis(1200)),
+    );
+    server.role("synthesizer").reply(Reply::content("done"));
+    let echo = TestTool::new("echo").sleeping(Duration::from_millis(20));
+    let calls = echo.counter();
+    let started = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = started.clone();
+    let agent = Agent::builder(Arc::new(claude(&server)), "claude-test")
+        .tools(registry(vec![echo]))
+        .options(planexec::RunOptions {
+            strategy: planexec::Strategy::Compiler,
+            ..options()
+        })
+        .build();
+    agent.events().on_event(move |e| {
+        if let planexec::Event::StepStarted { step_id, .. } = e {
+            seen.lock().unwrap().push((step_id.clone(), planexec::result::now_ms()));
+        }
+    });
+    let report = agent.run("go").await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 3);
+    let planner = &server.requests_from("planner")[0];
+    assert_eq!(planner.body["stream"], json!(true));
+    let started = started.lock().unwrap().clone();
+    let s1 = started.iter().find(|(id, _)| id == "s1").unwrap().1;
+    assert!(
+        s1 < planner.replied_ms,
+        "s1 at {s1}, plan complete at {}",
+        planner.replied_ms
+    );
+    assert_eq!(report.plans[0].reason, "initial plan (streamed)");
+    // Usage came from the stream's message_start and message_delta.
+    assert!(report.usage.role(Role::Planner).prompt_tokens > 0);
+}

@@ -540,8 +540,8 @@ async fn respond(script: Arc<Mutex<Script>>, headers: HeaderMap, body: String, a
         replied_ms: 0,
         status: reply.status,
     };
-    if record.body["stream"] == json!(true) && reply.status == 200 && !anthropic && !reply.raw {
-        return stream_reply(script, record, reply, started, delay);
+    if record.body["stream"] == json!(true) && reply.status == 200 && !reply.raw {
+        return stream_reply(script, record, reply, started, delay, anthropic);
     }
 
     tokio::time::sleep(delay.saturating_sub(started.elapsed())).await;
@@ -568,9 +568,9 @@ async fn respond(script: Arc<Mutex<Script>>, headers: HeaderMap, body: String, a
     response
 }
 
-/// A completion sent as server-sent events, as OpenAI streams it: the content
-/// in `reply.chunks` pieces spread over `delay`, tool calls with the last
-/// piece, then the finish reason, the usage and `[DONE]`. The request is
+/// A reply sent as server-sent events, as OpenAI (or, on `/v1/messages`,
+/// Anthropic) streams it: the content in `reply.chunks` pieces spread evenly
+/// over `delay`, then the end of the message with its usage. The request is
 /// recorded as answered when the last event has been sent.
 fn stream_reply(
     script: Arc<Mutex<Script>>,
@@ -578,62 +578,30 @@ fn stream_reply(
     reply: Reply,
     started: Instant,
     delay: Duration,
+    anthropic: bool,
 ) -> Response {
-    let choice = &reply.body["choices"][0];
-    let content: Vec<char> = choice["message"]["content"].as_str().unwrap_or("").chars().collect();
-    let chunks = reply.chunks.max(1);
-    let size = content.len().div_ceil(chunks).max(1);
-    let mut events: Vec<(Duration, Value)> = Vec::new();
-    for k in 0..chunks {
-        let piece: String = content.iter().skip(k * size).take(size).collect();
-        let mut delta = json!({"role": "assistant", "content": piece});
-        if k + 1 == chunks {
-            if let Some(calls) = choice["message"]["tool_calls"].as_array() {
-                let calls: Vec<Value> = calls
-                    .iter()
-                    .enumerate()
-                    .map(|(i, c)| json!({"index": i, "id": c["id"], "type": "function", "function": c["function"]}))
-                    .collect();
-                delta["tool_calls"] = Value::Array(calls);
-            }
-        }
-        let at = delay.mul_f64((k + 1) as f64 / chunks as f64);
-        events.push((
-            at,
-            json!({"choices": [{"index": 0, "delta": delta, "finish_reason": null}]}),
-        ));
-    }
-    events.push((
-        delay,
-        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]}),
-    ));
-    events.push((delay, json!({"choices": [], "usage": reply.body["usage"]})));
-    let total = events.len();
-    let state = (events.into_iter(), 0usize, Some(record));
-    let body = futures::stream::unfold(state, move |(mut events, sent, mut record)| {
+    let frames = if anthropic {
+        anthropic_frames(&reply, delay)
+    } else {
+        openai_frames(&reply, delay)
+    };
+    let state = (frames.into_iter(), Some(record));
+    let body = futures::stream::unfold(state, move |(mut frames, mut record)| {
         let script = script.clone();
         async move {
-            let (at, event) = match events.next() {
-                Some(next) => next,
-                None if sent == total => {
-                    // After the last event: the stream ends with [DONE].
-                    let mut s = script.lock().unwrap();
-                    s.in_flight -= 1;
-                    if let Some(r) = record.take() {
-                        s.recorded.push(Recorded {
-                            replied_ms: now_ms(),
-                            ..r
-                        });
-                    }
-                    return Some((
-                        Ok::<_, std::convert::Infallible>("data: [DONE]\n\n".to_string()),
-                        (events, sent + 1, record),
-                    ));
-                }
-                None => return None,
-            };
+            let (at, frame) = frames.next()?;
             tokio::time::sleep(at.saturating_sub(started.elapsed())).await;
-            Some((Ok(format!("data: {event}\n\n")), (events, sent + 1, record)))
+            if frames.as_slice().is_empty() {
+                let mut s = script.lock().unwrap();
+                s.in_flight -= 1;
+                if let Some(r) = record.take() {
+                    s.recorded.push(Recorded {
+                        replied_ms: now_ms(),
+                        ..r
+                    });
+                }
+            }
+            Some((Ok::<_, std::convert::Infallible>(frame), (frames, record)))
         }
     });
     let mut response = axum::body::Body::from_stream(body).into_response();
@@ -646,4 +614,105 @@ fn stream_reply(
         }
     }
     response
+}
+
+/// `text` in `n` pieces of (nearly) equal length.
+fn pieces(text: &str, n: usize) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let size = chars.len().div_ceil(n.max(1)).max(1);
+    chars.chunks(size).map(|c| c.iter().collect()).collect()
+}
+
+/// When the k-th of `n` pieces goes out: spread evenly, the last at `delay`.
+fn at(delay: Duration, k: usize, n: usize) -> Duration {
+    delay.mul_f64((k + 1) as f64 / n.max(1) as f64)
+}
+
+fn openai_frames(reply: &Reply, delay: Duration) -> Vec<(Duration, String)> {
+    let choice = &reply.body["choices"][0];
+    let content = pieces(choice["message"]["content"].as_str().unwrap_or(""), reply.chunks);
+    let n = content.len().max(1);
+    let mut frames = Vec::new();
+    for k in 0..n {
+        let mut delta = json!({"role": "assistant", "content": content.get(k).cloned().unwrap_or_default()});
+        if k + 1 == n {
+            if let Some(calls) = choice["message"]["tool_calls"].as_array() {
+                let calls: Vec<Value> = calls
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| json!({"index": i, "id": c["id"], "type": "function", "function": c["function"]}))
+                    .collect();
+                delta["tool_calls"] = Value::Array(calls);
+            }
+        }
+        let event = json!({"choices": [{"index": 0, "delta": delta, "finish_reason": null}]});
+        frames.push((at(delay, k, n), format!("data: {event}\n\n")));
+    }
+    let end = json!({"choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]});
+    let usage = json!({"choices": [], "usage": reply.body["usage"]});
+    frames.push((delay, format!("data: {end}\n\n")));
+    frames.push((delay, format!("data: {usage}\n\n")));
+    frames.push((delay, "data: [DONE]\n\n".to_string()));
+    frames
+}
+
+fn anthropic_frames(reply: &Reply, delay: Duration) -> Vec<(Duration, String)> {
+    let message = to_anthropic(200, &reply.body);
+    let blocks = message["content"].as_array().cloned().unwrap_or_default();
+    let frame = |event: Value| format!("event: {}\ndata: {event}\n\n", event["type"].as_str().unwrap_or(""));
+    let mut start = message.clone();
+    start["content"] = json!([]);
+    start["usage"]["output_tokens"] = json!(0);
+    let mut frames = vec![(
+        Duration::ZERO,
+        frame(json!({"type": "message_start", "message": start})),
+    )];
+    // Each block's text (or tool input as JSON) in pieces; pieces are spread over the delay.
+    let per_block = (reply.chunks / blocks.len().max(1)).max(1);
+    let mut deltas: Vec<(usize, Value)> = Vec::new();
+    for (i, block) in blocks.iter().enumerate() {
+        let (kind, key, whole) = match block["type"].as_str() {
+            Some("tool_use") => ("input_json_delta", "partial_json", block["input"].to_string()),
+            _ => ("text_delta", "text", block["text"].as_str().unwrap_or("").to_string()),
+        };
+        for piece in pieces(&whole, per_block) {
+            deltas.push((i, json!({"type": kind, key: piece})));
+        }
+    }
+    let n = deltas.len();
+    let mut open: Option<usize> = None;
+    for (k, (i, delta)) in deltas.into_iter().enumerate() {
+        let when = at(delay, k, n);
+        if open != Some(i) {
+            if let Some(previous) = open {
+                frames.push((when, frame(json!({"type": "content_block_stop", "index": previous}))));
+            }
+            let mut empty = blocks[i].clone();
+            match empty["type"].as_str() {
+                Some("tool_use") => empty["input"] = json!({}),
+                _ => empty["text"] = json!(""),
+            }
+            frames.push((
+                when,
+                frame(json!({"type": "content_block_start", "index": i, "content_block": empty})),
+            ));
+            open = Some(i);
+        }
+        frames.push((
+            when,
+            frame(json!({"type": "content_block_delta", "index": i, "delta": delta})),
+        ));
+    }
+    if let Some(last) = open {
+        frames.push((delay, frame(json!({"type": "content_block_stop", "index": last}))));
+    }
+    frames.push((
+        delay,
+        frame(
+            json!({"type": "message_delta", "delta": {"stop_reason": message["stop_reason"], "stop_sequence": null},
+            "usage": {"output_tokens": message["usage"]["output_tokens"]}}),
+        ),
+    ));
+    frames.push((delay, frame(json!({"type": "message_stop"}))));
+    frames
 }

@@ -18,7 +18,7 @@ use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 
 use super::http::{self, error_message, Endpoint};
-use super::{ChatModel, ChatRequest, ChatResponse, LlmError, Message, TokenUsage, ToolCall, ToolChoice};
+use super::{ChatModel, ChatRequest, ChatResponse, LlmError, Message, TextSink, TokenUsage, ToolCall, ToolChoice};
 
 /// The `anthropic-version` header this provider speaks.
 pub const API_VERSION: &str = "2023-06-01";
@@ -299,6 +299,172 @@ impl ChatModel for Anthropic {
             ))),
         }
     }
+
+    /// Server-sent events (`"stream": true`). The reply's text, and the input
+    /// of the structured-reply tool as it is written, go to `on_text`. Anything
+    /// but a 2xx answer is sent again through [`ChatModel::chat`], so retries
+    /// and error messages are the same as without streaming.
+    async fn chat_stream(&self, req: ChatRequest, on_text: TextSink<'_>) -> Result<ChatResponse, LlmError> {
+        let url = self.endpoint();
+        let mut body = self.body(&req);
+        body["stream"] = json!(true);
+        let answer_tool = req
+            .response_format
+            .as_ref()
+            .filter(|_| req.tools.is_empty())
+            .map(|f| f.name.clone());
+        let mut http = self
+            .client
+            .post(&url)
+            .header("anthropic-version", API_VERSION)
+            .header("x-planexec-role", req.role.as_str())
+            .json(&body);
+        if let Some(key) = self.config.api_key.as_deref().filter(|k| !k.is_empty()) {
+            http = http.header("x-api-key", key);
+        }
+        let response = match http.send().await {
+            Ok(r) if r.status().is_success() => r,
+            _ => {
+                let response = self.chat(req).await?;
+                if let Some(text) = &response.content {
+                    on_text(text);
+                }
+                return Ok(response);
+            }
+        };
+        let mut reader = StreamedMessage::new(answer_tool.clone());
+        let whole = http::read_events(response, &url, &mut |data| {
+            if let Some(text) = reader.event(data)? {
+                on_text(&text);
+            }
+            Ok(())
+        })
+        .await?;
+        let streamed = whole.is_none();
+        let message = match whole {
+            None => reader.into_message(),
+            // The server ignored `stream`: it sent one ordinary message.
+            Some(text) => http::json_body(&url, &text)?,
+        };
+        let response = parse_message(&message, answer_tool.as_deref())?;
+        if !streamed {
+            if let Some(text) = &response.content {
+                on_text(text);
+            }
+        }
+        Ok(response)
+    }
+}
+
+/// A streamed Messages reply being put back together from its events into the
+/// shape of a whole reply, for [`parse_message`].
+struct StreamedMessage {
+    /// The structured-reply tool, whose input is the reply's text.
+    answer_tool: Option<String>,
+    blocks: Vec<Value>,
+    /// Each block's tool input as written so far.
+    inputs: Vec<String>,
+    usage: Map<String, Value>,
+    stop_reason: Option<String>,
+}
+
+impl StreamedMessage {
+    fn new(answer_tool: Option<String>) -> StreamedMessage {
+        StreamedMessage {
+            answer_tool,
+            blocks: Vec::new(),
+            inputs: Vec::new(),
+            usage: Map::new(),
+            stop_reason: None,
+        }
+    }
+
+    fn block(&mut self, event: &Value) -> usize {
+        let index = event
+            .get("index")
+            .and_then(Value::as_u64)
+            .map_or(self.blocks.len(), |i| i as usize);
+        while self.blocks.len() <= index {
+            self.blocks.push(Value::Null);
+            self.inputs.push(String::new());
+        }
+        index
+    }
+
+    /// Take one event's data; returns new text of the reply, if any.
+    fn event(&mut self, data: &str) -> Result<Option<String>, LlmError> {
+        let event = http::event_json(data)?;
+        match event.get("type").and_then(Value::as_str) {
+            Some("message_start") => {
+                if let Some(usage) = event.pointer("/message/usage").and_then(Value::as_object) {
+                    self.usage.extend(usage.clone());
+                }
+            }
+            Some("content_block_start") => {
+                let i = self.block(&event);
+                self.blocks[i] = event.get("content_block").cloned().unwrap_or(Value::Null);
+            }
+            Some("content_block_delta") => {
+                let i = self.block(&event);
+                let delta = event.get("delta").unwrap_or(&Value::Null);
+                match delta.get("type").and_then(Value::as_str) {
+                    Some("text_delta") => {
+                        let text = delta.get("text").and_then(Value::as_str).unwrap_or("");
+                        if self.blocks[i].is_null() {
+                            self.blocks[i] = json!({"type": "text", "text": ""});
+                        }
+                        let whole = format!("{}{text}", self.blocks[i]["text"].as_str().unwrap_or(""));
+                        self.blocks[i]["text"] = json!(whole);
+                        return Ok((!text.is_empty()).then(|| text.to_string()));
+                    }
+                    Some("input_json_delta") => {
+                        let part = delta.get("partial_json").and_then(Value::as_str).unwrap_or("");
+                        self.inputs[i].push_str(part);
+                        let is_answer = self.answer_tool.is_some()
+                            && self.blocks[i].get("name").and_then(Value::as_str) == self.answer_tool.as_deref();
+                        return Ok((is_answer && !part.is_empty()).then(|| part.to_string()));
+                    }
+                    // Thinking and signature deltas carry nothing the roles use.
+                    _ => {}
+                }
+            }
+            Some("message_delta") => {
+                if let Some(reason) = event.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    self.stop_reason = Some(reason.to_string());
+                }
+                if let Some(usage) = event.get("usage").and_then(Value::as_object) {
+                    self.usage.extend(usage.clone());
+                }
+            }
+            Some("error") => {
+                let message = event
+                    .pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("an error event without a message");
+                return Err(LlmError::Server(format!("the server failed mid-reply: {message}")));
+            }
+            // content_block_stop, message_stop, ping.
+            _ => {}
+        }
+        Ok(None)
+    }
+
+    /// The reply in the shape of a whole Messages reply.
+    fn into_message(self) -> Value {
+        let mut content = Vec::new();
+        for (mut block, input) in self.blocks.into_iter().zip(self.inputs) {
+            if block.is_null() {
+                continue;
+            }
+            if block.get("type").and_then(Value::as_str) == Some("tool_use") && !input.trim().is_empty() {
+                block["input"] = serde_json::from_str(&input)
+                    .or_else(|_| serde_json::from_str(&crate::plan::repair_json(&input)))
+                    .unwrap_or(Value::String(input));
+            }
+            content.push(block);
+        }
+        json!({"content": content, "usage": self.usage, "stop_reason": self.stop_reason})
+    }
 }
 
 #[cfg(test)]
@@ -308,6 +474,51 @@ mod tests {
 
     fn provider() -> Anthropic {
         Anthropic::new(AnthropicConfig::default()).unwrap()
+    }
+
+    #[test]
+    fn a_streamed_message_is_put_back_together_and_the_answer_tool_streams_as_text() {
+        let events = [
+            json!({"type": "message_start", "message": {"usage": {"input_tokens": 20, "output_tokens": 1, "cache_read_input_tokens": 100}}}),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Plan: "}}),
+            json!({"type": "ping"}),
+            json!({"type": "content_block_stop", "index": 0}),
+            json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "plan", "input": {}}}),
+            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"goal\": \"g\", "}}),
+            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "\"steps\": []}"}}),
+            json!({"type": "content_block_start", "index": 2, "content_block": {"type": "tool_use", "id": "toolu_2", "name": "read_file", "input": {}}}),
+            json!({"type": "content_block_delta", "index": 2, "delta": {"type": "input_json_delta", "partial_json": "{\"path\": \"a\"}"}}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 30}}),
+            json!({"type": "message_stop"}),
+        ];
+        let mut reader = StreamedMessage::new(Some("plan".into()));
+        let mut texts = Vec::new();
+        for e in events {
+            if let Some(t) = reader.event(&e.to_string()).unwrap() {
+                texts.push(t);
+            }
+        }
+        // Text, and the answer tool's input as written; not other tools' input.
+        assert_eq!(texts, ["Plan: ", "{\"goal\": \"g\", ", "\"steps\": []}"]);
+        let r = parse_message(&reader.into_message(), Some("plan")).unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(r.content.as_deref().unwrap()).unwrap(),
+            json!({"goal": "g", "steps": []})
+        );
+        assert_eq!(r.tool_calls[0].arguments, json!({"path": "a"}));
+        assert_eq!(
+            (
+                r.usage.prompt_tokens,
+                r.usage.completion_tokens,
+                r.usage.cache_read_tokens
+            ),
+            (120, 30, 100)
+        );
+        assert_eq!(r.finish_reason.as_deref(), Some("tool_use"));
+        let overloaded = json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}});
+        let err = StreamedMessage::new(None).event(&overloaded.to_string()).unwrap_err();
+        assert!(err.to_string().contains("failed mid-reply: Overloaded"), "{err}");
     }
 
     #[test]

@@ -156,6 +156,59 @@ pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Durati
     (secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(60.0)))
 }
 
+/// Read a streamed reply: each `data:` line of a server-sent event stream is
+/// handed to `on_data` as it arrives. Returns `None` for an event stream, or
+/// the whole body when the server sent something else (it ignored `stream`).
+pub(crate) async fn read_events(
+    mut response: reqwest::Response,
+    url: &str,
+    on_data: &mut (dyn FnMut(&str) -> Result<(), LlmError> + Send),
+) -> Result<Option<String>, LlmError> {
+    let is_sse = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("text/event-stream"));
+    let mut pending: Vec<u8> = Vec::new();
+    loop {
+        let chunk = match response.chunk().await {
+            Ok(Some(chunk)) => chunk,
+            Ok(None) => break,
+            Err(e) => {
+                return Err(LlmError::Connection(format!(
+                    "the streamed reply from {url} broke off: {e}"
+                )))
+            }
+        };
+        pending.extend_from_slice(&chunk);
+        if !is_sse {
+            continue;
+        }
+        while let Some(end) = pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = pending.drain(..=end).collect();
+            let line = String::from_utf8_lossy(&line);
+            // Blank lines, comments, `event:` and `id:` fields carry nothing more.
+            if let Some(data) = line.trim_end().strip_prefix("data:") {
+                let data = data.trim();
+                if !data.is_empty() && data != "[DONE]" {
+                    on_data(data)?;
+                }
+            }
+        }
+    }
+    Ok((!is_sse).then(|| String::from_utf8_lossy(&pending).into_owned()))
+}
+
+/// One `data:` payload as JSON, or an error quoting it.
+pub(crate) fn event_json(data: &str) -> Result<Value, LlmError> {
+    serde_json::from_str(data).map_err(|e| {
+        LlmError::InvalidResponse(format!(
+            "a streamed event is not JSON ({e}): {}",
+            crate::text::truncate_chars(data, 200)
+        ))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

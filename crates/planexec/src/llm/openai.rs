@@ -333,51 +333,30 @@ impl ChatModel for OpenAiCompatible {
         if let Some(key) = self.config.api_key.as_deref().filter(|k| !k.is_empty()) {
             http = http.bearer_auth(key);
         }
-        let mut response = match http.send().await {
+        let response = match http.send().await {
             Ok(r) if r.status().is_success() => r,
             // Errors, retries and fallbacks are the non-streaming path's business.
             _ => return send_whole(self, req, on_text).await,
         };
-        let is_sse = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.contains("text/event-stream"));
         let mut reader = SseReply::default();
-        let mut pending: Vec<u8> = Vec::new();
-        loop {
-            let chunk = match response.chunk().await {
-                Ok(Some(chunk)) => chunk,
-                Ok(None) => break,
-                Err(e) => {
-                    return Err(LlmError::Connection(format!(
-                        "the streamed reply from {url} broke off: {e}"
-                    )))
-                }
-            };
-            if !is_sse {
-                pending.extend_from_slice(&chunk);
-                continue;
+        let whole = http::read_events(response, &url, &mut |data| {
+            if let Some(text) = reader.event(data)? {
+                on_text(&text);
             }
-            pending.extend_from_slice(&chunk);
-            while let Some(end) = pending.iter().position(|&b| b == b'\n') {
-                let line: Vec<u8> = pending.drain(..=end).collect();
-                let line = String::from_utf8_lossy(&line);
-                if let Some(text) = reader.line(line.trim_end())? {
-                    on_text(&text);
-                }
-            }
-        }
-        if !is_sse {
+            Ok(())
+        })
+        .await?;
+        match whole {
+            None => parse_completion(&reader.into_completion()),
             // The server ignored `stream`: it sent one ordinary completion.
-            let text = String::from_utf8_lossy(&pending);
-            let response = parse_completion(&http::json_body(&url, &text)?)?;
-            if let Some(text) = &response.content {
-                on_text(text);
+            Some(text) => {
+                let response = parse_completion(&http::json_body(&url, &text)?)?;
+                if let Some(text) = &response.content {
+                    on_text(text);
+                }
+                Ok(response)
             }
-            return Ok(response);
         }
-        parse_completion(&reader.into_completion())
     }
 }
 
@@ -404,21 +383,9 @@ struct SseReply {
 }
 
 impl SseReply {
-    /// Take one line of the event stream; returns new text of the reply, if any.
-    fn line(&mut self, line: &str) -> Result<Option<String>, LlmError> {
-        let Some(data) = line.strip_prefix("data:") else {
-            return Ok(None); // blank lines, comments, `event:` and `id:` fields
-        };
-        let data = data.trim();
-        if data.is_empty() || data == "[DONE]" {
-            return Ok(None);
-        }
-        let event: Value = serde_json::from_str(data).map_err(|e| {
-            LlmError::InvalidResponse(format!(
-                "a streamed event is not JSON ({e}): {}",
-                crate::text::truncate_chars(data, 200)
-            ))
-        })?;
+    /// Take one event's data; returns new text of the reply, if any.
+    fn event(&mut self, data: &str) -> Result<Option<String>, LlmError> {
+        let event = http::event_json(data)?;
         if let Some(message) = event.pointer("/error/message").and_then(Value::as_str) {
             return Err(LlmError::Server(format!("the server failed mid-reply: {message}")));
         }
@@ -496,7 +463,10 @@ mod tests {
         ];
         let mut texts = Vec::new();
         for line in lines {
-            if let Some(t) = reader.line(line).unwrap() {
+            let Some(data) = line.strip_prefix("data: ").filter(|d| *d != "[DONE]") else {
+                continue;
+            };
+            if let Some(t) = reader.event(data).unwrap() {
                 texts.push(t);
             }
         }
@@ -507,7 +477,7 @@ mod tests {
         assert_eq!(r.tool_calls[0].id, "c1");
         assert_eq!((r.usage.prompt_tokens, r.usage.completion_tokens), (7, 3));
         assert_eq!(r.finish_reason.as_deref(), Some("stop"));
-        assert!(SseReply::default().line("data: {not json").is_err());
+        assert!(SseReply::default().event("{not json").is_err());
     }
 
     #[test]
