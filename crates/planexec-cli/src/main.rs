@@ -606,7 +606,9 @@ impl Tools {
     }
 }
 
-async fn open_tools(workspace: &Path, config: &Config, mcp_flags: &[String]) -> Result<Tools, BadInput> {
+/// The built-in tools and the shell on `workspace`, as the configuration sets
+/// them up (effect overrides, disabled tools); MCP servers come on top.
+fn local_tools(workspace: &Path, config: &Config) -> Result<ToolRegistry, BadInput> {
     let ws = Arc::new(Workspace::new(workspace).map_err(|e| BadInput(e.to_string()))?);
     let mut registry = builtin::registry((*ws).clone());
     if let Some(shell) = config.shell()? {
@@ -623,7 +625,11 @@ async fn open_tools(workspace: &Path, config: &Config, mcp_flags: &[String]) -> 
             )));
         }
     }
-    let registry = Arc::new(registry);
+    Ok(registry)
+}
+
+async fn open_tools(workspace: &Path, config: &Config, mcp_flags: &[String]) -> Result<Tools, BadInput> {
+    let registry = Arc::new(local_tools(workspace, config)?);
     let servers = config.mcp_servers(mcp_flags)?;
     let mcp = if servers.is_empty() {
         None
@@ -789,11 +795,7 @@ async fn bench(
         let mut options = config.run_options()?;
         options.strategy = strategy;
         options.mode = Mode::Auto;
-        let ws = Arc::new(Workspace::new(workspace).map_err(|e| e.to_string())?);
-        let mut registry = builtin::registry((*ws).clone());
-        if let Some(shell) = config.shell()? {
-            registry.register(Arc::new(Shell::new(ws, shell)))?;
-        }
+        let registry = local_tools(workspace, &config).map_err(|e| e.0)?;
         let approver = Arc::new(planexec::AutoApprove);
         assemble_agent(&config, &models, options, Arc::new(registry), approver, None).map_err(|e| e.0)
     };
