@@ -530,13 +530,7 @@ impl Agent {
             // so far and calls one tool per turn; each call runs as a step of its
             // own, through the same executor, permissions and ledger. A failed
             // call goes back to the model, counted against the replan bound.
-            let mut plan = Plan {
-                goal: task.to_string(),
-                steps: Vec::new(),
-                infeasible: None,
-                questions: Vec::new(),
-                assumptions: Vec::new(),
-            };
+            let mut plan = Plan::new(task, Vec::new());
             let mut history = react::opening(&ctx, task);
             for record in &run.records {
                 if let Some(call) = react::call_of(record) {
@@ -636,13 +630,8 @@ impl Agent {
                             Err(problem) => {
                                 first_pass = Some(outcome);
                                 unreadable = Some(problem);
-                                let partial = Plan {
-                                    goal: streamed.goal.unwrap_or_else(|| task.to_string()),
-                                    steps: streamed.dispatched,
-                                    infeasible: None,
-                                    questions: Vec::new(),
-                                    assumptions: Vec::new(),
-                                };
+                                let goal = streamed.goal.unwrap_or_else(|| task.to_string());
+                                let partial = Plan::new(goal, streamed.dispatched);
                                 (partial, "initial plan (streamed, cut short)")
                             }
                         }
@@ -724,6 +713,23 @@ impl Agent {
             },
             _ => schedule::Dispatch::parallel(self.options.parallelism),
         };
+        // Revise the plan for `$trigger` (recorded with `$reason`) and go on with
+        // the revision, or stop if replanning fails or finds the task infeasible.
+        macro_rules! revise {
+            ($trigger:expr, $reason:expr) => {
+                match guarded!(self.revise(&ctx, &mut run, &plan, $trigger, $reason), Some(plan)) {
+                    Ok((revised, v)) => (plan, version) = (revised, v),
+                    Err(e) => stop!(RunStatus::Failed, Some(plan), format!("replanning failed: {e}")),
+                }
+                if let Some(reason) = plan.infeasible.clone() {
+                    stop!(
+                        RunStatus::Infeasible,
+                        Some(plan),
+                        format!("the replanner found the task infeasible: {reason}")
+                    );
+                }
+            };
+        }
         'run: loop {
             loop {
                 let outcome = match first_pass.take() {
@@ -775,19 +781,10 @@ impl Agent {
                                 )
                             );
                         }
-                        let reason = format!("the streamed plan was cut short: {problem}");
-                        let trigger = ReplanTrigger::Unreadable(&problem);
-                        match guarded!(self.revise(&ctx, &mut run, &plan, trigger, reason), Some(plan)) {
-                            Ok((revised, v)) => (plan, version) = (revised, v),
-                            Err(e) => stop!(RunStatus::Failed, Some(plan), format!("replanning failed: {e}")),
-                        }
-                        if let Some(reason) = plan.infeasible.clone() {
-                            stop!(
-                                RunStatus::Infeasible,
-                                Some(plan),
-                                format!("the replanner found the task infeasible: {reason}")
-                            );
-                        }
+                        revise!(
+                            ReplanTrigger::Unreadable(&problem),
+                            format!("the streamed plan was cut short: {problem}")
+                        );
                         continue;
                     }
                     let remaining = plan.steps.iter().any(|s| !run.done.contains_key(&s.id));
@@ -897,19 +894,10 @@ impl Agent {
                 match guarded!(synthesizer::join(&ctx, task, &results, may_replan), Some(plan)) {
                     Ok(Joined::Answer(answer)) => Ok(answer),
                     Ok(Joined::Replan(missing)) => {
-                        let reason = format!("the joiner found the results incomplete: {missing}");
-                        let trigger = ReplanTrigger::Unanswered(&missing);
-                        match guarded!(self.revise(&ctx, &mut run, &plan, trigger, reason), Some(plan)) {
-                            Ok((revised, v)) => (plan, version) = (revised, v),
-                            Err(e) => stop!(RunStatus::Failed, Some(plan), format!("replanning failed: {e}")),
-                        }
-                        if let Some(reason) = plan.infeasible.clone() {
-                            stop!(
-                                RunStatus::Infeasible,
-                                Some(plan),
-                                format!("the replanner found the task infeasible: {reason}")
-                            );
-                        }
+                        revise!(
+                            ReplanTrigger::Unanswered(&missing),
+                            format!("the joiner found the results incomplete: {missing}")
+                        );
                         continue 'run;
                     }
                     Err(e) => Err(e),
@@ -965,13 +953,7 @@ impl Agent {
         cancel: &CancelToken,
     ) -> (Result<planner::StreamedPlan, RunError>, schedule::DagOutcome) {
         // The plan as streamed so far: what a dispatched step's executor sees.
-        let partial = std::sync::Mutex::new(Plan {
-            goal: task.to_string(),
-            steps: Vec::new(),
-            infeasible: None,
-            questions: Vec::new(),
-            assumptions: Vec::new(),
-        });
+        let partial = std::sync::Mutex::new(Plan::new(task, Vec::new()));
         let (tx, rx) = futures::channel::mpsc::unbounded::<Step>();
         let partial = &partial;
         let planning = async move {

@@ -315,11 +315,8 @@ async fn fix_with_model(
             tool.name()
         )),
     ];
-    // Function names at OpenAI allow only letters, digits, `_` and `-`, so an
-    // MCP tool (`server.tool`) is offered under an alias.
-    let alias = tool
-        .name()
-        .replace(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'), "__");
+    // An MCP tool (`server.tool`) is offered under an alias OpenAI accepts.
+    let alias = crate::tools::function_name(tool.name());
     let spec = ToolSpec {
         name: alias.clone(),
         description: tool.description().to_string(),

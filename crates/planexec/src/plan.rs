@@ -58,6 +58,17 @@ pub struct Step {
 }
 
 impl Plan {
+    /// A plan of `steps` toward `goal`, with no questions or assumptions.
+    pub fn new(goal: impl Into<String>, steps: Vec<Step>) -> Plan {
+        Plan {
+            goal: goal.into(),
+            steps,
+            infeasible: None,
+            questions: Vec::new(),
+            assumptions: Vec::new(),
+        }
+    }
+
     pub fn step(&self, id: &str) -> Option<&Step> {
         self.steps.iter().find(|s| s.id == id)
     }

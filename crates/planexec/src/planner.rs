@@ -118,26 +118,14 @@ pub(crate) async fn plan_streaming(
         blocked: false,
     });
     let limits = ctx.options.plan_limits();
-    let (schema, strict) = plan::plan_schema_for_tools(&ctx.tools, ctx.options.max_steps);
-    let mut request = ChatRequest::new(Role::Planner, "", planner_messages(ctx, task, false));
-    request.response_format = Some(JsonSchemaFormat {
-        name: "plan".to_string(),
-        schema,
-        strict,
-    });
+    let request = plan_request(ctx, Role::Planner, planner_messages(ctx, task, false));
     let on_text = |delta: &str| {
         let mut p = progress.lock().unwrap_or_else(|e| e.into_inner());
         for step in p.stream.push(delta) {
             if p.blocked {
                 continue;
             }
-            let mut prefix = Plan {
-                goal: p.stream.goal().unwrap_or(task).to_string(),
-                steps: p.accepted.clone(),
-                infeasible: None,
-                questions: Vec::new(),
-                assumptions: Vec::new(),
-            };
+            let mut prefix = Plan::new(p.stream.goal().unwrap_or(task), p.accepted.clone());
             prefix.steps.push(step.clone());
             match plan::validate(&prefix, &ctx.tools, &limits) {
                 Ok(()) => {
@@ -179,6 +167,19 @@ pub(crate) async fn plan_streaming(
     })
 }
 
+/// A request for a plan: structured output with the plan schema specialised
+/// to the run's tools.
+fn plan_request(ctx: &RunContext, role: Role, messages: Vec<Message>) -> ChatRequest {
+    let (schema, strict) = plan::plan_schema_for_tools(&ctx.tools, ctx.options.max_steps);
+    let mut request = ChatRequest::new(role, "", messages);
+    request.response_format = Some(JsonSchemaFormat {
+        name: "plan".to_string(),
+        schema,
+        strict,
+    });
+    request
+}
+
 /// Ask `role` for a plan until `accept` takes one, re-asking with the errors.
 pub(crate) async fn request_plan(
     ctx: &RunContext,
@@ -186,18 +187,11 @@ pub(crate) async fn request_plan(
     mut messages: Vec<Message>,
     accept: &dyn Fn(Plan) -> Result<Plan, PlanErrors>,
 ) -> Result<Plan, RunError> {
-    let (schema, strict) = plan::plan_schema_for_tools(&ctx.tools, ctx.options.max_steps);
     let attempts = ctx.options.max_reasks + 1;
     let mut last_reply = String::new();
     let mut last_problem = String::new();
     for attempt in 1..=attempts {
-        let mut request = ChatRequest::new(role, "", messages.clone());
-        request.response_format = Some(JsonSchemaFormat {
-            name: "plan".to_string(),
-            schema: schema.clone(),
-            strict,
-        });
-        let response = ctx.chat(request).await?;
+        let response = ctx.chat(plan_request(ctx, role, messages.clone())).await?;
         // A model may answer through a tool call instead of text; take its arguments.
         let reply = match (&response.content, response.tool_calls.first()) {
             (Some(text), _) if !text.trim().is_empty() => text.clone(),

@@ -9,7 +9,7 @@ use crate::context::RunContext;
 use crate::llm::{ChatRequest, LlmError, Message, Role, ToolCall, ToolChoice, ToolSpec};
 use crate::plan::{self, Step};
 use crate::result::StepResult;
-use crate::tools::ToolRegistry;
+use crate::tools::{function_name, ToolRegistry};
 
 /// What the model did with its turn.
 pub(crate) enum Turn {
@@ -66,7 +66,7 @@ pub(crate) fn result_text(ctx: &RunContext, record: &StepResult) -> String {
 pub(crate) fn call_of(record: &StepResult) -> Option<ToolCall> {
     Some(ToolCall {
         id: record.id.clone(),
-        name: alias(record.tool.as_deref()?),
+        name: function_name(record.tool.as_deref()?),
         arguments: record.args.clone().unwrap_or(Value::Object(Map::new())),
     })
 }
@@ -118,17 +118,12 @@ pub(crate) async fn turn(
     })
 }
 
-/// OpenAI function names allow no dots, so `server.tool` goes as `server__tool`.
-fn alias(name: &str) -> String {
-    name.replace(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'), "__")
-}
-
 fn specs(tools: &ToolRegistry) -> Vec<ToolSpec> {
     tools
         .entries()
         .iter()
         .map(|e| ToolSpec {
-            name: alias(e.tool.name()),
+            name: function_name(e.tool.name()),
             description: e.tool.description().to_string(),
             parameters: e.tool.parameters(),
         })
@@ -136,7 +131,10 @@ fn specs(tools: &ToolRegistry) -> Vec<ToolSpec> {
 }
 
 fn real_name(tools: &ToolRegistry, called: &str) -> Option<String> {
-    tools.names().into_iter().find(|n| n == called || alias(n) == called)
+    tools
+        .names()
+        .into_iter()
+        .find(|n| n == called || function_name(n) == called)
 }
 
 /// `{"name": "<a tool>", "arguments": {...}}` in a reply's text.

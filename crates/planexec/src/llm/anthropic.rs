@@ -63,19 +63,23 @@ const ANSWER_TOOL: &str = "Give your reply by calling this tool: its input is th
 
 impl Anthropic {
     pub fn new(mut config: AnthropicConfig) -> Result<Anthropic, LlmError> {
-        config.base_url = config.base_url.trim_end_matches('/').to_string();
-        if !(config.base_url.starts_with("http://") || config.base_url.starts_with("https://")) {
-            return Err(LlmError::BadRequest(format!(
-                "base URL `{}` must start with http:// or https:// (e.g. https://api.anthropic.com)",
-                config.base_url
-            )));
-        }
-        let client = reqwest::Client::builder()
-            .timeout(config.timeout)
-            .user_agent(concat!("planexec/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| LlmError::Connection(format!("cannot build an HTTP client: {e}")))?;
+        let (base_url, client) = http::client(&config.base_url, config.timeout, "https://api.anthropic.com")?;
+        config.base_url = base_url;
         Ok(Anthropic { config, client })
+    }
+
+    /// A POST of `body` with the API version, the role header and the key, if any.
+    fn post(&self, url: &str, req: &ChatRequest, body: &Value) -> reqwest::RequestBuilder {
+        let http = self
+            .client
+            .post(url)
+            .header("anthropic-version", API_VERSION)
+            .header("x-planexec-role", req.role.as_str())
+            .json(body);
+        match self.config.api_key.as_deref().filter(|k| !k.is_empty()) {
+            Some(key) => http.header("x-api-key", key),
+            None => http,
+        }
     }
 
     fn endpoint(&self) -> String {
@@ -185,6 +189,15 @@ fn turns(messages: &[Message]) -> Vec<Value> {
         .collect()
 }
 
+/// The structured-reply tool a request's reply comes through, if it asks for
+/// structured output and offers no tools of its own.
+fn answer_tool(req: &ChatRequest) -> Option<String> {
+    req.response_format
+        .as_ref()
+        .filter(|_| req.tools.is_empty())
+        .map(|f| f.name.clone())
+}
+
 /// Parse a Messages reply leniently. A call of the structured-reply tool
 /// `answer_tool` becomes the reply's text (its input as JSON).
 pub fn parse_message(body: &Value, answer_tool: Option<&str>) -> Result<ChatResponse, LlmError> {
@@ -252,11 +265,7 @@ impl ChatModel for Anthropic {
     async fn chat(&self, req: ChatRequest) -> Result<ChatResponse, LlmError> {
         let url = self.endpoint();
         let body = self.body(&req);
-        let answer_tool = req
-            .response_format
-            .as_ref()
-            .filter(|_| req.tools.is_empty())
-            .map(|f| f.name.clone());
+        let answer_tool = answer_tool(&req);
         let endpoint = Endpoint {
             url: &url,
             base_url: &self.config.base_url,
@@ -266,19 +275,7 @@ impl ChatModel for Anthropic {
             retry_base: self.config.retry_base,
             overloaded_529: true,
         };
-        let (status, text) = http::send(&endpoint, &mut 0, || {
-            let http = self
-                .client
-                .post(&url)
-                .header("anthropic-version", API_VERSION)
-                .header("x-planexec-role", req.role.as_str())
-                .json(&body);
-            match self.config.api_key.as_deref().filter(|k| !k.is_empty()) {
-                Some(key) => http.header("x-api-key", key),
-                None => http,
-            }
-        })
-        .await?;
+        let (status, text) = http::send(&endpoint, &mut 0, || self.post(&url, &req, &body)).await?;
         match status {
             200..=299 => parse_message(&http::json_body(&url, &text)?, answer_tool.as_deref()),
             401 | 403 => Err(LlmError::Auth(format!(
@@ -308,29 +305,10 @@ impl ChatModel for Anthropic {
         let url = self.endpoint();
         let mut body = self.body(&req);
         body["stream"] = json!(true);
-        let answer_tool = req
-            .response_format
-            .as_ref()
-            .filter(|_| req.tools.is_empty())
-            .map(|f| f.name.clone());
-        let mut http = self
-            .client
-            .post(&url)
-            .header("anthropic-version", API_VERSION)
-            .header("x-planexec-role", req.role.as_str())
-            .json(&body);
-        if let Some(key) = self.config.api_key.as_deref().filter(|k| !k.is_empty()) {
-            http = http.header("x-api-key", key);
-        }
-        let response = match http.send().await {
+        let answer_tool = answer_tool(&req);
+        let response = match self.post(&url, &req, &body).send().await {
             Ok(r) if r.status().is_success() => r,
-            _ => {
-                let response = self.chat(req).await?;
-                if let Some(text) = &response.content {
-                    on_text(text);
-                }
-                return Ok(response);
-            }
+            _ => return super::chat_whole(self, req, on_text).await,
         };
         let mut reader = StreamedMessage::new(answer_tool.clone());
         let whole = http::read_events(response, &url, &mut |data| {

@@ -32,6 +32,23 @@ impl Endpoint<'_> {
     }
 }
 
+/// A provider's base URL without its trailing `/`, and its HTTP client.
+/// `example` shows a good base URL in the error for a bad one.
+pub(crate) fn client(base_url: &str, timeout: Duration, example: &str) -> Result<(String, reqwest::Client), LlmError> {
+    let base_url = base_url.trim_end_matches('/').to_string();
+    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+        return Err(LlmError::BadRequest(format!(
+            "base URL `{base_url}` must start with http:// or https:// (e.g. {example})"
+        )));
+    }
+    let client = reqwest::Client::builder()
+        .timeout(timeout)
+        .user_agent(concat!("planexec/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| LlmError::Connection(format!("cannot build an HTTP client: {e}")))?;
+    Ok((base_url, client))
+}
+
 /// Send `request()` until the answer is one retrying cannot change: timeouts,
 /// unreadable replies, 429 and 5xx are retried with backoff (429, and 529 where
 /// it means overloaded, wait as `retry-after` says), and end as errors once

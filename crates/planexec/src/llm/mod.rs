@@ -226,12 +226,23 @@ pub trait ChatModel: Send + Sync {
     /// as it is generated (the compiler strategy dispatches steps from it). The
     /// default, for providers that cannot stream, hands over the whole text at once.
     async fn chat_stream(&self, request: ChatRequest, on_text: TextSink<'_>) -> Result<ChatResponse, LlmError> {
-        let response = self.chat(request).await?;
-        if let Some(text) = &response.content {
-            on_text(text);
-        }
-        Ok(response)
+        chat_whole(self, request, on_text).await
     }
+}
+
+/// [`ChatModel::chat`], then the whole reply's text to `on_text` at once: the
+/// default streaming, and the streaming providers' path for replies they
+/// cannot stream (errors and retries go through `chat`).
+pub(crate) async fn chat_whole<M: ChatModel + ?Sized>(
+    model: &M,
+    request: ChatRequest,
+    on_text: TextSink<'_>,
+) -> Result<ChatResponse, LlmError> {
+    let response = model.chat(request).await?;
+    if let Some(text) = &response.content {
+        on_text(text);
+    }
+    Ok(response)
 }
 
 /// Receives a reply's text as it is generated.

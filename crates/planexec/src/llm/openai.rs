@@ -51,18 +51,8 @@ pub struct OpenAiCompatible {
 
 impl OpenAiCompatible {
     pub fn new(mut config: OpenAiConfig) -> Result<OpenAiCompatible, LlmError> {
-        config.base_url = config.base_url.trim_end_matches('/').to_string();
-        if !(config.base_url.starts_with("http://") || config.base_url.starts_with("https://")) {
-            return Err(LlmError::BadRequest(format!(
-                "base URL `{}` must start with http:// or https:// (e.g. http://localhost:11434/v1)",
-                config.base_url
-            )));
-        }
-        let client = reqwest::Client::builder()
-            .timeout(config.timeout)
-            .user_agent(concat!("planexec/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| LlmError::Connection(format!("cannot build an HTTP client: {e}")))?;
+        let (base_url, client) = http::client(&config.base_url, config.timeout, "http://localhost:11434/v1")?;
+        config.base_url = base_url;
         Ok(OpenAiCompatible {
             config,
             client,
@@ -72,6 +62,19 @@ impl OpenAiCompatible {
 
     fn endpoint(&self) -> String {
         format!("{}/chat/completions", self.config.base_url)
+    }
+
+    /// A POST of `body` with the role header and the key, if any.
+    fn post(&self, url: &str, req: &ChatRequest, body: &Value) -> reqwest::RequestBuilder {
+        let http = self
+            .client
+            .post(url)
+            .header("x-planexec-role", req.role.as_str())
+            .json(body);
+        match self.config.api_key.as_deref().filter(|k| !k.is_empty()) {
+            Some(key) => http.bearer_auth(key),
+            None => http,
+        }
     }
 
     fn body(&self, req: &ChatRequest, with_format: bool) -> Value {
@@ -270,18 +273,7 @@ impl ChatModel for OpenAiCompatible {
         let mut with_format = req.response_format.is_some() && self.structured_output.load(Ordering::Relaxed);
         loop {
             let body = self.body(&req, with_format);
-            let (status, text) = http::send(&endpoint, &mut attempt, || {
-                let http = self
-                    .client
-                    .post(&url)
-                    .header("x-planexec-role", req.role.as_str())
-                    .json(&body);
-                match self.config.api_key.as_deref().filter(|k| !k.is_empty()) {
-                    Some(key) => http.bearer_auth(key),
-                    None => http,
-                }
-            })
-            .await?;
+            let (status, text) = http::send(&endpoint, &mut attempt, || self.post(&url, &req, &body)).await?;
             match status {
                 200..=299 => return parse_completion(&http::json_body(&url, &text)?),
                 401 | 403 => {
@@ -325,18 +317,10 @@ impl ChatModel for OpenAiCompatible {
         let mut body = self.body(&req, with_format);
         body["stream"] = json!(true);
         body["stream_options"] = json!({"include_usage": true});
-        let mut http = self
-            .client
-            .post(&url)
-            .header("x-planexec-role", req.role.as_str())
-            .json(&body);
-        if let Some(key) = self.config.api_key.as_deref().filter(|k| !k.is_empty()) {
-            http = http.bearer_auth(key);
-        }
-        let response = match http.send().await {
+        let response = match self.post(&url, &req, &body).send().await {
             Ok(r) if r.status().is_success() => r,
             // Errors, retries and fallbacks are the non-streaming path's business.
-            _ => return send_whole(self, req, on_text).await,
+            _ => return super::chat_whole(self, req, on_text).await,
         };
         let mut reader = SseReply::default();
         let whole = http::read_events(response, &url, &mut |data| {
@@ -358,18 +342,6 @@ impl ChatModel for OpenAiCompatible {
             }
         }
     }
-}
-
-async fn send_whole(
-    model: &OpenAiCompatible,
-    req: ChatRequest,
-    on_text: TextSink<'_>,
-) -> Result<ChatResponse, LlmError> {
-    let response = model.chat(req).await?;
-    if let Some(text) = &response.content {
-        on_text(text);
-    }
-    Ok(response)
 }
 
 /// A streamed completion being put back together from its `data:` lines.

@@ -338,3 +338,10 @@ impl ToolRegistry {
         self.get(name).is_none_or(|e| e.declared_effect().has_side_effects())
     }
 }
+
+/// A tool's name as a model's function name: OpenAI allows only letters,
+/// digits, `_` and `-`, so `server.tool` goes as `server__tool`. Used by the
+/// executor's repair loop and the ReAct baseline.
+pub(crate) fn function_name(name: &str) -> String {
+    name.replace(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'), "__")
+}
