@@ -93,7 +93,13 @@ pub(crate) async fn replan(
     context.push_str(&format!(
         "Steps not yet run: {}\n\nReturn a plan with only the remaining work: the completed steps are kept automatically, so do not repeat them, and give new steps ids different from theirs ({}).{avoid_repeat}",
         if remaining.is_empty() { "none".to_string() } else { remaining.join(", ") },
-        if done.is_empty() { "none".to_string() } else { done.iter().cloned().collect::<Vec<_>>().join(", ") }
+        if completed.is_empty() {
+            "none".to_string()
+        } else {
+            // In plan order: a set's order changes from run to run, and a
+            // replayed cassette must see the prompt it recorded.
+            completed.iter().map(|(s, _)| s.id.as_str()).collect::<Vec<_>>().join(", ")
+        }
     ));
 
     let messages = vec![
