@@ -9,6 +9,7 @@ pub mod anthropic;
 pub mod cassette;
 mod http;
 pub mod openai;
+pub mod scripted;
 
 use std::fmt;
 
