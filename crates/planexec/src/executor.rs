@@ -16,6 +16,7 @@ use crate::plan::{self, Plan, Step};
 use crate::policy::Permission;
 use crate::result::{now_ms, StepResult, StepStatus};
 use crate::schedule::DependencyOutputs;
+use crate::store::StepStart;
 use crate::tools::{output, ToolEntry, ToolError, ToolErrorKind};
 
 #[derive(Default)]
@@ -28,8 +29,51 @@ struct Tally {
     confirmed: Option<Value>,
 }
 
+/// Run one step, recording it in the ledger: a step with side effects is
+/// recorded as started before its tool is called (so a crash leaves evidence
+/// that its effect may have happened), and every step's result is committed
+/// before the scheduler may start its dependents.
+pub(crate) async fn run_step(
+    ctx: &RunContext,
+    plan: &Plan,
+    version: u32,
+    step: Step,
+    deps: DependencyOutputs,
+) -> StepResult {
+    if let Err(reason) = ctx.budget.check_step(&step.id) {
+        return StepResult {
+            error: Some(reason),
+            ..StepResult::not_run(&step, StepStatus::Interrupted)
+        };
+    }
+    let seq = ctx.ledger.next_step_seq();
+    // Only a step that must not silently run twice needs its start on record.
+    let needs_start = step.tool.as_deref().is_some_and(|t| !ctx.tools.is_idempotent(t));
+    if ctx.ledger.is_enabled() && needs_start {
+        let lookup = |id: &str| dep_output(&deps, id);
+        let args = plan::resolve_args(&step.args, &lookup).ok().map(Value::Object);
+        let start = StepStart {
+            seq,
+            plan_version: version,
+            step_id: step.id.clone(),
+            tool: step.tool.clone(),
+            args,
+            started_at: now_ms(),
+        };
+        if !ctx.ledger.step_started(&start).await {
+            return StepResult {
+                error: Some("not started: the ledger could not record its start".to_string()),
+                ..StepResult::not_run(&step, StepStatus::Interrupted)
+            };
+        }
+    }
+    let result = execute_step(ctx, plan, step, deps).await;
+    ctx.ledger.step_finished(seq, version, &result).await;
+    result
+}
+
 /// Run one step of `plan` (the plan gives the goal and the dependencies' descriptions).
-pub(crate) async fn execute_step(ctx: &RunContext, plan: &Plan, step: Step, deps: DependencyOutputs) -> StepResult {
+async fn execute_step(ctx: &RunContext, plan: &Plan, step: Step, deps: DependencyOutputs) -> StepResult {
     let started_at = now_ms();
     ctx.events.emit(Event::StepStarted {
         step_id: step.id.clone(),
@@ -135,7 +179,7 @@ async fn run(
     deps: &DependencyOutputs,
     tally: &mut Tally,
 ) -> Result<Value, String> {
-    let models = ctx.options.strategy.executor_uses_models();
+    let models = ctx.options.strategy.profile().runs_models_between_tools;
     let output = match &step.tool {
         None if !models => {
             return Err(format!(
@@ -381,10 +425,7 @@ async fn fix_with_model(
 /// Local models often write a tool call as JSON in their text: accept
 /// `{"name": ..., "arguments": {...}}` or a bare arguments object.
 fn tool_call_in_text(text: &str, tool: &str) -> Option<ToolCall> {
-    let json = plan::extract_json_object(text)?;
-    let value: Value = serde_json::from_str(json)
-        .or_else(|_| serde_json::from_str(&plan::repair_json(json)))
-        .ok()?;
+    let value: Value = crate::json::parse_in_text(text)?;
     let (name, arguments) = match (value.get("name").and_then(Value::as_str), value.get("arguments")) {
         (Some(name), Some(args)) => (name.to_string(), args.clone()),
         _ if value.is_object() => (tool.to_string(), value),
@@ -445,11 +486,7 @@ async fn check_expected(
         Err(e) => return Err(e.to_string()),
     };
     let text = response.content.unwrap_or_default();
-    let verdict: Option<Map<String, Value>> = plan::extract_json_object(&text).and_then(|j| {
-        serde_json::from_str(j)
-            .or_else(|_| serde_json::from_str(&plan::repair_json(j)))
-            .ok()
-    });
+    let verdict: Option<Map<String, Value>> = crate::json::parse_in_text(&text);
     match verdict.as_ref().and_then(|v| v.get("meets")).and_then(Value::as_bool) {
         Some(false) => Err(format!(
             "the result does not meet the expectation \"{expected}\": {}",

@@ -38,17 +38,19 @@ pub mod cancel;
 mod context;
 pub mod events;
 mod executor;
+pub mod json;
 mod ledger;
 pub mod llm;
 pub mod models;
 pub mod plan;
 mod planner;
 pub mod policy;
-mod react;
+mod prompt;
 pub mod render;
 mod replanner;
 pub mod report;
 pub mod result;
+mod run;
 pub mod schedule;
 pub mod store;
 pub mod strategy;
@@ -66,79 +68,8 @@ pub use plan::{Plan, PlanError, PlanErrors, Step};
 pub use policy::{Approval, Approver, AutoApprove, Mode, Permission, ResumeOptions, RunOptions, StepSelection};
 pub use report::{PlanVersion, RunReport, RunStatus};
 pub use result::{StepResult, StepStatus};
+pub use run::resume::{InflightStep, ResumeError};
+pub use run::RunError;
 pub use store::{MemoryStore, RunStore, StoreError};
-pub use strategy::Strategy;
+pub use strategy::{Profile, Strategy};
 pub use tools::{Effect, Tool, ToolError, ToolRegistry};
-
-/// Why a run (or a planning call) could not go on.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    #[error("{0}")]
-    Model(#[from] LlmError),
-    #[error("the {role} gave no usable plan after {attempts} attempts:\n{errors}\nits last reply was:\n{last_reply}")]
-    Planning {
-        role: Role,
-        attempts: u32,
-        errors: String,
-        last_reply: String,
-    },
-    #[error("the plan is invalid:\n{0}")]
-    InvalidPlan(PlanErrors),
-}
-
-/// A step with side effects that was running when a run stopped, and that the
-/// resume could not decide about (its effect may or may not have happened).
-#[derive(Debug, Clone, PartialEq)]
-pub struct InflightStep {
-    pub step_id: String,
-    pub tool: Option<String>,
-    /// The resolved arguments it was called with.
-    pub args: Option<serde_json::Value>,
-}
-
-/// Why [`Agent::resume`] did not continue a run. Nothing was changed.
-#[derive(Debug, thiserror::Error)]
-pub enum ResumeError {
-    #[error(
-        "this agent has no run ledger, so there is nothing to resume from (configure one with AgentBuilder::store)"
-    )]
-    NoStore,
-    #[error("there is no run {run_id} in the ledger {store} (see `planexec runs list`)")]
-    NotFound { run_id: String, store: String },
-    #[error("run {run_id} already finished ({status}); resuming it changes nothing", status = status.as_str())]
-    Finished { run_id: String, status: RunStatus },
-    #[error("step {step_id} is both to be run again and to be skipped; choose one")]
-    Conflict { step_id: String },
-    #[error("{}", inflight_message(run_id, steps))]
-    InflightUndecided { run_id: String, steps: Vec<InflightStep> },
-    #[error("{0}")]
-    Store(StoreError),
-}
-
-fn inflight_message(run_id: &str, steps: &[InflightStep]) -> String {
-    let mut out = format!(
-        "run {run_id} stopped while {} with side effects {} running, so {} may or may not have happened:",
-        if steps.len() == 1 { "a step" } else { "steps" },
-        if steps.len() == 1 { "was" } else { "were" },
-        if steps.len() == 1 {
-            "its effect"
-        } else {
-            "their effects"
-        },
-    );
-    for s in steps {
-        let args = s.args.as_ref().map(|a| format!(" {a}")).unwrap_or_default();
-        out.push_str(&format!(
-            "\n  {} ({}{args})",
-            s.step_id,
-            s.tool.as_deref().unwrap_or("reasoning")
-        ));
-    }
-    let ids: Vec<&str> = steps.iter().map(|s| s.step_id.as_str()).collect();
-    out.push_str(&format!(
-        "\nCheck, then resume with --rerun-inflight to run {them} again or --skip-inflight to take {them} as done (or name steps: --rerun-inflight={}).",
-        ids.join(","),
-        them = if steps.len() == 1 { "it" } else { "them" },
-    ));
-    out
-}

@@ -11,16 +11,17 @@ use std::sync::Mutex;
 use crate::context::RunContext;
 use crate::llm::{ChatRequest, JsonSchemaFormat, Message, Role};
 use crate::plan::{self, Plan, PlanErrors, PlanStream, Step};
-use crate::RunError;
+use crate::report::Clarification;
+use crate::run::RunError;
 
 /// The per-call part of the planning instructions (the format itself is in the
-/// shared system prompt, see [`PLAN_FORMAT`]).
+/// shared system prompt, see [`crate::prompt::PLAN_FORMAT`]).
 pub(crate) fn format_rules(ctx: &RunContext) -> String {
     let mut rules = format!(
         "Reply with one JSON plan object as described under \"How plans are written\", and nothing else. Use at most {} steps.",
         ctx.options.max_steps
     );
-    if ctx.options.strategy.tools_only() {
+    if ctx.options.strategy.profile().tools_only {
         rules.push_str(" Every step must call a tool: no reasoning steps (\"tool\": null). Pass results on with {{id}}; all reasoning happens when the final answer is written from the results.");
     }
     if let Some(left) = ctx.budget.remaining() {
@@ -29,35 +30,6 @@ pub(crate) fn format_rules(ctx: &RunContext) -> String {
     }
     rules
 }
-
-/// How plans are written: part of the system prompt every call of a run shares,
-/// so a local model's KV cache and providers' prompt caches hold it once.
-pub(crate) const PLAN_FORMAT: &str = r#"A plan is one JSON object:
-{"goal": "<the task in one sentence>", "steps": [<step>, ...], "infeasible": null}
-where each step is
-{"id": "s1", "description": "<what it does>", "tool": "<tool name>" or null, "args": {...}, "depends_on": ["<ids>"], "expected": "<what a good result looks like>" or null}
-Rules:
-- Use a tool whenever one fits, and give it exactly the args it lists. Do arithmetic with a calculator tool when there is one, never in a reasoning step.
-- "tool": null is a reasoning step: a model does it from the results of the steps in its depends_on. Give it "args": {}.
-- To pass an earlier step's output into an argument, write {{s1}} inside the string (or {{s1.field}} for a field of a JSON output), and list s1 in depends_on.
-- Steps that do not depend on each other run in parallel: list only real dependencies.
-- The last step is the last piece of work the task asks for; the final answer to the user is written separately. Keep ids short and unique.
-- If the task cannot be done with the tools, reply with "steps": [] and "infeasible": "<why>".
-- Where the task leaves something open, choose sensibly and say so in "assumptions": ["..."].
-
-Example 1. Task: "Summarise notes.txt."
-{"goal": "Summarise notes.txt", "steps": [
- {"id": "s1", "description": "read notes.txt", "tool": "read_file", "args": {"path": "notes.txt"}, "depends_on": []},
- {"id": "s2", "description": "summarise the notes in three sentences", "tool": null, "args": {}, "depends_on": ["s1"]}
-], "infeasible": null}
-
-Example 2. Task: "Save the difference between the numbers in big.txt and small.txt to diff.txt."
-{"goal": "Save the difference between the numbers in big.txt and small.txt to diff.txt", "steps": [
- {"id": "s1", "description": "read big.txt", "tool": "read_file", "args": {"path": "big.txt"}, "depends_on": []},
- {"id": "s2", "description": "read small.txt", "tool": "read_file", "args": {"path": "small.txt"}, "depends_on": []},
- {"id": "s3", "description": "subtract the numbers", "tool": "calculator", "args": {"expression": "{{s1}} - {{s2}}"}, "depends_on": ["s1", "s2"]},
- {"id": "s4", "description": "save the difference to diff.txt", "tool": "write_file", "args": {"path": "diff.txt", "content": "{{s3}}"}, "depends_on": ["s3"]}
-], "infeasible": null}"#;
 
 /// The planner's messages for `task`.
 fn planner_messages(ctx: &RunContext, task: &str, may_ask: bool) -> Vec<Message> {
@@ -73,6 +45,47 @@ fn planner_messages(ctx: &RunContext, task: &str, may_ask: bool) -> Vec<Message>
             format_rules(ctx)
         )),
     ]
+}
+
+/// Plan `task`, putting the planner's clarifying questions to the approver
+/// while it can answer them; the answers are added to the task (and to
+/// `clarifications`, which the ledger records).
+pub(crate) async fn plan_with_questions(
+    ctx: &RunContext,
+    task: &str,
+    clarifications: &mut Vec<Clarification>,
+) -> Result<Plan, RunError> {
+    let mut task = task.to_string();
+    let mut rounds = 0;
+    loop {
+        let may_ask = ctx.approver.can_answer_questions() && rounds < ctx.options.max_question_rounds;
+        let plan = plan(ctx, &task, may_ask).await?;
+        if plan.questions.is_empty() {
+            return Ok(plan);
+        }
+        rounds += 1;
+        ctx.events.emit(crate::events::Event::QuestionsAsked {
+            questions: plan.questions.clone(),
+        });
+        match ctx.approver.answer_questions(&plan.questions).await {
+            Some(answers) => {
+                task.push_str(if clarifications.is_empty() {
+                    "\n\nClarifications:"
+                } else {
+                    ""
+                });
+                for (question, answer) in plan.questions.iter().zip(answers) {
+                    task.push_str(&format!("\n- Q: {question}\n  A: {answer}"));
+                    clarifications.push(Clarification {
+                        question: question.clone(),
+                        answer,
+                    });
+                }
+                ctx.ledger.clarifications(clarifications).await;
+            }
+            None => rounds = ctx.options.max_question_rounds,
+        }
+    }
 }
 
 /// Plan a task. With `may_ask`, the planner may answer with clarifying questions
@@ -185,7 +198,7 @@ pub(crate) async fn request_plan(
     ctx: &RunContext,
     role: Role,
     mut messages: Vec<Message>,
-    accept: &dyn Fn(Plan) -> Result<Plan, PlanErrors>,
+    accept: &(dyn Fn(Plan) -> Result<Plan, PlanErrors> + Sync),
 ) -> Result<Plan, RunError> {
     let attempts = ctx.options.max_reasks + 1;
     let mut last_reply = String::new();

@@ -92,7 +92,7 @@ impl RunOptions {
         PlanLimits {
             max_steps: self.max_steps,
             read_only: self.mode == Mode::Plan,
-            tools_only: self.strategy.tools_only(),
+            tools_only: self.strategy.profile().tools_only,
         }
     }
 

@@ -14,7 +14,7 @@ use crate::context::RunContext;
 use crate::llm::{Message, Role};
 use crate::plan::{self, Plan, PlanError, PlanErrors, Step};
 use crate::planner::{format_rules, request_plan};
-use crate::RunError;
+use crate::run::RunError;
 
 /// Why the plan is being revised.
 pub(crate) enum ReplanTrigger<'a> {

@@ -435,9 +435,7 @@ impl StreamedMessage {
                 continue;
             }
             if block.get("type").and_then(Value::as_str) == Some("tool_use") && !input.trim().is_empty() {
-                block["input"] = serde_json::from_str(&input)
-                    .or_else(|_| serde_json::from_str(&crate::plan::repair_json(&input)))
-                    .unwrap_or(Value::String(input));
+                block["input"] = crate::json::parse_repaired(&input).unwrap_or(Value::String(input));
             }
             content.push(block);
         }

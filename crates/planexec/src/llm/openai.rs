@@ -200,9 +200,7 @@ pub fn parse_completion(body: &Value) -> Result<ChatResponse, LlmError> {
                 continue;
             };
             let arguments = match function.get("arguments") {
-                Some(Value::String(s)) => serde_json::from_str(s)
-                    .or_else(|_| serde_json::from_str(&crate::plan::repair_json(s)))
-                    .unwrap_or(Value::String(s.clone())),
+                Some(Value::String(s)) => crate::json::parse_repaired(s).unwrap_or(Value::String(s.clone())),
                 Some(other) => other.clone(),
                 None => json!({}),
             };

@@ -175,7 +175,7 @@ impl ToolEntry {
                 !(allow_references
                     && e.instance()
                         .as_str()
-                        .is_some_and(|s| !crate::plan::find_references(s).is_empty()))
+                        .is_some_and(|s| !crate::plan::refs::find_references(s).is_empty()))
             })
             .map(|e| {
                 let at = e.instance_path().as_str().to_string();

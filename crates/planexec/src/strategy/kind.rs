@@ -1,15 +1,7 @@
-//! Strategies: how the same core (planner, scheduler, executor, replanner,
-//! synthesizer, tools, limits, ledger) is driven. A strategy is a policy over
-//! that core, chosen with [`crate::RunOptions::strategy`]; [`crate::Agent`]'s
-//! one loop reads it at the few points where the strategies differ.
-//!
-//! | strategy | planner | between tools | after the steps |
-//! |---|---|---|---|
-//! | `plan-execute` | once | executor model only for reasoning steps, repairs and `expected` checks | replan on failure |
-//! | `replan-each-step` | once | the replanner after every step decides: keep, revise or finish | as plan-execute |
-//! | `rewoo` | once, tools only, every output bound to `{{id}}` | no model at all | one solver call |
-//! | `compiler` | streamed: steps start as they are parsed | as plan-execute | a joiner answers or asks to replan |
-//! | `react` | none | one model sees the whole history and calls one tool per turn | the same model answers |
+//! Which strategy drives a run, and its [`Profile`]: the few questions the
+//! roles ask of a strategy (may the executor call a model? must every step
+//! call a tool? is the plan reviewed, streamed, revisited after each step?).
+//! The roles read the profile; only `strategy/` matches on the strategy.
 
 use std::fmt;
 
@@ -66,24 +58,78 @@ impl Strategy {
             })
     }
 
+    /// What the roles ask of this strategy.
+    pub fn profile(self) -> Profile {
+        let plan_based = Profile {
+            makes_plans: true,
+            runs_models_between_tools: true,
+            tools_only: false,
+            reviews_plan: true,
+            streams_plan: false,
+            replans_after_each_step: false,
+        };
+        match self {
+            Strategy::PlanExecute => plan_based,
+            Strategy::ReplanEachStep => Profile {
+                replans_after_each_step: true,
+                ..plan_based
+            },
+            Strategy::Rewoo => Profile {
+                runs_models_between_tools: false,
+                tools_only: true,
+                ..plan_based
+            },
+            Strategy::Compiler => Profile {
+                reviews_plan: false,
+                streams_plan: true,
+                ..plan_based
+            },
+            Strategy::React => Profile {
+                makes_plans: false,
+                runs_models_between_tools: false,
+                reviews_plan: false,
+                ..plan_based
+            },
+        }
+    }
+
     /// Whether the executor may call a model for a step (reasoning steps,
     /// repairing a failed call, checking `expected`). ReWOO's point is that no
     /// model runs between tools; in ReAct the one model sees every error itself.
     pub fn executor_uses_models(self) -> bool {
-        !matches!(self, Strategy::Rewoo | Strategy::React)
+        self.profile().runs_models_between_tools
     }
 
     /// Whether plans may only have tool steps (ReWOO: all reasoning is the solver's).
     pub fn tools_only(self) -> bool {
-        self == Strategy::Rewoo
+        self.profile().tools_only
     }
 
     /// Whether a person can review the plan before it runs. A compiler run's
     /// steps start while the plan is still being written, and a ReAct run has
     /// no plan; the mode's per-call confirmations still apply to both.
     pub fn reviews_plan(self) -> bool {
-        !matches!(self, Strategy::Compiler | Strategy::React)
+        self.profile().reviews_plan
     }
+}
+
+/// What the roles ask of a strategy, as flags: the executor, the planner and
+/// the policy read these instead of matching on the strategy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Profile {
+    /// A planner writes a plan (ReAct has none).
+    pub makes_plans: bool,
+    /// The executor may call a model for a step: reasoning steps, repairing a
+    /// failed call, checking `expected`.
+    pub runs_models_between_tools: bool,
+    /// Every step must call a tool.
+    pub tools_only: bool,
+    /// A person may review the plan before it runs.
+    pub reviews_plan: bool,
+    /// The planner's reply streams in and steps start as they arrive.
+    pub streams_plan: bool,
+    /// One step at a time, and the replanner decides after each.
+    pub replans_after_each_step: bool,
 }
 
 impl fmt::Display for Strategy {

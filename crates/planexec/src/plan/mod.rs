@@ -1,0 +1,100 @@
+//! The plan: the typed contract between planner and executor.
+//!
+//! A [`Plan`] is a goal and a list of [`Step`]s forming a DAG. This module owns
+//! the public plan format (users edit these files) and, one concern a file:
+//! the `{{sN}}` / `{{sN.field}}` references between steps ([`refs`]),
+//! validation with precise errors ([`validate`]), reading a plan from a model's
+//! reply or a file, whole or while it streams in ([`parse`]), its JSON Schema
+//! ([`schema`]) and its waves ([`waves`]). It knows nothing of models, HTTP or
+//! terminals.
+
+pub(crate) mod parse;
+pub(crate) mod refs;
+pub(crate) mod schema;
+pub(crate) mod validate;
+mod waves;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+pub use crate::json::{extract_json_object, repair_json};
+pub use parse::{parse_plan_file, parse_plan_reply, ParseError, PlanStream};
+pub use refs::{
+    find_references, resolve_args, resolve_args_as_text, step_references, value_as_text, OutputLookup, Reference,
+    ResolveError,
+};
+pub use schema::{is_strict_compatible, plan_schema, plan_schema_for_tools};
+pub use validate::{find_cycle, validate, validate_with_done, PlanError, PlanErrors, PlanLimits, MAX_QUESTIONS};
+pub use waves::waves;
+
+/// A plan for one task: a DAG of steps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Plan {
+    /// The task's goal in one sentence.
+    pub goal: String,
+    /// The steps, in any order; `depends_on` gives the order of execution.
+    #[serde(default)]
+    pub steps: Vec<Step>,
+    /// Set (with `steps` empty) when the task cannot be done with the tools at hand: the reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub infeasible: Option<String>,
+    /// Questions for the user when the task is too ambiguous to plan (at most 3; `steps` then empty).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub questions: Vec<String>,
+    /// What the planner assumed where the task left something open.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub assumptions: Vec<String>,
+}
+
+/// One step of a plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    /// Unique id within the plan, e.g. `s1`.
+    pub id: String,
+    /// What this step does, for people and for the executor model.
+    pub description: String,
+    /// The tool to call, or `null` for a reasoning step done by the executor model.
+    #[serde(default)]
+    pub tool: Option<String>,
+    /// The tool's arguments. String values may contain `{{sN}}` or `{{sN.field}}`.
+    #[serde(default)]
+    pub args: Map<String, Value>,
+    /// Ids of the steps whose results this step needs.
+    #[serde(default)]
+    pub depends_on: Vec<String>,
+    /// What a good result looks like; the executor model checks it when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected: Option<String>,
+}
+
+impl Plan {
+    /// A plan of `steps` toward `goal`, with no questions or assumptions.
+    pub fn new(goal: impl Into<String>, steps: Vec<Step>) -> Plan {
+        Plan {
+            goal: goal.into(),
+            steps,
+            infeasible: None,
+            questions: Vec::new(),
+            assumptions: Vec::new(),
+        }
+    }
+
+    pub fn step(&self, id: &str) -> Option<&Step> {
+        self.steps.iter().find(|s| s.id == id)
+    }
+
+    /// The plan as pretty JSON, the format users edit.
+    pub fn to_json_pretty(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+}
+
+impl Step {
+    /// A reasoning step has no tool: the executor model does it.
+    pub fn is_reasoning(&self) -> bool {
+        self.tool.is_none()
+    }
+}

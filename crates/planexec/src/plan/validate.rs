@@ -1,0 +1,302 @@
+//! Validation: everything wrong with a plan before anything runs, each problem
+//! naming its step (duplicate ids, unknown or cyclic dependencies, references
+//! outside `depends_on`, unknown tools, arguments against the tool's schema,
+//! plan mode, the step limit).
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+
+use serde_json::Value;
+
+use super::refs::step_references;
+use super::Plan;
+use crate::tools::ToolRegistry;
+
+/// Most clarifying questions a planner may ask at once.
+pub const MAX_QUESTIONS: usize = 3;
+
+/// Limits a plan must respect.
+#[derive(Debug, Clone)]
+pub struct PlanLimits {
+    pub max_steps: usize,
+    /// Only read-only tools may be used (plan mode).
+    pub read_only: bool,
+    /// Every step must call a tool (ReWOO: the solver does all the reasoning).
+    pub tools_only: bool,
+}
+
+impl Default for PlanLimits {
+    fn default() -> Self {
+        PlanLimits {
+            max_steps: 8,
+            read_only: false,
+            tools_only: false,
+        }
+    }
+}
+
+/// One thing wrong with a plan. Each names the step it concerns.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    #[error("the plan has no steps; an empty plan is only allowed with \"infeasible\" set to the reason the task cannot be done, or with \"questions\" for the user")]
+    Empty,
+    #[error("the plan asks {count} questions; ask at most {MAX_QUESTIONS}")]
+    TooManyQuestions { count: usize },
+    #[error(
+        "the plan both asks questions and has steps; ask questions with no steps, or plan with stated assumptions"
+    )]
+    QuestionsWithSteps,
+    #[error("nobody can answer questions in this run: plan with stated assumptions instead")]
+    QuestionsNotAllowed,
+    #[error(
+        "the plan has {count} steps, more than the limit of {max} (raise --max-steps or plan fewer, larger steps)"
+    )]
+    TooManySteps { count: usize, max: usize },
+    #[error("step #{index} has an empty id")]
+    EmptyId { index: usize },
+    #[error("step id `{id}` may only use letters, digits, `_` and `-` (so {{{{{id}}}}} references work)")]
+    BadId { id: String },
+    #[error("the plan has steps but also says it is infeasible; either plan the steps or leave them out and give the reason")]
+    InfeasibleWithSteps,
+    #[error("step id `{id}` is used by more than one step")]
+    DuplicateId { id: String },
+    #[error("step {step} depends on itself")]
+    SelfDependency { step: String },
+    #[error("step {step} depends on `{dependency}`, which is not a step of this plan")]
+    UnknownDependency { step: String, dependency: String },
+    #[error("the steps {} form a cycle", cycle.join(" -> "))]
+    Cycle { cycle: Vec<String> },
+    #[error("step {step} uses {{{{{reference}}}}} in {location}, but `{reference}` is not a step of this plan")]
+    UnknownReference {
+        step: String,
+        reference: String,
+        location: String,
+    },
+    #[error("step {step} uses {{{{{reference}}}}} in {location}, but `{reference}` is not in its depends_on")]
+    UndeclaredReference {
+        step: String,
+        reference: String,
+        location: String,
+    },
+    #[error("step {step} uses tool `{tool}`, which does not exist (available: {})", available.join(", "))]
+    UnknownTool {
+        step: String,
+        tool: String,
+        available: Vec<String>,
+    },
+    #[error("step {step}: arguments for `{tool}` are invalid: {}", problems.join("; "))]
+    InvalidArgs {
+        step: String,
+        tool: String,
+        problems: Vec<String>,
+    },
+    #[error("step {step} uses `{tool}`, which {effect}; this run is in plan mode, where only read-only tools may run")]
+    NotReadOnly {
+        step: String,
+        tool: String,
+        effect: crate::tools::Effect,
+    },
+    #[error("step {step} is a reasoning step (tool null) but has arguments; put what it needs in depends_on")]
+    ReasoningWithArgs { step: String },
+    #[error("step {step} is a reasoning step (tool null), but with the rewoo strategy every step calls a tool; leave the reasoning to the final answer")]
+    ReasoningNotAllowed { step: String },
+}
+
+/// All the problems found in a plan, in a stable order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanErrors(pub Vec<PlanError>);
+
+impl fmt::Display for PlanErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "- {e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for PlanErrors {}
+
+/// Check a plan before anything runs. Returns every problem found, not just the first.
+pub fn validate(plan: &Plan, tools: &ToolRegistry, limits: &PlanLimits) -> Result<(), PlanErrors> {
+    validate_with_done(plan, tools, limits, &HashSet::new())
+}
+
+/// Like [`validate`], for a revised plan: steps in `done` have already run and are
+/// not counted against `max_steps`.
+pub fn validate_with_done(
+    plan: &Plan,
+    tools: &ToolRegistry,
+    limits: &PlanLimits,
+    done: &HashSet<String>,
+) -> Result<(), PlanErrors> {
+    let mut errors = Vec::new();
+    if plan.questions.len() > MAX_QUESTIONS {
+        errors.push(PlanError::TooManyQuestions {
+            count: plan.questions.len(),
+        });
+    }
+    if plan.steps.is_empty() {
+        if plan.infeasible.is_none() && plan.questions.is_empty() {
+            errors.push(PlanError::Empty);
+        }
+        return if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(PlanErrors(errors))
+        };
+    }
+    if !plan.questions.is_empty() {
+        errors.push(PlanError::QuestionsWithSteps);
+    }
+    if plan.infeasible.is_some() {
+        errors.push(PlanError::InfeasibleWithSteps);
+    }
+    let new_steps = plan.steps.iter().filter(|s| !done.contains(&s.id)).count();
+    if new_steps > limits.max_steps {
+        errors.push(PlanError::TooManySteps {
+            count: new_steps,
+            max: limits.max_steps,
+        });
+    }
+
+    let mut seen = HashSet::new();
+    for (index, step) in plan.steps.iter().enumerate() {
+        if step.id.trim().is_empty() {
+            errors.push(PlanError::EmptyId { index: index + 1 });
+        } else if !step.id.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-') {
+            errors.push(PlanError::BadId { id: step.id.clone() });
+        } else if !seen.insert(step.id.as_str()) {
+            let e = PlanError::DuplicateId { id: step.id.clone() };
+            if !errors.contains(&e) {
+                errors.push(e);
+            }
+        }
+    }
+    let ids: HashSet<&str> = plan.steps.iter().map(|s| s.id.as_str()).collect();
+
+    for step in &plan.steps {
+        for dep in &step.depends_on {
+            if dep == &step.id {
+                errors.push(PlanError::SelfDependency { step: step.id.clone() });
+            } else if !ids.contains(dep.as_str()) {
+                errors.push(PlanError::UnknownDependency {
+                    step: step.id.clone(),
+                    dependency: dep.clone(),
+                });
+            }
+        }
+        for (location, r) in step_references(step) {
+            if !ids.contains(r.step.as_str()) {
+                errors.push(PlanError::UnknownReference {
+                    step: step.id.clone(),
+                    reference: r.step,
+                    location,
+                });
+            } else if !step.depends_on.contains(&r.step) {
+                errors.push(PlanError::UndeclaredReference {
+                    step: step.id.clone(),
+                    reference: r.step,
+                    location,
+                });
+            }
+        }
+        match &step.tool {
+            None => {
+                if !step.args.is_empty() {
+                    errors.push(PlanError::ReasoningWithArgs { step: step.id.clone() });
+                }
+                if limits.tools_only && !done.contains(&step.id) {
+                    errors.push(PlanError::ReasoningNotAllowed { step: step.id.clone() });
+                }
+            }
+            Some(name) => match tools.get(name) {
+                None => errors.push(PlanError::UnknownTool {
+                    step: step.id.clone(),
+                    tool: name.clone(),
+                    available: tools.names(),
+                }),
+                Some(entry) => {
+                    let args = Value::Object(step.args.clone());
+                    let effect = entry.effect(&args);
+                    if limits.read_only && effect.has_side_effects() && !done.contains(&step.id) {
+                        errors.push(PlanError::NotReadOnly {
+                            step: step.id.clone(),
+                            tool: name.clone(),
+                            effect,
+                        });
+                    }
+                    // Arguments still holding references are checked again once resolved.
+                    let problems = entry.check_args(&args, true);
+                    if !problems.is_empty() {
+                        errors.push(PlanError::InvalidArgs {
+                            step: step.id.clone(),
+                            tool: name.clone(),
+                            problems,
+                        });
+                    }
+                }
+            },
+        }
+    }
+
+    if let Some(cycle) = find_cycle(plan) {
+        errors.push(PlanError::Cycle { cycle });
+    }
+
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(PlanErrors(errors))
+    }
+}
+
+/// A cycle among the steps (ignoring unknown and self dependencies, reported elsewhere),
+/// as the ids along it with the first repeated at the end.
+pub fn find_cycle(plan: &Plan) -> Option<Vec<String>> {
+    let index: HashMap<&str, usize> = plan.steps.iter().enumerate().map(|(i, s)| (s.id.as_str(), i)).collect();
+    // 0 = unvisited, 1 = on the current path, 2 = finished.
+    let mut color = vec![0u8; plan.steps.len()];
+    for start in 0..plan.steps.len() {
+        if color[start] != 0 {
+            continue;
+        }
+        // Iterative DFS: (node, next dependency to look at).
+        let mut stack: Vec<(usize, usize)> = vec![(start, 0)];
+        color[start] = 1;
+        while let Some(&mut (node, ref mut next)) = stack.last_mut() {
+            let deps = &plan.steps[node].depends_on;
+            if *next < deps.len() {
+                let dep = &deps[*next];
+                *next += 1;
+                let Some(&d) = index.get(dep.as_str()) else { continue };
+                if d == node {
+                    continue;
+                }
+                match color[d] {
+                    0 => {
+                        color[d] = 1;
+                        stack.push((d, 0));
+                    }
+                    1 => {
+                        let pos = stack.iter().position(|&(n, _)| n == d).unwrap_or(0);
+                        // The path runs dependent -> dependency; show it in execution order.
+                        let mut cycle: Vec<String> =
+                            stack[pos..].iter().map(|&(n, _)| plan.steps[n].id.clone()).collect();
+                        cycle.reverse();
+                        cycle.push(cycle[0].clone());
+                        return Some(cycle);
+                    }
+                    _ => {}
+                }
+            } else {
+                color[node] = 2;
+                stack.pop();
+            }
+        }
+    }
+    None
+}

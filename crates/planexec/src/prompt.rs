@@ -1,0 +1,100 @@
+//! The text every role's call starts with: what the agent is, the run's tools
+//! and how plans are written. Being identical on every call of a run, it is
+//! evaluated once by a local model's KV cache and cached by providers that
+//! cache prompt prefixes.
+
+use crate::policy::Mode;
+use crate::tools::ToolRegistry;
+
+/// The system prompt every role's call starts with: what the agent is and the
+/// run's tools. Being identical on every call of a run, it is evaluated once by
+/// a local model's KV cache and cached by providers that cache prompt prefixes.
+pub(crate) fn system_prompt(tools: &ToolRegistry, mode: Mode) -> String {
+    let rule = match mode {
+        Mode::Plan => "This run is in plan mode: only read_only tools may be used; the runtime refuses any other.\n",
+        Mode::Ask | Mode::Auto => "",
+    };
+    format!(
+        "You are one part of a plan-and-execute agent. A planner breaks a task into steps that call tools; an executor carries out single steps; a replanner revises a plan after a failure; a synthesizer writes the final answer from the step results. The user message says which part you are now and what to do.\n\nTools available in this run:\n{}{rule}\nHow plans are written (for the planner and replanner):\n{}",
+        tool_catalog(tools),
+        PLAN_FORMAT
+    )
+}
+
+/// The tools as a prompt sees them: name, description, effect, and an arguments
+/// template (or the JSON Schema, for arguments a template cannot show).
+pub(crate) fn tool_catalog(tools: &ToolRegistry) -> String {
+    let mut out = String::new();
+    for entry in tools.entries() {
+        let t = &entry.tool;
+        let schema = t.parameters();
+        let args = args_template(&schema).unwrap_or_else(|| format!("matching the JSON Schema {schema}"));
+        out.push_str(&format!(
+            "- {}: {} ({})\n  args: {args}\n",
+            t.name(),
+            t.description(),
+            entry.declared_effect().as_str(),
+        ));
+    }
+    if out.is_empty() {
+        out.push_str("(no tools: every step must be a reasoning step)\n");
+    }
+    out
+}
+
+/// `{"path": "<file path>", "n": <number>}` for a flat object schema; `None` otherwise.
+fn args_template(schema: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    let props = schema.get("properties")?.as_object()?;
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut parts = Vec::new();
+    for (name, prop) in props {
+        let hint = prop.get("description").and_then(Value::as_str).unwrap_or(name);
+        let value = match prop.get("type").and_then(Value::as_str)? {
+            "string" => format!("\"<{hint}>\""),
+            "number" | "integer" => format!("<{hint}: number>"),
+            "boolean" => format!("<{hint}: true or false>"),
+            _ => return None,
+        };
+        let optional = if required.contains(&name.as_str()) {
+            ""
+        } else {
+            " (optional)"
+        };
+        parts.push(format!("\"{name}\"{optional}: {value}"));
+    }
+    Some(format!("{{{}}}", parts.join(", ")))
+}
+
+/// How plans are written: part of the system prompt every call of a run shares,
+/// so a local model's KV cache and providers' prompt caches hold it once.
+pub(crate) const PLAN_FORMAT: &str = r#"A plan is one JSON object:
+{"goal": "<the task in one sentence>", "steps": [<step>, ...], "infeasible": null}
+where each step is
+{"id": "s1", "description": "<what it does>", "tool": "<tool name>" or null, "args": {...}, "depends_on": ["<ids>"], "expected": "<what a good result looks like>" or null}
+Rules:
+- Use a tool whenever one fits, and give it exactly the args it lists. Do arithmetic with a calculator tool when there is one, never in a reasoning step.
+- "tool": null is a reasoning step: a model does it from the results of the steps in its depends_on. Give it "args": {}.
+- To pass an earlier step's output into an argument, write {{s1}} inside the string (or {{s1.field}} for a field of a JSON output), and list s1 in depends_on.
+- Steps that do not depend on each other run in parallel: list only real dependencies.
+- The last step is the last piece of work the task asks for; the final answer to the user is written separately. Keep ids short and unique.
+- If the task cannot be done with the tools, reply with "steps": [] and "infeasible": "<why>".
+- Where the task leaves something open, choose sensibly and say so in "assumptions": ["..."].
+
+Example 1. Task: "Summarise notes.txt."
+{"goal": "Summarise notes.txt", "steps": [
+ {"id": "s1", "description": "read notes.txt", "tool": "read_file", "args": {"path": "notes.txt"}, "depends_on": []},
+ {"id": "s2", "description": "summarise the notes in three sentences", "tool": null, "args": {}, "depends_on": ["s1"]}
+], "infeasible": null}
+
+Example 2. Task: "Save the difference between the numbers in big.txt and small.txt to diff.txt."
+{"goal": "Save the difference between the numbers in big.txt and small.txt to diff.txt", "steps": [
+ {"id": "s1", "description": "read big.txt", "tool": "read_file", "args": {"path": "big.txt"}, "depends_on": []},
+ {"id": "s2", "description": "read small.txt", "tool": "read_file", "args": {"path": "small.txt"}, "depends_on": []},
+ {"id": "s3", "description": "subtract the numbers", "tool": "calculator", "args": {"expression": "{{s1}} - {{s2}}"}, "depends_on": ["s1", "s2"]},
+ {"id": "s4", "description": "save the difference to diff.txt", "tool": "write_file", "args": {"path": "diff.txt", "content": "{{s3}}"}, "depends_on": ["s3"]}
+], "infeasible": null}"#;

@@ -1,0 +1,235 @@
+//! One run: its state as it goes ([`Run`]) and how it ends ([`Exit`]).
+//!
+//! A strategy drives a [`Run`] from its [`Start`] to `Ok(answer)` or an
+//! [`Exit`]; every early exit is a value passed up with `?`, and
+//! [`Run::finish`] turns the outcome into the ledger's last write, the last
+//! event and the [`RunReport`]. The run's errors live here too: [`RunError`]
+//! (a role could not go on) and, in [`resume`], why a resume did not start.
+
+mod error;
+pub(crate) mod resume;
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use serde_json::Value;
+
+use crate::context::RunContext;
+use crate::events::Event;
+use crate::ledger;
+use crate::plan::{Plan, Step};
+use crate::report::{Clarification, PlanVersion, RunReport, RunStatus};
+use crate::result::{now_ms, StepResult};
+use crate::store::{RunEnd, StoredRun};
+
+pub use error::RunError;
+
+/// Where a run starts.
+pub(crate) enum Start {
+    /// A new run, with a plan made elsewhere or none (the planner makes one).
+    New(Option<Plan>),
+    /// A resumed run with the plan in force (already recorded as `version`).
+    Resume { plan: Plan, version: u32, approved: bool },
+}
+
+/// Why a run ended without an answer. Success is `Ok(answer)`.
+#[derive(Debug)]
+pub(crate) enum Exit {
+    /// Ended with this status, for this reason (failed, rejected, infeasible).
+    /// A budget that ran out wins: the failure was its doing.
+    Ended(RunStatus, String),
+    /// Stopped from outside: cancelled, the budget, or a ledger that cannot be written.
+    Stopped,
+}
+
+impl Exit {
+    pub fn failed(reason: impl std::fmt::Display) -> Exit {
+        Exit::Ended(RunStatus::Failed, reason.to_string())
+    }
+
+    pub fn infeasible(reason: impl std::fmt::Display) -> Exit {
+        Exit::Ended(RunStatus::Infeasible, reason.to_string())
+    }
+}
+
+/// The state of one run as it goes.
+pub(crate) struct Run {
+    /// What the roles share: models, tools, options, the ledger, the budget, the stop token.
+    pub ctx: RunContext,
+    pub id: String,
+    pub task: String,
+    started: Instant,
+    /// Time spent in earlier sessions of a resumed run.
+    earlier_ms: u64,
+    pub plans: Vec<PlanVersion>,
+    /// The plan in force, as the report shows it, and its version.
+    pub plan: Option<Plan>,
+    pub version: u32,
+    pub records: Vec<StepResult>,
+    /// Outputs of succeeded steps, by id. Such steps never run again.
+    pub done: HashMap<String, Value>,
+    pub replans: u32,
+    pub clarifications: Vec<Clarification>,
+    /// Why the plan in force is known to be incomplete (a streamed plan cut
+    /// short): the rest is still to be planned.
+    pub incomplete: Option<String>,
+}
+
+impl Run {
+    pub fn new(ctx: RunContext, id: String, task: &str) -> Run {
+        Run {
+            ctx,
+            id,
+            task: task.to_string(),
+            started: Instant::now(),
+            earlier_ms: 0,
+            plans: Vec::new(),
+            plan: None,
+            version: 0,
+            records: Vec::new(),
+            done: HashMap::new(),
+            replans: 0,
+            clarifications: Vec::new(),
+            incomplete: None,
+        }
+    }
+
+    /// A run picked up from the ledger: its plans, finished steps, counters.
+    pub fn restore(ctx: RunContext, stored: &StoredRun) -> Run {
+        let mut run = Run::new(ctx, stored.run_id.clone(), &stored.task);
+        run.earlier_ms = stored.elapsed_ms;
+        run.plans = stored.plans.clone();
+        run.replans = stored.replans;
+        run.clarifications = stored.clarifications.clone();
+        for s in &stored.steps {
+            if s.result.status == crate::result::StepStatus::Running {
+                continue; // decided by the resume
+            }
+            if s.result.status.is_done() {
+                run.done
+                    .insert(s.result.id.clone(), s.result.output.clone().unwrap_or(Value::Null));
+            }
+            run.records.push(s.result.clone());
+        }
+        run
+    }
+
+    /// The plan in force (a strategy that runs steps has one).
+    pub fn plan(&self) -> &Plan {
+        self.plan.as_ref().expect("the run has a plan in force")
+    }
+
+    /// Record `plan` as the next version, in force from now on.
+    pub async fn adopt(&mut self, plan: Plan, reason: String) {
+        let version = self.plans.len() as u32 + 1;
+        self.plans.push(PlanVersion {
+            version,
+            reason,
+            plan: plan.clone(),
+        });
+        let recorded = self.plans.last().expect("just pushed");
+        self.ctx.ledger.plan(recorded, self.replans).await;
+        self.ctx.events.emit(Event::PlanProposed {
+            version,
+            plan: plan.clone(),
+        });
+        self.plan = Some(plan);
+        self.version = version;
+    }
+
+    /// Record a revised plan as a new version, counted against the replan bound.
+    pub async fn adopt_revision(&mut self, revised: Plan, reason: String) {
+        self.replans += 1;
+        self.adopt(revised, reason.clone()).await;
+        self.ctx.events.emit(Event::Replanned {
+            version: self.version,
+            reason,
+            replans: self.replans,
+        });
+    }
+
+    /// Completed steps of `plan` with their outputs, in plan order.
+    pub fn completed(&self, plan: &Plan) -> Vec<(Step, Value)> {
+        plan.steps
+            .iter()
+            .filter_map(|s| self.done.get(&s.id).map(|v| (s.clone(), v.clone())))
+            .collect()
+    }
+
+    /// Whether the replan bound still allows a revision.
+    pub fn may_replan(&self) -> bool {
+        self.replans < self.ctx.options.max_replans
+    }
+
+    /// `fut`, unless the run is stopped first.
+    pub async fn guard<T>(ctx: &RunContext, fut: impl std::future::Future<Output = T>) -> Result<T, Exit> {
+        ctx.stop.guard(fut).await.ok_or(Exit::Stopped)
+    }
+
+    /// The status, answer and error an outcome comes to.
+    fn verdict(&self, outcome: Result<String, Exit>) -> (RunStatus, Option<String>, Option<String>) {
+        let budget_or = |status: RunStatus, reason: String| match self.ctx.budget.exhausted() {
+            Some(spent) => (RunStatus::BudgetExhausted, None, Some(spent)),
+            None => (status, None, Some(reason)),
+        };
+        match outcome {
+            Ok(answer) => (RunStatus::Succeeded, Some(answer), None),
+            Err(Exit::Ended(status, reason)) => budget_or(status, reason),
+            // A ledger that cannot be written is the problem to fix, whatever the budget says.
+            Err(Exit::Stopped) => match self.ctx.ledger.failure() {
+                Some(e) => (RunStatus::Failed, None, Some(ledger::failure_message(&e, &self.id))),
+                None => budget_or(RunStatus::Interrupted, "interrupted".to_string()),
+            },
+        }
+    }
+
+    /// End the run: the ledger's last write, the last event, the report.
+    pub async fn finish(self, outcome: Result<String, Exit>) -> RunReport {
+        let (status, answer, mut error) = self.verdict(outcome);
+        let elapsed_ms = self.earlier_ms + self.started.elapsed().as_millis() as u64;
+        let mut steps = self.records;
+        crate::report::add_unrun_steps(&mut steps, self.plan.as_ref(), &self.plans);
+        let end = RunEnd {
+            status,
+            answer: answer.clone(),
+            error: error.clone(),
+            finished_at: now_ms(),
+            elapsed_ms,
+        };
+        if let Err(e) = self.ctx.ledger.finish(&end).await {
+            let note = format!("the ledger could not record the end of the run: {e}");
+            error = Some(match error {
+                Some(err) if !err.contains(&e.message) => format!("{err}; {note}"),
+                Some(err) => err,
+                None => note,
+            });
+        }
+        self.ctx.events.emit(Event::RunFinished {
+            status: status.as_str().to_string(),
+            elapsed_ms,
+        });
+        RunReport {
+            run_id: self.id,
+            task: self.task,
+            clarifications: self.clarifications,
+            status,
+            plan: self.plan,
+            plans: self.plans,
+            steps,
+            replans: self.replans,
+            answer,
+            error,
+            usage: self.ctx.meter.snapshot(),
+            elapsed_ms,
+            budget: self.ctx.options.budget,
+        }
+    }
+}
+
+/// A run id that sorts by time: `run-<unix ms, hex>-<random>`.
+pub(crate) fn new_run_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(now_ms());
+    format!("run-{:011x}-{:04x}", now_ms(), h.finish() & 0xffff)
+}

@@ -1,0 +1,177 @@
+//! The loop every plan-based strategy shares: begin, then run what is ready,
+//! keep the results, and when a step fails revise the rest within the bound;
+//! after a pass in which nothing failed, the strategy decides whether another
+//! pass follows or the run is answered.
+
+use serde_json::{Map, Value};
+
+use super::{start, Drive, Next};
+use crate::executor;
+use crate::plan::{self, Step};
+use crate::policy;
+use crate::replanner::{self, ReplanTrigger};
+use crate::result::{StepResult, StepStatus};
+use crate::run::{Exit, Run, RunError, Start};
+use crate::schedule::{self, DagOutcome, Dispatch};
+use crate::synthesizer;
+
+/// Drive a plan-based run from `start` to its answer.
+pub(crate) async fn drive(strategy: &dyn Drive, run: &mut Run, start: Start) -> Result<String, Exit> {
+    let mut ran_while_planning = start::begin(strategy, run, start).await?;
+    let profile = run.ctx.options.strategy.profile();
+    let dispatch = match profile.replans_after_each_step {
+        // One step at a time, so the replanner sees every result before the next step.
+        true => Dispatch {
+            parallelism: 1,
+            max_steps: 1,
+        },
+        false => Dispatch::parallel(run.ctx.options.parallelism),
+    };
+    loop {
+        let outcome = match ran_while_planning.take() {
+            Some(outcome) => outcome,
+            None => execute_pass(run, dispatch).await,
+        };
+        let (ran, failed) = keep_results(run, outcome)?;
+        match failed {
+            Some(failed) => recover(run, &failed).await?,
+            None => {
+                if let Next::Answer(answer) = strategy.after_pass(run, &ran).await? {
+                    return Ok(answer);
+                }
+            }
+        }
+    }
+}
+
+/// Run the steps of the plan in force that are not done yet.
+async fn execute_pass(run: &Run, dispatch: Dispatch) -> DagOutcome {
+    let (ctx, plan, version) = (&run.ctx, run.plan(), run.version);
+    let steps = futures::stream::iter(plan.steps.clone());
+    schedule::run_steps(steps, &run.done, dispatch, &ctx.stop, |step, deps| {
+        executor::run_step(ctx, plan, version, step, deps)
+    })
+    .await
+}
+
+/// Keep a pass's results. Returns the steps that ran, in the order they
+/// finished, and the first that failed; a stopped run ends here, with the
+/// steps it dropped recorded as interrupted.
+pub(crate) fn keep_results(run: &mut Run, outcome: DagOutcome) -> Result<(Vec<String>, Option<StepResult>), Exit> {
+    let ran: Vec<String> = outcome.results.iter().map(|r| r.id.clone()).collect();
+    for r in outcome.results.iter().filter(|r| r.succeeded()) {
+        run.done.insert(r.id.clone(), r.output.clone().unwrap_or(Value::Null));
+    }
+    let failed = outcome
+        .failed
+        .first()
+        .and_then(|id| outcome.results.iter().find(|r| &r.id == id))
+        .cloned();
+    run.records.extend(outcome.results);
+    if run.ctx.stop.is_cancelled() {
+        for id in outcome.interrupted {
+            let step = run.plan().step(&id).expect("an interrupted step is in its plan");
+            let record = StepResult {
+                error: Some("interrupted".to_string()),
+                ..StepResult::not_run(step, StepStatus::Interrupted)
+            };
+            run.records.push(record);
+        }
+        return Err(Exit::Stopped);
+    }
+    Ok((ran, failed))
+}
+
+/// A step failed: revise the rest within the bound, unless the revision is infeasible or repeats the failure.
+async fn recover(run: &mut Run, failed: &StepResult) -> Result<(), Exit> {
+    let error = failed.error.clone().unwrap_or_else(|| "failed".to_string());
+    let failure = format!("step {} failed: {error}", failed.id);
+    if !run.may_replan() {
+        let max = run.ctx.options.max_replans;
+        return Err(Exit::failed(format!("{failure}; the replan limit ({max}) is reached")));
+    }
+    let failed_step = run
+        .plan()
+        .step(&failed.id)
+        .cloned()
+        .expect("a failed step is in its plan");
+    // This revision plans all the rest, including what a cut-short stream left out.
+    run.incomplete = None;
+    let trigger = ReplanTrigger::StepFailed {
+        step: &failed_step,
+        error: &error,
+    };
+    replan(run, trigger, failure.clone())
+        .await?
+        .map_err(|e| Exit::failed(format!("{failure}; replanning failed: {e}")))?;
+    if let Some(reason) = run.plan().infeasible.clone() {
+        return Err(Exit::infeasible(format!(
+            "after {failure}, the replanner found the task infeasible: {reason}"
+        )));
+    }
+    match repeated(run, &failed_step) {
+        Some(same) => Err(Exit::failed(format!(
+            "no progress: the revised plan repeats the failed step {} unchanged as {same} (same tool, same arguments)",
+            failed.id
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The id of a step of the plan in force that repeats the failed step: same tool, same resolved arguments.
+fn repeated(run: &Run, failed_step: &Step) -> Option<String> {
+    let done = &run.done;
+    let resolve = |args: &Map<String, Value>| {
+        plan::resolve_args(args, &|id: &str| done.get(id).cloned()).unwrap_or_else(|_| args.clone())
+    };
+    let failed_args = resolve(&failed_step.args);
+    let new_steps: Vec<Step> = run
+        .plan()
+        .steps
+        .iter()
+        .filter(|s| !done.contains_key(&s.id))
+        .cloned()
+        .collect();
+    policy::repeats_failed_step(failed_step, &failed_args, &new_steps, &resolve).map(|s| s.id.clone())
+}
+
+/// Ask the replanner to revise the plan in force for `trigger`, and adopt the
+/// revision (recorded with `reason`). The inner error is the replanner's.
+async fn replan(run: &mut Run, trigger: ReplanTrigger<'_>, reason: String) -> Result<Result<(), RunError>, Exit> {
+    let current = run.plan().clone();
+    let completed = run.completed(&current);
+    let revised = Run::guard(
+        &run.ctx,
+        replanner::replan(&run.ctx, &run.task, &current, &completed, trigger),
+    )
+    .await?;
+    match revised {
+        Ok(revised) => {
+            run.adopt_revision(revised, reason).await;
+            Ok(Ok(()))
+        }
+        Err(e) => Ok(Err(e)),
+    }
+}
+
+/// Revise the plan in force for `trigger` and go on with the revision, or end
+/// the run if replanning fails or finds the task infeasible.
+pub(crate) async fn revise(run: &mut Run, trigger: ReplanTrigger<'_>, reason: String) -> Result<(), Exit> {
+    replan(run, trigger, reason)
+        .await?
+        .map_err(|e| Exit::failed(format!("replanning failed: {e}")))?;
+    match run.plan().infeasible.clone() {
+        Some(reason) => Err(Exit::infeasible(format!(
+            "the replanner found the task infeasible: {reason}"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The answer, from the task and the completed steps' results.
+pub(crate) async fn synthesize(run: &mut Run) -> Result<String, Exit> {
+    let results = run.completed(run.plan());
+    Run::guard(&run.ctx, synthesizer::synthesize(&run.ctx, &run.task, &results))
+        .await?
+        .map_err(|e| Exit::failed(format!("writing the answer failed: {e}")))
+}

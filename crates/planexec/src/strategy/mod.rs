@@ -1,0 +1,98 @@
+//! Strategies: how the same core (planner, scheduler, executor, replanner,
+//! synthesizer, tools, limits, ledger) is driven. A strategy is a policy over
+//! that core, chosen with [`crate::RunOptions::strategy`], one file each:
+//!
+//! | strategy | file | planner | between tools | after the steps |
+//! |---|---|---|---|---|
+//! | `plan-execute` | [`plan_execute`] | once | executor model only for reasoning steps, repairs and `expected` checks | replan on failure |
+//! | `replan-each-step` | [`replan_each_step`] | once | the replanner after every step decides: keep, revise or finish | as plan-execute |
+//! | `rewoo` | [`rewoo`] | once, tools only, every output bound to `{{id}}` | no model at all | one solver call |
+//! | `compiler` | [`compiler`] | streamed: steps start as they are parsed | as plan-execute | a joiner answers or asks to replan |
+//! | `react` | [`react`] | none | one model sees the whole history and calls one tool per turn | the same model answers |
+//!
+//! The plan-based strategies share one loop, [`dag::drive`]: begin (the first
+//! plan and its review, [`start`]), then passes over the DAG; a failed step is
+//! revised within the bound, and after a clean pass the strategy's
+//! [`Drive::after_pass`] decides whether to go on or answer. The roles never
+//! match on [`Strategy`]: they read its [`Profile`].
+//!
+//! Adding a strategy takes one file and one variant:
+//! 1. `strategy/my_strategy.rs` with a unit struct implementing [`Drive`]
+//!    (usually `drive` is `dag::drive(self, run, start)` and one hook differs);
+//! 2. a variant of [`Strategy`] in `strategy/kind.rs`, with its name in
+//!    `as_str`, its [`Profile`] and an entry in `ALL`;
+//! 3. its arm in [`driver`] below.
+//!
+//! The test `a_toy_strategy_needs_only_a_drive` below is such a strategy.
+
+pub(crate) mod compiler;
+pub(crate) mod dag;
+mod kind;
+pub(crate) mod plan_execute;
+pub(crate) mod react;
+pub(crate) mod replan_each_step;
+pub(crate) mod rewoo;
+pub(crate) mod start;
+
+use async_trait::async_trait;
+
+use crate::run::{Exit, Run, Start};
+use crate::schedule::DagOutcome;
+
+pub use kind::{Profile, Strategy};
+
+/// What a pass over the plan leads to.
+pub(crate) enum Next {
+    /// Another pass over the (possibly revised) plan.
+    Continue,
+    /// The run is answered.
+    Answer(String),
+}
+
+/// A run's first plan, from [`Drive::first_plan`].
+pub(crate) struct FirstPlan {
+    pub plan: crate::plan::Plan,
+    /// Why it is the plan (the version's reason).
+    pub origin: &'static str,
+    /// Steps that already ran while it was being made (a streamed plan).
+    pub ran: Option<DagOutcome>,
+}
+
+/// One strategy: how a run goes from its start to its answer. The hooks are
+/// the points where the plan-based strategies differ; their defaults are
+/// plan-execute's.
+#[async_trait]
+pub(crate) trait Drive: Send + Sync {
+    /// Take the run from its start to its answer or its exit.
+    async fn drive(&self, run: &mut Run, start: Start) -> Result<String, Exit>;
+
+    /// The first plan of a new run that was given none.
+    async fn first_plan(&self, run: &mut Run) -> Result<FirstPlan, Exit> {
+        start::ask_planner(run).await
+    }
+
+    /// After a pass in which no step failed (`ran`: the steps that ran, in the
+    /// order they finished): another pass, or the answer.
+    async fn after_pass(&self, run: &mut Run, _ran: &[String]) -> Result<Next, Exit> {
+        dag::synthesize(run).await.map(Next::Answer)
+    }
+}
+
+/// The strategy's driver: the one place a [`Strategy`] is matched to its code.
+pub(crate) fn driver(strategy: Strategy) -> &'static dyn Drive {
+    match strategy {
+        Strategy::PlanExecute => &plan_execute::PlanExecute,
+        Strategy::ReplanEachStep => &replan_each_step::ReplanEachStep,
+        Strategy::Rewoo => &rewoo::Rewoo,
+        Strategy::Compiler => &compiler::Compiler,
+        Strategy::React => &react::React,
+    }
+}
+
+/// Drive `run` with its strategy, from `start` to its answer or exit.
+pub(crate) async fn drive(run: &mut Run, start: Start) -> Result<String, Exit> {
+    if run.ctx.stop.is_cancelled() {
+        return Err(Exit::Stopped);
+    }
+    driver(run.ctx.options.strategy).drive(run, start).await
+}
