@@ -9,7 +9,7 @@ use std::fmt;
 use serde_json::Value;
 
 use super::refs::step_references;
-use super::Plan;
+use super::{Plan, Step};
 use crate::tools::ToolRegistry;
 
 /// Most clarifying questions a planner may ask at once.
@@ -163,6 +163,26 @@ pub fn validate_with_done(
         });
     }
 
+    check_ids(plan, &mut errors);
+    let ids: HashSet<&str> = plan.steps.iter().map(|s| s.id.as_str()).collect();
+    for step in &plan.steps {
+        check_links(step, &ids, &mut errors);
+        check_tool(step, tools, limits, done.contains(&step.id), &mut errors);
+    }
+
+    if let Some(cycle) = find_cycle(plan) {
+        errors.push(PlanError::Cycle { cycle });
+    }
+
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(PlanErrors(errors))
+    }
+}
+
+/// Ids: present, usable in references, unique.
+fn check_ids(plan: &Plan, errors: &mut Vec<PlanError>) {
     let mut seen = HashSet::new();
     for (index, step) in plan.steps.iter().enumerate() {
         if step.id.trim().is_empty() {
@@ -176,81 +196,76 @@ pub fn validate_with_done(
             }
         }
     }
-    let ids: HashSet<&str> = plan.steps.iter().map(|s| s.id.as_str()).collect();
+}
 
-    for step in &plan.steps {
-        for dep in &step.depends_on {
-            if dep == &step.id {
-                errors.push(PlanError::SelfDependency { step: step.id.clone() });
-            } else if !ids.contains(dep.as_str()) {
-                errors.push(PlanError::UnknownDependency {
-                    step: step.id.clone(),
-                    dependency: dep.clone(),
-                });
-            }
-        }
-        for (location, r) in step_references(step) {
-            if !ids.contains(r.step.as_str()) {
-                errors.push(PlanError::UnknownReference {
-                    step: step.id.clone(),
-                    reference: r.step,
-                    location,
-                });
-            } else if !step.depends_on.contains(&r.step) {
-                errors.push(PlanError::UndeclaredReference {
-                    step: step.id.clone(),
-                    reference: r.step,
-                    location,
-                });
-            }
-        }
-        match &step.tool {
-            None => {
-                if !step.args.is_empty() {
-                    errors.push(PlanError::ReasoningWithArgs { step: step.id.clone() });
-                }
-                if limits.tools_only && !done.contains(&step.id) {
-                    errors.push(PlanError::ReasoningNotAllowed { step: step.id.clone() });
-                }
-            }
-            Some(name) => match tools.get(name) {
-                None => errors.push(PlanError::UnknownTool {
-                    step: step.id.clone(),
-                    tool: name.clone(),
-                    available: tools.names(),
-                }),
-                Some(entry) => {
-                    let args = Value::Object(step.args.clone());
-                    let effect = entry.effect(&args);
-                    if limits.read_only && effect.has_side_effects() && !done.contains(&step.id) {
-                        errors.push(PlanError::NotReadOnly {
-                            step: step.id.clone(),
-                            tool: name.clone(),
-                            effect,
-                        });
-                    }
-                    // Arguments still holding references are checked again once resolved.
-                    let problems = entry.check_args(&args, true);
-                    if !problems.is_empty() {
-                        errors.push(PlanError::InvalidArgs {
-                            step: step.id.clone(),
-                            tool: name.clone(),
-                            problems,
-                        });
-                    }
-                }
-            },
+/// A step's dependencies and `{{id}}` references name steps of the plan, and
+/// every reference is a declared dependency.
+fn check_links(step: &Step, ids: &HashSet<&str>, errors: &mut Vec<PlanError>) {
+    for dep in &step.depends_on {
+        if dep == &step.id {
+            errors.push(PlanError::SelfDependency { step: step.id.clone() });
+        } else if !ids.contains(dep.as_str()) {
+            errors.push(PlanError::UnknownDependency {
+                step: step.id.clone(),
+                dependency: dep.clone(),
+            });
         }
     }
-
-    if let Some(cycle) = find_cycle(plan) {
-        errors.push(PlanError::Cycle { cycle });
+    for (location, r) in step_references(step) {
+        if !ids.contains(r.step.as_str()) {
+            errors.push(PlanError::UnknownReference {
+                step: step.id.clone(),
+                reference: r.step,
+                location,
+            });
+        } else if !step.depends_on.contains(&r.step) {
+            errors.push(PlanError::UndeclaredReference {
+                step: step.id.clone(),
+                reference: r.step,
+                location,
+            });
+        }
     }
+}
 
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(PlanErrors(errors))
+/// A step's tool exists, may run in this mode, and gets arguments its schema
+/// accepts; a reasoning step has none. A step already done (`done`) is not
+/// held to the run's mode or strategy any more.
+fn check_tool(step: &Step, tools: &ToolRegistry, limits: &PlanLimits, done: bool, errors: &mut Vec<PlanError>) {
+    let Some(name) = &step.tool else {
+        if !step.args.is_empty() {
+            errors.push(PlanError::ReasoningWithArgs { step: step.id.clone() });
+        }
+        if limits.tools_only && !done {
+            errors.push(PlanError::ReasoningNotAllowed { step: step.id.clone() });
+        }
+        return;
+    };
+    let Some(entry) = tools.get(name) else {
+        errors.push(PlanError::UnknownTool {
+            step: step.id.clone(),
+            tool: name.clone(),
+            available: tools.names(),
+        });
+        return;
+    };
+    let args = Value::Object(step.args.clone());
+    let effect = entry.effect(&args);
+    if limits.read_only && effect.has_side_effects() && !done {
+        errors.push(PlanError::NotReadOnly {
+            step: step.id.clone(),
+            tool: name.clone(),
+            effect,
+        });
+    }
+    // Arguments still holding references are checked again once resolved.
+    let problems = entry.check_args(&args, true);
+    if !problems.is_empty() {
+        errors.push(PlanError::InvalidArgs {
+            step: step.id.clone(),
+            tool: name.clone(),
+            problems,
+        });
     }
 }
 
