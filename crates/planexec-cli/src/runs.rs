@@ -7,7 +7,11 @@ use std::sync::Arc;
 
 use planexec::render::{self, Annotations};
 use planexec::store::{RunFilter, RunStore, StoredRun};
+use planexec::tools::{builtin, workspace::Workspace};
 use planexec::{Role, RunStatus, StepStatus};
+
+use crate::args::{LedgerArgs, RunsCommand};
+use crate::{BadInput, EXIT_OK};
 
 /// The default ledger: `$XDG_DATA_HOME/planexec/ledger.db` (or the platform's data folder).
 pub fn default_db() -> Option<PathBuf> {
@@ -215,4 +219,43 @@ pub fn show(run: &StoredRun, side_effect_tools: Vec<String>) -> String {
         out.push_str(&format!("\nresume with: planexec resume {}\n", run.run_id));
     }
     out
+}
+
+/// `runs list|show|export|rm`.
+pub async fn command(command: RunsCommand, ledger: LedgerArgs) -> Result<u8, BadInput> {
+    let store = open(ledger.db.as_deref()).await?;
+    match command {
+        RunsCommand::List { status, limit, json } => {
+            print!("{}", list(store.as_ref(), status, limit, json).await?);
+        }
+        RunsCommand::Show { run_id } => {
+            let run = find(store.as_ref(), &run_id).await?;
+            let workspace = run.options.get("workspace").and_then(|w| w.as_str()).unwrap_or(".");
+            let side_effects = Workspace::new(workspace)
+                .map(|ws| crate::setup::side_effect_tools(&builtin::registry(ws)))
+                .unwrap_or_default();
+            print!("{}", show(&run, side_effects));
+        }
+        RunsCommand::Export { run_id, output } => {
+            let run = find(store.as_ref(), &run_id).await?;
+            let text = serde_json::to_string_pretty(&run).unwrap_or_default() + "\n";
+            match output {
+                Some(path) => std::fs::write(&path, text)
+                    .map_err(|e| BadInput(format!("cannot write {}: {e}", path.display())))?,
+                None => print!("{text}"),
+            }
+        }
+        RunsCommand::Rm { run_ids } => {
+            // Resolve every id first, so a typo deletes nothing.
+            let mut found = Vec::new();
+            for id in &run_ids {
+                found.push(find(store.as_ref(), id).await?.run_id);
+            }
+            for id in found {
+                store.delete_run(&id).await.map_err(|e| BadInput(e.to_string()))?;
+                eprintln!("removed {id}");
+            }
+        }
+    }
+    Ok(EXIT_OK)
 }

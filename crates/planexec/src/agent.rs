@@ -26,7 +26,7 @@ use crate::result::now_ms;
 use crate::run::resume::{self, ResumeError};
 use crate::run::{new_run_id, Run, RunError, Start};
 use crate::store::{RunHeader, RunStore};
-use crate::strategy;
+use crate::strategy::{self, Drive};
 use crate::tools::ToolRegistry;
 
 /// A configured plan-and-execute agent. Cheap to share; each run has its own state.
@@ -184,6 +184,18 @@ impl Agent {
     /// [`Agent::run`] (or, with a plan, [`Agent::run_plan`]) that stops when `cancel`
     /// fires: running steps are dropped, finished ones kept, and the run ends `interrupted`.
     pub async fn run_cancellable(&self, task: &str, plan: Option<Plan>, cancel: &CancelToken) -> RunReport {
+        self.run_driven(strategy::driver(self.options.strategy), task, plan, cancel)
+            .await
+    }
+
+    /// A new run driven by `driver`.
+    pub(crate) async fn run_driven(
+        &self,
+        driver: &dyn Drive,
+        task: &str,
+        plan: Option<Plan>,
+        cancel: &CancelToken,
+    ) -> RunReport {
         let run_id = new_run_id();
         let stop = cancel.child();
         let ledger = Ledger::new(self.store.clone(), &run_id, stop.clone(), 0, 0);
@@ -204,7 +216,7 @@ impl Agent {
         };
         ctx.ledger.create(&header).await;
         let mut run = Run::new(ctx, run_id, task);
-        let outcome = strategy::drive(&mut run, Start::New(plan)).await;
+        let outcome = strategy::drive(driver, &mut run, Start::New(plan)).await;
         run.finish(outcome).await
     }
 
@@ -256,7 +268,8 @@ impl Agent {
             task: run.task.clone(),
             steps_done: run.done.len() as u32,
         });
-        let outcome = strategy::drive(&mut run, resume::start_of(&stored)).await;
+        let driver = strategy::driver(self.options.strategy);
+        let outcome = strategy::drive(driver, &mut run, resume::start_of(&stored)).await;
         Ok(run.finish(outcome).await)
     }
 }

@@ -26,9 +26,33 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Layout: the core ([`plan`], [`schedule`], [`policy`], the roles, [`events`])
-//! knows nothing of terminals or HTTP; providers sit behind [`llm::ChatModel`]
-//! and tools behind [`tools::Tool`].
+//! ## Where things are
+//!
+//! Data flows one way: task → plan → step results → answer.
+//!
+//! | file | what it holds |
+//! |---|---|
+//! | `agent.rs` | [`Agent`] and its builder: what a program builds and calls (`run`, `run_plan`, `plan`, `resume`) |
+//! | `run/` | one run's state (`Run`) and how it ends (`Exit`: early exits are values); resuming from the ledger |
+//! | `strategy/` | one file per [`Strategy`] over one shared DAG loop (`strategy/dag.rs`); how a run begins (`strategy/start.rs`) |
+//! | `planner.rs` | the planner role: task → validated plan (and the compiler's streamed plan) |
+//! | `executor.rs` | the executor role: run one step (tool call, reasoning, repair, `expected` check), recorded in the ledger |
+//! | `replanner.rs` | the replanner role: revise the rest of a plan after a failure, feedback or a step |
+//! | `synthesizer.rs` | the synthesizer role: the answer (and the compiler's joiner) |
+//! | [`plan`] | the plan format: types, `{{id}}` references, validation, parsing (whole and streamed), schema, waves |
+//! | [`schedule`] | DAG execution: parallelism, steps from a stream |
+//! | [`policy`] | limits, modes and permissions, the no-progress rule, the [`Approver`] |
+//! | [`budget`], [`accounting`], [`events`] | spend limits, tokens and cost per role, the event stream |
+//! | `context.rs`, `prompt.rs`, [`json`] | what the roles share: the run context, the system prompt, reading a model's JSON |
+//! | [`llm`] | the model port ([`llm::ChatModel`]); providers behind the `http` feature, cassettes, the scripted model |
+//! | [`tools`] | the tool port ([`tools::Tool`]), the registry, built-in tools, the shell |
+//! | [`store`] | the ledger port ([`RunStore`]) and the in-memory store |
+//! | [`render`], [`report`], [`bench`] | plans drawn as text/Mermaid/DOT, the run report, strategy comparisons |
+//!
+//! The core knows nothing of terminals or HTTP servers; providers sit behind
+//! [`llm::ChatModel`], tools behind [`tools::Tool`], ledgers behind
+//! [`RunStore`]. `tests/architecture.rs` checks that no module imports in a
+//! circle and that no function is longer than a screen.
 
 pub mod accounting;
 mod agent;

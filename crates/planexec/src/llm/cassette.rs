@@ -41,7 +41,8 @@ fn key(request: &ChatRequest) -> String {
 pub struct Recorder {
     inner: Arc<dyn ChatModel>,
     path: PathBuf,
-    file: Mutex<std::fs::File>,
+    /// Shared by the recorders of one cassette (one per provider of a run).
+    file: Arc<Mutex<std::fs::File>>,
 }
 
 impl Recorder {
@@ -52,8 +53,18 @@ impl Recorder {
         Ok(Recorder {
             inner,
             path: path.to_path_buf(),
-            file: Mutex::new(file),
+            file: Arc::new(Mutex::new(file)),
         })
+    }
+
+    /// A recorder of `inner` into the same cassette (for a run whose roles
+    /// use several providers).
+    pub fn also(&self, inner: Arc<dyn ChatModel>) -> Recorder {
+        Recorder {
+            inner,
+            path: self.path.clone(),
+            file: self.file.clone(),
+        }
     }
 }
 

