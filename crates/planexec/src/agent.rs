@@ -156,6 +156,7 @@ impl Agent {
             options: self.options.clone(),
             approver: self.approver.clone(),
             ledger: Arc::new(ledger),
+            journal: Default::default(),
         }
     }
 
@@ -262,6 +263,7 @@ impl Agent {
         }
         ctx.ledger.reopen().await;
         let mut run = Run::restore(ctx, &stored);
+        run.ctx.journal.load(stored.calls.iter().map(|c| &c.result));
         resume::settle_inflight(&mut run, decided).await;
         self.events.emit(Event::RunResumed {
             run_id: run.id.clone(),

@@ -9,7 +9,7 @@ use std::time::Instant;
 use crate::accounting::Meter;
 use crate::events::{Event, EventBus};
 use crate::llm::{ChatRequest, ChatResponse, LlmError, TextSink};
-use crate::models::Models;
+use crate::models::{ModelRef, Models};
 use crate::policy::{Approver, RunOptions};
 use crate::tools::ToolRegistry;
 
@@ -25,6 +25,8 @@ pub(crate) struct RunContext {
     pub approver: Arc<dyn Approver>,
     pub ledger: Arc<crate::ledger::Ledger>,
     pub budget: crate::budget::BudgetGuard,
+    /// Agent steps' inner calls from an earlier session, replayed on resume.
+    pub journal: crate::journal::Journal,
 }
 
 impl RunContext {
@@ -36,16 +38,26 @@ impl RunContext {
 
     /// Send a request to the role's model (its `model` field is filled in here).
     pub async fn chat(&self, request: ChatRequest) -> Result<ChatResponse, LlmError> {
-        self.call(request, None).await
+        self.call(request, None, None).await
+    }
+
+    /// [`RunContext::chat`] on `model` instead of the role's (an agent profile's own model).
+    pub async fn chat_on(&self, model: Option<&ModelRef>, request: ChatRequest) -> Result<ChatResponse, LlmError> {
+        self.call(request, None, model).await
     }
 
     /// [`RunContext::chat`], handing the reply's text to `on_text` as it streams in.
     pub async fn chat_streaming(&self, request: ChatRequest, on_text: TextSink<'_>) -> Result<ChatResponse, LlmError> {
-        self.call(request, Some(on_text)).await
+        self.call(request, Some(on_text), None).await
     }
 
-    async fn call(&self, mut request: ChatRequest, on_text: Option<TextSink<'_>>) -> Result<ChatResponse, LlmError> {
-        let model = self.models.get(request.role);
+    async fn call(
+        &self,
+        mut request: ChatRequest,
+        on_text: Option<TextSink<'_>>,
+        model: Option<&ModelRef>,
+    ) -> Result<ChatResponse, LlmError> {
+        let model = model.unwrap_or_else(|| self.models.get(request.role));
         request.model = model.model.clone();
         let role = request.role;
         let what = match &request.step_id {

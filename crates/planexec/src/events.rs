@@ -67,10 +67,34 @@ pub enum Event {
         error: String,
         attempts: u32,
     },
+    /// An agent step's loop calls a tool (`call_id` is `<step>.<n>`).
+    AgentCallStarted {
+        step_id: String,
+        call_id: String,
+        tool: String,
+        args: serde_json::Value,
+    },
+    /// An agent step's tool call ended; `replayed` when its result came from
+    /// the ledger (it had run in an earlier session of a resumed run).
+    AgentCallFinished {
+        step_id: String,
+        call_id: String,
+        tool: String,
+        elapsed_ms: u64,
+        /// Why it failed, or was refused.
+        error: Option<String>,
+        summary: String,
+        replayed: bool,
+    },
     Replanned {
         version: u32,
         reason: String,
         replans: u32,
+    },
+    /// The run stopped making progress and hands the rest of the goal to one
+    /// ReAct loop (`fallback = "react"`).
+    FellBack {
+        reason: String,
     },
     ModelCalled {
         role: Role,

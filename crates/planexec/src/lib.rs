@@ -56,12 +56,15 @@
 
 pub mod accounting;
 mod agent;
+pub mod agents;
 pub mod bench;
 pub mod budget;
+mod calls;
 pub mod cancel;
 mod context;
 pub mod events;
 mod executor;
+mod journal;
 pub mod json;
 mod ledger;
 pub mod llm;
@@ -83,13 +86,16 @@ pub mod text;
 pub mod tools;
 
 pub use agent::{Agent, AgentBuilder};
+pub use agents::AgentProfile;
 pub use budget::Budget;
 pub use cancel::CancelToken;
 pub use events::{Event, EventBus};
 pub use llm::{ChatModel, LlmError, Role};
 pub use models::{ModelRef, Models};
-pub use plan::{Plan, PlanError, PlanErrors, Step};
-pub use policy::{Approval, Approver, AutoApprove, Mode, Permission, ResumeOptions, RunOptions, StepSelection};
+pub use plan::{Plan, PlanError, PlanErrors, Step, StepKind};
+pub use policy::{
+    Approval, Approver, AutoApprove, Fallback, Mode, Permission, ResumeOptions, RunOptions, StepSelection,
+};
 pub use report::{PlanVersion, RunReport, RunStatus};
 pub use result::{StepResult, StepStatus};
 pub use run::resume::{InflightStep, ResumeError};

@@ -1,6 +1,6 @@
 //! Which model serves which role.
 //!
-//! Each role (planner, executor, replanner, synthesizer) may use its own
+//! Each role (planner, executor, replanner, synthesizer, agent) may use its own
 //! provider and model name; by default they all share one.
 
 use std::sync::Arc;
@@ -12,6 +12,12 @@ use crate::llm::{ChatModel, Role};
 pub struct ModelRef {
     pub provider: Arc<dyn ChatModel>,
     pub model: String,
+}
+
+impl std::fmt::Debug for ModelRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} on {}", self.model, self.provider.describe())
+    }
 }
 
 impl ModelRef {
@@ -30,6 +36,7 @@ pub struct Models {
     executor: ModelRef,
     replanner: ModelRef,
     synthesizer: ModelRef,
+    agent: ModelRef,
 }
 
 impl Models {
@@ -39,7 +46,8 @@ impl Models {
             planner: model.clone(),
             executor: model.clone(),
             replanner: model.clone(),
-            synthesizer: model,
+            synthesizer: model.clone(),
+            agent: model,
         }
     }
 
@@ -53,6 +61,7 @@ impl Models {
             Role::Executor => &self.executor,
             Role::Replanner => &self.replanner,
             Role::Synthesizer => &self.synthesizer,
+            Role::Agent => &self.agent,
         }
     }
 
@@ -62,6 +71,7 @@ impl Models {
             Role::Executor => &mut self.executor,
             Role::Replanner => &mut self.replanner,
             Role::Synthesizer => &mut self.synthesizer,
+            Role::Agent => &mut self.agent,
         }
     }
 }

@@ -45,6 +45,41 @@ pub struct RunOptions {
     pub max_question_rounds: u32,
     /// How the run is driven: plan-execute, replan-each-step, rewoo, compiler or react.
     pub strategy: crate::strategy::Strategy,
+    /// The agents agent steps may name (the built-in `worker` unless set).
+    pub agents: Vec<crate::agents::AgentProfile>,
+    /// Replans in a row after which, with no step succeeding in between, the
+    /// run stops (or falls back, see `fallback`) instead of replanning again.
+    pub stall_replans: u32,
+    /// What a run that stopped making progress does.
+    pub fallback: Fallback,
+}
+
+/// What a run does after `stall_replans` replans in a row without progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fallback {
+    /// End the run as failed, saying so.
+    #[default]
+    Stop,
+    /// Hand the remaining goal to one ReAct loop (one model, every tool, the results so far).
+    React,
+}
+
+impl Fallback {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Fallback::Stop => "stop",
+            Fallback::React => "react",
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<Fallback, String> {
+        match text.trim() {
+            "stop" => Ok(Fallback::Stop),
+            "react" => Ok(Fallback::React),
+            other => Err(format!("unknown fallback `{other}`: use stop or react")),
+        }
+    }
 }
 
 impl Default for RunOptions {
@@ -66,6 +101,9 @@ impl Default for RunOptions {
             budget: Default::default(),
             max_question_rounds: 2,
             strategy: Default::default(),
+            agents: vec![crate::agents::AgentProfile::worker()],
+            stall_replans: 2,
+            fallback: Fallback::Stop,
         }
     }
 }
@@ -85,6 +123,8 @@ impl RunOptions {
             "allow_irreversible": self.allow_irreversible,
             "budget": self.budget,
             "strategy": self.strategy,
+            "agents": self.agents.iter().map(|a| a.name.as_str()).collect::<Vec<_>>(),
+            "fallback": self.fallback.as_str(),
         })
     }
 
@@ -93,7 +133,13 @@ impl RunOptions {
             max_steps: self.max_steps,
             read_only: self.mode == Mode::Plan,
             tools_only: self.strategy.profile().tools_only,
+            agents: self.agents.iter().map(|a| a.name.clone()).collect(),
         }
+    }
+
+    /// The agent profile named `name`.
+    pub fn agent(&self, name: &str) -> Option<&crate::agents::AgentProfile> {
+        self.agents.iter().find(|a| a.name == name)
     }
 
     /// What the runtime does before a call of `tool` whose effect is `effect`.

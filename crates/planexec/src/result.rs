@@ -58,8 +58,12 @@ impl StepStatus {
 /// The record of one step's execution.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepResult {
+    /// The step's id; an agent step's inner calls are `<step>.<n>`.
     pub id: String,
     pub tool: Option<String>,
+    /// For an agent step: the agent profile that carried it out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
     pub status: StepStatus,
     /// Tool attempts plus executor model turns.
     pub attempts: u32,
@@ -73,6 +77,9 @@ pub struct StepResult {
     pub finished_at: Option<u64>,
     /// Executor model calls this step made (0 when the tool ran directly).
     pub model_calls: u32,
+    /// An agent step's tool calls, in order, each with its own record.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<StepResult>,
 }
 
 impl StepResult {
@@ -81,6 +88,7 @@ impl StepResult {
         StepResult {
             id: step.id.clone(),
             tool: step.tool.clone(),
+            agent: step.agent.clone(),
             status,
             attempts: 0,
             args: None,
@@ -89,7 +97,13 @@ impl StepResult {
             started_at: None,
             finished_at: None,
             model_calls: 0,
+            calls: Vec::new(),
         }
+    }
+
+    /// Whether this records an agent step's inner call (`<step>.<n>`), not a step.
+    pub fn is_inner_call(&self) -> bool {
+        is_inner_call_id(&self.id)
     }
 
     pub fn succeeded(&self) -> bool {
@@ -102,6 +116,22 @@ impl StepResult {
             _ => 0,
         }
     }
+}
+
+/// The id of an agent step's `n`th tool call. A plan's step ids cannot hold
+/// a `.`, so these never clash with a step.
+pub fn inner_call_id(step: &str, n: usize) -> String {
+    format!("{step}.{n}")
+}
+
+/// Whether `id` names an agent step's inner call.
+pub fn is_inner_call_id(id: &str) -> bool {
+    id.contains('.')
+}
+
+/// The step an inner call id belongs to.
+pub fn step_of_inner_call(id: &str) -> &str {
+    id.split('.').next().unwrap_or(id)
 }
 
 pub fn now_ms() -> u64 {

@@ -89,6 +89,9 @@ pub struct StepStart {
     pub plan_version: u32,
     pub step_id: String,
     pub tool: Option<String>,
+    /// For an agent step: its agent profile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
     /// Arguments with `{{sN}}` references resolved.
     pub args: Option<Value>,
     pub started_at: u64,
@@ -158,6 +161,9 @@ pub struct StoredRun {
     pub plans: Vec<PlanVersion>,
     /// Step executions in the order they were started.
     pub steps: Vec<StoredStep>,
+    /// Agent steps' inner tool calls (ids `<step>.<n>`), in the order they were started.
+    #[serde(default)]
+    pub calls: Vec<StoredStep>,
     pub exchanges: Vec<ModelExchange>,
 }
 
@@ -175,16 +181,24 @@ impl StoredRun {
         usage
     }
 
-    /// Steps that started and never finished: in flight when the process stopped.
+    /// Move the rows of agent steps' inner calls from `steps` to `calls`
+    /// (a store keeps both kinds of execution in one table; ids tell them apart).
+    pub fn separate_calls(&mut self) {
+        let (calls, steps) = std::mem::take(&mut self.steps)
+            .into_iter()
+            .partition(|s| s.result.is_inner_call());
+        self.steps = steps;
+        self.calls.extend(calls);
+    }
+
+    /// Steps and inner calls that started and never finished: in flight when the process stopped.
     pub fn in_flight(&self) -> Vec<&StoredStep> {
-        let settled: std::collections::HashSet<&str> = self
-            .steps
-            .iter()
+        let all = || self.steps.iter().chain(&self.calls);
+        let settled: std::collections::HashSet<&str> = all()
             .filter(|s| s.result.status.is_done())
             .map(|s| s.result.id.as_str())
             .collect();
-        self.steps
-            .iter()
+        all()
             .filter(|s| s.result.status == StepStatus::Running && !settled.contains(s.result.id.as_str()))
             .collect()
     }
@@ -194,6 +208,21 @@ impl StoredRun {
     pub fn report(&self) -> RunReport {
         let plan = self.plans.last().map(|v| v.plan.clone());
         let mut steps: Vec<StepResult> = self.steps.iter().map(|s| s.result.clone()).collect();
+        // Each agent step's execution gets its inner calls (those after its own start).
+        for call in &self.calls {
+            let owner = crate::result::step_of_inner_call(&call.result.id);
+            let execution = self
+                .steps
+                .iter()
+                .zip(steps.iter_mut())
+                .filter(|(s, _)| s.result.id == owner && s.seq < call.seq)
+                .last();
+            if let Some((_, step)) = execution {
+                if !step.calls.iter().any(|c| c.id == call.result.id) {
+                    step.calls.push(call.result.clone());
+                }
+            }
+        }
         crate::report::add_unrun_steps(&mut steps, plan.as_ref(), &self.plans);
         RunReport {
             run_id: self.run_id.clone(),
@@ -339,6 +368,7 @@ impl RunStore for MemoryStore {
                 clarifications: Vec::new(),
                 plans: Vec::new(),
                 steps: Vec::new(),
+                calls: Vec::new(),
                 exchanges: Vec::new(),
             },
         );
@@ -369,6 +399,7 @@ impl RunStore for MemoryStore {
                 result: StepResult {
                     id: start.step_id.clone(),
                     tool: start.tool.clone(),
+                    agent: start.agent.clone(),
                     status: StepStatus::Running,
                     attempts: 0,
                     args: start.args.clone(),
@@ -377,6 +408,7 @@ impl RunStore for MemoryStore {
                     started_at: Some(start.started_at),
                     finished_at: None,
                     model_calls: 0,
+                    calls: Vec::new(),
                 },
             })
         })
@@ -425,6 +457,7 @@ impl RunStore for MemoryStore {
         let mut run = self.runs.lock().unwrap().get(run_id).cloned();
         if let Some(r) = &mut run {
             r.steps.sort_by_key(|s| s.seq);
+            r.separate_calls();
         }
         Ok(run)
     }

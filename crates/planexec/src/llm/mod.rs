@@ -31,10 +31,18 @@ pub enum Role {
     Executor,
     Replanner,
     Synthesizer,
+    /// The turns of an agent step's tool-using loop.
+    Agent,
 }
 
 impl Role {
-    pub const ALL: [Role; 4] = [Role::Planner, Role::Executor, Role::Replanner, Role::Synthesizer];
+    pub const ALL: [Role; 5] = [
+        Role::Planner,
+        Role::Executor,
+        Role::Replanner,
+        Role::Synthesizer,
+        Role::Agent,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -42,6 +50,7 @@ impl Role {
             Role::Executor => "executor",
             Role::Replanner => "replanner",
             Role::Synthesizer => "synthesizer",
+            Role::Agent => "agent",
         }
     }
 }

@@ -56,9 +56,15 @@ pub struct Step {
     pub id: String,
     /// What this step does, for people and for the executor model.
     pub description: String,
-    /// The tool to call, or `null` for a reasoning step done by the executor model.
+    /// The tool to call, or `null` for a reasoning step done by the executor model
+    /// (or an agent step, with `agent`).
     #[serde(default)]
     pub tool: Option<String>,
+    /// For an agent step: the agent profile whose small tool-using loop carries
+    /// the step out, seeing only the goal, this step and its dependencies'
+    /// results (`tool` is then null). See [`crate::AgentProfile`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
     /// The tool's arguments. String values may contain `{{sN}}` or `{{sN.field}}`.
     #[serde(default)]
     pub args: Map<String, Value>,
@@ -92,9 +98,37 @@ impl Plan {
     }
 }
 
+/// What kind of step a [`Step`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepKind<'a> {
+    /// A tool call, run directly with its arguments (no model).
+    Tool(&'a str),
+    /// A natural-language subtask carried out by a bounded tool-using loop of this agent profile.
+    Agent(&'a str),
+    /// One model call from the dependencies' results.
+    Reasoning,
+}
+
 impl Step {
-    /// A reasoning step has no tool: the executor model does it.
+    /// A reasoning step has neither a tool nor an agent: one executor model call does it.
     pub fn is_reasoning(&self) -> bool {
-        self.tool.is_none()
+        self.kind() == StepKind::Reasoning
+    }
+
+    pub fn kind(&self) -> StepKind<'_> {
+        match (&self.tool, &self.agent) {
+            (Some(tool), _) => StepKind::Tool(tool),
+            (None, Some(agent)) => StepKind::Agent(agent),
+            (None, None) => StepKind::Reasoning,
+        }
+    }
+
+    /// What carries the step out, for people: the tool, `agent NAME`, or `reasoning`.
+    pub fn actor(&self) -> String {
+        match self.kind() {
+            StepKind::Tool(tool) => tool.to_string(),
+            StepKind::Agent(agent) => format!("agent {agent}"),
+            StepKind::Reasoning => "reasoning".to_string(),
+        }
     }
 }

@@ -9,7 +9,7 @@ use std::fmt;
 use serde_json::Value;
 
 use super::refs::step_references;
-use super::{Plan, Step};
+use super::{Plan, Step, StepKind};
 use crate::tools::ToolRegistry;
 
 /// Most clarifying questions a planner may ask at once.
@@ -23,6 +23,8 @@ pub struct PlanLimits {
     pub read_only: bool,
     /// Every step must call a tool (ReWOO: the solver does all the reasoning).
     pub tools_only: bool,
+    /// The agent profiles an agent step may name.
+    pub agents: Vec<String>,
 }
 
 impl Default for PlanLimits {
@@ -31,6 +33,7 @@ impl Default for PlanLimits {
             max_steps: 8,
             read_only: false,
             tools_only: false,
+            agents: vec![crate::agents::WORKER.to_string()],
         }
     }
 }
@@ -100,6 +103,18 @@ pub enum PlanError {
     ReasoningWithArgs { step: String },
     #[error("step {step} is a reasoning step (tool null), but with the rewoo strategy every step calls a tool; leave the reasoning to the final answer")]
     ReasoningNotAllowed { step: String },
+    #[error("step {step} names both tool `{tool}` and agent `{agent}`; a step either calls a tool or hands its subtask to an agent (then \"tool\": null)")]
+    ToolAndAgent { step: String, tool: String, agent: String },
+    #[error("step {step} hands its work to agent `{agent}`, which does not exist (agents: {})", available.join(", "))]
+    UnknownAgent {
+        step: String,
+        agent: String,
+        available: Vec<String>,
+    },
+    #[error("step {step} is an agent step but has arguments; say what it needs in its description and depends_on")]
+    AgentWithArgs { step: String },
+    #[error("step {step} is an agent step (agent `{agent}`), but with the rewoo strategy every step calls a tool; leave the judgement to the final answer")]
+    AgentNotAllowed { step: String, agent: String },
 }
 
 /// All the problems found in a plan, in a stable order.
@@ -229,22 +244,64 @@ fn check_links(step: &Step, ids: &HashSet<&str>, errors: &mut Vec<PlanError>) {
 }
 
 /// A step's tool exists, may run in this mode, and gets arguments its schema
-/// accepts; a reasoning step has none. A step already done (`done`) is not
-/// held to the run's mode or strategy any more.
+/// accepts; an agent step names a known agent; reasoning and agent steps have
+/// no arguments. A step already done (`done`) is not held to the run's mode
+/// or strategy any more.
 fn check_tool(step: &Step, tools: &ToolRegistry, limits: &PlanLimits, done: bool, errors: &mut Vec<PlanError>) {
-    let Some(name) = &step.tool else {
-        if !step.args.is_empty() {
-            errors.push(PlanError::ReasoningWithArgs { step: step.id.clone() });
+    let id = || step.id.clone();
+    match step.kind() {
+        StepKind::Reasoning => {
+            if !step.args.is_empty() {
+                errors.push(PlanError::ReasoningWithArgs { step: id() });
+            }
+            if limits.tools_only && !done {
+                errors.push(PlanError::ReasoningNotAllowed { step: id() });
+            }
         }
-        if limits.tools_only && !done {
-            errors.push(PlanError::ReasoningNotAllowed { step: step.id.clone() });
+        StepKind::Agent(agent) => {
+            if !limits.agents.iter().any(|a| a == agent) {
+                errors.push(PlanError::UnknownAgent {
+                    step: id(),
+                    agent: agent.to_string(),
+                    available: limits.agents.clone(),
+                });
+            }
+            if !step.args.is_empty() {
+                errors.push(PlanError::AgentWithArgs { step: id() });
+            }
+            if limits.tools_only && !done {
+                errors.push(PlanError::AgentNotAllowed {
+                    step: id(),
+                    agent: agent.to_string(),
+                });
+            }
         }
-        return;
-    };
+        StepKind::Tool(name) => {
+            if let Some(agent) = &step.agent {
+                errors.push(PlanError::ToolAndAgent {
+                    step: id(),
+                    tool: name.to_string(),
+                    agent: agent.clone(),
+                });
+            }
+            check_call(step, name, tools, limits, done, errors);
+        }
+    }
+}
+
+/// A tool step's tool exists, may run in this mode, and its schema accepts the arguments.
+fn check_call(
+    step: &Step,
+    name: &str,
+    tools: &ToolRegistry,
+    limits: &PlanLimits,
+    done: bool,
+    errors: &mut Vec<PlanError>,
+) {
     let Some(entry) = tools.get(name) else {
         errors.push(PlanError::UnknownTool {
             step: step.id.clone(),
-            tool: name.clone(),
+            tool: name.to_string(),
             available: tools.names(),
         });
         return;
@@ -254,7 +311,7 @@ fn check_tool(step: &Step, tools: &ToolRegistry, limits: &PlanLimits, done: bool
     if limits.read_only && effect.has_side_effects() && !done {
         errors.push(PlanError::NotReadOnly {
             step: step.id.clone(),
-            tool: name.clone(),
+            tool: name.to_string(),
             effect,
         });
     }
@@ -263,7 +320,7 @@ fn check_tool(step: &Step, tools: &ToolRegistry, limits: &PlanLimits, done: bool
     if !problems.is_empty() {
         errors.push(PlanError::InvalidArgs {
             step: step.id.clone(),
-            tool: name.clone(),
+            tool: name.to_string(),
             problems,
         });
     }

@@ -87,11 +87,13 @@ pub(crate) async fn decide_inflight(
                 id: id.clone(),
                 description: String::new(),
                 tool: s.result.tool.clone(),
+                agent: None,
                 args: Default::default(),
                 depends_on: Vec::new(),
                 expected: None,
             });
-        // Reads and other idempotent tools are simply run again.
+        // Reads and other idempotent tools are simply run again, and so are
+        // agent steps: their inner calls that finished are replayed from the ledger.
         let safe_again = step.tool.as_deref().is_none_or(|t| tools.is_idempotent(t));
         let (rerun, skip) = (options.rerun_inflight.contains(id), options.skip_inflight.contains(id));
         let choice = if safe_again {
@@ -143,6 +145,11 @@ pub(crate) async fn settle_inflight(run: &mut Run, decided: Vec<(StoredStep, boo
             ..s.result.clone()
         };
         run.ctx.ledger.step_finished(s.seq, s.plan_version, &result).await;
+        if result.is_inner_call() {
+            // An agent step's call: replayed (as done) when the step runs again.
+            run.ctx.journal.load([&result]);
+            continue;
+        }
         if !rerun {
             run.done.insert(result.id.clone(), Value::Null);
         }

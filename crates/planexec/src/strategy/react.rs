@@ -9,13 +9,14 @@ use async_trait::async_trait;
 use serde_json::{Map, Value};
 
 use super::Drive;
+use crate::calls::{self, Reply};
 use crate::context::RunContext;
 use crate::executor;
-use crate::llm::{ChatRequest, LlmError, Message, Role, ToolCall, ToolChoice, ToolSpec};
+use crate::llm::{ChatRequest, LlmError, Message, Role, ToolCall, ToolChoice};
 use crate::plan::{self, Plan, Step};
 use crate::result::StepResult;
 use crate::run::{Exit, Run, Start};
-use crate::tools::{function_name, ToolRegistry};
+use crate::tools::function_name;
 
 pub(crate) struct React;
 
@@ -33,7 +34,7 @@ impl Drive for React {
         let mut history = opening(&run.ctx, &run.task);
         for record in &run.records {
             if let Some(call) = call_of(record) {
-                remember(&mut history, call, &result_text(&run.ctx, record));
+                calls::remember(&mut history, call, &result_text(&run.ctx, record));
             }
         }
         let mut calls = run.records.len();
@@ -42,30 +43,40 @@ impl Drive for React {
             let turn = Run::guard(&run.ctx, turn(&run.ctx, &history, calls + 1, may_call))
                 .await?
                 .map_err(Exit::failed)?;
-            let (step, call, error) = match turn {
+            let (name, error) = match turn {
                 Turn::Answer(answer) if answer.is_empty() => {
                     return Err(Exit::failed("the model ended without an answer"))
                 }
                 Turn::Answer(answer) => return Ok(answer),
+                Turn::CallAtTheEnd { tool } => return Err(Exit::failed(format!(
+                    "the model ended with a call of `{tool}` instead of an answer, after the last call this run allows"
+                ))),
+                Turn::Garbled { text, why } => {
+                    history.push(Message::assistant(text));
+                    history.push(Message::user(format!(
+                        "{why}. To call a tool, use the tool-calling format (or write only {{\"name\": \"<tool>\", \"arguments\": {{...}}}}); to finish, answer in plain text."
+                    )));
+                    calls += 1;
+                    ("a garbled call".to_string(), why)
+                }
                 Turn::Unknown { call } => {
                     let message = format!("there is no tool `{}`", call.name);
-                    (None, call, message)
+                    calls += 1;
+                    let name = call.name.clone();
+                    calls::remember(&mut history, call, &format!("error: {message}"));
+                    (name, message)
                 }
-                Turn::Call { step, call } => (Some(step), call, String::new()),
-            };
-            calls += 1;
-            let error = match step {
-                Some(step) => call_tool(run, &mut history, step, call.clone()).await?,
-                None => {
-                    remember(&mut history, call.clone(), &format!("error: {error}"));
-                    error
+                Turn::Call { step, call } => {
+                    calls += 1;
+                    let name = call.name.clone();
+                    (name, call_tool(run, &mut history, *step, call).await?)
                 }
             };
             if !error.is_empty() {
                 if !run.may_replan() {
                     return Err(Exit::failed(format!(
-                        "turn {calls} ({}) failed: {error}; the limit of failures a run may recover from ({}) is reached",
-                        call.name, run.ctx.options.max_replans
+                        "turn {calls} ({name}) failed: {error}; the limit of failures a run may recover from ({}) is reached",
+                        run.ctx.options.max_replans
                     )));
                 }
                 run.replans += 1;
@@ -87,7 +98,7 @@ async fn call_tool(run: &mut Run, history: &mut Vec<Message>, step: Step, call: 
     } else {
         error = result.error.clone().unwrap_or_else(|| "failed".to_string());
     }
-    remember(history, call, &result_text(&run.ctx, &result));
+    calls::remember(history, call, &result_text(&run.ctx, &result));
     run.records.push(result);
     Ok(error)
 }
@@ -96,12 +107,21 @@ async fn call_tool(run: &mut Run, history: &mut Vec<Message>, step: Step, call: 
 enum Turn {
     /// Call `step.tool` with `step.args`; `call` goes into the history.
     Call {
-        step: Step,
+        step: Box<Step>,
         call: ToolCall,
     },
     /// A call of a tool that does not exist: the error goes back to the model.
     Unknown {
         call: ToolCall,
+    },
+    /// Something that looks like a call but cannot be read: asked again.
+    Garbled {
+        text: String,
+        why: String,
+    },
+    /// A call when the model had to answer: the run has no answer.
+    CallAtTheEnd {
+        tool: String,
     },
     Answer(String),
 }
@@ -119,19 +139,6 @@ fn opening(ctx: &RunContext, task: &str) -> Vec<Message> {
         )),
         Message::user(format!("Task: {task}")),
     ]
-}
-
-/// Add one finished call and its result to the history.
-fn remember(history: &mut Vec<Message>, call: ToolCall, result: &str) {
-    let id = call.id.clone();
-    history.push(Message::Assistant {
-        content: None,
-        tool_calls: vec![call],
-    });
-    history.push(Message::Tool {
-        tool_call_id: id,
-        content: result.to_string(),
-    });
 }
 
 /// What the model is shown of a finished step: its output, or its error.
@@ -162,65 +169,35 @@ async fn turn(ctx: &RunContext, history: &[Message], number: usize, may_call: bo
         )));
     }
     let mut request = ChatRequest::new(Role::Executor, "", messages);
-    request.tools = specs(&ctx.tools);
+    request.tools = calls::specs(&ctx.tools.entries());
     request.tool_choice = if may_call { ToolChoice::Auto } else { ToolChoice::None };
     let response = ctx.chat(request).await?;
-    let text = response.content.clone().unwrap_or_default();
-    // Local models write a call as JSON in their text.
-    let call = response
-        .tool_calls
-        .first()
-        .cloned()
-        .or_else(|| call_in_text(&text, &ctx.tools));
-    let Some(mut call) = call.filter(|_| may_call) else {
-        return Ok(Turn::Answer(text.trim().to_string()));
+    // A call written as text is a call (local models write them so), never the answer.
+    let mut call = match calls::reply_of(&response) {
+        Reply::Text(text) => return Ok(Turn::Answer(text.trim().to_string())),
+        Reply::Garbled(why) => {
+            let text = response.content.unwrap_or_default();
+            return Ok(Turn::Garbled { text, why });
+        }
+        Reply::Call(call) if !may_call => return Ok(Turn::CallAtTheEnd { tool: call.name }),
+        Reply::Call(call) => call,
     };
     let id = format!("r{number}");
     call.id = id.clone();
-    let Some(tool) = real_name(&ctx.tools, &call.name) else {
+    let Some(tool) = calls::real_name(&ctx.tools.names(), &call.name) else {
         return Ok(Turn::Unknown { call });
     };
     let args = call.arguments.as_object().cloned().unwrap_or_default();
     Ok(Turn::Call {
-        step: Step {
+        step: Box::new(Step {
             id,
             description: format!("call {tool} (turn {number})"),
             tool: Some(tool),
+            agent: None,
             args,
             depends_on: Vec::new(),
             expected: None,
-        },
+        }),
         call,
-    })
-}
-
-fn specs(tools: &ToolRegistry) -> Vec<ToolSpec> {
-    tools
-        .entries()
-        .iter()
-        .map(|e| ToolSpec {
-            name: function_name(e.tool.name()),
-            description: e.tool.description().to_string(),
-            parameters: e.tool.parameters(),
-        })
-        .collect()
-}
-
-fn real_name(tools: &ToolRegistry, called: &str) -> Option<String> {
-    tools
-        .names()
-        .into_iter()
-        .find(|n| n == called || function_name(n) == called)
-}
-
-/// `{"name": "<a tool>", "arguments": {...}}` in a reply's text.
-fn call_in_text(text: &str, tools: &ToolRegistry) -> Option<ToolCall> {
-    let value: Value = crate::json::parse_in_text(text)?;
-    let name = value.get("name")?.as_str()?;
-    real_name(tools, name)?;
-    Some(ToolCall {
-        id: String::new(),
-        name: name.to_string(),
-        arguments: value.get("arguments").cloned().unwrap_or(Value::Object(Map::new())),
     })
 }

@@ -12,8 +12,8 @@ use serde_json::{json, Value};
 use super::workspace::Workspace;
 use super::{Effect, Tool, ToolError, ToolRegistry};
 
-/// Largest file `read_file` returns, and largest body `http_get` returns.
-pub const MAX_READ_BYTES: usize = 1024 * 1024;
+pub use super::args::MAX_READ_BYTES;
+use super::args::{str_arg, string_args};
 
 /// A registry with every built-in tool, file tools confined to `workspace`.
 pub fn registry(workspace: Workspace) -> ToolRegistry {
@@ -31,25 +31,6 @@ pub fn registry(workspace: Workspace) -> ToolRegistry {
         reg.register(t).expect("built-in tool schemas are valid");
     }
     reg
-}
-
-pub(super) fn string_args(names: &[(&str, &str)]) -> Value {
-    let props: serde_json::Map<String, Value> = names
-        .iter()
-        .map(|(n, d)| (n.to_string(), json!({"type": "string", "description": d})))
-        .collect();
-    json!({
-        "type": "object",
-        "properties": props,
-        "required": names.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
-        "additionalProperties": false
-    })
-}
-
-pub(super) fn str_arg<'a>(args: &'a Value, name: &str) -> Result<&'a str, ToolError> {
-    args.get(name)
-        .and_then(Value::as_str)
-        .ok_or_else(|| ToolError::invalid_args(format!("argument `{name}` must be a string")))
 }
 
 fn io_error(path: &str, e: std::io::Error) -> ToolError {

@@ -5,7 +5,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use super::builtin::{str_arg, string_args, MAX_READ_BYTES};
+use super::args::{str_arg, string_args, MAX_READ_BYTES};
 use super::{Effect, Tool, ToolError};
 
 pub(crate) struct HttpGet {

@@ -5,6 +5,7 @@
 //! argument validators; the planner sees it, validation checks plans against it,
 //! and the executor calls through it. Built-in tools live in [`builtin`].
 
+mod args;
 pub mod builtin;
 mod calculator;
 #[cfg(feature = "http")]

@@ -5,28 +5,38 @@
 //! step, or a tool call that failed in a way a model could fix (bad arguments,
 //! a missing file), runs a short executor model loop that sees only the task's
 //! goal, this step and its dependencies' results. Where the step states an
-//! `expected` result, the executor model checks the result against it.
+//! `expected` result, the executor model checks the result against it. An
+//! agent step runs a small tool-using loop ([`agent_step`]).
 
-use serde_json::{json, Map, Value};
+mod agent_step;
+mod expected;
+mod repair;
+
+use serde_json::{Map, Value};
 
 use crate::context::RunContext;
 use crate::events::Event;
-use crate::llm::{ChatRequest, JsonSchemaFormat, Message, Role, ToolCall, ToolChoice, ToolSpec};
-use crate::plan::{self, Plan, Step};
+use crate::llm::{ChatRequest, Message, Role};
+use crate::plan::{self, Plan, Step, StepKind};
 use crate::policy::Permission;
 use crate::result::{now_ms, StepResult, StepStatus};
 use crate::schedule::DependencyOutputs;
 use crate::store::StepStart;
 use crate::tools::{output, ToolEntry, ToolError, ToolErrorKind};
 
+/// What one step's execution has done so far.
 #[derive(Default)]
 struct Tally {
+    /// The plan version the step runs under (its inner calls are recorded with it).
+    version: u32,
     attempts: u32,
     model_calls: u32,
     args: Option<Value>,
     output: Option<Value>,
     /// Arguments the approver already said yes to for this step.
     confirmed: Option<Value>,
+    /// An agent step's inner calls.
+    calls: Vec<StepResult>,
 }
 
 /// Run one step, recording it in the ledger: a step with side effects is
@@ -47,8 +57,13 @@ pub(crate) async fn run_step(
         };
     }
     let seq = ctx.ledger.next_step_seq();
-    // Only a step that must not silently run twice needs its start on record.
-    let needs_start = step.tool.as_deref().is_some_and(|t| !ctx.tools.is_idempotent(t));
+    // Only a step that must not silently run twice needs its start on record
+    // (an agent step's, so a resume knows it was under way).
+    let needs_start = match step.kind() {
+        StepKind::Tool(t) => !ctx.tools.is_idempotent(t),
+        StepKind::Agent(_) => true,
+        StepKind::Reasoning => false,
+    };
     if ctx.ledger.is_enabled() && needs_start {
         let lookup = |id: &str| dep_output(&deps, id);
         let args = plan::resolve_args(&step.args, &lookup).ok().map(Value::Object);
@@ -57,6 +72,7 @@ pub(crate) async fn run_step(
             plan_version: version,
             step_id: step.id.clone(),
             tool: step.tool.clone(),
+            agent: step.agent.clone(),
             args,
             started_at: now_ms(),
         };
@@ -67,19 +83,22 @@ pub(crate) async fn run_step(
             };
         }
     }
-    let result = execute_step(ctx, plan, step, deps).await;
+    let result = execute_step(ctx, plan, version, step, deps).await;
     ctx.ledger.step_finished(seq, version, &result).await;
     result
 }
 
 /// Run one step of `plan` (the plan gives the goal and the dependencies' descriptions).
-async fn execute_step(ctx: &RunContext, plan: &Plan, step: Step, deps: DependencyOutputs) -> StepResult {
+async fn execute_step(ctx: &RunContext, plan: &Plan, version: u32, step: Step, deps: DependencyOutputs) -> StepResult {
     let started_at = now_ms();
     ctx.events.emit(Event::StepStarted {
         step_id: step.id.clone(),
         tool: step.tool.clone(),
     });
-    let mut tally = Tally::default();
+    let mut tally = Tally {
+        version,
+        ..Tally::default()
+    };
     // Confirmation waits for a person, so it happens before the step's clock starts.
     let outcome = match confirm(ctx, &step, &deps, &mut tally).await {
         Err(e) => Err(e),
@@ -115,6 +134,7 @@ async fn execute_step(ctx: &RunContext, plan: &Plan, step: Step, deps: Dependenc
     StepResult {
         id: step.id.clone(),
         tool: step.tool.clone(),
+        agent: step.agent.clone(),
         status,
         attempts: tally.attempts,
         args: tally.args,
@@ -123,6 +143,7 @@ async fn execute_step(ctx: &RunContext, plan: &Plan, step: Step, deps: Dependenc
         started_at: Some(started_at),
         finished_at: Some(finished_at),
         model_calls: tally.model_calls,
+        calls: tally.calls,
     }
 }
 
@@ -180,40 +201,55 @@ async fn run(
     tally: &mut Tally,
 ) -> Result<Value, String> {
     let models = ctx.options.strategy.profile().runs_models_between_tools;
-    let output = match &step.tool {
-        None if !models => {
-            return Err(format!(
-                "step {} is a reasoning step, and the {} strategy runs no model between tools",
-                step.id, ctx.options.strategy
-            ))
-        }
-        None => reason(ctx, plan, step, deps, tally).await?,
-        Some(name) => {
-            let entry = ctx
-                .tools
-                .get(name)
-                .ok_or_else(|| format!("tool `{name}` is not available"))?;
-            let direct = match resolve_for(&entry, &step.args, &|id| dep_output(deps, id)) {
-                Ok(args) => {
-                    tally.args = Some(Value::Object(args.clone()));
-                    call_checked(ctx, step, &entry, Value::Object(args), tally).await
-                }
-                Err(e) => Err(ToolError::invalid_args(e.to_string())),
-            };
-            match direct {
-                Ok(v) => v,
-                Err(e) if models && e.model_fixable() && ctx.options.executor_max_turns > 0 => {
-                    fix_with_model(ctx, plan, step, &entry, deps, e, tally).await?
-                }
-                Err(e) => return Err(e.to_string()),
-            }
-        }
+    let no_model = |kind: &str| {
+        format!(
+            "step {} is {kind} step, and the {} strategy runs no model between tools",
+            step.id, ctx.options.strategy
+        )
+    };
+    let output = match step.kind() {
+        StepKind::Reasoning if !models => return Err(no_model("a reasoning")),
+        StepKind::Reasoning => reason(ctx, plan, step, deps, tally).await?,
+        StepKind::Agent(_) if !models => return Err(no_model("an agent")),
+        StepKind::Agent(agent) => agent_step::run(ctx, plan, step, agent, deps, tally).await?,
+        StepKind::Tool(name) => call_tool(ctx, plan, step, name, deps, models, tally).await?,
     };
     if let (Some(expected), true) = (&step.expected, models) {
         tally.output = Some(output.clone());
-        check_expected(ctx, plan, step, expected, &output, tally).await?;
+        expected::check_expected(ctx, plan, step, expected, &output, tally).await?;
     }
     Ok(output)
+}
+
+/// A tool step: resolve its arguments and call the tool directly; a call that
+/// failed in a way a model could fix goes to the repair loop.
+async fn call_tool(
+    ctx: &RunContext,
+    plan: &Plan,
+    step: &Step,
+    name: &str,
+    deps: &DependencyOutputs,
+    models: bool,
+    tally: &mut Tally,
+) -> Result<Value, String> {
+    let entry = ctx
+        .tools
+        .get(name)
+        .ok_or_else(|| format!("tool `{name}` is not available"))?;
+    let direct = match resolve_for(&entry, &step.args, &|id| dep_output(deps, id)) {
+        Ok(args) => {
+            tally.args = Some(Value::Object(args.clone()));
+            call_checked(ctx, step, &entry, Value::Object(args), tally).await
+        }
+        Err(e) => Err(ToolError::invalid_args(e.to_string())),
+    };
+    match direct {
+        Ok(v) => Ok(v),
+        Err(e) if models && e.model_fixable() && ctx.options.executor_max_turns > 0 => {
+            repair::fix_with_model(ctx, plan, step, &entry, deps, e, tally).await
+        }
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// The output of dependency `id`, for `{{id}}` references.
@@ -334,173 +370,4 @@ async fn reason(
         }
     }
     Err("the executor model gave an empty reply".to_string())
-}
-
-/// A tool call failed in a way a model could fix: show the model the error and
-/// let it call the tool again, for at most `executor_max_turns` turns.
-async fn fix_with_model(
-    ctx: &RunContext,
-    plan: &Plan,
-    step: &Step,
-    entry: &ToolEntry,
-    deps: &DependencyOutputs,
-    first_error: ToolError,
-    tally: &mut Tally,
-) -> Result<Value, String> {
-    let tool = &entry.tool;
-    let mut messages = vec![
-        Message::system(ctx.system()),
-        Message::user(format!(
-            "{EXECUTOR_ROLE}\n\n{}\nThe plan called `{}` with {} and it failed: {}\nCall `{}` again with corrected arguments.",
-            step_context(ctx, plan, step, deps),
-            tool.name(),
-            Value::Object(step.args.clone()),
-            first_error.message,
-            tool.name()
-        )),
-    ];
-    // An MCP tool (`server.tool`) is offered under an alias OpenAI accepts.
-    let alias = crate::tools::function_name(tool.name());
-    let spec = ToolSpec {
-        name: alias.clone(),
-        description: tool.description().to_string(),
-        parameters: tool.parameters(),
-    };
-    let mut last_error = first_error.message;
-    for _ in 0..ctx.options.executor_max_turns {
-        let mut request = ChatRequest::new(Role::Executor, "", messages.clone());
-        request.tools = vec![spec.clone()];
-        request.tool_choice = ToolChoice::Required;
-        request.step_id = Some(step.id.clone());
-        tally.model_calls += 1;
-        let response = ctx.chat(request).await.map_err(|e| e.to_string())?;
-        let call = match response.tool_calls.first() {
-            Some(call) => call.clone(),
-            None => match tool_call_in_text(response.content.as_deref().unwrap_or(""), tool.name()) {
-                Some(call) => call,
-                None => {
-                    return Err(format!(
-                        "{last_error} (the executor model did not call `{}` again: {})",
-                        tool.name(),
-                        crate::text::one_line(response.content.as_deref().unwrap_or(""), 120)
-                    ))
-                }
-            },
-        };
-        if call.name != tool.name() && call.name != alias {
-            last_error = format!("`{}` is not the tool of this step; call `{}`", call.name, tool.name());
-        } else {
-            let resolved = match call.arguments.as_object() {
-                Some(args) => resolve_for(entry, args, &|id| dep_output(deps, id)).map(Value::Object),
-                None => Ok(call.arguments.clone()),
-            };
-            let attempt = match resolved {
-                Ok(args) => {
-                    tally.args = Some(args.clone());
-                    call_checked(ctx, step, entry, args, tally).await
-                }
-                Err(e) => Err(ToolError::invalid_args(e.to_string())),
-            };
-            match attempt {
-                Ok(v) => return Ok(v),
-                Err(e) if e.model_fixable() => last_error = e.message,
-                Err(e) => return Err(e.message),
-            }
-        }
-        messages.push(Message::Assistant {
-            content: response.content.clone(),
-            tool_calls: vec![call.clone()],
-        });
-        messages.push(Message::Tool {
-            tool_call_id: call.id.clone(),
-            content: format!("error: {last_error}"),
-        });
-    }
-    Err(format!(
-        "{last_error} (still failing after {} executor model turns)",
-        ctx.options.executor_max_turns
-    ))
-}
-
-/// Local models often write a tool call as JSON in their text: accept
-/// `{"name": ..., "arguments": {...}}` or a bare arguments object.
-fn tool_call_in_text(text: &str, tool: &str) -> Option<ToolCall> {
-    let value: Value = crate::json::parse_in_text(text)?;
-    let (name, arguments) = match (value.get("name").and_then(Value::as_str), value.get("arguments")) {
-        (Some(name), Some(args)) => (name.to_string(), args.clone()),
-        _ if value.is_object() => (tool.to_string(), value),
-        _ => return None,
-    };
-    Some(ToolCall {
-        id: "call_text".to_string(),
-        name,
-        arguments,
-    })
-}
-
-/// Ask the executor model whether `output` meets the step's `expected`.
-async fn check_expected(
-    ctx: &RunContext,
-    plan: &Plan,
-    step: &Step,
-    expected: &str,
-    output: &Value,
-    tally: &mut Tally,
-) -> Result<(), String> {
-    let prompt = format!(
-        "Goal of the whole task: {}\nStep: [{}] {}\nExpected: {expected}\nResult:\n{}\n\nDoes the result meet the expectation? Reply with JSON: {{\"meets\": true or false, \"reason\": \"<one sentence>\"}}",
-        plan.goal,
-        step.id,
-        step.description,
-        crate::text::cut_to_budget(&plan::value_as_text(output), ctx.options.dependency_budget)
-    );
-    let mut request = ChatRequest::new(
-        Role::Executor,
-        "",
-        vec![
-            Message::system(ctx.system()),
-            Message::user(format!(
-                "You are the checker: decide whether a step's result meets what was expected of it. Be strict about facts, lenient about wording.\n\n{prompt}"
-            )),
-        ],
-    );
-    request.step_id = Some(step.id.clone());
-    request.response_format = Some(JsonSchemaFormat {
-        name: "expectation_check".to_string(),
-        schema: json!({
-            "type": "object",
-            "properties": {"meets": {"type": "boolean"}, "reason": {"type": "string"}},
-            "required": ["meets", "reason"],
-            "additionalProperties": false
-        }),
-        strict: true,
-    });
-    tally.model_calls += 1;
-    let response = match ctx.chat(request).await {
-        Ok(r) => r,
-        // The tool has run: failing the step would have a resume run it again.
-        Err(crate::llm::LlmError::BudgetExhausted(reason)) => {
-            tracing::warn!(step = %step.id, "expectation not checked: {reason}");
-            return Ok(());
-        }
-        Err(e) => return Err(e.to_string()),
-    };
-    let text = response.content.unwrap_or_default();
-    let verdict: Option<Map<String, Value>> = crate::json::parse_in_text(&text);
-    match verdict.as_ref().and_then(|v| v.get("meets")).and_then(Value::as_bool) {
-        Some(false) => Err(format!(
-            "the result does not meet the expectation \"{expected}\": {}",
-            verdict
-                .as_ref()
-                .and_then(|v| v.get("reason"))
-                .and_then(Value::as_str)
-                .unwrap_or("no reason given")
-        )),
-        Some(true) => Ok(()),
-        // An unreadable verdict should not derail a run whose step worked.
-        None => {
-            tracing::warn!(step = %step.id, reply = %text, "unreadable expectation check; accepting the result");
-            Ok(())
-        }
-    }
 }

@@ -1,0 +1,148 @@
+//! Agent profiles: who carries out an agent step.
+//!
+//! An agent step is a natural-language subtask (`{"agent": "worker", ...}`)
+//! that a small, bounded tool-using loop carries out, seeing only the task's
+//! goal, its step and its dependencies' results. The [`AgentProfile`] it names
+//! says what the planner is told about it (`description`), its system prompt
+//! (`instructions`), which of the run's tools it may call (`tools`: names or
+//! globs such as `fs.*`), which model runs it, and how many turns it has.
+//! The built-in [`AgentProfile::worker`] may use every tool of the run.
+
+use std::fmt;
+
+use crate::models::ModelRef;
+
+/// Name of the profile every run has unless configured otherwise.
+pub const WORKER: &str = "worker";
+
+/// A named agent that plan steps can hand a subtask to.
+#[derive(Clone)]
+pub struct AgentProfile {
+    pub name: String,
+    /// What the planner reads when it picks an agent for a step.
+    pub description: String,
+    /// The loop's system prompt.
+    pub instructions: String,
+    /// The run's tools it may call: names or globs (`*` matches any text, so
+    /// `fs.*` is every tool of the MCP server `fs`, `*` every tool).
+    pub tools: Vec<String>,
+    /// The model its turns use (default: the run's agent-role model).
+    pub model: Option<ModelRef>,
+    /// Most model turns for one step, the last of which must answer.
+    pub max_turns: u32,
+    pub temperature: Option<f32>,
+}
+
+impl fmt::Debug for AgentProfile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgentProfile")
+            .field("name", &self.name)
+            .field("description", &self.description)
+            .field("tools", &self.tools)
+            .field("model", &self.model.as_ref().map(|m| m.model.as_str()))
+            .field("max_turns", &self.max_turns)
+            .field("temperature", &self.temperature)
+            .finish()
+    }
+}
+
+const DEFAULT_INSTRUCTIONS: &str = "You carry out one step of a larger plan with the tools you are given. Look before you act: list or read what you need, then do the step. Call one tool at a time and read its result. When the step is done, reply with its result only: the value, text or short summary the step asks for, in plain text, with no tool call.";
+
+impl AgentProfile {
+    /// A profile with every tool of the run, 6 turns and the default instructions.
+    pub fn new(name: impl Into<String>) -> AgentProfile {
+        AgentProfile {
+            name: name.into(),
+            description: "carries out a step with tools, looking before it acts".to_string(),
+            instructions: DEFAULT_INSTRUCTIONS.to_string(),
+            tools: vec!["*".to_string()],
+            model: None,
+            max_turns: 6,
+            temperature: None,
+        }
+    }
+
+    /// The built-in `worker`: the run's read and write tools, 6 turns.
+    pub fn worker() -> AgentProfile {
+        AgentProfile::new(WORKER).description(
+            "does a step that needs looking before acting or judgement with tools: finds which file holds something, reads and transforms what it finds, counts, filters, picks fields, then writes the result",
+        )
+    }
+
+    pub fn description(mut self, description: impl Into<String>) -> AgentProfile {
+        self.description = description.into();
+        self
+    }
+
+    pub fn instructions(mut self, instructions: impl Into<String>) -> AgentProfile {
+        self.instructions = instructions.into();
+        self
+    }
+
+    /// The tools it may call: names or globs.
+    pub fn tools<S: Into<String>>(mut self, tools: impl IntoIterator<Item = S>) -> AgentProfile {
+        self.tools = tools.into_iter().map(Into::into).collect();
+        self
+    }
+
+    pub fn model(mut self, model: ModelRef) -> AgentProfile {
+        self.model = Some(model);
+        self
+    }
+
+    pub fn max_turns(mut self, turns: u32) -> AgentProfile {
+        self.max_turns = turns.max(1);
+        self
+    }
+
+    pub fn temperature(mut self, temperature: f32) -> AgentProfile {
+        self.temperature = Some(temperature);
+        self
+    }
+
+    /// Whether it may call the tool `name`.
+    pub fn allows(&self, name: &str) -> bool {
+        self.tools.iter().any(|pattern| glob_matches(pattern, name))
+    }
+}
+
+/// `*` matches any text (also none); everything else matches itself.
+pub fn glob_matches(pattern: &str, name: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == name;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !name.starts_with(first) || name.len() < first.len() + last.len() || !name.ends_with(last) {
+        return false;
+    }
+    let mut rest = &name[first.len()..name.len() - last.len()];
+    for middle in &parts[1..parts.len() - 1] {
+        match rest.find(middle) {
+            Some(i) => rest = &rest[i + middle.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_match_names_and_servers() {
+        assert!(glob_matches("*", "anything"));
+        assert!(glob_matches("fs.*", "fs.read_text_file"));
+        assert!(!glob_matches("fs.*", "git.status"));
+        assert!(glob_matches("read_file", "read_file"));
+        assert!(!glob_matches("read_file", "read_files"));
+        assert!(glob_matches("*_file", "write_file"));
+        assert!(glob_matches("a*b*c", "aXbYc"));
+        assert!(!glob_matches("a*b*c", "aXc"));
+        assert!(!glob_matches("ab*ba", "aba"), "the ends may not overlap");
+        let reader = AgentProfile::new("reader").tools(["read_file", "list_dir"]);
+        assert!(reader.allows("list_dir") && !reader.allows("write_file"));
+        assert!(AgentProfile::worker().allows("shell"));
+    }
+}

@@ -1,0 +1,295 @@
+//! An agent step: a natural-language subtask carried out by a small, bounded
+//! tool-using loop (ReAct) with the tools of the step's agent profile.
+//!
+//! The loop sees only the task's goal, this step (description, `expected`)
+//! and its dependencies' results, never the rest of the run. Each turn the
+//! model calls one tool or answers; the answer is the step's output. Every
+//! inner call goes through the same checks as a plan's steps (the profile's
+//! tool list, the argument schema, the mode and its confirmations, the
+//! budget), is recorded in the ledger as `<step>.<n>` and shown as events;
+//! on resume a call that already ran is replayed from the ledger instead of
+//! running again. A call written as text is a call; one that cannot be read
+//! is asked again; the loop fails (it never "succeeds" with an unexecuted
+//! call) when its turns run out without an answer.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::{call_checked, step_context, Tally};
+use crate::agents::AgentProfile;
+use crate::calls::{self, Reply};
+use crate::context::RunContext;
+use crate::events::Event;
+use crate::llm::{ChatRequest, Message, Role, ToolCall, ToolChoice};
+use crate::plan::{self, Plan, Step};
+use crate::policy::Mode;
+use crate::result::{inner_call_id, now_ms, StepResult, StepStatus};
+use crate::schedule::DependencyOutputs;
+use crate::store::StepStart;
+use crate::tools::ToolEntry;
+
+/// Carry out `step` with the agent `name`; its answer is the step's output.
+pub(super) async fn run(
+    ctx: &RunContext,
+    plan: &Plan,
+    step: &Step,
+    name: &str,
+    deps: &DependencyOutputs,
+    tally: &mut Tally,
+) -> Result<Value, String> {
+    let profile = ctx.options.agent(name).ok_or_else(|| {
+        let known: Vec<&str> = ctx.options.agents.iter().map(|a| a.name.as_str()).collect();
+        format!("there is no agent `{name}` (agents: {})", known.join(", "))
+    })?;
+    let tools: Vec<Arc<ToolEntry>> = ctx
+        .tools
+        .entries()
+        .into_iter()
+        .filter(|e| profile.allows(e.tool.name()))
+        .collect();
+    let mut history = opening(ctx, plan, step, deps, profile);
+    let mut problem = None;
+    for turn in 1..=profile.max_turns {
+        let may_call = turn < profile.max_turns && !tools.is_empty();
+        let response = ask(ctx, step, profile, &history, &tools, may_call, tally).await?;
+        match calls::reply_of(&response) {
+            Reply::Text(text) if !text.trim().is_empty() => return Ok(Value::String(text.trim().to_string())),
+            Reply::Text(_) => {
+                problem = Some("the reply was empty".to_string());
+                history.push(Message::user(
+                    "Your reply was empty. Call a tool, or reply with the step's result.",
+                ));
+            }
+            Reply::Garbled(why) => {
+                history.push(Message::assistant(response.content.clone().unwrap_or_default()));
+                history.push(Message::user(format!(
+                    "{why}. To call a tool, write only {{\"name\": \"<tool>\", \"arguments\": {{...}}}}; to finish, reply with the step's result in plain text."
+                )));
+                problem = Some(why);
+            }
+            Reply::Call(call) if !may_call => {
+                problem = Some(format!("it called `{}` when it had to answer", call.name));
+            }
+            Reply::Call(call) => {
+                let (result, error) = call_tool(ctx, step, profile, &call, tally).await?;
+                calls::remember(&mut history, call, &result);
+                problem = error;
+            }
+        }
+    }
+    Err(format!(
+        "agent `{name}` gave no answer in {} turns{}",
+        profile.max_turns,
+        problem.map(|p| format!(" (last: {p})")).unwrap_or_default()
+    ))
+}
+
+/// The loop's first messages: its instructions, then the goal, the step and
+/// what its dependencies found. The tools go as native function tools.
+fn opening(
+    ctx: &RunContext,
+    plan: &Plan,
+    step: &Step,
+    deps: &DependencyOutputs,
+    profile: &AgentProfile,
+) -> Vec<Message> {
+    let mode = match ctx.options.mode {
+        Mode::Plan => "\nThis run is in plan mode: only read-only tools run; the runtime refuses any other.",
+        Mode::Ask | Mode::Auto => "",
+    };
+    vec![
+        Message::system(format!("{}{mode}", profile.instructions)),
+        Message::user(format!(
+            "{}\nDo this step with your tools. When it is done, reply with its result in plain text.",
+            step_context(ctx, plan, step, deps)
+        )),
+    ]
+}
+
+/// One turn of the loop. With `may_call` false the model must answer.
+async fn ask(
+    ctx: &RunContext,
+    step: &Step,
+    profile: &AgentProfile,
+    history: &[Message],
+    tools: &[Arc<ToolEntry>],
+    may_call: bool,
+    tally: &mut Tally,
+) -> Result<crate::llm::ChatResponse, String> {
+    let mut messages = history.to_vec();
+    if !may_call {
+        messages.push(Message::user(
+            "This is your last turn: answer now from what you have found, in plain text, with no tool call.",
+        ));
+    }
+    let mut request = ChatRequest::new(Role::Agent, "", messages);
+    if may_call {
+        request.tools = calls::specs(tools);
+    }
+    request.tool_choice = if may_call { ToolChoice::Auto } else { ToolChoice::None };
+    request.step_id = Some(step.id.clone());
+    request.temperature = profile.temperature.or(request.temperature);
+    tally.model_calls += 1;
+    tally.attempts += 1;
+    ctx.chat_on(profile.model.as_ref(), request)
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// Run one call the loop made. Returns what the loop is shown, and the
+/// call's error if it failed or was refused; `Err` ends the step (the budget
+/// ran out, or the ledger could not record a side effect's start).
+async fn call_tool(
+    ctx: &RunContext,
+    step: &Step,
+    profile: &AgentProfile,
+    call: &ToolCall,
+    tally: &mut Tally,
+) -> Result<(String, Option<String>), String> {
+    let call_id = inner_call_id(&step.id, tally.calls.len() + 1);
+    ctx.budget.check_step(&call_id)?;
+    let refusal = |message: String| Ok((format!("error: {message}"), Some(message)));
+    let all = ctx.tools.names();
+    let Some(tool) = calls::real_name(&all, &call.name) else {
+        let mine: Vec<String> = all.into_iter().filter(|t| profile.allows(t)).collect();
+        return refusal(format!(
+            "there is no tool `{}` (you may use: {})",
+            call.name,
+            mine.join(", ")
+        ));
+    };
+    let Some(entry) = ctx.tools.get(&tool).filter(|_| profile.allows(&tool)) else {
+        let mine: Vec<String> = all.into_iter().filter(|t| profile.allows(t)).collect();
+        return refusal(format!(
+            "refused: agent `{}` may not use `{tool}` (its tools: {})",
+            profile.name,
+            mine.join(", ")
+        ));
+    };
+    let args = match &call.arguments {
+        Value::Object(_) => call.arguments.clone(),
+        Value::Null => Value::Object(Default::default()),
+        other => return refusal(format!("the arguments of `{tool}` must be a JSON object, not {other}")),
+    };
+    if let Some(recorded) = ctx.journal.replay(&step.id, &tool, &args) {
+        return Ok(replayed(ctx, step, &call_id, recorded, tally));
+    }
+    let record = execute(ctx, step, &call_id, &entry, args, tally).await?;
+    let error = record.error.clone().filter(|_| !record.succeeded());
+    let shown = match (&error, &record.output) {
+        (Some(e), _) => format!("error: {e}"),
+        (None, Some(output)) => crate::text::cut_to_budget(&plan::value_as_text(output), ctx.options.dependency_budget),
+        (None, None) => String::new(),
+    };
+    tally.calls.push(record);
+    Ok((shown, error))
+}
+
+/// A call that ran in an earlier session: its recorded result, not a second run.
+fn replayed(
+    ctx: &RunContext,
+    step: &Step,
+    call_id: &str,
+    recorded: StepResult,
+    tally: &mut Tally,
+) -> (String, Option<String>) {
+    let output = crate::journal::replayed_output(&recorded);
+    let tool = recorded.tool.clone().unwrap_or_default();
+    ctx.events.emit(Event::AgentCallFinished {
+        step_id: step.id.clone(),
+        call_id: call_id.to_string(),
+        tool,
+        elapsed_ms: 0,
+        error: None,
+        summary: crate::text::one_line(&plan::value_as_text(&output), 100),
+        replayed: true,
+    });
+    let shown = crate::text::cut_to_budget(&plan::value_as_text(&output), ctx.options.dependency_budget);
+    tally.calls.push(StepResult {
+        id: call_id.to_string(),
+        ..recorded
+    });
+    (shown, None)
+}
+
+/// Check, confirm and run one inner call, recorded in the ledger (a side
+/// effect's start before the tool runs) and shown as events.
+async fn execute(
+    ctx: &RunContext,
+    step: &Step,
+    call_id: &str,
+    entry: &ToolEntry,
+    args: Value,
+    tally: &mut Tally,
+) -> Result<StepResult, String> {
+    let tool = entry.tool.name().to_string();
+    // The call as a step of its own, for the approver and the ledger.
+    let as_step = Step {
+        id: call_id.to_string(),
+        description: format!("{} (agent step {})", step.description, step.id),
+        tool: Some(tool.clone()),
+        agent: None,
+        args: args.as_object().cloned().unwrap_or_default(),
+        depends_on: Vec::new(),
+        expected: None,
+    };
+    let seq = ctx.ledger.next_step_seq();
+    let started_at = now_ms();
+    if ctx.ledger.is_enabled() && !entry.idempotent() {
+        let start = StepStart {
+            seq,
+            plan_version: tally.version,
+            step_id: call_id.to_string(),
+            tool: Some(tool.clone()),
+            agent: None,
+            args: Some(args.clone()),
+            started_at,
+        };
+        if !ctx.ledger.step_started(&start).await {
+            return Err("not run: the ledger could not record the start of a call with side effects".to_string());
+        }
+    }
+    ctx.events.emit(Event::AgentCallStarted {
+        step_id: step.id.clone(),
+        call_id: call_id.to_string(),
+        tool: tool.clone(),
+        args: args.clone(),
+    });
+    let mut inner = Tally::default();
+    let outcome = call_checked(ctx, &as_step, entry, args.clone(), &mut inner).await;
+    tally.attempts += inner.attempts;
+    let finished_at = now_ms();
+    let (status, output, error) = match outcome {
+        Ok(output) => (StepStatus::Succeeded, Some(output), None),
+        Err(e) => (StepStatus::Failed, None, Some(e.message)),
+    };
+    ctx.events.emit(Event::AgentCallFinished {
+        step_id: step.id.clone(),
+        call_id: call_id.to_string(),
+        tool: tool.clone(),
+        elapsed_ms: finished_at.saturating_sub(started_at),
+        error: error.clone(),
+        summary: output
+            .as_ref()
+            .map(|o| crate::text::one_line(&plan::value_as_text(o), 100))
+            .unwrap_or_default(),
+        replayed: false,
+    });
+    let record = StepResult {
+        id: call_id.to_string(),
+        tool: Some(tool),
+        agent: None,
+        status,
+        attempts: inner.attempts,
+        args: Some(args),
+        output,
+        error,
+        started_at: Some(started_at),
+        finished_at: Some(finished_at),
+        model_calls: 0,
+        calls: Vec::new(),
+    };
+    ctx.ledger.step_finished(seq, tally.version, &record).await;
+    Ok(record)
+}

@@ -1,0 +1,75 @@
+//! Checking a step's result against its `expected`: the executor model says
+//! whether it is met; an unmet expectation fails the step (and so replans).
+
+use serde_json::{json, Map, Value};
+
+use super::Tally;
+use crate::context::RunContext;
+use crate::llm::{ChatRequest, JsonSchemaFormat, Message, Role};
+use crate::plan::{self, Plan, Step};
+
+pub(super) async fn check_expected(
+    ctx: &RunContext,
+    plan: &Plan,
+    step: &Step,
+    expected: &str,
+    output: &Value,
+    tally: &mut Tally,
+) -> Result<(), String> {
+    let prompt = format!(
+        "Goal of the whole task: {}\nStep: [{}] {}\nExpected: {expected}\nResult:\n{}\n\nDoes the result meet the expectation? Reply with JSON: {{\"meets\": true or false, \"reason\": \"<one sentence>\"}}",
+        plan.goal,
+        step.id,
+        step.description,
+        crate::text::cut_to_budget(&plan::value_as_text(output), ctx.options.dependency_budget)
+    );
+    let mut request = ChatRequest::new(
+        Role::Executor,
+        "",
+        vec![
+            Message::system(ctx.system()),
+            Message::user(format!(
+                "You are the checker: decide whether a step's result meets what was expected of it. Be strict about facts, lenient about wording.\n\n{prompt}"
+            )),
+        ],
+    );
+    request.step_id = Some(step.id.clone());
+    request.response_format = Some(JsonSchemaFormat {
+        name: "expectation_check".to_string(),
+        schema: json!({
+            "type": "object",
+            "properties": {"meets": {"type": "boolean"}, "reason": {"type": "string"}},
+            "required": ["meets", "reason"],
+            "additionalProperties": false
+        }),
+        strict: true,
+    });
+    tally.model_calls += 1;
+    let response = match ctx.chat(request).await {
+        Ok(r) => r,
+        // The tool has run: failing the step would have a resume run it again.
+        Err(crate::llm::LlmError::BudgetExhausted(reason)) => {
+            tracing::warn!(step = %step.id, "expectation not checked: {reason}");
+            return Ok(());
+        }
+        Err(e) => return Err(e.to_string()),
+    };
+    let text = response.content.unwrap_or_default();
+    let verdict: Option<Map<String, Value>> = crate::json::parse_in_text(&text);
+    match verdict.as_ref().and_then(|v| v.get("meets")).and_then(Value::as_bool) {
+        Some(false) => Err(format!(
+            "the result does not meet the expectation \"{expected}\": {}",
+            verdict
+                .as_ref()
+                .and_then(|v| v.get("reason"))
+                .and_then(Value::as_str)
+                .unwrap_or("no reason given")
+        )),
+        Some(true) => Ok(()),
+        // An unreadable verdict should not derail a run whose step worked.
+        None => {
+            tracing::warn!(step = %step.id, reply = %text, "unreadable expectation check; accepting the result");
+            Ok(())
+        }
+    }
+}
