@@ -486,6 +486,81 @@ impl SqlStore {
         }
         Ok(request)
     }
+
+    /// A run's step executions (and agent steps' inner calls), in the order they started.
+    async fn load_steps(&self, run_id: &str) -> Result<Vec<StoredStep>, StoreError> {
+        let doing = "read a run's steps";
+        let mut out = Vec::new();
+        let steps = sqlx::query(
+            "SELECT seq, step_id, plan_version, tool, agent, status, attempts, COALESCE(s.args_json, a.body) AS args, \
+                    COALESCE(s.output_json, o.body) AS output, error, \
+                    started_at, finished_at, model_calls \
+             FROM step_runs s LEFT JOIN blobs a ON a.hash = s.args_hash LEFT JOIN blobs o ON o.hash = s.output_hash \
+             WHERE s.run_id = $1 ORDER BY seq",
+        )
+        .bind(run_id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| self.fail(e, doing))?;
+        for s in steps {
+            out.push(StoredStep {
+                seq: get_u64(&s, "seq"),
+                plan_version: get_u64(&s, "plan_version") as u32,
+                result: StepResult {
+                    id: get_string(&s, "step_id"),
+                    tool: get_opt_string(&s, "tool"),
+                    agent: get_opt_string(&s, "agent"),
+                    status: StepStatus::parse(&get_string(&s, "status")).unwrap_or(StepStatus::Failed),
+                    attempts: get_u64(&s, "attempts") as u32,
+                    args: parse_json(get_opt_string(&s, "args")),
+                    output: parse_json(get_opt_string(&s, "output")),
+                    error: get_opt_string(&s, "error"),
+                    started_at: get_opt_u64(&s, "started_at"),
+                    finished_at: get_opt_u64(&s, "finished_at"),
+                    model_calls: get_u64(&s, "model_calls") as u32,
+                    calls: Vec::new(),
+                },
+            });
+        }
+
+        Ok(out)
+    }
+
+    /// A run's model exchanges, in order.
+    async fn load_exchanges(&self, run_id: &str) -> Result<Vec<ModelExchange>, StoreError> {
+        let doing = "read a run's model exchanges";
+        let mut out = Vec::new();
+        let exchanges = sqlx::query(
+            "SELECT seq, role, step_id, model, request_hash, response_hash, error, prompt_tokens, completion_tokens, cost, latency_ms, at \
+             FROM model_exchanges WHERE run_id = $1 ORDER BY seq",
+        )
+        .bind(run_id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| self.fail(e, doing))?;
+        for x in exchanges {
+            let role_text = get_string(&x, "role");
+            let role = Role::ALL
+                .into_iter()
+                .find(|r| r.as_str() == role_text)
+                .unwrap_or(Role::Executor);
+            out.push(ModelExchange {
+                seq: get_u64(&x, "seq"),
+                role,
+                step_id: get_opt_string(&x, "step_id"),
+                model: get_string(&x, "model"),
+                request: self.get_request(get_string(&x, "request_hash")).await?,
+                response: self.blob(get_opt_string(&x, "response_hash")).await?,
+                error: get_opt_string(&x, "error"),
+                prompt_tokens: get_u64(&x, "prompt_tokens"),
+                completion_tokens: get_u64(&x, "completion_tokens"),
+                cost: get_opt_string(&x, "cost").and_then(|c| c.parse().ok()),
+                latency_ms: get_u64(&x, "latency_ms"),
+                at: get_u64(&x, "at"),
+            });
+        }
+        Ok(out)
+    }
 }
 
 #[async_trait]
@@ -553,8 +628,8 @@ impl RunStore for SqlStore {
     async fn step_started(&self, run_id: &str, start: &StepStart) -> Result<(), StoreError> {
         let doing = "record a step's start";
         let args = Stored::of(start.args.as_ref());
-        let sql = "INSERT INTO step_runs (run_id, seq, step_id, plan_version, tool, status, attempts, args_json, args_hash, started_at, model_calls) \
-                   VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $8, $9, 0)";
+        let sql = "INSERT INTO step_runs (run_id, seq, step_id, plan_version, tool, status, attempts, args_json, args_hash, started_at, model_calls, agent) \
+                   VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $8, $9, 0, $10)";
         let query = sqlx::query(sql)
             .bind(run_id.to_string())
             .bind(to_i64(start.seq))
@@ -564,7 +639,8 @@ impl RunStore for SqlStore {
             .bind(StepStatus::Running.as_str())
             .bind(args.inline.clone())
             .bind(args.hash.clone())
-            .bind(to_i64(start.started_at));
+            .bind(to_i64(start.started_at))
+            .bind(start.agent.clone());
         self.write_with_blobs(run_id, &[&args], query, doing).await
     }
 
@@ -578,8 +654,8 @@ impl RunStore for SqlStore {
         let doing = "record a step's result";
         let args = Stored::of(result.args.as_ref());
         let output = Stored::of(result.output.as_ref());
-        let sql = "INSERT INTO step_runs (run_id, seq, step_id, plan_version, tool, status, attempts, args_json, args_hash, output_json, output_hash, error, started_at, finished_at, model_calls) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
+        let sql = "INSERT INTO step_runs (run_id, seq, step_id, plan_version, tool, status, attempts, args_json, args_hash, output_json, output_hash, error, started_at, finished_at, model_calls, agent) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) \
              ON CONFLICT (run_id, seq) DO UPDATE SET status = excluded.status, attempts = excluded.attempts, \
                args_json = COALESCE(excluded.args_json, step_runs.args_json), args_hash = COALESCE(excluded.args_hash, step_runs.args_hash), \
                output_json = excluded.output_json, output_hash = excluded.output_hash, \
@@ -600,7 +676,8 @@ impl RunStore for SqlStore {
             .bind(result.error.clone())
             .bind(opt_i64(result.started_at))
             .bind(opt_i64(result.finished_at))
-            .bind(result.model_calls as i64);
+            .bind(result.model_calls as i64)
+            .bind(result.agent.clone());
         self.write_with_blobs(run_id, &[&args, &output], query, doing).await
     }
 
@@ -695,6 +772,7 @@ impl RunStore for SqlStore {
             clarifications: serde_json::from_str(&get_string(&row, "clarifications")).unwrap_or_default(),
             plans: Vec::new(),
             steps: Vec::new(),
+            calls: Vec::new(),
             exchanges: Vec::new(),
         };
 
@@ -717,65 +795,9 @@ impl RunStore for SqlStore {
             });
         }
 
-        let steps = sqlx::query(
-            "SELECT seq, step_id, plan_version, tool, status, attempts, COALESCE(s.args_json, a.body) AS args, \
-                    COALESCE(s.output_json, o.body) AS output, error, \
-                    started_at, finished_at, model_calls \
-             FROM step_runs s LEFT JOIN blobs a ON a.hash = s.args_hash LEFT JOIN blobs o ON o.hash = s.output_hash \
-             WHERE s.run_id = $1 ORDER BY seq",
-        )
-        .bind(run_id)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(|e| self.fail(e, doing))?;
-        for s in steps {
-            run.steps.push(StoredStep {
-                seq: get_u64(&s, "seq"),
-                plan_version: get_u64(&s, "plan_version") as u32,
-                result: StepResult {
-                    id: get_string(&s, "step_id"),
-                    tool: get_opt_string(&s, "tool"),
-                    status: StepStatus::parse(&get_string(&s, "status")).unwrap_or(StepStatus::Failed),
-                    attempts: get_u64(&s, "attempts") as u32,
-                    args: parse_json(get_opt_string(&s, "args")),
-                    output: parse_json(get_opt_string(&s, "output")),
-                    error: get_opt_string(&s, "error"),
-                    started_at: get_opt_u64(&s, "started_at"),
-                    finished_at: get_opt_u64(&s, "finished_at"),
-                    model_calls: get_u64(&s, "model_calls") as u32,
-                },
-            });
-        }
-
-        let exchanges = sqlx::query(
-            "SELECT seq, role, step_id, model, request_hash, response_hash, error, prompt_tokens, completion_tokens, cost, latency_ms, at \
-             FROM model_exchanges WHERE run_id = $1 ORDER BY seq",
-        )
-        .bind(run_id)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(|e| self.fail(e, doing))?;
-        for x in exchanges {
-            let role_text = get_string(&x, "role");
-            let role = Role::ALL
-                .into_iter()
-                .find(|r| r.as_str() == role_text)
-                .unwrap_or(Role::Executor);
-            run.exchanges.push(ModelExchange {
-                seq: get_u64(&x, "seq"),
-                role,
-                step_id: get_opt_string(&x, "step_id"),
-                model: get_string(&x, "model"),
-                request: self.get_request(get_string(&x, "request_hash")).await?,
-                response: self.blob(get_opt_string(&x, "response_hash")).await?,
-                error: get_opt_string(&x, "error"),
-                prompt_tokens: get_u64(&x, "prompt_tokens"),
-                completion_tokens: get_u64(&x, "completion_tokens"),
-                cost: get_opt_string(&x, "cost").and_then(|c| c.parse().ok()),
-                latency_ms: get_u64(&x, "latency_ms"),
-                at: get_u64(&x, "at"),
-            });
-        }
+        run.steps = self.load_steps(run_id).await?;
+        run.separate_calls();
+        run.exchanges = self.load_exchanges(run_id).await?;
         Ok(Some(run))
     }
 

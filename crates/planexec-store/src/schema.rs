@@ -86,6 +86,9 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (run_id, hash)
     );
     CREATE INDEX blob_refs_by_hash ON blob_refs (hash);",
+    // 2: the agent profile of an agent step (its inner calls are rows of
+    // their own, with ids `<step>.<n>`).
+    "ALTER TABLE step_runs ADD COLUMN agent TEXT;",
 ];
 
 /// The schema version this build writes.

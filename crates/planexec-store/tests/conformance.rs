@@ -34,6 +34,7 @@ fn result(id: &str, status: StepStatus, output: Option<serde_json::Value>) -> St
     StepResult {
         id: id.to_string(),
         tool: Some("echo".into()),
+        agent: None,
         status,
         attempts: 1,
         args: Some(json!({"input": id})),
@@ -42,6 +43,7 @@ fn result(id: &str, status: StepStatus, output: Option<serde_json::Value>) -> St
         started_at: Some(1_000),
         finished_at: Some(1_050),
         model_calls: 0,
+        calls: Vec::new(),
     }
 }
 
@@ -65,6 +67,60 @@ fn exchange(seq: u64, role: Role, prompt: u64) -> ModelExchange {
         latency_ms: 30,
         at: 2_000 + seq,
     }
+}
+
+/// An agent step and its inner calls (`<step>.<n>` rows): the step comes back
+/// with its agent, the calls apart from the steps, attached to the step in the
+/// report, and an inner call in flight is in flight.
+async fn agent_steps(store: &dyn RunStore) {
+    store.create_run(&header("run-agent", 20)).await.unwrap();
+    let started = |seq, id: &str, tool: Option<&str>, agent: Option<&str>| StepStart {
+        seq,
+        plan_version: 1,
+        step_id: id.into(),
+        tool: tool.map(str::to_string),
+        agent: agent.map(str::to_string),
+        args: tool.map(|_| json!({"input": id})),
+        started_at: 1_000 + seq,
+    };
+    store
+        .step_started("run-agent", &started(1, "s1", None, Some("worker")))
+        .await
+        .unwrap();
+    store
+        .step_started("run-agent", &started(2, "s1.1", Some("echo"), None))
+        .await
+        .unwrap();
+    store
+        .step_finished(
+            "run-agent",
+            2,
+            1,
+            &result("s1.1", StepStatus::Succeeded, Some(json!("one"))),
+        )
+        .await
+        .unwrap();
+    store
+        .step_started("run-agent", &started(3, "s1.2", Some("echo"), None))
+        .await
+        .unwrap();
+    let run = store.load_run("run-agent").await.unwrap().unwrap();
+    let ids = |steps: &[planexec::store::StoredStep]| steps.iter().map(|s| s.result.id.clone()).collect::<Vec<_>>();
+    assert_eq!(ids(&run.steps), ["s1"]);
+    assert_eq!(run.steps[0].result.agent.as_deref(), Some("worker"));
+    assert_eq!(ids(&run.calls), ["s1.1", "s1.2"]);
+    let in_flight: Vec<&str> = run.in_flight().iter().map(|s| s.result.id.as_str()).collect();
+    assert_eq!(in_flight, ["s1", "s1.2"]);
+    let mut finished = result("s1", StepStatus::Succeeded, Some(json!("done")));
+    finished.tool = None;
+    finished.agent = Some("worker".into());
+    store.step_finished("run-agent", 1, 1, &finished).await.unwrap();
+    let report = store.load_run("run-agent").await.unwrap().unwrap().report();
+    let step = report.step("s1").unwrap();
+    assert_eq!(step.agent.as_deref(), Some("worker"));
+    let calls: Vec<&str> = step.calls.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(calls, ["s1.1", "s1.2"], "the report puts the calls under their step");
+    assert!(report.steps.iter().all(|s| !s.is_inner_call()));
 }
 
 /// The whole contract, on one store.
@@ -107,6 +163,7 @@ async fn conformance(store: Arc<dyn RunStore>) {
         plan_version: 1,
         step_id: "s1".into(),
         tool: Some("echo".into()),
+        agent: None,
         args: Some(json!({"input": "s1"})),
         started_at: 1_000,
     };
@@ -275,6 +332,7 @@ async fn conformance(store: Arc<dyn RunStore>) {
     store.create_run(&header("run-a", 40)).await.unwrap();
     let fresh = store.load_run("run-a").await.unwrap().unwrap();
     assert!(fresh.steps.is_empty() && fresh.plans.is_empty() && fresh.exchanges.is_empty());
+    agent_steps(store.as_ref()).await;
 }
 
 #[tokio::test]

@@ -25,6 +25,7 @@ fn done(id: &str, output: serde_json::Value) -> StepResult {
     StepResult {
         id: id.to_string(),
         tool: Some("echo".into()),
+        agent: None,
         status: StepStatus::Succeeded,
         attempts: 1,
         args: None,
@@ -33,6 +34,7 @@ fn done(id: &str, output: serde_json::Value) -> StepResult {
         started_at: Some(1),
         finished_at: Some(2),
         model_calls: 0,
+        calls: Vec::new(),
     }
 }
 

@@ -125,6 +125,7 @@ async fn scheduler_overhead() {
         planexec::StepResult {
             id: s.id,
             tool: s.tool,
+            agent: None,
             status: planexec::StepStatus::Succeeded,
             attempts: 1,
             args: None,
@@ -133,6 +134,7 @@ async fn scheduler_overhead() {
             started_at: None,
             finished_at: None,
             model_calls: 0,
+            calls: Vec::new(),
         }
     })
     .await;

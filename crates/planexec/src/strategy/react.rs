@@ -48,9 +48,11 @@ impl Drive for React {
                     return Err(Exit::failed("the model ended without an answer"))
                 }
                 Turn::Answer(answer) => return Ok(answer),
-                Turn::CallAtTheEnd { tool } => return Err(Exit::failed(format!(
+                Turn::CallAtTheEnd { tool } => {
+                    return Err(Exit::failed(format!(
                     "the model ended with a call of `{tool}` instead of an answer, after the last call this run allows"
-                ))),
+                )))
+                }
                 Turn::Garbled { text, why } => {
                     history.push(Message::assistant(text));
                     history.push(Message::user(format!(
