@@ -149,28 +149,34 @@ async fn call_tool(
 ) -> Result<(String, Option<String>), String> {
     let call_id = inner_call_id(&step.id, tally.calls.len() + 1);
     ctx.budget.check_step(&call_id)?;
-    let refusal = |message: String| Ok((format!("error: {message}"), Some(message)));
+    let args = call.arguments.clone();
     let all = ctx.tools.names();
+    let mine = || -> String {
+        all.iter()
+            .filter(|t| profile.allows(t))
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let Some(tool) = calls::real_name(&all, &call.name) else {
-        let mine: Vec<String> = all.into_iter().filter(|t| profile.allows(t)).collect();
-        return refusal(format!(
-            "there is no tool `{}` (you may use: {})",
-            call.name,
-            mine.join(", ")
-        ));
+        let message = format!("there is no tool `{}` (you may use: {})", call.name, mine());
+        return Ok(refused(ctx, step, &call_id, &call.name, args, message, tally).await);
     };
     let Some(entry) = ctx.tools.get(&tool).filter(|_| profile.allows(&tool)) else {
-        let mine: Vec<String> = all.into_iter().filter(|t| profile.allows(t)).collect();
-        return refusal(format!(
+        let message = format!(
             "refused: agent `{}` may not use `{tool}` (its tools: {})",
             profile.name,
-            mine.join(", ")
-        ));
+            mine()
+        );
+        return Ok(refused(ctx, step, &call_id, &tool, args, message, tally).await);
     };
-    let args = match &call.arguments {
-        Value::Object(_) => call.arguments.clone(),
+    let args = match args {
+        Value::Object(_) => args,
         Value::Null => Value::Object(Default::default()),
-        other => return refusal(format!("the arguments of `{tool}` must be a JSON object, not {other}")),
+        other => {
+            let message = format!("the arguments of `{tool}` must be a JSON object, not {other}");
+            return Ok(refused(ctx, step, &call_id, &tool, other, message, tally).await);
+        }
     };
     if let Some(recorded) = ctx.journal.replay(&step.id, &tool, &args) {
         return Ok(replayed(ctx, step, &call_id, recorded, tally));
@@ -184,6 +190,48 @@ async fn call_tool(
     };
     tally.calls.push(record);
     Ok((shown, error))
+}
+
+/// A call refused before it ran (unknown tool, outside the profile, bad
+/// arguments): recorded and shown like any failed call, so the report says
+/// what the loop tried, and told to the loop so it can recover.
+async fn refused(
+    ctx: &RunContext,
+    step: &Step,
+    call_id: &str,
+    tool: &str,
+    args: Value,
+    message: String,
+    tally: &mut Tally,
+) -> (String, Option<String>) {
+    let now = now_ms();
+    ctx.events.emit(Event::AgentCallFinished {
+        step_id: step.id.clone(),
+        call_id: call_id.to_string(),
+        tool: tool.to_string(),
+        elapsed_ms: 0,
+        error: Some(message.clone()),
+        summary: String::new(),
+        replayed: false,
+    });
+    let record = StepResult {
+        id: call_id.to_string(),
+        tool: Some(tool.to_string()),
+        agent: None,
+        status: StepStatus::Failed,
+        attempts: 0,
+        args: Some(args),
+        output: None,
+        error: Some(message.clone()),
+        started_at: Some(now),
+        finished_at: Some(now),
+        model_calls: 0,
+        calls: Vec::new(),
+    };
+    let seq = ctx.ledger.next_step_seq();
+    ctx.ledger.step_finished(seq, tally.version, &record).await;
+    tally.calls.push(record);
+    (format!("error: {message}"), Some(message))
 }
 
 /// A call that ran in an earlier session: its recorded result, not a second run.

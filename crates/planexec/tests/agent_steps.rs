@@ -1,0 +1,327 @@
+//! Agent steps against the in-process scripted model and the real built-in
+//! file tools on a temporary folder: the loop's calls run, are checked by the
+//! profile, the mode and the budget, are recorded under their step, and the
+//! loop's last message is the step's output.
+
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use planexec::llm::scripted::{ScriptedModel, ScriptedReply};
+use planexec::tools::builtin;
+use planexec::tools::workspace::Workspace;
+use planexec::{
+    Agent, AgentProfile, Approval, Approver, Budget, Effect, Event, EventBus, Mode, Plan, Role, RunOptions, RunStatus,
+    Step,
+};
+use serde_json::{json, Value};
+
+struct Folder {
+    dir: tempfile::TempDir,
+}
+
+impl Folder {
+    fn new() -> Folder {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("reports")).unwrap();
+        std::fs::write(dir.path().join("reports/a.txt"), "Quarterly numbers, nothing else.").unwrap();
+        std::fs::write(dir.path().join("reports/b.txt"), "Supplier: Acme Widgets Ltd.").unwrap();
+        Folder { dir }
+    }
+    fn tools(&self) -> planexec::ToolRegistry {
+        builtin::registry(Workspace::new(self.dir.path()).unwrap())
+    }
+}
+
+fn agent_plan(agent: &str) -> Plan {
+    serde_json::from_value(json!({
+        "goal": "name the supplier",
+        "steps": [{
+            "id": "s1",
+            "description": "find which file under reports/ names the supplier and return the supplier's name",
+            "agent": agent,
+            "depends_on": []
+        }]
+    }))
+    .unwrap()
+}
+
+fn options(mode: Mode) -> RunOptions {
+    let mut o = RunOptions::default();
+    o.mode = mode;
+    o.max_replans = 0;
+    o
+}
+
+fn events() -> (EventBus, Arc<Mutex<Vec<Event>>>) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let bus = EventBus::new();
+    let sink = seen.clone();
+    bus.on_event(move |e| sink.lock().unwrap().push(e.clone()));
+    (bus, seen)
+}
+
+fn call(name: &str, args: Value) -> ScriptedReply {
+    ScriptedReply::tool_call(name, &args)
+}
+
+/// The text of every message the agent loop was sent in its `n`th turn.
+fn turn_text(model: &ScriptedModel, n: usize) -> String {
+    let request = &model.requests_from(Role::Agent)[n];
+    serde_json::to_string(&request.messages).unwrap()
+}
+
+#[tokio::test]
+async fn an_agent_step_lists_a_folder_reads_two_files_and_returns_a_name() {
+    let folder = Folder::new();
+    let model = Arc::new(ScriptedModel::new());
+    model.replies(
+        Role::Agent,
+        vec![
+            call("list_dir", json!({"path": "reports"})),
+            call("read_file", json!({"path": "reports/a.txt"})),
+            call("read_file", json!({"path": "reports/b.txt"})),
+            ScriptedReply::text("Acme Widgets Ltd."),
+        ],
+    );
+    model.always(
+        Role::Synthesizer,
+        ScriptedReply::text("The supplier is Acme Widgets Ltd."),
+    );
+    let (bus, seen) = events();
+    let agent = Agent::builder(model.clone(), "scripted")
+        .tools(folder.tools())
+        .options(options(Mode::Auto))
+        .events(bus)
+        .build();
+    let report = agent.run_plan("name the supplier", agent_plan("worker")).await;
+
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    let step = report.step("s1").unwrap();
+    assert_eq!(step.agent.as_deref(), Some("worker"));
+    assert_eq!(step.output, Some(json!("Acme Widgets Ltd.")));
+    let inner: Vec<(&str, Option<&str>)> = step.calls.iter().map(|c| (c.id.as_str(), c.tool.as_deref())).collect();
+    assert_eq!(
+        inner,
+        vec![
+            ("s1.1", Some("list_dir")),
+            ("s1.2", Some("read_file")),
+            ("s1.3", Some("read_file"))
+        ]
+    );
+    assert!(step.calls.iter().all(|c| c.error.is_none()));
+    // The third turn saw what the first two calls returned.
+    let third = turn_text(&model, 2);
+    assert!(
+        third.contains("a.txt") && third.contains("Quarterly numbers"),
+        "{third}"
+    );
+    let finished = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| matches!(e, Event::AgentCallFinished { step_id, .. } if step_id == "s1"))
+        .count();
+    assert_eq!(finished, 3);
+    assert_eq!(report.usage.role(Role::Agent).calls, 4, "{:?}", report.usage);
+}
+
+#[tokio::test]
+async fn the_loop_sees_only_the_goal_its_step_and_its_dependencies() {
+    let folder = Folder::new();
+    let model = Arc::new(ScriptedModel::new());
+    model.replies(Role::Agent, vec![ScriptedReply::text("done")]);
+    model.always(Role::Synthesizer, ScriptedReply::text("ok"));
+    let plan: Plan = serde_json::from_value(json!({
+        "goal": "the goal text",
+        "steps": [
+            {"id": "s1", "description": "unrelated side step", "tool": "calculator", "args": {"expression": "6*7"}, "depends_on": []},
+            {"id": "s2", "description": "count the files", "tool": "list_dir", "args": {"path": "reports"}, "depends_on": []},
+            {"id": "s3", "description": "summarise the listing", "agent": "worker", "depends_on": ["s2"]}
+        ]
+    }))
+    .unwrap();
+    let agent = Agent::builder(model.clone(), "scripted")
+        .tools(folder.tools())
+        .options(options(Mode::Auto))
+        .build();
+    let report = agent.run_plan("the task", plan).await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    let seen = turn_text(&model, 0);
+    assert!(
+        seen.contains("the goal text") && seen.contains("summarise the listing"),
+        "{seen}"
+    );
+    assert!(seen.contains("b.txt"), "the dependency's result is shown: {seen}");
+    assert!(!seen.contains("unrelated side step") && !seen.contains("42"), "{seen}");
+}
+
+#[tokio::test]
+async fn a_tool_outside_the_profile_is_refused_and_the_loop_recovers() {
+    let folder = Folder::new();
+    let model = Arc::new(ScriptedModel::new());
+    model.replies(
+        Role::Agent,
+        vec![
+            call("write_file", json!({"path": "x.txt", "content": "no"})),
+            call("read_file", json!({"path": "reports/b.txt"})),
+            ScriptedReply::text("Acme Widgets Ltd."),
+        ],
+    );
+    model.always(Role::Synthesizer, ScriptedReply::text("Acme"));
+    let mut o = options(Mode::Auto);
+    o.agents.push(
+        AgentProfile::new("reader")
+            .description("reads files")
+            .tools(["read_file", "list_*"]),
+    );
+    let agent = Agent::builder(model.clone(), "scripted")
+        .tools(folder.tools())
+        .options(o)
+        .build();
+    let report = agent.run_plan("t", agent_plan("reader")).await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    assert!(!folder.dir.path().join("x.txt").exists());
+    let step = report.step("s1").unwrap();
+    let refused = step.calls[0].error.clone().unwrap_or_default();
+    assert!(
+        refused.contains("write_file") && refused.contains("reader"),
+        "{refused}"
+    );
+    // The refusal reached the loop, which went on.
+    assert!(turn_text(&model, 1).contains(&refused), "{}", turn_text(&model, 1));
+    // The tools offered to the loop are only the profile's.
+    let offered: Vec<String> = model.requests_from(Role::Agent)[0]
+        .tools
+        .iter()
+        .map(|t| t.name.clone())
+        .collect();
+    assert_eq!(offered, vec!["list_dir".to_string(), "read_file".to_string()]);
+}
+
+#[tokio::test]
+async fn plan_mode_refuses_an_inner_write() {
+    let folder = Folder::new();
+    let model = Arc::new(ScriptedModel::new());
+    model.replies(
+        Role::Agent,
+        vec![
+            call("write_file", json!({"path": "out.txt", "content": "hello"})),
+            ScriptedReply::text("could not write"),
+        ],
+    );
+    model.always(Role::Synthesizer, ScriptedReply::text("no"));
+    let agent = Agent::builder(model.clone(), "scripted")
+        .tools(folder.tools())
+        .options(options(Mode::Plan))
+        .build();
+    let report = agent.run_plan("t", agent_plan("worker")).await;
+    assert!(!folder.dir.path().join("out.txt").exists());
+    let step = report.step("s1").unwrap();
+    let refused = step.calls[0].error.clone().unwrap_or_default();
+    assert!(refused.contains("plan mode"), "{refused}");
+}
+
+/// Says yes to every confirmation and records what it was asked.
+struct Confirming(Mutex<Vec<(String, Value, Effect)>>);
+
+#[async_trait]
+impl Approver for Confirming {
+    async fn review(&self, _plan: &Plan, _check: planexec::policy::PlanCheck<'_>) -> Approval {
+        Approval::Approve
+    }
+    async fn confirm_step(&self, step: &Step, args: &Value, effect: Effect) -> bool {
+        self.0.lock().unwrap().push((step.id.clone(), args.clone(), effect));
+        true
+    }
+}
+
+#[tokio::test]
+async fn ask_mode_confirms_an_inner_write_with_its_arguments() {
+    let folder = Folder::new();
+    let model = Arc::new(ScriptedModel::new());
+    model.replies(
+        Role::Agent,
+        vec![
+            call("write_file", json!({"path": "out.txt", "content": "hello"})),
+            ScriptedReply::text("wrote out.txt"),
+        ],
+    );
+    model.always(Role::Synthesizer, ScriptedReply::text("ok"));
+    let approver = Arc::new(Confirming(Mutex::default()));
+    let agent = Agent::builder(model.clone(), "scripted")
+        .tools(folder.tools())
+        .options(options(Mode::Ask))
+        .approver(approver.clone())
+        .build();
+    let report = agent.run_plan("t", agent_plan("worker")).await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    assert_eq!(
+        std::fs::read_to_string(folder.dir.path().join("out.txt")).unwrap(),
+        "hello"
+    );
+    let asked = approver.0.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0].0, "s1.1");
+    assert_eq!(asked[0].1, json!({"path": "out.txt", "content": "hello"}));
+    assert_eq!(asked[0].2, Effect::WritesWorkspace);
+}
+
+#[tokio::test]
+async fn a_budget_stops_the_loop_mid_way() {
+    let folder = Folder::new();
+    let model = Arc::new(ScriptedModel::new());
+    model.always(Role::Agent, call("list_dir", json!({"path": "reports"})));
+    model.always(Role::Synthesizer, ScriptedReply::text("ok"));
+    let mut o = options(Mode::Auto);
+    o.budget = Budget {
+        max_tokens: Some(1500),
+        ..Budget::default()
+    };
+    o.agents = vec![AgentProfile::worker().max_turns(50)];
+    let agent = Agent::builder(model.clone(), "scripted")
+        .tools(folder.tools())
+        .options(o)
+        .build();
+    let report = agent.run_plan("t", agent_plan("worker")).await;
+    assert_eq!(report.status, RunStatus::BudgetExhausted, "{:?}", report.error);
+    let turns = model.requests_from(Role::Agent).len();
+    assert!(
+        turns > 1 && turns < 50,
+        "the loop ran {turns} turns: {:?}",
+        report.error
+    );
+    let total = report.usage.total();
+    let spent = total.prompt_tokens + total.completion_tokens;
+    let one_turn = report.usage.role(Role::Agent).prompt_tokens / turns as u64 + 200;
+    assert!(spent <= 1500 + one_turn, "spent {spent}: {:?}", report.usage);
+}
+
+#[tokio::test]
+async fn a_call_written_as_text_is_run_and_an_unanswered_loop_fails() {
+    let folder = Folder::new();
+    let model = Arc::new(ScriptedModel::new());
+    model.replies(
+        Role::Agent,
+        vec![
+            ScriptedReply::text(
+                "<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"reports/b.txt\"}}</tool_call>",
+            ),
+            ScriptedReply::text("{\"name\": \"read_file\", \"arguments\": {\"path\": \"reports/a.txt\"}}"),
+        ],
+    );
+    model.always(Role::Agent, call("list_dir", json!({"path": "."})));
+    model.always(Role::Synthesizer, ScriptedReply::text("ok"));
+    let mut o = options(Mode::Auto);
+    o.agents = vec![AgentProfile::worker().max_turns(3)];
+    let agent = Agent::builder(model.clone(), "scripted")
+        .tools(folder.tools())
+        .options(o)
+        .build();
+    let report = agent.run_plan("t", agent_plan("worker")).await;
+    let step = report.step("s1").unwrap();
+    let tools: Vec<Option<&str>> = step.calls.iter().map(|c| c.tool.as_deref()).collect();
+    assert_eq!(tools, vec![Some("read_file"), Some("read_file")]);
+    assert_ne!(report.status, RunStatus::Succeeded);
+    let error = step.error.clone().unwrap_or_default();
+    assert!(error.contains("no answer in 3 turns"), "{error}");
+}
