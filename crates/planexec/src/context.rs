@@ -33,7 +33,7 @@ impl RunContext {
     /// [`system_prompt`] for the run's tools as they are now (an MCP server may
     /// have changed its tools since the run started).
     pub fn system(&self) -> String {
-        crate::prompt::system_prompt(&self.tools, self.options.mode)
+        crate::prompt::system_prompt(&self.tools, self.options.mode, self.options.plannable_agents())
     }
 
     /// Send a request to the role's model (its `model` field is filled in here).

@@ -183,7 +183,8 @@ pub(crate) async fn plan_streaming(
 /// A request for a plan: structured output with the plan schema specialised
 /// to the run's tools.
 fn plan_request(ctx: &RunContext, role: Role, messages: Vec<Message>) -> ChatRequest {
-    let (schema, strict) = plan::plan_schema_for_tools(&ctx.tools, ctx.options.max_steps);
+    let agents: Vec<String> = ctx.options.plannable_agents().iter().map(|a| a.name.clone()).collect();
+    let (schema, strict) = plan::plan_schema_for(&ctx.tools, &agents, ctx.options.max_steps);
     let mut request = ChatRequest::new(role, "", messages);
     request.response_format = Some(JsonSchemaFormat {
         name: "plan".to_string(),

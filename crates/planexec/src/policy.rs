@@ -137,6 +137,16 @@ impl RunOptions {
         }
     }
 
+    /// The agents the planner may hand steps to: none for a strategy whose
+    /// steps all call tools (rewoo), else every profile.
+    pub fn plannable_agents(&self) -> &[crate::agents::AgentProfile] {
+        if self.strategy.profile().tools_only {
+            &[]
+        } else {
+            &self.agents
+        }
+    }
+
     /// The agent profile named `name`.
     pub fn agent(&self, name: &str) -> Option<&crate::agents::AgentProfile> {
         self.agents.iter().find(|a| a.name == name)

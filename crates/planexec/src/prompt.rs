@@ -3,21 +3,23 @@
 //! evaluated once by a local model's KV cache and cached by providers that
 //! cache prompt prefixes.
 
+use crate::agents::AgentProfile;
 use crate::policy::Mode;
 use crate::tools::ToolRegistry;
 
 /// The system prompt every role's call starts with: what the agent is and the
 /// run's tools. Being identical on every call of a run, it is evaluated once by
 /// a local model's KV cache and cached by providers that cache prompt prefixes.
-pub(crate) fn system_prompt(tools: &ToolRegistry, mode: Mode) -> String {
+pub(crate) fn system_prompt(tools: &ToolRegistry, mode: Mode, agents: &[AgentProfile]) -> String {
     let rule = match mode {
         Mode::Plan => "This run is in plan mode: only read_only tools may be used; the runtime refuses any other.\n",
         Mode::Ask | Mode::Auto => "",
     };
     format!(
-        "You are one part of a plan-and-execute agent. A planner breaks a task into steps that call tools; an executor carries out single steps; a replanner revises a plan after a failure; a synthesizer writes the final answer from the step results. The user message says which part you are now and what to do.\n\nTools available in this run:\n{}{rule}\nHow plans are written (for the planner and replanner):\n{}",
+        "You are one part of a plan-and-execute agent. A planner breaks a task into steps that call tools; an executor carries out single steps; a replanner revises a plan after a failure; a synthesizer writes the final answer from the step results. The user message says which part you are now and what to do.\n\nTools available in this run:\n{}{rule}\nHow plans are written (for the planner and replanner):\n{}{}",
         tool_catalog(tools),
-        PLAN_FORMAT
+        PLAN_FORMAT,
+        agent_catalog(tools, agents)
     )
 }
 
@@ -41,6 +43,40 @@ pub(crate) fn tool_catalog(tools: &ToolRegistry) -> String {
     }
     out
 }
+
+/// The agent steps a plan may use, and the agents it may name with the tools
+/// each may call; empty when the run has no agents.
+pub(crate) fn agent_catalog(tools: &ToolRegistry, agents: &[AgentProfile]) -> String {
+    if agents.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(AGENT_STEPS);
+    out.push_str("\nAgents:\n");
+    for agent in agents {
+        let names: Vec<String> = tools.names().into_iter().filter(|t| agent.allows(t)).collect();
+        out.push_str(&format!(
+            "- {}: {} (tools: {})\n",
+            agent.name,
+            agent.description,
+            if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            }
+        ));
+    }
+    out
+}
+
+/// How agent steps are written and when to choose one.
+const AGENT_STEPS: &str = r#"
+- "agent": "<agent name>" instead of "tool" (and no "args") hands the step to an agent, which does it with its own tools, looking before acting. Use one when the step's inputs cannot be known before looking (which file mentions something, what a listing holds); use a tool when one call with known args does it. The agent sees only the goal, its step and its depends_on results: say in the description what it must do and return.
+
+Example 3. Task: "Which file in reports/ names the supplier? Save the name to supplier.txt."
+{"goal": "Save the supplier named in reports/ to supplier.txt", "steps": [
+ {"id": "s1", "description": "find the file under reports/ that names the supplier; return only the name", "agent": "worker", "depends_on": []},
+ {"id": "s2", "description": "save the name to supplier.txt", "tool": "write_file", "args": {"path": "supplier.txt", "content": "{{s1}}"}, "depends_on": ["s1"]}
+], "infeasible": null}"#;
 
 /// `{"path": "<file path>", "n": <number>}` for a flat object schema; `None` otherwise.
 fn args_template(schema: &serde_json::Value) -> Option<String> {

@@ -59,10 +59,14 @@ pub(crate) async fn replan(
     }
     match &trigger {
         ReplanTrigger::StepFailed { step, error } => context.push_str(&format!(
-            "Failed step: [{}] {} (tool: {})\nError: {error}\n\n",
+            "Failed step: [{}] {} ({})\nError: {error}\n\n",
             step.id,
             step.description,
-            step.tool.as_deref().unwrap_or("none, reasoning")
+            match step.kind() {
+                plan::StepKind::Tool(tool) => format!("tool: {tool}"),
+                plan::StepKind::Agent(agent) => format!("agent: {agent}"),
+                plan::StepKind::Reasoning => "tool: none, reasoning".to_string(),
+            }
         )),
         ReplanTrigger::Feedback(feedback) => context.push_str(&format!(
             "The user reviewed the plan and asks for changes:\n{feedback}\n\n"
@@ -78,7 +82,11 @@ pub(crate) async fn replan(
             "The plan was cut short: the steps after the completed ones could not be used:\n{problem}\n\n"
         )),
     }
+    let agents_allowed = !ctx.options.plannable_agents().is_empty();
     let avoid_repeat = match trigger {
+        ReplanTrigger::StepFailed { step, .. } if agents_allowed && step.tool.is_some() => {
+            " Do not repeat the failed step unchanged. When no tool call with known arguments can do it, hand it to an agent step whose description carries the error above, so the agent can look and try another way; otherwise fix its arguments or use another tool."
+        }
         ReplanTrigger::StepFailed { .. } => {
             " Do not repeat the failed step unchanged: fix its arguments, use another tool, or take another route."
         }

@@ -24,7 +24,7 @@ pub use refs::{
     find_references, resolve_args, resolve_args_as_text, step_references, value_as_text, OutputLookup, Reference,
     ResolveError,
 };
-pub use schema::{is_strict_compatible, plan_schema, plan_schema_for_tools};
+pub use schema::{is_strict_compatible, plan_schema, plan_schema_for, plan_schema_for_tools};
 pub use validate::{find_cycle, validate, validate_with_done, PlanError, PlanErrors, PlanLimits, MAX_QUESTIONS};
 pub use waves::waves;
 

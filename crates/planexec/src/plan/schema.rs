@@ -21,6 +21,12 @@ pub fn plan_schema() -> Value {
 /// OpenAI's strict mode when every tool's schema is too; `strict` says whether
 /// that holds (else the caller should send it non-strict, still validating after).
 pub fn plan_schema_for_tools(tools: &ToolRegistry, max_steps: usize) -> (Value, bool) {
+    plan_schema_for(tools, &[], max_steps)
+}
+
+/// [`plan_schema_for_tools`], with one more step variant when `agents` is
+/// not empty: an agent step (`agent`: one of their names, no `tool`, no `args`).
+pub fn plan_schema_for(tools: &ToolRegistry, agents: &[String], max_steps: usize) -> (Value, bool) {
     let base = plan_schema();
     let described = |name: &str, fallback: &str| -> Value {
         let desc = base
@@ -58,6 +64,20 @@ pub fn plan_schema_for_tools(tools: &ToolRegistry, max_steps: usize) -> (Value, 
             serde_json::json!({"type": "string", "enum": [entry.tool.name()]}),
             schema,
         ));
+    }
+    if !agents.is_empty() {
+        variants.push(serde_json::json!({
+            "type": "object",
+            "properties": {
+                "id": {"type": "string", "description": described("id", "unique step id")},
+                "description": {"type": "string", "description": "the subtask for the agent, and what to return"},
+                "agent": {"type": "string", "enum": agents},
+                "depends_on": {"type": "array", "items": {"type": "string"}, "description": described("depends_on", "ids this step needs")},
+                "expected": {"type": ["string", "null"], "description": described("expected", "what a good result looks like")}
+            },
+            "required": ["id", "description", "agent", "depends_on", "expected"],
+            "additionalProperties": false
+        }));
     }
     let schema = serde_json::json!({
         "type": "object",
