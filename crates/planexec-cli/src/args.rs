@@ -113,6 +113,11 @@ pub enum Command {
         #[command(subcommand)]
         command: ToolsCommand,
     },
+    /// The agent profiles plans may hand steps to.
+    Agents {
+        #[command(subcommand)]
+        command: AgentsCommand,
+    },
     /// Configuration.
     Config {
         #[command(subcommand)]
@@ -192,6 +197,24 @@ pub struct LedgerArgs {
     /// The run ledger: a SQLite file or a postgres:// URL [default: ~/.local/share/planexec/ledger.db].
     #[arg(long, env = "PLANEXEC_DB", value_name = "FILE|URL")]
     pub db: Option<String>,
+}
+
+#[derive(Subcommand)]
+pub enum AgentsCommand {
+    /// List the agents (built-in `worker`, `[agents.NAME]` in planexec.toml, --agent) and the tools each may use.
+    #[command(
+        after_help = "Examples:\n  planexec agents list\n  planexec agents list --agent reader=read_file,list_dir --json"
+    )]
+    List {
+        #[arg(long, default_value = ".")]
+        workspace: PathBuf,
+        /// Also an agent: NAME=TOOL,TOOL… (repeatable).
+        #[arg(long = "agent", value_name = "NAME=TOOLS")]
+        agents: Vec<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -280,6 +303,12 @@ pub struct CommonArgs {
     pub replanner_model: Option<String>,
     #[arg(long, value_name = "MODEL")]
     pub synthesizer_model: Option<String>,
+    /// Model of agent steps' turns, unless their profile names one [env: PLANEXEC_AGENT_MODEL].
+    #[arg(long, value_name = "MODEL")]
+    pub agent_model: Option<String>,
+    /// An agent profile plans may hand steps to: NAME=TOOL,TOOL… (names or globs; repeatable).
+    #[arg(long = "agent", value_name = "NAME=TOOLS")]
+    pub agents: Vec<String>,
     /// Folder the file tools may use; nothing outside it is touched [default: .; on resume, the run's].
     #[arg(long)]
     pub workspace: Option<PathBuf>,
@@ -336,6 +365,8 @@ impl CommonArgs {
             executor_model: self.executor_model.clone(),
             replanner_model: self.replanner_model.clone(),
             synthesizer_model: self.synthesizer_model.clone(),
+            agent_model: self.agent_model.clone(),
+            agents: self.agents.clone(),
             max_steps: self.max_steps,
             max_replans: self.max_replans,
             parallelism: self.parallelism,

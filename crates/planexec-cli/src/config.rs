@@ -55,6 +55,7 @@ struct FileConfig {
     strategy: Option<String>,
     shell: Option<ShellSection>,
     mcp_servers: Option<Vec<planexec_mcp::McpServerToml>>,
+    agents: Option<BTreeMap<String, crate::agents::AgentToml>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -82,6 +83,7 @@ struct RoleModels {
     executor: Option<String>,
     replanner: Option<String>,
     synthesizer: Option<String>,
+    agent: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -124,6 +126,8 @@ pub struct Entry {
 /// Values given on the command line (the top layer).
 #[derive(Debug, Default, Clone)]
 pub struct Flags {
+    /// `--agent NAME=TOOLS`, repeatable.
+    pub agents: Vec<String>,
     pub base_url: Option<String>,
     pub api_key: Option<String>,
     pub model: Option<String>,
@@ -133,6 +137,7 @@ pub struct Flags {
     pub executor_model: Option<String>,
     pub replanner_model: Option<String>,
     pub synthesizer_model: Option<String>,
+    pub agent_model: Option<String>,
     pub max_steps: Option<usize>,
     pub max_replans: Option<u32>,
     pub parallelism: Option<usize>,
@@ -154,6 +159,8 @@ pub struct Config {
     /// `[[mcp_servers]]` of every file, with the file each came from. A later
     /// file's server replaces an earlier one of the same name.
     pub mcp_servers: Vec<(planexec_mcp::McpServerToml, PathBuf)>,
+    /// `[agents.NAME]` of every file, then `--agent` flags, in order.
+    pub agents: Vec<crate::agents::ConfiguredAgent>,
 }
 
 /// Every key a configuration may set, with its default (`None`: unset).
@@ -170,6 +177,7 @@ const KEYS: &[(&str, Option<&str>)] = &[
     ("models.executor", None),
     ("models.replanner", None),
     ("models.synthesizer", None),
+    ("models.agent", None),
     ("limits.max_steps", Some("8")),
     ("limits.max_replans", Some("2")),
     ("limits.parallelism", Some("4")),
@@ -201,6 +209,7 @@ const ENV: &[(&str, &str)] = &[
     ("PLANEXEC_EXECUTOR_MODEL", "models.executor"),
     ("PLANEXEC_REPLANNER_MODEL", "models.replanner"),
     ("PLANEXEC_SYNTHESIZER_MODEL", "models.synthesizer"),
+    ("PLANEXEC_AGENT_MODEL", "models.agent"),
     ("PLANEXEC_MAX_STEPS", "limits.max_steps"),
     ("PLANEXEC_MAX_REPLANS", "limits.max_replans"),
     ("PLANEXEC_PARALLELISM", "limits.parallelism"),
@@ -240,6 +249,10 @@ impl Config {
             }
         }
         config.apply_flags(flags);
+        for text in &flags.agents {
+            config.agents.push(crate::agents::ConfiguredAgent::from_flag(text)?);
+        }
+        crate::agents::profiles(&config.agents)?;
         Ok(config)
     }
 
@@ -277,6 +290,7 @@ impl Config {
         put("models.executor", models.executor);
         put("models.replanner", models.replanner);
         put("models.synthesizer", models.synthesizer);
+        put("models.agent", models.agent);
         let limits = file.limits.unwrap_or_default();
         put("limits.max_steps", limits.max_steps.map(|v| v.to_string()));
         put("limits.max_replans", limits.max_replans.map(|v| v.to_string()));
@@ -306,6 +320,10 @@ impl Config {
                 Some(format!("{},{}", price.input, price.output)),
             );
         }
+        for (name, settings) in file.agents.unwrap_or_default() {
+            self.agents
+                .push(crate::agents::ConfiguredAgent::from_file(name, settings, path));
+        }
         for server in file.mcp_servers.unwrap_or_default() {
             self.mcp_servers.retain(|(s, _)| s.name != server.name);
             self.mcp_servers.push((server, path.to_path_buf()));
@@ -315,7 +333,7 @@ impl Config {
     }
 
     fn apply_flags(&mut self, f: &Flags) {
-        let pairs: [(&'static str, &str, Option<String>); 18] = [
+        let pairs: [(&'static str, &str, Option<String>); 19] = [
             ("mode", "mode", f.mode.clone()),
             ("strategy", "strategy", f.strategy.clone()),
             ("max-tokens", "limits.max_tokens", f.max_tokens.map(|v| v.to_string())),
@@ -330,6 +348,7 @@ impl Config {
             ("executor-model", "models.executor", f.executor_model.clone()),
             ("replanner-model", "models.replanner", f.replanner_model.clone()),
             ("synthesizer-model", "models.synthesizer", f.synthesizer_model.clone()),
+            ("agent-model", "models.agent", f.agent_model.clone()),
             ("max-steps", "limits.max_steps", f.max_steps.map(|v| v.to_string())),
             (
                 "max-replans",
@@ -420,6 +439,7 @@ impl Config {
             strategy: self.strategy()?,
             budget: self.budget()?,
             allow_irreversible: self.allowed_tools()?,
+            agents: crate::agents::profiles(&self.agents)?,
             ..RunOptions::default()
         })
     }

@@ -2,6 +2,7 @@
 //! library: it reads configuration, builds a provider, tools and an approver,
 //! shows events as the run goes, and prints the answer (or a JSON report).
 
+mod agents;
 mod args;
 mod bench;
 mod config;
@@ -22,7 +23,7 @@ use planexec::render;
 use planexec::tools::{builtin, workspace::Workspace};
 use planexec::{Plan, ResumeOptions, StepSelection};
 
-use args::{Cli, Command, ConfigCommand, ModelCommand, ToolsCommand};
+use args::{AgentsCommand, Cli, Command, ConfigCommand, ModelCommand, ToolsCommand};
 use config::{Config, Flags};
 use display::Display;
 
@@ -136,6 +137,25 @@ async fn dispatch(cli: Cli) -> Result<u8, BadInput> {
             let config = Config::load(&workspace, &Flags::default())?;
             let tools = setup::open_tools(&workspace, &config, &mcp).await?;
             print!("{}", tools.listing());
+            tools.shutdown().await;
+            Ok(EXIT_OK)
+        }
+        Command::Agents {
+            command:
+                AgentsCommand::List {
+                    workspace,
+                    agents,
+                    json,
+                },
+        } => {
+            let flags = Flags {
+                agents,
+                ..Flags::default()
+            };
+            let config = Config::load(&workspace, &flags)?;
+            let profiles = agents::profiles(&config.agents)?;
+            let tools = setup::open_tools(&workspace, &config, &[]).await?;
+            print!("{}", agents::listing(&profiles, &config.agents, &tools.registry, json));
             tools.shutdown().await;
             Ok(EXIT_OK)
         }

@@ -168,6 +168,8 @@ pub struct ModelSetup {
     main: ModelRef,
     /// Roles with a model of their own.
     roles: Vec<(Role, ModelRef)>,
+    /// Agent profiles with a model of their own (`[agents.NAME] model`).
+    agents: Vec<(String, ModelRef)>,
     /// Which provider `auto` chose and why, to tell the user.
     pub chosen: Option<String>,
 }
@@ -184,6 +186,7 @@ pub fn model_setup(config: &Config, options: &RunOptions, cassette: &Cassette) -
         return Ok(ModelSetup {
             main,
             roles: Vec::new(),
+            agents: Vec::new(),
             chosen: None,
         });
     }
@@ -208,9 +211,23 @@ pub fn model_setup(config: &Config, options: &RunOptions, cassette: &Cassette) -
         let (provider, model) = providers.get(config, &reference, timeout)?;
         roles.push((role, ModelRef::new(recorders.wrap(provider, cassette)?, model)));
     }
+    let mut agents = Vec::new();
+    for agent in &config.agents {
+        let Some(text) = &agent.settings.model else {
+            continue;
+        };
+        let reference = ModelReference::parse(text, main.provider);
+        let (provider, model) = providers.get(config, &reference, timeout)?;
+        agents.retain(|(name, _)| name != &agent.name);
+        agents.push((
+            agent.name.clone(),
+            ModelRef::new(recorders.wrap(provider, cassette)?, model),
+        ));
+    }
     Ok(ModelSetup {
         main: main_model,
         roles,
+        agents,
         chosen: auto.then(|| format!("provider: {} ({why})", main.provider.as_str())),
     })
 }
@@ -270,11 +287,19 @@ pub fn assemble_agent(
     let pricing = config.pricing()?;
     if options.budget.max_cost.is_some() {
         // Every model the run may call needs a price, or its calls would count as free.
-        let names = std::iter::once(&models.main.model).chain(models.roles.iter().map(|(_, m)| &m.model));
+        let names = std::iter::once(&models.main.model)
+            .chain(models.roles.iter().map(|(_, m)| &m.model))
+            .chain(models.agents.iter().map(|(_, m)| &m.model));
         if let Some(unpriced) = names.into_iter().find(|m| pricing.price_of(m).is_none()) {
             return Err(BadInput(format!(
                 "--max-cost needs the price of model `{unpriced}`: pass --price {unpriced}=INPUT,OUTPUT (USD per million tokens; --price '*=0,0' for a free local model)"
             )));
+        }
+    }
+    let mut options = options;
+    for profile in &mut options.agents {
+        if let Some((_, model)) = models.agents.iter().find(|(name, _)| name == &profile.name) {
+            profile.model = Some(model.clone());
         }
     }
     let mut builder = Agent::builder(models.main.provider.clone(), models.main.model.clone())

@@ -625,3 +625,49 @@ fn anthropic_is_chosen_by_its_key_and_speaks_the_messages_api() {
         "{shown}"
     );
 }
+
+#[test]
+fn agents_come_from_config_and_flags_and_plans_may_only_name_them() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("planexec.toml"),
+        "[agents.reader]\ndescription = \"reads and lists files\"\ntools = [\"read_file\", \"list_*\"]\nmax_turns = 4\n",
+    )
+    .unwrap();
+    let (out, stdout, stderr) =
+        run(planexec(dir.path()).args(["agents", "list", "--agent", "calc=calculator", "--json"]));
+    assert!(out.status.success(), "{stderr}");
+    let list: Value = serde_json::from_str(&stdout).unwrap();
+    let names: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["worker", "reader", "calc"]);
+    assert_eq!(list[1]["resolved_tools"], json!(["list_dir", "read_file"]));
+    assert_eq!(list[1]["max_turns"], 4);
+    assert_eq!(list[2]["resolved_tools"], json!(["calculator"]));
+    assert_eq!(list[2]["source"], "flag --agent");
+
+    // A plan naming an agent nobody configured is refused before anything runs.
+    let plan = json!({"goal": "g", "steps": [
+        {"id": "s1", "description": "find it", "agent": "finder", "depends_on": []}
+    ]});
+    std::fs::write(dir.path().join("plan.json"), plan.to_string()).unwrap();
+    let (out, _, stderr) = run(planexec(dir.path()).args(["exec", "plan.json", "--yes"]));
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("agent `finder`, which does not exist (agents: worker, reader)"),
+        "{stderr}"
+    );
+
+    // A bad profile is a clear error naming its file.
+    std::fs::write(dir.path().join("planexec.toml"), "[agents.reader]\nmax_turns = 0\n").unwrap();
+    let (out, _, stderr) = run(planexec(dir.path()).args(["agents", "list"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr.contains("agents.reader.max_turns must be between 1 and 100, not 0"),
+        "{stderr}"
+    );
+}

@@ -108,16 +108,83 @@ fn to_chat(messages: &[Message]) -> Vec<(String, String)> {
         .map(|m| match m {
             Message::System { content } => ("system".to_string(), content.clone()),
             Message::User { content } => ("user".to_string(), content.clone()),
+            // Calls and results in the tags Qwen-style models are tuned on.
             Message::Assistant { content, tool_calls } => {
                 let mut text = content.clone().unwrap_or_default();
                 for c in tool_calls {
-                    text.push_str(&json!({"name": c.name, "arguments": c.arguments}).to_string());
+                    let call = json!({"name": c.name, "arguments": c.arguments});
+                    text.push_str(&format!("<tool_call>\n{call}\n</tool_call>"));
                 }
                 ("assistant".to_string(), text)
             }
-            Message::Tool { content, .. } => ("user".to_string(), format!("Tool result: {content}")),
+            Message::Tool { content, .. } => (
+                "user".to_string(),
+                format!("<tool_response>\n{content}\n</tool_response>"),
+            ),
         })
         .collect()
+}
+
+fn text_response(text: String, usage: TokenUsage) -> ChatResponse {
+    ChatResponse {
+        content: Some(text),
+        tool_calls: Vec::new(),
+        usage,
+        finish_reason: Some("stop".into()),
+    }
+}
+
+fn call_response(call: &Value, usage: TokenUsage) -> ChatResponse {
+    ChatResponse {
+        content: None,
+        tool_calls: vec![ToolCall {
+            id: "call_0".into(),
+            name: call["name"].as_str().unwrap_or_default().to_string(),
+            arguments: call["arguments"].clone(),
+        }],
+        usage,
+        finish_reason: Some("tool_calls".into()),
+    }
+}
+
+/// The tool a model "calls" to finish when it may choose between a call and
+/// an answer (as smolagents does): small models tuned on tool calls pick it
+/// more reliably than a separate answer format.
+const FINAL_ANSWER: &str = "final_answer";
+
+/// A reply written under [`answer_or_call_schema`]: a call, or the answer's
+/// text. Output the grammar did not hold to (cut short by the token limit)
+/// goes back as text, for the caller to read or ask again.
+fn answer_or_call(text: String, usage: TokenUsage) -> ChatResponse {
+    match serde_json::from_str::<Value>(text.trim()) {
+        Ok(reply) if reply["name"] == FINAL_ANSWER => match &reply["arguments"]["answer"] {
+            Value::String(answer) => text_response(answer.clone(), usage),
+            _ => text_response(text, usage),
+        },
+        Ok(reply) if reply.get("name").is_some() => call_response(&reply, usage),
+        _ => text_response(text, usage),
+    }
+}
+
+/// The schema of a reply that either calls one of `tools`, its arguments
+/// following that tool's schema, or answers through [`FINAL_ANSWER`].
+fn answer_or_call_schema(request: &ChatRequest) -> Value {
+    let mut schema = tool_call_schema(request);
+    if let Some(options) = schema.get_mut("anyOf").and_then(Value::as_array_mut) {
+        options.push(json!({
+            "type": "object",
+            "properties": {
+                "name": {"const": FINAL_ANSWER},
+                "arguments": {
+                    "type": "object",
+                    "properties": {"answer": {"type": "string"}},
+                    "required": ["answer"]
+                }
+            },
+            "required": ["name", "arguments"]
+        }));
+    }
+    schema
 }
 
 /// The schema of a reply that calls one of `tools`.
@@ -147,20 +214,23 @@ impl ChatModel for LocalModel {
     }
 
     async fn chat(&self, request: ChatRequest) -> Result<ChatResponse, LlmError> {
-        self.generate(request, None).await
+        self.generate(&request, None).await
     }
 
     /// The text is handed over token by token as the model writes it (the
     /// compiler strategy starts steps from a plan still being written).
     async fn chat_stream(&self, request: ChatRequest, on_text: TextSink<'_>) -> Result<ChatResponse, LlmError> {
-        self.generate(request, Some(on_text)).await
+        self.generate(&request, Some(on_text)).await
     }
 }
 
 impl LocalModel {
-    async fn generate(&self, request: ChatRequest, on_text: Option<TextSink<'_>>) -> Result<ChatResponse, LlmError> {
+    async fn generate(&self, request: &ChatRequest, on_text: Option<TextSink<'_>>) -> Result<ChatResponse, LlmError> {
         let mut messages = to_chat(&request.messages);
         let wants_call = !request.tools.is_empty() && request.tool_choice == ToolChoice::Required;
+        // The model chooses between a call and an answer: both are constrained,
+        // so a call cannot come back as text, nor name a tool it may not use.
+        let may_call = !request.tools.is_empty() && request.tool_choice == ToolChoice::Auto;
         let grammar = if let Some(format) = &request.response_format {
             if plan_shape::is_plan_schema(&format.name, &format.schema) {
                 let max = format
@@ -174,15 +244,23 @@ impl LocalModel {
             }
         } else if wants_call {
             Some(gbnf::from_schema(&tool_call_schema(&request)))
+        } else if may_call {
+            Some(gbnf::from_schema(&answer_or_call_schema(&request)))
         } else {
             None
         };
         if !request.tools.is_empty() && request.tool_choice != ToolChoice::None {
             // Small models follow a stated format better than a tool list they were not tuned on.
-            let names: Vec<&str> = request.tools.iter().map(|t| t.name.as_str()).collect();
+            let mut names: Vec<&str> = request.tools.iter().map(|t| t.name.as_str()).collect();
+            let finish = if may_call {
+                names.push(FINAL_ANSWER);
+                " When you have the result, call final_answer: {\"name\": \"final_answer\", \"arguments\": {\"answer\": \"<the result>\"}}."
+            } else {
+                ""
+            };
             if let Some(last) = messages.iter_mut().rev().find(|(r, _)| r == "user") {
                 last.1.push_str(&format!(
-                    "\n\nTo call a tool, reply with only a JSON object: {{\"name\": one of {names:?}, \"arguments\": {{...}}}}"
+                    "\n\nTo call a tool, reply with only a JSON object: {{\"name\": one of {names:?}, \"arguments\": {{...}}}}.{finish}"
                 ));
             }
         }
@@ -190,7 +268,7 @@ impl LocalModel {
         let (tx, mut rx) = tokio::sync::oneshot::channel();
         // A tool call is parsed whole, so only plain text is streamed.
         let (stream_tx, mut stream_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
-        let stream = on_text.filter(|_| !wants_call);
+        let stream = on_text.filter(|_| !wants_call && !may_call);
         self.engine
             .submit(engine::Job {
                 messages,
@@ -231,22 +309,84 @@ impl LocalModel {
                     generation.text
                 ))
             })?;
-            return Ok(ChatResponse {
-                content: None,
-                tool_calls: vec![ToolCall {
-                    id: "call_0".into(),
-                    name: call["name"].as_str().unwrap_or_default().to_string(),
-                    arguments: call["arguments"].clone(),
-                }],
-                usage,
-                finish_reason: Some("tool_calls".into()),
-            });
+            return Ok(call_response(&call, usage));
         }
-        Ok(ChatResponse {
-            content: Some(generation.text),
-            tool_calls: Vec::new(),
+        if may_call {
+            return Ok(answer_or_call(generation.text, usage));
+        }
+        Ok(text_response(generation.text, usage))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use planexec::llm::{Role, ToolSpec};
+
+    fn read_file_request() -> ChatRequest {
+        let mut request = ChatRequest::new(Role::Agent, "", vec![Message::user("go")]);
+        request.tools = vec![ToolSpec {
+            name: "read_file".into(),
+            description: "read a file".into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {"path": {"type": "string"}},
+                "required": ["path"],
+                "additionalProperties": false
+            }),
+        }];
+        request.tool_choice = ToolChoice::Auto;
+        request
+    }
+
+    #[test]
+    fn the_auto_grammar_allows_a_call_of_an_offered_tool_with_its_arguments_or_an_answer() {
+        let g = gbnf::from_schema(&answer_or_call_schema(&read_file_request()));
+        assert!(g.contains(r#""\"read_file\"""#), "{g}");
+        assert!(
+            g.contains(r#""\"path\"""#),
+            "the arguments follow the tool's schema: {g}"
+        );
+        assert!(
+            g.contains(r#""\"final_answer\"""#) && g.contains(r#""\"answer\"""#),
+            "{g}"
+        );
+        assert!(!g.contains("file_path"), "{g}");
+    }
+
+    #[test]
+    fn an_auto_reply_is_a_call_or_the_answer_text() {
+        let usage = TokenUsage::default();
+        let call = answer_or_call(r#"{"name": "read_file", "arguments": {"path": "a.txt"}}"#.into(), usage);
+        assert_eq!(call.tool_calls.len(), 1);
+        assert_eq!(call.tool_calls[0].name, "read_file");
+        assert_eq!(call.tool_calls[0].arguments, json!({"path": "a.txt"}));
+        assert!(call.content.is_none());
+        let answer = answer_or_call(
+            r#"{"name": "final_answer", "arguments": {"answer": "Acme Ltd."}}"#.into(),
             usage,
-            finish_reason: Some("stop".into()),
-        })
+        );
+        assert!(answer.tool_calls.is_empty());
+        assert_eq!(answer.content.as_deref(), Some("Acme Ltd."));
+        // Cut short by the token limit: handed back as text for the loop to judge.
+        let cut = answer_or_call(r#"{"name": "final_answer", "arguments": {"answer": "Ac"#.into(), usage);
+        assert_eq!(
+            cut.content.as_deref(),
+            Some(r#"{"name": "final_answer", "arguments": {"answer": "Ac"#)
+        );
+    }
+
+    #[test]
+    fn the_local_plan_grammar_can_write_agent_steps() {
+        let tools = planexec::tools::builtin::registry(
+            planexec::tools::workspace::Workspace::new(std::env::temp_dir()).unwrap(),
+        );
+        let (schema, _) = planexec::plan::plan_schema_for(&tools, &["worker".to_string()], 4);
+        assert!(plan_shape::is_plan_schema("plan", &schema));
+        let g = gbnf::from_schema(&plan_shape::reshape(&schema, 4));
+        assert!(g.contains(r#""\"agent\"""#) && g.contains(r#""\"worker\"""#), "{g}");
+        let (without, _) = planexec::plan::plan_schema_for(&tools, &[], 4);
+        let g = gbnf::from_schema(&plan_shape::reshape(&without, 4));
+        assert!(!g.contains(r#""\"agent\"""#), "{g}");
     }
 }

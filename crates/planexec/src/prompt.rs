@@ -26,8 +26,17 @@ pub(crate) fn system_prompt(tools: &ToolRegistry, mode: Mode, agents: &[AgentPro
 /// The tools as a prompt sees them: name, description, effect, and an arguments
 /// template (or the JSON Schema, for arguments a template cannot show).
 pub(crate) fn tool_catalog(tools: &ToolRegistry) -> String {
+    let mut out = tool_lines(&tools.entries());
+    if out.is_empty() {
+        out.push_str("(no tools: every step must be a reasoning step)\n");
+    }
+    out
+}
+
+/// One entry per tool: name, description, effect and arguments template.
+pub(crate) fn tool_lines(entries: &[std::sync::Arc<crate::tools::ToolEntry>]) -> String {
     let mut out = String::new();
-    for entry in tools.entries() {
+    for entry in entries {
         let t = &entry.tool;
         let schema = t.parameters();
         let args = args_template(&schema).unwrap_or_else(|| format!("matching the JSON Schema {schema}"));
@@ -37,9 +46,6 @@ pub(crate) fn tool_catalog(tools: &ToolRegistry) -> String {
             t.description(),
             entry.declared_effect().as_str(),
         ));
-    }
-    if out.is_empty() {
-        out.push_str("(no tools: every step must be a reasoning step)\n");
     }
     out
 }

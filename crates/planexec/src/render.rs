@@ -10,7 +10,7 @@ use std::fmt::Write;
 
 use serde_json::{Map, Value};
 
-use crate::plan::{waves, Plan, Step};
+use crate::plan::{waves, Plan, Step, StepKind};
 use crate::result::StepStatus;
 
 /// The output formats.
@@ -97,12 +97,13 @@ pub fn text(plan: &Plan, notes: &Annotations<'_>) -> String {
                 .get(step.id.as_str())
                 .map(|s| format!("[{}] ", status_word(*s)))
                 .unwrap_or_default();
-            let tool = match &step.tool {
-                Some(t) => {
+            let tool = match step.kind() {
+                StepKind::Tool(t) => {
                     let fx = if notes.has_side_effects(step) { " !" } else { "" };
                     format!("{t}({}){fx}", summarize_args(&step.args, 40))
                 }
-                None => "reasoning".to_string(),
+                StepKind::Agent(agent) => format!("agent {agent}"),
+                StepKind::Reasoning => "reasoning".to_string(),
             };
             let deps = if step.depends_on.is_empty() {
                 String::new()
@@ -126,10 +127,11 @@ fn json(plan: &Plan) -> String {
 }
 
 fn label(step: &Step, width: usize) -> String {
-    let tool = match &step.tool {
-        Some(t) if step.args.is_empty() => t.clone(),
-        Some(t) => format!("{t}({})", summarize_args(&step.args, width)),
-        None => "reasoning".to_string(),
+    let tool = match step.kind() {
+        StepKind::Tool(t) if step.args.is_empty() => t.to_string(),
+        StepKind::Tool(t) => format!("{t}({})", summarize_args(&step.args, width)),
+        StepKind::Agent(agent) => format!("agent {agent}"),
+        StepKind::Reasoning => "reasoning".to_string(),
     };
     format!(
         "{}: {}\n{tool}",

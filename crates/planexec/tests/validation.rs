@@ -286,6 +286,25 @@ fn text_rendering_shows_waves_and_side_effects() {
 }
 
 #[test]
+fn renderings_name_the_agent_of_an_agent_step() {
+    let p: Plan = serde_json::from_value(json!({
+        "goal": "g",
+        "steps": [
+            {"id": "s1", "description": "find the supplier", "agent": "worker", "depends_on": []},
+            {"id": "s2", "description": "say it", "depends_on": ["s1"]}
+        ]
+    }))
+    .unwrap();
+    let text = planexec::render::text(&p, &Default::default());
+    assert!(text.contains("s1  find the supplier  — agent worker"), "{text}");
+    assert!(text.contains("s2  say it  — reasoning  <- s1"), "{text}");
+    for format in [planexec::render::Format::Mermaid, planexec::render::Format::Dot] {
+        let drawn = planexec::render::render(&p, format, &Default::default());
+        assert!(drawn.contains("agent worker"), "{drawn}");
+    }
+}
+
+#[test]
 fn ids_must_be_usable_in_references_and_infeasible_means_no_steps() {
     assert_eq!(
         messages_of(plan_json(vec![read("step 1", &[])])),

@@ -48,11 +48,15 @@ pub(super) async fn run(
         .into_iter()
         .filter(|e| profile.allows(e.tool.name()))
         .collect();
-    let mut history = opening(ctx, plan, step, deps, profile);
+    let mut history = opening(ctx, plan, step, deps, profile, &tools);
     let mut problem = None;
     for turn in 1..=profile.max_turns {
         let may_call = turn < profile.max_turns && !tools.is_empty();
-        let response = ask(ctx, step, profile, &history, &tools, may_call, tally).await?;
+        // The first turn acts: an agent step is one that must look before it
+        // answers (a step that needs no tool is a reasoning step), and a small
+        // model otherwise answers from its guess.
+        let must_call = may_call && turn == 1;
+        let response = ask(ctx, step, profile, &history, &tools, (may_call, must_call), tally).await?;
         match calls::reply_of(&response) {
             Reply::Text(text) if !text.trim().is_empty() => return Ok(Value::String(text.trim().to_string())),
             Reply::Text(_) => {
@@ -71,9 +75,25 @@ pub(super) async fn run(
             Reply::Call(call) if !may_call => {
                 problem = Some(format!("it called `{}` when it had to answer", call.name));
             }
+            Reply::Call(call) if tally.calls.iter().any(|c| same_call(c, &call)) => {
+                // Running it again would show the same result: say so instead,
+                // which breaks the loop a small model otherwise falls into.
+                let again = format!(
+                    "error: you already called `{}` with these arguments; its result is above. Use that result: call another tool or other arguments, or reply with the step's result.",
+                    call.name
+                );
+                calls::remember(&mut history, call, &again);
+                problem = Some("it repeated a call".to_string());
+            }
             Reply::Call(call) => {
                 let (result, error) = call_tool(ctx, step, profile, &call, tally).await?;
-                calls::remember(&mut history, call, &result);
+                // The step again after each result: a small model otherwise
+                // loses it behind the tool output and echoes the output back.
+                let reminder = format!(
+                    "{result}\n\n(You are doing step [{}]: {}. Call another tool if you need more; when the results above give the step's result, reply with it.)",
+                    step.id, step.description
+                );
+                calls::remember(&mut history, call, &reminder);
                 problem = error;
             }
         }
@@ -85,6 +105,11 @@ pub(super) async fn run(
     ))
 }
 
+/// Whether `call` repeats a call the loop already made and that succeeded.
+fn same_call(done: &StepResult, call: &ToolCall) -> bool {
+    done.succeeded() && done.tool.as_deref() == Some(call.name.as_str()) && done.args.as_ref() == Some(&call.arguments)
+}
+
 /// The loop's first messages: its instructions, then the goal, the step and
 /// what its dependencies found. The tools go as native function tools.
 fn opening(
@@ -93,6 +118,7 @@ fn opening(
     step: &Step,
     deps: &DependencyOutputs,
     profile: &AgentProfile,
+    tools: &[Arc<ToolEntry>],
 ) -> Vec<Message> {
     let mode = match ctx.options.mode {
         Mode::Plan => "\nThis run is in plan mode: only read-only tools run; the runtime refuses any other.",
@@ -101,8 +127,9 @@ fn opening(
     vec![
         Message::system(format!("{}{mode}", profile.instructions)),
         Message::user(format!(
-            "{}\nDo this step with your tools. When it is done, reply with its result in plain text.",
-            step_context(ctx, plan, step, deps)
+            "{}\nYour tools:\n{}\nDo this step with your tools: you see nothing of the workspace until a tool shows it to you. When it is done, reply with its result in plain text.",
+            step_context(ctx, plan, step, deps),
+            crate::prompt::tool_lines(tools)
         )),
     ]
 }
@@ -114,7 +141,7 @@ async fn ask(
     profile: &AgentProfile,
     history: &[Message],
     tools: &[Arc<ToolEntry>],
-    may_call: bool,
+    (may_call, must_call): (bool, bool),
     tally: &mut Tally,
 ) -> Result<crate::llm::ChatResponse, String> {
     let mut messages = history.to_vec();
@@ -127,7 +154,11 @@ async fn ask(
     if may_call {
         request.tools = calls::specs(tools);
     }
-    request.tool_choice = if may_call { ToolChoice::Auto } else { ToolChoice::None };
+    request.tool_choice = match (may_call, must_call) {
+        (true, true) => ToolChoice::Required,
+        (true, false) => ToolChoice::Auto,
+        (false, _) => ToolChoice::None,
+    };
     request.step_id = Some(step.id.clone());
     request.temperature = profile.temperature.or(request.temperature);
     tally.model_calls += 1;
