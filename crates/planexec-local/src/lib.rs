@@ -243,9 +243,9 @@ impl LocalModel {
                 Some(gbnf::from_schema(&format.schema))
             }
         } else if wants_call {
-            Some(gbnf::from_schema(&tool_call_schema(&request)))
+            Some(gbnf::from_schema(&tool_call_schema(request)))
         } else if may_call {
-            Some(gbnf::from_schema(&answer_or_call_schema(&request)))
+            Some(gbnf::from_schema(&answer_or_call_schema(request)))
         } else {
             None
         };

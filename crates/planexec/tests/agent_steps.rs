@@ -47,10 +47,11 @@ fn agent_plan(agent: &str) -> Plan {
 }
 
 fn options(mode: Mode) -> RunOptions {
-    let mut o = RunOptions::default();
-    o.mode = mode;
-    o.max_replans = 0;
-    o
+    RunOptions {
+        mode,
+        max_replans: 0,
+        ..RunOptions::default()
+    }
 }
 
 fn events() -> (EventBus, Arc<Mutex<Vec<Event>>>) {
