@@ -223,6 +223,7 @@ pub fn repeats_failed_step<'a>(
 ) -> Option<&'a Step> {
     revised.iter().find(|s| {
         s.tool == failed.tool
+            && s.agent == failed.agent
             && &resolve(&s.args) == failed_args
             && (failed.tool.is_some() || s.description.trim() == failed.description.trim())
     })
@@ -312,5 +313,30 @@ pub struct AutoApprove;
 impl Approver for AutoApprove {
     async fn review(&self, _plan: &Plan, _check: PlanCheck<'_>) -> Approval {
         Approval::Approve
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(id: &str, description: &str, agent: Option<&str>) -> Step {
+        serde_json::from_value(serde_json::json!({
+            "id": id, "description": description, "agent": agent, "depends_on": []
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_step_of_another_kind_is_not_a_repeat() {
+        let failed = step("s1", "find the supplier", Some("worker"));
+        let same = |args: &Map<String, Value>| args.clone();
+        let as_reasoning = [step("s2", "find the supplier", None)];
+        assert!(repeats_failed_step(&failed, &Map::new(), &as_reasoning, &same).is_none());
+        let again = [step("s2", "find the supplier", Some("worker"))];
+        assert_eq!(
+            repeats_failed_step(&failed, &Map::new(), &again, &same).map(|s| s.id.as_str()),
+            Some("s2")
+        );
     }
 }

@@ -120,7 +120,7 @@ async fn an_agent_step_lists_a_folder_reads_two_files_and_returns_a_name() {
     assert_eq!(choices[0], ToolChoice::Required);
     assert!(choices[1..].iter().all(|c| *c == ToolChoice::Auto), "{choices:?}");
     assert!(
-        turn_text(&model, 0).contains("\n- read_file:"),
+        turn_text(&model, 0).contains("- read_file: Read a UTF-8"),
         "{}",
         turn_text(&model, 0)
     );
