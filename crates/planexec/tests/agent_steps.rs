@@ -11,8 +11,8 @@ use planexec::llm::ToolChoice;
 use planexec::tools::builtin;
 use planexec::tools::workspace::Workspace;
 use planexec::{
-    Agent, AgentProfile, Approval, Approver, Budget, Effect, Event, EventBus, Mode, Plan, Role, RunOptions, RunStatus,
-    Step,
+    Agent, AgentBuilder, AgentProfile, Approval, Approver, Budget, Effect, Event, EventBus, Mode, Plan, Role,
+    RunOptions, RunStatus, Step,
 };
 use serde_json::{json, Value};
 
@@ -28,8 +28,11 @@ impl Folder {
         std::fs::write(dir.path().join("reports/b.txt"), "Supplier: Acme Widgets Ltd.").unwrap();
         Folder { dir }
     }
-    fn tools(&self) -> planexec::ToolRegistry {
-        builtin::registry(Workspace::new(self.dir.path()).unwrap())
+    /// An agent over the built-in tools of this folder, answered by `model`.
+    fn builder(&self, model: &Arc<ScriptedModel>, options: RunOptions) -> AgentBuilder {
+        Agent::builder(model.clone(), "scripted")
+            .tools(builtin::registry(Workspace::new(self.dir.path()).unwrap()))
+            .options(options)
     }
 }
 
@@ -90,11 +93,7 @@ async fn an_agent_step_lists_a_folder_reads_two_files_and_returns_a_name() {
         ScriptedReply::text("The supplier is Acme Widgets Ltd."),
     );
     let (bus, seen) = events();
-    let agent = Agent::builder(model.clone(), "scripted")
-        .tools(folder.tools())
-        .options(options(Mode::Auto))
-        .events(bus)
-        .build();
+    let agent = folder.builder(&model, options(Mode::Auto)).events(bus).build();
     let report = agent.run_plan("name the supplier", agent_plan("worker")).await;
 
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
@@ -155,10 +154,7 @@ async fn the_loop_sees_only_the_goal_its_step_and_its_dependencies() {
         ]
     }))
     .unwrap();
-    let agent = Agent::builder(model.clone(), "scripted")
-        .tools(folder.tools())
-        .options(options(Mode::Auto))
-        .build();
+    let agent = folder.builder(&model, options(Mode::Auto)).build();
     let report = agent.run_plan("the task", plan).await;
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
     let seen = turn_text(&model, 0);
@@ -189,10 +185,7 @@ async fn a_tool_outside_the_profile_is_refused_and_the_loop_recovers() {
             .description("reads files")
             .tools(["read_file", "list_*"]),
     );
-    let agent = Agent::builder(model.clone(), "scripted")
-        .tools(folder.tools())
-        .options(o)
-        .build();
+    let agent = folder.builder(&model, o).build();
     let report = agent.run_plan("t", agent_plan("reader")).await;
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
     assert!(!folder.dir.path().join("x.txt").exists());
@@ -225,10 +218,7 @@ async fn plan_mode_refuses_an_inner_write() {
         ],
     );
     model.always(Role::Synthesizer, ScriptedReply::text("no"));
-    let agent = Agent::builder(model.clone(), "scripted")
-        .tools(folder.tools())
-        .options(options(Mode::Plan))
-        .build();
+    let agent = folder.builder(&model, options(Mode::Plan)).build();
     let report = agent.run_plan("t", agent_plan("worker")).await;
     assert!(!folder.dir.path().join("out.txt").exists());
     let step = report.step("s1").unwrap();
@@ -263,9 +253,8 @@ async fn ask_mode_confirms_an_inner_write_with_its_arguments() {
     );
     model.always(Role::Synthesizer, ScriptedReply::text("ok"));
     let approver = Arc::new(Confirming(Mutex::default()));
-    let agent = Agent::builder(model.clone(), "scripted")
-        .tools(folder.tools())
-        .options(options(Mode::Ask))
+    let agent = folder
+        .builder(&model, options(Mode::Ask))
         .approver(approver.clone())
         .build();
     let report = agent.run_plan("t", agent_plan("worker")).await;
@@ -293,10 +282,7 @@ async fn a_budget_stops_the_loop_mid_way() {
         ..Budget::default()
     };
     o.agents = vec![AgentProfile::worker().max_turns(50)];
-    let agent = Agent::builder(model.clone(), "scripted")
-        .tools(folder.tools())
-        .options(o)
-        .build();
+    let agent = folder.builder(&model, o).build();
     let report = agent.run_plan("t", agent_plan("worker")).await;
     assert_eq!(report.status, RunStatus::BudgetExhausted, "{:?}", report.error);
     let turns = model.requests_from(Role::Agent).len();
@@ -328,10 +314,7 @@ async fn a_call_written_as_text_is_run_and_an_unanswered_loop_fails() {
     model.always(Role::Synthesizer, ScriptedReply::text("ok"));
     let mut o = options(Mode::Auto);
     o.agents = vec![AgentProfile::worker().max_turns(3)];
-    let agent = Agent::builder(model.clone(), "scripted")
-        .tools(folder.tools())
-        .options(o)
-        .build();
+    let agent = folder.builder(&model, o).build();
     let report = agent.run_plan("t", agent_plan("worker")).await;
     let step = report.step("s1").unwrap();
     let tools: Vec<Option<&str>> = step.calls.iter().map(|c| c.tool.as_deref()).collect();
