@@ -335,6 +335,10 @@ pub struct CommonArgs {
     /// (for bench: a comma-separated list) [env: PLANEXEC_STRATEGY] [default: plan-execute].
     #[arg(long, value_name = "NAME")]
     pub strategy: Option<String>,
+    /// When replans stop making progress: stop the run, or hand what is left of the
+    /// task to one ReAct loop with every tool [env: PLANEXEC_FALLBACK] [default: stop].
+    #[arg(long, value_name = "stop|react")]
+    pub fallback: Option<String>,
     /// Stop the run (status budget_exhausted, resumable) before it would use more tokens than this.
     #[arg(long, value_name = "TOKENS")]
     pub max_tokens: Option<u64>,
@@ -374,6 +378,7 @@ impl CommonArgs {
             prices: self.prices.clone(),
             mode: self.mode.clone(),
             strategy: self.strategy.clone(),
+            fallback: self.fallback.clone(),
             max_tokens: self.max_tokens,
             max_cost: self.max_cost,
             max_time: self.max_time,

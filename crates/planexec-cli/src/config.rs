@@ -53,6 +53,7 @@ struct FileConfig {
     tools: Option<ToolsSection>,
     mode: Option<String>,
     strategy: Option<String>,
+    fallback: Option<String>,
     shell: Option<ShellSection>,
     mcp_servers: Option<Vec<planexec_mcp::McpServerToml>>,
     agents: Option<BTreeMap<String, crate::agents::AgentToml>>,
@@ -98,6 +99,7 @@ struct PriceEntry {
 struct Limits {
     max_steps: Option<i64>,
     max_replans: Option<i64>,
+    stall_replans: Option<i64>,
     parallelism: Option<i64>,
     timeout: Option<f64>,
     tool_retries: Option<i64>,
@@ -145,6 +147,7 @@ pub struct Flags {
     pub prices: Vec<String>,
     pub mode: Option<String>,
     pub strategy: Option<String>,
+    pub fallback: Option<String>,
     pub max_tokens: Option<u64>,
     pub max_cost: Option<f64>,
     pub max_time: Option<f64>,
@@ -180,6 +183,7 @@ const KEYS: &[(&str, Option<&str>)] = &[
     ("models.agent", None),
     ("limits.max_steps", Some("8")),
     ("limits.max_replans", Some("2")),
+    ("limits.stall_replans", Some("2")),
     ("limits.parallelism", Some("4")),
     ("limits.timeout", Some("120")),
     ("limits.tool_retries", Some("2")),
@@ -190,6 +194,7 @@ const KEYS: &[(&str, Option<&str>)] = &[
     ("tools.disabled", Some("")),
     ("mode", Some("ask")),
     ("strategy", Some("plan-execute")),
+    ("fallback", Some("stop")),
     ("shell.enabled", Some("true")),
     ("shell.allow", Some("")),
     ("shell.timeout", Some("60")),
@@ -216,6 +221,7 @@ const ENV: &[(&str, &str)] = &[
     ("PLANEXEC_TIMEOUT", "limits.timeout"),
     ("PLANEXEC_MODE", "mode"),
     ("PLANEXEC_STRATEGY", "strategy"),
+    ("PLANEXEC_FALLBACK", "fallback"),
 ];
 
 /// The user's config file: `$XDG_CONFIG_HOME/planexec/config.toml` (or the platform's equivalent).
@@ -294,6 +300,7 @@ impl Config {
         let limits = file.limits.unwrap_or_default();
         put("limits.max_steps", limits.max_steps.map(|v| v.to_string()));
         put("limits.max_replans", limits.max_replans.map(|v| v.to_string()));
+        put("limits.stall_replans", limits.stall_replans.map(|v| v.to_string()));
         put("limits.parallelism", limits.parallelism.map(|v| v.to_string()));
         put("limits.timeout", limits.timeout.map(|v| v.to_string()));
         put("limits.tool_retries", limits.tool_retries.map(|v| v.to_string()));
@@ -309,6 +316,7 @@ impl Config {
         }
         put("mode", file.mode);
         put("strategy", file.strategy);
+        put("fallback", file.fallback);
         let shell = file.shell.unwrap_or_default();
         put("shell.enabled", shell.enabled.map(|v| v.to_string()));
         put("shell.allow", shell.allow.map(|v| v.join("\n")));
@@ -333,9 +341,10 @@ impl Config {
     }
 
     fn apply_flags(&mut self, f: &Flags) {
-        let pairs: [(&'static str, &str, Option<String>); 19] = [
+        let pairs: [(&'static str, &str, Option<String>); 20] = [
             ("mode", "mode", f.mode.clone()),
             ("strategy", "strategy", f.strategy.clone()),
+            ("fallback", "fallback", f.fallback.clone()),
             ("max-tokens", "limits.max_tokens", f.max_tokens.map(|v| v.to_string())),
             ("max-cost", "limits.max_cost", f.max_cost.map(|v| v.to_string())),
             ("max-time", "limits.max_time", f.max_time.map(|v| v.to_string())),
@@ -426,6 +435,8 @@ impl Config {
         Ok(RunOptions {
             max_steps: positive("limits.max_steps", self.number("limits.max_steps")?)? as usize,
             max_replans: non_negative("limits.max_replans", self.number("limits.max_replans")?)? as u32,
+            stall_replans: non_negative("limits.stall_replans", self.number("limits.stall_replans")?)? as u32,
+            fallback: self.fallback()?,
             parallelism: positive("limits.parallelism", self.number("limits.parallelism")?)? as usize,
             step_timeout: Duration::try_from_secs_f64(timeout).map_err(|_| {
                 format!(
@@ -475,6 +486,12 @@ impl Config {
     pub fn mode(&self) -> Result<Mode, String> {
         let entry = &self.entries["mode"];
         Mode::parse(&entry.value).map_err(|e| format!("{e} (from {})", entry.source))
+    }
+
+    /// What a run that stopped making progress does: `stop` or `react`.
+    pub fn fallback(&self) -> Result<planexec::Fallback, String> {
+        let entry = &self.entries["fallback"];
+        planexec::Fallback::parse(&entry.value).map_err(|e| format!("{e} (from {})", entry.source))
     }
 
     /// `tools.NAME.SETTING` entries, as (tool, value, source).

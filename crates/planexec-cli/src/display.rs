@@ -106,8 +106,12 @@ impl Display {
                     .apply_to(format!("plan attempt {attempt} was unusable; asking again:\n{errors}"))
                     .to_string(),
             ),
-            Event::StepStarted { step_id, tool } => {
-                let what = format!("{step_id} {}", tool.as_deref().unwrap_or("reasoning"));
+            Event::StepStarted { step_id, tool, agent } => {
+                let what = match (tool, agent) {
+                    (Some(tool), _) => format!("{step_id} {tool}"),
+                    (None, Some(agent)) => format!("{step_id} agent {agent}"),
+                    (None, None) => format!("{step_id} reasoning"),
+                };
                 match &self.live {
                     Some(multi) => {
                         let bar = multi.add(ProgressBar::new_spinner());
@@ -160,6 +164,39 @@ impl Display {
                     dim.apply_to(format!("{elapsed_ms} ms"))
                 ));
             }
+            // An agent step's inner calls, indented under their step.
+            Event::AgentCallStarted {
+                step_id, call_id, tool, ..
+            } => {
+                if let Some(bar) = self.bars.lock().unwrap().get(step_id) {
+                    bar.set_message(format!("{step_id} → {call_id} {tool}"));
+                }
+            }
+            Event::AgentCallFinished {
+                call_id,
+                tool,
+                elapsed_ms,
+                error,
+                summary,
+                replayed,
+                ..
+            } => {
+                let (mark, what) = match error {
+                    Some(error) => (style("red").apply_to("✗"), error.clone()),
+                    None => (style("green").apply_to("✓"), summary.clone()),
+                };
+                let how = if *replayed {
+                    "replayed".to_string()
+                } else {
+                    format!("{elapsed_ms} ms")
+                };
+                self.println(&format!("   {mark} {call_id} {tool} {} {what}", dim.apply_to(how)));
+            }
+            Event::FellBack { reason } => self.println(
+                &style("magenta")
+                    .apply_to(format!("↪ no progress; a ReAct loop takes over the rest: {reason}"))
+                    .to_string(),
+            ),
             Event::Replanned {
                 version,
                 reason,

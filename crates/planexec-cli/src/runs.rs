@@ -123,6 +123,30 @@ pub async fn list(
     Ok(out)
 }
 
+/// One inner call of an agent step, indented under the step's row.
+fn inner_call_line(call: &planexec::StepResult) -> String {
+    let tool = call.tool.as_deref().unwrap_or("?");
+    let args = call
+        .args
+        .as_ref()
+        .map(|a| planexec::text::one_line(&a.to_string(), 50))
+        .unwrap_or_default();
+    let note = match &call.error {
+        Some(error) => planexec::text::one_line(error, 60),
+        None => call
+            .output
+            .as_ref()
+            .map(|o| planexec::text::one_line(&planexec::plan::value_as_text(o), 60))
+            .unwrap_or_default(),
+    };
+    format!(
+        "  ↳ {:<8} {:<10} {:>6}ms  {tool} {args}  {note}\n",
+        call.id,
+        call.status.as_str(),
+        call.elapsed_ms()
+    )
+}
+
 /// `runs show`: the plan in force as a tree with each step's status, then
 /// each execution (attempts, time, tokens), the replans with their reasons,
 /// and the answer.
@@ -162,13 +186,15 @@ pub fn show(run: &StoredRun, side_effect_tools: Vec<String>) -> String {
         out.push('\n');
         out.push_str(&render::text(plan, &notes));
     }
-    let executions: Vec<_> = run.steps.iter().collect();
+    // `report.steps` begins with the executions, in the same order, each with
+    // its agent step's inner calls.
+    let executions: Vec<_> = run.steps.iter().zip(&report.steps).collect();
     if !executions.is_empty() {
         out.push_str(&format!(
             "\n{:<6} {:<12} {:>8} {:>9} {:>7} {:>9}  {}\n",
             "step", "status", "attempts", "time", "calls", "tokens", "note"
         ));
-        for s in executions {
+        for (s, with_calls) in executions {
             let tokens: u64 = run
                 .exchanges
                 .iter()
@@ -190,6 +216,9 @@ pub fn show(run: &StoredRun, side_effect_tools: Vec<String>) -> String {
                 s.result.model_calls,
                 tokens
             ));
+            for call in &with_calls.calls {
+                out.push_str(&inner_call_line(call));
+            }
         }
     }
     if let Some(answer) = &run.answer {

@@ -179,3 +179,77 @@ fn a_file_that_is_not_a_ledger_is_refused_and_kept() {
     assert!(stderr.contains("is not a SQLite database"), "{stderr}");
     assert_eq!(std::fs::read_to_string(&db).unwrap(), "my precious notes\n");
 }
+
+/// SIGKILL in the middle of an agent step, after its inner shell call has
+/// appended to a file and while the loop waits for its next turn; `planexec
+/// resume` runs the step again, and the call, replayed from the ledger, does
+/// not append a second time.
+#[test]
+fn a_run_killed_inside_an_agent_step_resumes_with_its_inner_write_done_once() {
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let db = data.path().join("ledger.db");
+    let server = ScriptedServer::start();
+    server.role("planner").always(Reply::json(&json!({"goal": "log it", "steps": [
+        {"id": "s1", "description": "append a line to log.txt with the shell and say what you did", "agent": "worker", "depends_on": []}
+    ]})));
+    let append = json!({"command": "echo appended >> log.txt"});
+    server.role("agent").replies(vec![
+        Reply::tool_call("shell", &append),
+        // The process is killed while it waits for this turn.
+        Reply::content("too late").with_delay(std::time::Duration::from_secs(8)),
+        // The resumed session: the loop makes the same call again, then answers.
+        Reply::tool_call("shell", &append),
+        Reply::content("appended one line to log.txt"),
+    ]);
+    server
+        .role("synthesizer")
+        .always(Reply::content("One line was appended."));
+    let cli = || {
+        let mut cmd = planexec(ws.path(), &db);
+        cmd.env("OPENAI_BASE_URL", server.base_url());
+        cmd
+    };
+
+    let mut child = cli()
+        .args(["run", "Append a line to log.txt", "--yes", "--mode", "auto"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The second turn is asked only after the call's result is in the ledger:
+    // kill while the server holds that request.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !(ws.path().join("log.txt").exists() && server.in_flight() > 0) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the agent step never reached its second turn"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let lines = |ws: &Path| std::fs::read_to_string(ws.join("log.txt")).unwrap().lines().count();
+    assert_eq!(lines(ws.path()), 1);
+
+    let (_, listed, _) = run(cli().args(["runs", "list"]));
+    let run_id = listed
+        .split_whitespace()
+        .find(|w| w.starts_with("run-"))
+        .unwrap_or_else(|| panic!("no run listed:\n{listed}"))
+        .to_string();
+    assert!(listed.contains("running"), "{listed}");
+
+    let (out, stdout, stderr) = run(cli().args(["resume", &run_id, "--yes"]));
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout.trim(), "One line was appended.");
+    assert_eq!(lines(ws.path()), 1, "the inner write happened exactly once");
+    assert!(stderr.contains("s1.1 shell replayed"), "the replay is shown:\n{stderr}");
+
+    let (_, shown, _) = run(cli().args(["runs", "show", &run_id]));
+    assert!(shown.contains("agent worker"), "{shown}");
+    assert!(
+        shown.contains("↳ s1.1") && shown.contains("shell"),
+        "inner calls are listed:\n{shown}"
+    );
+}

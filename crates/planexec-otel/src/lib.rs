@@ -144,6 +144,19 @@ impl Recorder {
         parent.with_span(span)
     }
 
+    /// The `execute_tool` span of an agent step's inner call, under the step's span.
+    fn inner_call(&self, state: &State, step_id: &str, call_id: &str, tool: &str, now: SystemTime) -> Context {
+        let parent = state.steps.get(step_id).cloned().unwrap_or_default();
+        let attributes = vec![
+            kv("gen_ai.operation.name", "execute_tool"),
+            kv("gen_ai.tool.name", tool.to_string()),
+            kv("gen_ai.tool.call.id", call_id.to_string()),
+            kv("planexec.run.id", state.run_id.clone()),
+            kv("planexec.step.id", step_id.to_string()),
+        ];
+        self.start(format!("execute_tool {tool}"), &parent, now, attributes)
+    }
+
     fn handle(&self, event: &Event) {
         let now = SystemTime::now();
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -187,25 +200,58 @@ impl Recorder {
                     plan.span().set_attribute(kv("planexec.replan.reason", reason.clone()));
                 }
             }
-            Event::StepStarted { step_id, tool } => {
+            Event::StepStarted { step_id, tool, agent } => {
                 let parent = state.plan.clone().or_else(|| state.run.clone()).unwrap_or_default();
                 let mut attributes = vec![
                     kv("planexec.run.id", state.run_id.clone()),
                     kv("planexec.step.id", step_id.clone()),
                 ];
-                let name = match tool {
-                    Some(tool) => {
+                let name = match (tool, agent) {
+                    (Some(tool), _) => {
                         attributes.push(kv("gen_ai.operation.name", "execute_tool"));
                         attributes.push(kv("gen_ai.tool.name", tool.clone()));
                         format!("execute_tool {tool}")
                     }
-                    None => {
+                    (None, Some(agent)) => {
+                        attributes.push(kv("gen_ai.operation.name", "invoke_agent"));
+                        attributes.push(kv("gen_ai.agent.name", agent.clone()));
+                        attributes.push(kv("planexec.step.kind", "agent"));
+                        format!("invoke_agent {agent}")
+                    }
+                    (None, None) => {
                         attributes.push(kv("planexec.step.kind", "reasoning"));
                         format!("reason {step_id}")
                     }
                 };
                 let cx = self.start(name, &parent, now, attributes);
                 state.steps.insert(step_id.clone(), cx);
+            }
+            // An agent step's inner call: an `execute_tool` span under its step's
+            // `invoke_agent`, next to the step's `chat` spans.
+            Event::AgentCallStarted {
+                step_id, call_id, tool, ..
+            } => {
+                let cx = self.inner_call(&state, step_id, call_id, tool, now);
+                state.steps.insert(call_id.clone(), cx);
+            }
+            Event::AgentCallFinished {
+                step_id,
+                call_id,
+                tool,
+                error,
+                replayed,
+                ..
+            } => {
+                // A refused or replayed call has no start event: its span is instant.
+                let cx = match state.steps.remove(call_id) {
+                    Some(cx) => cx,
+                    None => self.inner_call(&state, step_id, call_id, tool, now),
+                };
+                cx.span().set_attribute(kv("planexec.call.replayed", *replayed));
+                if let Some(error) = error {
+                    cx.span().set_status(Status::error(error.clone()));
+                }
+                cx.span().end_with_timestamp(now);
             }
             Event::StepRetried {
                 step_id,

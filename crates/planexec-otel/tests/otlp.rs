@@ -148,3 +148,59 @@ async fn prompts_and_replies_only_when_enabled() {
         .unwrap()
         .contains("done"));
 }
+
+/// An agent step: an `invoke_agent` span for the step, under its plan
+/// version, with the loop's `chat` turns and its `execute_tool` calls
+/// (a refused one marked as an error) as children.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_step_is_an_invoke_agent_span_with_its_calls_and_turns() {
+    let otlp = OtlpReceiver::start();
+    let server = ScriptedServer::start();
+    server.role("planner").reply(Reply::json(&json!({"goal": "g", "steps": [
+        {"id": "s1", "description": "look the key up", "agent": "worker", "depends_on": []}]})));
+    server.role("agent").replies(vec![
+        Reply::tool_call("lookup", &json!({"key": "good"})),
+        Reply::tool_call("no_such_tool", &json!({})),
+        Reply::content("value of good"),
+    ]);
+    server.role("synthesizer").reply(Reply::content("done"));
+    let mut tools = ToolRegistry::new();
+    // The first call of Flaky is busy (retryable) and retried inside the call.
+    tools.register(Arc::new(Flaky(Mutex::new(1)))).unwrap();
+    let provider = OpenAiCompatible::new(OpenAiConfig {
+        base_url: server.base_url(),
+        api_key: Some("k".into()),
+        ..OpenAiConfig::default()
+    })
+    .unwrap();
+    let agent = Agent::builder(Arc::new(provider), "gpt-test").tools(tools).build();
+    let tracing = Tracing::to(&otlp.traces_url(), true).unwrap();
+    tracing.attach(agent.events(), TraceOptions { content: false });
+    let report = agent.run("look it up").await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    tokio::task::spawn_blocking(move || tracing.shutdown()).await.unwrap();
+    let spans = otlp.spans();
+
+    let names: Vec<&str> = spans.iter().map(|s| s.name.as_str()).collect();
+    let step = spans
+        .iter()
+        .find(|s| s.name == "invoke_agent worker")
+        .unwrap_or_else(|| panic!("{names:?}"));
+    assert_eq!(step.attributes["gen_ai.operation.name"], "invoke_agent");
+    assert_eq!(step.attributes["gen_ai.agent.name"], "worker");
+    assert_eq!(step.attributes["planexec.step.id"], "s1");
+    let v1 = spans.iter().find(|s| s.name == "plan v1").unwrap();
+    assert_eq!(step.parent, v1.id);
+
+    let children: Vec<&ReceivedSpan> = spans.iter().filter(|s| s.parent == step.id).collect();
+    let turns = children.iter().filter(|s| s.name == "chat gpt-test").count();
+    assert_eq!(turns, 3, "{names:?}");
+    let lookup = children.iter().find(|s| s.name == "execute_tool lookup").unwrap();
+    assert_eq!(lookup.attributes["gen_ai.tool.call.id"], "s1.1");
+    assert!(!lookup.error);
+    let refused = children
+        .iter()
+        .find(|s| s.name == "execute_tool no_such_tool")
+        .unwrap_or_else(|| panic!("{names:?}"));
+    assert!(refused.error, "a refused call is an error span");
+}

@@ -254,7 +254,14 @@ impl Agent {
         let decided = resume::decide_inflight(&stored, &self.tools, self.approver.as_ref(), options).await?;
 
         let stop = cancel.child();
-        let last_seq = stored.steps.iter().map(|s| s.seq).max().unwrap_or(0);
+        // Agent steps' inner calls share the sequence with the steps.
+        let last_seq = stored
+            .steps
+            .iter()
+            .chain(&stored.calls)
+            .map(|s| s.seq)
+            .max()
+            .unwrap_or(0);
         let exchanges = stored.exchanges.len() as u64;
         let ledger = Ledger::new(Some(store), run_id, stop.clone(), last_seq, exchanges);
         let ctx = self.context(ledger, stop, stored.elapsed_ms);

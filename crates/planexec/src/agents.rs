@@ -15,6 +15,10 @@ use crate::models::ModelRef;
 /// Name of the profile every run has unless configured otherwise.
 pub const WORKER: &str = "worker";
 
+/// Name of the built-in loop a run falls back to when its plan stops making
+/// progress (`fallback = "react"`): every tool, as many calls as a react run.
+pub const REACT: &str = "react";
+
 /// A named agent that plan steps can hand a subtask to.
 #[derive(Clone)]
 pub struct AgentProfile {
@@ -48,6 +52,8 @@ impl fmt::Debug for AgentProfile {
 
 const DEFAULT_INSTRUCTIONS: &str = "You carry out one step of a larger plan with the tools you are given. Look before you act: list or read what you need, then do the step. Call one tool at a time and read its result. When the step is done, reply with its result only: the value, text or short summary the step asks for, in plain text, with no tool call.";
 
+const FALLBACK_INSTRUCTIONS: &str = "A plan for this task stopped making progress; you finish the task with tools. The step says why the plan stopped and what earlier steps found. Do not repeat what failed: try another tool or other arguments. Call one tool at a time and read its result. When the task is done, reply with its answer in a few sentences and no tool call.";
+
 impl AgentProfile {
     /// A profile with every tool of the run, 6 turns and the default instructions.
     pub fn new(name: impl Into<String>) -> AgentProfile {
@@ -67,6 +73,15 @@ impl AgentProfile {
         AgentProfile::new(WORKER).description(
             "does a step that needs looking before acting or judgement with tools: finds which file holds something, reads and transforms what it finds, counts, filters, picks fields, then writes the result",
         )
+    }
+
+    /// The built-in `react` loop that takes over the rest of a goal when a
+    /// plan stops making progress: every tool, `max_calls` calls and an answer.
+    pub fn fallback(max_calls: usize) -> AgentProfile {
+        AgentProfile::new(REACT)
+            .description("takes over what is left of the task when the plan stopped making progress")
+            .instructions(FALLBACK_INSTRUCTIONS)
+            .max_turns(max_calls as u32 + 1)
     }
 
     pub fn description(mut self, description: impl Into<String>) -> AgentProfile {

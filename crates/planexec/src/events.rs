@@ -48,6 +48,8 @@ pub enum Event {
     StepStarted {
         step_id: String,
         tool: Option<String>,
+        /// The agent profile carrying out an agent step.
+        agent: Option<String>,
     },
     StepRetried {
         step_id: String,

@@ -125,6 +125,7 @@ impl RunOptions {
             "strategy": self.strategy,
             "agents": self.agents.iter().map(|a| a.name.as_str()).collect::<Vec<_>>(),
             "fallback": self.fallback.as_str(),
+            "stall_replans": self.stall_replans,
         })
     }
 
@@ -133,8 +134,18 @@ impl RunOptions {
             max_steps: self.max_steps,
             read_only: self.mode == Mode::Plan,
             tools_only: self.strategy.profile().tools_only,
-            agents: self.agents.iter().map(|a| a.name.clone()).collect(),
+            agents: self.agent_names(),
         }
+    }
+
+    /// The names a plan's agent steps may use: the profiles, and the fallback
+    /// loop when the run may fall back to it (its steps are in the plan then).
+    fn agent_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.agents.iter().map(|a| a.name.clone()).collect();
+        if self.fallback == Fallback::React && !names.iter().any(|n| n == crate::agents::REACT) {
+            names.push(crate::agents::REACT.to_string());
+        }
+        names
     }
 
     /// The agents the planner may hand steps to: none for a strategy whose
@@ -147,9 +158,12 @@ impl RunOptions {
         }
     }
 
-    /// The agent profile named `name`.
-    pub fn agent(&self, name: &str) -> Option<&crate::agents::AgentProfile> {
-        self.agents.iter().find(|a| a.name == name)
+    /// The agent profile named `name`; `react` is the built-in fallback loop
+    /// unless a profile of that name is configured.
+    pub fn agent(&self, name: &str) -> Option<crate::agents::AgentProfile> {
+        let configured = self.agents.iter().find(|a| a.name == name).cloned();
+        configured
+            .or_else(|| (name == crate::agents::REACT).then(|| crate::agents::AgentProfile::fallback(self.max_steps)))
     }
 
     /// What the runtime does before a call of `tool` whose effect is `effect`.

@@ -91,6 +91,9 @@ pub struct RunReport {
     /// Every step that ran (in the order they finished), then those that did not.
     pub steps: Vec<StepResult>,
     pub replans: u32,
+    /// Why the run handed the rest of its goal to a ReAct loop (`fallback = "react"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fell_back: Option<String>,
     pub answer: Option<String>,
     /// Why the run did not succeed.
     pub error: Option<String>,
@@ -113,6 +116,17 @@ impl RunReport {
             .find(|s| s.id == id && s.status == StepStatus::Succeeded)
             .or_else(|| self.steps.iter().find(|s| s.id == id))
     }
+}
+
+/// How a plan version made by falling back to a ReAct loop gives its reason.
+pub(crate) const FALLBACK_REASON_PREFIX: &str = "fell back to a ReAct loop: ";
+
+/// Why the run fell back to a ReAct loop, if one of its plan versions did.
+pub fn fallback_reason(plans: &[PlanVersion]) -> Option<String> {
+    let prefix = FALLBACK_REASON_PREFIX;
+    plans
+        .iter()
+        .find_map(|v| v.reason.strip_prefix(prefix).map(str::to_string))
 }
 
 /// Add a record for every step that never ran: pending in the final plan,

@@ -225,6 +225,7 @@ impl StoredRun {
         }
         crate::report::add_unrun_steps(&mut steps, plan.as_ref(), &self.plans);
         RunReport {
+            fell_back: crate::report::fallback_reason(&self.plans),
             run_id: self.run_id.clone(),
             task: self.task.clone(),
             clarifications: self.clarifications.clone(),

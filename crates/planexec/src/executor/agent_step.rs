@@ -38,7 +38,7 @@ pub(super) async fn run(
     deps: &DependencyOutputs,
     tally: &mut Tally,
 ) -> Result<Value, String> {
-    let profile = ctx.options.agent(name).ok_or_else(|| {
+    let profile = &ctx.options.agent(name).ok_or_else(|| {
         let known: Vec<&str> = ctx.options.agents.iter().map(|a| a.name.as_str()).collect();
         format!("there is no agent `{name}` (agents: {})", known.join(", "))
     })?;

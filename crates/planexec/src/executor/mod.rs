@@ -94,6 +94,7 @@ async fn execute_step(ctx: &RunContext, plan: &Plan, version: u32, step: Step, d
     ctx.events.emit(Event::StepStarted {
         step_id: step.id.clone(),
         tool: step.tool.clone(),
+        agent: step.agent.clone(),
     });
     let mut tally = Tally {
         version,

@@ -47,7 +47,11 @@ pub(super) async fn fix_with_model(
         request.tool_choice = ToolChoice::Required;
         request.step_id = Some(step.id.clone());
         tally.model_calls += 1;
-        let response = ctx.chat(request).await.map_err(|e| e.to_string())?;
+        // The tool's error is what the run must show; the model's is why it stayed.
+        let response = ctx
+            .chat(request)
+            .await
+            .map_err(|e| format!("{last_error} (asking the executor model to repair the call failed: {e})"))?;
         let call = match response.tool_calls.first() {
             Some(call) => call.clone(),
             None => match tool_call_in_text(response.content.as_deref().unwrap_or(""), tool.name()) {

@@ -73,6 +73,11 @@ pub(crate) struct Run {
     /// Why the plan in force is known to be incomplete (a streamed plan cut
     /// short): the rest is still to be planned.
     pub incomplete: Option<String>,
+    /// Replans since a step last succeeded (the stall count of `stall_replans`).
+    pub stalled: u32,
+    /// What earlier plan versions still had to do when a step of theirs failed,
+    /// by version: a revision that repeats one is going round in a circle.
+    pub tried: Vec<(u32, Vec<String>)>,
 }
 
 impl Run {
@@ -91,6 +96,8 @@ impl Run {
             replans: 0,
             clarifications: Vec::new(),
             incomplete: None,
+            stalled: 0,
+            tried: Vec::new(),
         }
     }
 
@@ -156,6 +163,11 @@ impl Run {
             .collect()
     }
 
+    /// Whether the run already handed its goal to the fallback loop.
+    pub fn fell_back(&self) -> bool {
+        crate::report::fallback_reason(&self.plans).is_some()
+    }
+
     /// Whether the replan bound still allows a revision.
     pub fn may_replan(&self) -> bool {
         self.replans < self.ctx.options.max_replans
@@ -209,6 +221,7 @@ impl Run {
             elapsed_ms,
         });
         RunReport {
+            fell_back: crate::report::fallback_reason(&self.plans),
             run_id: self.id,
             task: self.task,
             clarifications: self.clarifications,

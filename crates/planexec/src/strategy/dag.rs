@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{start, Drive, Next};
+use super::{fallback, start, Drive, Next};
 use crate::executor;
 use crate::plan::{self, Step};
 use crate::policy;
@@ -33,6 +33,9 @@ pub(crate) async fn drive(strategy: &dyn Drive, run: &mut Run, start: Start) -> 
             None => execute_pass(run, dispatch).await,
         };
         let (ran, failed) = keep_results(run, outcome)?;
+        if ran.iter().any(|id| run.done.contains_key(id)) {
+            run.stalled = 0;
+        }
         match failed {
             Some(failed) => recover(run, &failed).await?,
             None => {
@@ -82,10 +85,22 @@ pub(crate) fn keep_results(run: &mut Run, outcome: DagOutcome) -> Result<(Vec<St
     Ok((ran, failed))
 }
 
-/// A step failed: revise the rest within the bound, unless the revision is infeasible or repeats the failure.
+/// A step failed: revise the rest within the bound. A revision that would go
+/// round in a circle (it repeats the failed step or an earlier plan's calls,
+/// or the replans stall) goes to [`fallback::no_progress`] instead.
 async fn recover(run: &mut Run, failed: &StepResult) -> Result<(), Exit> {
     let error = failed.error.clone().unwrap_or_else(|| "failed".to_string());
     let failure = format!("step {} failed: {error}", failed.id);
+    if run.fell_back() {
+        return Err(Exit::failed(format!(
+            "{failure} (the fallback ReAct loop was the last resort)"
+        )));
+    }
+    let stall = run.ctx.options.stall_replans;
+    if run.stalled >= stall {
+        let reason = format!("{failure}, after {stall} replans in a row in which no step succeeded");
+        return fallback::no_progress(run, reason).await;
+    }
     if !run.may_replan() {
         let max = run.ctx.options.max_replans;
         return Err(Exit::failed(format!("{failure}; the replan limit ({max}) is reached")));
@@ -95,6 +110,8 @@ async fn recover(run: &mut Run, failed: &StepResult) -> Result<(), Exit> {
         .step(&failed.id)
         .cloned()
         .expect("a failed step is in its plan");
+    let tried = fallback::remaining_calls(run, run.plan());
+    run.tried.push((run.version, tried));
     // This revision plans all the rest, including what a cut-short stream left out.
     run.incomplete = None;
     let trigger = ReplanTrigger::StepFailed {
@@ -109,13 +126,30 @@ async fn recover(run: &mut Run, failed: &StepResult) -> Result<(), Exit> {
             "after {failure}, the replanner found the task infeasible: {reason}"
         )));
     }
-    match repeated(run, &failed_step) {
-        Some(same) => Err(Exit::failed(format!(
-            "no progress: the revised plan repeats the failed step {} unchanged as {same} (same tool, same arguments)",
+    run.stalled += 1;
+    if let Some(same) = repeated(run, &failed_step) {
+        let reason = format!(
+            "the revised plan repeats the failed step {} unchanged as {same} (same tool, same arguments)",
             failed.id
-        ))),
+        );
+        return fallback::no_progress(run, reason).await;
+    }
+    match repeated_plan(run) {
+        Some(version) => {
+            let reason = format!("the revised plan repeats the calls plan v{version} had left when it failed");
+            fallback::no_progress(run, reason).await
+        }
         None => Ok(()),
     }
+}
+
+/// The version of an earlier plan whose remaining calls the plan in force repeats.
+fn repeated_plan(run: &Run) -> Option<u32> {
+    let now = fallback::remaining_calls(run, run.plan());
+    run.tried
+        .iter()
+        .find(|(_, calls)| !calls.is_empty() && *calls == now)
+        .map(|(version, _)| *version)
 }
 
 /// The id of a step of the plan in force that repeats the failed step: same tool, same resolved arguments.

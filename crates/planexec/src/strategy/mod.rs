@@ -27,6 +27,7 @@
 
 pub(crate) mod compiler;
 pub(crate) mod dag;
+pub(crate) mod fallback;
 mod kind;
 pub(crate) mod plan_execute;
 pub(crate) mod react;
