@@ -221,3 +221,43 @@ fn the_compiler_starts_steps_while_the_embedded_model_is_still_writing_the_plan(
         assert!(first_start < planner_done, "{order:?}");
     });
 }
+
+/// The embedded model's tool turns are constrained to a call of an offered
+/// tool or `final_answer`, so in a ReAct loop every call it makes is run as a
+/// call, and what the run returns is an answer, never an unexecuted call.
+#[test]
+fn the_embedded_models_tool_calls_are_run_and_its_answer_is_not_a_call() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = fixture();
+    let out = planexec(dir.path())
+        .args([
+            "run",
+            "What number is in a.txt?",
+            "--yes",
+            "--json",
+            "--strategy",
+            "react",
+        ])
+        .arg("--model-path")
+        .arg(model())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let report: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("no JSON report ({e}): {stderr}"));
+    assert_eq!(report["status"], "succeeded", "{report:#}\n{stderr}");
+    let steps = report["steps"].as_array().unwrap();
+    // Each turn that called a tool is a step that ran the tool.
+    assert!(!steps.is_empty(), "{report:#}");
+    assert!(steps.iter().all(|s| s["tool"].is_string()), "{report:#}");
+    let read = steps
+        .iter()
+        .find(|s| s["tool"] == "read_file" && s["args"]["path"] == "a.txt" && s["status"] == "succeeded");
+    assert!(read.is_some(), "a.txt was read by a real call: {report:#}");
+    let answer = report["answer"].as_str().unwrap();
+    assert!(answer.contains("17"), "{answer}");
+    assert!(
+        !answer.contains("\"name\"") && !answer.contains("<tool_call>") && !answer.contains("final_answer"),
+        "the answer is not a call: {answer}"
+    );
+}

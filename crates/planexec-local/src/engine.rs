@@ -68,10 +68,23 @@ pub struct Job {
     pub messages: Vec<(String, String)>,
     pub grammar: Option<String>,
     pub max_tokens: u32,
+    /// How the next token is picked: greedy when `None` (repeatable), else
+    /// sampled from the grammar-allowed top tokens at this temperature.
+    pub sampling: Option<Sampling>,
     /// Receives the text as it is generated (whole UTF-8 characters), when set.
     pub stream: Option<tokio::sync::mpsc::UnboundedSender<String>>,
     pub reply: oneshot::Sender<Result<Generation, String>>,
 }
+
+/// Temperature sampling, seeded so that a run can be repeated.
+#[derive(Debug, Clone, Copy)]
+pub struct Sampling {
+    pub temperature: f32,
+    pub seed: u64,
+}
+
+/// Tokens a sampled choice is drawn from (the most likely ones the grammar allows).
+const TOP_K: usize = 40;
 
 #[derive(Debug, Clone)]
 pub struct Generation {
@@ -211,7 +224,14 @@ fn worker(
 /// first, and masking the whole vocabulary (~150k tokens) only when the grammar
 /// rejects it, makes constrained decoding nearly as fast as free decoding.
 /// `None` when the grammar allows no token at all (accepting one anyway would abort llama.cpp).
-fn next_token(logits: &[f32], grammar: Option<&mut LlamaSampler>) -> Option<LlamaToken> {
+fn next_token(
+    logits: &[f32],
+    grammar: Option<&mut LlamaSampler>,
+    sampling: Option<&mut Sampler>,
+) -> Option<LlamaToken> {
+    if let Some(sampler) = sampling {
+        return sampler.pick(logits, grammar);
+    }
     let argmax = |data: &mut dyn Iterator<Item = (usize, f32)>| {
         data.fold(
             (0usize, f32::NEG_INFINITY),
@@ -236,6 +256,63 @@ fn next_token(logits: &[f32], grammar: Option<&mut LlamaSampler>) -> Option<Llam
     grammar.apply(&mut all);
     let (i, logit) = argmax(&mut all.data.iter().map(|d| (d.id().0 as usize, d.logit())));
     logit.is_finite().then(|| LlamaToken::new(i as i32))
+}
+
+/// A seeded temperature sampler over the grammar-allowed top-k tokens.
+struct Sampler {
+    temperature: f32,
+    rng: u64,
+}
+
+impl Sampler {
+    fn new(sampling: Sampling) -> Sampler {
+        Sampler {
+            temperature: sampling.temperature.max(0.01),
+            rng: sampling.seed | 1,
+        }
+    }
+
+    /// xorshift64: small, and the same sequence for the same seed.
+    fn next_unit(&mut self) -> f64 {
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        (self.rng >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn pick(&mut self, logits: &[f32], grammar: Option<&mut LlamaSampler>) -> Option<LlamaToken> {
+        let mut all = LlamaTokenDataArray::from_iter(
+            logits
+                .iter()
+                .enumerate()
+                .map(|(i, &l)| LlamaTokenData::new(LlamaToken::new(i as i32), l, 0.0)),
+            false,
+        );
+        if let Some(grammar) = grammar {
+            grammar.apply(&mut all);
+        }
+        let mut allowed: Vec<(LlamaToken, f32)> = all
+            .data
+            .iter()
+            .filter(|d| d.logit().is_finite())
+            .map(|d| (d.id(), d.logit()))
+            .collect();
+        allowed.sort_by(|a, b| b.1.total_cmp(&a.1));
+        allowed.truncate(TOP_K);
+        let top = allowed.first()?.1;
+        let weights: Vec<f64> = allowed
+            .iter()
+            .map(|(_, l)| (((l - top) / self.temperature) as f64).exp())
+            .collect();
+        let mut target = self.next_unit() * weights.iter().sum::<f64>();
+        for ((token, _), w) in allowed.iter().zip(&weights) {
+            if target < *w {
+                return Some(*token);
+            }
+            target -= w;
+        }
+        allowed.last().map(|(t, _)| *t)
+    }
 }
 
 struct State<'m> {
@@ -326,13 +403,18 @@ impl State<'_> {
             }
             None => None,
         };
+        let mut sampler = job.sampling.map(Sampler::new);
         let mut bytes = Vec::new();
         // Bytes of `bytes` already streamed (a character may span tokens).
         let mut streamed = 0usize;
         let mut generated = 0u64;
         let first_pos = tokens.len() as i32;
         for pos in (first_pos..).take(job.max_tokens as usize) {
-            let Some(token) = next_token(ctx.get_logits_ith(batch.n_tokens() - 1), grammar.as_mut()) else {
+            let Some(token) = next_token(
+                ctx.get_logits_ith(batch.n_tokens() - 1),
+                grammar.as_mut(),
+                sampler.as_mut(),
+            ) else {
                 return Err("the output grammar allows no next token (the grammar is unsatisfiable)".to_string());
             };
             if vocab.is_eog(token) {

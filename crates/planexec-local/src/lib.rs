@@ -147,6 +147,23 @@ fn call_response(call: &Value, usage: TokenUsage) -> ChatResponse {
     }
 }
 
+/// Greedy decoding (repeatable) unless the request asks for a temperature
+/// above zero; then sampling, seeded from the prompt so the same request
+/// samples the same way.
+fn sampling_for(request: &ChatRequest) -> Option<engine::Sampling> {
+    use std::hash::{Hash, Hasher};
+    let temperature = request.temperature.filter(|t| *t > 0.0)?;
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    serde_json::to_string(&request.messages)
+        .unwrap_or_default()
+        .hash(&mut hasher);
+    temperature.to_bits().hash(&mut hasher);
+    Some(engine::Sampling {
+        temperature,
+        seed: hasher.finish(),
+    })
+}
+
 /// The tool a model "calls" to finish when it may choose between a call and
 /// an answer (as smolagents does): small models tuned on tool calls pick it
 /// more reliably than a separate answer format.
@@ -274,6 +291,7 @@ impl LocalModel {
                 messages,
                 grammar,
                 max_tokens: request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+                sampling: sampling_for(request),
                 stream: stream.is_some().then_some(stream_tx),
                 reply: tx,
             })

@@ -110,6 +110,8 @@ async fn an_agent_step_lists_a_folder_reads_two_files_and_returns_a_name() {
         ]
     );
     assert!(step.calls.iter().all(|c| c.error.is_none()));
+    // The listing gives paths as read_file takes them, not bare names.
+    assert_eq!(step.calls[0].output, Some(json!(["reports/a.txt", "reports/b.txt"])));
     // The first turn must act; later turns may call or answer; tools are described.
     let choices: Vec<ToolChoice> = model
         .requests_from(Role::Agent)

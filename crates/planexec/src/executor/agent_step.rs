@@ -56,7 +56,26 @@ pub(super) async fn run(
         // answers (a step that needs no tool is a reasoning step), and a small
         // model otherwise answers from its guess.
         let must_call = may_call && turn == 1;
-        let response = ask(ctx, step, profile, &history, &tools, (may_call, must_call), tally).await?;
+        let mut response = ask(ctx, step, profile, &history, &tools, (may_call, must_call, 0), tally).await?;
+        // A repeated call would only show the same result again. A small model
+        // decoding greedily repeats itself from the same history, so the turn
+        // is asked again with some temperature before the repeat is refused.
+        for resample in 1..=RESAMPLES {
+            match calls::reply_of(&response) {
+                Reply::Call(call) if tally.calls.iter().any(|c| same_args(c, &call)) => {}
+                _ => break,
+            }
+            response = ask(
+                ctx,
+                step,
+                profile,
+                &history,
+                &tools,
+                (may_call, must_call, resample),
+                tally,
+            )
+            .await?;
+        }
         match calls::reply_of(&response) {
             Reply::Text(text) if !text.trim().is_empty() => return Ok(Value::String(text.trim().to_string())),
             Reply::Text(_) => {
@@ -90,7 +109,7 @@ pub(super) async fn run(
                 // The step again after each result: a small model otherwise
                 // loses it behind the tool output and echoes the output back.
                 let reminder = format!(
-                    "{result}\n\n(You are doing step [{}]: {}. Call another tool if you need more; when the results above give the step's result, reply with it.)",
+                    "{result}\n\n(You are doing step [{}]: {}. If the results above give the step's result, answer with it now; if not, call the tool that gets what is missing.)",
                     step.id, step.description
                 );
                 calls::remember(&mut history, call, &reminder);
@@ -103,6 +122,14 @@ pub(super) async fn run(
         profile.max_turns,
         problem.map(|p| format!(" (last: {p})")).unwrap_or_default()
     ))
+}
+
+/// Times a turn that repeats an earlier call is asked again (with temperature).
+const RESAMPLES: u32 = 2;
+
+/// Whether `call` has the tool and arguments of the call `done`, whatever came of it.
+fn same_args(done: &StepResult, call: &ToolCall) -> bool {
+    done.tool.as_deref() == Some(call.name.as_str()) && done.args.as_ref() == Some(&call.arguments)
 }
 
 /// Whether `call` repeats a call the loop already made and that succeeded.
@@ -134,14 +161,15 @@ fn opening(
     ]
 }
 
-/// One turn of the loop. With `may_call` false the model must answer.
+/// One turn of the loop. With `may_call` false the model must answer; a
+/// `resample` above 0 asks the turn again with rising temperature.
 async fn ask(
     ctx: &RunContext,
     step: &Step,
     profile: &AgentProfile,
     history: &[Message],
     tools: &[Arc<ToolEntry>],
-    (may_call, must_call): (bool, bool),
+    (may_call, must_call, resample): (bool, bool, u32),
     tally: &mut Tally,
 ) -> Result<crate::llm::ChatResponse, String> {
     let mut messages = history.to_vec();
@@ -160,7 +188,10 @@ async fn ask(
         (false, _) => ToolChoice::None,
     };
     request.step_id = Some(step.id.clone());
-    request.temperature = profile.temperature.or(request.temperature);
+    request.temperature = match resample {
+        0 => profile.temperature.or(request.temperature),
+        n => Some(0.1 + 0.3 * n as f32),
+    };
     tally.model_calls += 1;
     tally.attempts += 1;
     ctx.chat_on(profile.model.as_ref(), request)

@@ -89,7 +89,7 @@ impl Tool for ListDir {
         "list_dir"
     }
     fn description(&self) -> &str {
-        "List a folder inside the workspace: names sorted, folders end with `/`. Use \".\" for the root."
+        "List a folder inside the workspace: the paths of its entries, relative to the workspace root as read_file takes them, sorted; folders end with `/`. Use \".\" for the root."
     }
     fn parameters(&self) -> Value {
         string_args(&[("path", "folder path relative to the workspace root")])
@@ -110,6 +110,12 @@ impl Tool for ListDir {
             names.push(name);
         }
         names.sort();
+        // Paths as the other file tools take them, so a listing's entry is
+        // the next call's argument as it stands (small models copy, not join).
+        let folder = path.trim().trim_start_matches("./").trim_end_matches('/');
+        if !folder.is_empty() && folder != "." {
+            names = names.into_iter().map(|n| format!("{folder}/{n}")).collect();
+        }
         Ok(json!(names))
     }
 }
