@@ -165,6 +165,30 @@ impl Display {
                 ));
             }
             // An agent step's inner calls, indented under their step.
+            Event::AgentCallStarted { .. } | Event::AgentCallFinished { .. } => self.agent_call(event),
+            Event::FellBack { reason } => self.println(
+                &style("magenta")
+                    .apply_to(format!("↪ no progress; a ReAct loop takes over the rest: {reason}"))
+                    .to_string(),
+            ),
+            Event::Replanned {
+                version,
+                reason,
+                replans,
+            } => self.println(
+                &style("magenta")
+                    .apply_to(format!("↻ replan {replans} (plan version {version}): {reason}"))
+                    .to_string(),
+            ),
+            _ => {}
+        }
+    }
+
+    /// An agent step's inner call: its step's spinner names it while it runs;
+    /// when it ends, a line under the step says how it went.
+    fn agent_call(&self, event: &Event) {
+        let dim = style("dim");
+        match event {
             Event::AgentCallStarted {
                 step_id, call_id, tool, ..
             } => {
@@ -192,20 +216,6 @@ impl Display {
                 };
                 self.println(&format!("   {mark} {call_id} {tool} {} {what}", dim.apply_to(how)));
             }
-            Event::FellBack { reason } => self.println(
-                &style("magenta")
-                    .apply_to(format!("↪ no progress; a ReAct loop takes over the rest: {reason}"))
-                    .to_string(),
-            ),
-            Event::Replanned {
-                version,
-                reason,
-                replans,
-            } => self.println(
-                &style("magenta")
-                    .apply_to(format!("↻ replan {replans} (plan version {version}): {reason}"))
-                    .to_string(),
-            ),
             _ => {}
         }
     }

@@ -333,12 +333,9 @@ impl State<'_> {
         })
     }
 
-    fn generate(
-        &mut self,
-        ctx: &mut LlamaContext<'_>,
-        job: &Job,
-        stats: &Mutex<EngineStats>,
-    ) -> Result<Generation, String> {
+    /// The job's messages in the model's chat template, as tokens that leave
+    /// room in the context for the reply.
+    fn prompt_tokens(&self, ctx: &LlamaContext<'_>, job: &Job) -> Result<Vec<LlamaToken>, String> {
         let chat = job
             .messages
             .iter()
@@ -349,8 +346,7 @@ impl State<'_> {
             .model
             .apply_chat_template(&self.template, &chat, true)
             .map_err(|e| format!("cannot apply the chat template: {e}"))?;
-        let vocab = self.model.vocab();
-        let tokens = vocab.tokenize(prompt.as_bytes(), true, true);
+        let tokens = self.model.vocab().tokenize(prompt.as_bytes(), true, true);
         let n_ctx = ctx.n_ctx() as usize;
         if tokens.is_empty() {
             return Err("the prompt is empty".to_string());
@@ -362,6 +358,17 @@ impl State<'_> {
                 job.max_tokens
             ));
         }
+        Ok(tokens)
+    }
+
+    fn generate(
+        &mut self,
+        ctx: &mut LlamaContext<'_>,
+        job: &Job,
+        stats: &Mutex<EngineStats>,
+    ) -> Result<Generation, String> {
+        let tokens = self.prompt_tokens(ctx, job)?;
+        let vocab = self.model.vocab();
 
         // Keep the common prefix; evaluate at least the last prompt token for its logits.
         let t_prompt = Instant::now();

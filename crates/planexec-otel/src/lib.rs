@@ -144,6 +144,128 @@ impl Recorder {
         parent.with_span(span)
     }
 
+    /// A step's span: `execute_tool TOOL`, `invoke_agent AGENT` or `reason ID`,
+    /// under the plan version in force.
+    fn step_span(
+        &self,
+        state: &State,
+        step_id: &str,
+        tool: Option<&str>,
+        agent: Option<&str>,
+        now: SystemTime,
+    ) -> Context {
+        let parent = state.plan.clone().or_else(|| state.run.clone()).unwrap_or_default();
+        let mut attributes = vec![
+            kv("planexec.run.id", state.run_id.clone()),
+            kv("planexec.step.id", step_id.to_string()),
+        ];
+        let name = match (tool, agent) {
+            (Some(tool), _) => {
+                attributes.push(kv("gen_ai.operation.name", "execute_tool"));
+                attributes.push(kv("gen_ai.tool.name", tool.to_string()));
+                format!("execute_tool {tool}")
+            }
+            (None, Some(agent)) => {
+                attributes.push(kv("gen_ai.operation.name", "invoke_agent"));
+                attributes.push(kv("gen_ai.agent.name", agent.to_string()));
+                attributes.push(kv("planexec.step.kind", "agent"));
+                format!("invoke_agent {agent}")
+            }
+            (None, None) => {
+                attributes.push(kv("planexec.step.kind", "reasoning"));
+                format!("reason {step_id}")
+            }
+        };
+        self.start(name, &parent, now, attributes)
+    }
+
+    /// A model call's `chat` span, under its step (or the run), ending now.
+    fn chat_span(&self, state: &State, event: &Event, now: SystemTime) {
+        let Event::ModelCalled {
+            role,
+            provider,
+            model,
+            step_id,
+            prompt_tokens,
+            completion_tokens,
+            cache_read_tokens,
+            latency_ms,
+            finish_reason,
+            prompt,
+            completion,
+        } = event
+        else {
+            return;
+        };
+        let parent = step_id
+            .as_ref()
+            .and_then(|id| state.steps.get(id).cloned())
+            .or_else(|| state.run.clone())
+            .unwrap_or_default();
+        let start = now.checked_sub(Duration::from_millis(*latency_ms)).unwrap_or(now);
+        let mut attributes = vec![
+            kv("gen_ai.operation.name", "chat"),
+            kv("gen_ai.provider.name", provider.clone()),
+            kv("gen_ai.request.model", model.clone()),
+            kv("gen_ai.usage.input_tokens", *prompt_tokens as i64),
+            kv("gen_ai.usage.output_tokens", *completion_tokens as i64),
+            kv("planexec.usage.cache_read_tokens", *cache_read_tokens as i64),
+            kv("planexec.role", role.as_str()),
+            kv("planexec.run.id", state.run_id.clone()),
+        ];
+        if let Some(reason) = finish_reason {
+            attributes.push(KeyValue::new(
+                "gen_ai.response.finish_reasons",
+                opentelemetry::Value::Array(vec![opentelemetry::StringValue::from(reason.clone())].into()),
+            ));
+        }
+        if let Some(id) = step_id {
+            attributes.push(kv("planexec.step.id", id.clone()));
+        }
+        if self.options.content {
+            if let Some(p) = prompt {
+                attributes.push(kv("gen_ai.input.messages", p.clone()));
+            }
+            if let Some(c) = completion {
+                attributes.push(kv("gen_ai.output.messages", c.clone()));
+            }
+        }
+        let cx = self.start(format!("chat {model}"), &parent, start, attributes);
+        cx.span().end_with_timestamp(now);
+    }
+
+    /// Start or end the span of an agent step's inner call.
+    fn inner_call_event(&self, state: &mut State, event: &Event, now: SystemTime) {
+        match event {
+            Event::AgentCallStarted {
+                step_id, call_id, tool, ..
+            } => {
+                let cx = self.inner_call(state, step_id, call_id, tool, now);
+                state.steps.insert(call_id.clone(), cx);
+            }
+            Event::AgentCallFinished {
+                step_id,
+                call_id,
+                tool,
+                error,
+                replayed,
+                ..
+            } => {
+                // A refused or replayed call has no start event: its span is instant.
+                let cx = match state.steps.remove(call_id) {
+                    Some(cx) => cx,
+                    None => self.inner_call(state, step_id, call_id, tool, now),
+                };
+                cx.span().set_attribute(kv("planexec.call.replayed", *replayed));
+                if let Some(error) = error {
+                    cx.span().set_status(Status::error(error.clone()));
+                }
+                cx.span().end_with_timestamp(now);
+            }
+            _ => {}
+        }
+    }
+
     /// The `execute_tool` span of an agent step's inner call, under the step's span.
     fn inner_call(&self, state: &State, step_id: &str, call_id: &str, tool: &str, now: SystemTime) -> Context {
         let parent = state.steps.get(step_id).cloned().unwrap_or_default();
@@ -201,57 +323,13 @@ impl Recorder {
                 }
             }
             Event::StepStarted { step_id, tool, agent } => {
-                let parent = state.plan.clone().or_else(|| state.run.clone()).unwrap_or_default();
-                let mut attributes = vec![
-                    kv("planexec.run.id", state.run_id.clone()),
-                    kv("planexec.step.id", step_id.clone()),
-                ];
-                let name = match (tool, agent) {
-                    (Some(tool), _) => {
-                        attributes.push(kv("gen_ai.operation.name", "execute_tool"));
-                        attributes.push(kv("gen_ai.tool.name", tool.clone()));
-                        format!("execute_tool {tool}")
-                    }
-                    (None, Some(agent)) => {
-                        attributes.push(kv("gen_ai.operation.name", "invoke_agent"));
-                        attributes.push(kv("gen_ai.agent.name", agent.clone()));
-                        attributes.push(kv("planexec.step.kind", "agent"));
-                        format!("invoke_agent {agent}")
-                    }
-                    (None, None) => {
-                        attributes.push(kv("planexec.step.kind", "reasoning"));
-                        format!("reason {step_id}")
-                    }
-                };
-                let cx = self.start(name, &parent, now, attributes);
+                let cx = self.step_span(&state, step_id, tool.as_deref(), agent.as_deref(), now);
                 state.steps.insert(step_id.clone(), cx);
             }
             // An agent step's inner call: an `execute_tool` span under its step's
             // `invoke_agent`, next to the step's `chat` spans.
-            Event::AgentCallStarted {
-                step_id, call_id, tool, ..
-            } => {
-                let cx = self.inner_call(&state, step_id, call_id, tool, now);
-                state.steps.insert(call_id.clone(), cx);
-            }
-            Event::AgentCallFinished {
-                step_id,
-                call_id,
-                tool,
-                error,
-                replayed,
-                ..
-            } => {
-                // A refused or replayed call has no start event: its span is instant.
-                let cx = match state.steps.remove(call_id) {
-                    Some(cx) => cx,
-                    None => self.inner_call(&state, step_id, call_id, tool, now),
-                };
-                cx.span().set_attribute(kv("planexec.call.replayed", *replayed));
-                if let Some(error) = error {
-                    cx.span().set_status(Status::error(error.clone()));
-                }
-                cx.span().end_with_timestamp(now);
+            Event::AgentCallStarted { .. } | Event::AgentCallFinished { .. } => {
+                self.inner_call_event(&mut state, event, now)
             }
             Event::StepRetried {
                 step_id,
@@ -287,55 +365,7 @@ impl Recorder {
                     cx.span().end_with_timestamp(now);
                 }
             }
-            Event::ModelCalled {
-                role,
-                provider,
-                model,
-                step_id,
-                prompt_tokens,
-                completion_tokens,
-                cache_read_tokens,
-                latency_ms,
-                finish_reason,
-                prompt,
-                completion,
-            } => {
-                let parent = step_id
-                    .as_ref()
-                    .and_then(|id| state.steps.get(id).cloned())
-                    .or_else(|| state.run.clone())
-                    .unwrap_or_default();
-                let start = now.checked_sub(Duration::from_millis(*latency_ms)).unwrap_or(now);
-                let mut attributes = vec![
-                    kv("gen_ai.operation.name", "chat"),
-                    kv("gen_ai.provider.name", provider.clone()),
-                    kv("gen_ai.request.model", model.clone()),
-                    kv("gen_ai.usage.input_tokens", *prompt_tokens as i64),
-                    kv("gen_ai.usage.output_tokens", *completion_tokens as i64),
-                    kv("planexec.usage.cache_read_tokens", *cache_read_tokens as i64),
-                    kv("planexec.role", role.as_str()),
-                    kv("planexec.run.id", state.run_id.clone()),
-                ];
-                if let Some(reason) = finish_reason {
-                    attributes.push(KeyValue::new(
-                        "gen_ai.response.finish_reasons",
-                        opentelemetry::Value::Array(vec![opentelemetry::StringValue::from(reason.clone())].into()),
-                    ));
-                }
-                if let Some(id) = step_id {
-                    attributes.push(kv("planexec.step.id", id.clone()));
-                }
-                if self.options.content {
-                    if let Some(p) = prompt {
-                        attributes.push(kv("gen_ai.input.messages", p.clone()));
-                    }
-                    if let Some(c) = completion {
-                        attributes.push(kv("gen_ai.output.messages", c.clone()));
-                    }
-                }
-                let cx = self.start(format!("chat {model}"), &parent, start, attributes);
-                cx.span().end_with_timestamp(now);
-            }
+            Event::ModelCalled { .. } => self.chat_span(&state, event, now),
             Event::RunFinished { status, .. } => {
                 if let Some(run) = &state.run {
                     run.span().set_attribute(kv("planexec.run.status", status.clone()));
