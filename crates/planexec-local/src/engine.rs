@@ -246,16 +246,21 @@ fn next_token(
     if single.data[0].logit().is_finite() {
         return Some(best);
     }
-    let mut all = LlamaTokenDataArray::from_iter(
+    let mut all = vocabulary(logits);
+    grammar.apply(&mut all);
+    let (i, logit) = argmax(&mut all.data.iter().map(|d| (d.id().0 as usize, d.logit())));
+    logit.is_finite().then(|| LlamaToken::new(i as i32))
+}
+
+/// Every token of the vocabulary with its logit, for a grammar to mask.
+fn vocabulary(logits: &[f32]) -> LlamaTokenDataArray {
+    LlamaTokenDataArray::from_iter(
         logits
             .iter()
             .enumerate()
             .map(|(i, &l)| LlamaTokenData::new(LlamaToken::new(i as i32), l, 0.0)),
         false,
-    );
-    grammar.apply(&mut all);
-    let (i, logit) = argmax(&mut all.data.iter().map(|d| (d.id().0 as usize, d.logit())));
-    logit.is_finite().then(|| LlamaToken::new(i as i32))
+    )
 }
 
 /// A seeded temperature sampler over the grammar-allowed top-k tokens.
@@ -281,13 +286,7 @@ impl Sampler {
     }
 
     fn pick(&mut self, logits: &[f32], grammar: Option<&mut LlamaSampler>) -> Option<LlamaToken> {
-        let mut all = LlamaTokenDataArray::from_iter(
-            logits
-                .iter()
-                .enumerate()
-                .map(|(i, &l)| LlamaTokenData::new(LlamaToken::new(i as i32), l, 0.0)),
-            false,
-        );
+        let mut all = vocabulary(logits);
         if let Some(grammar) = grammar {
             grammar.apply(&mut all);
         }

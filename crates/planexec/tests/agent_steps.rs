@@ -69,6 +69,19 @@ fn call(name: &str, args: Value) -> ScriptedReply {
     ScriptedReply::tool_call(name, &args)
 }
 
+/// A model whose agent loop writes "hello" to out.txt, then answers `answer`.
+fn writes_out_txt_then_says(answer: &str) -> Arc<ScriptedModel> {
+    let model = Arc::new(ScriptedModel::new());
+    model.replies(
+        Role::Agent,
+        vec![
+            call("write_file", json!({"path": "out.txt", "content": "hello"})),
+            ScriptedReply::text(answer),
+        ],
+    );
+    model
+}
+
 /// The text of every message the agent loop was sent in its `n`th turn.
 fn turn_text(model: &ScriptedModel, n: usize) -> String {
     let request = &model.requests_from(Role::Agent)[n];
@@ -211,14 +224,7 @@ async fn a_tool_outside_the_profile_is_refused_and_the_loop_recovers() {
 #[tokio::test]
 async fn plan_mode_refuses_an_inner_write() {
     let folder = Folder::new();
-    let model = Arc::new(ScriptedModel::new());
-    model.replies(
-        Role::Agent,
-        vec![
-            call("write_file", json!({"path": "out.txt", "content": "hello"})),
-            ScriptedReply::text("could not write"),
-        ],
-    );
+    let model = writes_out_txt_then_says("could not write");
     model.always(Role::Synthesizer, ScriptedReply::text("no"));
     let agent = folder.builder(&model, options(Mode::Plan)).build();
     let report = agent.run_plan("t", agent_plan("worker")).await;
@@ -245,14 +251,7 @@ impl Approver for Confirming {
 #[tokio::test]
 async fn ask_mode_confirms_an_inner_write_with_its_arguments() {
     let folder = Folder::new();
-    let model = Arc::new(ScriptedModel::new());
-    model.replies(
-        Role::Agent,
-        vec![
-            call("write_file", json!({"path": "out.txt", "content": "hello"})),
-            ScriptedReply::text("wrote out.txt"),
-        ],
-    );
+    let model = writes_out_txt_then_says("wrote out.txt");
     model.always(Role::Synthesizer, ScriptedReply::text("ok"));
     let approver = Arc::new(Confirming(Mutex::default()));
     let agent = folder

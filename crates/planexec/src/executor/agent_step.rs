@@ -134,7 +134,7 @@ fn same_args(done: &StepResult, call: &ToolCall) -> bool {
 
 /// Whether `call` repeats a call the loop already made and that succeeded.
 fn same_call(done: &StepResult, call: &ToolCall) -> bool {
-    done.succeeded() && done.tool.as_deref() == Some(call.name.as_str()) && done.args.as_ref() == Some(&call.arguments)
+    done.succeeded() && same_args(done, call)
 }
 
 /// The loop's first messages: its instructions, then the goal, the step and

@@ -163,6 +163,12 @@ impl Run {
             .collect()
     }
 
+    /// `args` with the `{{id}}` references to finished steps filled in (as they
+    /// stand where a reference cannot be resolved yet).
+    pub fn resolved(&self, args: &serde_json::Map<String, Value>) -> serde_json::Map<String, Value> {
+        crate::plan::resolve_args(args, &|id: &str| self.done.get(id).cloned()).unwrap_or_else(|_| args.clone())
+    }
+
     /// Whether the run already handed its goal to the fallback loop.
     pub fn fell_back(&self) -> bool {
         crate::report::fallback_reason(&self.plans).is_some()

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::{fallback, start, Drive, Next};
 use crate::executor;
-use crate::plan::{self, Step};
+use crate::plan::Step;
 use crate::policy;
 use crate::replanner::{self, ReplanTrigger};
 use crate::result::{StepResult, StepStatus};
@@ -155,9 +155,7 @@ fn repeated_plan(run: &Run) -> Option<u32> {
 /// The id of a step of the plan in force that repeats the failed step: same tool, same resolved arguments.
 fn repeated(run: &Run, failed_step: &Step) -> Option<String> {
     let done = &run.done;
-    let resolve = |args: &Map<String, Value>| {
-        plan::resolve_args(args, &|id: &str| done.get(id).cloned()).unwrap_or_else(|_| args.clone())
-    };
+    let resolve = |args: &Map<String, Value>| run.resolved(args);
     let failed_args = resolve(&failed_step.args);
     let new_steps: Vec<Step> = run
         .plan()

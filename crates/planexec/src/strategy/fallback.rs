@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 
 use crate::agents;
 use crate::events::Event;
-use crate::plan::{self, Plan, Step};
+use crate::plan::{Plan, Step};
 use crate::policy::Fallback;
 use crate::run::{Exit, Run};
 
@@ -73,9 +73,7 @@ async fn fall_back(run: &mut Run, reason: String) {
 /// arguments (or description), sorted.
 pub(crate) fn remaining_calls(run: &Run, plan: &Plan) -> Vec<String> {
     let done = &run.done;
-    let resolve = |args: &Map<String, Value>| {
-        plan::resolve_args(args, &|id: &str| done.get(id).cloned()).unwrap_or_else(|_| args.clone())
-    };
+    let resolve = |args: &Map<String, Value>| run.resolved(args);
     let mut calls: Vec<String> = plan
         .steps
         .iter()
