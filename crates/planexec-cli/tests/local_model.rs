@@ -261,3 +261,54 @@ fn the_embedded_models_tool_calls_are_run_and_its_answer_is_not_a_call() {
         "the answer is not a call: {answer}"
     );
 }
+
+/// A step that must look before it acts: the file's name is not in the task,
+/// so no plan can write the read in advance. The agent step, run by the
+/// embedded model, lists the folder, reads the file it found and returns the
+/// number, which the next (tool) step writes.
+#[test]
+fn the_embedded_model_looks_before_it_acts_in_an_agent_step() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("data")).unwrap();
+    std::fs::write(dir.path().join("data/reading-0193.txt"), "41\n").unwrap();
+    let plan = serde_json::json!({"goal": "Save the number stored in the file under data/ to result.txt", "steps": [
+        {"id": "s1", "description": "find the one file under data/ and return only the number written in it",
+         "agent": "worker", "depends_on": []},
+        {"id": "s2", "description": "save the number to result.txt", "tool": "write_file",
+         "args": {"path": "result.txt", "content": "{{s1}}"}, "depends_on": ["s1"]}
+    ]});
+    std::fs::write(dir.path().join("plan.json"), plan.to_string()).unwrap();
+    let out = planexec(dir.path())
+        .args(["exec", "plan.json", "--yes", "--json"])
+        .arg("--model-path")
+        .arg(model())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let report: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("no JSON report ({e}): {stderr}"));
+    assert_eq!(report["status"], "succeeded", "{report:#}\n{stderr}");
+    let s1 = report["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "s1")
+        .unwrap();
+    assert_eq!(s1["agent"], "worker", "{report:#}");
+    assert_eq!(s1["status"], "succeeded", "{report:#}");
+    let ran = |tool: &str, path: &str| {
+        s1["calls"].as_array().unwrap().iter().any(|c| {
+            c["tool"] == tool
+                && c["status"] == "succeeded"
+                && c["args"]["path"].as_str().unwrap_or("").trim_end_matches('/') == path
+        })
+    };
+    assert!(ran("list_dir", "data"), "it looked: {report:#}");
+    assert!(
+        ran("read_file", "data/reading-0193.txt"),
+        "it read what it found: {report:#}"
+    );
+    let written = std::fs::read_to_string(dir.path().join("result.txt")).unwrap_or_default();
+    assert!(written.contains("41"), "result.txt: {written:?}\n{report:#}");
+}

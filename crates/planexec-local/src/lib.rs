@@ -183,6 +183,11 @@ fn answer_or_call(text: String, usage: TokenUsage) -> ChatResponse {
     }
 }
 
+/// Plain text that cannot be a call: it starts with neither `{` nor `<`
+/// (a JSON call, `<tool_call>`), nor with white space before one.
+const NO_CALL_GRAMMAR: &str = r#"root ::= [^{<\x00-\x20] [^\x00]*
+"#;
+
 /// The schema of a reply that either calls one of `tools`, its arguments
 /// following that tool's schema, or answers through [`FINAL_ANSWER`].
 fn answer_or_call_schema(request: &ChatRequest) -> Value {
@@ -220,6 +225,36 @@ fn tool_call_schema(request: &ChatRequest) -> Value {
     json!({"anyOf": options})
 }
 
+/// The grammar a reply to `request` must follow: the plan or response
+/// schema, a call of an offered tool, a call or an answer, or (when no call
+/// is allowed) plain text that is not a call. `None`: free text.
+fn grammar_for(request: &ChatRequest) -> Option<String> {
+    let wants_call = !request.tools.is_empty() && request.tool_choice == ToolChoice::Required;
+    let may_call = !request.tools.is_empty() && request.tool_choice == ToolChoice::Auto;
+    if let Some(format) = &request.response_format {
+        if plan_shape::is_plan_schema(&format.name, &format.schema) {
+            let max = format
+                .schema
+                .pointer("/properties/steps/maxItems")
+                .and_then(serde_json::Value::as_u64)
+                .map_or(plan_shape::MAX_STEPS, |m| m as usize);
+            Some(gbnf::from_schema(&plan_shape::reshape(&format.schema, max)))
+        } else {
+            Some(gbnf::from_schema(&format.schema))
+        }
+    } else if wants_call {
+        Some(gbnf::from_schema(&tool_call_schema(request)))
+    } else if may_call {
+        Some(gbnf::from_schema(&answer_or_call_schema(request)))
+    } else if request.tool_choice == ToolChoice::None {
+        // "Answer now, no call": a small model that has been calling
+        // tools writes one more call as text unless it cannot.
+        Some(NO_CALL_GRAMMAR.to_string())
+    } else {
+        None
+    }
+}
+
 #[async_trait]
 impl ChatModel for LocalModel {
     fn describe(&self) -> String {
@@ -248,24 +283,7 @@ impl LocalModel {
         // The model chooses between a call and an answer: both are constrained,
         // so a call cannot come back as text, nor name a tool it may not use.
         let may_call = !request.tools.is_empty() && request.tool_choice == ToolChoice::Auto;
-        let grammar = if let Some(format) = &request.response_format {
-            if plan_shape::is_plan_schema(&format.name, &format.schema) {
-                let max = format
-                    .schema
-                    .pointer("/properties/steps/maxItems")
-                    .and_then(serde_json::Value::as_u64)
-                    .map_or(plan_shape::MAX_STEPS, |m| m as usize);
-                Some(gbnf::from_schema(&plan_shape::reshape(&format.schema, max)))
-            } else {
-                Some(gbnf::from_schema(&format.schema))
-            }
-        } else if wants_call {
-            Some(gbnf::from_schema(&tool_call_schema(request)))
-        } else if may_call {
-            Some(gbnf::from_schema(&answer_or_call_schema(request)))
-        } else {
-            None
-        };
+        let grammar = grammar_for(request);
         if !request.tools.is_empty() && request.tool_choice != ToolChoice::None {
             // Small models follow a stated format better than a tool list they were not tuned on.
             let mut names: Vec<&str> = request.tools.iter().map(|t| t.name.as_str()).collect();
@@ -355,6 +373,26 @@ mod tests {
         }];
         request.tool_choice = ToolChoice::Auto;
         request
+    }
+
+    /// Each tool choice gets its grammar; "no call" (an agent loop's last
+    /// turn) is text that cannot open a call, so it cannot end as one.
+    #[test]
+    fn each_tool_choice_has_its_grammar() {
+        let mut request = read_file_request();
+        assert!(grammar_for(&request).unwrap().contains("final_answer"));
+        request.tool_choice = ToolChoice::Required;
+        let required = grammar_for(&request).unwrap();
+        assert!(
+            required.contains("read_file") && !required.contains("final_answer"),
+            "{required}"
+        );
+        request.tool_choice = ToolChoice::None;
+        request.tools.clear();
+        assert_eq!(grammar_for(&request).as_deref(), Some(NO_CALL_GRAMMAR));
+        assert!(NO_CALL_GRAMMAR.starts_with("root ::= [^{<"), "{NO_CALL_GRAMMAR}");
+        request.tool_choice = ToolChoice::Auto;
+        assert_eq!(grammar_for(&request), None, "free text when nothing is asked");
     }
 
     #[test]

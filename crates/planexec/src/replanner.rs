@@ -82,6 +82,10 @@ pub(crate) async fn replan(
             "The plan was cut short: the steps after the completed ones could not be used:\n{problem}\n\n"
         )),
     }
+    let failed_agent_step = match &trigger {
+        ReplanTrigger::StepFailed { step, .. } if step.agent.is_some() => Some(step.id.clone()),
+        _ => None,
+    };
     let agents_allowed = !ctx.options.plannable_agents().is_empty();
     let avoid_repeat = match trigger {
         ReplanTrigger::StepFailed { step, .. } if agents_allowed && step.tool.is_some() => {
@@ -120,35 +124,69 @@ pub(crate) async fn replan(
     let limits = ctx.options.plan_limits();
     let kept: Vec<Step> = current.steps.iter().filter(|s| done.contains(&s.id)).cloned().collect();
     let accept = |revised: Plan| -> Result<Plan, PlanErrors> {
-        let mut steps = kept.clone();
-        let mut errors = Vec::new();
-        for step in revised.steps {
-            match kept.iter().find(|k| k.id == step.id) {
-                // The model echoed a completed step: it is kept already.
-                Some(k) if k == &step => {}
-                Some(_) => errors.push(PlanError::DuplicateId { id: step.id.clone() }),
-                None => steps.push(step),
-            }
-        }
-        if !errors.is_empty() {
-            return Err(PlanErrors(errors));
-        }
-        let merged = Plan {
-            goal: if revised.goal.trim().is_empty() {
-                current.goal.clone()
-            } else {
-                revised.goal
-            },
-            steps,
-            infeasible: revised.infeasible,
-            questions: Vec::new(),
-            assumptions: if revised.assumptions.is_empty() {
-                current.assumptions.clone()
-            } else {
-                revised.assumptions
-            },
-        };
+        let merged = merge(ctx, current, &kept, revised, failed_agent_step.as_deref())?;
         plan::validate_with_done(&merged, &ctx.tools, &limits, &done).map(|_| merged)
     };
     request_plan(ctx, Role::Replanner, messages, &accept).await
+}
+
+/// The plan in force after a revision: the `kept` (completed) steps, then the
+/// revision's new ones. A revision may echo a kept step but not change it;
+/// after the agent step `failed_agent_step` failed, it must look again.
+fn merge(
+    ctx: &RunContext,
+    current: &Plan,
+    kept: &[Step],
+    revised: Plan,
+    failed_agent_step: Option<&str>,
+) -> Result<Plan, PlanErrors> {
+    let mut steps = kept.to_vec();
+    let mut errors = Vec::new();
+    for step in revised.steps {
+        match kept.iter().find(|k| k.id == step.id) {
+            // The model echoed a completed step: it is kept already.
+            Some(k) if k == &step => {}
+            Some(_) => errors.push(PlanError::DuplicateId { id: step.id.clone() }),
+            None => steps.push(step),
+        }
+    }
+    if let Some(failed) = failed_agent_step {
+        let new_steps = &steps[kept.len()..];
+        if revised.infeasible.is_none() && !new_steps.iter().any(|s| looks(ctx, s)) {
+            errors.push(PlanError::GuessesInsteadOfLooking {
+                failed: failed.to_string(),
+            });
+        }
+    }
+    if !errors.is_empty() {
+        return Err(PlanErrors(errors));
+    }
+    Ok(Plan {
+        goal: if revised.goal.trim().is_empty() {
+            current.goal.clone()
+        } else {
+            revised.goal
+        },
+        steps,
+        infeasible: revised.infeasible,
+        questions: Vec::new(),
+        assumptions: if revised.assumptions.is_empty() {
+            current.assumptions.clone()
+        } else {
+            revised.assumptions
+        },
+    })
+}
+
+/// Whether `step` finds something out: an agent step, or a call of a tool that
+/// only reads (with these arguments).
+fn looks(ctx: &RunContext, step: &Step) -> bool {
+    match step.kind() {
+        plan::StepKind::Agent(_) => true,
+        plan::StepKind::Tool(tool) => ctx
+            .tools
+            .get(tool)
+            .is_some_and(|t| t.tool.effect_for(&Value::Object(step.args.clone())) == crate::tools::Effect::ReadOnly),
+        plan::StepKind::Reasoning => false,
+    }
 }

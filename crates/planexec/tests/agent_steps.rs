@@ -324,3 +324,62 @@ async fn a_call_written_as_text_is_run_and_an_unanswered_loop_fails() {
     let error = step.error.clone().unwrap_or_default();
     assert!(error.contains("no answer in 3 turns"), "{error}");
 }
+
+/// When the agent step that was to find the supplier fails, a revision that
+/// only reasons (and writes what it reasoned) would invent the name and report
+/// `succeeded`. It is refused with why, and the run ends with the truth.
+#[tokio::test]
+async fn a_failed_agent_step_is_not_replaced_by_a_guess() {
+    let folder = Folder::new();
+    let model = Arc::new(ScriptedModel::new());
+    model.always(Role::Agent, call("list_dir", json!({"path": "reports"})));
+    let guess = json!({"goal": "name the supplier", "steps": [
+        {"id": "g1", "description": "name the supplier", "tool": null, "args": {}, "depends_on": []},
+        {"id": "g2", "description": "save it", "tool": "write_file",
+         "args": {"path": "supplier.txt", "content": "{{g1}}"}, "depends_on": ["g1"]}
+    ]});
+    model.replies(
+        Role::Replanner,
+        vec![
+            ScriptedReply::json(&guess),
+            ScriptedReply::json(&json!({"goal": "name the supplier", "steps": [],
+                "infeasible": "the reports could not be read"})),
+        ],
+    );
+    model.always(Role::Executor, ScriptedReply::text("Acme Guesswork Inc."));
+    let mut o = options(Mode::Auto);
+    o.max_replans = 1;
+    o.agents = vec![AgentProfile::worker().max_turns(2)];
+    let agent = folder.builder(&model, o).build();
+    let report = agent.run_plan("name the supplier", agent_plan("worker")).await;
+    assert_eq!(report.status, RunStatus::Infeasible, "{:?}", report.error);
+    assert!(!folder.dir.path().join("supplier.txt").exists());
+    let asks = model.requests_from(Role::Replanner);
+    assert_eq!(asks.len(), 2, "the guess is sent back once");
+    let again = serde_json::to_string(&asks[1].messages).unwrap();
+    assert!(again.contains("agent step s1 failed to find out"), "{again}");
+    assert!(again.contains("would only guess it"), "{again}");
+}
+
+/// Looking again another way is a fine revision after a failed agent step.
+#[tokio::test]
+async fn a_failed_agent_step_may_be_replaced_by_a_read() {
+    let folder = Folder::new();
+    let model = Arc::new(ScriptedModel::new());
+    model.always(Role::Agent, call("list_dir", json!({"path": "reports"})));
+    model.reply(
+        Role::Replanner,
+        ScriptedReply::json(&json!({"goal": "name the supplier", "steps": [
+            {"id": "r1", "description": "read b", "tool": "read_file", "args": {"path": "reports/b.txt"}, "depends_on": []}
+        ]})),
+    );
+    model.always(Role::Synthesizer, ScriptedReply::text("Acme Widgets Ltd."));
+    let mut o = options(Mode::Auto);
+    o.max_replans = 1;
+    o.agents = vec![AgentProfile::worker().max_turns(2)];
+    let agent = folder.builder(&model, o).build();
+    let report = agent.run_plan("name the supplier", agent_plan("worker")).await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    assert_eq!(model.requests_from(Role::Replanner).len(), 1);
+    assert_eq!(report.step("r1").unwrap().status, planexec::StepStatus::Succeeded);
+}

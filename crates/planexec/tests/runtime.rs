@@ -597,6 +597,37 @@ async fn file_tools_refuse_paths_outside_the_workspace() {
     assert_eq!(std::fs::read_to_string(dir.path().join("out/new.txt")).unwrap(), "ok");
 }
 
+/// Small models write `/reports/` for the workspace's `reports/`: the refusal
+/// names the path they meant, and only when it exists inside.
+#[tokio::test]
+async fn a_refused_absolute_path_names_the_workspace_path_it_likely_meant() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("reports")).unwrap();
+    std::fs::write(dir.path().join("reports/q3.txt"), "x").unwrap();
+    let tools = planexec::tools::builtin::registry(planexec::tools::workspace::Workspace::new(dir.path()).unwrap());
+    let list = &tools.get("list_dir").unwrap().tool;
+    let read = &tools.get("read_file").unwrap().tool;
+    let err = list.call(json!({"path": "/reports/"})).await.unwrap_err();
+    assert_eq!(err.kind, planexec::tools::ToolErrorKind::Denied);
+    assert!(err.message.contains("did you mean `reports/`?"), "{}", err.message);
+    let err = read.call(json!({"path": "/reports/q3.txt"})).await.unwrap_err();
+    assert!(
+        err.message.contains("did you mean `reports/q3.txt`?"),
+        "{}",
+        err.message
+    );
+    for missing in ["/reports/none.txt", "/etc/passwd", "/../reports"] {
+        let err = read.call(json!({"path": missing})).await.unwrap_err();
+        assert_eq!(err.kind, planexec::tools::ToolErrorKind::Denied, "{missing}");
+        assert!(!err.message.contains("did you mean"), "{missing}: {}", err.message);
+        assert!(
+            err.message.contains("use a relative path"),
+            "{missing}: {}",
+            err.message
+        );
+    }
+}
+
 struct Scripted(Mutex<Vec<Approval>>);
 
 #[async_trait]

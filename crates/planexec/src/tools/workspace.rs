@@ -99,9 +99,22 @@ impl Workspace {
 
     fn outside(&self, requested: &str) -> ToolError {
         ToolError::denied(format!(
-            "path `{requested}` is outside the workspace {}; file tools may only use files inside it (use a relative path, or choose another --workspace)",
-            self.root.display()
+            "path `{requested}` is outside the workspace {}; file tools may only use files inside it ({})",
+            self.root.display(),
+            self.relative_hint(requested)
+                .map(|p| format!("did you mean `{p}`? paths are relative to the workspace"))
+                .unwrap_or_else(|| "use a relative path, or choose another --workspace".into())
         ))
+    }
+
+    /// For an absolute path written as if the workspace were `/` (small models
+    /// often write `/reports/` for `reports/`): the relative path, when it exists.
+    fn relative_hint(&self, requested: &str) -> Option<String> {
+        let relative = requested.trim().strip_prefix('/')?.trim_start_matches('/');
+        if relative.is_empty() || Path::new(relative).components().any(|c| c == Component::ParentDir) {
+            return None;
+        }
+        self.root.join(relative).exists().then(|| relative.to_string())
     }
 
     /// `path` relative to the root, for messages and listings.
