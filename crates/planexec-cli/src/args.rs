@@ -34,6 +34,7 @@ pub enum Command {
     )]
     Run {
         /// The task, in plain words.
+        #[arg(value_parser = task_text)]
         task: String,
         #[command(flatten)]
         run: RunFlags,
@@ -47,6 +48,8 @@ pub enum Command {
         after_help = "Examples:\n  planexec plan \"Summarise README.md into summary.txt\" -o plan.json\n  planexec plan \"...\" --format mermaid > plan.mmd\n  planexec plan \"...\" --format dot | dot -Tpng > plan.png"
     )]
     Plan {
+        /// The task, in plain words.
+        #[arg(value_parser = task_text)]
         task: String,
         /// Write the plan to this file (JSON unless --format says otherwise).
         #[arg(long, short = 'o')]
@@ -65,7 +68,7 @@ pub enum Command {
         /// The plan file (JSON, as written by `planexec plan -o`).
         plan: PathBuf,
         /// The task the plan is for (default: the plan's goal).
-        #[arg(long)]
+        #[arg(long, value_parser = task_text)]
         task: Option<String>,
         #[command(flatten)]
         run: RunFlags,
@@ -254,6 +257,15 @@ pub enum ConfigCommand {
         #[arg(long, default_value = ".")]
         workspace: PathBuf,
     },
+}
+
+/// A task with words in it: an empty one would cost minutes of model time
+/// before failing, so it is refused before anything starts.
+fn task_text(text: &str) -> Result<String, String> {
+    if text.trim().is_empty() {
+        return Err("the task is empty; say in words what to do, e.g. planexec run \"Sum the numbers in prices.txt\"".into());
+    }
+    Ok(text.to_string())
 }
 
 pub fn parse_format(s: &str) -> Result<Format, String> {

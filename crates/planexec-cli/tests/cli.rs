@@ -211,6 +211,26 @@ fn bad_flags_are_bad_input() {
     );
 }
 
+/// An empty task would run the model for minutes before failing: it is
+/// refused at once, as bad input, with no model called.
+#[test]
+fn an_empty_task_is_refused_before_any_model_runs() {
+    let server = ScriptedServer::start();
+    script_happy_path(&server);
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        vec!["run", "", "--yes"],
+        vec!["run", "  \n\t ", "--yes"],
+        vec!["plan", " "],
+        vec!["exec", "plan.json", "--task", "", "--yes"],
+    ] {
+        let (out, _, stderr) = run(planexec(dir.path()).args(&args).args(["--base-url", &server.base_url()]));
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("the task is empty; say in words what to do"), "{args:?}: {stderr}");
+    }
+    assert!(server.requests().is_empty());
+}
+
 fn diamond_plan() -> Value {
     json!({"goal": "compare two files", "steps": [
         {"id": "s1", "description": "read a", "tool": "read_file", "args": {"path": "a.txt"}, "depends_on": []},

@@ -597,6 +597,23 @@ async fn file_tools_refuse_paths_outside_the_workspace() {
     assert_eq!(std::fs::read_to_string(dir.path().join("out/new.txt")).unwrap(), "ok");
 }
 
+/// A program that hands the library an empty task gets a failed run at once,
+/// under every strategy, with no model called.
+#[tokio::test]
+async fn an_empty_task_fails_at_once_without_a_model_call() {
+    let server = ScriptedServer::start();
+    for strategy in planexec::Strategy::ALL {
+        let (_dir, tools) = workspace_tools();
+        let mut options = options();
+        options.strategy = strategy;
+        let report = builder(&server, tools).options(options).build().run(" \n ").await;
+        assert_eq!(report.status, RunStatus::Failed, "{strategy:?}");
+        let error = report.error.unwrap_or_default();
+        assert!(error.contains("the task is empty"), "{strategy:?}: {error}");
+    }
+    assert!(server.requests().is_empty());
+}
+
 /// Small models write `/reports/` for the workspace's `reports/`: the refusal
 /// names the path they meant, and only when it exists inside.
 #[tokio::test]

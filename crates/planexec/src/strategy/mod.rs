@@ -95,6 +95,10 @@ pub(crate) async fn drive(driver: &dyn Drive, run: &mut Run, start: Start) -> Re
     if run.ctx.stop.is_cancelled() {
         return Err(Exit::Stopped);
     }
+    // Nothing to plan from: refused before any model time is spent.
+    if run.task.trim().is_empty() && matches!(start, Start::New(None)) {
+        return Err(Exit::failed("the task is empty; say in words what the run should do"));
+    }
     driver.drive(run, start).await
 }
 

@@ -2,13 +2,19 @@
 //!
 //! Grammar: `+ - * / %`, `^` or `**` (right-associative), parentheses, unary
 //! signs, numbers (`1_000`, `1.5e3`), constants `pi` and `e`, and the functions
-//! `sqrt abs round floor ceil ln log10 exp min max pow`. Errors say where the
-//! expression went wrong, so a model can fix it.
+//! `sqrt abs round floor ceil ln log10 exp min max pow`. Unary signs bind
+//! looser than `^`, as in mathematics: `-2^2` is -4. Errors say where the
+//! expression went wrong, so a model can fix it. Nesting is capped at
+//! [`MAX_DEPTH`], so no input can exhaust the stack.
+
+/// How deeply parentheses, signs, powers and function calls may nest.
+pub const MAX_DEPTH: usize = 64;
 
 pub fn evaluate(expression: &str) -> Result<f64, String> {
     let mut p = Parser {
         chars: expression.chars().collect(),
         pos: 0,
+        depth: 0,
     };
     let value = p.expr()?;
     p.skip_ws();
@@ -24,6 +30,8 @@ pub fn evaluate(expression: &str) -> Result<f64, String> {
 struct Parser {
     chars: Vec<char>,
     pos: usize,
+    /// Open levels of recursion, each through [`Parser::unary`].
+    depth: usize,
 }
 
 impl Parser {
@@ -70,19 +78,19 @@ impl Parser {
     }
 
     fn term(&mut self) -> Result<f64, String> {
-        let mut value = self.power()?;
+        let mut value = self.unary()?;
         loop {
             if self.peek() == Some('*') && self.chars.get(self.pos + 1) != Some(&'*') {
                 self.pos += 1;
-                value *= self.power()?;
+                value *= self.unary()?;
             } else if self.eat('/') {
-                let d = self.power()?;
+                let d = self.unary()?;
                 if d == 0.0 {
                     return Err("division by zero".to_string());
                 }
                 value /= d;
             } else if self.eat('%') {
-                let d = self.power()?;
+                let d = self.unary()?;
                 if d == 0.0 {
                     return Err("remainder by zero".to_string());
                 }
@@ -93,8 +101,27 @@ impl Parser {
         }
     }
 
+    /// A signed power: the sign applies to the whole power (`-2^2` = -(2^2)).
+    /// Every nested level passes through here, so the depth is counted here.
+    fn unary(&mut self) -> Result<f64, String> {
+        if self.depth >= MAX_DEPTH {
+            return Err(self.error(&format!("the expression nests more than {MAX_DEPTH} levels deep")));
+        }
+        self.depth += 1;
+        let value = if self.eat('-') {
+            self.unary().map(|v| -v)
+        } else if self.eat('+') {
+            self.unary()
+        } else {
+            self.power()
+        };
+        self.depth -= 1;
+        value
+    }
+
+    /// `atom ^ signed-power`, right-associative: `2^3^2` = 2^9, `2^-1` = 0.5.
     fn power(&mut self) -> Result<f64, String> {
-        let base = self.unary()?;
+        let base = self.atom()?;
         let is_pow = if self.eat('^') {
             true
         } else if self.peek() == Some('*') && self.chars.get(self.pos + 1) == Some(&'*') {
@@ -104,21 +131,10 @@ impl Parser {
             false
         };
         if is_pow {
-            let exp = self.power()?;
-            Ok(base.powf(exp))
+            Ok(base.powf(self.unary()?))
         } else {
             Ok(base)
         }
-    }
-
-    fn unary(&mut self) -> Result<f64, String> {
-        if self.eat('-') {
-            return Ok(-self.unary()?);
-        }
-        if self.eat('+') {
-            return self.unary();
-        }
-        self.atom()
     }
 
     fn atom(&mut self) -> Result<f64, String> {
@@ -233,6 +249,67 @@ mod tests {
         assert!((evaluate("12.5\n * 1.17").unwrap() - 14.625).abs() < 1e-9);
         assert_eq!(evaluate("max(1, 7, 3) + round(2.345, 2)").unwrap(), 9.35);
         assert_eq!(evaluate("1_000 * 1e3").unwrap(), 1_000_000.0);
+    }
+
+    #[test]
+    fn signs_bind_looser_than_powers() {
+        assert_eq!(evaluate("-2^2").unwrap(), -4.0);
+        assert_eq!(evaluate("-2**2").unwrap(), -4.0);
+        assert_eq!(evaluate("(-2)^2").unwrap(), 4.0);
+        assert_eq!(evaluate("2^-1").unwrap(), 0.5);
+        assert_eq!(evaluate("2^-2^2").unwrap(), 1.0 / 16.0);
+        assert_eq!(evaluate("3 - -2^2").unwrap(), 7.0);
+        assert_eq!(evaluate("2 * -3").unwrap(), -6.0);
+        assert_eq!(evaluate("--3").unwrap(), 3.0);
+    }
+
+    /// Nesting that would overflow the stack is an error, not a crash that
+    /// takes the run's process (and its unrecorded state) with it.
+    #[test]
+    fn deep_nesting_is_an_error() {
+        for text in [
+            format!("{}1{}", "(".repeat(200_000), ")".repeat(200_000)),
+            format!("{}1", "-".repeat(200_000)),
+            format!("{}1", "2^".repeat(200_000)),
+            format!("{}1{}", "abs(".repeat(200_000), ")".repeat(200_000)),
+        ] {
+            let err = evaluate(&text).unwrap_err();
+            assert!(err.contains("nests more than 64 levels"), "{}", &err[..err.len().min(120)]);
+        }
+        let ok = format!("{}1{}", "(".repeat(60), ")".repeat(60));
+        assert_eq!(evaluate(&ok).unwrap(), 1.0);
+    }
+
+    /// Random expressions from the calculator's own alphabet, on a thread with
+    /// a small stack: every one gives a value or an error, none panics.
+    #[test]
+    fn random_input_never_panics() {
+        const PIECES: &[&str] = &[
+            "(", ")", "-", "+", "*", "**", "/", "%", "^", ",", " ", "1", "0", "2.5", "1e308", "1e-9", "e", "pi",
+            "sqrt(", "round(", "max(", "min(", "pow(", "x", "_", ".", "\u{0}", "é",
+        ];
+        let worker = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(|| {
+                let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+                let mut next = move || {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    state
+                };
+                for _ in 0..20_000 {
+                    let len = (next() % 40) as usize;
+                    let text: String = (0..len).map(|_| PIECES[(next() % PIECES.len() as u64) as usize]).collect();
+                    if let Ok(v) = evaluate(&text) {
+                        assert!(v.is_finite(), "{text} gave {v}");
+                    }
+                }
+                let deep: String = (0..5_000).map(|i| PIECES[i % 5]).collect();
+                let _ = evaluate(&deep);
+            })
+            .unwrap();
+        worker.join().expect("the parser panicked or overflowed its stack");
     }
 
     #[test]
