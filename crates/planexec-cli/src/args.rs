@@ -263,7 +263,9 @@ pub enum ConfigCommand {
 /// before failing, so it is refused before anything starts.
 fn task_text(text: &str) -> Result<String, String> {
     if text.trim().is_empty() {
-        return Err("the task is empty; say in words what to do, e.g. planexec run \"Sum the numbers in prices.txt\"".into());
+        return Err(
+            "the task is empty; say in words what to do, e.g. planexec run \"Sum the numbers in prices.txt\"".into(),
+        );
     }
     Ok(text.to_string())
 }

@@ -165,7 +165,7 @@ fn a_failed_run_exits_1_with_the_reason() {
     let report: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(report["status"], "failed");
     assert!(report["error"].as_str().unwrap().contains("outside the workspace"));
-    assert!(stderr.contains("failed: step s1 failed"), "{stderr}");
+    assert!(stderr.contains("failed: step s1 was refused"), "{stderr}");
 }
 
 #[test]
@@ -224,9 +224,14 @@ fn an_empty_task_is_refused_before_any_model_runs() {
         vec!["plan", " "],
         vec!["exec", "plan.json", "--task", "", "--yes"],
     ] {
-        let (out, _, stderr) = run(planexec(dir.path()).args(&args).args(["--base-url", &server.base_url()]));
+        let (out, _, stderr) = run(planexec(dir.path())
+            .args(&args)
+            .args(["--base-url", &server.base_url()]));
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert!(stderr.contains("the task is empty; say in words what to do"), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("the task is empty; say in words what to do"),
+            "{args:?}: {stderr}"
+        );
     }
     assert!(server.requests().is_empty());
 }

@@ -519,6 +519,7 @@ impl SqlStore {
                     finished_at: get_opt_u64(&s, "finished_at"),
                     model_calls: get_u64(&s, "model_calls") as u32,
                     calls: Vec::new(),
+                    refused: false,
                 },
             });
         }

@@ -44,6 +44,7 @@ fn result(id: &str, status: StepStatus, output: Option<serde_json::Value>) -> St
         finished_at: Some(1_050),
         model_calls: 0,
         calls: Vec::new(),
+        refused: false,
     }
 }
 

@@ -35,6 +35,7 @@ fn done(id: &str, output: serde_json::Value) -> StepResult {
         finished_at: Some(2),
         model_calls: 0,
         calls: Vec::new(),
+        refused: false,
     }
 }
 

@@ -135,6 +135,7 @@ async fn scheduler_overhead() {
             finished_at: None,
             model_calls: 0,
             calls: Vec::new(),
+            refused: false,
         }
     })
     .await;

@@ -70,6 +70,7 @@ mod tests {
             finished_at: None,
             model_calls: 0,
             calls: Vec::new(),
+            refused: false,
         }
     }
 

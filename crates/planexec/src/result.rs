@@ -80,6 +80,10 @@ pub struct StepResult {
     /// An agent step's tool calls, in order, each with its own record.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub calls: Vec<StepResult>,
+    /// The step's call was refused by policy (the mode, a person who declined,
+    /// a path outside the workspace): a decision, not a failure to work around.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub refused: bool,
 }
 
 impl StepResult {
@@ -98,6 +102,7 @@ impl StepResult {
             finished_at: None,
             model_calls: 0,
             calls: Vec::new(),
+            refused: false,
         }
     }
 

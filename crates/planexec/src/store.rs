@@ -410,6 +410,7 @@ impl RunStore for MemoryStore {
                     finished_at: None,
                     model_calls: 0,
                     calls: Vec::new(),
+                    refused: false,
                 },
             })
         })

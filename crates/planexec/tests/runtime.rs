@@ -597,6 +597,40 @@ async fn file_tools_refuse_paths_outside_the_workspace() {
     assert_eq!(std::fs::read_to_string(dir.path().join("out/new.txt")).unwrap(), "ok");
 }
 
+/// A read outside the workspace is refused, and the refusal is final: not
+/// handed to the executor model to "fix", nor to the replanner to route around.
+#[tokio::test]
+async fn a_refused_path_stops_the_run_without_a_replan() {
+    let server = ScriptedServer::start();
+    let (_dir, tools) = workspace_tools();
+    server.role("planner").reply(Reply::json(&plan_json(vec![
+        step("s1", Some("read_file"), json!({"path": "../../etc/passwd"}), &[]),
+        step("s2", None, json!({}), &["s1"]),
+    ])));
+    server.role("replanner").reply(Reply::json(&plan_json(vec![step(
+        "s3",
+        Some("read_file"),
+        json!({"path": "/etc/passwd"}),
+        &[],
+    )])));
+    let report = builder(&server, tools)
+        .options(options())
+        .build()
+        .run("show the passwords")
+        .await;
+    assert_eq!(report.status, RunStatus::Failed);
+    let error = report.error.clone().unwrap_or_default();
+    assert!(
+        error.contains("step s1 was refused: path `../../etc/passwd` is outside the workspace"),
+        "{error}"
+    );
+    assert!(error.contains("A refusal is final"), "{error}");
+    assert!(report.step("s1").unwrap().refused);
+    assert_eq!(report.replans, 0);
+    assert!(server.requests_from("replanner").is_empty());
+    assert!(server.requests_from("executor").is_empty());
+}
+
 /// A program that hands the library an empty task gets a failed run at once,
 /// under every strategy, with no model called.
 #[tokio::test]

@@ -289,6 +289,7 @@ async fn refused(
         finished_at: Some(now),
         model_calls: 0,
         calls: Vec::new(),
+        refused: false,
     };
     let seq = ctx.ledger.next_step_seq();
     ctx.ledger.step_finished(seq, tally.version, &record).await;
@@ -399,6 +400,7 @@ async fn execute(
         finished_at: Some(finished_at),
         model_calls: 0,
         calls: Vec::new(),
+        refused: false,
     };
     ctx.ledger.step_finished(seq, tally.version, &record).await;
     Ok(record)

@@ -37,6 +37,8 @@ struct Tally {
     confirmed: Option<Value>,
     /// An agent step's inner calls.
     calls: Vec<StepResult>,
+    /// The step's own call was refused by policy.
+    refused: bool,
 }
 
 /// Run one step, recording it in the ledger: a step with side effects is
@@ -145,6 +147,7 @@ async fn execute_step(ctx: &RunContext, plan: &Plan, version: u32, step: Step, d
         finished_at: Some(finished_at),
         model_calls: tally.model_calls,
         calls: tally.calls,
+        refused: tally.refused,
     }
 }
 
@@ -158,7 +161,10 @@ async fn confirm(ctx: &RunContext, step: &Step, deps: &DependencyOutputs, tally:
     match resolve_for(&entry, &step.args, &|id| dep_output(deps, id)) {
         Ok(args) => permit(ctx, step, &entry, &Value::Object(args), tally)
             .await
-            .map_err(|e| e.message),
+            .map_err(|e| {
+                tally.refused = true;
+                e.message
+            }),
         // Unresolvable arguments fail in `run`, with the model's chance to fix them.
         Err(_) => Ok(()),
     }
@@ -249,7 +255,10 @@ async fn call_tool(
         Err(e) if models && e.model_fixable() && ctx.options.executor_max_turns > 0 => {
             repair::fix_with_model(ctx, plan, step, &entry, deps, e, tally).await
         }
-        Err(e) => Err(e.to_string()),
+        Err(e) => {
+            tally.refused = e.kind == ToolErrorKind::Denied;
+            Err(e.to_string())
+        }
     }
 }
 

@@ -85,11 +85,19 @@ pub(crate) fn keep_results(run: &mut Run, outcome: DagOutcome) -> Result<(Vec<St
     Ok((ran, failed))
 }
 
-/// A step failed: revise the rest within the bound. A revision that would go
-/// round in a circle (it repeats the failed step or an earlier plan's calls,
+/// A step failed: revise the rest within the bound, unless it was refused by
+/// policy (then the run stops). A revision that would go round in a circle (it repeats the failed step or an earlier plan's calls,
 /// or the replans stall) goes to [`fallback::no_progress`] instead.
 async fn recover(run: &mut Run, failed: &StepResult) -> Result<(), Exit> {
     let error = failed.error.clone().unwrap_or_else(|| "failed".to_string());
+    if failed.refused {
+        // A refusal (the mode, a person's no, a path outside the workspace) is
+        // a decision: a revision would only look for a way around it.
+        return Err(Exit::failed(format!(
+            "step {} was refused: {error}. A refusal is final, so the run stops here instead of replanning around it",
+            failed.id
+        )));
+    }
     let failure = format!("step {} failed: {error}", failed.id);
     if run.fell_back() {
         return Err(Exit::failed(format!(

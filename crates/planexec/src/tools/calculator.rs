@@ -274,7 +274,11 @@ mod tests {
             format!("{}1{}", "abs(".repeat(200_000), ")".repeat(200_000)),
         ] {
             let err = evaluate(&text).unwrap_err();
-            assert!(err.contains("nests more than 64 levels"), "{}", &err[..err.len().min(120)]);
+            assert!(
+                err.contains("nests more than 64 levels"),
+                "{}",
+                &err[..err.len().min(120)]
+            );
         }
         let ok = format!("{}1{}", "(".repeat(60), ")".repeat(60));
         assert_eq!(evaluate(&ok).unwrap(), 1.0);
@@ -300,7 +304,9 @@ mod tests {
                 };
                 for _ in 0..20_000 {
                     let len = (next() % 40) as usize;
-                    let text: String = (0..len).map(|_| PIECES[(next() % PIECES.len() as u64) as usize]).collect();
+                    let text: String = (0..len)
+                        .map(|_| PIECES[(next() % PIECES.len() as u64) as usize])
+                        .collect();
                     if let Ok(v) = evaluate(&text) {
                         assert!(v.is_finite(), "{text} gave {v}");
                     }
