@@ -236,6 +236,41 @@ fn an_empty_task_is_refused_before_any_model_runs() {
     assert!(server.requests().is_empty());
 }
 
+/// With no terminal, `--yes` approves the plan and the mode's confirmations
+/// of ordinary side effects, but never a tool that cannot be undone: that
+/// step is not run, and says how to allow it. Built-in tools only, so this
+/// runs everywhere (the MCP variant needs the npm servers).
+#[test]
+fn yes_without_a_terminal_never_runs_an_irreversible_tool() {
+    let server = ScriptedServer::start();
+    server.role("synthesizer").always(Reply::content("done"));
+    let dir = tempfile::tempdir().unwrap();
+    let user = dir.path().join(".no-user-config/planexec");
+    std::fs::create_dir_all(&user).unwrap();
+    // The user's own config marks write_file as irreversible.
+    std::fs::write(
+        user.join("config.toml"),
+        "[tools.write_file]\neffect = \"irreversible\"\n",
+    )
+    .unwrap();
+    let plan = json!({"goal": "g", "steps": [
+        {"id": "s1", "description": "read", "tool": "list_dir", "args": {"path": "."}, "depends_on": []},
+        {"id": "s2", "description": "write", "tool": "write_file", "args": {"path": "a.txt", "content": "a"}, "depends_on": ["s1"]}
+    ]});
+    std::fs::write(dir.path().join("plan.json"), plan.to_string()).unwrap();
+    for mode in ["ask", "auto"] {
+        let (out, _, stderr) = run(planexec(dir.path())
+            .args(["exec", "plan.json", "--yes", "--mode", mode, "--max-replans", "0"])
+            .args(["--base-url", &server.base_url()]));
+        assert_eq!(out.status.code(), Some(1), "{mode}: {stderr}");
+        assert!(
+            stderr.contains("step s2 needs a person's confirmation to run `write_file`, which cannot be undone, but standard input is not a terminal: not run"),
+            "{mode}: {stderr}"
+        );
+        assert!(!dir.path().join("a.txt").exists(), "{mode}");
+    }
+}
+
 fn diamond_plan() -> Value {
     json!({"goal": "compare two files", "steps": [
         {"id": "s1", "description": "read a", "tool": "read_file", "args": {"path": "a.txt"}, "depends_on": []},
@@ -323,6 +358,8 @@ fn snapshot(name: &str, actual: &str) {
     if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, actual).unwrap();
+        // Never pass by comparing a file with what was just written to it.
+        panic!("snapshot {name} written; run again without UPDATE_SNAPSHOTS to check it");
     }
     let expected = std::fs::read_to_string(&path)
         .unwrap_or_else(|_| panic!("missing snapshot {name}; run with UPDATE_SNAPSHOTS=1"));

@@ -219,3 +219,43 @@ fn with_no_terminal_yes_confirms_side_effects_but_never_an_irreversible_tool() {
     let (out, _, _) = exec("ask");
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// A stdio server does not inherit planexec's environment, where API keys
+/// live: it sees the basics (PATH, HOME, locale), its own `env`, and only the
+/// variables its config names in `env_passthrough`.
+#[test]
+fn a_stdio_server_sees_a_minimal_environment_not_the_api_keys() {
+    let Some(home) = mcp_home() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let user = dir.path().join(".no-user-config/planexec");
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::write(
+        user.join("config.toml"),
+        format!(
+            "[[mcp_servers]]\nname = \"ev\"\ncommand = \"{}\"\nenv = {{ MY_SETTING = \"on\" }}\nenv_passthrough = [\"PASSED_ON\"]\n",
+            home.npm("mcp-server-everything").display()
+        ),
+    )
+    .unwrap();
+    let server = ScriptedServer::start();
+    server.role("synthesizer").always(Reply::content("done"));
+    let plan = plan_file(
+        dir.path(),
+        json!([{"id": "s1", "description": "env", "tool": "ev.get-env", "args": {}, "depends_on": []}]),
+    );
+    let (out, stdout, stderr) = run(planexec(dir.path())
+        .args(["exec", &plan, "--yes", "--json", "--base-url", &server.base_url()])
+        .env("OPENAI_API_KEY", "sk-secret-never-shared")
+        .env("SOME_TOKEN", "token-never-shared")
+        .env("PASSED_ON", "passed-on-value")
+        .env("LC_ALL", "C.UTF-8"));
+    assert!(out.status.success(), "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let seen = report["steps"][0]["output"].to_string();
+    assert!(seen.contains("PATH"), "{seen}");
+    assert!(seen.contains("MY_SETTING") && seen.contains("passed-on-value"), "{seen}");
+    assert!(seen.contains("C.UTF-8"), "the locale is passed: {seen}");
+    assert!(!seen.contains("sk-secret-never-shared"), "{seen}");
+    assert!(!seen.contains("token-never-shared"), "{seen}");
+    assert!(!seen.contains("OPENAI_API_KEY"), "{seen}");
+}

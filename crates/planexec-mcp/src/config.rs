@@ -28,7 +28,12 @@ pub enum McpTransport {
     Stdio {
         command: String,
         args: Vec<String>,
+        /// Variables set for the child. It does not inherit planexec's
+        /// environment (API keys live there): only [`BASE_ENV`], these, and
+        /// the names in `env_passthrough`.
         env: BTreeMap<String, String>,
+        /// Names of planexec's own variables the child may see, e.g. `GITHUB_TOKEN`.
+        env_passthrough: Vec<String>,
         cwd: Option<PathBuf>,
     },
     /// A streamable HTTP endpoint.
@@ -62,12 +67,67 @@ pub struct McpServerToml {
     pub args: Vec<String>,
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub env_passthrough: Vec<String>,
     pub cwd: Option<PathBuf>,
     pub url: Option<String>,
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
     pub timeout_secs: Option<f64>,
     pub startup_timeout_secs: Option<f64>,
+}
+
+/// What a stdio server inherits from planexec's environment: enough to find
+/// programs, a home, temporary files and the locale, nothing that holds a
+/// secret. (`LC_*` variables are passed too.)
+pub const BASE_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "TMPDIR",
+    "TEMP",
+    "TMP",
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "TERM",
+    "XDG_CONFIG_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_DATA_HOME",
+    "XDG_RUNTIME_DIR",
+    // Windows needs these to start most programs.
+    "SYSTEMROOT",
+    "WINDIR",
+    "COMSPEC",
+    "PATHEXT",
+    "USERPROFILE",
+    "APPDATA",
+    "LOCALAPPDATA",
+    "PROGRAMDATA",
+];
+
+impl McpTransport {
+    /// The whole environment a stdio child starts with: the inherited part
+    /// (from `inherited`, planexec's own variables) and the configured `env`.
+    pub fn child_env(&self, inherited: impl Iterator<Item = (String, String)>) -> BTreeMap<String, String> {
+        let McpTransport::Stdio {
+            env, env_passthrough, ..
+        } = self
+        else {
+            return BTreeMap::new();
+        };
+        let mut out: BTreeMap<String, String> = inherited
+            .filter(|(name, _)| {
+                BASE_ENV.contains(&name.to_ascii_uppercase().as_str())
+                    || name.starts_with("LC_")
+                    || env_passthrough.iter().any(|p| p == name)
+            })
+            .collect();
+        out.extend(env.iter().map(|(k, v)| (k.clone(), v.clone())));
+        out
+    }
 }
 
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -81,6 +141,7 @@ impl McpServerConfig {
                 command: command.to_string(),
                 args: args.iter().map(|s| s.to_string()).collect(),
                 env: BTreeMap::new(),
+                env_passthrough: Vec::new(),
                 cwd: None,
             },
             timeout: DEFAULT_TIMEOUT,
@@ -108,6 +169,7 @@ impl McpServerConfig {
                     command,
                     args: t.args,
                     env: t.env,
+                    env_passthrough: t.env_passthrough,
                     cwd: t.cwd,
                 },
                 ..McpServerConfig::stdio(&t.name, "", &[])
@@ -243,6 +305,7 @@ mod tests {
                 command: "npx".into(),
                 args: vec!["-y".into(), "@scope/server files".into(), "/tmp".into()],
                 env: BTreeMap::new(),
+                env_passthrough: Vec::new(),
                 cwd: None
             }
         );

@@ -220,14 +220,10 @@ impl McpServer {
             server: self.me.clone(),
         };
         match &self.config.transport {
-            McpTransport::Stdio {
-                command,
-                args,
-                env,
-                cwd,
-            } => {
+            McpTransport::Stdio { command, args, cwd, .. } => {
                 let mut cmd = tokio::process::Command::new(command);
-                cmd.args(args).envs(env);
+                let env = self.config.transport.child_env(std::env::vars());
+                cmd.args(args).env_clear().envs(env);
                 if let Some(cwd) = cwd {
                     cmd.current_dir(cwd);
                 }
