@@ -253,7 +253,10 @@ fn a_stdio_server_sees_a_minimal_environment_not_the_api_keys() {
     let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let seen = report["steps"][0]["output"].to_string();
     assert!(seen.contains("PATH"), "{seen}");
-    assert!(seen.contains("MY_SETTING") && seen.contains("passed-on-value"), "{seen}");
+    assert!(
+        seen.contains("MY_SETTING") && seen.contains("passed-on-value"),
+        "{seen}"
+    );
     assert!(seen.contains("C.UTF-8"), "the locale is passed: {seen}");
     assert!(!seen.contains("sk-secret-never-shared"), "{seen}");
     assert!(!seen.contains("token-never-shared"), "{seen}");

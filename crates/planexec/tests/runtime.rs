@@ -1022,3 +1022,27 @@ async fn an_unrelated_bad_request_does_not_switch_off_structured_output() {
         "not retried without response_format"
     );
 }
+
+/// Server-sent events as the specification writes them: an event's `data:`
+/// lines are joined with a newline, comments and `event:`/`id:` fields are
+/// skipped, and CRLF line ends are fine.
+#[tokio::test]
+async fn a_streamed_event_split_over_several_data_lines_is_one_event() {
+    use planexec::llm::{ChatRequest, Message, Role};
+    let server = ScriptedServer::start();
+    let stream = concat!(
+        ": keep-alive\r\n",
+        "event: message\r\nid: 1\r\n",
+        "data: {\"choices\":[{\"index\":0,\r\n",
+        "data: \"delta\":{\"role\":\"assistant\",\"content\":\"hel\"}}]}\r\n\r\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"lo\"},\"finish_reason\":\"stop\"}]}\n\n",
+        "data: [DONE]\n\n",
+    );
+    server.on(None).reply(Reply::event_stream(stream));
+    let pieces = Mutex::new(Vec::new());
+    let sink = |text: &str| pieces.lock().unwrap().push(text.to_string());
+    let request = ChatRequest::new(Role::Synthesizer, "m", vec![Message::user("hi")]);
+    let response = provider(&server).chat_stream(request, &sink).await.unwrap();
+    assert_eq!(response.content.as_deref(), Some("hello"));
+    assert_eq!(*pieces.lock().unwrap(), vec!["hel".to_string(), "lo".to_string()]);
+}

@@ -39,6 +39,8 @@ pub struct Reply {
     pub raw: bool,
     /// Pieces a streamed reply (`"stream": true`) is sent in, spread evenly over its delay.
     pub chunks: usize,
+    /// A body sent byte for byte instead of `body` (with `raw`), e.g. a hand-written event stream.
+    pub text: Option<String>,
 }
 
 impl Reply {
@@ -82,6 +84,7 @@ impl Reply {
             delay: None,
             raw: false,
             chunks: 1,
+            text: None,
         }
     }
 
@@ -94,6 +97,16 @@ impl Reply {
             delay: None,
             raw: true,
             chunks: 1,
+            text: None,
+        }
+    }
+
+    /// A server-sent event stream written out by hand (`text/event-stream`),
+    /// sent as it is, for the edge cases of the format.
+    pub fn event_stream(body: &str) -> Reply {
+        Reply {
+            text: Some(body.to_string()),
+            ..Reply::raw(200, Value::Null).with_header("content-type", "text/event-stream")
         }
     }
 
@@ -113,6 +126,7 @@ impl Reply {
             delay: None,
             raw: false,
             chunks: 1,
+            text: None,
         }
     }
 
@@ -554,18 +568,28 @@ async fn respond(script: Arc<Mutex<Script>>, headers: HeaderMap, body: String, a
     drop(s);
 
     let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    if let Some(text) = reply.text {
+        let mut response = (status, text).into_response();
+        add_headers(&mut response, reply.headers);
+        return response;
+    }
     let body = if anthropic && !reply.raw {
         to_anthropic(reply.status, &reply.body)
     } else {
         reply.body
     };
     let mut response = (status, axum::Json(body)).into_response();
-    for (k, v) in reply.headers {
+    add_headers(&mut response, reply.headers);
+    response
+}
+
+/// The scripted headers, over any the response already has.
+fn add_headers(response: &mut Response, headers: Vec<(String, String)>) {
+    for (k, v) in headers {
         if let (Ok(name), Ok(value)) = (HeaderName::try_from(k.as_str()), HeaderValue::try_from(v.as_str())) {
             response.headers_mut().insert(name, value);
         }
     }
-    response
 }
 
 /// A reply sent as server-sent events, as OpenAI (or, on `/v1/messages`,
@@ -608,11 +632,7 @@ fn stream_reply(
     response
         .headers_mut()
         .insert("content-type", HeaderValue::from_static("text/event-stream"));
-    for (k, v) in reply.headers {
-        if let (Ok(name), Ok(value)) = (HeaderName::try_from(k.as_str()), HeaderValue::try_from(v.as_str())) {
-            response.headers_mut().insert(name, value);
-        }
-    }
+    add_headers(&mut response, reply.headers);
     response
 }
 

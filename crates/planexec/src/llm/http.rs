@@ -173,47 +173,40 @@ pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Durati
     (secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(60.0)))
 }
 
-/// Read a streamed reply: each `data:` line of a server-sent event stream is
-/// handed to `on_data` as it arrives. Returns `None` for an event stream, or
-/// the whole body when the server sent something else (it ignored `stream`).
+/// Read a streamed reply: the data of each server-sent event (its `data:`
+/// lines joined, as the SSE specification says) is handed to `on_data` as it
+/// arrives. Returns `None` for an event stream, or the whole body when the
+/// server sent something else (it ignored `stream`).
 pub(crate) async fn read_events(
-    mut response: reqwest::Response,
+    response: reqwest::Response,
     url: &str,
     on_data: &mut (dyn FnMut(&str) -> Result<(), LlmError> + Send),
 ) -> Result<Option<String>, LlmError> {
+    use eventsource_stream::{EventStreamError, Eventsource};
+    use futures::StreamExt;
+
     let is_sse = response
         .headers()
         .get(reqwest::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.contains("text/event-stream"));
-    let mut pending: Vec<u8> = Vec::new();
-    loop {
-        let chunk = match response.chunk().await {
-            Ok(Some(chunk)) => chunk,
-            Ok(None) => break,
-            Err(e) => {
-                return Err(LlmError::Connection(format!(
-                    "the streamed reply from {url} broke off: {e}"
-                )))
-            }
-        };
-        pending.extend_from_slice(&chunk);
-        if !is_sse {
-            continue;
-        }
-        while let Some(end) = pending.iter().position(|&b| b == b'\n') {
-            let line: Vec<u8> = pending.drain(..=end).collect();
-            let line = String::from_utf8_lossy(&line);
-            // Blank lines, comments, `event:` and `id:` fields carry nothing more.
-            if let Some(data) = line.trim_end().strip_prefix("data:") {
-                let data = data.trim();
-                if !data.is_empty() && data != "[DONE]" {
-                    on_data(data)?;
-                }
-            }
+    let broke_off =
+        |e: &dyn std::fmt::Display| LlmError::Connection(format!("the streamed reply from {url} broke off: {e}"));
+    if !is_sse {
+        return response.text().await.map(Some).map_err(|e| broke_off(&e));
+    }
+    let mut events = response.bytes_stream().eventsource();
+    while let Some(event) = events.next().await {
+        let event = event.map_err(|e| match e {
+            EventStreamError::Transport(e) => broke_off(&e),
+            other => LlmError::InvalidResponse(format!("the event stream from {url} cannot be read: {other}")),
+        })?;
+        let data = event.data.trim();
+        if !data.is_empty() && data != "[DONE]" {
+            on_data(data)?;
         }
     }
-    Ok((!is_sse).then(|| String::from_utf8_lossy(&pending).into_owned()))
+    Ok(None)
 }
 
 /// One `data:` payload as JSON, or an error quoting it.
