@@ -126,6 +126,19 @@ pub enum Command {
         #[command(subcommand)]
         command: ConfigCommand,
     },
+    /// Trust a workspace's planexec.toml, so its MCP servers, shell allowlist,
+    /// tool effect classes, auto-approvals and mode apply (until it changes).
+    #[command(
+        after_help = "Examples:\n  planexec trust                     # ./planexec.toml\n  planexec trust ~/project/planexec.toml\n  planexec trust --forget"
+    )]
+    Trust {
+        /// The file (default: planexec.toml here).
+        #[arg(default_value = "planexec.toml")]
+        path: PathBuf,
+        /// Stop trusting it instead.
+        #[arg(long)]
+        forget: bool,
+    },
     /// The embedded local model: fetch it, see what is installed.
     Model {
         #[command(subcommand)]

@@ -1,9 +1,11 @@
 //! Layered configuration with the source of every value.
 //!
-//! Layers, lowest precedence first: built-in defaults, `planexec.toml` in the
-//! workspace, `config.toml` in the user's config folder
-//! (`$XDG_CONFIG_HOME/planexec/`, usually `~/.config/planexec/`), environment
-//! variables, then command-line flags. Unknown keys are errors naming the key
+//! Layers, lowest precedence first: built-in defaults, `config.toml` in the
+//! user's config folder (`$XDG_CONFIG_HOME/planexec/`, usually
+//! `~/.config/planexec/`), `planexec.toml` in the workspace, environment
+//! variables, then command-line flags. In a workspace file the user has not
+//! trusted ([`crate::trust`]) the keys that act with the user's authority are
+//! ignored, and a notice names them. Unknown keys are errors naming the key
 //! and the file. `planexec config show` prints each effective value with where
 //! it came from; secrets are never printed.
 
@@ -153,6 +155,39 @@ pub struct Flags {
     pub max_time: Option<f64>,
 }
 
+/// Take out of `file` what only a trusted file may set: commands to start
+/// (MCP servers), the shell allowlist and switch, tools' effect classes and
+/// auto-approvals, and the mode. Returns the keys taken, for the notice.
+fn without_authority(file: &mut FileConfig) -> Vec<String> {
+    let mut ignored = Vec::new();
+    if let Some(servers) = file.mcp_servers.take().filter(|s| !s.is_empty()) {
+        let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
+        ignored.push(format!("mcp_servers ({})", names.join(", ")));
+    }
+    if let Some(shell) = file.shell.as_mut() {
+        if shell.allow.take().is_some() {
+            ignored.push("shell.allow".to_string());
+        }
+        if shell.enabled.take().is_some() {
+            ignored.push("shell.enabled".to_string());
+        }
+    }
+    if let Some(tools) = file.tools.as_mut() {
+        for (tool, settings) in tools.settings.iter_mut() {
+            if settings.effect.take().is_some() {
+                ignored.push(format!("tools.\"{tool}\".effect"));
+            }
+            if settings.allow.take().is_some() {
+                ignored.push(format!("tools.\"{tool}\".allow"));
+            }
+        }
+    }
+    if file.mode.take().is_some() {
+        ignored.push("mode".to_string());
+    }
+    ignored
+}
+
 /// The effective configuration: every key with its value and source.
 #[derive(Debug, Default)]
 pub struct Config {
@@ -164,6 +199,8 @@ pub struct Config {
     pub mcp_servers: Vec<(planexec_mcp::McpServerToml, PathBuf)>,
     /// `[agents.NAME]` of every file, then `--agent` flags, in order.
     pub agents: Vec<crate::agents::ConfiguredAgent>,
+    /// The keys of an untrusted workspace file that were ignored, and the file.
+    pub ignored: Option<(PathBuf, Vec<String>)>,
 }
 
 /// Every key a configuration may set, with its default (`None`: unset).
@@ -240,12 +277,12 @@ impl Config {
         }
         // Absolute, so messages and `config show` name the file unambiguously.
         let workspace = workspace.canonicalize().unwrap_or_else(|_| workspace.to_path_buf());
-        let mut files = vec![workspace.join("planexec.toml")];
-        files.extend(user_config_path());
-        for path in files {
-            if path.is_file() {
-                config.read_file(&path)?;
-            }
+        if let Some(path) = user_config_path().filter(|p| p.is_file()) {
+            config.read_file(&path, true)?;
+        }
+        let local = workspace.join("planexec.toml");
+        if local.is_file() {
+            config.read_file(&local, false)?;
         }
         for (var, key) in ENV {
             if let Ok(v) = std::env::var(var) {
@@ -253,6 +290,16 @@ impl Config {
                     config.set(key, v, Source::Env(var));
                 }
             }
+        }
+        if let Some((path, keys)) = &config.ignored {
+            static ONCE: std::sync::Once = std::sync::Once::new();
+            ONCE.call_once(|| {
+                eprintln!(
+                    "notice: {} is not trusted, so these keys in it are ignored: {}. Review the file, then run `planexec trust` to use them.",
+                    path.display(),
+                    keys.join(", ")
+                )
+            });
         }
         config.apply_flags(flags);
         for text in &flags.agents {
@@ -267,10 +314,12 @@ impl Config {
         self.entries.insert(key.to_string(), Entry { value, source, secret });
     }
 
-    fn read_file(&mut self, path: &Path) -> Result<(), String> {
+    /// Read one file. A workspace file (`users_own` false) that the user has
+    /// not trusted loses the keys that act with the user's authority.
+    fn read_file(&mut self, path: &Path, users_own: bool) -> Result<(), String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         // Only position and message: the error's usual excerpt could show an API key.
-        let file: FileConfig = toml::from_str(&text).map_err(|e| match e.span() {
+        let mut file: FileConfig = toml::from_str(&text).map_err(|e| match e.span() {
             Some(span) => {
                 let before = &text[..span.start.min(text.len())];
                 let line = before.matches('\n').count() + 1;
@@ -279,6 +328,12 @@ impl Config {
             }
             None => format!("{}: {}", path.display(), e.message()),
         })?;
+        if !users_own && !crate::trust::is_trusted(path, &text) {
+            let ignored = without_authority(&mut file);
+            if !ignored.is_empty() {
+                self.ignored = Some((path.to_path_buf(), ignored));
+            }
+        }
         let src = || Source::File(path.to_path_buf());
         let mut put = |key: &str, value: Option<String>| {
             if let Some(v) = value {

@@ -13,6 +13,7 @@ mod provider;
 mod review;
 mod runs;
 mod setup;
+mod trust;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -172,6 +173,19 @@ async fn dispatch(cli: Cli) -> Result<u8, BadInput> {
                         .map(|p| p.display().to_string())
                         .unwrap_or_default()
                 );
+            }
+            Ok(EXIT_OK)
+        }
+        Command::Trust { path, forget } => {
+            if forget {
+                let was = trust::forget(&path).map_err(BadInput)?;
+                println!(
+                    "{} {}",
+                    if was { "no longer trusted:" } else { "was not trusted:" },
+                    path.display()
+                );
+            } else {
+                println!("{}", trust::trust(&path).map_err(BadInput)?);
             }
             Ok(EXIT_OK)
         }

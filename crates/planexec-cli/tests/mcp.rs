@@ -10,6 +10,13 @@ use planexec_testkit::mcp::mcp_home;
 use planexec_testkit::{Reply, ScriptedServer};
 use serde_json::json;
 
+/// Write the workspace's planexec.toml and trust it, as its owner would.
+fn trusted_config(dir: &std::path::Path, text: &str) {
+    std::fs::write(dir.join("planexec.toml"), text).unwrap();
+    let (out, _, stderr) = run(planexec(dir).arg("trust"));
+    assert!(out.status.success(), "{stderr}");
+}
+
 fn plan_file(dir: &std::path::Path, steps: serde_json::Value) -> String {
     let path = dir.join("plan.json");
     std::fs::write(&path, json!({"goal": "g", "steps": steps}).to_string()).unwrap();
@@ -21,14 +28,13 @@ fn tools_list_shows_builtins_and_each_servers_tools_with_effects() {
     let Some(home) = mcp_home() else { return };
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
-    std::fs::write(
-        dir.path().join("planexec.toml"),
-        format!(
+    trusted_config(
+        dir.path(),
+        &format!(
             "[[mcp_servers]]\nname = \"time\"\ncommand = \"{}\"\nargs = [\"--local-timezone\", \"UTC\"]\n\n[tools.\"fs.create_directory\"]\neffect = \"writes_workspace\"\n",
             home.python("mcp-server-time").display()
         ),
-    )
-    .unwrap();
+    );
     let fs = format!("fs={} {}", home.npm("mcp-server-filesystem").display(), root.display());
     let (out, stdout, stderr) = run(planexec(dir.path()).args(["tools", "list", "--mcp", &fs]));
     assert!(out.status.success(), "{stderr}");
@@ -58,14 +64,13 @@ fn a_run_uses_a_configured_server_and_stops_it_afterwards() {
     let Some(home) = mcp_home() else { return };
     let dir = tempfile::tempdir().unwrap();
     // Through `sh`, to learn the server's pid: `exec` keeps it.
-    std::fs::write(
-        dir.path().join("planexec.toml"),
-        format!(
+    trusted_config(
+        dir.path(),
+        &format!(
             "[[mcp_servers]]\nname = \"time\"\ncommand = \"sh\"\nargs = [\"-c\", \"echo $$ > server.pid; exec {} --local-timezone UTC\"]\n",
             home.python("mcp-server-time").display()
         ),
-    )
-    .unwrap();
+    );
     let server = ScriptedServer::start();
     server
         .role("planner")
@@ -119,7 +124,7 @@ fn a_server_that_will_not_start_is_a_clear_error() {
 #[test]
 fn plan_mode_refuses_side_effects_and_allowlisted_shell_commands_run() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("planexec.toml"), "[shell]\nallow = [\"ls *\"]\n").unwrap();
+    trusted_config(dir.path(), "[shell]\nallow = [\"ls *\"]\n");
     std::fs::write(dir.path().join("a.txt"), "a").unwrap();
     let plan = plan_file(
         dir.path(),
@@ -207,11 +212,7 @@ fn with_no_terminal_yes_confirms_side_effects_but_never_an_irreversible_tool() {
         );
         assert!(!dir.path().join("b.txt").exists(), "{mode}");
     }
-    std::fs::write(
-        dir.path().join("planexec.toml"),
-        "[tools.\"fs.write_file\"]\nallow = true\n",
-    )
-    .unwrap();
+    trusted_config(dir.path(), "[tools.\"fs.write_file\"]\nallow = true\n");
     let (out, _, stderr) = exec("auto");
     assert!(out.status.success(), "{stderr}");
     assert_eq!(std::fs::read_to_string(dir.path().join("b.txt")).unwrap(), "b");
