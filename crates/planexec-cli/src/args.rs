@@ -211,7 +211,7 @@ pub fn parse_status(s: &str) -> Result<RunStatus, String> {
 #[derive(Args)]
 pub struct LedgerArgs {
     /// The run ledger: a SQLite file or a postgres:// URL [default: ~/.local/share/planexec/ledger.db].
-    #[arg(long, env = "PLANEXEC_DB", value_name = "FILE|URL")]
+    #[arg(long, env = "PLANEXEC_DB", value_name = "FILE|URL", global = true)]
     pub db: Option<String>,
 }
 
@@ -236,13 +236,16 @@ pub enum AgentsCommand {
 #[derive(Subcommand)]
 pub enum ToolsCommand {
     /// List every available tool with its effect class.
-    #[command(after_help = "Examples:\n  planexec tools list")]
+    #[command(after_help = "Examples:\n  planexec tools list\n  planexec tools list --json | jq '.tools[].name'")]
     List {
         #[arg(long, default_value = ".")]
         workspace: PathBuf,
         /// Also an MCP server: NAME=COMMAND ARGS… or NAME=http://HOST/PATH; repeatable.
         #[arg(long = "mcp", value_name = "NAME=COMMAND")]
         mcp: Vec<String>,
+        /// Print JSON: each tool's name, server, effect class, description and argument schema.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -258,8 +261,12 @@ pub enum ModelCommand {
         name: String,
     },
     /// Show the models planexec knows and which are installed.
-    #[command(after_help = "Examples:\n  planexec model list")]
-    List,
+    #[command(after_help = "Examples:\n  planexec model list\n  planexec model list --json")]
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -269,6 +276,9 @@ pub enum ConfigCommand {
     Show {
         #[arg(long, default_value = ".")]
         workspace: PathBuf,
+        /// Print JSON: each key's value (secrets as null with "set": true) and source.
+        #[arg(long)]
+        json: bool,
     },
 }
 

@@ -687,8 +687,8 @@ impl Config {
         self.list("tools.disabled")
     }
 
-    /// `key = value  # source` lines; secrets show only whether they are set.
-    pub fn show(&self) -> String {
+    /// Every key `config show` lists: the known ones, then prices and tool settings.
+    fn shown_keys(&self) -> Vec<&str> {
         let mut keys: Vec<&str> = KEYS.iter().map(|(k, _)| *k).collect();
         keys.extend(
             self.entries
@@ -696,6 +696,48 @@ impl Config {
                 .filter(|k| k.starts_with("prices.") || (k.starts_with("tools.") && k.as_str() != "tools.disabled"))
                 .map(String::as_str),
         );
+        keys
+    }
+
+    /// `config show --json`: each key's value and source (a secret's value is
+    /// null, with `"set": true`), the MCP servers, the files read, and what an
+    /// untrusted workspace file had ignored.
+    pub fn show_json(&self) -> serde_json::Value {
+        let values: serde_json::Map<String, serde_json::Value> = self
+            .shown_keys()
+            .into_iter()
+            .map(|key| {
+                let value = match self.entries.get(key) {
+                    Some(e) if e.secret => {
+                        serde_json::json!({"value": null, "set": true, "source": e.source.to_string()})
+                    }
+                    Some(e) => serde_json::json!({"value": e.value, "source": e.source.to_string()}),
+                    None => serde_json::json!({"value": null, "source": null}),
+                };
+                (key.to_string(), value)
+            })
+            .collect();
+        let servers: Vec<serde_json::Value> = self
+            .mcp_servers
+            .iter()
+            .map(|(server, path)| {
+                serde_json::json!({
+                    "name": server.name, "command": server.command, "args": server.args,
+                    "url": server.url, "source": path,
+                })
+            })
+            .collect();
+        serde_json::json!({
+            "values": values,
+            "mcp_servers": servers,
+            "files": self.files,
+            "ignored": self.ignored.as_ref().map(|(path, keys)| serde_json::json!({"file": path, "keys": keys})),
+        })
+    }
+
+    /// `key = value  # source` lines; secrets show only whether they are set.
+    pub fn show(&self) -> String {
+        let keys = self.shown_keys();
         let width = keys.iter().map(|k| k.len()).max().unwrap_or(0);
         let mut out = String::new();
         for key in keys {

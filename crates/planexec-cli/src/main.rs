@@ -44,6 +44,14 @@ impl From<String> for BadInput {
 }
 
 fn main() -> ExitCode {
+    // `planexec tools list | head`: a closed pipe ends the output quietly, as
+    // it does for other command-line tools, instead of a panic on print.
+    // Output that matters is on record first (the ledger is written as the run goes).
+    #[cfg(unix)]
+    // SAFETY: at the start of main, before any thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
@@ -133,11 +141,15 @@ async fn dispatch(cli: Cli) -> Result<u8, BadInput> {
             Ok(EXIT_OK)
         }
         Command::Tools {
-            command: ToolsCommand::List { workspace, mcp },
+            command: ToolsCommand::List { workspace, mcp, json },
         } => {
             let config = Config::load(&workspace, &Flags::default())?;
             let tools = setup::open_tools(&workspace, &config, &mcp).await?;
-            print!("{}", tools.listing());
+            if json {
+                println!("{:#}", tools.listing_json());
+            } else {
+                print!("{}", tools.listing());
+            }
             tools.shutdown().await;
             Ok(EXIT_OK)
         }
@@ -161,9 +173,13 @@ async fn dispatch(cli: Cli) -> Result<u8, BadInput> {
             Ok(EXIT_OK)
         }
         Command::Config {
-            command: ConfigCommand::Show { workspace },
+            command: ConfigCommand::Show { workspace, json },
         } => {
             let config = Config::load(&workspace, &Flags::default())?;
+            if json {
+                println!("{:#}", config.show_json());
+                return Ok(EXIT_OK);
+            }
             print!("{}", config.show());
             if config.files.is_empty() {
                 eprintln!(
@@ -193,8 +209,8 @@ async fn dispatch(cli: Cli) -> Result<u8, BadInput> {
             command: ModelCommand::Pull { name },
         } => model::pull(&name, quiet).await,
         Command::Model {
-            command: ModelCommand::List,
-        } => Ok(model::list()),
+            command: ModelCommand::List { json },
+        } => Ok(model::list(json)),
         Command::Bench {
             tasks,
             repeat,

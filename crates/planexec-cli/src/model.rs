@@ -3,7 +3,26 @@
 use crate::{BadInput, EXIT_OK, EXIT_RUN_FAILED};
 
 /// `model list`: the models planexec knows and which are installed.
-pub fn list() -> u8 {
+pub fn list(json: bool) -> u8 {
+    if json {
+        let models: Vec<serde_json::Value> = planexec_local::weights::CATALOG
+            .iter()
+            .map(|spec| {
+                let path = planexec_local::weights::installed(spec);
+                serde_json::json!({
+                    "name": spec.name,
+                    "description": spec.description,
+                    "file": spec.file_name,
+                    "size_bytes": spec.size,
+                    "installed": path.is_some(),
+                    "path": path,
+                })
+            })
+            .collect();
+        let dir = planexec_local::weights::model_dir();
+        println!("{:#}", serde_json::json!({"dir": dir, "models": models}));
+        return EXIT_OK;
+    }
     println!("models in {}", planexec_local::weights::model_dir().display());
     for spec in planexec_local::weights::CATALOG {
         let status = match planexec_local::weights::installed(&spec) {

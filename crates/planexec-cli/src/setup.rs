@@ -44,23 +44,54 @@ impl Tools {
     }
 
     /// `tools list`: built-ins, then each server's tools, with effect classes.
-    pub fn listing(&self) -> String {
-        let mut groups: Vec<(String, Vec<Arc<planexec::tools::ToolEntry>>)> =
-            vec![("built-in".to_string(), Vec::new())];
+    /// The tools by where they come from: built-in (`None`), then each MCP server.
+    fn groups(&self) -> Vec<(Option<String>, Vec<Arc<planexec::tools::ToolEntry>>)> {
         let servers: Vec<String> = self
             .mcp
             .iter()
             .flat_map(|m| m.servers().iter().map(|s| s.name().to_string()))
             .collect();
-        for name in &servers {
-            groups.push((format!("MCP server `{name}`"), Vec::new()));
-        }
+        let mut groups: Vec<(Option<String>, Vec<Arc<planexec::tools::ToolEntry>>)> = vec![(None, Vec::new())];
+        groups.extend(servers.iter().map(|name| (Some(name.clone()), Vec::new())));
         for entry in self.registry.entries() {
             let server = servers
                 .iter()
                 .position(|s| entry.tool.name().starts_with(&format!("{s}.")));
             groups[server.map_or(0, |i| i + 1)].1.push(entry);
         }
+        groups
+    }
+
+    /// `tools list --json`: every tool with its server, effect class and argument schema.
+    pub fn listing_json(&self) -> serde_json::Value {
+        let tools: Vec<serde_json::Value> = self
+            .groups()
+            .into_iter()
+            .flat_map(|(server, entries)| {
+                entries.into_iter().map(move |entry| {
+                    serde_json::json!({
+                        "name": entry.tool.name(),
+                        "server": server,
+                        "effect": entry.declared_effect().as_str(),
+                        "effect_set_in_config": entry.effect_overridden(),
+                        "description": entry.tool.description(),
+                        "parameters": entry.tool.parameters(),
+                    })
+                })
+            })
+            .collect();
+        serde_json::json!({ "tools": tools })
+    }
+
+    pub fn listing(&self) -> String {
+        let groups: Vec<(String, Vec<Arc<planexec::tools::ToolEntry>>)> = self
+            .groups()
+            .into_iter()
+            .map(|(server, entries)| {
+                let title = server.map_or_else(|| "built-in".to_string(), |name| format!("MCP server `{name}`"));
+                (title, entries)
+            })
+            .collect();
         let width = self.registry.names().iter().map(|n| n.len()).max().unwrap_or(0);
         let mut out = String::new();
         for (title, entries) in groups {

@@ -271,6 +271,60 @@ fn yes_without_a_terminal_never_runs_an_irreversible_tool() {
     }
 }
 
+/// The listing commands speak JSON for scripts, the ledger flag is taken
+/// after the subcommand too, and a reader that stops early (`| head`) ends
+/// the output quietly, not with a panic.
+#[test]
+fn listings_print_json_and_flags_go_after_the_subcommand() {
+    let dir = tempfile::tempdir().unwrap();
+    let json_of = |args: &[&str]| -> Value {
+        let (out, stdout, stderr) = run(planexec(dir.path()).args(args));
+        assert!(out.status.success(), "{args:?}: {stderr}");
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{args:?} is not JSON ({e}): {stdout}"))
+    };
+    let tools = json_of(&["tools", "list", "--json"]);
+    let read = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "read_file")
+        .unwrap();
+    assert_eq!(read["effect"], "read_only");
+    assert_eq!(read["server"], Value::Null);
+    assert_eq!(read["parameters"]["required"], json!(["path"]));
+    let models = json_of(&["model", "list", "--json"]);
+    let names: Vec<&str> = models["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["default", "small"]);
+    assert_eq!(models["models"][1]["installed"], false, "{models}");
+    let config = json_of(&["config", "show", "--json"]);
+    assert_eq!(config["values"]["mode"]["value"], "ask");
+    assert_eq!(config["values"]["mode"]["source"], "default");
+
+    let db = dir.path().join("ledger.db");
+    let db = db.to_str().unwrap();
+    for args in [["runs", "list", "--db", db], ["runs", "--db", db, "list"]] {
+        let (out, stdout, stderr) = run(planexec(dir.path()).args(args));
+        assert!(out.status.success(), "{args:?}: {stderr}");
+        assert!(stdout.contains("no runs in sqlite:"), "{args:?}: {stdout}");
+    }
+
+    let mut child = planexec(dir.path())
+        .args(["tools", "list", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
 fn diamond_plan() -> Value {
     json!({"goal": "compare two files", "steps": [
         {"id": "s1", "description": "read a", "tool": "read_file", "args": {"path": "a.txt"}, "depends_on": []},
