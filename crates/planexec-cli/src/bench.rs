@@ -73,12 +73,12 @@ pub async fn bench(
     let runs = planexec::bench::run(&loaded, &strategies, repeat, &agent_for, &mut progress).await?;
     let rows = planexec::bench::summarize(&runs);
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({"runs": runs, "summary": rows})).unwrap_or_default()
         );
     } else {
-        print!("{}", planexec::bench::render_table(&rows));
+        out!("{}", planexec::bench::render_table(&rows));
     }
     Ok(if runs.iter().all(|r| r.passed) {
         EXIT_OK

@@ -119,9 +119,9 @@ where
 
 fn finish(display: &Display, report: &RunReport, json: bool) {
     if json {
-        println!("{}", serde_json::to_string_pretty(report).unwrap_or_default());
+        outln!("{}", serde_json::to_string_pretty(report).unwrap_or_default());
     } else if let Some(answer) = &report.answer {
-        println!("{answer}");
+        outln!("{answer}");
     }
     display.summary(report);
     if report.status.resumable() {
@@ -250,7 +250,7 @@ pub async fn plan_only(
             display.info(display.render_plan(&plan).trim_end());
             display.info(&format!("wrote the plan to {}", path.display()));
         }
-        None => print!("{}", render::render(&plan, format.unwrap_or(Format::Text), &notes)),
+        None => out!("{}", render::render(&plan, format.unwrap_or(Format::Text), &notes)),
     }
     Ok(if plan.infeasible.is_some() {
         EXIT_RUN_FAILED

@@ -2,6 +2,25 @@
 //! library: it reads configuration, builds a provider, tools and an approver,
 //! shows events as the run goes, and prints the answer (or a JSON report).
 
+/// `print!` to stdout that drops what a closed pipe (`planexec … | head`)
+/// cannot take, instead of panicking; the program goes on and ends normally.
+/// (SIGPIPE stays ignored: MCP servers and shell children are pipes too.)
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
+/// `println!` that a closed pipe cannot turn into a panic; see [`out!`].
+macro_rules! outln {
+    () => { out!("\n") };
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
 mod agents;
 mod args;
 mod bench;
@@ -44,14 +63,6 @@ impl From<String> for BadInput {
 }
 
 fn main() -> ExitCode {
-    // `planexec tools list | head`: a closed pipe ends the output quietly, as
-    // it does for other command-line tools, instead of a panic on print.
-    // Output that matters is on record first (the ledger is written as the run goes).
-    #[cfg(unix)]
-    // SAFETY: at the start of main, before any thread exists.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
@@ -137,7 +148,7 @@ async fn dispatch(cli: Cli) -> Result<u8, BadInput> {
         Command::Render { plan, format } => {
             let loaded = read_plan_file(&plan)?;
             let tools = builtin::registry(Workspace::new(".").map_err(|e| BadInput(e.to_string()))?);
-            print!("{}", render::render(&loaded, format, &setup::annotations(&tools)));
+            out!("{}", render::render(&loaded, format, &setup::annotations(&tools)));
             Ok(EXIT_OK)
         }
         Command::Tools {
@@ -146,9 +157,9 @@ async fn dispatch(cli: Cli) -> Result<u8, BadInput> {
             let config = Config::load(&workspace, &Flags::default())?;
             let tools = setup::open_tools(&workspace, &config, &mcp).await?;
             if json {
-                println!("{:#}", tools.listing_json());
+                outln!("{:#}", tools.listing_json());
             } else {
-                print!("{}", tools.listing());
+                out!("{}", tools.listing());
             }
             tools.shutdown().await;
             Ok(EXIT_OK)
@@ -168,43 +179,14 @@ async fn dispatch(cli: Cli) -> Result<u8, BadInput> {
             let config = Config::load(&workspace, &flags)?;
             let profiles = agents::profiles(&config.agents)?;
             let tools = setup::open_tools(&workspace, &config, &[]).await?;
-            print!("{}", agents::listing(&profiles, &config.agents, &tools.registry, json));
+            out!("{}", agents::listing(&profiles, &config.agents, &tools.registry, json));
             tools.shutdown().await;
             Ok(EXIT_OK)
         }
         Command::Config {
             command: ConfigCommand::Show { workspace, json },
-        } => {
-            let config = Config::load(&workspace, &Flags::default())?;
-            if json {
-                println!("{:#}", config.show_json());
-                return Ok(EXIT_OK);
-            }
-            print!("{}", config.show());
-            if config.files.is_empty() {
-                eprintln!(
-                    "(no config file found: looked for {} and {})",
-                    workspace.join("planexec.toml").display(),
-                    config::user_config_path()
-                        .map(|p| p.display().to_string())
-                        .unwrap_or_default()
-                );
-            }
-            Ok(EXIT_OK)
-        }
-        Command::Trust { path, forget } => {
-            if forget {
-                let was = trust::forget(&path).map_err(BadInput)?;
-                println!(
-                    "{} {}",
-                    if was { "no longer trusted:" } else { "was not trusted:" },
-                    path.display()
-                );
-            } else {
-                println!("{}", trust::trust(&path).map_err(BadInput)?);
-            }
-            Ok(EXIT_OK)
-        }
+        } => show_config(&workspace, json),
+        Command::Trust { path, forget } => trust_file(&path, forget),
         Command::Model {
             command: ModelCommand::Pull { name },
         } => model::pull(&name, quiet).await,
@@ -222,6 +204,38 @@ async fn dispatch(cli: Cli) -> Result<u8, BadInput> {
             Ok(EXIT_OK)
         }
     }
+}
+
+/// `config show`: every effective value and where it came from.
+fn show_config(workspace: &Path, json: bool) -> Result<u8, BadInput> {
+    let config = Config::load(workspace, &Flags::default())?;
+    if json {
+        outln!("{:#}", config.show_json());
+        return Ok(EXIT_OK);
+    }
+    out!("{}", config.show());
+    if config.files.is_empty() {
+        eprintln!(
+            "(no config file found: looked for {} and {})",
+            workspace.join("planexec.toml").display(),
+            config::user_config_path()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        );
+    }
+    Ok(EXIT_OK)
+}
+
+/// `trust [--forget]`: trust a workspace config file as it is now, or stop trusting it.
+fn trust_file(path: &Path, forget: bool) -> Result<u8, BadInput> {
+    if forget {
+        let was = trust::forget(path).map_err(BadInput)?;
+        let what = if was { "no longer trusted:" } else { "was not trusted:" };
+        outln!("{what} {}", path.display());
+    } else {
+        outln!("{}", trust::trust(path).map_err(BadInput)?);
+    }
+    Ok(EXIT_OK)
 }
 
 /// Read and parse a plan file; errors name the file and, for malformed JSON, the position.

@@ -20,16 +20,16 @@ pub fn list(json: bool) -> u8 {
             })
             .collect();
         let dir = planexec_local::weights::model_dir();
-        println!("{:#}", serde_json::json!({"dir": dir, "models": models}));
+        outln!("{:#}", serde_json::json!({"dir": dir, "models": models}));
         return EXIT_OK;
     }
-    println!("models in {}", planexec_local::weights::model_dir().display());
+    outln!("models in {}", planexec_local::weights::model_dir().display());
     for spec in planexec_local::weights::CATALOG {
         let status = match planexec_local::weights::installed(&spec) {
             Some(path) => format!("installed  {}", path.display()),
             None => format!("not installed (planexec model pull {})", spec.name),
         };
-        println!(
+        outln!(
             "{:<8} {:<38} {:>5} MB  {status}",
             spec.name,
             spec.description,

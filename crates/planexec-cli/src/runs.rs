@@ -255,7 +255,7 @@ pub async fn command(command: RunsCommand, ledger: LedgerArgs) -> Result<u8, Bad
     let store = open(ledger.db.as_deref()).await?;
     match command {
         RunsCommand::List { status, limit, json } => {
-            print!("{}", list(store.as_ref(), status, limit, json).await?);
+            out!("{}", list(store.as_ref(), status, limit, json).await?);
         }
         RunsCommand::Show { run_id } => {
             let run = find(store.as_ref(), &run_id).await?;
@@ -263,7 +263,7 @@ pub async fn command(command: RunsCommand, ledger: LedgerArgs) -> Result<u8, Bad
             let side_effects = Workspace::new(workspace)
                 .map(|ws| crate::setup::side_effect_tools(&builtin::registry(ws)))
                 .unwrap_or_default();
-            print!("{}", show(&run, side_effects));
+            out!("{}", show(&run, side_effects));
         }
         RunsCommand::Export { run_id, output } => {
             let run = find(store.as_ref(), &run_id).await?;
@@ -271,7 +271,7 @@ pub async fn command(command: RunsCommand, ledger: LedgerArgs) -> Result<u8, Bad
             match output {
                 Some(path) => std::fs::write(&path, text)
                     .map_err(|e| BadInput(format!("cannot write {}: {e}", path.display())))?,
-                None => print!("{text}"),
+                None => out!("{text}"),
             }
         }
         RunsCommand::Rm { run_ids } => {
