@@ -1046,3 +1046,48 @@ async fn a_streamed_event_split_over_several_data_lines_is_one_event() {
     assert_eq!(response.content.as_deref(), Some("hello"));
     assert_eq!(*pieces.lock().unwrap(), vec!["hel".to_string(), "lo".to_string()]);
 }
+
+/// A flaky provider: the stream breaks before any text (asked again whole),
+/// then 429 with `retry-after-ms` (waited for), then 503 (backed off), then
+/// the answer. The caller sees the answer once, as if nothing had happened.
+#[tokio::test]
+async fn a_flaky_provider_is_retried_as_it_asks() {
+    use planexec::llm::{ChatRequest, Message, Role};
+    let server = ScriptedServer::start();
+    server.on(None).replies(vec![
+        Reply::cut_event_stream(": opening\n\n"),
+        Reply::error(429, "slow down").with_header("retry-after-ms", "400"),
+        Reply::error(503, "try later"),
+        Reply::content("hello"),
+    ]);
+    let pieces = Mutex::new(Vec::new());
+    let sink = |text: &str| pieces.lock().unwrap().push(text.to_string());
+    let request = ChatRequest::new(Role::Synthesizer, "m", vec![Message::user("hi")]);
+    let provider = provider_at(&server.base_url(), Some("k"));
+    let response = provider.chat_stream(request, &sink).await.unwrap();
+    assert_eq!(response.content.as_deref(), Some("hello"));
+    assert_eq!(*pieces.lock().unwrap(), vec!["hello".to_string()]);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    assert_eq!(requests[0].body["stream"], true);
+    assert_ne!(requests[1].body["stream"], true, "asked again whole");
+    let waited = requests[2].received_ms - requests[1].received_ms;
+    assert!(waited >= 400, "retry-after-ms was honoured: {waited} ms");
+}
+
+/// Once text from a stream has been handed on (the compiler may have started
+/// steps from it), a cut is an error: asking again could do the work twice.
+#[tokio::test]
+async fn a_stream_cut_after_text_is_an_error_not_a_second_call() {
+    use planexec::llm::{ChatRequest, Message, Role};
+    let server = ScriptedServer::start();
+    server.on(None).replies(vec![
+        Reply::cut_event_stream("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hel\"}}]}\n\n"),
+        Reply::content("hello"),
+    ]);
+    let sink = |_: &str| {};
+    let request = ChatRequest::new(Role::Synthesizer, "m", vec![Message::user("hi")]);
+    let err = provider(&server).chat_stream(request, &sink).await.unwrap_err();
+    assert!(err.to_string().contains("broke off"), "{err}");
+    assert_eq!(server.requests().len(), 1);
+}

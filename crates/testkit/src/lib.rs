@@ -41,6 +41,8 @@ pub struct Reply {
     pub chunks: usize,
     /// A body sent byte for byte instead of `body` (with `raw`), e.g. a hand-written event stream.
     pub text: Option<String>,
+    /// Break the connection after sending `text`, as a network failure would.
+    pub cut: bool,
 }
 
 impl Reply {
@@ -85,6 +87,7 @@ impl Reply {
             raw: false,
             chunks: 1,
             text: None,
+            cut: false,
         }
     }
 
@@ -98,6 +101,15 @@ impl Reply {
             raw: true,
             chunks: 1,
             text: None,
+            cut: false,
+        }
+    }
+
+    /// An event stream that sends `prefix` and then breaks the connection.
+    pub fn cut_event_stream(prefix: &str) -> Reply {
+        Reply {
+            cut: true,
+            ..Reply::event_stream(prefix)
         }
     }
 
@@ -127,6 +139,7 @@ impl Reply {
             raw: false,
             chunks: 1,
             text: None,
+            cut: false,
         }
     }
 
@@ -569,7 +582,21 @@ async fn respond(script: Arc<Mutex<Script>>, headers: HeaderMap, body: String, a
 
     let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     if let Some(text) = reply.text {
-        let mut response = (status, text).into_response();
+        let mut response = if reply.cut {
+            use futures::StreamExt;
+            // The text goes out first; the break comes after, so it cannot overtake it.
+            let sent = futures::stream::once(async move { Ok::<String, std::io::Error>(text) });
+            let broken = futures::stream::once(async {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                Err(std::io::Error::new(
+                    std::io::ErrorKind::ConnectionReset,
+                    "cut by the test",
+                ))
+            });
+            (status, axum::body::Body::from_stream(sent.chain(broken))).into_response()
+        } else {
+            (status, text).into_response()
+        };
         add_headers(&mut response, reply.headers);
         return response;
     }

@@ -311,13 +311,12 @@ impl ChatModel for Anthropic {
             _ => return super::chat_whole(self, req, on_text).await,
         };
         let mut reader = StreamedMessage::new(answer_tool.clone());
-        let whole = http::read_events(response, &url, &mut |data| {
-            if let Some(text) = reader.event(data)? {
-                on_text(&text);
-            }
-            Ok(())
-        })
-        .await?;
+        let whole = match http::read_text_events(response, &url, &mut |data| reader.event(data), on_text).await? {
+            // Cut before any text was handed on: nothing acted on it, so ask again, once, whole.
+            http::Streamed::CutEarly => return super::chat_whole(self, req, on_text).await,
+            http::Streamed::Events => None,
+            http::Streamed::Whole(body) => Some(body),
+        };
         let streamed = whole.is_none();
         let message = match whole {
             None => reader.into_message(),

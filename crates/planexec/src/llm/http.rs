@@ -17,18 +17,52 @@ pub(crate) struct Endpoint<'a> {
     /// The environment variable that sets the base URL (named in errors).
     pub base_url_env: &'a str,
     pub timeout: Duration,
-    /// Retries for timeouts, unreadable replies, 429 and 5xx.
+    /// Retries for timeouts, broken connections, unreadable replies, 408,
+    /// 409, 429 and 5xx.
     pub max_retries: u32,
-    /// First backoff delay; doubles each retry.
+    /// First backoff delay; doubles each retry, plus jitter.
     pub retry_base: Duration,
     /// The server answers 529 when overloaded (Anthropic): honour its
     /// `retry-after` and say so in the error.
     pub overloaded_529: bool,
 }
 
+/// The longest a server's `retry-after` is waited for, and the longest backoff.
+const MAX_WAIT: Duration = Duration::from_secs(60);
+
 impl Endpoint<'_> {
+    /// The wait before retry `attempt` (from 0): exponential from
+    /// `retry_base`, with jitter so that clients that failed together do not
+    /// all come back at once.
     fn backoff(&self, attempt: u32) -> Duration {
-        self.retry_base.saturating_mul(1u32 << attempt.min(6))
+        use backon::BackoffBuilder as _;
+        backon::ExponentialBuilder::new()
+            .with_min_delay(self.retry_base)
+            .with_max_delay(MAX_WAIT)
+            .with_factor(2.0)
+            .with_jitter()
+            .with_max_times(attempt as usize + 1)
+            .build()
+            .nth(attempt as usize)
+            .unwrap_or(self.retry_base)
+    }
+
+    /// Wait before the next attempt (as the server asked, or the backoff) and count it.
+    async fn pause(&self, attempt: &mut u32, asked: Option<Duration>) {
+        let delay = asked.unwrap_or_else(|| self.backoff(*attempt));
+        tracing::debug!(?delay, attempt = *attempt + 1, "retrying model call");
+        tokio::time::sleep(delay).await;
+        *attempt += 1;
+    }
+}
+
+/// Whether a reply with `status` is worth sending again: 408, 409, 429 and
+/// 5xx are, unless the server says otherwise in `x-should-retry`.
+fn worth_retrying(status: u16, headers: &reqwest::header::HeaderMap) -> bool {
+    match headers.get("x-should-retry").and_then(|v| v.to_str().ok()) {
+        Some("true") => status >= 400,
+        Some("false") => false,
+        _ => matches!(status, 408 | 409 | 429 | 500..=599),
     }
 }
 
@@ -49,12 +83,14 @@ pub(crate) fn client(base_url: &str, timeout: Duration, example: &str) -> Result
     Ok((base_url, client))
 }
 
-/// Send `request()` until the answer is one retrying cannot change: timeouts,
-/// unreadable replies, 429 and 5xx are retried with backoff (429, and 529 where
-/// it means overloaded, wait as `retry-after` says), and end as errors once
-/// retries run out. Returns a 2xx or 4xx status with its body. `attempt`
-/// counts across calls, so a provider that re-sends a changed request keeps
-/// one retry budget.
+/// Send `request()` until the answer is one retrying cannot change:
+/// timeouts, broken connections, unreadable replies, 408, 409, 429 and 5xx
+/// (or what `x-should-retry` says) are retried, waiting as `retry-after-ms` or
+/// `retry-after` ask, else with jittered exponential backoff, and end as
+/// errors once retries run out. Returns a 2xx or 4xx status with its body.
+/// `attempt` counts across calls, so a provider that re-sends a changed
+/// request keeps one retry budget. A refused connection is not retried: the
+/// server is not there.
 pub(crate) async fn send(
     ep: &Endpoint<'_>,
     attempt: &mut u32,
@@ -62,36 +98,35 @@ pub(crate) async fn send(
 ) -> Result<(u16, String), LlmError> {
     let url = ep.url;
     loop {
+        let retries_left = *attempt < ep.max_retries;
         let response = match request().send().await {
             Ok(r) => r,
-            Err(e) if e.is_timeout() => {
-                if *attempt < ep.max_retries {
-                    tokio::time::sleep(ep.backoff(*attempt)).await;
-                    *attempt += 1;
-                    continue;
-                }
-                return Err(LlmError::Timeout(format!(
-                    "{url} did not answer within {:?} ({} attempts); raise --timeout or check the server",
-                    ep.timeout,
-                    *attempt + 1
-                )));
-            }
             Err(e) if e.is_connect() => {
                 return Err(LlmError::Connection(format!(
                     "cannot connect to {} (connection refused or unreachable); is the server running? Set --base-url or {}",
                     ep.base_url, ep.base_url_env
                 )));
             }
+            Err(_) if retries_left => {
+                ep.pause(attempt, None).await;
+                continue;
+            }
+            Err(e) if e.is_timeout() => {
+                return Err(LlmError::Timeout(format!(
+                    "{url} did not answer within {:?} ({} attempts); raise --timeout or check the server",
+                    ep.timeout,
+                    *attempt + 1
+                )));
+            }
             Err(e) => return Err(LlmError::Connection(format!("request to {url} failed: {e}"))),
         };
         let status = response.status().as_u16();
-        let wait = retry_after(response.headers());
+        let asked = retry_after(response.headers());
+        let retry = worth_retrying(status, response.headers());
         let text = match response.text().await {
             Ok(t) => t,
-            Err(e) if *attempt < ep.max_retries => {
-                tracing::debug!(error = %e, "reading the reply failed; retrying");
-                tokio::time::sleep(ep.backoff(*attempt)).await;
-                *attempt += 1;
+            Err(_) if retries_left => {
+                ep.pause(attempt, None).await;
                 continue;
             }
             Err(e) => {
@@ -100,44 +135,32 @@ pub(crate) async fn send(
                 )))
             }
         };
-        let overloaded = ep.overloaded_529 && status == 529;
-        match status {
-            429 | 500..=599 if *attempt < ep.max_retries => {
-                let delay = if status == 429 || overloaded {
-                    wait.unwrap_or(ep.backoff(*attempt))
-                } else {
-                    ep.backoff(*attempt)
-                };
-                tracing::debug!(status, ?delay, "retrying model call");
-                tokio::time::sleep(delay).await;
-                *attempt += 1;
-            }
-            429 => {
-                return Err(LlmError::RateLimited(format!(
-                    "{} is rate limiting requests (HTTP 429) after {} attempts: {}",
-                    ep.base_url,
-                    *attempt + 1,
-                    error_message(&text)
-                )))
-            }
-            529 if overloaded => {
-                return Err(LlmError::Server(format!(
-                    "{} is overloaded (HTTP 529) after {} attempts: {}; try again later",
-                    ep.base_url,
-                    *attempt + 1,
-                    error_message(&text)
-                )))
-            }
-            500..=599 => {
-                return Err(LlmError::Server(format!(
-                    "{} failed with HTTP {status} after {} attempts: {}",
-                    ep.base_url,
-                    *attempt + 1,
-                    error_message(&text)
-                )))
-            }
-            _ => return Ok((status, text)),
+        if retry && retries_left {
+            ep.pause(attempt, asked).await;
+            continue;
         }
+        return final_status(ep, status, text, *attempt + 1);
+    }
+}
+
+/// The answer once retrying is over: 2xx and 4xx (but 408, 409 and 429) go
+/// to the provider to read; the rest are errors that say how often it was tried.
+fn final_status(ep: &Endpoint<'_>, status: u16, text: String, attempts: u32) -> Result<(u16, String), LlmError> {
+    let base_url = ep.base_url;
+    match status {
+        429 => Err(LlmError::RateLimited(format!(
+            "{base_url} is rate limiting requests (HTTP 429) after {attempts} attempts: {}",
+            error_message(&text)
+        ))),
+        529 if ep.overloaded_529 => Err(LlmError::Server(format!(
+            "{base_url} is overloaded (HTTP 529) after {attempts} attempts: {}; try again later",
+            error_message(&text)
+        ))),
+        408 | 409 | 500..=599 => Err(LlmError::Server(format!(
+            "{base_url} failed with HTTP {status} after {attempts} attempts: {}",
+            error_message(&text)
+        ))),
+        _ => Ok((status, text)),
     }
 }
 
@@ -167,10 +190,23 @@ pub(crate) fn error_message(body: &str) -> String {
     crate::text::truncate_chars(&msg, 300)
 }
 
+/// How long the server asks to wait: `retry-after-ms` (milliseconds), or
+/// `retry-after` in seconds or as an HTTP date; at most a minute.
 pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    let v = headers.get("retry-after")?.to_str().ok()?;
-    let secs: f64 = v.trim().parse().ok()?;
-    (secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(60.0)))
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+    let wait = if let Some(ms) = header("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
+        (ms >= 0.0 && ms.is_finite()).then(|| Duration::from_secs_f64(ms / 1000.0))?
+    } else {
+        let value = header("retry-after")?;
+        match value.parse::<f64>() {
+            Ok(secs) => (secs >= 0.0 && secs.is_finite()).then(|| Duration::from_secs_f64(secs.min(60.0)))?,
+            Err(_) => {
+                let at = httpdate::parse_http_date(value).ok()?;
+                at.duration_since(std::time::SystemTime::now()).unwrap_or_default()
+            }
+        }
+    };
+    Some(wait.min(MAX_WAIT))
 }
 
 /// Read a streamed reply: the data of each server-sent event (its `data:`
@@ -209,6 +245,45 @@ pub(crate) async fn read_events(
     Ok(None)
 }
 
+/// What came of reading a streamed reply with [`read_text_events`].
+pub(crate) enum Streamed {
+    /// An event stream, read to its end.
+    Events,
+    /// The server ignored `stream` and sent this whole body.
+    Whole(String),
+    /// The stream broke off before any text was handed on, so nothing acted
+    /// on it yet: the call may be made again.
+    CutEarly,
+}
+
+/// [`read_events`] for a provider whose `event` turns each event's data into
+/// the text it adds (if any), which goes on to `on_text` at once.
+pub(crate) async fn read_text_events(
+    response: reqwest::Response,
+    url: &str,
+    event: &mut (dyn FnMut(&str) -> Result<Option<String>, LlmError> + Send),
+    on_text: super::TextSink<'_>,
+) -> Result<Streamed, LlmError> {
+    let mut handed_on = false;
+    let read = read_events(response, url, &mut |data| {
+        if let Some(text) = event(data)? {
+            handed_on = true;
+            on_text(&text);
+        }
+        Ok(())
+    })
+    .await;
+    match read {
+        Ok(None) => Ok(Streamed::Events),
+        Ok(Some(body)) => Ok(Streamed::Whole(body)),
+        Err(LlmError::Connection(why)) if !handed_on => {
+            tracing::debug!(%why, "the stream broke off before any text");
+            Ok(Streamed::CutEarly)
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// One `data:` payload as JSON, or an error quoting it.
 pub(crate) fn event_json(data: &str) -> Result<Value, LlmError> {
     serde_json::from_str(data).map_err(|e| {
@@ -231,5 +306,71 @@ mod tests {
             "Overloaded"
         );
         assert_eq!(error_message("plain text"), "plain text");
+    }
+
+    fn headers(pairs: &[(&'static str, String)]) -> reqwest::header::HeaderMap {
+        pairs
+            .iter()
+            .map(|(k, v)| (reqwest::header::HeaderName::from_static(k), v.parse().unwrap()))
+            .collect()
+    }
+
+    #[test]
+    fn retry_after_reads_milliseconds_seconds_and_http_dates() {
+        let ms = headers(&[("retry-after-ms", "250".into()), ("retry-after", "9".into())]);
+        assert_eq!(retry_after(&ms), Some(Duration::from_millis(250)), "ms wins");
+        assert_eq!(
+            retry_after(&headers(&[("retry-after", "1.5".into())])),
+            Some(Duration::from_millis(1500))
+        );
+        let later = std::time::SystemTime::now() + Duration::from_secs(30);
+        let date = retry_after(&headers(&[("retry-after", httpdate::fmt_http_date(later))])).unwrap();
+        assert!(
+            date > Duration::from_secs(27) && date <= Duration::from_secs(30),
+            "{date:?}"
+        );
+        let past = httpdate::fmt_http_date(std::time::SystemTime::now() - Duration::from_secs(30));
+        assert_eq!(retry_after(&headers(&[("retry-after", past)])), Some(Duration::ZERO));
+        assert_eq!(retry_after(&headers(&[("retry-after", "3600".into())])), Some(MAX_WAIT));
+        assert_eq!(retry_after(&headers(&[("retry-after", "soon".into())])), None);
+        assert_eq!(retry_after(&headers(&[("retry-after-ms", "-1".into())])), None);
+    }
+
+    #[test]
+    fn what_is_retried() {
+        let none = headers(&[]);
+        for status in [408, 409, 429, 500, 502, 503, 529] {
+            assert!(worth_retrying(status, &none), "{status}");
+        }
+        for status in [200, 400, 401, 404, 422] {
+            assert!(!worth_retrying(status, &none), "{status}");
+        }
+        assert!(!worth_retrying(503, &headers(&[("x-should-retry", "false".into())])));
+        assert!(worth_retrying(400, &headers(&[("x-should-retry", "true".into())])));
+    }
+
+    #[test]
+    fn backoff_doubles_with_jitter() {
+        let ep = Endpoint {
+            url: "u",
+            base_url: "b",
+            base_url_env: "E",
+            timeout: Duration::from_secs(1),
+            max_retries: 5,
+            retry_base: Duration::from_millis(100),
+            overloaded_529: false,
+        };
+        for attempt in 0..4u32 {
+            let floor = Duration::from_millis(100 * (1 << attempt));
+            let waits: Vec<Duration> = (0..20).map(|_| ep.backoff(attempt)).collect();
+            assert!(
+                waits.iter().all(|w| *w >= floor && *w < floor * 2),
+                "{attempt}: {waits:?}"
+            );
+            assert!(
+                waits.iter().any(|w| *w != waits[0]),
+                "jitter varies the wait: {waits:?}"
+            );
+        }
     }
 }
