@@ -558,6 +558,13 @@ impl Config {
             .collect()
     }
 
+    /// Every tool a `[tools."NAME"]` section names, with where it was set.
+    pub fn configured_tools(&self) -> Vec<(&str, &Entry)> {
+        let mut named = self.tool_settings("effect");
+        named.extend(self.tool_settings("allow"));
+        named
+    }
+
     /// Tools configured with `allow = true`.
     fn allowed_tools(&self) -> Result<Vec<String>, String> {
         let mut allowed = Vec::new();

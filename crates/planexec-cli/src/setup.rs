@@ -148,7 +148,41 @@ pub async fn open_tools(workspace: &Path, config: &Config, mcp_flags: &[String])
                 .map_err(|e| BadInput(e.to_string()))?,
         )
     };
+    let servers: Vec<String> = servers.iter().map(|s| s.name.clone()).collect();
+    check_tool_names(config, &registry, &servers)?;
     Ok(Tools { registry, mcp })
+}
+
+/// A `[tools."NAME"]` section for a tool that does not exist is a mistake to
+/// point out (with the nearest name), not a setting to ignore in silence. One
+/// for a server that is not configured here (`other.tool`) only gets a notice:
+/// the user's own config may speak of servers other workspaces start.
+fn check_tool_names(config: &Config, registry: &ToolRegistry, servers: &[String]) -> Result<(), BadInput> {
+    let names = registry.names();
+    for (tool, entry) in config.configured_tools() {
+        if names.iter().any(|n| n == tool) {
+            continue;
+        }
+        let server = tool.split_once('.').map(|(server, _)| server);
+        if let Some(server) = server.filter(|s| !servers.iter().any(|known| known == s)) {
+            eprintln!(
+                "notice: tools.\"{tool}\" (from {}) is for MCP server `{server}`, which is not configured here; ignored",
+                entry.source
+            );
+            continue;
+        }
+        let nearest = names
+            .iter()
+            .min_by_key(|n| strsim::levenshtein(n, tool))
+            .map(|n| format!("did you mean `{n}`? "))
+            .unwrap_or_default();
+        return Err(BadInput(format!(
+            "tools.\"{tool}\" (from {}) names a tool that does not exist; {nearest}(tools: {})",
+            entry.source,
+            names.join(", ")
+        )));
+    }
+    Ok(())
 }
 
 pub fn annotations(tools: &ToolRegistry) -> Annotations<'static> {

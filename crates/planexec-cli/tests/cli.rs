@@ -325,6 +325,30 @@ fn listings_print_json_and_flags_go_after_the_subcommand() {
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
+/// A tool setting for a tool that does not exist is pointed out with the
+/// nearest name; one for a server not configured here only gets a notice.
+#[test]
+fn config_that_names_a_missing_tool_says_the_nearest_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let user = dir.path().join(".no-user-config/planexec");
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::write(user.join("config.toml"), "[tools.write_fil]\nallow = true\n").unwrap();
+    let (out, _, stderr) = run(planexec(dir.path()).args(["tools", "list"]));
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("tools.\"write_fil\""), "{stderr}");
+    assert!(
+        stderr.contains("names a tool that does not exist; did you mean `write_file`?"),
+        "{stderr}"
+    );
+    std::fs::write(user.join("config.toml"), "[tools.\"gh.create_issue\"]\nallow = true\n").unwrap();
+    let (out, _, stderr) = run(planexec(dir.path()).args(["tools", "list"]));
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("is for MCP server `gh`, which is not configured here; ignored"),
+        "{stderr}"
+    );
+}
+
 fn diamond_plan() -> Value {
     json!({"goal": "compare two files", "steps": [
         {"id": "s1", "description": "read a", "tool": "read_file", "args": {"path": "a.txt"}, "depends_on": []},
