@@ -57,6 +57,7 @@ struct FileConfig {
     strategy: Option<String>,
     fallback: Option<String>,
     shell: Option<ShellSection>,
+    http: Option<HttpSection>,
     mcp_servers: Option<Vec<planexec_mcp::McpServerToml>>,
     agents: Option<BTreeMap<String, crate::agents::AgentToml>>,
 }
@@ -67,6 +68,13 @@ struct ShellSection {
     enabled: Option<bool>,
     allow: Option<Vec<String>>,
     timeout: Option<f64>,
+}
+
+/// `[http]`: hosts `http_get` may reach as a read-only call (plan mode runs it, ask mode does not confirm it).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HttpSection {
+    allow_hosts: Option<Vec<String>>,
 }
 
 /// `[tools."server.tool"]`: what configuration says about one tool.
@@ -185,6 +193,9 @@ fn without_authority(file: &mut FileConfig) -> Vec<String> {
     if file.mode.take().is_some() {
         ignored.push("mode".to_string());
     }
+    if file.http.as_mut().and_then(|h| h.allow_hosts.take()).is_some() {
+        ignored.push("http.allow_hosts".to_string());
+    }
     ignored
 }
 
@@ -235,6 +246,7 @@ const KEYS: &[(&str, Option<&str>)] = &[
     ("shell.enabled", Some("true")),
     ("shell.allow", Some("")),
     ("shell.timeout", Some("60")),
+    ("http.allow_hosts", Some("")),
 ];
 
 /// Environment variables and the key each sets.
@@ -376,6 +388,8 @@ impl Config {
         put("shell.enabled", shell.enabled.map(|v| v.to_string()));
         put("shell.allow", shell.allow.map(|v| v.join("\n")));
         put("shell.timeout", shell.timeout.map(|v| v.to_string()));
+        let http = file.http.unwrap_or_default();
+        put("http.allow_hosts", http.allow_hosts.map(|h| h.join(",")));
 
         for (model, price) in file.prices.unwrap_or_default() {
             put(
@@ -688,6 +702,11 @@ impl Config {
             }
         }
         Ok(pricing)
+    }
+
+    /// `[http] allow_hosts`: hosts `http_get` reaches as a read-only call.
+    pub fn http_hosts(&self) -> Vec<String> {
+        self.list("http.allow_hosts")
     }
 
     pub fn disabled_tools(&self) -> Vec<String> {

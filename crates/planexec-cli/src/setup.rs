@@ -122,6 +122,11 @@ pub fn local_tools(workspace: &Path, config: &Config) -> Result<ToolRegistry, Ba
     if let Some(shell) = config.shell()? {
         registry.register(Arc::new(Shell::new(ws, shell))).map_err(BadInput)?;
     }
+    let hosts = config.http_hosts();
+    if !hosts.is_empty() {
+        registry.remove("http_get");
+        registry.register(builtin::http_get(hosts)).map_err(BadInput)?;
+    }
     for (tool, effect) in config.effect_overrides()? {
         registry.override_effect(&tool, effect);
     }

@@ -310,3 +310,76 @@ fn a_configured_effect_class_decides_idempotence_too() {
     assert!(!tools.is_idempotent("lookup"));
     assert!(tools.has_side_effects("lookup"));
 }
+
+/// A tiny HTTP server on loopback that answers every request with `pong`
+/// and counts the requests it got.
+fn pong_server() -> (String, Arc<std::sync::atomic::AtomicU32>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let hits = Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let counter = hits.clone();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut buf = [0u8; 2048];
+            let _ = stream.read(&mut buf);
+            counter.fetch_add(1, Ordering::SeqCst);
+            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 4\r\nconnection: close\r\n\r\npong");
+        }
+    });
+    (format!("http://127.0.0.1:{port}/x"), hits)
+}
+
+/// `http_get` is a network call, not a read: a URL can carry workspace data
+/// out. Plan mode refuses it and ask mode confirms it, unless its host is
+/// one the user allowed, where it runs as a read.
+#[tokio::test]
+async fn http_get_is_a_network_call_unless_its_host_is_allowed() {
+    let (url, hits) = pong_server();
+    let plan = plan_json(vec![step("s1", Some("http_get"), json!({"url": url}), &[])]);
+    let tools = |hosts: Vec<String>| {
+        let mut reg = planexec::ToolRegistry::new();
+        reg.register(planexec::tools::builtin::http_get(hosts)).unwrap();
+        reg
+    };
+    let server = ScriptedServer::start();
+    server.role("planner").always(Reply::json(&plan));
+    server.role("synthesizer").always(Reply::content("done"));
+
+    let report = builder(&server, tools(vec![]))
+        .options(with_mode(Mode::Plan))
+        .build()
+        .run("t")
+        .await;
+    assert_ne!(report.status, RunStatus::Succeeded);
+    let error = report.error.clone().unwrap_or_default();
+    assert!(error.contains("reaches the network"), "{error}");
+    assert_eq!(hits.load(Ordering::SeqCst), 0, "nothing was sent in plan mode");
+
+    let approver = Recording::new(false);
+    let report = builder(&server, tools(vec![]))
+        .options(with_mode(Mode::Ask))
+        .approver(approver.clone())
+        .build()
+        .run("t")
+        .await;
+    assert_eq!(report.status, RunStatus::Failed);
+    assert_eq!(
+        approver.asked(),
+        [("s1".to_string(), json!({"url": url}), Effect::Network)]
+    );
+    assert_eq!(hits.load(Ordering::SeqCst), 0, "declined, so nothing was sent");
+
+    for mode in [Mode::Plan, Mode::Ask] {
+        let approver = Recording::new(false);
+        let report = builder(&server, tools(vec!["127.0.0.1".to_string()]))
+            .options(with_mode(mode))
+            .approver(approver.clone())
+            .build()
+            .run("t")
+            .await;
+        assert_eq!(report.status, RunStatus::Succeeded, "{mode:?}: {:?}", report.error);
+        assert!(approver.asked().is_empty(), "an allowed host is not confirmed");
+    }
+    assert_eq!(hits.load(Ordering::SeqCst), 2);
+}

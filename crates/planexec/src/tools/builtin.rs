@@ -25,12 +25,19 @@ pub fn registry(workspace: Workspace) -> ToolRegistry {
         Arc::new(WriteFile(ws)),
         Arc::new(Calculator),
         #[cfg(feature = "http")]
-        Arc::new(super::http_get::HttpGet::new()),
+        http_get(Vec::new()),
     ];
     for t in tools {
         reg.register(t).expect("built-in tool schemas are valid");
     }
     reg
+}
+
+/// `http_get`, read-only for requests to `allowed_hosts` (and their
+/// subdomains); to any other host it is a [`Effect::Network`] call.
+#[cfg(feature = "http")]
+pub fn http_get(allowed_hosts: Vec<String>) -> Arc<dyn Tool> {
+    Arc::new(super::http_get::HttpGet::new(allowed_hosts))
 }
 
 fn io_error(path: &str, e: std::io::Error) -> ToolError {

@@ -10,17 +10,33 @@ use super::{Effect, Tool, ToolError};
 
 pub(crate) struct HttpGet {
     client: reqwest::Client,
+    /// Hosts the user trusts to receive requests: a call to one is read-only.
+    allowed_hosts: Vec<String>,
 }
 
 impl HttpGet {
-    pub(crate) fn new() -> HttpGet {
+    pub(crate) fn new(allowed_hosts: Vec<String>) -> HttpGet {
         HttpGet {
             client: reqwest::Client::builder()
                 .timeout(Duration::from_secs(30))
                 .user_agent(concat!("planexec/", env!("CARGO_PKG_VERSION")))
                 .build()
                 .unwrap_or_default(),
+            allowed_hosts: allowed_hosts.into_iter().map(|h| h.to_ascii_lowercase()).collect(),
         }
+    }
+
+    /// Whether `url` goes to a host the user allowed (exactly, or a subdomain of one).
+    fn allowed(&self, url: &str) -> bool {
+        let Ok(parsed) = reqwest::Url::parse(url) else {
+            return false;
+        };
+        let Some(host) = parsed.host_str().map(str::to_ascii_lowercase) else {
+            return false;
+        };
+        self.allowed_hosts
+            .iter()
+            .any(|a| host == *a || host.strip_suffix(a.as_str()).is_some_and(|rest| rest.ends_with('.')))
     }
 }
 
@@ -36,7 +52,19 @@ impl Tool for HttpGet {
         string_args(&[("url", "an http:// or https:// URL")])
     }
     fn effect(&self) -> Effect {
-        Effect::ReadOnly
+        Effect::Network
+    }
+    /// Read-only for the hosts in `[http] allow_hosts`; otherwise a request
+    /// that could carry data out, confirmed in `ask` and refused in `plan`.
+    fn effect_for(&self, args: &Value) -> Effect {
+        match args.get("url").and_then(Value::as_str) {
+            Some(url) if self.allowed(url) => Effect::ReadOnly,
+            _ => Effect::Network,
+        }
+    }
+    /// A GET twice is a GET once: a resume runs one in flight again.
+    fn idempotent(&self) -> bool {
+        true
     }
     async fn call(&self, args: Value) -> Result<Value, ToolError> {
         let url = str_arg(&args, "url")?;
@@ -89,5 +117,32 @@ impl Tool for HttpGet {
         } else {
             Ok(Value::String(text))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_allowed_hosts_and_their_subdomains_are_reads() {
+        let tool = HttpGet::new(vec!["Example.com".into(), "127.0.0.1".into()]);
+        let effect = |url: &str| tool.effect_for(&serde_json::json!({ "url": url }));
+        for url in [
+            "https://example.com/a",
+            "https://docs.example.com/b?q=1",
+            "http://127.0.0.1:8080/x",
+        ] {
+            assert_eq!(effect(url), Effect::ReadOnly, "{url}");
+        }
+        for url in [
+            "https://notexample.com/",
+            "https://example.com.evil.net/",
+            "https://evil.net/?u=example.com",
+            "not a url",
+        ] {
+            assert_eq!(effect(url), Effect::Network, "{url}");
+        }
+        assert_eq!(HttpGet::new(Vec::new()).effect(), Effect::Network);
     }
 }

@@ -29,6 +29,9 @@ pub use calculator::evaluate as evaluate_expression;
 pub enum Effect {
     /// Only reads; safe to run twice.
     ReadOnly,
+    /// Reads from the network: safe to run twice, but the request itself (a
+    /// URL) can carry workspace data out, so it is not read-only.
+    Network,
     /// Writes files inside the workspace.
     WritesWorkspace,
     /// Changes something outside the workspace (network calls with effects, processes).
@@ -46,6 +49,7 @@ impl Effect {
     pub fn as_str(self) -> &'static str {
         match self {
             Effect::ReadOnly => "read_only",
+            Effect::Network => "network",
             Effect::WritesWorkspace => "writes_workspace",
             Effect::External => "external",
             Effect::Irreversible => "irreversible",
@@ -56,11 +60,12 @@ impl Effect {
     pub fn parse(text: &str) -> Result<Effect, String> {
         match text.trim().replace('-', "_").as_str() {
             "read_only" | "readonly" => Ok(Effect::ReadOnly),
+            "network" => Ok(Effect::Network),
             "writes_workspace" => Ok(Effect::WritesWorkspace),
             "external" => Ok(Effect::External),
             "irreversible" => Ok(Effect::Irreversible),
             other => Err(format!(
-                "unknown effect class `{other}`: use read_only, writes_workspace, external or irreversible"
+                "unknown effect class `{other}`: use read_only, network, writes_workspace, external or irreversible"
             )),
         }
     }
@@ -71,6 +76,7 @@ impl std::fmt::Display for Effect {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             Effect::ReadOnly => "is read-only",
+            Effect::Network => "reaches the network (a URL can carry data out)",
             Effect::WritesWorkspace => "writes inside the workspace",
             Effect::External => "has effects outside the workspace",
             Effect::Irreversible => "cannot be undone",
