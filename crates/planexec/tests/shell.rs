@@ -1,4 +1,4 @@
-//! The shell tool runs real commands with `sh`: in the workspace, with no
+//! The shell tool runs real commands (with `sh` when they use shell syntax): in the workspace, with no
 //! input, a time limit that stops the command's children too, capped output,
 //! and an effect class that depends on the allowlist.
 
@@ -113,4 +113,48 @@ fn only_allowlisted_commands_are_read_only() {
     assert_eq!(sh.effect_for(&json!({"command": "rm -rf ."})), Effect::External);
     assert_eq!(sh.effect(), Effect::External);
     assert!(sh.description().contains("git status, ls *"));
+}
+
+/// In plan mode a shell call that is not read-only is refused with the rule
+/// that decided it, both when the plan is checked and when the call runs.
+#[test]
+fn a_refusal_names_the_rule_that_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let sh = std::sync::Arc::new(shell(
+        dir.path(),
+        ShellConfig {
+            allow: vec!["find *".into()],
+            ..ShellConfig::default()
+        },
+    ));
+    let mut tools = planexec::ToolRegistry::new();
+    tools.register(sh).unwrap();
+    let plan: planexec::Plan = serde_json::from_value(json!({"goal": "g", "steps": [
+        {"id": "s1", "description": "clean", "tool": "shell", "args": {"command": "find . -name '*.tmp' -delete"}, "depends_on": []}
+    ]}))
+    .unwrap();
+    let limits = planexec::plan::PlanLimits {
+        read_only: true,
+        ..planexec::plan::PlanLimits::default()
+    };
+    let err = planexec::plan::validate(&plan, &tools, &limits)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("(because `find` with `-delete` writes files or runs commands)"),
+        "{err}"
+    );
+}
+
+/// A command with no shell syntax runs without `sh`, so nothing in it is read
+/// as shell code: a missing program is the tool's own "no such program"
+/// (through `sh -c` it would be sh's exit code 127).
+#[tokio::test]
+async fn a_plain_command_runs_as_argv_without_a_shell() {
+    let dir = tempfile::tempdir().unwrap();
+    let sh = shell(dir.path(), ShellConfig::default());
+    let out = sh.call(json!({"command": "printf %s%s a b"})).await.unwrap();
+    assert_eq!(out["stdout"], "ab");
+    let err = sh.call(json!({"command": "no-such-program-here x"})).await.unwrap_err();
+    assert!(err.message.contains("no such program"), "{}", err.message);
 }

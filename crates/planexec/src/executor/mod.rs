@@ -170,6 +170,15 @@ async fn confirm(ctx: &RunContext, step: &Step, deps: &DependencyOutputs, tally:
     }
 }
 
+/// `" (because …)"` when the tool says which rule made the call not read-only.
+fn because(entry: &ToolEntry, args: &Value) -> String {
+    entry
+        .tool
+        .why_not_read_only(args)
+        .map(|why| format!(" (because {why})"))
+        .unwrap_or_default()
+}
+
 /// The run's mode decides whether this call may run: run it, refuse it, or ask
 /// the approver with the resolved arguments. Every tool call passes here.
 async fn permit(
@@ -184,7 +193,8 @@ async fn permit(
     match ctx.options.permission(name, effect) {
         Permission::Run => Ok(()),
         Permission::Refuse => Err(ToolError::denied(format!(
-            "refused to run `{name}`, which {effect}: this run is in plan mode, where only read-only tools run"
+            "refused to run `{name}`, which {effect}{}: this run is in plan mode, where only read-only tools run",
+            because(entry, args)
         ))),
         Permission::Confirm if tally.confirmed.as_ref() == Some(args) => Ok(()),
         Permission::Confirm => {

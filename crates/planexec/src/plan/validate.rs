@@ -93,11 +93,13 @@ pub enum PlanError {
         tool: String,
         problems: Vec<String>,
     },
-    #[error("step {step} uses `{tool}`, which {effect}; this run is in plan mode, where only read-only tools may run")]
+    #[error("step {step} uses `{tool}`, which {effect}{}; this run is in plan mode, where only read-only tools may run", because.as_ref().map(|w| format!(" (because {w})")).unwrap_or_default())]
     NotReadOnly {
         step: String,
         tool: String,
         effect: crate::tools::Effect,
+        /// Which rule made it not read-only, when the tool says.
+        because: Option<String>,
     },
     #[error("step {step} is a reasoning step (tool null) but has arguments; put what it needs in depends_on")]
     ReasoningWithArgs { step: String },
@@ -315,6 +317,7 @@ fn check_call(
             step: step.id.clone(),
             tool: name.to_string(),
             effect,
+            because: entry.tool.why_not_read_only(&args),
         });
     }
     // Arguments still holding references are checked again once resolved.

@@ -151,6 +151,11 @@ pub trait Tool: Send + Sync {
     fn effect_for(&self, _args: &Value) -> Effect {
         self.effect()
     }
+    /// For a tool that is read-only only for some arguments: which rule made
+    /// this call not read-only, for the refusal message.
+    fn why_not_read_only(&self, _args: &Value) -> Option<String> {
+        None
+    }
     /// Whether running it twice with the same arguments has the same effect as
     /// once (reads are; so is writing the same content to the same file). A
     /// resumed run re-runs an idempotent step that was in flight at a crash

@@ -1,10 +1,14 @@
-//! The `shell` tool: one command, run by `sh -c` in the workspace folder, with
-//! no standard input, a time limit and capped output.
+//! The `shell` tool: one command, run in the workspace folder, with no
+//! standard input, a time limit and capped output.
 //!
 //! A command can do anything, so the tool is an external side effect, unless
 //! the whole command matches a pattern on the configured allowlist (`git
-//! status`, `ls *`, ...) and has no shell operators that could chain another
-//! command onto it: then it is read-only, runs in plan mode and is not confirmed.
+//! status`, `ls *`, ...), has no shell operators that could chain another
+//! command onto it, and uses none of the writing options of common read-only
+//! programs (`find -delete`, `sort -o`, `git diff --output`, ...): then it is
+//! read-only, runs in plan mode and is not confirmed. [`read_only_verdict`]
+//! says which rule decided. A command with no shell syntax at all runs as
+//! argv, without `sh -c`.
 
 use std::process::Stdio;
 use std::sync::Arc;
@@ -67,20 +71,105 @@ impl Shell {
     pub fn allowed(&self, command: &str) -> bool {
         is_allowed(command, &self.config.allow)
     }
+
+    /// Why `command` is not read-only (which rule), or `None` if it is.
+    pub fn not_read_only_because(&self, command: &str) -> Option<String> {
+        read_only_verdict(command, &self.config.allow).err()
+    }
 }
 
 /// A command is allowed when it has no shell operators (which could chain,
-/// redirect or substitute another command) and matches one pattern whole.
+/// redirect or substitute another command), matches one pattern whole, and
+/// uses no writing option of its program.
 pub fn is_allowed(command: &str, patterns: &[String]) -> bool {
+    read_only_verdict(command, patterns).is_ok()
+}
+
+/// Options with which common read-only programs write or run something:
+/// (program, options; an entry ending in `=` or a short `-x` also matches
+/// `--opt=value` / `-xVALUE`).
+const WRITING_OPTIONS: &[(&str, &[&str])] = &[
+    (
+        "find",
+        &[
+            "-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls",
+        ],
+    ),
+    ("sort", &["-o", "--output"]),
+    ("sed", &["-i", "--in-place"]),
+    ("git", &["--output"]),
+    (
+        "curl",
+        &["-o", "-O", "--output", "--remote-name", "-T", "--upload-file"],
+    ),
+    ("wget", &[""]),
+    ("tee", &[""]),
+    ("xargs", &[""]),
+    ("uniq", &["-"]),
+    ("rg", &["--pre"]),
+];
+
+/// Whether `command` is read-only under `patterns`, or which rule says it is not.
+pub fn read_only_verdict(command: &str, patterns: &[String]) -> Result<(), String> {
     const OPERATORS: &[char] = &[';', '&', '|', '<', '>', '`', '$', '(', ')', '\n', '\r', '\\'];
-    if command.contains(OPERATORS) {
-        return false;
+    if let Some(op) = command.chars().find(|c| OPERATORS.contains(c)) {
+        return Err(format!(
+            "it has the shell operator `{}`, which could chain or redirect another command",
+            op.escape_default()
+        ));
     }
-    let command = command.split_whitespace().collect::<Vec<_>>().join(" ");
-    patterns.iter().any(|p| {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let command = words.join(" ");
+    let matched = patterns.iter().any(|p| {
         let p = p.split_whitespace().collect::<Vec<_>>().join(" ");
         glob(&p, &command) || p.strip_suffix(" *").is_some_and(|bare| bare == command)
-    })
+    });
+    if !matched {
+        return Err("it matches no pattern of the shell allowlist".to_string());
+    }
+    let program = words.first().map(|w| w.rsplit('/').next().unwrap_or(w)).unwrap_or("");
+    for (name, options) in WRITING_OPTIONS {
+        if *name != program {
+            continue;
+        }
+        if options == &[""] {
+            return Err(format!("`{program}` writes or runs commands, so it is never read-only"));
+        }
+        let args = &words[1..];
+        // `uniq IN OUT` writes OUT: a second operand is a file it writes.
+        if *name == "uniq" {
+            if args.iter().filter(|a| !a.starts_with('-')).count() > 1 {
+                return Err("`uniq` with an output file writes it".to_string());
+            }
+            continue;
+        }
+        for &arg in args {
+            let hit = options.iter().copied().find(|&o| {
+                arg == o
+                    || arg.starts_with(&format!("{o}="))
+                    || (o.len() == 2 && !o.starts_with("--") && arg.starts_with(o) && !arg.starts_with("--"))
+            });
+            if let Some(option) = hit {
+                return Err(format!("`{program}` with `{option}` writes files or runs commands"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The command as argv, when it has no shell syntax at all (no quotes,
+/// globs, variables, `~`, comments or assignments): then it runs without a
+/// shell, so nothing in it can be read as shell code.
+pub fn argv_of(command: &str) -> Option<Vec<String>> {
+    const SYNTAX: &[char] = &[
+        ';', '&', '|', '<', '>', '`', '$', '(', ')', '\n', '\r', '\\', '\'', '"', '*', '?', '[', ']', '{', '}', '~',
+        '#', '=', '!',
+    ];
+    if command.contains(SYNTAX) {
+        return None;
+    }
+    let words: Vec<String> = command.split_whitespace().map(str::to_string).collect();
+    (!words.is_empty()).then_some(words)
 }
 
 /// `*` matches any run of characters; everything else matches itself.
@@ -153,6 +242,10 @@ impl Tool for Shell {
             _ => Effect::External,
         }
     }
+    fn why_not_read_only(&self, args: &Value) -> Option<String> {
+        let command = args.get("command").and_then(Value::as_str)?;
+        self.not_read_only_because(command)
+    }
     async fn call(&self, args: Value) -> Result<Value, ToolError> {
         let command = args
             .get("command")
@@ -161,10 +254,19 @@ impl Tool for Shell {
         if command.trim().is_empty() {
             return Err(ToolError::invalid_args("the command is empty"));
         }
-        let mut cmd = tokio::process::Command::new("sh");
-        cmd.arg("-c")
-            .arg(command)
-            .current_dir(self.workspace.root())
+        let mut cmd = match argv_of(command) {
+            Some(argv) => {
+                let mut cmd = tokio::process::Command::new(&argv[0]);
+                cmd.args(&argv[1..]);
+                cmd
+            }
+            None => {
+                let mut cmd = tokio::process::Command::new("sh");
+                cmd.arg("-c").arg(command);
+                cmd
+            }
+        };
+        cmd.current_dir(self.workspace.root())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -172,9 +274,10 @@ impl Tool for Shell {
         // Its own process group, so a timeout stops what the command started too.
         #[cfg(unix)]
         cmd.process_group(0);
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| ToolError::failed(format!("cannot start `sh`: {e}")))?;
+        let mut child = cmd.spawn().map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => ToolError::not_found(format!("`{command}`: no such program")),
+            _ => ToolError::failed(format!("cannot start `{command}`: {e}")),
+        })?;
         // Whatever ends this call (exit, time limit, the step dropped on Ctrl-C),
         // nothing the command started outlives it.
         let _group = GroupKill(child.id());
@@ -248,6 +351,74 @@ mod tests {
         assert!(!allow(&["ls *"], "lsblk"));
         assert!(allow(&["git log * --oneline"], "git log -5 --oneline"));
         assert!(!allow(&[], "ls"));
+    }
+
+    /// Allowed patterns do not make the writing options of read-only programs
+    /// read-only, and the verdict names the rule.
+    #[test]
+    fn writing_options_of_read_only_programs_are_refused_by_name() {
+        let patterns: Vec<String> = [
+            "find *",
+            "sort *",
+            "sed *",
+            "git diff *",
+            "git grep *",
+            "curl *",
+            "uniq *",
+            "tee *",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        for (command, rule) in [
+            ("find . -name x -delete", "`find` with `-delete`"),
+            ("find . -exec rm {} +", "`find` with `-exec`"),
+            ("sort data.txt -o data.txt", "`sort` with `-o`"),
+            ("sort --output=x data.txt", "`sort` with `--output`"),
+            ("sed -i.bak s/a/b/ f", "`sed` with `-i`"),
+            ("git diff --output=patch.txt", "`git` with `--output`"),
+            ("curl -O https://x", "`curl` with `-O`"),
+            ("uniq in.txt out.txt", "`uniq` with an output file"),
+            ("tee log.txt", "`tee` writes or runs commands"),
+            ("rm -rf .", "matches no pattern"),
+            ("find . ; rm x", "the shell operator `;`"),
+        ] {
+            let why = read_only_verdict(command, &patterns).unwrap_err();
+            assert!(why.contains(rule), "{command}: {why}");
+        }
+        for command in [
+            "find . -name '*.rs'",
+            "sort -n data.txt",
+            "git grep -o TODO",
+            "uniq -c data.txt",
+            "sed -n 1,5p f",
+        ] {
+            assert_eq!(read_only_verdict(command, &patterns), Ok(()), "{command}");
+        }
+    }
+
+    #[test]
+    fn only_commands_with_no_shell_syntax_run_as_argv() {
+        assert_eq!(
+            argv_of("git status --short"),
+            Some(vec!["git".into(), "status".into(), "--short".into()])
+        );
+        assert_eq!(
+            argv_of("  ls   -la src "),
+            Some(vec!["ls".into(), "-la".into(), "src".into()])
+        );
+        for command in [
+            "ls *.txt",
+            "echo 'a b'",
+            "ls ~",
+            "A=1 env",
+            "echo $HOME",
+            "ls # x",
+            "ls && ls",
+            "",
+        ] {
+            assert_eq!(argv_of(command), None, "{command}");
+        }
     }
 
     #[test]
