@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use common::*;
 use planexec::{Approval, Approver, Event, Plan, RunStatus, StepStatus, ToolError};
 use planexec_testkit::{Reply, ScriptedServer};
-use serde_json::json;
+use serde_json::{json, Value};
 
 #[tokio::test]
 async fn happy_path_reads_computes_explains() {
@@ -1090,4 +1090,37 @@ async fn a_stream_cut_after_text_is_an_error_not_a_second_call() {
     let err = provider(&server).chat_stream(request, &sink).await.unwrap_err();
     assert!(err.to_string().contains("broke off"), "{err}");
     assert_eq!(server.requests().len(), 1);
+}
+
+/// `--record` keeps a streamed call streamed (the compiler acts on a plan as
+/// it arrives) and keeps its pieces; the replay streams the same pieces.
+#[tokio::test]
+async fn a_streamed_call_is_recorded_and_replayed_as_a_stream() {
+    use planexec::llm::cassette::{Recorder, Replayer};
+    use planexec::llm::{ChatRequest, Message, Role};
+    use planexec::ChatModel as _;
+    let server = ScriptedServer::start();
+    server.on(None).reply(Reply::content("one two three four").streamed(4));
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = dir.path().join("run.jsonl");
+    let request = || ChatRequest::new(Role::Planner, "m", vec![Message::user("plan it")]);
+
+    let recorder = Recorder::create(provider(&server), &cassette).unwrap();
+    let live = Mutex::new(Vec::new());
+    let sink = |t: &str| live.lock().unwrap().push(t.to_string());
+    let response = recorder.chat_stream(request(), &sink).await.unwrap();
+    assert_eq!(response.content.as_deref(), Some("one two three four"));
+    let live = live.into_inner().unwrap();
+    assert_eq!(live.len(), 4, "the provider streamed through the recorder: {live:?}");
+    assert_eq!(server.requests()[0].body["stream"], true);
+
+    let line: Value = serde_json::from_str(std::fs::read_to_string(&cassette).unwrap().trim()).unwrap();
+    assert_eq!(line["chunks"], json!(live));
+
+    let replayer = Replayer::open(&cassette).unwrap();
+    let replayed = Mutex::new(Vec::new());
+    let sink = |t: &str| replayed.lock().unwrap().push(t.to_string());
+    let response = replayer.chat_stream(request(), &sink).await.unwrap();
+    assert_eq!(response.content.as_deref(), Some("one two three four"));
+    assert_eq!(replayed.into_inner().unwrap(), live);
 }

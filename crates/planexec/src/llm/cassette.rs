@@ -8,7 +8,10 @@
 //!
 //! A request is matched on everything but its model name (role, messages,
 //! tools, output format), so a cassette replays under any model setting.
-//! Identical requests are answered in the order they were recorded.
+//! Identical requests are answered in the order they were recorded. A
+//! streamed call is recorded with the pieces its text came in, and replayed
+//! streaming the same pieces, so a run that acts on a reply as it arrives
+//! (the compiler strategy) replays as it ran.
 
 use std::collections::{HashMap, VecDeque};
 use std::io::Write;
@@ -19,13 +22,16 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{ChatModel, ChatRequest, ChatResponse, LlmError};
+use super::{ChatModel, ChatRequest, ChatResponse, LlmError, TextSink};
 
 /// One line of a cassette.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CassetteEntry {
     pub request: ChatRequest,
     pub response: ChatResponse,
+    /// For a streamed call: the pieces its text arrived in.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chunks: Vec<String>,
 }
 
 /// The part of a request that decides its reply.
@@ -80,23 +86,47 @@ impl ChatModel for Recorder {
 
     async fn chat(&self, request: ChatRequest) -> Result<ChatResponse, LlmError> {
         let response = self.inner.chat(request.clone()).await?;
-        let line = serde_json::to_string(&CassetteEntry {
-            request,
-            response: response.clone(),
-        })
-        .unwrap_or_default();
-        let mut file = self.file.lock().unwrap();
-        writeln!(file, "{line}").and_then(|_| file.flush()).map_err(|e| {
-            LlmError::InvalidResponse(format!("cannot write the cassette {}: {e}", self.path.display()))
-        })?;
+        self.write(request, &response, Vec::new())?;
+        Ok(response)
+    }
+
+    /// Streams through to the provider (the caller sees the pieces as they
+    /// come) and records them with the reply.
+    async fn chat_stream(&self, request: ChatRequest, on_text: TextSink<'_>) -> Result<ChatResponse, LlmError> {
+        let chunks = Mutex::new(Vec::new());
+        let pass_on = |text: &str| {
+            chunks.lock().unwrap().push(text.to_string());
+            on_text(text);
+        };
+        let response = self.inner.chat_stream(request.clone(), &pass_on).await?;
+        self.write(request, &response, chunks.into_inner().unwrap())?;
         Ok(response)
     }
 }
 
+impl Recorder {
+    fn write(&self, request: ChatRequest, response: &ChatResponse, chunks: Vec<String>) -> Result<(), LlmError> {
+        let line = serde_json::to_string(&CassetteEntry {
+            request,
+            response: response.clone(),
+            chunks,
+        })
+        .unwrap_or_default();
+        let mut file = self.file.lock().unwrap();
+        writeln!(file, "{line}")
+            .and_then(|_| file.flush())
+            .map_err(|e| LlmError::InvalidResponse(format!("cannot write the cassette {}: {e}", self.path.display())))
+    }
+}
+
+/// A recorded reply, with the pieces it was streamed in (none if it was not).
+type RecordedReply = (ChatResponse, Vec<String>);
+
 /// A provider that answers from a cassette.
 pub struct Replayer {
     path: PathBuf,
-    replies: Mutex<HashMap<String, VecDeque<ChatResponse>>>,
+    /// Replies by request, in the order they were recorded.
+    replies: Mutex<HashMap<String, VecDeque<RecordedReply>>>,
     model: Option<String>,
     entries: usize,
 }
@@ -106,7 +136,7 @@ impl Replayer {
     pub fn open(path: &Path) -> Result<Replayer, String> {
         let text =
             std::fs::read_to_string(path).map_err(|e| format!("cannot read the cassette {}: {e}", path.display()))?;
-        let mut replies: HashMap<String, VecDeque<ChatResponse>> = HashMap::new();
+        let mut replies: HashMap<String, VecDeque<RecordedReply>> = HashMap::new();
         let mut model = None;
         let mut entries = 0;
         for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
@@ -121,7 +151,7 @@ impl Replayer {
             replies
                 .entry(key(&entry.request))
                 .or_default()
-                .push_back(entry.response);
+                .push_back((entry.response, entry.chunks));
             entries += 1;
         }
         Ok(Replayer {
@@ -158,8 +188,29 @@ impl ChatModel for Replayer {
     }
 
     async fn chat(&self, request: ChatRequest) -> Result<ChatResponse, LlmError> {
+        self.next(&request).map(|(reply, _)| reply)
+    }
+
+    /// The recorded pieces go to `on_text` in order (a reply recorded whole goes as one).
+    async fn chat_stream(&self, request: ChatRequest, on_text: TextSink<'_>) -> Result<ChatResponse, LlmError> {
+        let (reply, chunks) = self.next(&request)?;
+        if chunks.is_empty() {
+            if let Some(text) = &reply.content {
+                on_text(text);
+            }
+        }
+        for chunk in &chunks {
+            on_text(chunk);
+        }
+        Ok(reply)
+    }
+}
+
+impl Replayer {
+    /// The next recorded reply to `request`, or an error saying the run asked something new.
+    fn next(&self, request: &ChatRequest) -> Result<RecordedReply, LlmError> {
         let mut replies = self.replies.lock().unwrap();
-        if let Some(reply) = replies.get_mut(&key(&request)).and_then(VecDeque::pop_front) {
+        if let Some(reply) = replies.get_mut(&key(request)).and_then(VecDeque::pop_front) {
             return Ok(reply);
         }
         let asked = request
