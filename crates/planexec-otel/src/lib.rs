@@ -128,16 +128,46 @@ struct Recorder {
     state: Mutex<State>,
 }
 
+/// `error.type`: a low-cardinality class of a step's or call's error (the
+/// full message goes in the span status).
+fn error_type(error: &str) -> &'static str {
+    let e = error.to_ascii_lowercase();
+    if e.contains("refused") || e.contains("outside the workspace") || e.contains("declined") {
+        "refused"
+    } else if e.contains("timed out") || e.contains("did not finish within") {
+        "timeout"
+    } else if e.contains("invalid") || e.contains("must be") {
+        "invalid_arguments"
+    } else if e.contains("does not exist") || e.contains("not found") {
+        "not_found"
+    } else {
+        "_OTHER"
+    }
+}
+
 fn kv(key: &'static str, value: impl Into<opentelemetry::Value>) -> KeyValue {
     KeyValue::new(key, value)
 }
 
 impl Recorder {
     fn start(&self, name: String, parent: &Context, start: SystemTime, attributes: Vec<KeyValue>) -> Context {
+        self.start_kind(name, SpanKind::Internal, parent, start, attributes)
+    }
+
+    /// A span of `kind`: `Client` for calls to a model server (as the GenAI
+    /// conventions ask), `Internal` for the rest.
+    fn start_kind(
+        &self,
+        name: String,
+        kind: SpanKind,
+        parent: &Context,
+        start: SystemTime,
+        attributes: Vec<KeyValue>,
+    ) -> Context {
         let span = self
             .tracer
             .span_builder(name)
-            .with_kind(SpanKind::Internal)
+            .with_kind(kind)
             .with_start_time(start)
             .with_attributes(attributes)
             .start_with_context(&self.tracer, parent);
@@ -209,7 +239,7 @@ impl Recorder {
             kv("gen_ai.request.model", model.clone()),
             kv("gen_ai.usage.input_tokens", *prompt_tokens as i64),
             kv("gen_ai.usage.output_tokens", *completion_tokens as i64),
-            kv("planexec.usage.cache_read_tokens", *cache_read_tokens as i64),
+            kv("gen_ai.usage.cache_read.input_tokens", *cache_read_tokens as i64),
             kv("planexec.role", role.as_str()),
             kv("planexec.run.id", state.run_id.clone()),
         ];
@@ -230,7 +260,7 @@ impl Recorder {
                 attributes.push(kv("gen_ai.output.messages", c.clone()));
             }
         }
-        let cx = self.start(format!("chat {model}"), &parent, start, attributes);
+        let cx = self.start_kind(format!("chat {model}"), SpanKind::Client, &parent, start, attributes);
         cx.span().end_with_timestamp(now);
     }
 
@@ -258,6 +288,7 @@ impl Recorder {
                 };
                 cx.span().set_attribute(kv("planexec.call.replayed", *replayed));
                 if let Some(error) = error {
+                    cx.span().set_attribute(kv("error.type", error_type(error)));
                     cx.span().set_status(Status::error(error.clone()));
                 }
                 cx.span().end_with_timestamp(now);
@@ -361,6 +392,7 @@ impl Recorder {
             } => {
                 if let Some(cx) = state.steps.remove(step_id) {
                     cx.span().set_attribute(kv("planexec.step.attempts", *attempts as i64));
+                    cx.span().set_attribute(kv("error.type", error_type(error)));
                     cx.span().set_status(Status::error(error.clone()));
                     cx.span().end_with_timestamp(now);
                 }

@@ -106,6 +106,8 @@ async fn a_run_becomes_a_span_tree_with_gen_ai_attributes() {
     assert_eq!(steps.len(), 2);
     let failed = steps.iter().find(|s| s.attributes["planexec.step.id"] == "s1").unwrap();
     assert!(failed.error);
+    assert!(failed.attributes.contains_key("error.type"), "{:?}", failed.attributes);
+    assert_eq!(failed.kind, 1, "a tool step is internal");
     assert_eq!(failed.parent, v1.id, "a step belongs to its plan version");
     let good = steps.iter().find(|s| s.attributes["planexec.step.id"] == "s2").unwrap();
     assert_eq!(good.parent, v2.id);
@@ -126,6 +128,8 @@ async fn a_run_becomes_a_span_tree_with_gen_ai_attributes() {
     assert_eq!(executor.attributes["gen_ai.usage.input_tokens"], 70);
     assert_eq!(executor.attributes["gen_ai.usage.output_tokens"], 7);
     assert_eq!(executor.attributes["planexec.step.id"], "s3");
+    assert!(chats.iter().all(|c| c.kind == 3), "model calls are CLIENT spans");
+    assert_eq!(executor.attributes["gen_ai.usage.cache_read.input_tokens"], 0);
     assert!(
         !chats.iter().any(|c| c.attributes.contains_key("gen_ai.input.messages")),
         "no prompt text unless asked"

@@ -18,6 +18,8 @@ pub struct ReceivedSpan {
     /// Strings, integers (as numbers), booleans and arrays, by key.
     pub attributes: HashMap<String, Value>,
     pub error: bool,
+    /// OTLP's span kind: 1 internal, 2 server, 3 client, ...
+    pub kind: i64,
 }
 
 /// Collects every `POST /v1/traces` body. Stops when dropped.
@@ -130,5 +132,15 @@ fn span(s: &Value) -> ReceivedSpan {
             .map(|a| (a["key"].as_str().unwrap_or("").to_string(), value(&a["value"])))
             .collect(),
         error: s["status"]["code"] == json!(2) || s["status"]["code"] == json!("STATUS_CODE_ERROR"),
+        kind: match &s["kind"] {
+            Value::Number(n) => n.as_i64().unwrap_or(0),
+            Value::String(k) => match k.as_str() {
+                "SPAN_KIND_INTERNAL" => 1,
+                "SPAN_KIND_SERVER" => 2,
+                "SPAN_KIND_CLIENT" => 3,
+                _ => 0,
+            },
+            _ => 0,
+        },
     }
 }
