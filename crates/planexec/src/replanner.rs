@@ -179,14 +179,18 @@ fn merge(
 }
 
 /// Whether `step` finds something out: an agent step, or a call of a tool that
-/// only reads (with these arguments).
+/// only reads, locally or over the network (with these arguments, and the
+/// effect class the user's configuration gives it, as validation sees it).
 fn looks(ctx: &RunContext, step: &Step) -> bool {
+    use crate::tools::Effect;
     match step.kind() {
         plan::StepKind::Agent(_) => true,
-        plan::StepKind::Tool(tool) => ctx
-            .tools
-            .get(tool)
-            .is_some_and(|t| t.tool.effect_for(&Value::Object(step.args.clone())) == crate::tools::Effect::ReadOnly),
+        plan::StepKind::Tool(tool) => ctx.tools.get(tool).is_some_and(|t| {
+            matches!(
+                t.effect(&Value::Object(step.args.clone())),
+                Effect::ReadOnly | Effect::Network
+            )
+        }),
         plan::StepKind::Reasoning => false,
     }
 }

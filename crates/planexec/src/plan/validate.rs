@@ -117,7 +117,7 @@ pub enum PlanError {
     AgentWithArgs { step: String },
     #[error("step {step} is an agent step (agent `{agent}`), but with the rewoo strategy every step calls a tool; leave the judgement to the final answer")]
     AgentNotAllowed { step: String, agent: String },
-    #[error("agent step {failed} failed to find out what it was for, and no new step looks again (no agent step, no read-only tool call), so the reasoning steps would only guess it; look another way, or leave the steps out and set \"infeasible\" to why it cannot be found")]
+    #[error("agent step {failed} failed to find out what it was for, and no new step looks again (no agent step, no call of a tool that reads), so the reasoning steps would only guess it; look another way, or leave the steps out and set \"infeasible\" to why it cannot be found")]
     GuessesInsteadOfLooking { failed: String },
 }
 
