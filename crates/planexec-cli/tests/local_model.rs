@@ -42,6 +42,21 @@ fn planexec(dir: &Path) -> Command {
     cmd
 }
 
+/// Run `planexec ARGS --model-path MODEL` in `dir` and read the JSON it
+/// prints (a report, or a plan): the JSON, its stderr and its exit code.
+fn on_the_model(dir: &Path, args: &[&str]) -> (Value, String, Option<i32>) {
+    let out = planexec(dir)
+        .args(args)
+        .arg("--model-path")
+        .arg(model())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let json =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{args:?}: no JSON on stdout ({e}): {stderr}"));
+    (json, stderr, out.status.code())
+}
+
 fn fixture() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.txt"), "17\n").unwrap();
@@ -60,23 +75,17 @@ fn validate(plan: &Value) -> Result<(), String> {
 fn a_three_step_task_runs_to_an_answer_with_no_server() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = fixture();
-    let model = model();
-    let out = planexec(dir.path())
-        .args([
+    let (report, stderr, code) = on_the_model(
+        dir.path(),
+        &[
             "run",
             "Read a.txt and b.txt, add the two numbers, and write the sum to sum.txt.",
             "--yes",
             "--json",
-        ])
-        .arg("--model-path")
-        .arg(&model)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let report: Value =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("no JSON report ({e}): {stderr}"));
+        ],
+    );
     assert_eq!(report["status"], "succeeded", "{report:#}\n{stderr}");
-    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(code, Some(0));
 
     // The report is complete.
     for key in [
@@ -116,21 +125,13 @@ fn a_three_step_task_runs_to_an_answer_with_no_server() {
 fn plans_from_the_local_model_are_always_valid() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = fixture();
-    let model = model();
     for task in [
         "List the files in this folder and write their names to files.txt.",
         "Read a.txt and tell me whether the number in it is prime.",
         "Multiply the numbers in a.txt and b.txt.",
     ] {
-        let out = planexec(dir.path())
-            .args(["plan", task, "--format", "json"])
-            .arg("--model-path")
-            .arg(&model)
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(0), "{task}: {stderr}");
-        let plan: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{task}: {e}: {stderr}"));
+        let (plan, stderr, code) = on_the_model(dir.path(), &["plan", task, "--format", "json"]);
+        assert_eq!(code, Some(0), "{task}: {stderr}");
         validate(&plan).unwrap_or_else(|e| panic!("{task}: {e}\n{plan:#}"));
         assert!(!plan["steps"].as_array().unwrap().is_empty(), "{task}: {plan:#}");
     }
@@ -146,14 +147,10 @@ fn a_failed_tool_call_is_repaired_through_a_grammar_constrained_tool_call() {
         {"id": "s2", "description": "double the price", "tool": "calculator", "args": {"expression": "{{s1}} * 2"}, "depends_on": ["s1"]}
     ]});
     std::fs::write(dir.path().join("plan.json"), plan.to_string()).unwrap();
-    let out = planexec(dir.path())
-        .args(["exec", "plan.json", "--yes", "--json", "--max-replans", "0"])
-        .arg("--model-path")
-        .arg(model())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("no report ({e}): {stderr}"));
+    let (report, _, _) = on_the_model(
+        dir.path(),
+        &["exec", "plan.json", "--yes", "--json", "--max-replans", "0"],
+    );
     let s2 = report["steps"]
         .as_array()
         .unwrap()
@@ -238,22 +235,17 @@ fn the_compiler_starts_steps_while_the_embedded_model_is_still_writing_the_plan(
 fn the_embedded_models_tool_calls_are_run_and_its_answer_is_not_a_call() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = fixture();
-    let out = planexec(dir.path())
-        .args([
+    let (report, stderr, _) = on_the_model(
+        dir.path(),
+        &[
             "run",
             "What number is in a.txt?",
             "--yes",
             "--json",
             "--strategy",
             "react",
-        ])
-        .arg("--model-path")
-        .arg(model())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let report: Value =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("no JSON report ({e}): {stderr}"));
+        ],
+    );
     assert_eq!(report["status"], "succeeded", "{report:#}\n{stderr}");
     let steps = report["steps"].as_array().unwrap();
     // Each turn that called a tool is a step that ran the tool.
@@ -288,15 +280,7 @@ fn the_embedded_model_looks_before_it_acts_in_an_agent_step() {
          "args": {"path": "result.txt", "content": "{{s1}}"}, "depends_on": ["s1"]}
     ]});
     std::fs::write(dir.path().join("plan.json"), plan.to_string()).unwrap();
-    let out = planexec(dir.path())
-        .args(["exec", "plan.json", "--yes", "--json"])
-        .arg("--model-path")
-        .arg(model())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let report: Value =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("no JSON report ({e}): {stderr}"));
+    let (report, stderr, _) = on_the_model(dir.path(), &["exec", "plan.json", "--yes", "--json"]);
     assert_eq!(report["status"], "succeeded", "{report:#}\n{stderr}");
     let s1 = report["steps"]
         .as_array()

@@ -25,46 +25,19 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use planexec::llm::openai::{OpenAiCompatible, OpenAiConfig};
-use planexec::{Agent, Effect, Event, Plan, Role, RunOptions, RunReport, Strategy, Tool, ToolError, ToolRegistry};
+use planexec::{Agent, Event, Plan, Role, RunOptions, RunReport, Strategy, ToolRegistry};
 use planexec_testkit::{Reply, ScriptedServer};
 use serde_json::{json, Value};
 
+#[path = "common/fetch.rs"]
+mod fetch;
+use fetch::{fetch_step, Fetch, TOOL_MS};
+
 const MODEL_MS: u64 = 300;
-const TOOL_MS: u64 = 200;
 /// Planner, the index fetch, agent turn, fetch, agent turn, synthesizer.
 const CRITICAL_MS: u64 = MODEL_MS * 4 + TOOL_MS * 2;
 const TASK: &str = "Write the regional report from the index and the regions";
-
-/// Takes 200 ms and returns a document of about 1 KB about its input.
-struct Fetch;
-
-#[async_trait]
-impl Tool for Fetch {
-    fn name(&self) -> &str {
-        "fetch"
-    }
-    fn description(&self) -> &str {
-        "fetches the document named by `input`"
-    }
-    fn parameters(&self) -> Value {
-        json!({"type": "object", "properties": {"input": {"type": "string", "description": "what to fetch"}}, "required": ["input"], "additionalProperties": false})
-    }
-    fn effect(&self) -> Effect {
-        Effect::ReadOnly
-    }
-    async fn call(&self, args: Value) -> Result<Value, ToolError> {
-        tokio::time::sleep(Duration::from_millis(TOOL_MS)).await;
-        let topic: String = args["input"].as_str().unwrap_or("").chars().take(40).collect();
-        let line = format!("Notes on {topic}: figures, dates and remarks gathered for the report. ");
-        Ok(json!(line.repeat(1000 / line.len() + 1)))
-    }
-}
-
-fn fetch(id: &str, input: &str, deps: &[&str]) -> Value {
-    json!({"id": id, "description": format!("fetch {input}"), "tool": "fetch", "args": {"input": input}, "depends_on": deps})
-}
 
 fn agent_step(id: &str, region: &str) -> Value {
     json!({"id": id, "description": format!("summarise the {region} region's figures, fetching what you need"), "agent": "worker", "depends_on": ["s1"]})
@@ -89,13 +62,13 @@ impl Workload {
     }
 
     fn plan(self) -> Plan {
-        let mut steps = vec![fetch("s1", "the index", &[]), agent_step("s2", "north")];
+        let mut steps = vec![fetch_step("s1", "the index", &[]), agent_step("s2", "north")];
         if self != Workload::One {
             steps.push(agent_step("s3", "south"));
         }
         if self == Workload::Wide {
             for (i, input) in ["east", "west", "central", "islands"].iter().enumerate() {
-                steps.push(fetch(&format!("s{}", i + 4), input, &["s1"]));
+                steps.push(fetch_step(&format!("s{}", i + 4), input, &["s1"]));
             }
         }
         serde_json::from_value(json!({"goal": TASK, "steps": steps})).unwrap()
@@ -138,7 +111,7 @@ async fn measure(workload: Workload) -> Measured {
     let server = ScriptedServer::start();
     script(&server, workload);
     let mut tools = ToolRegistry::new();
-    tools.register(Arc::new(Fetch)).unwrap();
+    tools.register(Arc::new(Fetch::default())).unwrap();
     let provider = OpenAiCompatible::new(OpenAiConfig {
         base_url: server.base_url(),
         ..OpenAiConfig::default()

@@ -18,65 +18,31 @@
 //! and when the planner's reply was complete. Nothing here asserts a time.
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use planexec::llm::openai::{OpenAiCompatible, OpenAiConfig};
-use planexec::{Agent, Effect, RunOptions, RunReport, Strategy, Tool, ToolError, ToolRegistry};
+use planexec::{Agent, RunOptions, RunReport, Strategy, ToolRegistry};
 use planexec_testkit::{Reply, ScriptedServer};
 use serde_json::{json, Value};
 
+#[path = "common/fetch.rs"]
+mod fetch;
+use fetch::{fetch_step, now_ms, Fetch, TOOL_MS};
+
 const MODEL_MS: u64 = 300;
-const TOOL_MS: u64 = 200;
 /// Tools on the longest chain: s1, one of s2..s5, s6, s7, s8.
 const CHAIN: u64 = 5;
 
-fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64
-}
-
-/// Takes 200 ms and returns a document of about 1 KB about its input.
-struct Fetch {
-    starts: Arc<Mutex<Vec<u64>>>,
-}
-
-#[async_trait]
-impl Tool for Fetch {
-    fn name(&self) -> &str {
-        "fetch"
-    }
-    fn description(&self) -> &str {
-        "fetches the document named by `input`"
-    }
-    fn parameters(&self) -> Value {
-        json!({"type": "object", "properties": {"input": {"type": "string", "description": "what to fetch"}}, "required": ["input"], "additionalProperties": false})
-    }
-    fn effect(&self) -> Effect {
-        Effect::ReadOnly
-    }
-    async fn call(&self, args: Value) -> Result<Value, ToolError> {
-        self.starts.lock().unwrap().push(now_ms());
-        tokio::time::sleep(Duration::from_millis(TOOL_MS)).await;
-        let topic: String = args["input"].as_str().unwrap_or("").chars().take(40).collect();
-        let line = format!("Notes on {topic}: figures, dates and remarks gathered for the report. ");
-        Ok(json!(line.repeat(1000 / line.len() + 1)))
-    }
-}
-
-fn step(id: &str, input: &str, deps: &[&str]) -> Value {
-    json!({"id": id, "description": format!("fetch {input}"), "tool": "fetch", "args": {"input": input}, "depends_on": deps})
-}
-
 fn steps() -> Vec<Value> {
     vec![
-        step("s1", "the index", &[]),
-        step("s2", "north region", &["s1"]),
-        step("s3", "south region", &["s1"]),
-        step("s4", "east region", &["s1"]),
-        step("s5", "west region", &["s1"]),
-        step("s6", "merged totals", &["s2", "s3", "s4", "s5"]),
-        step("s7", "the audit", &["s6"]),
-        step("s8", "the final figures", &["s7"]),
+        fetch_step("s1", "the index", &[]),
+        fetch_step("s2", "north region", &["s1"]),
+        fetch_step("s3", "south region", &["s1"]),
+        fetch_step("s4", "east region", &["s1"]),
+        fetch_step("s5", "west region", &["s1"]),
+        fetch_step("s6", "merged totals", &["s2", "s3", "s4", "s5"]),
+        fetch_step("s7", "the audit", &["s6"]),
+        fetch_step("s8", "the final figures", &["s7"]),
     ]
 }
 

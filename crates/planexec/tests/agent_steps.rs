@@ -325,6 +325,17 @@ async fn a_call_written_as_text_is_run_and_an_unanswered_loop_fails() {
     assert!(error.contains("no answer in 3 turns"), "{error}");
 }
 
+/// An agent step that never answers (it lists the folder for both its turns)
+/// with one replan allowed: what the replanner revises decides the end.
+async fn run_a_failing_agent_step(folder: &Folder, model: &Arc<ScriptedModel>) -> planexec::RunReport {
+    model.always(Role::Agent, call("list_dir", json!({"path": "reports"})));
+    let mut o = options(Mode::Auto);
+    o.max_replans = 1;
+    o.agents = vec![AgentProfile::worker().max_turns(2)];
+    let agent = folder.builder(model, o).build();
+    agent.run_plan("name the supplier", agent_plan("worker")).await
+}
+
 /// When the agent step that was to find the supplier fails, a revision that
 /// only reasons (and writes what it reasoned) would invent the name and report
 /// `succeeded`. It is refused with why, and the run ends with the truth.
@@ -332,7 +343,6 @@ async fn a_call_written_as_text_is_run_and_an_unanswered_loop_fails() {
 async fn a_failed_agent_step_is_not_replaced_by_a_guess() {
     let folder = Folder::new();
     let model = Arc::new(ScriptedModel::new());
-    model.always(Role::Agent, call("list_dir", json!({"path": "reports"})));
     let guess = json!({"goal": "name the supplier", "steps": [
         {"id": "g1", "description": "name the supplier", "tool": null, "args": {}, "depends_on": []},
         {"id": "g2", "description": "save it", "tool": "write_file",
@@ -347,11 +357,7 @@ async fn a_failed_agent_step_is_not_replaced_by_a_guess() {
         ],
     );
     model.always(Role::Executor, ScriptedReply::text("Acme Guesswork Inc."));
-    let mut o = options(Mode::Auto);
-    o.max_replans = 1;
-    o.agents = vec![AgentProfile::worker().max_turns(2)];
-    let agent = folder.builder(&model, o).build();
-    let report = agent.run_plan("name the supplier", agent_plan("worker")).await;
+    let report = run_a_failing_agent_step(&folder, &model).await;
     assert_eq!(report.status, RunStatus::Infeasible, "{:?}", report.error);
     assert!(!folder.dir.path().join("supplier.txt").exists());
     let asks = model.requests_from(Role::Replanner);
@@ -366,7 +372,6 @@ async fn a_failed_agent_step_is_not_replaced_by_a_guess() {
 async fn a_failed_agent_step_may_be_replaced_by_a_read() {
     let folder = Folder::new();
     let model = Arc::new(ScriptedModel::new());
-    model.always(Role::Agent, call("list_dir", json!({"path": "reports"})));
     model.reply(
         Role::Replanner,
         ScriptedReply::json(&json!({"goal": "name the supplier", "steps": [
@@ -374,12 +379,27 @@ async fn a_failed_agent_step_may_be_replaced_by_a_read() {
         ]})),
     );
     model.always(Role::Synthesizer, ScriptedReply::text("Acme Widgets Ltd."));
-    let mut o = options(Mode::Auto);
-    o.max_replans = 1;
-    o.agents = vec![AgentProfile::worker().max_turns(2)];
-    let agent = folder.builder(&model, o).build();
-    let report = agent.run_plan("name the supplier", agent_plan("worker")).await;
+    let report = run_a_failing_agent_step(&folder, &model).await;
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
     assert_eq!(model.requests_from(Role::Replanner).len(), 1);
     assert_eq!(report.step("r1").unwrap().status, planexec::StepStatus::Succeeded);
+}
+
+/// A fetch over the network looks too: the revision is taken as it is (the
+/// fetch itself then fails here, with nothing listening).
+#[tokio::test]
+async fn a_failed_agent_step_may_be_replaced_by_a_fetch() {
+    let folder = Folder::new();
+    let model = Arc::new(ScriptedModel::new());
+    model.reply(
+        Role::Replanner,
+        ScriptedReply::json(&json!({"goal": "name the supplier", "steps": [
+            {"id": "f1", "description": "fetch the supplier list", "tool": "http_get",
+             "args": {"url": "http://127.0.0.1:9/suppliers"}, "depends_on": []}
+        ]})),
+    );
+    let report = run_a_failing_agent_step(&folder, &model).await;
+    assert_eq!(model.requests_from(Role::Replanner).len(), 1, "{:?}", report.error);
+    assert_eq!(report.plans.len(), 2, "the fetch revision was adopted");
+    assert!(report.step("f1").is_some(), "{:?}", report.error);
 }
