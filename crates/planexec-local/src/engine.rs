@@ -4,7 +4,8 @@
 //! safely. The context keeps the tokens of the previous prompt in its KV cache;
 //! a new prompt evaluates only what follows the longest common prefix. Every
 //! role's prompt starts with the same system prompt and tool list, so that
-//! prefix is computed once per run instead of once per call. Decoding is greedy
+//! prefix is computed once per run instead of once per call, and its state is
+//! saved on disk so the next process loads it ([`PrefixStore`]). Decoding is greedy
 //! (optionally grammar-constrained), so runs are repeatable.
 
 use std::num::NonZeroU32;
@@ -25,6 +26,8 @@ use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 use llama_cpp_2::token::LlamaToken;
 use tokio::sync::oneshot;
 
+use crate::prefix_store::{Lookup, PrefixStore};
+
 /// Settings of the engine.
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
@@ -35,6 +38,9 @@ pub struct EngineConfig {
     pub threads: i32,
     /// Reuse the KV cache for a prompt's common prefix with the previous one.
     pub prefix_reuse: bool,
+    /// Where evaluated system messages are kept between processes
+    /// ([`PrefixStore`]); `None` evaluates them in every process.
+    pub prefix_states: Option<PathBuf>,
 }
 
 impl EngineConfig {
@@ -44,6 +50,7 @@ impl EngineConfig {
             n_ctx: 8192,
             threads: std::thread::available_parallelism().map_or(2, |n| n.get() as i32),
             prefix_reuse: true,
+            prefix_states: Some(crate::weights::model_dir().join("prefix-states")),
         }
     }
 }
@@ -60,6 +67,12 @@ pub struct EngineStats {
     pub prompt_ms: u64,
     pub generate_ms: u64,
     pub load_ms: u64,
+    /// System messages whose evaluated state was loaded from disk.
+    pub prefix_loads: u64,
+    /// System messages evaluated and saved to disk (after a broken state too).
+    pub prefix_saves: u64,
+    /// Saved states found corrupted or stale, deleted and evaluated again.
+    pub prefix_rebuilds: u64,
 }
 
 /// One generation request.
@@ -90,7 +103,18 @@ const TOP_K: usize = 40;
 pub struct Generation {
     pub text: String,
     pub prompt_tokens: u64,
+    /// Of `prompt_tokens`, those whose state came from the KV cache or a
+    /// saved prefix instead of being evaluated.
+    pub cached_tokens: u64,
+    /// Of `prompt_tokens`, those evaluated and saved as a prefix state.
+    pub saved_tokens: u64,
     pub completion_tokens: u64,
+}
+
+/// How much of a prompt the caches gave (`read`) and took (`written`), in tokens.
+struct PromptCache {
+    read: usize,
+    written: usize,
 }
 
 /// llama.cpp's backend may be initialised once per process.
@@ -213,6 +237,11 @@ fn worker(
         template,
         cached: Vec::new(),
         prefix_reuse: config.prefix_reuse,
+        prefix_store: config
+            .prefix_states
+            .clone()
+            .filter(|_| config.prefix_reuse)
+            .map(|dir| PrefixStore::new(dir, &config.model_path, config.n_ctx)),
     };
     while let Ok(job) = jobs.recv() {
         let result = state.generate(&mut ctx, &job, &stats);
@@ -320,6 +349,7 @@ struct State<'m> {
     /// Tokens whose keys and values are in the KV cache (sequence 0), in order.
     cached: Vec<LlamaToken>,
     prefix_reuse: bool,
+    prefix_store: Option<PrefixStore>,
 }
 
 impl State<'_> {
@@ -360,19 +390,96 @@ impl State<'_> {
         Ok(tokens)
     }
 
-    fn generate(
+    /// The length of the prompt's system message in tokens, when the prompt
+    /// starts with one and something follows it: the part every call of a
+    /// run (and every run with the same tools) shares.
+    fn system_prefix_len(&self, job: &Job, tokens: &[LlamaToken]) -> Option<usize> {
+        let (role, content) = job.messages.first().filter(|_| job.messages.len() > 1)?;
+        if role != "system" {
+            return None;
+        }
+        let message = LlamaChatMessage::new(role.clone(), content.clone()).ok()?;
+        let text = self.model.apply_chat_template(&self.template, &[message], false).ok()?;
+        let prefix = self.model.vocab().tokenize(text.as_bytes(), true, true);
+        (!prefix.is_empty() && prefix.len() < tokens.len() && tokens.starts_with(&prefix)).then_some(prefix.len())
+    }
+
+    /// Evaluate `tokens[from..]` (the KV cache holds `tokens[..from]`),
+    /// asking for logits of the last one when `logits` is set.
+    fn evaluate(
         &mut self,
         ctx: &mut LlamaContext<'_>,
-        job: &Job,
-        stats: &Mutex<EngineStats>,
-    ) -> Result<Generation, String> {
-        let tokens = self.prompt_tokens(ctx, job)?;
-        let vocab = self.model.vocab();
+        batch: &mut LlamaBatch,
+        tokens: &[LlamaToken],
+        from: usize,
+        logits: bool,
+    ) -> Result<(), String> {
+        let n_batch = ctx.n_batch() as usize;
+        let last = tokens.len() - 1;
+        for (ci, chunk) in tokens[from..].chunks(n_batch).enumerate() {
+            batch.clear();
+            for (j, &t) in chunk.iter().enumerate() {
+                let pos = from + ci * n_batch + j;
+                batch
+                    .add(t, pos as i32, &[0], logits && pos == last)
+                    .map_err(|e| format!("batch: {e}"))?;
+            }
+            self.decode(ctx, batch, "evaluating the prompt")?;
+            self.cached.extend_from_slice(chunk);
+        }
+        Ok(())
+    }
 
-        // Keep the common prefix; evaluate at least the last prompt token for its logits.
-        let t_prompt = Instant::now();
+    /// Make the KV cache hold `prefix` (of which it holds `keep` tokens):
+    /// load its saved state, or evaluate it and save it for the next process.
+    fn restore_prefix(
+        &mut self,
+        ctx: &mut LlamaContext<'_>,
+        batch: &mut LlamaBatch,
+        store: &PrefixStore,
+        prefix: &[LlamaToken],
+        keep: usize,
+        stats: &Mutex<EngineStats>,
+    ) -> Result<PromptCache, String> {
+        let lookup = store.load(ctx, prefix);
+        if lookup == Lookup::Loaded {
+            self.cached = prefix.to_vec();
+            stats.lock().unwrap().prefix_loads += 1;
+            return Ok(PromptCache {
+                read: prefix.len(),
+                written: 0,
+            });
+        }
+        let keep = if matches!(lookup, Lookup::Broken(_)) {
+            // A failed load leaves the KV cache cleared.
+            self.cached.clear();
+            stats.lock().unwrap().prefix_rebuilds += 1;
+            0
+        } else {
+            keep
+        };
+        self.evaluate(ctx, batch, prefix, keep, false)?;
+        store.save(ctx, prefix);
+        stats.lock().unwrap().prefix_saves += 1;
+        Ok(PromptCache {
+            read: keep,
+            written: prefix.len(),
+        })
+    }
+
+    /// Bring the KV cache to hold all of `tokens`, evaluating only what
+    /// neither the cache nor a saved prefix holds. The last token is always
+    /// evaluated, for its logits.
+    fn prepare_prompt(
+        &mut self,
+        ctx: &mut LlamaContext<'_>,
+        batch: &mut LlamaBatch,
+        job: &Job,
+        tokens: &[LlamaToken],
+        stats: &Mutex<EngineStats>,
+    ) -> Result<PromptCache, String> {
         let common = if self.prefix_reuse {
-            self.cached.iter().zip(&tokens).take_while(|(a, b)| a == b).count()
+            self.cached.iter().zip(tokens).take_while(|(a, b)| a == b).count()
         } else {
             0
         };
@@ -385,21 +492,27 @@ impl State<'_> {
             }
         }
         self.cached.truncate(keep);
-
-        let n_batch = ctx.n_batch() as usize;
-        let mut batch = LlamaBatch::new(n_batch, 1);
-        let last = tokens.len() - 1;
-        for (ci, chunk) in tokens[keep..].chunks(n_batch).enumerate() {
-            batch.clear();
-            for (j, &t) in chunk.iter().enumerate() {
-                let pos = keep + ci * n_batch + j;
-                batch
-                    .add(t, pos as i32, &[0], pos == last)
-                    .map_err(|e| format!("batch: {e}"))?;
-            }
-            self.decode(ctx, &mut batch, "evaluating the prompt")?;
-            self.cached.extend_from_slice(chunk);
+        let mut cache = PromptCache { read: keep, written: 0 };
+        let system = self.system_prefix_len(job, tokens).filter(|&n| n > keep);
+        if let (Some(system), Some(store)) = (system, self.prefix_store.clone()) {
+            cache = self.restore_prefix(ctx, batch, &store, &tokens[..system], keep, stats)?;
         }
+        let from = self.cached.len();
+        self.evaluate(ctx, batch, tokens, from, true)?;
+        Ok(cache)
+    }
+
+    fn generate(
+        &mut self,
+        ctx: &mut LlamaContext<'_>,
+        job: &Job,
+        stats: &Mutex<EngineStats>,
+    ) -> Result<Generation, String> {
+        let tokens = self.prompt_tokens(ctx, job)?;
+        let t_prompt = Instant::now();
+        let mut batch = LlamaBatch::new(ctx.n_batch() as usize, 1);
+        let cache = self.prepare_prompt(ctx, &mut batch, job, &tokens, stats)?;
+        let vocab = self.model.vocab();
         let prompt_ms = t_prompt.elapsed().as_millis() as u64;
 
         let t_gen = Instant::now();
@@ -452,14 +565,15 @@ impl State<'_> {
         let mut s = stats.lock().unwrap();
         s.calls += 1;
         s.prompt_tokens += tokens.len() as u64;
-        s.evaluated_prompt_tokens += (tokens.len() - keep) as u64;
+        s.evaluated_prompt_tokens += (tokens.len() - cache.read) as u64;
         s.generated_tokens += generated;
         s.prompt_ms += prompt_ms;
         s.generate_ms += generate_ms;
         drop(s);
         tracing::debug!(
             prompt = tokens.len(),
-            reused = keep,
+            reused = cache.read,
+            saved = cache.written,
             generated,
             prompt_ms,
             generate_ms,
@@ -468,6 +582,8 @@ impl State<'_> {
         Ok(Generation {
             text: String::from_utf8_lossy(&bytes).into_owned(),
             prompt_tokens: tokens.len() as u64,
+            cached_tokens: cache.read as u64,
+            saved_tokens: cache.written as u64,
             completion_tokens: generated,
         })
     }

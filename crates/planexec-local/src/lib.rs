@@ -12,12 +12,14 @@
 //! - required tool calls are grammar-constrained to `{"name", "arguments"}`
 //!   with each tool's own argument schema;
 //! - the KV cache keeps the previous prompt, so the system prompt and tool list
-//!   every call starts with are evaluated once ([`engine`]);
+//!   every call starts with are evaluated once ([`engine`]), and their state is
+//!   saved on disk, so the next process loads it instead ([`prefix_store`]);
 //! - one worker thread owns the model: concurrent steps queue for it.
 
 pub mod engine;
 pub mod gbnf;
 pub mod plan_shape;
+pub mod prefix_store;
 pub mod weights;
 
 use std::path::{Path, PathBuf};
@@ -336,6 +338,8 @@ impl LocalModel {
         let usage = TokenUsage {
             prompt_tokens: generation.prompt_tokens,
             completion_tokens: generation.completion_tokens,
+            cache_read_tokens: generation.cached_tokens,
+            cache_write_tokens: generation.saved_tokens,
             ..TokenUsage::default()
         };
         if wants_call {

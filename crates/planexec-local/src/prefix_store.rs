@@ -1,0 +1,155 @@
+//! Evaluated prompt prefixes kept on disk between processes.
+//!
+//! Every call of a run starts with the same system message (what the agent
+//! is, the tools, the plan format), and so does every run with the same tools.
+//! Evaluating it is most of a local planner call's time on a small CPU, so
+//! the engine saves the KV state right after the system message
+//! (llama.cpp's state file) and loads it in the next process instead of
+//! evaluating the message again.
+//!
+//! A state is named by a hash of everything it depends on: the model file
+//! (path, size, modification time), the context size, this crate's version and
+//! the prefix's tokens. Beside it a `.sha256` file holds the state's checksum,
+//! because llama.cpp checks only a state file's header: a state whose checksum,
+//! tokens or load fails is deleted and evaluated again ("rebuilt").
+
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::token::LlamaToken;
+use sha2::{Digest, Sha256};
+
+/// Where prefix states live, and what they are keyed on besides their tokens.
+#[derive(Debug, Clone)]
+pub struct PrefixStore {
+    dir: PathBuf,
+    /// The model and context the states belong to.
+    identity: String,
+}
+
+/// What became of a prefix the engine asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lookup {
+    /// Loaded into the context: the KV cache holds the prefix.
+    Loaded,
+    /// No state yet: evaluate the prefix, then [`PrefixStore::save`] it.
+    Missing,
+    /// A state was there but unusable (the reason); it was deleted.
+    Broken(String),
+}
+
+impl PrefixStore {
+    /// States for the model at `model_path` under a context of `n_ctx` tokens,
+    /// kept in `dir`.
+    pub fn new(dir: PathBuf, model_path: &Path, n_ctx: u32) -> PrefixStore {
+        let meta = fs::metadata(model_path).ok();
+        let modified = meta
+            .as_ref()
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos());
+        let canonical = fs::canonicalize(model_path).unwrap_or_else(|_| model_path.to_path_buf());
+        let identity = format!(
+            "{}|{}|{modified}|{n_ctx}|planexec-local {}",
+            canonical.display(),
+            meta.map_or(0, |m| m.len()),
+            env!("CARGO_PKG_VERSION")
+        );
+        PrefixStore { dir, identity }
+    }
+
+    /// The state file of `tokens`.
+    pub fn path_of(&self, tokens: &[LlamaToken]) -> PathBuf {
+        let mut hash = Sha256::new();
+        hash.update(self.identity.as_bytes());
+        for t in tokens {
+            hash.update(t.0.to_le_bytes());
+        }
+        let key = hex(&hash.finalize());
+        self.dir.join(format!("{}.state", &key[..32]))
+    }
+
+    /// Load the state of `tokens` into `ctx`, replacing its KV cache.
+    pub fn load(&self, ctx: &mut LlamaContext<'_>, tokens: &[LlamaToken]) -> Lookup {
+        let path = self.path_of(tokens);
+        if !path.is_file() {
+            return Lookup::Missing;
+        }
+        match self.try_load(ctx, &path, tokens) {
+            Ok(()) => Lookup::Loaded,
+            Err(why) => {
+                ctx.clear_kv_cache();
+                remove(&path);
+                tracing::warn!(path = %path.display(), "the saved prompt state is unusable ({why}); evaluating it again");
+                Lookup::Broken(why)
+            }
+        }
+    }
+
+    fn try_load(&self, ctx: &mut LlamaContext<'_>, path: &Path, tokens: &[LlamaToken]) -> Result<(), String> {
+        let expected =
+            fs::read_to_string(checksum_path(path)).map_err(|_| "its checksum file is missing".to_string())?;
+        let actual = file_sha256(path).map_err(|e| format!("cannot read it: {e}"))?;
+        if expected.trim() != actual {
+            return Err("its checksum does not match (the file is corrupted)".to_string());
+        }
+        let loaded = ctx
+            .state_load_file(path, tokens.len())
+            .map_err(|e| format!("llama.cpp cannot load it: {e}"))?;
+        if loaded != tokens {
+            return Err("it holds other tokens than its name says (a stale state)".to_string());
+        }
+        Ok(())
+    }
+
+    /// Save the context's state, whose KV cache must hold exactly `tokens`.
+    /// Written to a temporary name first, so a crash leaves no half state.
+    /// Failing to save costs only the next process's time, so it is logged, not returned.
+    pub fn save(&self, ctx: &LlamaContext<'_>, tokens: &[LlamaToken]) {
+        let path = self.path_of(tokens);
+        if let Err(e) = self.try_save(ctx, &path, tokens) {
+            tracing::warn!(path = %path.display(), "cannot save the prompt state: {e}");
+        }
+    }
+
+    fn try_save(&self, ctx: &LlamaContext<'_>, path: &Path, tokens: &[LlamaToken]) -> Result<(), String> {
+        fs::create_dir_all(&self.dir).map_err(|e| e.to_string())?;
+        let partial = path.with_extension(format!("partial-{}", std::process::id()));
+        ctx.state_save_file(&partial, tokens).map_err(|e| e.to_string())?;
+        let sum = file_sha256(&partial).map_err(|e| e.to_string())?;
+        fs::write(checksum_path(path), sum).map_err(|e| e.to_string())?;
+        fs::rename(&partial, path).map_err(|e| {
+            remove(&partial);
+            e.to_string()
+        })
+    }
+}
+
+fn checksum_path(state: &Path) -> PathBuf {
+    state.with_extension("sha256")
+}
+
+fn remove(state: &Path) {
+    let _ = fs::remove_file(state);
+    let _ = fs::remove_file(checksum_path(state));
+}
+
+fn file_sha256(path: &Path) -> std::io::Result<String> {
+    let mut file = fs::File::open(path)?;
+    let mut hash = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        hash.update(&buf[..n]);
+    }
+    Ok(hex(&hash.finalize()))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

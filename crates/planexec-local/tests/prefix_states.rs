@@ -1,0 +1,106 @@
+//! Saved system-message states on the real embedded model: the first process
+//! evaluates and saves the state, the next loads it instead of evaluating, and
+//! a corrupted or stale state file is detected, deleted and rebuilt, with the
+//! same reply every time.
+
+use std::path::{Path, PathBuf};
+
+use planexec::llm::{ChatModel, ChatRequest, Message};
+use planexec_local::{EngineConfig, EngineStats, LocalModel};
+
+fn model() -> PathBuf {
+    if let Some(p) = std::env::var_os("PLANEXEC_TEST_MODEL") {
+        return PathBuf::from(p);
+    }
+    planexec_local::weights::installed(&planexec_local::weights::SMALL)
+        .expect("the small model is not installed: run `cargo run -p planexec-cli -- model pull small` (or set PLANEXEC_TEST_MODEL)")
+}
+
+const SYSTEM: &str =
+    "You are a terse assistant inside a test. You answer with one word, in lower case, and nothing else. \
+Colours of the rainbow: red, orange, yellow, green, blue, indigo, violet.";
+
+/// A fresh model (as a new process would load it) asked one question:
+/// its reply, the call's cache usage and the engine's counters.
+async fn ask(states: &Path, system: &str) -> (String, planexec::llm::TokenUsage, EngineStats) {
+    let mut config = EngineConfig::new(model());
+    config.prefix_states = Some(states.to_path_buf());
+    let model = LocalModel::load(config).unwrap();
+    let request = ChatRequest::new(
+        planexec::Role::Executor,
+        "local",
+        vec![
+            Message::system(system),
+            Message::user("Which colour of the rainbow comes first?"),
+        ],
+    );
+    let reply = model.chat(request).await.unwrap();
+    (reply.content.unwrap_or_default(), reply.usage, model.stats())
+}
+
+fn state_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "state"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn a_saved_prefix_is_loaded_and_a_corrupted_or_stale_one_is_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let states = dir.path().join("states");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        // First process: evaluated and saved.
+        let (first, usage, stats) = ask(&states, SYSTEM).await;
+        assert_eq!((stats.prefix_saves, stats.prefix_loads), (1, 0), "{stats:?}");
+        assert!(
+            usage.cache_write_tokens > 20 && usage.cache_read_tokens == 0,
+            "{usage:?}"
+        );
+        let files = state_files(&states);
+        assert_eq!(files.len(), 1, "{files:?}");
+        let state = files[0].clone();
+
+        // Next process: loaded, not evaluated; the same reply.
+        let (again, usage, stats) = ask(&states, SYSTEM).await;
+        assert_eq!((stats.prefix_loads, stats.prefix_saves), (1, 0), "{stats:?}");
+        assert!(usage.cache_read_tokens > 20, "{usage:?}");
+        assert_eq!(
+            stats.evaluated_prompt_tokens,
+            usage.prompt_tokens - usage.cache_read_tokens,
+            "{stats:?}"
+        );
+        assert_eq!(again, first);
+
+        // Corrupted (bytes flipped past the header): detected, deleted, rebuilt.
+        let mut bytes = std::fs::read(&state).unwrap();
+        let middle = bytes.len() / 2;
+        for b in &mut bytes[middle..middle + 64] {
+            *b ^= 0x5a;
+        }
+        std::fs::write(&state, &bytes).unwrap();
+        let (rebuilt, _, stats) = ask(&states, SYSTEM).await;
+        assert_eq!(
+            (stats.prefix_rebuilds, stats.prefix_saves, stats.prefix_loads),
+            (1, 1, 0),
+            "{stats:?}"
+        );
+        assert_eq!(rebuilt, first);
+        let (_, _, stats) = ask(&states, SYSTEM).await;
+        assert_eq!(stats.prefix_loads, 1, "the rebuilt state loads: {stats:?}");
+
+        // Stale: a state of other tokens under this prefix's name (with a
+        // matching checksum, so only the tokens give it away).
+        let (_, _, _) = ask(&states, "You answer in French, with one word.").await;
+        let other = state_files(&states).into_iter().find(|p| *p != state).unwrap();
+        std::fs::copy(&other, &state).unwrap();
+        std::fs::copy(other.with_extension("sha256"), state.with_extension("sha256")).unwrap();
+        let (stale, _, stats) = ask(&states, SYSTEM).await;
+        assert_eq!((stats.prefix_rebuilds, stats.prefix_saves), (1, 1), "{stats:?}");
+        assert_eq!(stale, first);
+    });
+}
