@@ -146,11 +146,18 @@ pub enum Command {
     },
     /// Run a task file under several strategies and compare success, model calls, tokens, cost, time and replans.
     #[command(
-        after_help = "Each line of TASKS is a JSON object: {\"name\": …, \"task\": …, \"workspace\": \"folder\", \"check\": …}\nwhere check is {\"answer_contains\": …}, {\"file\": …, \"contains\"|\"equals\": …} or {\"command\": …} (exits 0),\nor a list of them. Each run gets a fresh copy of the workspace folder (relative to TASKS).\nRuns are unattended: the plan is approved and tools run as --mode auto with every confirmation answered yes.\n\nExamples:\n  planexec bench examples/bench/tasks.jsonl\n  planexec bench tasks.jsonl --strategy plan-execute,react --repeat 3\n  planexec bench tasks.jsonl --json > results.json"
+        after_help = "Each line of TASKS is a JSON object: {\"name\": …, \"task\": …, \"workspace\": \"folder\", \"check\": …}\nwhere check is {\"answer_contains\": …}, {\"file\": …, \"contains\"|\"equals\": …} or {\"command\": …} (exits 0),\nor a list of them (also {\"absent\": file}, {\"no_tool\": name}, {\"says\": text}, {\"status\": \"infeasible\"}).\nEach run gets a fresh copy of the workspace folder (relative to TASKS).\nRuns are unattended: the plan is approved and tools run as --mode auto with every confirmation answered yes.\n\nA suite (--suite DIR) is a folder with tune.jsonl (the part changes are tried on) and heldout.jsonl\n(the part only reported); it prints a pass-rate table per part, under the configured strategy unless --strategy.\n\nExamples:\n  planexec bench examples/bench/tasks.jsonl\n  planexec bench --suite examples/tasks --local-model small\n  planexec bench --suite examples/tasks --part held-out\n  planexec bench tasks.jsonl --strategy plan-execute,react --repeat 3\n  planexec bench tasks.jsonl --json > results.json"
     )]
     Bench {
         /// The task file (JSON Lines), e.g. examples/bench/tasks.jsonl.
-        tasks: PathBuf,
+        #[arg(required_unless_present = "suite", conflicts_with = "suite")]
+        tasks: Option<PathBuf>,
+        /// A suite folder (tune.jsonl and heldout.jsonl), e.g. examples/tasks.
+        #[arg(long, value_name = "DIR")]
+        suite: Option<PathBuf>,
+        /// Only this part of the suite: tune or held-out.
+        #[arg(long, requires = "suite")]
+        part: Option<String>,
         /// Runs of each task under each strategy; the table shows medians.
         #[arg(long, default_value_t = 1)]
         repeat: u32,

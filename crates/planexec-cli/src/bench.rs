@@ -1,4 +1,5 @@
-//! `planexec bench`: a task file under several strategies.
+//! `planexec bench`: a task file under several strategies, or a task suite
+//! (tune and held-out parts) under one.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,22 +12,52 @@ use crate::display::Display;
 use crate::setup::{assemble_agent, local_tools, model_setup, Cassette};
 use crate::{init_logging, BadInput, EXIT_OK, EXIT_RUN_FAILED};
 
+/// What to bench: one task file, or a suite folder (one part, or both).
+pub enum Source {
+    Tasks(PathBuf),
+    Suite { dir: PathBuf, part: Option<String> },
+}
+
+impl Source {
+    pub fn from_args(tasks: Option<PathBuf>, suite: Option<PathBuf>, part: Option<String>) -> Result<Source, BadInput> {
+        match (tasks, suite) {
+            (None, Some(dir)) => Ok(Source::Suite { dir, part }),
+            (Some(file), None) => Ok(Source::Tasks(file)),
+            _ => Err(BadInput(
+                "give a task file or --suite DIR (not both); see `planexec bench --help`".to_string(),
+            )),
+        }
+    }
+
+    fn load(&self) -> Result<Vec<planexec::bench::BenchTask>, String> {
+        match self {
+            Source::Tasks(file) => planexec::bench::load_tasks(file),
+            Source::Suite { dir, part } => planexec::bench::suite::load_suite(dir, part.as_deref()),
+        }
+    }
+
+    /// The strategies when none is named: every one for a task file (it
+    /// compares them); the configured one for a suite (it measures the agent).
+    fn default_strategies(&self, configured: Strategy) -> Vec<Strategy> {
+        match self {
+            Source::Tasks(_) => Strategy::ALL.to_vec(),
+            Source::Suite { .. } => vec![configured],
+        }
+    }
+}
+
 /// `planexec bench`: every task under every chosen strategy, one run at a
 /// time, each in a fresh copy of its workspace, unattended (mode auto, every
 /// confirmation answered yes), with no ledger.
 pub async fn bench(
-    tasks: PathBuf,
+    source: Source,
     repeat: u32,
     json: bool,
     common: CommonArgs,
     quiet: bool,
     verbose: u8,
 ) -> Result<u8, BadInput> {
-    let loaded = planexec::bench::load_tasks(&tasks)?;
-    let strategies: Vec<Strategy> = match &common.strategy {
-        None => Strategy::ALL.to_vec(),
-        Some(list) => list.split(',').map(Strategy::parse).collect::<Result<_, _>>()?,
-    };
+    let loaded = source.load()?;
     if repeat == 0 {
         return Err(BadInput("--repeat must be at least 1".to_string()));
     }
@@ -36,6 +67,10 @@ pub async fn bench(
     init_logging(verbose, &display);
     // The provider is made once, from the configuration where the command runs.
     let config = Config::load(&common.workspace(), &flags)?;
+    let strategies: Vec<Strategy> = match &common.strategy {
+        None => source.default_strategies(config.run_options()?.strategy),
+        Some(list) => list.split(',').map(Strategy::parse).collect::<Result<_, _>>()?,
+    };
     let models = model_setup(&config, &config.run_options()?, &Cassette::default())?;
     if let Some(chosen) = &models.chosen {
         display.info(chosen);
@@ -71,7 +106,19 @@ pub async fn bench(
         }
     };
     let runs = planexec::bench::run(&loaded, &strategies, repeat, &agent_for, &mut progress).await?;
-    let rows = planexec::bench::summarize(&runs);
+    match source {
+        Source::Tasks(_) => print_comparison(&runs, json),
+        Source::Suite { .. } => print_suite(&runs, &models.describe(), json),
+    }
+    Ok(if runs.iter().all(|r| r.passed) {
+        EXIT_OK
+    } else {
+        EXIT_RUN_FAILED
+    })
+}
+
+fn print_comparison(runs: &[planexec::bench::BenchRun], json: bool) {
+    let rows = planexec::bench::summarize(runs);
     if json {
         outln!(
             "{}",
@@ -80,9 +127,17 @@ pub async fn bench(
     } else {
         out!("{}", planexec::bench::render_table(&rows));
     }
-    Ok(if runs.iter().all(|r| r.passed) {
-        EXIT_OK
+}
+
+fn print_suite(runs: &[planexec::bench::BenchRun], model: &str, json: bool) {
+    let rows = planexec::bench::suite::summarize(runs);
+    if json {
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({"model": model, "runs": runs, "summary": rows}))
+                .unwrap_or_default()
+        );
     } else {
-        EXIT_RUN_FAILED
-    })
+        out!("{}", planexec::bench::suite::render_table(model, &rows));
+    }
 }

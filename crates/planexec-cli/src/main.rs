@@ -195,10 +195,15 @@ async fn dispatch(cli: Cli) -> Result<u8, BadInput> {
         } => Ok(model::list(json)),
         Command::Bench {
             tasks,
+            suite,
+            part,
             repeat,
             json,
             common,
-        } => bench::bench(tasks, repeat, json, common, quiet, cli.verbose).await,
+        } => match bench::Source::from_args(tasks, suite, part) {
+            Ok(source) => bench::bench(source, repeat, json, common, quiet, cli.verbose).await,
+            Err(e) => Err(e),
+        },
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "planexec", &mut std::io::stdout());
             Ok(EXIT_OK)

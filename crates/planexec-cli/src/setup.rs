@@ -244,6 +244,13 @@ pub struct ModelSetup {
     pub chosen: Option<String>,
 }
 
+impl ModelSetup {
+    /// The main model, as a benchmark table names it: `qwen… on local /path`.
+    pub fn describe(&self) -> String {
+        format!("{:?}", self.main)
+    }
+}
+
 /// The providers and models of every role: the main model reference
 /// (`model`, or the configured provider's default), and each role's own
 /// (`models.ROLE`: `provider/model`, or a model name on the main provider).

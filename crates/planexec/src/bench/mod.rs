@@ -10,8 +10,15 @@
 //! `workspace` is a folder relative to the task file (copied for every run;
 //! optional). `check` is one object or a list that must all pass:
 //! `{"answer_contains": "42"}` (case-insensitive), `{"file": "out.txt", "contains": "…"}`,
-//! `{"file": "out.txt", "equals": "…"}` (trailing whitespace ignored), or
-//! `{"command": "test -s out.txt"}` (run by `sh -c` in the workspace; must exit 0).
+//! `{"file": "out.txt", "equals": "…"}` (trailing whitespace ignored),
+//! `{"command": "test -s out.txt"}` (run by `sh -c` in the workspace; must exit 0),
+//! `{"absent": "out.txt"}` (the run must not write it), `{"no_tool": "read_file"}`
+//! (no step may call it), `{"says": "does not exist"}` (the answer or the
+//! error says it, case-insensitive) and `{"status": "infeasible"}` (or a list of
+//! statuses; without it the run must end `succeeded`).
+//!
+//! A suite ([`suite`]) is a folder of two task files: `tune.jsonl`, the part
+//! changes are tried on, and `heldout.jsonl`, the part only reported.
 //!
 //! The library runs and measures; building each run's agent (provider, tools
 //! on the workspace copy) is the caller's, so the CLI and a Rust program bench
@@ -27,6 +34,8 @@ use crate::report::{RunReport, RunStatus};
 use crate::strategy::Strategy;
 use crate::Agent;
 
+pub mod suite;
+
 /// One benchmark task.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BenchTask {
@@ -35,6 +44,8 @@ pub struct BenchTask {
     /// The fixture folder copied into each run's workspace.
     pub workspace: Option<PathBuf>,
     pub checks: Vec<Check>,
+    /// The suite part the task belongs to (`tune`, `held-out`), if any.
+    pub part: Option<String>,
 }
 
 /// What a successful run must have done.
@@ -45,6 +56,27 @@ pub enum Check {
     FileContains { file: String, contains: String },
     FileEquals { file: String, equals: String },
     Command { command: String },
+    Absent { absent: String },
+    NoTool { no_tool: String },
+    Says { says: String },
+    Status { status: Statuses },
+}
+
+/// One run status, or any of several.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Statuses {
+    One(String),
+    Any(Vec<String>),
+}
+
+impl Statuses {
+    fn allows(&self, status: RunStatus) -> bool {
+        match self {
+            Statuses::One(s) => s == status.as_str(),
+            Statuses::Any(list) => list.iter().any(|s| s == status.as_str()),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -78,7 +110,7 @@ pub fn load_tasks(path: &Path) -> Result<Vec<BenchTask>, String> {
             .into_iter()
             .map(|c| {
                 serde_json::from_value::<Check>(c.clone()).map_err(|_| {
-                    format!("{at}: unknown check {c}; use {{\"answer_contains\": \"…\"}}, {{\"file\": \"…\", \"contains\": \"…\"}}, {{\"file\": \"…\", \"equals\": \"…\"}} or {{\"command\": \"…\"}}")
+                    format!("{at}: unknown check {c}; use {{\"answer_contains\": \"…\"}}, {{\"file\": \"…\", \"contains\": \"…\"}}, {{\"file\": \"…\", \"equals\": \"…\"}}, {{\"command\": \"…\"}}, {{\"absent\": \"…\"}}, {{\"no_tool\": \"…\"}}, {{\"says\": \"…\"}} or {{\"status\": \"…\"}}")
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -96,6 +128,7 @@ pub fn load_tasks(path: &Path) -> Result<Vec<BenchTask>, String> {
             task: parsed.task,
             workspace,
             checks,
+            part: None,
         });
     }
     if tasks.is_empty() {
@@ -150,61 +183,106 @@ fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
 
 /// Whether a finished run passes its task's checks; the error says which failed and why.
 pub fn check(task: &BenchTask, report: &RunReport, workspace: &Path) -> Result<(), String> {
-    if report.status != RunStatus::Succeeded {
+    let status_ok = match task.checks.iter().find_map(|c| match c {
+        Check::Status { status } => Some(status),
+        _ => None,
+    }) {
+        Some(wanted) => wanted.allows(report.status),
+        None => report.status == RunStatus::Succeeded,
+    };
+    if !status_ok {
         return Err(format!(
             "the run ended {}: {}",
             report.status.as_str(),
-            report.error.as_deref().unwrap_or("")
+            crate::text::one_line(report.error.as_deref().unwrap_or(""), 160)
         ));
     }
-    for c in &task.checks {
-        match c {
-            Check::AnswerContains { answer_contains } => {
-                let answer = report.answer.as_deref().unwrap_or("");
-                if !answer.to_lowercase().contains(&answer_contains.to_lowercase()) {
-                    return Err(format!(
-                        "the answer does not contain \"{answer_contains}\": {}",
-                        crate::text::one_line(answer, 120)
-                    ));
-                }
-            }
-            Check::FileContains { file, contains } => {
-                let text = read(workspace, file)?;
-                if !text.contains(contains.as_str()) {
-                    return Err(format!(
-                        "{file} does not contain \"{contains}\": {}",
-                        crate::text::one_line(&text, 120)
-                    ));
-                }
-            }
-            Check::FileEquals { file, equals } => {
-                let text = read(workspace, file)?;
-                if text.trim_end() != equals.trim_end() {
-                    return Err(format!(
-                        "{file} is \"{}\", not \"{equals}\"",
-                        crate::text::one_line(&text, 120)
-                    ));
-                }
-            }
-            Check::Command { command } => {
-                let out = std::process::Command::new("sh")
-                    .arg("-c")
-                    .arg(command)
-                    .current_dir(workspace)
-                    .stdin(std::process::Stdio::null())
-                    .output()
-                    .map_err(|e| format!("cannot run `{command}`: {e}"))?;
-                if !out.status.success() {
-                    return Err(format!(
-                        "`{command}` exited with {}: {}",
-                        out.status.code().map_or("a signal".to_string(), |c| c.to_string()),
-                        crate::text::one_line(&String::from_utf8_lossy(&out.stderr), 120)
-                    ));
-                }
+    task.checks.iter().try_for_each(|c| check_one(c, report, workspace))
+}
+
+fn check_one(check: &Check, report: &RunReport, workspace: &Path) -> Result<(), String> {
+    match check {
+        Check::AnswerContains { answer_contains } => {
+            let answer = report.answer.as_deref().unwrap_or("");
+            if !answer.to_lowercase().contains(&answer_contains.to_lowercase()) {
+                return Err(format!(
+                    "the answer does not contain \"{answer_contains}\": {}",
+                    crate::text::one_line(answer, 120)
+                ));
             }
         }
+        Check::FileContains { file, contains } => {
+            let text = read(workspace, file)?;
+            if !text.contains(contains.as_str()) {
+                return Err(format!(
+                    "{file} does not contain \"{contains}\": {}",
+                    crate::text::one_line(&text, 120)
+                ));
+            }
+        }
+        Check::FileEquals { file, equals } => {
+            let text = read(workspace, file)?;
+            if text.trim_end() != equals.trim_end() {
+                return Err(format!(
+                    "{file} is \"{}\", not \"{equals}\"",
+                    crate::text::one_line(&text, 120)
+                ));
+            }
+        }
+        Check::Command { command } => run_check_command(command, workspace)?,
+        Check::Absent { absent } => {
+            if workspace.join(absent).exists() {
+                let text = read(workspace, absent).unwrap_or_default();
+                return Err(format!(
+                    "{absent} was written, and must not be: {}",
+                    crate::text::one_line(&text, 120)
+                ));
+            }
+        }
+        Check::NoTool { no_tool } => {
+            let used = report
+                .steps
+                .iter()
+                .flat_map(|s| std::iter::once(s).chain(s.calls.iter()))
+                .any(|s| s.tool.as_deref() == Some(no_tool.as_str()) && s.started_at.is_some());
+            if used {
+                return Err(format!("a step called {no_tool}, which the task needs no call of"));
+            }
+        }
+        Check::Says { says } => {
+            let said = format!(
+                "{}\n{}",
+                report.answer.as_deref().unwrap_or(""),
+                report.error.as_deref().unwrap_or("")
+            );
+            if !said.to_lowercase().contains(&says.to_lowercase()) {
+                return Err(format!(
+                    "neither the answer nor the error says \"{says}\": {}",
+                    crate::text::one_line(&said, 160)
+                ));
+            }
+        }
+        Check::Status { .. } => {}
     }
     Ok(())
+}
+
+fn run_check_command(command: &str, workspace: &Path) -> Result<(), String> {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .current_dir(workspace)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run `{command}`: {e}"))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    Err(format!(
+        "`{command}` exited with {}: {}",
+        out.status.code().map_or("a signal".to_string(), |c| c.to_string()),
+        crate::text::one_line(&String::from_utf8_lossy(&out.stderr), 120)
+    ))
 }
 
 fn read(workspace: &Path, file: &str) -> Result<String, String> {
@@ -215,6 +293,9 @@ fn read(workspace: &Path, file: &str) -> Result<String, String> {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BenchRun {
     pub task: String,
+    /// The suite part of the task, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub part: Option<String>,
     pub strategy: Strategy,
     pub passed: bool,
     /// Why the run did not pass.
@@ -228,6 +309,12 @@ pub struct BenchRun {
     pub cost: Option<f64>,
     pub wall_ms: u64,
     pub replans: u32,
+    /// Prompt tokens per role (`planner`, `executor`, …).
+    #[serde(default)]
+    pub prompt_tokens_by_role: std::collections::BTreeMap<String, u64>,
+    /// Of `prompt_tokens`, those read from a prompt cache.
+    #[serde(default)]
+    pub cache_read_tokens: u64,
 }
 
 /// Run every task under every strategy `repeat` times, one run at a time (so
@@ -254,6 +341,7 @@ pub async fn run(
                 let cost = usage.cost.filter(|_| report.usage.0.values().all(|u| u.cost.is_some()));
                 let run = BenchRun {
                     task: task.name.clone(),
+                    part: task.part.clone(),
                     strategy,
                     passed: verdict.is_ok(),
                     failure: verdict.err(),
@@ -264,6 +352,13 @@ pub async fn run(
                     cost,
                     wall_ms,
                     replans: report.replans,
+                    prompt_tokens_by_role: report
+                        .usage
+                        .0
+                        .iter()
+                        .map(|(role, u)| (role.to_string(), u.prompt_tokens))
+                        .collect(),
+                    cache_read_tokens: usage.cache_read_tokens,
                 };
                 on_run(&run);
                 runs.push(run);
@@ -433,6 +528,7 @@ mod tests {
     fn bench_run(task: &str, strategy: Strategy, passed: bool, calls: u64, wall_ms: u64) -> BenchRun {
         BenchRun {
             task: task.into(),
+            part: None,
             strategy,
             passed,
             failure: None,
@@ -443,6 +539,8 @@ mod tests {
             cost: None,
             wall_ms,
             replans: 0,
+            prompt_tokens_by_role: Default::default(),
+            cache_read_tokens: 0,
         }
     }
 
