@@ -91,7 +91,8 @@ pub async fn bench(
     let mut done = 0;
     let mut progress = |run: &planexec::bench::BenchRun| {
         done += 1;
-        if !quiet && !json {
+        // Progress goes to stderr, so it shows with --json too.
+        if !quiet {
             let verdict = match &run.failure {
                 None => "pass".to_string(),
                 Some(why) => format!("FAIL ({})", planexec::text::truncate_chars(why, 100)),

@@ -305,3 +305,65 @@ fn the_embedded_model_looks_before_it_acts_in_an_agent_step() {
     let written = std::fs::read_to_string(dir.path().join("result.txt")).unwrap_or_default();
     assert!(written.contains("41"), "result.txt: {written:?}\n{report:#}");
 }
+
+/// A task that gives its numbers in the text: the plan uses them as they are
+/// (no file is read; the workspace listing shows there is none to read) and
+/// writes the right result.
+#[test]
+fn the_embedded_model_uses_numbers_given_in_the_task_and_reads_no_file() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let (report, stderr, _) = on_the_model(
+        dir.path(),
+        &[
+            "run",
+            "Multiply 37 by 23 and write the result to product.txt.",
+            "--yes",
+            "--json",
+        ],
+    );
+    assert_eq!(report["status"], "succeeded", "{report:#}\n{stderr}");
+    let product = std::fs::read_to_string(dir.path().join("product.txt")).unwrap_or_default();
+    assert_eq!(product.trim(), "851", "{report:#}");
+    let steps = report["steps"].as_array().unwrap();
+    assert!(
+        steps.iter().all(|s| s["tool"] != "read_file"),
+        "no file to read, none read: {report:#}"
+    );
+}
+
+/// A task whose input file does not exist: the run does not end `succeeded`,
+/// says the file does not exist, and writes nothing made up.
+#[test]
+fn the_embedded_model_refuses_a_task_whose_input_does_not_exist() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("costs.txt"), "300\n").unwrap();
+    let (report, stderr, code) = on_the_model(
+        dir.path(),
+        &[
+            "run",
+            "Add the numbers in budget.txt and costs.txt and write the sum to total.txt.",
+            "--yes",
+            "--json",
+        ],
+    );
+    assert!(
+        report["status"] == "infeasible" || report["status"] == "failed",
+        "{report:#}\n{stderr}"
+    );
+    assert_ne!(code, Some(0));
+    let said = format!(
+        "{} {}",
+        report["answer"].as_str().unwrap_or(""),
+        report["error"].as_str().unwrap_or("")
+    );
+    assert!(
+        said.contains("budget.txt") && said.contains("does not exist"),
+        "says which file is missing: {said}\n{report:#}"
+    );
+    assert!(
+        !dir.path().join("total.txt").exists(),
+        "nothing invented was written: {report:#}"
+    );
+}

@@ -448,5 +448,7 @@ mod tests {
         let (without, _) = planexec::plan::plan_schema_for(&tools, &[], 4);
         let g = gbnf::from_schema(&plan_shape::reshape(&without, 4));
         assert!(!g.contains(r#""\"agent\"""#), "{g}");
+        // A refusal is a plan form too: no steps and the reason.
+        assert!(g.contains(r#""\"infeasible\"""#), "{g}");
     }
 }

@@ -6,7 +6,8 @@
 //! tool names as dependencies, or loop in an optional list. Here the schema
 //! becomes positional: step k has id `sk` and may only depend on `s1..s(k-1)`,
 //! optional fields are dropped, and the number of steps is bounded. Duplicate
-//! ids, unknown dependencies and cycles become impossible to write.
+//! ids, unknown dependencies and cycles become impossible to write. The other
+//! form a reply may take is a refusal: no steps, and `infeasible` with the reason.
 
 use serde_json::{json, Value};
 
@@ -66,7 +67,7 @@ pub fn reshape(schema: &Value, max_steps: usize) -> Value {
             .collect();
         json!({"anyOf": options})
     };
-    json!({
+    let planned = json!({
         "type": "object",
         "properties": {
             "goal": {"type": "string"},
@@ -78,5 +79,17 @@ pub fn reshape(schema: &Value, max_steps: usize) -> Value {
             }
         },
         "required": ["goal", "steps"]
-    })
+    });
+    // "Cannot be done, because …": no steps and the reason, so a task whose
+    // input does not exist is refused instead of planned around a guess.
+    let refused = json!({
+        "type": "object",
+        "properties": {
+            "goal": {"type": "string"},
+            "steps": {"type": "array", "maxItems": 0},
+            "infeasible": {"type": "string"}
+        },
+        "required": ["goal", "steps", "infeasible"]
+    });
+    json!({"anyOf": [planned, refused]})
 }

@@ -38,10 +38,13 @@ fn planner_messages(ctx: &RunContext, task: &str, may_ask: bool) -> Vec<Message>
     } else {
         "Nobody can answer questions now: do not ask any. Where the task is ambiguous, make the most reasonable assumptions, list them in \"assumptions\", and plan."
     };
+    let files = crate::prompt::workspace_files(&ctx.tools)
+        .map(|listing| format!("\n\n{listing}"))
+        .unwrap_or_default();
     vec![
         Message::system(ctx.system()),
         Message::user(format!(
-            "You are the planner: turn the task into a small plan of steps for the other parts to run; you do not run anything yourself.\n\n{}\n{questions}\n\nTask: {task}",
+            "You are the planner: turn the task into a small plan of steps for the other parts to run; you do not run anything yourself.\n\n{}\n{questions}{files}\n\nTask: {task}",
             format_rules(ctx)
         )),
     ]
@@ -205,7 +208,13 @@ pub(crate) async fn request_plan(
     let mut last_reply = String::new();
     let mut last_problem = String::new();
     for attempt in 1..=attempts {
-        let response = ctx.chat(plan_request(ctx, role, messages.clone())).await?;
+        let mut request = plan_request(ctx, role, messages.clone());
+        if attempt > 1 {
+            // Greedy decoding writes the plan it wrote before, whatever the
+            // errors say (small local models most): a re-ask samples.
+            request.temperature = Some(0.5);
+        }
+        let response = ctx.chat(request).await?;
         // A model may answer through a tool call instead of text; take its arguments.
         let reply = match (&response.content, response.tool_calls.first()) {
             (Some(text), _) if !text.trim().is_empty() => text.clone(),

@@ -84,6 +84,30 @@ Example 3. Task: "Which file in reports/ names the supplier? Save the name to su
  {"id": "s2", "description": "save the name to supplier.txt", "tool": "write_file", "args": {"path": "supplier.txt", "content": "{{s1}}"}, "depends_on": ["s1"]}
 ], "infeasible": null}"#;
 
+/// Most workspace entries the planner is shown.
+const LISTED_FILES: usize = 40;
+
+/// What the workspace holds, for the planner: paths and sizes, not contents
+/// (so the plan reads files that exist, and only those). `None` when the run's
+/// tools have no workspace.
+pub(crate) fn workspace_files(tools: &ToolRegistry) -> Option<String> {
+    let (entries, left_out) = tools.workspace()?.listing(LISTED_FILES);
+    if entries.is_empty() {
+        return Some("The workspace is empty: there is no file to read.".to_string());
+    }
+    let mut out = String::from("Files in the workspace (path, bytes):\n");
+    for (path, size) in entries {
+        match size {
+            Some(bytes) => out.push_str(&format!("{path} {bytes}\n")),
+            None => out.push_str(&format!("{path}\n")),
+        }
+    }
+    if left_out > 0 {
+        out.push_str(&format!("({left_out} more not shown; list_dir shows a folder)\n"));
+    }
+    Some(out.trim_end().to_string())
+}
+
 /// `{"path": "<file path>", "n": <number>}` for a flat object schema; `None` otherwise.
 fn args_template(schema: &serde_json::Value) -> Option<String> {
     use serde_json::Value;
@@ -120,6 +144,9 @@ where each step is
 {"id": "s1", "description": "<what it does>", "tool": "<tool name>" or null, "args": {...}, "depends_on": ["<ids>"], "expected": "<what a good result looks like>" or null}
 Rules:
 - Use a tool whenever one fits, and give it exactly the args it lists. Do arithmetic with a calculator tool when there is one, never in a reasoning step.
+- The calculator does arithmetic, and count, sum, mean, min and max of a text's lines. To sort, filter, extract, change the case of or pick something from a text, use a reasoning step that depends on the step with the text.
+- Read only files the workspace listing shows. Numbers and text given in the task are used as they are (in args, in a calculator expression), never read from a file.
+- If the task needs a file that does not exist, reply with "steps": [] and "infeasible": "<the file> does not exist".
 - "tool": null is a reasoning step: a model does it from the results of the steps in its depends_on. Give it "args": {}.
 - To pass an earlier step's output into an argument, write {{s1}} inside the string (or {{s1.field}} for a field of a JSON output), and list s1 in depends_on.
 - Steps that do not depend on each other run in parallel: list only real dependencies.

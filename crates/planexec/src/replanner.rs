@@ -82,6 +82,10 @@ pub(crate) async fn replan(
             "The plan was cut short: the steps after the completed ones could not be used:\n{problem}\n\n"
         )),
     }
+    let failed_tool_step = match &trigger {
+        ReplanTrigger::StepFailed { step, .. } if step.tool.is_some() => Some(*step),
+        _ => None,
+    };
     let failed_agent_step = match &trigger {
         ReplanTrigger::StepFailed { step, .. } if step.agent.is_some() => Some(step.id.clone()),
         _ => None,
@@ -125,9 +129,27 @@ pub(crate) async fn replan(
     let kept: Vec<Step> = current.steps.iter().filter(|s| done.contains(&s.id)).cloned().collect();
     let accept = |revised: Plan| -> Result<Plan, PlanErrors> {
         let merged = merge(ctx, current, &kept, revised, failed_agent_step.as_deref())?;
+        if let Some(repeat) = failed_tool_step.and_then(|failed| repeats(failed, &merged, &done)) {
+            return Err(PlanErrors(vec![repeat]));
+        }
         plan::validate_with_done(&merged, &ctx.tools, &limits, &done).map(|_| merged)
     };
     request_plan(ctx, Role::Replanner, messages, &accept).await
+}
+
+/// A new step of `revised` that calls the failed tool step's tool with the
+/// same arguments: it would fail the same way, so the revision is sent back
+/// (the run's own check after the revision is the last guard).
+fn repeats(failed: &Step, revised: &Plan, done: &HashSet<String>) -> Option<plan::PlanError> {
+    let same = revised
+        .steps
+        .iter()
+        .filter(|s| !done.contains(&s.id))
+        .find(|s| s.tool == failed.tool && s.args == failed.args)?;
+    Some(plan::PlanError::RepeatsFailedStep {
+        step: same.id.clone(),
+        failed: failed.id.clone(),
+    })
 }
 
 /// The plan in force after a revision: the `kept` (completed) steps, then the

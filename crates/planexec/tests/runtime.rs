@@ -289,8 +289,11 @@ async fn replans_stop_at_the_bound() {
     );
 }
 
+/// A revision that repeats the failed step is sent back to the replanner
+/// with the reason; one that keeps repeating it ends the run, and the repeated
+/// step never runs.
 #[tokio::test]
-async fn a_revision_that_repeats_the_failed_step_stops_as_no_progress() {
+async fn a_revision_that_repeats_the_failed_step_is_sent_back_then_stops() {
     let server = ScriptedServer::start();
     let bad = TestTool::new("bad").failing(u32::MAX, ToolError::failed("nope"));
     let calls = bad.counter();
@@ -301,7 +304,7 @@ async fn a_revision_that_repeats_the_failed_step_stops_as_no_progress() {
         &[],
     )])));
     // Same tool, same arguments, new id: no progress.
-    server.role("replanner").reply(Reply::json(&plan_json(vec![step(
+    server.role("replanner").always(Reply::json(&plan_json(vec![step(
         "s1b",
         Some("bad"),
         json!({"input": "same"}),
@@ -310,8 +313,16 @@ async fn a_revision_that_repeats_the_failed_step_stops_as_no_progress() {
     let report = agent(&server, registry(vec![bad])).run("t").await;
     assert_eq!(report.status, RunStatus::Failed);
     let error = report.error.unwrap();
-    assert!(error.contains("no progress"), "{error}");
-    assert!(error.contains("repeats the failed step s1 unchanged as s1b"), "{error}");
+    assert!(
+        error.contains("step s1b repeats the failed step s1 unchanged (same tool, same arguments)"),
+        "{error}"
+    );
+    let asks = server.requests_from("replanner");
+    assert!(asks.len() > 1, "sent back at least once");
+    assert!(
+        asks[1].prompt_text().contains("s1b repeats the failed step s1"),
+        "the re-ask says why"
+    );
     assert_eq!(calls.load(Ordering::SeqCst), 1, "the repeated step never ran");
 }
 
@@ -1123,4 +1134,31 @@ async fn a_streamed_call_is_recorded_and_replayed_as_a_stream() {
     let response = replayer.chat_stream(request(), &sink).await.unwrap();
     assert_eq!(response.content.as_deref(), Some("one two three four"));
     assert_eq!(replayed.into_inner().unwrap(), live);
+}
+
+/// After a step ran and the next failed, the replanner may find the rest
+/// infeasible: the revision has no new steps but the reason, and the run ends
+/// `infeasible` with it (the completed step does not make it "a plan with steps").
+#[tokio::test]
+async fn a_revision_may_find_the_rest_infeasible_after_steps_that_ran() {
+    let server = ScriptedServer::start();
+    let good = TestTool::new("good");
+    let bad = TestTool::new("bad").failing(u32::MAX, ToolError::not_found("`budget.txt` does not exist"));
+    server.role("planner").reply(Reply::json(&plan_json(vec![
+        step("s1", Some("good"), json!({"input": "costs"}), &[]),
+        step("s2", Some("bad"), json!({"input": "budget"}), &[]),
+        step(
+            "s3",
+            Some("good"),
+            json!({"input": "{{s1.input}} {{s2}}"}),
+            &["s1", "s2"],
+        ),
+    ])));
+    server.role("replanner").reply(Reply::json(
+        &json!({"goal": "t", "steps": [], "infeasible": "budget.txt does not exist"}),
+    ));
+    let report = agent(&server, registry(vec![good, bad])).run("t").await;
+    assert_eq!(report.status, RunStatus::Infeasible, "{:?}", report.error);
+    assert!(report.error.unwrap().contains("budget.txt does not exist"));
+    assert_eq!(server.requests_from("replanner").len(), 1, "accepted at once");
 }

@@ -325,3 +325,31 @@ fn ids_must_be_usable_in_references_and_infeasible_means_no_steps() {
     assert!(parsed.questions.is_empty());
     assert_eq!(parsed.steps[0].expected, None);
 }
+
+#[test]
+fn a_read_of_a_path_another_step_writes_must_depend_on_the_write() {
+    let write = step(
+        "s1",
+        Some("write_file"),
+        json!({"path": "a.txt", "content": "new"}),
+        &[],
+    );
+    assert_eq!(
+        messages_of(plan_json(vec![write.clone(), read("s2", &[])])),
+        ["step s1 writes `a.txt` and step s2 uses it too, but neither depends on the other, so they may run in either order; add s1 to s2's depends_on (or s2 to s1's, if s2 must see the old content)"]
+    );
+    assert!(errors_of(plan_json(vec![write, read("s2", &["s1"])])).is_empty());
+}
+
+#[test]
+fn a_calculation_of_a_bare_output_is_sent_back() {
+    let messages = messages_of(plan_json(vec![
+        read("s1", &[]),
+        step("s2", Some("calculator"), json!({"expression": "{{s1}}"}), &["s1"]),
+    ]));
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert!(
+        messages[0].contains("count({{s1}}) or sum({{s1}})") && messages[0].contains("reasoning step"),
+        "{messages:?}"
+    );
+}

@@ -8,6 +8,7 @@
 //! ([`schema`]) and its waves ([`waves`]). It knows nothing of models, HTTP or
 //! terminals.
 
+mod hazards;
 pub(crate) mod parse;
 pub(crate) mod refs;
 pub(crate) mod schema;

@@ -119,6 +119,14 @@ pub enum PlanError {
     AgentNotAllowed { step: String, agent: String },
     #[error("agent step {failed} failed to find out what it was for, and no new step looks again (no agent step, no call of a tool that reads), so the reasoning steps would only guess it; look another way, or leave the steps out and set \"infeasible\" to why it cannot be found")]
     GuessesInsteadOfLooking { failed: String },
+    #[error("step {writer} writes `{path}` and step {other} uses it too, but neither depends on the other, so they may run in either order; add {writer} to {other}'s depends_on (or {other} to {writer}'s, if {other} must see the old content)")]
+    UnorderedWrite {
+        writer: String,
+        other: String,
+        path: String,
+    },
+    #[error("step {step} repeats the failed step {failed} unchanged (same tool, same arguments), so it would fail the same way; change its arguments, use another tool, use a reasoning step (\"tool\": null) when the work is counting, sorting, filtering or picking from a text, or leave the steps out and set \"infeasible\" to why it cannot be done")]
+    RepeatsFailedStep { step: String, failed: String },
 }
 
 /// All the problems found in a plan, in a stable order.
@@ -171,7 +179,8 @@ pub fn validate_with_done(
     if !plan.questions.is_empty() {
         errors.push(PlanError::QuestionsWithSteps);
     }
-    if plan.infeasible.is_some() {
+    // A revision may find the rest infeasible after steps that already ran.
+    if plan.infeasible.is_some() && plan.steps.iter().any(|s| !done.contains(&s.id)) {
         errors.push(PlanError::InfeasibleWithSteps);
     }
     let new_steps = plan.steps.iter().filter(|s| !done.contains(&s.id)).count();
@@ -189,8 +198,15 @@ pub fn validate_with_done(
         check_tool(step, tools, limits, done.contains(&step.id), &mut errors);
     }
 
-    if let Some(cycle) = find_cycle(plan) {
-        errors.push(PlanError::Cycle { cycle });
+    match find_cycle(plan) {
+        Some(cycle) => errors.push(PlanError::Cycle { cycle }),
+        None => errors.extend(super::hazards::unordered_writes(plan, tools).into_iter().map(|w| {
+            PlanError::UnorderedWrite {
+                writer: w.writer,
+                other: w.other,
+                path: w.path,
+            }
+        })),
     }
 
     if errors.is_empty() {
@@ -321,7 +337,8 @@ fn check_call(
         });
     }
     // Arguments still holding references are checked again once resolved.
-    let problems = entry.check_args(&args, true);
+    let mut problems = entry.check_args(&args, true);
+    problems.extend(entry.tool.plan_check(&args));
     if !problems.is_empty() {
         errors.push(PlanError::InvalidArgs {
             step: step.id.clone(),

@@ -19,6 +19,7 @@ use super::args::{str_arg, string_args};
 pub fn registry(workspace: Workspace) -> ToolRegistry {
     let mut reg = ToolRegistry::new();
     let ws = Arc::new(workspace);
+    reg.set_workspace(ws.clone());
     let tools: Vec<Arc<dyn Tool>> = vec![
         Arc::new(ReadFile(ws.clone())),
         Arc::new(ListDir(ws.clone())),
@@ -160,13 +161,23 @@ impl Tool for WriteFile {
 
 pub(crate) struct Calculator;
 
+/// `value` at 15 significant digits, which every f64 holds exactly: binary
+/// fractions' last-digit noise goes (`1157.6250000000002` is `1157.625`,
+/// `0.1 + 0.2` is `0.3`), so results are written as a person would.
+fn without_float_noise(value: f64) -> f64 {
+    if !value.is_finite() || value == 0.0 {
+        return value;
+    }
+    format!("{value:.14e}").parse().unwrap_or(value)
+}
+
 #[async_trait]
 impl Tool for Calculator {
     fn name(&self) -> &str {
         "calculator"
     }
     fn description(&self) -> &str {
-        "Evaluate an arithmetic expression: + - * / % ^, parentheses, sqrt abs round floor ceil ln log10 exp min max pow, pi, e."
+        "Evaluate an arithmetic expression: + - * / % ^, parentheses, sqrt abs round(x, digits) floor ceil ln log10 exp min max pow, pi, e. Of a text such as {{s1}}: count(text) counts its lines; sum, mean, min, max(text) of the numbers in it."
     }
     fn parameters(&self) -> Value {
         string_args(&[("expression", "an arithmetic expression")])
@@ -174,15 +185,56 @@ impl Tool for Calculator {
     fn effect(&self) -> Effect {
         Effect::ReadOnly
     }
+    /// An expression that is one step's whole output has no arithmetic in it:
+    /// planners (small ones most) write it to make the calculator count,
+    /// sort or pick from a text, which it cannot.
+    fn plan_check(&self, args: &Value) -> Option<String> {
+        let expression = args.get("expression")?.as_str()?.trim();
+        let inner = expression.strip_prefix("{{")?.strip_suffix("}}")?;
+        if inner.contains("{{") || inner.contains("}}") {
+            return None;
+        }
+        Some(format!(
+            "the expression `{expression}` is only another step's output, with no arithmetic: to count a text's lines or add up its numbers write count({expression}) or sum({expression}); to sort, filter, change or pick something from a text, use a reasoning step (\"tool\": null) that depends on the step with the text"
+        ))
+    }
     async fn call(&self, args: Value) -> Result<Value, ToolError> {
         let expression = str_arg(&args, "expression")?;
         let value = super::evaluate_expression(expression)
             .map_err(|e| ToolError::invalid_args(format!("cannot evaluate `{}`: {e}", expression.trim())))?;
+        let value = without_float_noise(value);
         // Whole numbers come back as integers so `{{sN}}` splices "42", not "42.0".
         if value.fract() == 0.0 && value.abs() < 9.0e15 {
             Ok(json!(value as i64))
         } else {
             Ok(json!(value))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn calculate(expression: &str) -> Value {
+        Calculator.call(json!({ "expression": expression })).await.unwrap()
+    }
+
+    #[test]
+    fn a_calculation_of_a_whole_output_is_sent_back_to_the_planner() {
+        let why = Calculator.plan_check(&json!({"expression": " {{s1}} "})).unwrap();
+        assert!(why.contains("reasoning step"), "{why}");
+        assert_eq!(Calculator.plan_check(&json!({"expression": "{{s1}} + {{s2}}"})), None);
+        assert_eq!(Calculator.plan_check(&json!({"expression": "{{s1}} * 2"})), None);
+    }
+
+    #[tokio::test]
+    async fn results_are_written_without_float_noise() {
+        assert_eq!(calculate("1000 * 1.05 ^ 3").await.to_string(), "1157.625");
+        assert_eq!(calculate("0.1 + 0.2").await.to_string(), "0.3");
+        assert_eq!(calculate("round(42.195 / 1.609344, 2)").await.to_string(), "26.22");
+        assert_eq!(calculate("(80 + 92 + 75 + 88) / 4").await.to_string(), "83.75");
+        assert_eq!(calculate("2 ^ 10").await.to_string(), "1024");
+        assert_eq!(calculate("1 / 3").await.to_string(), "0.333333333333333");
     }
 }

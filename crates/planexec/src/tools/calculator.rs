@@ -235,9 +235,95 @@ impl Parser {
     }
 }
 
+/// [`evaluate`], and where that fails, an aggregate over a text:
+/// `count(TEXT)` (its non-empty lines), `sum`, `mean` (`avg`, `average`),
+/// `min` and `max` of the numbers in it. A plan passes a file's text with
+/// `{{sN}}`, which is not arithmetic; planners of every size write
+/// `count({{s1}})` or `sum({{s1}})` for "how many names", "the total of the
+/// prices", and this is what they mean.
+pub fn evaluate_with_text(expression: &str) -> Result<f64, String> {
+    evaluate(expression).or_else(|error| aggregate_over_text(expression).unwrap_or(Err(error)))
+}
+
+fn aggregate_over_text(expression: &str) -> Option<Result<f64, String>> {
+    let t = expression.trim();
+    let open = t.find('(')?;
+    let name = t[..open].trim().to_ascii_lowercase();
+    let text = t[open + 1..].strip_suffix(')')?;
+    if name == "count" || name == "len" || name == "lines" {
+        return Some(Ok(text.lines().filter(|l| !l.trim().is_empty()).count() as f64));
+    }
+    let numbers = numbers_in(text);
+    let of = |f: &dyn Fn(&[f64]) -> f64| -> Result<f64, String> {
+        if numbers.is_empty() {
+            Err(format!(
+                "{name}() found no number in the text `{}`",
+                crate::text::one_line(text, 60)
+            ))
+        } else {
+            Ok(f(&numbers))
+        }
+    };
+    Some(match name.as_str() {
+        "sum" | "total" => of(&|n| n.iter().sum()),
+        "mean" | "avg" | "average" => of(&|n| n.iter().sum::<f64>() / n.len() as f64),
+        "min" => of(&|n| n.iter().copied().fold(f64::INFINITY, f64::min)),
+        "max" => of(&|n| n.iter().copied().fold(f64::NEG_INFINITY, f64::max)),
+        _ => return None,
+    })
+}
+
+/// The numbers written in a text (`-3`, `1.25`), not digits inside words or
+/// dates joined by `-` (`2026-03` is 2026 and 3, not 2026 and -3).
+fn numbers_in(text: &str) -> Vec<f64> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut numbers = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let starts_negative = chars[i] == '-'
+            && chars.get(i + 1).is_some_and(char::is_ascii_digit)
+            && (i == 0 || chars[i - 1].is_whitespace() || "(,;:=".contains(chars[i - 1]));
+        let inside_word = i > 0 && (chars[i - 1].is_alphanumeric() || chars[i - 1] == '.' || chars[i - 1] == '_');
+        if !(starts_negative || (chars[i].is_ascii_digit() && !inside_word)) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        i += 1;
+        while i < chars.len()
+            && (chars[i].is_ascii_digit() || (chars[i] == '.' && chars.get(i + 1).is_some_and(char::is_ascii_digit)))
+        {
+            i += 1;
+        }
+        let word: String = chars[start..i].iter().collect();
+        if let Ok(n) = word.parse::<f64>() {
+            numbers.push(n);
+        }
+    }
+    numbers
+}
+
 #[cfg(test)]
 mod tests {
     use super::evaluate;
+
+    #[test]
+    fn aggregates_over_a_text_count_its_lines_and_use_its_numbers() {
+        use super::evaluate_with_text as ev;
+        assert_eq!(ev("count(Maya\nLeo\nAmara\n\n)").unwrap(), 3.0);
+        assert!((ev("sum(apple 1.25\nbread 3.40\nmilk 0.99\n)").unwrap() - 5.64).abs() < 1e-9);
+        assert_eq!(ev("mean(80\n92\n75\n88)").unwrap(), 83.75);
+        assert_eq!(ev("max(22.1\n31.5\n-40)").unwrap(), 31.5);
+        assert_eq!(ev("min(22.1\n31.5\n-40)").unwrap(), -40.0);
+        assert_eq!(
+            super::numbers_in("on 2026-03-14 at v2, x-3 (-7)"),
+            vec![2026.0, 3.0, 14.0, 3.0, -7.0]
+        );
+        // Arithmetic stays arithmetic; a text is no number.
+        assert_eq!(ev("max(1, 7) + 1").unwrap(), 8.0);
+        assert!(ev("sum(no numbers here)").unwrap_err().contains("found no number"));
+        assert!(ev("Maya\nLeo").unwrap_err().contains("unknown name"));
+    }
 
     #[test]
     fn arithmetic_follows_precedence() {

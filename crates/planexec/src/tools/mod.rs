@@ -21,7 +21,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use calculator::evaluate as evaluate_expression;
+pub use calculator::evaluate_with_text as evaluate_expression;
 
 /// What running a tool does to the world. Decides confirmation and replay safety.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -156,6 +156,12 @@ pub trait Tool: Send + Sync {
     fn why_not_read_only(&self, _args: &Value) -> Option<String> {
         None
     }
+    /// A problem with a planned call that its schema cannot express (checked
+    /// when a plan is validated, so the planner is asked again with it), e.g.
+    /// the calculator given a whole text to "evaluate". `None`: no problem.
+    fn plan_check(&self, _args: &Value) -> Option<String> {
+        None
+    }
     /// Whether running it twice with the same arguments has the same effect as
     /// once (reads are; so is writing the same content to the same file). A
     /// resumed run re-runs an idempotent step that was in flight at a crash
@@ -238,6 +244,9 @@ pub struct ToolRegistry {
     tools: RwLock<BTreeMap<String, Arc<ToolEntry>>>,
     /// Effect classes set by configuration, applied to tools registered later too.
     effects: RwLock<BTreeMap<String, Effect>>,
+    /// The folder the file tools work in, when they do: the planner is shown
+    /// what it holds, so that it reads files that exist.
+    workspace: Option<Arc<workspace::Workspace>>,
 }
 
 fn entry(tool: Arc<dyn Tool>, effect_override: Option<Effect>) -> Result<Arc<ToolEntry>, String> {
@@ -270,6 +279,16 @@ impl ToolRegistry {
             .unwrap_or_else(|e| e.into_inner())
             .get(name)
             .copied()
+    }
+
+    /// The folder the file tools work in, shown to the planner (names and
+    /// sizes, not contents). [`builtin::registry`] sets it.
+    pub fn set_workspace(&mut self, workspace: Arc<workspace::Workspace>) {
+        self.workspace = Some(workspace);
+    }
+
+    pub fn workspace(&self) -> Option<&workspace::Workspace> {
+        self.workspace.as_deref()
     }
 
     /// Add a tool, replacing any tool of the same name. Fails if its schema is not valid JSON Schema.

@@ -129,4 +129,40 @@ impl Workspace {
             })
             .unwrap_or_else(|_| path.display().to_string())
     }
+
+    /// What the workspace holds, for a planner to see what exists: paths
+    /// relative to the root (folders end with `/`) with file sizes in bytes,
+    /// breadth first and sorted, at most `max` entries and three levels deep.
+    /// Hidden entries (`.git`, `.env`) are left out. The second value is how
+    /// many entries were left out for the bound.
+    pub fn listing(&self, max: usize) -> (Vec<(String, Option<u64>)>, usize) {
+        let mut shown = Vec::new();
+        let mut left_out = 0;
+        let mut folders = std::collections::VecDeque::from([(self.root.clone(), 0usize)]);
+        while let Some((folder, depth)) = folders.pop_front() {
+            let Ok(read) = std::fs::read_dir(&folder) else { continue };
+            let mut entries: Vec<std::fs::DirEntry> = read
+                .filter_map(Result::ok)
+                .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+                .collect();
+            entries.sort_by_key(|e| e.file_name());
+            for entry in entries {
+                let Ok(kind) = entry.file_type() else { continue };
+                if shown.len() >= max {
+                    left_out += 1;
+                    continue;
+                }
+                let path = self.display(&entry.path());
+                if kind.is_dir() {
+                    shown.push((format!("{path}/"), None));
+                    if depth < 2 {
+                        folders.push_back((entry.path(), depth + 1));
+                    }
+                } else {
+                    shown.push((path, entry.metadata().ok().map(|m| m.len())));
+                }
+            }
+        }
+        (shown, left_out)
+    }
 }
