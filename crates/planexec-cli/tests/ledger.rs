@@ -151,6 +151,10 @@ fn a_recorded_run_replays_without_a_server() {
 
     let lines = std::fs::read_to_string(&cassette).unwrap();
     assert_eq!(lines.lines().count(), 2, "planner and synthesizer exchanges:\n{lines}");
+    // A replay starts from where the recording started: the planner is shown
+    // the workspace's files, and the recorded run wrote one.
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("number.txt"), "42").unwrap();
     let (out, stdout, stderr) =
         run(planexec(ws.path(), &db).args(["run", task, "--yes", "--replay", cassette.to_str().unwrap()]));
     assert!(out.status.success(), "{stderr}");

@@ -108,6 +108,11 @@ impl Tool for ListDir {
     async fn call(&self, args: Value) -> Result<Value, ToolError> {
         let path = str_arg(&args, "path")?;
         let full = self.0.resolve(path)?;
+        if full.is_file() {
+            return Err(ToolError::invalid_args(format!(
+                "`{path}` is a file, not a folder; read it with read_file"
+            )));
+        }
         let mut dir = tokio::fs::read_dir(&full).await.map_err(|e| io_error(path, e))?;
         let mut names = Vec::new();
         while let Some(entry) = dir.next_entry().await.map_err(|e| io_error(path, e))? {
