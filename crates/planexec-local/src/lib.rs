@@ -340,7 +340,6 @@ impl LocalModel {
             completion_tokens: generation.completion_tokens,
             cache_read_tokens: generation.cached_tokens,
             cache_write_tokens: generation.saved_tokens,
-            ..TokenUsage::default()
         };
         if wants_call {
             let call: Value = serde_json::from_str(generation.text.trim()).map_err(|e| {
