@@ -493,9 +493,11 @@ impl State<'_> {
         }
         self.cached.truncate(keep);
         let mut cache = PromptCache { read: keep, written: 0 };
-        let system = self.system_prefix_len(job, tokens).filter(|&n| n > keep);
-        if let (Some(system), Some(store)) = (system, self.prefix_store.clone()) {
-            cache = self.restore_prefix(ctx, batch, &store, &tokens[..system], keep, stats)?;
+        // Templating and tokenising the system message again is only worth it with a store.
+        if let Some(store) = self.prefix_store.clone() {
+            if let Some(system) = self.system_prefix_len(job, tokens).filter(|&n| n > keep) {
+                cache = self.restore_prefix(ctx, batch, &store, &tokens[..system], keep, stats)?;
+            }
         }
         let from = self.cached.len();
         self.evaluate(ctx, batch, tokens, from, true)?;

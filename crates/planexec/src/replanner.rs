@@ -8,7 +8,7 @@
 
 use std::collections::HashSet;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::context::RunContext;
 use crate::llm::{Message, Role};
@@ -129,7 +129,7 @@ pub(crate) async fn replan(
     let kept: Vec<Step> = current.steps.iter().filter(|s| done.contains(&s.id)).cloned().collect();
     let accept = |revised: Plan| -> Result<Plan, PlanErrors> {
         let merged = merge(ctx, current, &kept, revised, failed_agent_step.as_deref())?;
-        if let Some(repeat) = failed_tool_step.and_then(|failed| repeats(failed, &merged, &done)) {
+        if let Some(repeat) = failed_tool_step.and_then(|failed| repeats(failed, &merged, completed)) {
             return Err(PlanErrors(vec![repeat]));
         }
         plan::validate_with_done(&merged, &ctx.tools, &limits, &done).map(|_| merged)
@@ -137,16 +137,21 @@ pub(crate) async fn replan(
     request_plan(ctx, Role::Replanner, messages, &accept).await
 }
 
-/// A new step of `revised` that calls the failed tool step's tool with the
-/// same arguments: it would fail the same way, so the revision is sent back
-/// (the run's own check after the revision is the last guard).
-fn repeats(failed: &Step, revised: &Plan, done: &HashSet<String>) -> Option<plan::PlanError> {
-    let same = revised
+/// A new step of `revised` that repeats the failed tool step (the check the
+/// run makes after a revision, [`crate::policy::repeats_failed_step`], with
+/// references resolved against the completed steps): it would fail the same
+/// way, so the revision is sent back with the reason.
+fn repeats(failed: &Step, revised: &Plan, completed: &[(Step, Value)]) -> Option<PlanError> {
+    let output = |id: &str| completed.iter().find(|(s, _)| s.id == id).map(|(_, v)| v.clone());
+    let resolve = |args: &Map<String, Value>| plan::resolve_args(args, &output).unwrap_or_else(|_| args.clone());
+    let new_steps: Vec<Step> = revised
         .steps
         .iter()
-        .filter(|s| !done.contains(&s.id))
-        .find(|s| s.tool == failed.tool && s.args == failed.args)?;
-    Some(plan::PlanError::RepeatsFailedStep {
+        .filter(|s| !completed.iter().any(|(c, _)| c.id == s.id))
+        .cloned()
+        .collect();
+    let same = crate::policy::repeats_failed_step(failed, &resolve(&failed.args), &new_steps, &resolve)?;
+    Some(PlanError::RepeatsFailedStep {
         step: same.id.clone(),
         failed: failed.id.clone(),
     })
