@@ -25,8 +25,8 @@ use async_trait::async_trait;
 use planexec::report::{Clarification, PlanVersion, RunStatus};
 use planexec::result::{now_ms, StepResult, StepStatus};
 use planexec::store::{
-    ModelExchange, RunEnd, RunFilter, RunHeader, RunStore, RunSummary, StepStart, StoreError, StoreErrorKind,
-    StoredRun, StoredStep,
+    Decision, Lease, ModelExchange, RunEnd, RunFilter, RunHeader, RunStore, RunSummary, StepStart, StoreError,
+    StoreErrorKind, StoredRun, StoredStep, Waiting,
 };
 use planexec::Role;
 use serde_json::Value;
@@ -737,7 +737,8 @@ impl RunStore for SqlStore {
         let doing = "read a run";
         let Some(row) = sqlx::query(
             "SELECT run_id, task, options, status, started_at, updated_at, finished_at, elapsed_ms, answer, error, \
-                    replans, resumes, approved_version, clarifications FROM runs WHERE run_id = $1",
+                    replans, resumes, approved_version, clarifications, waiting, lease_owner, lease_expires \
+             FROM runs WHERE run_id = $1",
         )
         .bind(run_id)
         .fetch_optional(&self.pool)
@@ -775,6 +776,12 @@ impl RunStore for SqlStore {
             steps: Vec::new(),
             calls: Vec::new(),
             exchanges: Vec::new(),
+            waiting: get_opt_string(&row, "waiting").and_then(|w| serde_json::from_str(&w).ok()),
+            decisions: Vec::new(),
+            lease: get_opt_string(&row, "lease_owner").map(|owner| Lease {
+                owner,
+                expires_at: get_opt_u64(&row, "lease_expires").unwrap_or(0),
+            }),
         };
 
         let plans = sqlx::query("SELECT version, reason, plan FROM plan_versions WHERE run_id = $1 ORDER BY version")
@@ -799,6 +806,7 @@ impl RunStore for SqlStore {
         run.steps = self.load_steps(run_id).await?;
         run.separate_calls();
         run.exchanges = self.load_exchanges(run_id).await?;
+        run.decisions = self.load_decisions(run_id).await?;
         Ok(Some(run))
     }
 
@@ -839,6 +847,7 @@ impl RunStore for SqlStore {
             "DELETE FROM model_exchanges WHERE run_id = $1",
             "DELETE FROM plan_versions WHERE run_id = $1",
             "DELETE FROM blob_refs WHERE run_id = $1",
+            "DELETE FROM decisions WHERE run_id = $1",
         ] {
             sqlx::query(sql)
                 .bind(run_id)
@@ -859,5 +868,101 @@ impl RunStore for SqlStore {
             .map_err(|e| self.fail(e, doing))?;
         self.commit(tx, doing).await?;
         Ok(deleted > 0)
+    }
+
+    async fn set_waiting(&self, run_id: &str, waiting: Option<&Waiting>) -> Result<(), StoreError> {
+        let body = waiting.map(|w| serde_json::to_string(w).unwrap_or_default());
+        let query = sqlx::query("UPDATE runs SET waiting = $1, updated_at = $2 WHERE run_id = $3").bind(body);
+        self.update_run(run_id, query, "record what a run waits for").await
+    }
+
+    async fn add_decision(&self, run_id: &str, decision: &Decision) -> Result<u64, StoreError> {
+        let doing = "record a decision";
+        let mut tx = self.begin(doing).await?;
+        // The next number within the run, taken in the same transaction as the insert.
+        let row = sqlx::query("SELECT CAST(COALESCE(MAX(seq), 0) AS BIGINT) AS last FROM decisions WHERE run_id = $1")
+            .bind(run_id)
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(|e| self.fail(e, doing))?;
+        let seq = get_u64(&row, "last") + 1;
+        let body = serde_json::to_string(&Decision {
+            seq,
+            ..decision.clone()
+        })
+        .unwrap_or_default();
+        sqlx::query("INSERT INTO decisions (run_id, seq, body, at) VALUES ($1, $2, $3, $4)")
+            .bind(run_id)
+            .bind(to_i64(seq))
+            .bind(body)
+            .bind(to_i64(decision.at))
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| self.fail(e, doing))?;
+        self.touch(&mut tx, run_id, doing).await?;
+        self.commit(tx, doing).await?;
+        Ok(seq)
+    }
+
+    async fn load_decisions(&self, run_id: &str) -> Result<Vec<Decision>, StoreError> {
+        let rows = sqlx::query("SELECT seq, body FROM decisions WHERE run_id = $1 ORDER BY seq")
+            .bind(run_id)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(|e| self.fail(e, "read a run's decisions"))?;
+        rows.iter()
+            .map(|r| {
+                serde_json::from_str::<Decision>(&get_string(r, "body")).map_err(|e| {
+                    StoreError::new(
+                        StoreErrorKind::Corrupt,
+                        format!("a decision of run {run_id} in {} cannot be read: {e}", self.location),
+                    )
+                })
+            })
+            .collect()
+    }
+
+    async fn take_lease(&self, run_id: &str, lease: &Lease, now: u64) -> Result<Option<Lease>, StoreError> {
+        let doing = "take a run's lease";
+        // One conditional UPDATE: of two processes racing, exactly one matches.
+        let updated = sqlx::query(
+            "UPDATE runs SET lease_owner = $1, lease_expires = $2 WHERE run_id = $3 \
+             AND (lease_owner IS NULL OR lease_owner = $1 OR lease_expires < $4)",
+        )
+        .bind(&lease.owner)
+        .bind(to_i64(lease.expires_at))
+        .bind(run_id)
+        .bind(to_i64(now))
+        .execute(&self.pool)
+        .await
+        .map_err(|e| self.fail(e, doing))?;
+        if updated.rows_affected() > 0 {
+            return Ok(None);
+        }
+        let row = sqlx::query("SELECT lease_owner, lease_expires FROM runs WHERE run_id = $1")
+            .bind(run_id)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(|e| self.fail(e, doing))?;
+        let Some(row) = row else {
+            return Err(StoreError::new(
+                StoreErrorKind::Other,
+                format!("there is no run {run_id} in the ledger {}", self.location),
+            ));
+        };
+        Ok(Some(Lease {
+            owner: get_opt_string(&row, "lease_owner").unwrap_or_default(),
+            expires_at: get_opt_u64(&row, "lease_expires").unwrap_or(0),
+        }))
+    }
+
+    async fn release_lease(&self, run_id: &str, owner: &str) -> Result<(), StoreError> {
+        sqlx::query("UPDATE runs SET lease_owner = NULL, lease_expires = NULL WHERE run_id = $1 AND lease_owner = $2")
+            .bind(run_id)
+            .bind(owner)
+            .execute(&self.pool)
+            .await
+            .map_err(|e| self.fail(e, "release a run's lease"))?;
+        Ok(())
     }
 }

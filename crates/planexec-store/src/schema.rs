@@ -89,6 +89,19 @@ const MIGRATIONS: &[&str] = &[
     // 2: the agent profile of an agent step (its inner calls are rows of
     // their own, with ids `<step>.<n>`).
     "ALTER TABLE step_runs ADD COLUMN agent TEXT;",
+    // 3: runs that wait for people: what a paused run waits for, the lease of
+    // the process executing a run, and the decisions people made (approve,
+    // reject, edit, steer, cancel), append-only.
+    "ALTER TABLE runs ADD COLUMN waiting TEXT;
+    ALTER TABLE runs ADD COLUMN lease_owner TEXT;
+    ALTER TABLE runs ADD COLUMN lease_expires BIGINT;
+    CREATE TABLE decisions (
+        run_id TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        body TEXT NOT NULL,
+        at BIGINT NOT NULL,
+        PRIMARY KEY (run_id, seq)
+    );",
 ];
 
 /// The schema version this build writes.

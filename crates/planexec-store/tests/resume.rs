@@ -13,7 +13,8 @@ use common::{agent_builder, count, counting_tools, workload_plan, SIDE_EFFECT_ST
 use planexec::report::{Clarification, PlanVersion, RunStatus};
 use planexec::result::StepResult;
 use planexec::store::{
-    ModelExchange, RunEnd, RunFilter, RunHeader, RunStore, RunSummary, StepStart, StoreError, StoreErrorKind, StoredRun,
+    Decision, Lease, ModelExchange, RunEnd, RunFilter, RunHeader, RunStore, RunSummary, StepStart, StoreError,
+    StoreErrorKind, StoredRun, Waiting,
 };
 use planexec::{
     CancelToken, Event, MemoryStore, ResumeError, ResumeOptions, Role, RunOptions, StepSelection, StepStatus,
@@ -264,6 +265,21 @@ impl RunStore for FillsUpAt {
     }
     async fn delete_run(&self, run_id: &str) -> Result<bool, StoreError> {
         self.inner.delete_run(run_id).await
+    }
+    async fn set_waiting(&self, run_id: &str, waiting: Option<&Waiting>) -> Result<(), StoreError> {
+        self.inner.set_waiting(run_id, waiting).await
+    }
+    async fn add_decision(&self, run_id: &str, decision: &Decision) -> Result<u64, StoreError> {
+        self.inner.add_decision(run_id, decision).await
+    }
+    async fn load_decisions(&self, run_id: &str) -> Result<Vec<Decision>, StoreError> {
+        self.inner.load_decisions(run_id).await
+    }
+    async fn take_lease(&self, run_id: &str, lease: &Lease, now: u64) -> Result<Option<Lease>, StoreError> {
+        self.inner.take_lease(run_id, lease, now).await
+    }
+    async fn release_lease(&self, run_id: &str, owner: &str) -> Result<(), StoreError> {
+        self.inner.release_lease(run_id, owner).await
     }
 }
 

@@ -14,6 +14,7 @@ use serde_json::Value;
 use crate::accounting::{Meter, Pricing};
 use crate::cancel::CancelToken;
 use crate::context::RunContext;
+use crate::decisions::{self, DecisionError};
 use crate::events::{Event, EventBus};
 use crate::ledger::Ledger;
 use crate::llm::{ChatModel, Role};
@@ -21,11 +22,12 @@ use crate::models::{ModelRef, Models};
 use crate::plan::Plan;
 use crate::planner;
 use crate::policy::{Approver, AutoApprove, ResumeOptions, RunOptions};
-use crate::report::RunReport;
+use crate::report::{RunReport, RunStatus};
 use crate::result::now_ms;
+use crate::run::owner::{Claim, Owner};
 use crate::run::resume::{self, ResumeError};
 use crate::run::{new_run_id, Run, RunError, Start};
-use crate::store::{RunHeader, RunStore};
+use crate::store::{RunHeader, RunStore, Waiting};
 use crate::strategy::{self, Drive};
 use crate::tools::ToolRegistry;
 
@@ -157,6 +159,7 @@ impl Agent {
             approver: self.approver.clone(),
             ledger: Arc::new(ledger),
             journal: Default::default(),
+            inbox: Default::default(),
         }
     }
 
@@ -216,7 +219,12 @@ impl Agent {
             started_at: now_ms(),
         };
         ctx.ledger.create(&header).await;
+        let owner = match &self.store {
+            Some(store) => self.claim(store, &run_id, &ctx, 0).await.ok().flatten(),
+            None => None,
+        };
         let mut run = Run::new(ctx, run_id, task);
+        run.owner = owner;
         let outcome = strategy::drive(driver, &mut run, Start::New(plan)).await;
         run.finish(outcome).await
     }
@@ -250,9 +258,12 @@ impl Agent {
                 status: stored.status,
             });
         }
-        // Decide every in-flight step before changing anything.
-        let decided = resume::decide_inflight(&stored, &self.tools, self.approver.as_ref(), options).await?;
-
+        if let (RunStatus::AwaitingApproval, Some(waits)) = (stored.status, &stored.waiting) {
+            return Err(ResumeError::AwaitingApproval {
+                run_id: run_id.to_string(),
+                waits: waits.describe(),
+            });
+        }
         let stop = cancel.child();
         // Agent steps' inner calls share the sequence with the steps.
         let last_seq = stored
@@ -263,13 +274,32 @@ impl Agent {
             .max()
             .unwrap_or(0);
         let exchanges = stored.exchanges.len() as u64;
-        let ledger = Ledger::new(Some(store), run_id, stop.clone(), last_seq, exchanges);
+        let ledger = Ledger::new(Some(store.clone()), run_id, stop.clone(), last_seq, exchanges);
         let ctx = self.context(ledger, stop, stored.elapsed_ms);
+        let seen = stored.decisions.iter().map(|d| d.seq).max().unwrap_or(0);
+        // One owner at a time: taken before anything changes, given back if the resume does not start.
+        let owner = self.claim(&store, run_id, &ctx, seen).await?;
+        // Decide every in-flight step before changing anything.
+        let decided = match resume::decide_inflight(&stored, &self.tools, self.approver.as_ref(), options).await {
+            Ok(decided) => decided,
+            Err(e) => {
+                if let Some(owner) = owner {
+                    owner.release().await;
+                }
+                return Err(e);
+            }
+        };
+        for (seq, message) in crate::decisions::pending_steers(&stored.decisions) {
+            ctx.inbox.steer(seq, message);
+        }
+        ctx.inbox
+            .approve_calls(crate::decisions::approved_calls(&stored.decisions));
         for x in &stored.exchanges {
             ctx.meter.add(x.role, x.tokens(), x.latency_ms, x.cost);
         }
         ctx.ledger.reopen().await;
         let mut run = Run::restore(ctx, &stored);
+        run.owner = owner;
         run.ctx.journal.load(stored.calls.iter().map(|c| &c.result));
         resume::settle_inflight(&mut run, decided).await;
         self.events.emit(Event::RunResumed {
@@ -280,5 +310,70 @@ impl Agent {
         let driver = strategy::driver(self.options.strategy);
         let outcome = strategy::drive(driver, &mut run, resume::start_of(&stored)).await;
         Ok(run.finish(outcome).await)
+    }
+
+    /// Take the run's lease for this process, with a heartbeat that renews it
+    /// and feeds the run's inbox. `Ok(None)` when the ledger cannot say (the
+    /// run goes on without a lease: the ledger's own write errors stop it).
+    async fn claim(
+        &self,
+        store: &Arc<dyn RunStore>,
+        run_id: &str,
+        ctx: &RunContext,
+        seen: u64,
+    ) -> Result<Option<Owner>, ResumeError> {
+        let claim = Claim {
+            store: store.clone(),
+            run_id: run_id.to_string(),
+            ttl: self.options.lease_ttl,
+            inbox: ctx.inbox.clone(),
+            stop: ctx.stop.clone(),
+            seen,
+        };
+        match Owner::take(claim).await {
+            Ok(Ok(owner)) => Ok(Some(owner)),
+            Ok(Err(holder)) => Err(ResumeError::Owned {
+                run_id: run_id.to_string(),
+                owner: holder.owner,
+                expires_in_s: holder.expires_at.saturating_sub(now_ms()).div_ceil(1000),
+            }),
+            Err(e) => {
+                tracing::warn!("could not take the lease on run {run_id}: {e}");
+                Ok(None)
+            }
+        }
+    }
+
+    fn ledger(&self) -> Result<&dyn RunStore, DecisionError> {
+        self.store.as_deref().ok_or(DecisionError::NoStore)
+    }
+
+    /// Approve what a paused run waits for (its plan, or the call of `step`);
+    /// [`Agent::resume`] then continues it. `by` is recorded with the decision.
+    pub async fn approve(&self, run_id: &str, step: Option<&str>, by: &str) -> Result<Waiting, DecisionError> {
+        decisions::approve(self.ledger()?, run_id, step, by).await
+    }
+
+    /// Reject what a paused run waits for: it ends `rejected`, with `reason`.
+    pub async fn reject(&self, run_id: &str, reason: &str, by: &str) -> Result<(), DecisionError> {
+        decisions::reject(self.ledger()?, run_id, reason, by).await
+    }
+
+    /// Replace a paused run's pending plan with `plan` (validated against this
+    /// agent's tools and limits); returns the new version, approved.
+    pub async fn edit(&self, run_id: &str, plan: Plan, by: &str) -> Result<u32, DecisionError> {
+        let limits = self.options.plan_limits();
+        let check = |p: &Plan| crate::plan::validate(p, &self.tools, &limits);
+        decisions::edit(self.ledger()?, run_id, plan, &check, by).await
+    }
+
+    /// Leave a steering message for a running or paused run's replanner.
+    pub async fn steer(&self, run_id: &str, message: &str, by: &str) -> Result<u64, DecisionError> {
+        decisions::steer(self.ledger()?, run_id, message, by).await
+    }
+
+    /// Cancel a run: a running one stops at its next heartbeat, a paused one now.
+    pub async fn cancel(&self, run_id: &str, by: &str) -> Result<(), DecisionError> {
+        decisions::cancel(self.ledger()?, run_id, by).await
     }
 }

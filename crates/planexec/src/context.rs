@@ -27,6 +27,8 @@ pub(crate) struct RunContext {
     pub budget: crate::budget::BudgetGuard,
     /// Agent steps' inner calls from an earlier session, replayed on resume.
     pub journal: crate::journal::Journal,
+    /// What people send the run while it goes (steering, cancel, approvals), and its pause.
+    pub inbox: Arc<crate::inbox::Inbox>,
 }
 
 impl RunContext {

@@ -93,6 +93,11 @@ pub enum Event {
         reason: String,
         replans: u32,
     },
+    /// A person's steering message was read and the plan revised to `version`.
+    Steered {
+        message: String,
+        version: u32,
+    },
     /// The run stopped making progress and hands the rest of the goal to one
     /// ReAct loop (`fallback = "react"`).
     FellBack {

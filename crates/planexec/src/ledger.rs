@@ -85,6 +85,15 @@ impl Ledger {
         self.write(|s, id| s.add_plan(id, version, replans)).await
     }
 
+    pub async fn waiting(&self, waiting: &crate::store::Waiting) -> bool {
+        self.write(|s, id| s.set_waiting(id, Some(waiting))).await
+    }
+
+    pub async fn decision(&self, decision: &crate::store::Decision) -> bool {
+        self.write(|s, id| async move { s.add_decision(id, decision).await.map(|_| ()) })
+            .await
+    }
+
     pub async fn approved(&self, version: u32) -> bool {
         self.write(|s, id| s.approve_plan(id, version)).await
     }

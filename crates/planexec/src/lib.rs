@@ -62,8 +62,10 @@ pub mod budget;
 mod calls;
 pub mod cancel;
 mod context;
+pub mod decisions;
 pub mod events;
 mod executor;
+mod inbox;
 mod journal;
 pub mod json;
 mod ledger;
@@ -89,12 +91,13 @@ pub use agent::{Agent, AgentBuilder};
 pub use agents::AgentProfile;
 pub use budget::Budget;
 pub use cancel::CancelToken;
+pub use decisions::DecisionError;
 pub use events::{Event, EventBus};
 pub use llm::{ChatModel, LlmError, Role};
 pub use models::{ModelRef, Models};
 pub use plan::{Plan, PlanError, PlanErrors, Step, StepKind};
 pub use policy::{
-    Approval, Approver, AutoApprove, Fallback, Mode, Permission, ResumeOptions, RunOptions, StepSelection,
+    Approval, ApproveLater, Approver, AutoApprove, Fallback, Mode, Permission, ResumeOptions, RunOptions, StepSelection,
 };
 pub use report::{PlanVersion, RunReport, RunStatus};
 pub use result::{StepResult, StepStatus};

@@ -52,6 +52,10 @@ pub struct RunOptions {
     pub stall_replans: u32,
     /// What a run that stopped making progress does.
     pub fallback: Fallback,
+    /// How long a run's lease on the ledger lasts without a heartbeat (renewed
+    /// every third of it): a run left by a killed process can be taken over
+    /// after this long.
+    pub lease_ttl: Duration,
 }
 
 /// What a run does after `stall_replans` replans in a row without progress.
@@ -104,6 +108,7 @@ impl Default for RunOptions {
             agents: vec![crate::agents::AgentProfile::worker()],
             stall_replans: 2,
             fallback: Fallback::Stop,
+            lease_ttl: Duration::from_secs(30),
         }
     }
 }
@@ -264,6 +269,13 @@ pub trait Approver: Send + Sync {
     /// Decide on a proposed plan. `check` validates an edited plan before returning it.
     async fn review(&self, plan: &Plan, check: PlanCheck<'_>) -> Approval;
 
+    /// Whether the person deciding is not here now: instead of asking, a run
+    /// that needs a plan approved or a call confirmed pauses in the ledger
+    /// (`awaiting_approval`) until someone decides (see [`crate::decisions`]).
+    fn decides_later(&self) -> bool {
+        false
+    }
+
     /// Whether clarifying questions can be put to someone. When not, the planner
     /// is told to state its assumptions and plan instead of asking.
     fn can_answer_questions(&self) -> bool {
@@ -327,6 +339,27 @@ pub struct AutoApprove;
 impl Approver for AutoApprove {
     async fn review(&self, _plan: &Plan, _check: PlanCheck<'_>) -> Approval {
         Approval::Approve
+    }
+}
+
+/// Decides nothing now: a run that needs a person pauses in the ledger and the
+/// process can exit (the CLI's `--approve later`, the server's default).
+/// Clarifying questions are not asked: the planner states its assumptions.
+pub struct ApproveLater;
+
+#[async_trait]
+impl Approver for ApproveLater {
+    /// Not called: [`Approver::decides_later`] pauses the run before a review.
+    async fn review(&self, _plan: &Plan, _check: PlanCheck<'_>) -> Approval {
+        Approval::Reject
+    }
+
+    fn decides_later(&self) -> bool {
+        true
+    }
+
+    async fn confirm_step(&self, _step: &Step, _args: &Value, _effect: Effect) -> bool {
+        false
     }
 }
 

@@ -23,6 +23,8 @@ pub(crate) enum ReplanTrigger<'a> {
         error: &'a str,
     },
     Feedback(&'a str),
+    /// A person steered the running run with this message.
+    Steered(&'a str),
     /// replan-each-step: a step has just succeeded; keep, revise or finish.
     StepDone {
         step: &'a Step,
@@ -70,6 +72,9 @@ pub(crate) async fn replan(
         )),
         ReplanTrigger::Feedback(feedback) => context.push_str(&format!(
             "The user reviewed the plan and asks for changes:\n{feedback}\n\n"
+        )),
+        ReplanTrigger::Steered(message) => context.push_str(&format!(
+            "While the run was going, the user sent this instruction. Revise the steps not yet run so the rest follows it (completed steps stay as they are):\n{message}\n\n"
         )),
         ReplanTrigger::StepDone { step } => context.push_str(&format!(
             "Step [{}] has just completed. Decide what remains: if the steps not yet run still fit, return them unchanged (same ids and arguments); if its result changes what is needed, return revised steps; if the completed steps already give everything the task needs, return \"steps\": [].\n\n",

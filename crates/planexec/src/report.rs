@@ -23,6 +23,8 @@ pub enum RunStatus {
     Running,
     /// Stopped by its token, cost or time budget; resumable with a larger one.
     BudgetExhausted,
+    /// Paused until a person approves the plan or a step (see [`crate::decisions`]).
+    AwaitingApproval,
 }
 
 impl RunStatus {
@@ -35,6 +37,7 @@ impl RunStatus {
             RunStatus::Interrupted => "interrupted",
             RunStatus::Running => "running",
             RunStatus::BudgetExhausted => "budget_exhausted",
+            RunStatus::AwaitingApproval => "awaiting_approval",
         }
     }
 
@@ -47,6 +50,7 @@ impl RunStatus {
             RunStatus::Interrupted,
             RunStatus::Running,
             RunStatus::BudgetExhausted,
+            RunStatus::AwaitingApproval,
         ]
         .into_iter()
         .find(|st| st.as_str() == s)
@@ -56,8 +60,41 @@ impl RunStatus {
     pub fn resumable(self) -> bool {
         matches!(
             self,
-            RunStatus::Failed | RunStatus::Interrupted | RunStatus::Running | RunStatus::BudgetExhausted
+            RunStatus::Failed
+                | RunStatus::Interrupted
+                | RunStatus::Running
+                | RunStatus::BudgetExhausted
+                | RunStatus::AwaitingApproval
         )
+    }
+}
+
+/// What a run in [`RunStatus::AwaitingApproval`] waits for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "for", rename_all = "snake_case")]
+pub enum Waiting {
+    /// Approval of this plan version.
+    Plan { version: u32 },
+    /// Confirmation of a call with side effects, with its resolved arguments.
+    Step {
+        plan_version: u32,
+        step_id: String,
+        tool: String,
+        args: serde_json::Value,
+    },
+}
+
+impl Waiting {
+    /// One line for people: what a decision would be about.
+    pub fn describe(&self) -> String {
+        match self {
+            Waiting::Plan { version } => format!("approval of plan v{version}"),
+            Waiting::Step {
+                step_id, tool, args, ..
+            } => {
+                format!("confirmation of step {step_id}: {tool} {args}")
+            }
+        }
     }
 }
 
@@ -102,6 +139,9 @@ pub struct RunReport {
     /// The limits the run had (spend is in `usage` and `elapsed_ms`).
     #[serde(default, skip_serializing_if = "crate::budget::Budget::is_unlimited")]
     pub budget: crate::budget::Budget,
+    /// What the run waits for, when it is [`RunStatus::AwaitingApproval`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<Waiting>,
 }
 
 impl RunReport {

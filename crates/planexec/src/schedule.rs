@@ -36,12 +36,15 @@ pub struct DagOutcome {
 }
 
 /// How much one pass may start.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone)]
 pub struct Dispatch {
     /// Most steps running at once.
     pub parallelism: usize,
     /// Most steps started in this pass (replan-each-step starts one at a time).
     pub max_steps: usize,
+    /// Once fired, no new step starts; running ones finish (a person steered
+    /// the run, or a step waits for approval).
+    pub hold: Option<CancelToken>,
 }
 
 impl Dispatch {
@@ -49,7 +52,20 @@ impl Dispatch {
         Dispatch {
             parallelism,
             max_steps: usize::MAX,
+            hold: None,
         }
+    }
+
+    /// This dispatch, held by `hold`.
+    pub fn held_by(self, hold: CancelToken) -> Dispatch {
+        Dispatch {
+            hold: Some(hold),
+            ..self
+        }
+    }
+
+    fn held(&self) -> bool {
+        self.hold.as_ref().is_some_and(CancelToken::is_cancelled)
     }
 }
 
@@ -106,6 +122,7 @@ where
             && running.len() < parallelism
             && started < dispatch.max_steps
             && !cancel.is_cancelled()
+            && !dispatch.held()
         {
             let Some(Reverse(i)) = ready.pop() else { break };
             let step: &Step = &arrived[i];
@@ -119,7 +136,7 @@ where
             in_flight.push(i);
             running.push(async move { (i, fut.await) });
         }
-        let more_can_start = outcome.failed.is_empty() && started < dispatch.max_steps;
+        let more_can_start = outcome.failed.is_empty() && started < dispatch.max_steps && !dispatch.held();
         if running.is_empty() && !(open && more_can_start) {
             break;
         }

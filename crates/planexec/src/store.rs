@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use crate::accounting::{RoleUsage, Usage};
 use crate::llm::Role;
+pub use crate::report::Waiting;
 use crate::report::{Clarification, PlanVersion, RunReport, RunStatus};
 use crate::result::{StepResult, StepStatus};
 
@@ -165,6 +166,15 @@ pub struct StoredRun {
     #[serde(default)]
     pub calls: Vec<StoredStep>,
     pub exchanges: Vec<ModelExchange>,
+    /// What the run waits for while it is [`RunStatus::AwaitingApproval`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<Waiting>,
+    /// Approvals, rejections, edits, steering and cancels, in the order they were made.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub decisions: Vec<Decision>,
+    /// The process executing the run, if one holds it (or held it and died).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease: Option<Lease>,
 }
 
 impl StoredRun {
@@ -243,8 +253,67 @@ impl StoredRun {
                 .get("budget")
                 .and_then(|b| serde_json::from_value(b.clone()).ok())
                 .unwrap_or_default(),
+            waiting: self.waiting.clone(),
         }
     }
+}
+
+/// One decision about a run, as the ledger keeps it (append-only).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Decision {
+    /// Its number within the run, given by the store (1, 2, …).
+    #[serde(default)]
+    pub seq: u64,
+    /// Who decided: a user name, `api`, or the token's holder.
+    pub by: String,
+    /// Milliseconds since the Unix epoch.
+    pub at: u64,
+    #[serde(flatten)]
+    pub action: Action,
+}
+
+/// What was decided.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum Action {
+    /// The plan version (and, for a step, that call with these arguments) may run.
+    Approve {
+        version: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        step: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        args: Option<Value>,
+    },
+    /// The run ends `rejected`, for this reason.
+    Reject { reason: String },
+    /// A person's plan replaced the pending one as this version (and is approved).
+    Edit { version: u32 },
+    /// A message for the replanner's next decision point.
+    Steer { message: String },
+    /// The run read steering message `steer` and revised its plan to `version`.
+    SteerApplied { steer: u64, version: u32 },
+    /// Stop the run (it ends `interrupted` and can be resumed).
+    Cancel,
+}
+
+impl Decision {
+    pub fn new(by: &str, action: Action) -> Decision {
+        Decision {
+            seq: 0,
+            by: by.to_string(),
+            at: crate::result::now_ms(),
+            action,
+        }
+    }
+}
+
+/// The process executing a run, until `expires_at` (ms since the epoch)
+/// unless its heartbeat renews it. A lease that expired was left by a process
+/// that died and may be taken over.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Lease {
+    pub owner: String,
+    pub expires_at: u64,
 }
 
 /// A line of `planexec runs list`.
@@ -297,6 +366,18 @@ pub trait RunStore: Send + Sync {
     async fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunSummary>, StoreError>;
     /// Delete a run and everything recorded for it; `false` if there was none.
     async fn delete_run(&self, run_id: &str) -> Result<bool, StoreError>;
+    /// Record (or, with `None`, clear) what a paused run waits for.
+    async fn set_waiting(&self, run_id: &str, waiting: Option<&Waiting>) -> Result<(), StoreError>;
+    /// Append a decision; returns the number the store gave it (its `seq` is ignored).
+    async fn add_decision(&self, run_id: &str, decision: &Decision) -> Result<u64, StoreError>;
+    /// The run's decisions in order (cheaper than [`RunStore::load_run`]: read at every heartbeat).
+    async fn load_decisions(&self, run_id: &str) -> Result<Vec<Decision>, StoreError>;
+    /// Take or renew the run's lease for `lease.owner`, in one atomic step: it
+    /// succeeds (`Ok(None)`) when no one holds it, the owner already does, or
+    /// the holder's lease expired before `now`; else the holder is returned.
+    async fn take_lease(&self, run_id: &str, lease: &Lease, now: u64) -> Result<Option<Lease>, StoreError>;
+    /// Give the lease up, if `owner` holds it.
+    async fn release_lease(&self, run_id: &str, owner: &str) -> Result<(), StoreError>;
 }
 
 /// Summary of a stored run (shared by stores that hold whole [`StoredRun`]s).
@@ -371,6 +452,9 @@ impl RunStore for MemoryStore {
                 steps: Vec::new(),
                 calls: Vec::new(),
                 exchanges: Vec::new(),
+                waiting: None,
+                decisions: Vec::new(),
+                lease: None,
             },
         );
         Ok(())
@@ -480,5 +564,50 @@ impl RunStore for MemoryStore {
 
     async fn delete_run(&self, run_id: &str) -> Result<bool, StoreError> {
         Ok(self.runs.lock().unwrap().remove(run_id).is_some())
+    }
+
+    async fn set_waiting(&self, run_id: &str, waiting: Option<&Waiting>) -> Result<(), StoreError> {
+        self.with_run(run_id, |r| r.waiting = waiting.cloned())
+    }
+
+    async fn add_decision(&self, run_id: &str, decision: &Decision) -> Result<u64, StoreError> {
+        self.with_run(run_id, |r| {
+            let seq = r.decisions.len() as u64 + 1;
+            r.decisions.push(Decision {
+                seq,
+                ..decision.clone()
+            });
+            seq
+        })
+    }
+
+    async fn load_decisions(&self, run_id: &str) -> Result<Vec<Decision>, StoreError> {
+        let runs = self.runs.lock().unwrap();
+        Ok(runs.get(run_id).map(|r| r.decisions.clone()).unwrap_or_default())
+    }
+
+    async fn take_lease(&self, run_id: &str, lease: &Lease, now: u64) -> Result<Option<Lease>, StoreError> {
+        // A lease is not a change to the run's record: `updated_at` stays.
+        let mut runs = self.runs.lock().unwrap();
+        let run = runs
+            .get_mut(run_id)
+            .ok_or_else(|| StoreError::new(StoreErrorKind::Other, format!("no run {run_id} in the ledger")))?;
+        match &run.lease {
+            Some(held) if held.owner != lease.owner && held.expires_at >= now => Ok(Some(held.clone())),
+            _ => {
+                run.lease = Some(lease.clone());
+                Ok(None)
+            }
+        }
+    }
+
+    async fn release_lease(&self, run_id: &str, owner: &str) -> Result<(), StoreError> {
+        let mut runs = self.runs.lock().unwrap();
+        if let Some(run) = runs.get_mut(run_id) {
+            if run.lease.as_ref().is_some_and(|l| l.owner == owner) {
+                run.lease = None;
+            }
+        }
+        Ok(())
     }
 }

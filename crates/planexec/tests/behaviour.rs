@@ -26,7 +26,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use planexec::llm::scripted::{ScriptedModel, ScriptedReply};
 use planexec::policy::PlanCheck;
-use planexec::store::{ModelExchange, RunEnd, RunFilter, RunHeader, RunSummary, StepStart, StoredRun};
+use planexec::store::{
+    Decision, Lease, ModelExchange, RunEnd, RunFilter, RunHeader, RunSummary, StepStart, StoredRun, Waiting,
+};
 use planexec::{
     Agent, AgentBuilder, Approval, Approver, Budget, CancelToken, Effect, LlmError, MemoryStore, Mode, Plan,
     ResumeOptions, Role, RunOptions, RunReport, RunStore, Step, StepResult, StepSelection, StoreError, Strategy, Tool,
@@ -117,6 +119,25 @@ impl RunStore for JournalStore {
     }
     async fn delete_run(&self, run_id: &str) -> Result<bool, StoreError> {
         self.inner.delete_run(run_id).await
+    }
+    async fn set_waiting(&self, run_id: &str, waiting: Option<&Waiting>) -> Result<(), StoreError> {
+        self.log("set_waiting", json!({ "waiting": waiting }));
+        self.inner.set_waiting(run_id, waiting).await
+    }
+    async fn add_decision(&self, run_id: &str, decision: &Decision) -> Result<u64, StoreError> {
+        self.log("add_decision", json!({ "decision": decision }));
+        self.inner.add_decision(run_id, decision).await
+    }
+    async fn load_decisions(&self, run_id: &str) -> Result<Vec<Decision>, StoreError> {
+        self.inner.load_decisions(run_id).await
+    }
+    // The lease is the process's, not the run's record: left out of the journal
+    // (its heartbeat's timing would make the snapshots flaky).
+    async fn take_lease(&self, run_id: &str, lease: &Lease, now: u64) -> Result<Option<Lease>, StoreError> {
+        self.inner.take_lease(run_id, lease, now).await
+    }
+    async fn release_lease(&self, run_id: &str, owner: &str) -> Result<(), StoreError> {
+        self.inner.release_lease(run_id, owner).await
     }
 }
 

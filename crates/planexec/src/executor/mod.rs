@@ -131,7 +131,16 @@ async fn execute_step(ctx: &RunContext, plan: &Plan, version: u32, step: Step, d
                 error: e.clone(),
                 attempts: tally.attempts,
             });
-            (StepStatus::Failed, Some(e.clone()))
+            // A call that waits for approval has not failed: it runs on resume.
+            let paused = ctx.inbox.is_paused_at(&step.id);
+            (
+                if paused {
+                    StepStatus::Pending
+                } else {
+                    StepStatus::Failed
+                },
+                Some(e.clone()),
+            )
         }
     };
     StepResult {
@@ -197,6 +206,18 @@ async fn permit(
             because(entry, args)
         ))),
         Permission::Confirm if tally.confirmed.as_ref() == Some(args) => Ok(()),
+        Permission::Confirm if ctx.inbox.is_approved(&step.id, args) => Ok(()),
+        Permission::Confirm if ctx.approver.decides_later() => {
+            ctx.inbox.pause(crate::store::Waiting::Step {
+                plan_version: tally.version,
+                step_id: step.id.clone(),
+                tool: name.to_string(),
+                args: args.clone(),
+            });
+            Err(ToolError::denied(format!(
+                "not run yet: `{name}` with {args} waits for a person's approval"
+            )))
+        }
         Permission::Confirm => {
             if ctx.approver.confirm_step(step, args, effect).await {
                 tally.confirmed = Some(args.clone());

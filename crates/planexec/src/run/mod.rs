@@ -7,6 +7,7 @@
 //! (a role could not go on) and, in [`resume`], why a resume did not start.
 
 mod error;
+pub(crate) mod owner;
 pub(crate) mod resume;
 
 use std::collections::HashMap;
@@ -20,7 +21,7 @@ use crate::ledger;
 use crate::plan::{Plan, Step};
 use crate::report::{Clarification, PlanVersion, RunReport, RunStatus};
 use crate::result::{now_ms, StepResult};
-use crate::store::{RunEnd, StoredRun};
+use crate::store::{RunEnd, StoredRun, Waiting};
 
 pub use error::RunError;
 
@@ -40,6 +41,8 @@ pub(crate) enum Exit {
     Ended(RunStatus, String),
     /// Stopped from outside: cancelled, the budget, or a ledger that cannot be written.
     Stopped,
+    /// Paused until a person decides (`approve later`): recorded, resumable.
+    AwaitingApproval(Waiting),
 }
 
 impl Exit {
@@ -78,6 +81,8 @@ pub(crate) struct Run {
     /// What earlier plan versions still had to do when a step of theirs failed,
     /// by version: a revision that repeats one is going round in a circle.
     pub tried: Vec<(u32, Vec<String>)>,
+    /// This process's lease on the run in the ledger (none without a ledger).
+    pub owner: Option<owner::Owner>,
 }
 
 impl Run {
@@ -98,6 +103,7 @@ impl Run {
             incomplete: None,
             stalled: 0,
             tried: Vec::new(),
+            owner: None,
         }
     }
 
@@ -193,17 +199,30 @@ impl Run {
         match outcome {
             Ok(answer) => (RunStatus::Succeeded, Some(answer), None),
             Err(Exit::Ended(status, reason)) => budget_or(status, reason),
+            Err(Exit::AwaitingApproval(waiting)) => (
+                RunStatus::AwaitingApproval,
+                None,
+                Some(format!("waits for {}", waiting.describe())),
+            ),
             // A ledger that cannot be written is the problem to fix, whatever the budget says.
-            Err(Exit::Stopped) => match self.ctx.ledger.failure() {
-                Some(e) => (RunStatus::Failed, None, Some(ledger::failure_message(&e, &self.id))),
-                None => budget_or(RunStatus::Interrupted, "interrupted".to_string()),
+            Err(Exit::Stopped) => match (self.ctx.ledger.failure(), self.ctx.inbox.cancelled_by()) {
+                (Some(e), _) => (RunStatus::Failed, None, Some(ledger::failure_message(&e, &self.id))),
+                (None, Some(by)) => (RunStatus::Interrupted, None, Some(format!("cancelled by {by}"))),
+                (None, None) => budget_or(RunStatus::Interrupted, "interrupted".to_string()),
             },
         }
     }
 
     /// End the run: the ledger's last write, the last event, the report.
-    pub async fn finish(self, outcome: Result<String, Exit>) -> RunReport {
+    pub async fn finish(mut self, outcome: Result<String, Exit>) -> RunReport {
+        let waiting = match &outcome {
+            Err(Exit::AwaitingApproval(w)) => Some(w.clone()),
+            _ => None,
+        };
         let (status, answer, mut error) = self.verdict(outcome);
+        if let Some(w) = &waiting {
+            self.ctx.ledger.waiting(w).await;
+        }
         let elapsed_ms = self.earlier_ms + self.started.elapsed().as_millis() as u64;
         let mut steps = self.records;
         crate::report::add_unrun_steps(&mut steps, self.plan.as_ref(), &self.plans);
@@ -221,6 +240,9 @@ impl Run {
                 Some(err) => err,
                 None => note,
             });
+        }
+        if let Some(owner) = self.owner.take() {
+            owner.release().await;
         }
         self.ctx.events.emit(Event::RunFinished {
             status: status.as_str().to_string(),
@@ -241,6 +263,7 @@ impl Run {
             usage: self.ctx.meter.snapshot(),
             elapsed_ms,
             budget: self.ctx.options.budget,
+            waiting,
         }
     }
 }

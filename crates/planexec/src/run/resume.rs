@@ -32,6 +32,14 @@ pub enum ResumeError {
     NotFound { run_id: String, store: String },
     #[error("run {run_id} already finished ({status}); resuming it changes nothing", status = status.as_str())]
     Finished { run_id: String, status: RunStatus },
+    #[error("run {run_id} waits for {waits}: decide first with `planexec approve {run_id}`, `planexec reject {run_id} --reason …` or `planexec edit {run_id}`")]
+    AwaitingApproval { run_id: String, waits: String },
+    #[error("run {run_id} is being executed by {owner} (its lease is renewed every few seconds and expires in {expires_in_s} s if that process died); wait for it to finish, or cancel it with `planexec cancel {run_id}`")]
+    Owned {
+        run_id: String,
+        owner: String,
+        expires_in_s: u64,
+    },
     #[error("step {step_id} is both to be run again and to be skipped; choose one")]
     Conflict { step_id: String },
     #[error("{}", inflight_message(run_id, steps))]

@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{fallback, start, Drive, Next};
+use super::{fallback, start, steer, Drive, Next};
 use crate::executor;
 use crate::plan::Step;
 use crate::policy;
@@ -24,15 +24,22 @@ pub(crate) async fn drive(strategy: &dyn Drive, run: &mut Run, start: Start) -> 
         true => Dispatch {
             parallelism: 1,
             max_steps: 1,
+            hold: None,
         },
         false => Dispatch::parallel(run.ctx.options.parallelism),
     };
     loop {
         let outcome = match ran_while_planning.take() {
             Some(outcome) => outcome,
-            None => execute_pass(run, dispatch).await,
+            None => {
+                steer::apply(run).await?;
+                execute_pass(run, dispatch.clone()).await
+            }
         };
         let (ran, failed) = keep_results(run, outcome)?;
+        if run.ctx.inbox.has_steer() && failed.is_none() {
+            continue; // a person steered: the revision comes before the answer
+        }
         if ran.iter().any(|id| run.done.contains_key(id)) {
             run.stalled = 0;
         }
@@ -51,6 +58,7 @@ pub(crate) async fn drive(strategy: &dyn Drive, run: &mut Run, start: Start) -> 
 async fn execute_pass(run: &Run, dispatch: Dispatch) -> DagOutcome {
     let (ctx, plan, version) = (&run.ctx, run.plan(), run.version);
     let steps = futures::stream::iter(plan.steps.clone());
+    let dispatch = dispatch.held_by(ctx.inbox.new_hold());
     schedule::run_steps(steps, &run.done, dispatch, &ctx.stop, |step, deps| {
         executor::run_step(ctx, plan, version, step, deps)
     })
@@ -81,6 +89,9 @@ pub(crate) fn keep_results(run: &mut Run, outcome: DagOutcome) -> Result<(Vec<St
             run.records.push(record);
         }
         return Err(Exit::Stopped);
+    }
+    if let Some(waiting) = run.ctx.inbox.take_pause() {
+        return Err(Exit::AwaitingApproval(waiting));
     }
     Ok((ran, failed))
 }

@@ -34,6 +34,7 @@ pub(crate) mod react;
 pub(crate) mod replan_each_step;
 pub(crate) mod rewoo;
 pub(crate) mod start;
+pub(crate) mod steer;
 
 use async_trait::async_trait;
 

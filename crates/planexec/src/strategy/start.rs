@@ -94,6 +94,10 @@ async fn review(run: &mut Run) -> Result<(), Exit> {
     let tools = run.ctx.tools.clone();
     let check = move |p: &Plan| plan::validate(p, &tools, &limits);
     loop {
+        if run.ctx.approver.decides_later() {
+            let version = run.version;
+            return Err(Exit::AwaitingApproval(crate::store::Waiting::Plan { version }));
+        }
         let approval = Run::guard(&run.ctx, run.ctx.approver.review(run.plan(), &check)).await?;
         match approval {
             Approval::Approve => {

@@ -1,0 +1,242 @@
+//! Runs that wait for people: what a paused run waits for ([`Waiting`]), the
+//! decisions people record about a run ([`Decision`]), and which process owns
+//! a run while it executes ([`crate::store::Lease`]). The records are the
+//! ledger's ([`crate::store`]); this module makes and reads decisions.
+//!
+//! A decision is written to the ledger by whoever makes it (the CLI in another
+//! process, the HTTP API, a program); the process executing the run reads new
+//! ones at its heartbeat, and a resumed run reads them when it starts. The
+//! functions here only record: nothing in this module runs a run, so they need
+//! a store and no models or tools (an edit is checked by the caller's
+//! [`crate::policy::PlanCheck`]).
+
+use serde_json::Value;
+
+use crate::plan::Plan;
+use crate::policy::PlanCheck;
+use crate::report::{PlanVersion, RunStatus};
+use crate::result::now_ms;
+use crate::store::{Action, Decision, RunEnd, RunStore, StoreError, StoredRun, Waiting};
+
+/// Steering messages of `decisions` that no plan revision has read yet: `(seq, message)`.
+pub fn pending_steers(decisions: &[Decision]) -> Vec<(u64, String)> {
+    let applied: Vec<u64> = decisions
+        .iter()
+        .filter_map(|d| match d.action {
+            Action::SteerApplied { steer, .. } => Some(steer),
+            _ => None,
+        })
+        .collect();
+    decisions
+        .iter()
+        .filter_map(|d| match &d.action {
+            Action::Steer { message } if !applied.contains(&d.seq) => Some((d.seq, message.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A step call a person confirmed while the run waited: `(step id, arguments)`.
+pub fn approved_calls(decisions: &[Decision]) -> Vec<(String, Value)> {
+    decisions
+        .iter()
+        .filter_map(|d| match &d.action {
+            Action::Approve {
+                step: Some(step),
+                args: Some(args),
+                ..
+            } => Some((step.clone(), args.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Why a decision was not recorded. Nothing was changed.
+#[derive(Debug, thiserror::Error)]
+pub enum DecisionError {
+    #[error("this agent has no run ledger, so there are no paused runs to decide about (configure one with AgentBuilder::store)")]
+    NoStore,
+    #[error("there is no run {run_id} in the ledger {store} (see `planexec runs list`)")]
+    NotFound { run_id: String, store: String },
+    #[error("run {run_id} is {status}, not waiting for approval: there is nothing to {verb}", status = status.as_str())]
+    NotWaiting {
+        run_id: String,
+        status: RunStatus,
+        verb: &'static str,
+    },
+    #[error("run {run_id} waits for {waits}, not for step {step}")]
+    OtherStep {
+        run_id: String,
+        waits: String,
+        step: String,
+    },
+    #[error("run {run_id} already finished ({status}); {what}", status = status.as_str())]
+    Finished {
+        run_id: String,
+        status: RunStatus,
+        what: &'static str,
+    },
+    #[error("the edited plan is not valid:\n{0}")]
+    InvalidPlan(crate::plan::PlanErrors),
+    #[error("{0}")]
+    Store(#[from] StoreError),
+}
+
+async fn load(store: &dyn RunStore, run_id: &str) -> Result<StoredRun, DecisionError> {
+    store.load_run(run_id).await?.ok_or_else(|| DecisionError::NotFound {
+        run_id: run_id.to_string(),
+        store: store.describe(),
+    })
+}
+
+/// The run and what it waits for; an error when it waits for nothing.
+async fn waiting(
+    store: &dyn RunStore,
+    run_id: &str,
+    verb: &'static str,
+) -> Result<(StoredRun, Waiting), DecisionError> {
+    let run = load(store, run_id).await?;
+    match (&run.status, run.waiting.clone()) {
+        (RunStatus::AwaitingApproval, Some(w)) => Ok((run, w)),
+        _ => Err(DecisionError::NotWaiting {
+            run_id: run_id.to_string(),
+            status: run.status,
+            verb,
+        }),
+    }
+}
+
+/// Approve what the run waits for (the plan, or the step's call when `step`
+/// names it or is `None`). The run stays paused until it is resumed.
+pub async fn approve(
+    store: &dyn RunStore,
+    run_id: &str,
+    step: Option<&str>,
+    by: &str,
+) -> Result<Waiting, DecisionError> {
+    let (_, waits) = waiting(store, run_id, "approve").await?;
+    let action = match &waits {
+        Waiting::Plan { version } if step.is_none() => {
+            store.approve_plan(run_id, *version).await?;
+            Action::Approve {
+                version: *version,
+                step: None,
+                args: None,
+            }
+        }
+        Waiting::Step {
+            plan_version,
+            step_id,
+            args,
+            ..
+        } if step.is_none_or(|s| s == step_id) => Action::Approve {
+            version: *plan_version,
+            step: Some(step_id.clone()),
+            args: Some(args.clone()),
+        },
+        _ => {
+            return Err(DecisionError::OtherStep {
+                run_id: run_id.to_string(),
+                waits: waits.describe(),
+                step: step.unwrap_or_default().to_string(),
+            })
+        }
+    };
+    store.add_decision(run_id, &Decision::new(by, action)).await?;
+    store.set_waiting(run_id, None).await?;
+    Ok(waits)
+}
+
+/// Reject what the run waits for: it ends `rejected`, with `reason` in its report.
+pub async fn reject(store: &dyn RunStore, run_id: &str, reason: &str, by: &str) -> Result<(), DecisionError> {
+    let (run, waits) = waiting(store, run_id, "reject").await?;
+    let reason = reason.trim();
+    let reason = if reason.is_empty() { "no reason given" } else { reason };
+    let action = Action::Reject {
+        reason: reason.to_string(),
+    };
+    store.add_decision(run_id, &Decision::new(by, action)).await?;
+    store.set_waiting(run_id, None).await?;
+    let end = RunEnd {
+        status: RunStatus::Rejected,
+        answer: None,
+        error: Some(format!("{} was rejected by {by}: {reason}", waits.describe())),
+        finished_at: now_ms(),
+        elapsed_ms: run.elapsed_ms,
+    };
+    store.finish_run(run_id, &end).await?;
+    Ok(())
+}
+
+/// Replace the pending plan with `plan` (checked by `check`), recorded as the
+/// next version and approved: a person wrote it.
+pub async fn edit(
+    store: &dyn RunStore,
+    run_id: &str,
+    plan: Plan,
+    check: PlanCheck<'_>,
+    by: &str,
+) -> Result<u32, DecisionError> {
+    let (run, _) = waiting(store, run_id, "edit").await?;
+    check(&plan).map_err(DecisionError::InvalidPlan)?;
+    if !plan.questions.is_empty() {
+        let errors = crate::plan::PlanErrors(vec![crate::plan::PlanError::QuestionsNotAllowed]);
+        return Err(DecisionError::InvalidPlan(errors));
+    }
+    let version = run.plans.iter().map(|p| p.version).max().unwrap_or(0) + 1;
+    let recorded = PlanVersion {
+        version,
+        reason: format!("edited by {by}"),
+        plan,
+    };
+    store.add_plan(run_id, &recorded, run.replans).await?;
+    store.approve_plan(run_id, version).await?;
+    store
+        .add_decision(run_id, &Decision::new(by, Action::Edit { version }))
+        .await?;
+    store.set_waiting(run_id, None).await?;
+    Ok(version)
+}
+
+/// Leave a message for the run's replanner: a running run reads it at its next
+/// heartbeat and revises its plan after the running wave; a paused one when it
+/// is resumed.
+pub async fn steer(store: &dyn RunStore, run_id: &str, message: &str, by: &str) -> Result<u64, DecisionError> {
+    let run = load(store, run_id).await?;
+    if !run.status.resumable() {
+        return Err(DecisionError::Finished {
+            run_id: run_id.to_string(),
+            status: run.status,
+            what: "there is nothing left to steer",
+        });
+    }
+    let action = Action::Steer {
+        message: message.trim().to_string(),
+    };
+    Ok(store.add_decision(run_id, &Decision::new(by, action)).await?)
+}
+
+/// Stop a run: one that is executing stops at its next heartbeat (and ends
+/// `interrupted`); one that waits ends `interrupted` now. Either can be resumed.
+pub async fn cancel(store: &dyn RunStore, run_id: &str, by: &str) -> Result<(), DecisionError> {
+    let run = load(store, run_id).await?;
+    if !run.status.resumable() || run.status == RunStatus::Interrupted {
+        return Err(DecisionError::Finished {
+            run_id: run_id.to_string(),
+            status: run.status,
+            what: "there is nothing to cancel",
+        });
+    }
+    store.add_decision(run_id, &Decision::new(by, Action::Cancel)).await?;
+    if run.status == RunStatus::AwaitingApproval {
+        let end = RunEnd {
+            status: RunStatus::Interrupted,
+            answer: None,
+            error: Some(format!("cancelled by {by} while it waited for approval")),
+            finished_at: now_ms(),
+            elapsed_ms: run.elapsed_ms,
+        };
+        store.finish_run(run_id, &end).await?;
+    }
+    Ok(())
+}

@@ -1,0 +1,90 @@
+//! What reaches a running run from people while it goes: steering messages for
+//! the replanner, a cancel, calls approved while the run was paused, and the
+//! run's own decision to pause for approval. The ledger's heartbeat
+//! (`run/owner.rs`) fills it; the DAG loop and the executor read it.
+//!
+//! Either a steering message or a pause *holds* the current pass: steps that
+//! are running finish, no new step starts, and the loop reaches its next
+//! decision point.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+use crate::cancel::CancelToken;
+use crate::store::Waiting;
+
+#[derive(Default)]
+pub(crate) struct Inbox {
+    steers: Mutex<VecDeque<(u64, String)>>,
+    pause: Mutex<Option<Waiting>>,
+    cancelled_by: Mutex<Option<String>>,
+    approved: Mutex<Vec<(String, Value)>>,
+    /// Fired to hold the pass in progress; a new one per pass.
+    hold: Mutex<CancelToken>,
+}
+
+impl Inbox {
+    /// A steering message (decision `seq`) for the next decision point.
+    pub fn steer(&self, seq: u64, message: String) {
+        let mut steers = self.steers.lock().unwrap();
+        if !steers.iter().any(|(s, _)| *s == seq) {
+            steers.push_back((seq, message));
+        }
+        self.hold.lock().unwrap().cancel();
+    }
+
+    /// The oldest steering message not applied yet.
+    pub fn next_steer(&self) -> Option<(u64, String)> {
+        self.steers.lock().unwrap().pop_front()
+    }
+
+    pub fn has_steer(&self) -> bool {
+        !self.steers.lock().unwrap().is_empty()
+    }
+
+    /// The run must wait for `waiting` (the first pause of a pass wins).
+    pub fn pause(&self, waiting: Waiting) {
+        self.pause.lock().unwrap().get_or_insert(waiting);
+        self.hold.lock().unwrap().cancel();
+    }
+
+    pub fn take_pause(&self) -> Option<Waiting> {
+        self.pause.lock().unwrap().take()
+    }
+
+    /// Whether step `step_id` is paused waiting for its confirmation.
+    pub fn is_paused_at(&self, step_id: &str) -> bool {
+        matches!(&*self.pause.lock().unwrap(), Some(Waiting::Step { step_id: s, .. }) if s == step_id)
+    }
+
+    pub fn cancelled(&self, by: &str) {
+        self.cancelled_by.lock().unwrap().get_or_insert_with(|| by.to_string());
+    }
+
+    /// Who cancelled the run from the ledger, if someone did.
+    pub fn cancelled_by(&self) -> Option<String> {
+        self.cancelled_by.lock().unwrap().clone()
+    }
+
+    pub fn approve_calls(&self, calls: Vec<(String, Value)>) {
+        self.approved.lock().unwrap().extend(calls);
+    }
+
+    /// Whether a person approved this call of step `step_id` while the run waited.
+    pub fn is_approved(&self, step_id: &str, args: &Value) -> bool {
+        let approved = self.approved.lock().unwrap();
+        approved.iter().any(|(s, a)| s == step_id && a == args)
+    }
+
+    /// A fresh hold for the pass about to start (fired at once if a steer is already waiting).
+    pub fn new_hold(&self) -> CancelToken {
+        let token = CancelToken::new();
+        if self.has_steer() {
+            token.cancel();
+        }
+        *self.hold.lock().unwrap() = token.clone();
+        token
+    }
+}
