@@ -334,6 +334,88 @@ async fn conformance(store: Arc<dyn RunStore>) {
     let fresh = store.load_run("run-a").await.unwrap().unwrap();
     assert!(fresh.steps.is_empty() && fresh.plans.is_empty() && fresh.exchanges.is_empty());
     agent_steps(store.as_ref()).await;
+    waiting_decisions_and_leases(store.as_ref()).await;
+}
+
+/// What a paused run waits for, its decisions in order, and its lease.
+async fn waiting_decisions_and_leases(store: &dyn RunStore) {
+    use planexec::store::{Action, Decision, Lease, Waiting};
+    store.create_run(&header("run-w", 50)).await.unwrap();
+    let waits = Waiting::Step {
+        plan_version: 1,
+        step_id: "s2".into(),
+        tool: "append".into(),
+        args: json!({"input": "x"}),
+    };
+    store.set_waiting("run-w", Some(&waits)).await.unwrap();
+    assert_eq!(store.load_run("run-w").await.unwrap().unwrap().waiting, Some(waits));
+    store.set_waiting("run-w", None).await.unwrap();
+    assert_eq!(store.load_run("run-w").await.unwrap().unwrap().waiting, None);
+
+    // Decisions are numbered by the store, in order, whatever seq they came with.
+    let steer = Decision::new(
+        "ann",
+        Action::Steer {
+            message: "faster".into(),
+        },
+    );
+    assert_eq!(store.add_decision("run-w", &steer).await.unwrap(), 1);
+    let approve = Decision {
+        seq: 99,
+        ..Decision::new(
+            "bo",
+            Action::Approve {
+                version: 1,
+                step: Some("s2".into()),
+                args: Some(json!({"input": "x"})),
+            },
+        )
+    };
+    assert_eq!(store.add_decision("run-w", &approve).await.unwrap(), 2);
+    let decisions = store.load_decisions("run-w").await.unwrap();
+    assert_eq!(decisions.iter().map(|d| d.seq).collect::<Vec<_>>(), [1, 2]);
+    assert_eq!(decisions[0].action, steer.action);
+    assert_eq!(decisions[1].by, "bo");
+    assert_eq!(store.load_run("run-w").await.unwrap().unwrap().decisions, decisions);
+    assert!(store.add_decision("no-such-run", &steer).await.is_err());
+
+    // One holder at a time; the holder renews; an expired lease is taken over.
+    let a = Lease {
+        owner: "a".into(),
+        expires_at: 1_000,
+    };
+    let b = Lease {
+        owner: "b".into(),
+        expires_at: 2_000,
+    };
+    assert_eq!(store.take_lease("run-w", &a, 500).await.unwrap(), None);
+    assert_eq!(store.take_lease("run-w", &b, 900).await.unwrap(), Some(a.clone()));
+    let renewed = Lease {
+        expires_at: 1_500,
+        ..a.clone()
+    };
+    assert_eq!(store.take_lease("run-w", &renewed, 900).await.unwrap(), None);
+    assert_eq!(
+        store.take_lease("run-w", &b, 1_501).await.unwrap(),
+        None,
+        "expired: taken over"
+    );
+    assert_eq!(store.load_run("run-w").await.unwrap().unwrap().lease, Some(b.clone()));
+    store.release_lease("run-w", "a").await.unwrap();
+    assert_eq!(
+        store.load_run("run-w").await.unwrap().unwrap().lease,
+        Some(b),
+        "only the holder releases"
+    );
+    store.release_lease("run-w", "b").await.unwrap();
+    assert_eq!(store.load_run("run-w").await.unwrap().unwrap().lease, None);
+    assert!(store.take_lease("no-such-run", &a, 0).await.is_err());
+
+    assert!(store.delete_run("run-w").await.unwrap());
+    assert!(
+        store.load_decisions("run-w").await.unwrap().is_empty(),
+        "decisions go with their run"
+    );
 }
 
 #[tokio::test]
