@@ -97,6 +97,70 @@ pub enum Command {
         #[command(flatten)]
         ledger: LedgerArgs,
     },
+    /// Approve what a paused run waits for: its plan, or one step's call.
+    #[command(
+        after_help = "A run started with --approve later (or by `planexec serve`) pauses as awaiting_approval.\n\nExamples:\n  planexec approve run-19a3 --resume\n  planexec approve run-19a3 --step s4\n  planexec resume run-19a3"
+    )]
+    Approve {
+        /// The run's id (or a prefix naming one run).
+        run_id: String,
+        /// The step whose call is approved (when the run waits for a step).
+        #[arg(long, value_name = "ID")]
+        step: Option<String>,
+        /// Continue the run here right away.
+        #[arg(long)]
+        resume: bool,
+        /// Who decides, for the record [default: $USER].
+        #[arg(long)]
+        by: Option<String>,
+        #[command(flatten)]
+        run: RunFlags,
+        #[command(flatten)]
+        common: CommonArgs,
+        #[command(flatten)]
+        ledger: LedgerArgs,
+    },
+    /// Reject what a paused run waits for: it ends `rejected`, with the reason.
+    #[command(after_help = "Examples:\n  planexec reject run-19a3 --reason \"do not delete anything\"")]
+    Reject {
+        run_id: String,
+        /// Why; the run's report shows it.
+        #[arg(long)]
+        reason: String,
+        #[arg(long)]
+        by: Option<String>,
+        #[command(flatten)]
+        ledger: LedgerArgs,
+    },
+    /// Edit a paused run's pending plan in $VISUAL/$EDITOR; the edit replaces it, approved.
+    #[command(after_help = "Examples:\n  planexec edit run-19a3 && planexec resume run-19a3")]
+    Edit {
+        run_id: String,
+        #[arg(long)]
+        by: Option<String>,
+        #[command(flatten)]
+        common: CommonArgs,
+        #[command(flatten)]
+        ledger: LedgerArgs,
+    },
+    /// Send a running or paused run a message: its replanner revises the rest of the plan to follow it.
+    #[command(after_help = "Examples:\n  planexec steer run-19a3 \"skip the upload, write to a file instead\"")]
+    Steer {
+        run_id: String,
+        message: String,
+        #[arg(long)]
+        by: Option<String>,
+        #[command(flatten)]
+        ledger: LedgerArgs,
+    },
+    /// Stop a run from any terminal: a running one within seconds, a paused one now. Resumable.
+    Cancel {
+        run_id: String,
+        #[arg(long)]
+        by: Option<String>,
+        #[command(flatten)]
+        ledger: LedgerArgs,
+    },
     /// Recorded runs: list, show, export, remove.
     Runs {
         #[command(subcommand)]
@@ -210,7 +274,7 @@ pub enum RunsCommand {
 
 pub fn parse_status(s: &str) -> Result<RunStatus, String> {
     RunStatus::parse(s).ok_or_else(|| {
-        format!("unknown status `{s}`: use succeeded, failed, rejected, infeasible, interrupted, running or budget_exhausted")
+        format!("unknown status `{s}`: use succeeded, failed, rejected, infeasible, interrupted, running, budget_exhausted or awaiting_approval")
     })
 }
 
@@ -310,6 +374,11 @@ pub struct RunFlags {
     /// Approve the plan without asking.
     #[arg(long, short = 'y')]
     pub yes: bool,
+    /// `later`: do not ask; a run that needs a person (its plan, or a step in
+    /// ask mode) pauses in the ledger and this process exits, to be decided with
+    /// `planexec approve|reject|edit`.
+    #[arg(long, value_name = "WHEN", value_parser = ["now", "later"], conflicts_with = "yes")]
+    pub approve: Option<String>,
     /// Print one JSON report on stdout instead of the answer.
     #[arg(long)]
     pub json: bool,
@@ -319,6 +388,13 @@ pub struct RunFlags {
     /// Answer model calls from this cassette instead of a provider (no network).
     #[arg(long, value_name = "FILE")]
     pub replay: Option<PathBuf>,
+}
+
+impl RunFlags {
+    /// `--approve later`: decisions wait in the ledger.
+    pub fn later(&self) -> bool {
+        self.approve.as_deref() == Some("later")
+    }
 }
 
 /// Provider, model, limit and workspace flags shared by the commands that call a model.

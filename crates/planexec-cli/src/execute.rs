@@ -30,9 +30,9 @@ pub async fn execute(
 ) -> Result<u8, BadInput> {
     let interactive = std::io::stdin().is_terminal();
     // Never hang waiting for an answer nobody can give, and never assume yes.
-    if !flags.yes && !interactive {
+    if !flags.yes && !interactive && !flags.later() {
         return Err(BadInput(
-            "the plan needs your approval, but standard input is not a terminal; pass --yes to approve it without asking".to_string(),
+            "the plan needs your approval, but standard input is not a terminal; pass --yes to approve it without asking, or --approve later to record the run and decide with `planexec approve`".to_string(),
         ));
     }
     let config = Config::load(&common.workspace(), &common.flags())?;
@@ -47,14 +47,7 @@ pub async fn execute(
         tools.or_shutdown(valid).await?;
     }
 
-    let approver = Arc::new(CliApprover {
-        approve_plan: flags.yes,
-        yes: flags.yes,
-        terminal: interactive.then(|| TerminalReviewer {
-            display: display.clone(),
-        }),
-        display: display.clone(),
-    });
+    let approver = approver_for(&flags, flags.yes, interactive, &display);
     let ready = async {
         let store = runs::open(ledger.db.as_deref()).await?;
         let recorded = Recorded {
@@ -85,9 +78,26 @@ pub async fn execute(
     Ok(exit_code(&report))
 }
 
+/// The person at the terminal (or `--yes` standing in), or with `--approve
+/// later` nobody now: the run pauses in the ledger when it needs a decision.
+fn approver_for(flags: &RunFlags, approve_plan: bool, interactive: bool, display: &Arc<Display>) -> Arc<dyn Approver> {
+    if flags.later() {
+        return Arc::new(planexec::ApproveLater);
+    }
+    Arc::new(CliApprover {
+        approve_plan,
+        yes: flags.yes,
+        terminal: interactive.then(|| TerminalReviewer {
+            display: display.clone(),
+        }),
+        display: display.clone(),
+    })
+}
+
 fn exit_code(report: &RunReport) -> u8 {
     match report.status {
-        RunStatus::Succeeded => EXIT_OK,
+        // Paused as asked: the process did what it was told.
+        RunStatus::Succeeded | RunStatus::AwaitingApproval => EXIT_OK,
         RunStatus::Interrupted => EXIT_INTERRUPTED,
         _ => EXIT_RUN_FAILED,
     }
@@ -124,7 +134,9 @@ fn finish(display: &Display, report: &RunReport, json: bool) {
         outln!("{answer}");
     }
     display.summary(report);
-    if report.status.resumable() {
+    if let Some(waiting) = &report.waiting {
+        display.println(&crate::decide::how_to_decide(&report.run_id, waiting));
+    } else if report.status.resumable() {
         let finished = report.steps.iter().filter(|s| s.succeeded()).count();
         let larger = if report.status == RunStatus::BudgetExhausted {
             " with a larger --max-tokens, --max-cost or --max-time"
@@ -279,10 +291,13 @@ pub async fn resume(
         );
         return Ok(EXIT_OK);
     }
+    if let (RunStatus::AwaitingApproval, Some(waiting)) = (stored.status, &stored.waiting) {
+        return Err(BadInput(crate::decide::how_to_decide(&stored.run_id, waiting)));
+    }
     let interactive = std::io::stdin().is_terminal();
     let approved =
         stored.approved_version.is_some() && stored.approved_version == stored.plans.last().map(|v| v.version);
-    if !approved && !flags.yes && !interactive {
+    if !approved && !flags.yes && !interactive && !flags.later() {
         return Err(BadInput(format!(
             "run {} stopped before its plan was approved, and standard input is not a terminal; pass --yes to approve it without asking",
             stored.run_id
@@ -331,14 +346,7 @@ pub async fn resume(
     let display = Display::new(quiet, side_effect_tools(&tools.registry));
     init_logging(verbose, &display);
     // A resumed run's plan was approved before (or is approved by --yes).
-    let approver = Arc::new(CliApprover {
-        approve_plan: flags.yes || !interactive,
-        yes: flags.yes,
-        terminal: interactive.then(|| TerminalReviewer {
-            display: display.clone(),
-        }),
-        display: display.clone(),
-    });
+    let approver = approver_for(&flags, flags.yes || !interactive, interactive, &display);
     let recorded = Recorded {
         store,
         workspace: workspace.clone(),

@@ -25,6 +25,7 @@ mod agents;
 mod args;
 mod bench;
 mod config;
+mod decide;
 mod display;
 mod execute;
 mod model;
@@ -139,6 +140,42 @@ async fn dispatch(cli: Cli) -> Result<u8, BadInput> {
             execute::resume(run_id, options, run, common, ledger, quiet, cli.verbose).await
         }
         Command::Runs { command, ledger } => runs::command(command, ledger).await,
+        Command::Approve {
+            run_id,
+            step,
+            resume,
+            by,
+            run,
+            common,
+            ledger,
+        } => {
+            let args = decide::Approve {
+                run_id,
+                step,
+                resume,
+                by,
+            };
+            decide::approve(args, run, common, ledger, quiet, cli.verbose).await
+        }
+        Command::Reject {
+            run_id,
+            reason,
+            by,
+            ledger,
+        } => decide::reject(run_id, reason, by, ledger).await,
+        Command::Edit {
+            run_id,
+            by,
+            common,
+            ledger,
+        } => decide::edit(run_id, by, common, ledger, quiet).await,
+        Command::Steer {
+            run_id,
+            message,
+            by,
+            ledger,
+        } => decide::steer(run_id, message, by, ledger).await,
+        Command::Cancel { run_id, by, ledger } => decide::cancel(run_id, by, ledger).await,
         Command::Plan {
             task,
             output,

@@ -55,7 +55,7 @@ fn editor_command() -> String {
 
 impl TerminalReviewer {
     /// Edit the plan as JSON until it is valid. `None`: the user cancelled.
-    async fn edit(&self, current: &Plan, check: PlanCheck<'_>) -> Option<Plan> {
+    pub async fn edit(&self, current: &Plan, check: PlanCheck<'_>) -> Option<Plan> {
         let file = match tempfile::Builder::new()
             .prefix("planexec-plan-")
             .suffix(".json")

@@ -1,0 +1,120 @@
+//! Runs that wait for people, from the terminal: `run --approve later` exits
+//! with the run paused in the ledger; `approve`, `reject`, `edit` and `steer`
+//! decide from another process; `resume` (or `approve --resume`) finishes it.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::run;
+use planexec_testkit::{Reply, ScriptedServer};
+use serde_json::{json, Value};
+
+fn planexec(workspace: &Path, db: &Path, server: &ScriptedServer) -> Command {
+    let mut cmd = common::planexec(workspace);
+    cmd.env("PLANEXEC_DB", db).env("OPENAI_BASE_URL", server.base_url());
+    cmd
+}
+
+fn plan() -> Value {
+    json!({"goal": "note", "steps": [
+        {"id": "s1", "description": "write the note", "tool": "write_file", "args": {"path": "note.txt", "content": "hello"}, "depends_on": []}
+    ]})
+}
+
+fn run_id_in(text: &str) -> String {
+    text.split_whitespace()
+        .find(|w| w.starts_with("run-"))
+        .expect("a run id")
+        .trim_end_matches([':', '.', ','])
+        .to_string()
+}
+
+#[test]
+fn a_run_waits_in_the_ledger_is_approved_from_another_process_and_finishes() {
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let db = data.path().join("ledger.db");
+    let server = ScriptedServer::start();
+    server.role("planner").always(Reply::json(&plan()));
+    server.role("synthesizer").always(Reply::content("the note is written"));
+    let cli = |args: &[&str]| run(planexec(ws.path(), &db, &server).args(args));
+
+    // No terminal, no --yes: with --approve later the run is recorded and the process exits 0.
+    let (out, _, stderr) = cli(&["run", "Write a note", "--approve", "later", "--mode", "auto"]);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("waits for approval of plan v1"), "{stderr}");
+    assert!(stderr.contains("planexec approve run-"), "{stderr}");
+    let run_id = run_id_in(&stderr[stderr.find("planexec approve").unwrap()..]);
+    assert!(!ws.path().join("note.txt").exists(), "nothing ran before the approval");
+    let (_, stdout, _) = cli(&["runs", "list", "--status", "awaiting_approval"]);
+    assert!(stdout.contains(&run_id), "{stdout}");
+
+    // Resuming before a decision says how to decide.
+    let (out, _, stderr) = cli(&["resume", &run_id]);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("waits for approval of plan v1"), "{stderr}");
+
+    let (out, stdout, stderr) = cli(&["approve", &run_id, "--by", "alice", "--resume"]);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("approved approval of plan v1") || stderr.contains("approved"),
+        "{stderr}"
+    );
+    assert_eq!(stdout.trim(), "the note is written");
+    assert_eq!(std::fs::read_to_string(ws.path().join("note.txt")).unwrap(), "hello");
+    assert_eq!(
+        server.requests_from("planner").len(),
+        1,
+        "the plan came from the ledger"
+    );
+
+    let (_, exported, _) = cli(&["runs", "export", &run_id]);
+    let exported: Value = serde_json::from_str(&exported).unwrap();
+    assert_eq!(exported["status"], "succeeded");
+    assert_eq!(exported["decisions"][0]["by"], "alice");
+    assert_eq!(exported["decisions"][0]["action"], "approve");
+}
+
+#[test]
+fn a_rejected_run_shows_the_reason_and_an_edited_plan_runs_the_edit() {
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let db = data.path().join("ledger.db");
+    let server = ScriptedServer::start();
+    server.role("planner").always(Reply::json(&plan()));
+    server.role("synthesizer").always(Reply::content("done"));
+    let cli = |args: &[&str]| run(planexec(ws.path(), &db, &server).args(args));
+
+    let (_, _, stderr) = cli(&["run", "Write a note", "--approve", "later"]);
+    let first = run_id_in(&stderr[stderr.find("planexec approve").unwrap()..]);
+    let (out, _, stderr) = cli(&["reject", &first, "--reason", "not that file", "--by", "bob"]);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let (_, shown, _) = cli(&["runs", "show", &first]);
+    assert!(shown.contains("rejected"), "{shown}");
+    assert!(shown.contains("rejected by bob: not that file"), "{shown}");
+
+    // The editor (a script here) changes the pending plan's content; the edit is what runs.
+    let (_, _, stderr) = cli(&["run", "Write a note", "--approve", "later", "--mode", "auto"]);
+    let second = run_id_in(&stderr[stderr.find("planexec approve").unwrap()..]);
+    let mut edit = planexec(ws.path(), &db, &server);
+    edit.env("VISUAL", "sed -i s/hello/edited/").args(["edit", &second]);
+    let (out, _, stderr) = run(&mut edit);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("plan v2"), "{stderr}");
+    let (out, _, stderr) = cli(&["resume", &second]);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(std::fs::read_to_string(ws.path().join("note.txt")).unwrap(), "edited");
+
+    // An edit to a tool that does not exist is refused until fixed; an empty file cancels.
+    let (_, _, stderr) = cli(&["run", "Write a note", "--approve", "later"]);
+    let third = run_id_in(&stderr[stderr.find("planexec approve").unwrap()..]);
+    let mut bad = planexec(ws.path(), &db, &server);
+    bad.env("VISUAL", "truncate -s 0").args(["edit", &third]);
+    let (out, _, stderr) = run(&mut bad);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("cancelled"), "{stderr}");
+    let (_, shown, _) = cli(&["runs", "show", &third]);
+    assert!(shown.contains("awaiting_approval"), "the run still waits:\n{shown}");
+}
