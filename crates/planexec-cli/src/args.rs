@@ -161,6 +161,22 @@ pub enum Command {
         #[command(flatten)]
         ledger: LedgerArgs,
     },
+    /// Serve the HTTP API and the web run viewer over the ledger (runs wait for approval unless asked not to).
+    #[command(
+        after_help = "Open http://127.0.0.1:8787/ for the viewer; GET /openapi.json describes the API.\nAny address but loopback needs --token (or PLANEXEC_TOKEN); clients send Authorization: Bearer <token>.\n\nExamples:\n  planexec serve\n  planexec serve --listen 0.0.0.0:8787 --token \"$(openssl rand -hex 16)\"\n  curl -X POST localhost:8787/runs -d '{\"task\": \"Sum the numbers in prices.txt\"}'"
+    )]
+    Serve {
+        /// Where to listen.
+        #[arg(long, default_value = "127.0.0.1:8787", value_name = "HOST:PORT")]
+        listen: String,
+        /// Bearer token clients must send (required off loopback).
+        #[arg(long, env = "PLANEXEC_TOKEN", hide_env_values = true)]
+        token: Option<String>,
+        #[command(flatten)]
+        common: CommonArgs,
+        #[command(flatten)]
+        ledger: LedgerArgs,
+    },
     /// Recorded runs: list, show, export, remove.
     Runs {
         #[command(subcommand)]

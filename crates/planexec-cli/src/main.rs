@@ -32,6 +32,7 @@ mod model;
 mod provider;
 mod review;
 mod runs;
+mod serve;
 mod setup;
 mod trust;
 
@@ -176,6 +177,12 @@ async fn dispatch(cli: Cli) -> Result<u8, BadInput> {
             ledger,
         } => decide::steer(run_id, message, by, ledger).await,
         Command::Cancel { run_id, by, ledger } => decide::cancel(run_id, by, ledger).await,
+        Command::Serve {
+            listen,
+            token,
+            common,
+            ledger,
+        } => serve::command(listen, token, common, ledger, quiet, cli.verbose).await,
         Command::Plan {
             task,
             output,

@@ -42,7 +42,7 @@ pub(crate) enum Exit {
     /// Stopped from outside: cancelled, the budget, or a ledger that cannot be written.
     Stopped,
     /// Paused until a person decides (`approve later`): recorded, resumable.
-    AwaitingApproval(Waiting),
+    AwaitingApproval(Box<Waiting>),
 }
 
 impl Exit {
@@ -216,7 +216,7 @@ impl Run {
     /// End the run: the ledger's last write, the last event, the report.
     pub async fn finish(mut self, outcome: Result<String, Exit>) -> RunReport {
         let waiting = match &outcome {
-            Err(Exit::AwaitingApproval(w)) => Some(w.clone()),
+            Err(Exit::AwaitingApproval(w)) => Some(w.as_ref().clone()),
             _ => None,
         };
         let (status, answer, mut error) = self.verdict(outcome);

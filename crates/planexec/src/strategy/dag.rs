@@ -91,7 +91,7 @@ pub(crate) fn keep_results(run: &mut Run, outcome: DagOutcome) -> Result<(Vec<St
         return Err(Exit::Stopped);
     }
     if let Some(waiting) = run.ctx.inbox.take_pause() {
-        return Err(Exit::AwaitingApproval(waiting));
+        return Err(Exit::AwaitingApproval(Box::new(waiting)));
     }
     Ok((ran, failed))
 }

@@ -96,7 +96,9 @@ async fn review(run: &mut Run) -> Result<(), Exit> {
     loop {
         if run.ctx.approver.decides_later() {
             let version = run.version;
-            return Err(Exit::AwaitingApproval(crate::store::Waiting::Plan { version }));
+            return Err(Exit::AwaitingApproval(Box::new(crate::store::Waiting::Plan {
+                version,
+            })));
         }
         let approval = Run::guard(&run.ctx, run.ctx.approver.review(run.plan(), &check)).await?;
         match approval {

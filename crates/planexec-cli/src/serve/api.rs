@@ -1,0 +1,386 @@
+//! The API's handlers: each reads its JSON, calls the library (`Agent`,
+//! `planexec::decisions`, the `RunStore`) and answers JSON. Bad input is a 400
+//! that says what was wrong; nothing is changed then.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{Html, IntoResponse, Response};
+use axum::Json;
+use futures::stream::{self, Stream, StreamExt};
+use planexec::decisions::{self, DecisionError};
+use planexec::store::RunFilter;
+use planexec::{Agent, ApproveLater, Approver, AutoApprove, CancelToken, ResumeOptions, RunStatus};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::Server;
+use crate::setup::{assemble_agent, Recorded};
+
+type Shared = State<Arc<Server>>;
+
+fn error(status: StatusCode, message: impl std::fmt::Display) -> Response {
+    (status, Json(json!({"error": message.to_string()}))).into_response()
+}
+
+/// The body as `T`; an empty body reads as `{}`. The error is a 400's message.
+fn parse<T: DeserializeOwned>(body: &Bytes) -> Result<T, String> {
+    let text: &[u8] = if body.iter().all(u8::is_ascii_whitespace) {
+        b"{}"
+    } else {
+        body
+    };
+    serde_json::from_slice(text).map_err(|e| format!("the request body is not what this endpoint takes: {e}"))
+}
+
+fn refused(e: DecisionError) -> Response {
+    let status = match &e {
+        DecisionError::NotFound { .. } => StatusCode::NOT_FOUND,
+        DecisionError::InvalidPlan(_) => StatusCode::BAD_REQUEST,
+        DecisionError::Store(_) | DecisionError::NoStore => StatusCode::INTERNAL_SERVER_ERROR,
+        _ => StatusCode::CONFLICT,
+    };
+    error(status, e)
+}
+
+pub async fn viewer() -> Html<&'static str> {
+    Html(include_str!("viewer.html"))
+}
+
+pub async fn openapi() -> Response {
+    let doc: Value = serde_json::from_str(include_str!("openapi.json")).unwrap_or_default();
+    Json(doc).into_response()
+}
+
+/// An agent for one run, its events published to the hub under the run's id
+/// (sent on `started` as soon as the run has one).
+fn agent_for(
+    server: &Arc<Server>,
+    later: bool,
+    known_id: Option<String>,
+) -> Result<(Agent, tokio::sync::oneshot::Receiver<String>), String> {
+    let options = server.config.run_options()?;
+    let approver: Arc<dyn Approver> = if later {
+        Arc::new(ApproveLater)
+    } else {
+        Arc::new(AutoApprove)
+    };
+    let recorded = Recorded {
+        store: server.store.clone(),
+        workspace: server.workspace.clone(),
+    };
+    let agent = assemble_agent(
+        &server.config,
+        &server.models,
+        options,
+        server.tools.clone(),
+        approver,
+        Some(recorded),
+    )
+    .map_err(|e| e.0)?;
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let tx = std::sync::Mutex::new(Some(tx));
+    let id = std::sync::Mutex::new(known_id);
+    let hub_server = server.clone();
+    agent.events().on_event(move |event| {
+        if let planexec::Event::RunStarted { run_id, .. } = event {
+            *id.lock().unwrap() = Some(run_id.clone());
+        }
+        let Some(run_id) = id.lock().unwrap().clone() else {
+            return;
+        };
+        if let Some(tx) = tx.lock().unwrap().take() {
+            let _ = tx.send(run_id.clone());
+        }
+        hub_server
+            .hub
+            .publish(&run_id, serde_json::to_value(event).unwrap_or_default());
+    });
+    Ok((agent, rx))
+}
+
+/// Run `task` (or resume `run_id`) on a task of its own; returns the run's id.
+async fn spawn(
+    server: &Arc<Server>,
+    task: Option<String>,
+    run_id: Option<String>,
+    later: bool,
+) -> Result<String, String> {
+    let (agent, started) = agent_for(server, later, run_id.clone())?;
+    let cancel = CancelToken::new();
+    let server = server.clone();
+    let token = cancel.clone();
+    let (tx, rx) = tokio::sync::oneshot::channel::<String>();
+    tokio::spawn(async move {
+        let id = match (task, run_id) {
+            (Some(task), _) => {
+                let running = agent.run_cancellable(&task, None, &token);
+                let report = register(&server, started, tx, &token, running).await;
+                report.map(|r| r.run_id)
+            }
+            (None, Some(id)) => {
+                let _ = tx.send(id.clone());
+                server.running.lock().unwrap().insert(id.clone(), token.clone());
+                if let Err(e) = agent.resume(&id, &ResumeOptions::default(), &token).await {
+                    server
+                        .hub
+                        .publish(&id, json!({"event": "resume_failed", "error": e.to_string()}));
+                }
+                Some(id)
+            }
+            (None, None) => None,
+        };
+        if let Some(id) = id {
+            server.running.lock().unwrap().remove(&id);
+        }
+    });
+    rx.await.map_err(|_| "the run did not start".to_string())
+}
+
+/// Drive a new run, passing its id on (and registering it for cancel) once it starts.
+async fn register(
+    server: &Arc<Server>,
+    started: tokio::sync::oneshot::Receiver<String>,
+    tx: tokio::sync::oneshot::Sender<String>,
+    token: &CancelToken,
+    running: impl std::future::Future<Output = planexec::RunReport>,
+) -> Option<planexec::RunReport> {
+    let announce = async {
+        if let Ok(id) = started.await {
+            server.running.lock().unwrap().insert(id.clone(), token.clone());
+            let _ = tx.send(id);
+        }
+    };
+    let (report, ()) = tokio::join!(running, announce);
+    Some(report)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewRun {
+    task: String,
+    #[serde(default)]
+    approve: Option<String>,
+}
+
+pub async fn start_run(State(server): Shared, body: Bytes) -> Response {
+    let request: NewRun = match parse(&body) {
+        Ok(r) => r,
+        Err(e) => return error(StatusCode::BAD_REQUEST, e),
+    };
+    if request.task.trim().is_empty() {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "`task` is empty: say in words what the run should do",
+        );
+    }
+    // Nobody is at a terminal here: unless asked otherwise, the run waits for a decision.
+    let later = match request.approve.as_deref() {
+        None | Some("later") => true,
+        Some("auto") => false,
+        Some(other) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("`approve` is {other:?}: use \"auto\" or \"later\""),
+            )
+        }
+    };
+    match spawn(&server, Some(request.task), None, later).await {
+        Ok(run_id) => (
+            StatusCode::ACCEPTED,
+            Json(json!({"run_id": run_id, "events": format!("/runs/{run_id}/events")})),
+        )
+            .into_response(),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e),
+    }
+}
+
+#[derive(Deserialize)]
+pub struct ListQuery {
+    status: Option<String>,
+    limit: Option<u32>,
+}
+
+pub async fn list_runs(State(server): Shared, Query(q): Query<ListQuery>) -> Response {
+    let status = match q.status.as_deref().map(|s| RunStatus::parse(s).ok_or(s)) {
+        Some(Err(s)) => return error(StatusCode::BAD_REQUEST, format!("unknown status {s:?}")),
+        Some(Ok(s)) => Some(s),
+        None => None,
+    };
+    let filter = RunFilter {
+        status,
+        limit: q.limit.or(Some(100)),
+    };
+    match server.store.list_runs(&filter).await {
+        Ok(runs) => Json(json!({"runs": runs})).into_response(),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e),
+    }
+}
+
+pub async fn show_run(State(server): Shared, Path(id): Path<String>) -> Response {
+    match server.store.load_run(&id).await {
+        Ok(Some(run)) => Json(json!({
+            "run_id": run.run_id,
+            "task": run.task,
+            "status": run.status,
+            "waiting": run.waiting,
+            "decisions": run.decisions,
+            "lease": run.lease,
+            "resumes": run.resumes,
+            "report": run.report(),
+        }))
+        .into_response(),
+        Ok(None) => error(StatusCode::NOT_FOUND, format!("there is no run {id}")),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e),
+    }
+}
+
+/// Server-sent events of a run executed by this server: those after
+/// `Last-Event-ID` (or `?after=N`), then live ones.
+pub async fn events(
+    State(server): Shared,
+    Path(id): Path<String>,
+    Query(q): Query<std::collections::HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>> {
+    let after = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .or(q.get("after").map(String::as_str))
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(0);
+    let (missed, live) = server.hub.follow(&id, after);
+    let live = stream::unfold(live, |mut rx| async move {
+        loop {
+            match rx.recv().await {
+                Ok(item) => return Some((item, rx)),
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    });
+    let all = stream::iter(missed).chain(live).map(|(n, event)| {
+        let kind = event["event"].as_str().unwrap_or("message").to_string();
+        Ok(SseEvent::default()
+            .id(n.to_string())
+            .event(kind)
+            .data(event.to_string()))
+    });
+    Sse::new(all).keep_alive(KeepAlive::default())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Decide {
+    #[serde(default)]
+    by: Option<String>,
+    #[serde(default)]
+    step: Option<String>,
+    #[serde(default)]
+    reason: Option<String>,
+    #[serde(default)]
+    message: Option<String>,
+    #[serde(default)]
+    plan: Option<planexec::Plan>,
+}
+
+fn decider(d: &Decide) -> String {
+    d.by.clone()
+        .filter(|b| !b.trim().is_empty())
+        .unwrap_or_else(|| "api".to_string())
+}
+
+pub async fn approve(State(server): Shared, Path(id): Path<String>, body: Bytes) -> Response {
+    let d: Decide = match parse(&body) {
+        Ok(d) => d,
+        Err(e) => return error(StatusCode::BAD_REQUEST, e),
+    };
+    let waited = match decisions::approve(server.store.as_ref(), &id, d.step.as_deref(), &decider(&d)).await {
+        Ok(w) => w,
+        Err(e) => return refused(e),
+    };
+    // Decided: the run goes on here (a later step in ask mode may wait again).
+    match spawn(&server, None, Some(id.clone()), true).await {
+        Ok(_) => Json(json!({"approved": waited.describe(), "run_id": id, "resumed": true})).into_response(),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e),
+    }
+}
+
+pub async fn reject(State(server): Shared, Path(id): Path<String>, body: Bytes) -> Response {
+    let d: Decide = match parse(&body) {
+        Ok(d) => d,
+        Err(e) => return error(StatusCode::BAD_REQUEST, e),
+    };
+    let Some(reason) = d.reason.clone().filter(|r| !r.trim().is_empty()) else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "`reason` is missing: say why the run is rejected",
+        );
+    };
+    match decisions::reject(server.store.as_ref(), &id, &reason, &decider(&d)).await {
+        Ok(()) => Json(json!({"rejected": id, "reason": reason})).into_response(),
+        Err(e) => refused(e),
+    }
+}
+
+pub async fn edit(State(server): Shared, Path(id): Path<String>, body: Bytes) -> Response {
+    let d: Decide = match parse(&body) {
+        Ok(d) => d,
+        Err(e) => return error(StatusCode::BAD_REQUEST, e),
+    };
+    let Some(plan) = d.plan.clone() else {
+        return error(StatusCode::BAD_REQUEST, "`plan` is missing: send the edited plan");
+    };
+    let limits = match server.config.run_options() {
+        Ok(o) => o.plan_limits(),
+        Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, e),
+    };
+    let tools = server.tools.clone();
+    let check = move |p: &planexec::Plan| planexec::plan::validate(p, &tools, &limits);
+    match decisions::edit(server.store.as_ref(), &id, plan, &check, &decider(&d)).await {
+        Ok(version) => Json(json!({"version": version, "approved": true})).into_response(),
+        Err(e) => refused(e),
+    }
+}
+
+pub async fn steer(State(server): Shared, Path(id): Path<String>, body: Bytes) -> Response {
+    let d: Decide = match parse(&body) {
+        Ok(d) => d,
+        Err(e) => return error(StatusCode::BAD_REQUEST, e),
+    };
+    let Some(message) = d.message.clone().filter(|m| !m.trim().is_empty()) else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "`message` is missing: say what the run should do differently",
+        );
+    };
+    match decisions::steer(server.store.as_ref(), &id, &message, &decider(&d)).await {
+        Ok(seq) => Json(json!({"steer": seq})).into_response(),
+        Err(e) => refused(e),
+    }
+}
+
+pub async fn cancel(State(server): Shared, Path(id): Path<String>, body: Bytes) -> Response {
+    let d: Decide = match parse(&body) {
+        Ok(d) => d,
+        Err(e) => return error(StatusCode::BAD_REQUEST, e),
+    };
+    if let Err(e) = decisions::cancel(server.store.as_ref(), &id, &decider(&d)).await {
+        return refused(e);
+    }
+    // A run executing here stops now rather than at its next heartbeat.
+    if let Some(token) = server.running.lock().unwrap().get(&id) {
+        token.cancel();
+    }
+    (
+        StatusCode::OK,
+        [(header::CACHE_CONTROL, "no-store")],
+        Json(json!({"cancelled": id})),
+    )
+        .into_response()
+}
