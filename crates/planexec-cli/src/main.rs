@@ -141,48 +141,12 @@ async fn dispatch(cli: Cli) -> Result<u8, BadInput> {
             execute::resume(run_id, options, run, common, ledger, quiet, cli.verbose).await
         }
         Command::Runs { command, ledger } => runs::command(command, ledger).await,
-        Command::Approve {
-            run_id,
-            step,
-            resume,
-            by,
-            run,
-            common,
-            ledger,
-        } => {
-            let args = decide::Approve {
-                run_id,
-                step,
-                resume,
-                by,
-            };
-            decide::approve(args, run, common, ledger, quiet, cli.verbose).await
-        }
-        Command::Reject {
-            run_id,
-            reason,
-            by,
-            ledger,
-        } => decide::reject(run_id, reason, by, ledger).await,
-        Command::Edit {
-            run_id,
-            by,
-            common,
-            ledger,
-        } => decide::edit(run_id, by, common, ledger, quiet).await,
-        Command::Steer {
-            run_id,
-            message,
-            by,
-            ledger,
-        } => decide::steer(run_id, message, by, ledger).await,
-        Command::Cancel { run_id, by, ledger } => decide::cancel(run_id, by, ledger).await,
-        Command::Serve {
-            listen,
-            token,
-            common,
-            ledger,
-        } => serve::command(listen, token, common, ledger, quiet, cli.verbose).await,
+        command @ (Command::Approve { .. }
+        | Command::Reject { .. }
+        | Command::Edit { .. }
+        | Command::Steer { .. }
+        | Command::Cancel { .. }
+        | Command::Serve { .. }) => dispatch_decisions(command, quiet, cli.verbose).await,
         Command::Plan {
             task,
             output,
@@ -291,4 +255,54 @@ fn trust_file(path: &Path, forget: bool) -> Result<u8, BadInput> {
 pub(crate) fn read_plan_file(path: &Path) -> Result<Plan, BadInput> {
     let text = std::fs::read_to_string(path).map_err(|e| BadInput(format!("cannot read {}: {e}", path.display())))?;
     planexec::plan::parse_plan_file(&text).map_err(|e| BadInput(format!("{}: {e}", path.display())))
+}
+
+/// The commands for runs that wait for people: decisions, and the server.
+async fn dispatch_decisions(command: Command, quiet: bool, verbose: u8) -> Result<u8, BadInput> {
+    match command {
+        Command::Approve {
+            run_id,
+            step,
+            resume,
+            by,
+            run,
+            common,
+            ledger,
+        } => {
+            let args = decide::Approve {
+                run_id,
+                step,
+                resume,
+                by,
+            };
+            decide::approve(args, run, common, ledger, quiet, verbose).await
+        }
+        Command::Reject {
+            run_id,
+            reason,
+            by,
+            ledger,
+        } => decide::reject(run_id, reason, by, ledger).await,
+        Command::Edit {
+            run_id,
+            by,
+            common,
+            ledger,
+        } => decide::edit(run_id, by, common, ledger, quiet).await,
+        Command::Steer {
+            run_id,
+            message,
+            by,
+            ledger,
+        } => decide::steer(run_id, message, by, ledger).await,
+        Command::Cancel { run_id, by, ledger } => decide::cancel(run_id, by, ledger).await,
+        Command::Serve {
+            listen,
+            token,
+            common,
+            ledger,
+        } => serve::command(listen, token, common, ledger, quiet, verbose).await,
+        // dispatch sends only the commands above here.
+        _ => Err(BadInput("not a decision or serve command".to_string())),
+    }
 }
