@@ -3,7 +3,6 @@
 //! another process). Each is one call of the library's `planexec::decisions`
 //! over the ledger; `approve --resume` then continues the run here.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use planexec::decisions::{self, DecisionError};
@@ -119,7 +118,7 @@ pub async fn edit(
             )))
         }
     };
-    let workspace = common.workspace.clone().unwrap_or_else(|| run_workspace(&run));
+    let workspace = common.workspace.clone().unwrap_or_else(|| runs::workspace_of(&run));
     let config = Config::load(&workspace, &common.flags())?;
     let options = config.run_options()?;
     let tools = open_tools(&workspace, &config, &common.mcp).await?;
@@ -143,15 +142,6 @@ pub async fn edit(
         run.run_id, run.run_id
     );
     Ok(EXIT_OK)
-}
-
-/// The workspace a run was started in (the CLI records it with the run).
-fn run_workspace(run: &StoredRun) -> PathBuf {
-    run.options
-        .get("workspace")
-        .and_then(|w| w.as_str())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("."))
 }
 
 /// `steer`: a message for the run's replanner at its next decision point.

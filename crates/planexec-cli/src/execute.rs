@@ -304,14 +304,7 @@ pub async fn resume(
         )));
     }
     // The run's own workspace, unless another is given.
-    let workspace = common.workspace.clone().unwrap_or_else(|| {
-        stored
-            .options
-            .get("workspace")
-            .and_then(|w| w.as_str())
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("."))
-    });
+    let workspace = common.workspace.clone().unwrap_or_else(|| runs::workspace_of(&stored));
     if !workspace.is_dir() {
         return Err(BadInput(format!(
             "run {} worked in {}, which is not a folder any more; pass --workspace",

@@ -33,6 +33,15 @@ pub async fn open(db: Option<&str>) -> Result<Arc<dyn RunStore>, String> {
     Ok(Arc::new(store))
 }
 
+/// The workspace a run was started in (the CLI records it with the run), or `.`.
+pub fn workspace_of(run: &StoredRun) -> PathBuf {
+    run.options
+        .get("workspace")
+        .and_then(|w| w.as_str())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
 /// A run by id, or by a prefix that names exactly one run.
 pub async fn find(store: &dyn RunStore, id: &str) -> Result<StoredRun, String> {
     if let Some(run) = store.load_run(id).await.map_err(|e| e.to_string())? {
@@ -259,8 +268,7 @@ pub async fn command(command: RunsCommand, ledger: LedgerArgs) -> Result<u8, Bad
         }
         RunsCommand::Show { run_id } => {
             let run = find(store.as_ref(), &run_id).await?;
-            let workspace = run.options.get("workspace").and_then(|w| w.as_str()).unwrap_or(".");
-            let side_effects = Workspace::new(workspace)
+            let side_effects = Workspace::new(workspace_of(&run))
                 .map(|ws| crate::setup::side_effect_tools(&builtin::registry(ws)))
                 .unwrap_or_default();
             out!("{}", show(&run, side_effects));

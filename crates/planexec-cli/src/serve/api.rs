@@ -57,12 +57,15 @@ pub async fn openapi() -> Response {
     Json(doc).into_response()
 }
 
-/// An agent for one run, its events published to the hub under the run's id
-/// (sent on `started` as soon as the run has one).
+/// An agent for one run. Its events are published to the hub under the
+/// run's id; from its first event until `run_finished` the run is registered
+/// with `cancel` (so `POST /cancel` stops it at once), and the id is sent on
+/// the returned channel.
 fn agent_for(
     server: &Arc<Server>,
     later: bool,
     known_id: Option<String>,
+    cancel: CancelToken,
 ) -> Result<(Agent, tokio::sync::oneshot::Receiver<String>), String> {
     let options = server.config.run_options()?;
     let approver: Arc<dyn Approver> = if later {
@@ -86,7 +89,7 @@ fn agent_for(
     let (tx, rx) = tokio::sync::oneshot::channel();
     let tx = std::sync::Mutex::new(Some(tx));
     let id = std::sync::Mutex::new(known_id);
-    let hub_server = server.clone();
+    let server = server.clone();
     agent.events().on_event(move |event| {
         if let planexec::Event::RunStarted { run_id, .. } = event {
             *id.lock().unwrap() = Some(run_id.clone());
@@ -95,69 +98,49 @@ fn agent_for(
             return;
         };
         if let Some(tx) = tx.lock().unwrap().take() {
+            server.running.lock().unwrap().insert(run_id.clone(), cancel.clone());
             let _ = tx.send(run_id.clone());
         }
-        hub_server
+        if let planexec::Event::RunFinished { .. } = event {
+            server.running.lock().unwrap().remove(&run_id);
+        }
+        server
             .hub
             .publish(&run_id, serde_json::to_value(event).unwrap_or_default());
     });
     Ok((agent, rx))
 }
 
-/// Run `task` (or resume `run_id`) on a task of its own; returns the run's id.
+/// Run `task` on a task of its own and return its id once it has one; or
+/// resume `run_id` (a resume that cannot start publishes `resume_failed`).
 async fn spawn(
     server: &Arc<Server>,
     task: Option<String>,
     run_id: Option<String>,
     later: bool,
 ) -> Result<String, String> {
-    let (agent, started) = agent_for(server, later, run_id.clone())?;
     let cancel = CancelToken::new();
-    let server = server.clone();
-    let token = cancel.clone();
-    let (tx, rx) = tokio::sync::oneshot::channel::<String>();
+    let (agent, started) = agent_for(server, later, run_id.clone(), cancel.clone())?;
+    let hub = server.clone();
+    let resumed = run_id.clone();
     tokio::spawn(async move {
-        let id = match (task, run_id) {
+        match (task, resumed) {
             (Some(task), _) => {
-                let running = agent.run_cancellable(&task, None, &token);
-                let report = register(&server, started, tx, &token, running).await;
-                report.map(|r| r.run_id)
+                agent.run_cancellable(&task, None, &cancel).await;
             }
             (None, Some(id)) => {
-                let _ = tx.send(id.clone());
-                server.running.lock().unwrap().insert(id.clone(), token.clone());
-                if let Err(e) = agent.resume(&id, &ResumeOptions::default(), &token).await {
-                    server
-                        .hub
-                        .publish(&id, json!({"event": "resume_failed", "error": e.to_string()}));
+                if let Err(e) = agent.resume(&id, &ResumeOptions::default(), &cancel).await {
+                    let failed = json!({"event": "resume_failed", "error": e.to_string()});
+                    hub.hub.publish(&id, failed);
                 }
-                Some(id)
             }
-            (None, None) => None,
-        };
-        if let Some(id) = id {
-            server.running.lock().unwrap().remove(&id);
+            (None, None) => {}
         }
     });
-    rx.await.map_err(|_| "the run did not start".to_string())
-}
-
-/// Drive a new run, passing its id on (and registering it for cancel) once it starts.
-async fn register(
-    server: &Arc<Server>,
-    started: tokio::sync::oneshot::Receiver<String>,
-    tx: tokio::sync::oneshot::Sender<String>,
-    token: &CancelToken,
-    running: impl std::future::Future<Output = planexec::RunReport>,
-) -> Option<planexec::RunReport> {
-    let announce = async {
-        if let Ok(id) = started.await {
-            server.running.lock().unwrap().insert(id.clone(), token.clone());
-            let _ = tx.send(id);
-        }
-    };
-    let (report, ()) = tokio::join!(running, announce);
-    Some(report)
+    match run_id {
+        Some(id) => Ok(id),
+        None => started.await.map_err(|_| "the run did not start".to_string()),
+    }
 }
 
 #[derive(Deserialize)]
