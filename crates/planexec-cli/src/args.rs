@@ -407,9 +407,20 @@ pub struct RunFlags {
 }
 
 impl RunFlags {
-    /// `--approve later`: decisions wait in the ledger.
-    pub fn later(&self) -> bool {
-        self.approve.as_deref() == Some("later")
+    /// Whether decisions wait in the ledger: `--approve later`, or `approval =
+    /// "later"` in the configuration unless `--yes` or `--approve now` says otherwise.
+    pub fn later(&self, config: &crate::config::Config) -> Result<bool, String> {
+        if self.yes {
+            return Ok(false);
+        }
+        config.approve_later()
+    }
+
+    /// The configuration flags with `--approve` among them, so `config show`
+    /// and [`RunFlags::later`] see it with its source.
+    pub fn with(&self, mut flags: crate::config::Flags) -> crate::config::Flags {
+        flags.approval = self.approve.clone();
+        flags
     }
 }
 
@@ -518,6 +529,7 @@ impl CommonArgs {
             max_tokens: self.max_tokens,
             max_cost: self.max_cost,
             max_time: self.max_time,
+            approval: None,
         }
     }
 }

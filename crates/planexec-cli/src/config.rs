@@ -54,6 +54,7 @@ struct FileConfig {
     limits: Option<Limits>,
     tools: Option<ToolsSection>,
     mode: Option<String>,
+    approval: Option<String>,
     strategy: Option<String>,
     fallback: Option<String>,
     shell: Option<ShellSection>,
@@ -156,6 +157,8 @@ pub struct Flags {
     pub timeout: Option<f64>,
     pub prices: Vec<String>,
     pub mode: Option<String>,
+    /// `--approve now|later`.
+    pub approval: Option<String>,
     pub strategy: Option<String>,
     pub fallback: Option<String>,
     pub max_tokens: Option<u64>,
@@ -241,6 +244,7 @@ const KEYS: &[(&str, Option<&str>)] = &[
     ("limits.max_time", None),
     ("tools.disabled", Some("")),
     ("mode", Some("ask")),
+    ("approval", Some("now")),
     ("strategy", Some("plan-execute")),
     ("fallback", Some("stop")),
     ("shell.enabled", Some("true")),
@@ -269,6 +273,7 @@ const ENV: &[(&str, &str)] = &[
     ("PLANEXEC_PARALLELISM", "limits.parallelism"),
     ("PLANEXEC_TIMEOUT", "limits.timeout"),
     ("PLANEXEC_MODE", "mode"),
+    ("PLANEXEC_APPROVAL", "approval"),
     ("PLANEXEC_STRATEGY", "strategy"),
     ("PLANEXEC_FALLBACK", "fallback"),
 ];
@@ -382,6 +387,7 @@ impl Config {
             put(&format!("tools.{tool}.allow"), settings.allow.map(|a| a.to_string()));
         }
         put("mode", file.mode);
+        put("approval", file.approval);
         put("strategy", file.strategy);
         put("fallback", file.fallback);
         let shell = file.shell.unwrap_or_default();
@@ -410,8 +416,9 @@ impl Config {
     }
 
     fn apply_flags(&mut self, f: &Flags) {
-        let pairs: [(&'static str, &str, Option<String>); 20] = [
+        let pairs: [(&'static str, &str, Option<String>); 21] = [
             ("mode", "mode", f.mode.clone()),
+            ("approve", "approval", f.approval.clone()),
             ("strategy", "strategy", f.strategy.clone()),
             ("fallback", "fallback", f.fallback.clone()),
             ("max-tokens", "limits.max_tokens", f.max_tokens.map(|v| v.to_string())),
@@ -550,6 +557,20 @@ impl Config {
     pub fn strategy(&self) -> Result<planexec::Strategy, String> {
         let entry = &self.entries["strategy"];
         planexec::Strategy::parse(&entry.value).map_err(|e| format!("{e} (from {})", entry.source))
+    }
+
+    /// `approval`: `now` asks at the terminal (or `--yes` answers), `later`
+    /// records a run that needs a decision as waiting and exits.
+    pub fn approve_later(&self) -> Result<bool, String> {
+        let entry = &self.entries["approval"];
+        match entry.value.as_str() {
+            "now" => Ok(false),
+            "later" => Ok(true),
+            other => Err(format!(
+                "approval must be \"now\" or \"later\", not {other:?} (from {})",
+                entry.source
+            )),
+        }
     }
 
     pub fn mode(&self) -> Result<Mode, String> {

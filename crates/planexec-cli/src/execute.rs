@@ -29,13 +29,14 @@ pub async fn execute(
     verbose: u8,
 ) -> Result<u8, BadInput> {
     let interactive = std::io::stdin().is_terminal();
+    let config = Config::load(&common.workspace(), &flags.with(common.flags()))?;
+    let later = flags.later(&config)?;
     // Never hang waiting for an answer nobody can give, and never assume yes.
-    if !flags.yes && !interactive && !flags.later() {
+    if !flags.yes && !interactive && !later {
         return Err(BadInput(
-            "the plan needs your approval, but standard input is not a terminal; pass --yes to approve it without asking, or --approve later to record the run and decide with `planexec approve`".to_string(),
+            "the plan needs your approval, but standard input is not a terminal; pass --yes to approve it without asking, or --approve later (or approval = \"later\" in planexec.toml) to record the run and decide with `planexec approve`".to_string(),
         ));
     }
-    let config = Config::load(&common.workspace(), &common.flags())?;
     let options = config.run_options()?;
     let tools = open_tools(&common.workspace(), &config, &common.mcp).await?;
     let display = Display::new(quiet, side_effect_tools(&tools.registry));
@@ -47,7 +48,7 @@ pub async fn execute(
         tools.or_shutdown(valid).await?;
     }
 
-    let approver = approver_for(&flags, flags.yes, interactive, &display);
+    let approver = approver_for(&flags, later, flags.yes, interactive, &display);
     let ready = async {
         let store = runs::open(ledger.db.as_deref()).await?;
         let recorded = Recorded {
@@ -80,8 +81,14 @@ pub async fn execute(
 
 /// The person at the terminal (or `--yes` standing in), or with `--approve
 /// later` nobody now: the run pauses in the ledger when it needs a decision.
-fn approver_for(flags: &RunFlags, approve_plan: bool, interactive: bool, display: &Arc<Display>) -> Arc<dyn Approver> {
-    if flags.later() {
+fn approver_for(
+    flags: &RunFlags,
+    later: bool,
+    approve_plan: bool,
+    interactive: bool,
+    display: &Arc<Display>,
+) -> Arc<dyn Approver> {
+    if later {
         return Arc::new(planexec::ApproveLater);
     }
     Arc::new(CliApprover {
@@ -297,12 +304,6 @@ pub async fn resume(
     let interactive = std::io::stdin().is_terminal();
     let approved =
         stored.approved_version.is_some() && stored.approved_version == stored.plans.last().map(|v| v.version);
-    if !approved && !flags.yes && !interactive && !flags.later() {
-        return Err(BadInput(format!(
-            "run {} stopped before its plan was approved, and standard input is not a terminal; pass --yes to approve it without asking",
-            stored.run_id
-        )));
-    }
     // The run's own workspace, unless another is given.
     let workspace = common.workspace.clone().unwrap_or_else(|| runs::workspace_of(&stored));
     if !workspace.is_dir() {
@@ -313,7 +314,7 @@ pub async fn resume(
         )));
     }
     // The run keeps the mode it was started in, unless --mode says otherwise.
-    let mut flags_now = common.flags();
+    let mut flags_now = flags.with(common.flags());
     if flags_now.mode.is_none() {
         flags_now.mode = stored.options.get("mode").and_then(|m| m.as_str()).map(str::to_string);
     }
@@ -335,11 +336,18 @@ pub async fn resume(
     flags_now.max_cost = flags_now.max_cost.or(budget.max_cost);
     flags_now.max_time = flags_now.max_time.or(budget.max_time_ms.map(|ms| ms as f64 / 1000.0));
     let config = Config::load(&workspace, &flags_now)?;
+    let later = flags.later(&config)?;
+    if !approved && !flags.yes && !interactive && !later {
+        return Err(BadInput(format!(
+            "run {} stopped before its plan was approved, and standard input is not a terminal; pass --yes to approve it without asking, or --approve later to record it as waiting",
+            stored.run_id
+        )));
+    }
     let tools = open_tools(&workspace, &config, &common.mcp).await?;
     let display = Display::new(quiet, side_effect_tools(&tools.registry));
     init_logging(verbose, &display);
     // A resumed run's plan was approved before (or is approved by --yes).
-    let approver = approver_for(&flags, flags.yes || !interactive, interactive, &display);
+    let approver = approver_for(&flags, later, flags.yes || !interactive, interactive, &display);
     let recorded = Recorded {
         store,
         workspace: workspace.clone(),

@@ -118,3 +118,48 @@ fn a_rejected_run_shows_the_reason_and_an_edited_plan_runs_the_edit() {
     let (_, shown, _) = cli(&["runs", "show", &third]);
     assert!(shown.contains("awaiting_approval"), "the run still waits:\n{shown}");
 }
+
+#[test]
+fn approval_later_in_the_config_file_makes_runs_wait_unless_yes_says_otherwise() {
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let db = data.path().join("ledger.db");
+    let server = ScriptedServer::start();
+    server.role("planner").always(Reply::json(&plan()));
+    server.role("synthesizer").always(Reply::content("the note is written"));
+    let cli = |args: &[&str]| run(planexec(ws.path(), &db, &server).args(args));
+    std::fs::write(
+        ws.path().join("planexec.toml"),
+        "approval = \"later\"\nmode = \"auto\"\n",
+    )
+    .unwrap();
+
+    // No terminal and no flag: the file's `later` records the run as waiting.
+    let (out, _, stderr) = cli(&["run", "Write a note"]);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("waits for approval of plan v1"), "{stderr}");
+    assert!(!ws.path().join("note.txt").exists(), "nothing ran before the approval");
+    let (_, shown, _) = cli(&["config", "show"]);
+    let line = shown.lines().find(|l| l.starts_with("approval")).unwrap_or_default();
+    assert!(line.contains("later") && line.contains("planexec.toml"), "{shown}");
+
+    // --yes approves now, whatever the file says.
+    let (out, stdout, stderr) = cli(&["run", "Write a note", "--yes"]);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout.trim(), "the note is written");
+    assert_eq!(std::fs::read_to_string(ws.path().join("note.txt")).unwrap(), "hello");
+
+    // A value that is neither says what it may be and where it came from.
+    std::fs::write(ws.path().join("planexec.toml"), "approval = \"sometimes\"\n").unwrap();
+    let (out, _, stderr) = cli(&["run", "Write a note"]);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("approval must be \"now\" or \"later\"") && stderr.contains("planexec.toml"),
+        "{stderr}"
+    );
+    assert_eq!(
+        server.requests_from("planner").len(),
+        2,
+        "the bad value stopped the run before planning"
+    );
+}
