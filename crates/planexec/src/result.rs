@@ -18,7 +18,8 @@ pub enum StepStatus {
     /// (only seen in a ledger).
     Running,
     /// In flight at a crash and, on resume, taken as done without running it again
-    /// (a person said its side effect had happened). Its output is unknown (null).
+    /// (a person said its side effect had happened). Its output is unknown:
+    /// dependents see [`unknown_output`] in its place, never a made-up value.
     Skipped,
 }
 
@@ -111,6 +112,16 @@ impl StepResult {
         is_inner_call_id(&self.id)
     }
 
+    /// What the steps after a done one see as its output: the recorded
+    /// output, or for a step taken as done on resume, [`unknown_output`].
+    pub fn output_for_dependents(&self) -> Value {
+        match (&self.output, self.status) {
+            (Some(v), _) => v.clone(),
+            (None, StepStatus::Skipped) => unknown_output(&self.id),
+            (None, _) => Value::Null,
+        }
+    }
+
     pub fn succeeded(&self) -> bool {
         self.status == StepStatus::Succeeded
     }
@@ -127,6 +138,26 @@ impl StepResult {
 /// a `.`, so these never clash with a step.
 pub fn inner_call_id(step: &str, n: usize) -> String {
     format!("{step}.{n}")
+}
+
+/// The stand-in for the output of step `id`, taken as done on resume when it
+/// was in flight: what it returned was never recorded. A model reading it
+/// sees why; a tool step whose arguments use it fails (see [`why_unknown`])
+/// rather than being handed `null` or a guess.
+pub fn unknown_output(id: &str) -> Value {
+    serde_json::json!({ UNKNOWN_OUTPUT: format!(
+        "{id} was in flight when the run stopped and was taken as done on resume; what it returned was never recorded"
+    ) })
+}
+
+const UNKNOWN_OUTPUT: &str = "output_unknown";
+
+/// The reason, when `value` is an [`unknown_output`].
+pub fn why_unknown(value: &Value) -> Option<&str> {
+    match value.as_object() {
+        Some(map) if map.len() == 1 => map.get(UNKNOWN_OUTPUT)?.as_str(),
+        _ => None,
+    }
 }
 
 /// Whether `id` names an agent step's inner call.

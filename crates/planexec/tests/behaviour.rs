@@ -1014,6 +1014,16 @@ async fn stopped_mid_effect(name: &str, rerun: bool) {
             echo("s3", "{{s2}}", &["s2"]),
         ])),
     );
+    // Taken as done, s2's output is unknown: s3, which uses it, fails with
+    // that reason instead of running on `null`, and the replanner routes around it.
+    m.always(
+        Role::Replanner,
+        ScriptedReply::json(&plan(vec![
+            echo("s1", "a", &[]),
+            step("s2", Some("save"), json!({"text": "stall {{s1}}"}), &["s1"]),
+            echo("s4", "saved after {{s1}}", &["s1", "s2"]),
+        ])),
+    );
     m.always(Role::Synthesizer, text("saved"));
     let agent = h.agent(options(Strategy::PlanExecute));
     let report = h.run(&agent, "save").await;
@@ -1032,6 +1042,24 @@ async fn stopped_mid_effect(name: &str, rerun: bool) {
     let resumer = h.agent(options(Strategy::PlanExecute));
     let resumed = h.resume(&resumer, &report.run_id, &selection).await;
     assert_eq!(resumed.status, planexec::RunStatus::Succeeded, "{:?}", resumed.error);
+    let s3 = resumed.steps.iter().find(|s| s.id == "s3").expect("s3 is reported");
+    if rerun {
+        let output = s3.output.as_ref().and_then(Value::as_str).unwrap_or_default();
+        assert!(
+            output.contains("stall echo a"),
+            "s3 got what s2 really returned: {s3:?}"
+        );
+    } else {
+        let error = s3.error.as_deref().unwrap_or_default();
+        assert!(
+            error.contains("args.input uses the output of s2, which is unknown"),
+            "{s3:?}"
+        );
+        assert!(
+            resumed.steps.iter().all(|s| s.output != Some(Value::Null)),
+            "no step ran on null"
+        );
+    }
     check(name, &h);
 }
 

@@ -19,7 +19,7 @@ use crate::events::Event;
 use crate::llm::{ChatRequest, Message, Role};
 use crate::plan::{self, Plan, Step, StepKind};
 use crate::policy::Permission;
-use crate::result::{now_ms, StepResult, StepStatus};
+use crate::result::{self, now_ms, StepResult, StepStatus};
 use crate::schedule::DependencyOutputs;
 use crate::store::StepStart;
 use crate::tools::{output, ToolEntry, ToolError, ToolErrorKind};
@@ -167,6 +167,9 @@ async fn confirm(ctx: &RunContext, step: &Step, deps: &DependencyOutputs, tally:
     let Some(entry) = step.tool.as_deref().and_then(|t| ctx.tools.get(t)) else {
         return Ok(());
     };
+    if unknown_input(step, deps).is_some() {
+        return Ok(()); // nothing to confirm: the call fails in `run`
+    }
     match resolve_for(&entry, &step.args, &|id| dep_output(deps, id)) {
         Ok(args) => permit(ctx, step, &entry, &Value::Object(args), tally)
             .await
@@ -274,6 +277,9 @@ async fn call_tool(
         .tools
         .get(name)
         .ok_or_else(|| format!("tool `{name}` is not available"))?;
+    if let Some(why) = unknown_input(step, deps) {
+        return Err(why);
+    }
     let direct = match resolve_for(&entry, &step.args, &|id| dep_output(deps, id)) {
         Ok(args) => {
             tally.args = Some(Value::Object(args.clone()));
@@ -291,6 +297,20 @@ async fn call_tool(
             Err(e.to_string())
         }
     }
+}
+
+/// Why a tool step cannot run, when an argument uses the output of a step
+/// taken as done on resume without it: a guess (or `null`) would be passed on
+/// as if it were what that step returned.
+fn unknown_input(step: &Step, deps: &DependencyOutputs) -> Option<String> {
+    plan::step_references(step).into_iter().find_map(|(arg, r)| {
+        let why = dep_output(deps, &r.step)?;
+        let why = result::why_unknown(&why)?;
+        Some(format!(
+            "{arg} uses the output of {}, which is unknown: {why}. Run {} again (or replace this step) to get it",
+            r.step, r.step
+        ))
+    })
 }
 
 /// The output of dependency `id`, for `{{id}}` references.

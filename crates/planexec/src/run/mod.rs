@@ -119,8 +119,7 @@ impl Run {
                 continue; // decided by the resume
             }
             if s.result.status.is_done() {
-                run.done
-                    .insert(s.result.id.clone(), s.result.output.clone().unwrap_or(Value::Null));
+                run.done.insert(s.result.id.clone(), s.result.output_for_dependents());
             }
             run.records.push(s.result.clone());
         }

@@ -1,8 +1,6 @@
 //! Picking a run up from the ledger: deciding the steps that were in flight
 //! when it stopped, and why a resume may not start.
 
-use serde_json::Value;
-
 use super::{Run, Start};
 use crate::plan::Step;
 use crate::policy::{Approver, ResumeOptions};
@@ -159,7 +157,7 @@ pub(crate) async fn settle_inflight(run: &mut Run, decided: Vec<(StoredStep, boo
             continue;
         }
         if !rerun {
-            run.done.insert(result.id.clone(), Value::Null);
+            run.done.insert(result.id.clone(), result.output_for_dependents());
         }
         run.records.push(result);
     }
