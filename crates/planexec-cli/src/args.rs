@@ -22,6 +22,15 @@ pub struct Cli {
     /// More log output (-v debug, -vv trace).
     #[arg(long, short = 'v', action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
+    /// Read this configuration file instead of the user's (~/.config/planexec/config.toml).
+    #[arg(
+        long = "config",
+        id = "config_file",
+        value_name = "FILE",
+        env = "PLANEXEC_CONFIG",
+        global = true
+    )]
+    pub config: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Command,
 }

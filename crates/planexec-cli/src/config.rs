@@ -278,9 +278,30 @@ const ENV: &[(&str, &str)] = &[
     ("PLANEXEC_FALLBACK", "fallback"),
 ];
 
-/// The user's config file: `$XDG_CONFIG_HOME/planexec/config.toml` (or the platform's equivalent).
+/// The user's config file: the one `--config` names, else
+/// `$XDG_CONFIG_HOME/planexec/config.toml` (or the platform's equivalent).
 pub fn user_config_path() -> Option<PathBuf> {
+    if let Some(named) = NAMED_FILE.get() {
+        return Some(named.clone());
+    }
     dirs::config_dir().map(|d| d.join("planexec").join("config.toml"))
+}
+
+/// The file `--config` (or `PLANEXEC_CONFIG`) names, set once at start.
+static NAMED_FILE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// Use `path` as the user's config file for this process. It must exist: a
+/// mistyped name would otherwise run with defaults the user did not choose.
+pub fn use_file(path: &Path) -> Result<(), String> {
+    if !path.is_file() {
+        return Err(format!(
+            "--config {}: no such file; give the path of a TOML config file (see `planexec config show` for the keys)",
+            path.display()
+        ));
+    }
+    let path = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    let _ = NAMED_FILE.set(path);
+    Ok(())
 }
 
 impl Config {

@@ -66,6 +66,10 @@ impl From<String> for BadInput {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(Err(message)) = cli.config.as_deref().map(config::use_file) {
+        eprintln!("error: {message}");
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {

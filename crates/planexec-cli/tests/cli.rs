@@ -580,6 +580,43 @@ fn config_layers_have_precedence_and_sources() {
     );
 }
 
+/// `--config FILE` (anywhere on the line, or `PLANEXEC_CONFIG`) replaces the
+/// user's own file; a name that is not a file is refused before anything runs.
+#[test]
+fn config_flag_names_the_users_file_and_a_missing_one_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let user = dir.path().join("xdg");
+    std::fs::create_dir_all(user.join("planexec")).unwrap();
+    std::fs::write(user.join("planexec/config.toml"), "model = \"from-user\"\n").unwrap();
+    let named = dir.path().join("team.toml");
+    std::fs::write(&named, "model = \"from-named\"\n[limits]\nmax_steps = 4\n").unwrap();
+    let model_line = |cmd: &mut std::process::Command| {
+        let (out, stdout, stderr) = run(cmd.env("XDG_CONFIG_HOME", &user));
+        assert!(out.status.success(), "{stderr}");
+        stdout
+            .lines()
+            .find(|l| l.starts_with("model "))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let default = model_line(planexec(dir.path()).args(["config", "show"]));
+    assert!(default.contains("from-user"), "{default}");
+    let after = model_line(planexec(dir.path()).args(["config", "show", "--config", "team.toml"]));
+    assert!(after.contains("from-named") && after.contains("team.toml"), "{after}");
+    let before = model_line(planexec(dir.path()).args(["--config", "team.toml", "config", "show"]));
+    assert_eq!(before, after);
+    let by_env = model_line(
+        planexec(dir.path())
+            .env("PLANEXEC_CONFIG", &named)
+            .args(["config", "show"]),
+    );
+    assert_eq!(by_env, after);
+
+    let (out, _, stderr) = run(planexec(dir.path()).args(["runs", "list", "--config", "tema.toml"]));
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--config tema.toml: no such file"), "{stderr}");
+}
+
 /// A cloned repository's planexec.toml cannot act with the user's authority
 /// until the user trusts it: its MCP server (a command) does not start, even
 /// under --mode plan, and its mode, shell allowlist and tool settings are

@@ -20,6 +20,8 @@ pub fn planexec(workspace: &std::path::Path) -> Command {
         .env("XDG_DATA_HOME", workspace.join(".no-user-config").join("data"))
         .env_remove("PLANEXEC_DB")
         .env_remove("PLANEXEC_MODE")
+        .env_remove("PLANEXEC_APPROVAL")
+        .env_remove("PLANEXEC_CONFIG")
         .env("PLANEXEC_MODEL_DIR", workspace.join(".no-models"))
         .env_remove("PLANEXEC_MODEL_PATH")
         .stdin(Stdio::null());
