@@ -57,7 +57,16 @@ pub async fn pull(name: &str, quiet: bool) -> Result<u8, BadInput> {
     let progress_bar = bar.clone();
     let result = tokio::task::spawn_blocking(move || {
         let mut joining = false;
+        // Said even with --quiet: a file that had to be fetched again is worth knowing about.
+        let warn = |text: String| progress_bar.suspend(|| eprintln!("warning: {text}"));
         planexec_local::weights::pull(&spec, &mut |p| match p {
+            planexec_local::weights::Progress::BadPart { part, parts } => warn(format!(
+                "part {part} of {parts} did not match its pinned sha256 (corrupt or cut short): deleted, fetching it again"
+            )),
+            planexec_local::weights::Progress::BadFile => warn(format!(
+                "the installed {} model did not match its sha256: deleted, fetching it again",
+                spec.name
+            )),
             planexec_local::weights::Progress::Part { part, .. } => progress_bar.set_position(part as u64),
             planexec_local::weights::Progress::Joining { bytes, total } => {
                 if !joining {
