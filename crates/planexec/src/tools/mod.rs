@@ -12,6 +12,7 @@ mod calculator;
 mod http_get;
 pub mod output;
 pub mod shell;
+mod typed;
 pub mod workspace;
 
 use std::collections::BTreeMap;
@@ -22,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use calculator::evaluate_with_text as evaluate_expression;
+pub use typed::TypedTool;
 
 /// What running a tool does to the world. Decides confirmation and replay safety.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
