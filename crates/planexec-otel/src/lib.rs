@@ -1,4 +1,4 @@
-//! OpenTelemetry traces of planexec runs, exported over OTLP/HTTP.
+//! OpenTelemetry traces and metrics of planexec runs, exported over OTLP/HTTP.
 //!
 //! [`Tracing::from_env`] is `None` (and costs nothing) unless
 //! `OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is
@@ -24,6 +24,11 @@
 //! replies (`gen_ai.input.messages`, `gen_ai.output.messages`) are recorded
 //! only with [`TraceOptions::content`].
 //!
+//! A model call that failed is a `chat MODEL` span with `error.type` (`auth`,
+//! `rate_limited`, `timeout`, ...) and an error status. Where a metrics
+//! endpoint is known, the GenAI client metrics `gen_ai.client.token.usage`
+//! and `gen_ai.client.operation.duration` are exported too (see `metrics.rs`).
+//!
 //! Spans are built from the events with their real start and end times, so
 //! the core never depends on OpenTelemetry. One agent's event bus is read as
 //! one run at a time (how the CLI runs); concurrent runs on one agent would
@@ -36,9 +41,12 @@ use std::time::{Duration, SystemTime};
 use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer, TracerProvider as _};
 use opentelemetry::{Context, KeyValue};
 use opentelemetry_otlp::{Protocol, WithExportConfig};
+use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
 use opentelemetry_sdk::Resource;
 use planexec::events::{Event, EventBus};
+
+mod metrics;
 
 /// What to put in spans beyond the defaults.
 #[derive(Debug, Clone, Copy, Default)]
@@ -47,9 +55,10 @@ pub struct TraceOptions {
     pub content: bool,
 }
 
-/// An OTLP/HTTP trace pipeline.
+/// An OTLP/HTTP trace pipeline, and a metrics one where an endpoint for it is known.
 pub struct Tracing {
     provider: SdkTracerProvider,
+    meters: Option<SdkMeterProvider>,
 }
 
 impl Tracing {
@@ -68,30 +77,64 @@ impl Tracing {
             .with_http()
             .build()
             .map_err(|e| format!("cannot set up the OTLP trace exporter: {e}"))?;
-        Ok(Some(Tracing::with_exporter(exporter)))
+        // Metrics go where the base or the metrics endpoint says, never to a
+        // guessed default when only a traces endpoint was given.
+        let metrics = if set("OTEL_EXPORTER_OTLP_ENDPOINT") || set("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") {
+            let exporter = opentelemetry_otlp::MetricExporter::builder()
+                .with_http()
+                .build()
+                .map_err(|e| format!("cannot set up the OTLP metrics exporter: {e}"))?;
+            Some(exporter)
+        } else {
+            None
+        };
+        Ok(Some(Tracing::with_exporters(exporter, metrics)))
     }
 
-    /// To a collector at `traces_url` (the full `/v1/traces` URL), as JSON or protobuf.
+    /// To a collector at `traces_url` (the full `/v1/traces` URL), as JSON or
+    /// protobuf; metrics to its `/v1/metrics` beside it.
     pub fn to(traces_url: &str, json: bool) -> Result<Tracing, String> {
+        let protocol = if json { Protocol::HttpJson } else { Protocol::HttpBinary };
         let exporter = opentelemetry_otlp::SpanExporter::builder()
             .with_http()
             .with_endpoint(traces_url)
-            .with_protocol(if json { Protocol::HttpJson } else { Protocol::HttpBinary })
+            .with_protocol(protocol)
             .build()
             .map_err(|e| format!("cannot set up the OTLP trace exporter: {e}"))?;
-        Ok(Tracing::with_exporter(exporter))
+        let metrics = match traces_url.strip_suffix("/v1/traces") {
+            Some(base) => Some(
+                opentelemetry_otlp::MetricExporter::builder()
+                    .with_http()
+                    .with_endpoint(format!("{base}/v1/metrics"))
+                    .with_protocol(protocol)
+                    .build()
+                    .map_err(|e| format!("cannot set up the OTLP metrics exporter: {e}"))?,
+            ),
+            None => None,
+        };
+        Ok(Tracing::with_exporters(exporter, metrics))
     }
 
-    fn with_exporter(exporter: opentelemetry_otlp::SpanExporter) -> Tracing {
+    fn with_exporters(
+        exporter: opentelemetry_otlp::SpanExporter,
+        metrics: Option<opentelemetry_otlp::MetricExporter>,
+    ) -> Tracing {
         let mut resource = Resource::builder();
         if std::env::var("OTEL_SERVICE_NAME").is_err() {
             resource = resource.with_service_name("planexec");
         }
+        let resource = resource.build();
         let provider = SdkTracerProvider::builder()
             .with_batch_exporter(exporter)
-            .with_resource(resource.build())
+            .with_resource(resource.clone())
             .build();
-        Tracing { provider }
+        let meters = metrics.map(|exporter| {
+            SdkMeterProvider::builder()
+                .with_periodic_exporter(exporter)
+                .with_resource(resource)
+                .build()
+        });
+        Tracing { provider, meters }
     }
 
     /// Turn `events` into spans from now on.
@@ -105,12 +148,21 @@ impl Tracing {
             state: Mutex::default(),
         });
         events.on_event(move |event| recorder.handle(event));
+        if let Some(meters) = &self.meters {
+            let metrics = metrics::ModelMetrics::new(meters);
+            events.on_event(move |event| metrics.record(event));
+        }
     }
 
     /// Export what is buffered and stop. Call before the process exits.
     pub fn shutdown(self) {
         let _ = self.provider.force_flush();
         let _ = self.provider.shutdown_with_timeout(Duration::from_secs(5));
+        // Shutting down exports what was measured (a flush first would send
+        // the same cumulative totals twice).
+        if let Some(meters) = self.meters {
+            let _ = meters.shutdown_with_timeout(Duration::from_secs(5));
+        }
     }
 }
 
@@ -227,11 +279,7 @@ impl Recorder {
         else {
             return;
         };
-        let parent = step_id
-            .as_ref()
-            .and_then(|id| state.steps.get(id).cloned())
-            .or_else(|| state.run.clone())
-            .unwrap_or_default();
+        let parent = call_parent(state, step_id.as_deref());
         let start = now.checked_sub(Duration::from_millis(*latency_ms)).unwrap_or(now);
         let mut attributes = vec![
             kv("gen_ai.operation.name", "chat"),
@@ -261,6 +309,38 @@ impl Recorder {
             }
         }
         let cx = self.start_kind(format!("chat {model}"), SpanKind::Client, &parent, start, attributes);
+        cx.span().end_with_timestamp(now);
+    }
+
+    /// The `chat MODEL` span of a call that got no usable reply.
+    fn failed_chat_span(&self, state: &State, event: &Event, now: SystemTime) {
+        let Event::ModelFailed {
+            role,
+            provider,
+            model,
+            step_id,
+            latency_ms,
+            error_type,
+            error,
+        } = event
+        else {
+            return;
+        };
+        let parent = call_parent(state, step_id.as_deref());
+        let start = now.checked_sub(Duration::from_millis(*latency_ms)).unwrap_or(now);
+        let mut attributes = vec![
+            kv("gen_ai.operation.name", "chat"),
+            kv("gen_ai.provider.name", provider.clone()),
+            kv("gen_ai.request.model", model.clone()),
+            kv("error.type", error_type.clone()),
+            kv("planexec.role", role.as_str()),
+            kv("planexec.run.id", state.run_id.clone()),
+        ];
+        if let Some(id) = step_id {
+            attributes.push(kv("planexec.step.id", id.clone()));
+        }
+        let cx = self.start_kind(format!("chat {model}"), SpanKind::Client, &parent, start, attributes);
+        cx.span().set_status(Status::error(error.clone()));
         cx.span().end_with_timestamp(now);
     }
 
@@ -398,6 +478,7 @@ impl Recorder {
                 }
             }
             Event::ModelCalled { .. } => self.chat_span(&state, event, now),
+            Event::ModelFailed { .. } => self.failed_chat_span(&state, event, now),
             Event::RunFinished { status, .. } => {
                 if let Some(run) = &state.run {
                     run.span().set_attribute(kv("planexec.run.status", status.clone()));
@@ -413,6 +494,14 @@ impl Recorder {
 }
 
 /// End every open span: steps (as not finished), the plan, the run.
+/// Where a model call's span goes: under its step, else under the run.
+fn call_parent(state: &State, step_id: Option<&str>) -> Context {
+    step_id
+        .and_then(|id| state.steps.get(id).cloned())
+        .or_else(|| state.run.clone())
+        .unwrap_or_default()
+}
+
 fn end_all(state: &mut State, now: SystemTime, why: &str) {
     for (_, cx) in state.steps.drain() {
         cx.span().set_status(Status::error(format!("not finished: {why}")));

@@ -1,6 +1,7 @@
 //! A run traced into a local OTLP/HTTP receiver that the test starts: the span
 //! tree (run → plan versions → steps → executor calls; role calls under the
-//! run) and the GenAI and planexec attributes, with and without content.
+//! run) and the GenAI and planexec attributes, with and without content; the
+//! GenAI client metrics; a failed model call as an error span.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -8,7 +9,7 @@ use std::time::Duration;
 use planexec::llm::openai::{OpenAiCompatible, OpenAiConfig};
 use planexec::{Agent, RunOptions, Tool, ToolError, ToolRegistry};
 use planexec_otel::{TraceOptions, Tracing};
-use planexec_testkit::otlp::{OtlpReceiver, ReceivedSpan};
+use planexec_testkit::otlp::{OtlpReceiver, ReceivedPoint, ReceivedSpan};
 use planexec_testkit::{Reply, ScriptedServer};
 use serde_json::{json, Value};
 
@@ -41,7 +42,7 @@ impl Tool for Flaky {
     }
 }
 
-async fn traced_run(content: bool) -> Vec<ReceivedSpan> {
+async fn traced_run(content: bool) -> (Vec<ReceivedSpan>, Vec<ReceivedPoint>) {
     let otlp = OtlpReceiver::start();
     let server = ScriptedServer::start();
     server.role("planner").reply(Reply::json(&json!({"goal": "g", "steps": [
@@ -77,12 +78,12 @@ async fn traced_run(content: bool) -> Vec<ReceivedSpan> {
     let report = agent.run("look it up").await;
     assert!(report.succeeded(), "{:?}", report.error);
     tokio::task::spawn_blocking(move || tracing.shutdown()).await.unwrap();
-    otlp.spans()
+    (otlp.spans(), otlp.histogram_points())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_becomes_a_span_tree_with_gen_ai_attributes() {
-    let spans = traced_run(false).await;
+    let (spans, _) = traced_run(false).await;
     let by_name = |name: &str| -> Vec<&ReceivedSpan> { spans.iter().filter(|s| s.name == name).collect() };
     let run = by_name("invoke_agent planexec");
     assert_eq!(run.len(), 1, "{:#?}", spans.iter().map(|s| &s.name).collect::<Vec<_>>());
@@ -137,8 +138,78 @@ async fn a_run_becomes_a_span_tree_with_gen_ai_attributes() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_calls_are_counted_in_gen_ai_client_metrics() {
+    let (_, points) = traced_run(false).await;
+    let tokens = |role: &str, kind: &str| -> Vec<&ReceivedPoint> {
+        points
+            .iter()
+            .filter(|p| {
+                p.metric == "gen_ai.client.token.usage"
+                    && p.attributes["planexec.role"] == role
+                    && p.attributes["gen_ai.token.type"] == kind
+            })
+            .collect()
+    };
+    let input = tokens("executor", "input");
+    assert_eq!(input.len(), 1, "{points:#?}");
+    assert_eq!((input[0].count, input[0].sum), (1, 70.0));
+    assert_eq!(input[0].unit, "{token}");
+    assert_eq!(input[0].attributes["gen_ai.operation.name"], "chat");
+    assert_eq!(input[0].attributes["gen_ai.provider.name"], "openai");
+    assert_eq!(input[0].attributes["gen_ai.request.model"], "gpt-test");
+    assert_eq!(tokens("synthesizer", "output")[0].sum, 5.0);
+    let durations: Vec<&ReceivedPoint> = points
+        .iter()
+        .filter(|p| p.metric == "gen_ai.client.operation.duration")
+        .collect();
+    assert_eq!(durations.iter().map(|p| p.count).sum::<u64>(), 4, "four model calls");
+    assert!(durations
+        .iter()
+        .all(|p| p.unit == "s" && !p.attributes.contains_key("error.type")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_model_call_is_an_error_span_and_a_duration_with_its_error_type() {
+    let otlp = OtlpReceiver::start();
+    let server = ScriptedServer::start();
+    server
+        .role("planner")
+        .always(Reply::error(401, "Incorrect API key provided"));
+    let provider = OpenAiCompatible::new(OpenAiConfig {
+        base_url: server.base_url(),
+        api_key: Some("wrong".into()),
+        ..OpenAiConfig::default()
+    })
+    .unwrap();
+    let agent = Agent::builder(Arc::new(provider), "gpt-test").build();
+    let tracing = Tracing::to(&otlp.traces_url(), true).unwrap();
+    tracing.attach(agent.events(), TraceOptions::default());
+    let report = agent.run("anything").await;
+    assert!(!report.succeeded());
+    tokio::task::spawn_blocking(move || tracing.shutdown()).await.unwrap();
+
+    let spans = otlp.spans();
+    let chat = spans
+        .iter()
+        .find(|s| s.name == "chat gpt-test")
+        .expect("a span for the failed call");
+    assert!(chat.error, "{chat:?}");
+    assert_eq!(chat.kind, 3);
+    assert_eq!(chat.attributes["error.type"], "auth");
+    assert_eq!(chat.attributes["planexec.role"], "planner");
+    let failed: Vec<ReceivedPoint> = otlp
+        .histogram_points()
+        .into_iter()
+        .filter(|p| p.metric == "gen_ai.client.operation.duration")
+        .collect();
+    assert_eq!(failed.len(), 1, "{failed:#?}");
+    assert_eq!(failed[0].attributes["error.type"], "auth");
+    assert_eq!(failed[0].count, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prompts_and_replies_only_when_enabled() {
-    let spans = traced_run(true).await;
+    let (spans, _) = traced_run(true).await;
     let synth = spans
         .iter()
         .find(|s| s.attributes.get("planexec.role") == Some(&json!("synthesizer")))

@@ -89,14 +89,29 @@ impl RunContext {
         if let Some(sent) = &sent {
             self.ledger.exchange(sent, &outcome, cost, latency_ms).await;
         }
-        let response = outcome?;
+        let provider = model.provider.provider_name().to_string();
+        let response = match outcome {
+            Ok(response) => response,
+            Err(error) => {
+                self.events.emit(Event::ModelFailed {
+                    role,
+                    provider,
+                    model: model.model.clone(),
+                    step_id,
+                    latency_ms,
+                    error_type: error.kind().to_string(),
+                    error: error.to_string(),
+                });
+                return Err(error);
+            }
+        };
         let completion = prompt.as_ref().map(|_| {
             serde_json::to_string(&serde_json::json!({"content": response.content, "tool_calls": response.tool_calls}))
                 .unwrap_or_default()
         });
         self.events.emit(Event::ModelCalled {
             role,
-            provider: model.provider.provider_name().to_string(),
+            provider,
             model: model.model.clone(),
             step_id,
             prompt_tokens: response.usage.prompt_tokens,

@@ -122,6 +122,17 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         completion: Option<String>,
     },
+    /// A model call that got no usable reply (after the provider's own retries).
+    ModelFailed {
+        role: Role,
+        provider: String,
+        model: String,
+        step_id: Option<String>,
+        latency_ms: u64,
+        /// [`crate::LlmError::kind`]: `auth`, `rate_limited`, `timeout`, ...
+        error_type: String,
+        error: String,
+    },
     RunFinished {
         status: String,
         elapsed_ms: u64,

@@ -1,5 +1,6 @@
-//! A local OTLP/HTTP trace receiver (JSON encoding) on loopback, on its own
-//! thread, and the spans it received in a form tests can check.
+//! A local OTLP/HTTP receiver of traces and metrics (JSON encoding) on
+//! loopback, on its own thread, and the spans and histogram points it
+//! received in a form tests can check.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -22,17 +23,43 @@ pub struct ReceivedSpan {
     pub kind: i64,
 }
 
-/// Collects every `POST /v1/traces` body. Stops when dropped.
+/// One received histogram data point.
+#[derive(Debug, Clone)]
+pub struct ReceivedPoint {
+    /// The metric's name, e.g. `gen_ai.client.token.usage`.
+    pub metric: String,
+    pub unit: String,
+    pub attributes: HashMap<String, Value>,
+    pub count: u64,
+    pub sum: f64,
+}
+
+/// Collects every `POST /v1/traces` and `/v1/metrics` body. Stops when dropped.
 pub struct OtlpReceiver {
     addr: SocketAddr,
     bodies: Arc<Mutex<Vec<Value>>>,
+    metric_bodies: Arc<Mutex<Vec<Value>>>,
     _shutdown: tokio::sync::oneshot::Sender<()>,
+}
+
+/// A handler that keeps each JSON body it is posted in `sink`.
+fn collect(sink: Arc<Mutex<Vec<Value>>>) -> axum::routing::MethodRouter {
+    post(move |body: String| {
+        let sink = sink.clone();
+        async move {
+            sink.lock()
+                .unwrap()
+                .push(serde_json::from_str(&body).unwrap_or(Value::Null));
+            "{}"
+        }
+    })
 }
 
 impl OtlpReceiver {
     pub fn start() -> OtlpReceiver {
         let bodies: Arc<Mutex<Vec<Value>>> = Arc::default();
-        let sink = bodies.clone();
+        let metric_bodies: Arc<Mutex<Vec<Value>>> = Arc::default();
+        let (sink, metric_sink) = (bodies.clone(), metric_bodies.clone());
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
         let (shutdown, stop) = tokio::sync::oneshot::channel::<()>();
         std::thread::spawn(move || {
@@ -41,18 +68,9 @@ impl OtlpReceiver {
                 .build()
                 .expect("receiver runtime");
             rt.block_on(async move {
-                let app = axum::Router::new().route(
-                    "/v1/traces",
-                    post(move |body: String| {
-                        let sink = sink.clone();
-                        async move {
-                            sink.lock()
-                                .unwrap()
-                                .push(serde_json::from_str(&body).unwrap_or(Value::Null));
-                            "{}"
-                        }
-                    }),
-                );
+                let app = axum::Router::new()
+                    .route("/v1/traces", collect(sink))
+                    .route("/v1/metrics", collect(metric_sink));
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
                 addr_tx.send(listener.local_addr().unwrap()).unwrap();
                 axum::serve(listener, app)
@@ -66,6 +84,7 @@ impl OtlpReceiver {
         OtlpReceiver {
             addr: addr_rx.recv().expect("receiver address"),
             bodies,
+            metric_bodies,
             _shutdown: shutdown,
         }
     }
@@ -97,6 +116,46 @@ impl OtlpReceiver {
     }
 }
 
+impl OtlpReceiver {
+    /// Every histogram data point received so far.
+    pub fn histogram_points(&self) -> Vec<ReceivedPoint> {
+        let bodies = self.metric_bodies.lock().unwrap().clone();
+        let mut out = Vec::new();
+        for body in &bodies {
+            for rm in body["resourceMetrics"].as_array().into_iter().flatten() {
+                for sm in rm["scopeMetrics"].as_array().into_iter().flatten() {
+                    for m in sm["metrics"].as_array().into_iter().flatten() {
+                        for p in m
+                            .pointer("/histogram/dataPoints")
+                            .and_then(Value::as_array)
+                            .into_iter()
+                            .flatten()
+                        {
+                            out.push(ReceivedPoint {
+                                metric: m["name"].as_str().unwrap_or("").to_string(),
+                                unit: m["unit"].as_str().unwrap_or("").to_string(),
+                                attributes: attributes(p),
+                                count: value(&json!({"intValue": p["count"]})).as_u64().unwrap_or(0),
+                                sum: p["sum"].as_f64().unwrap_or(0.0),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+fn attributes(item: &Value) -> HashMap<String, Value> {
+    item["attributes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|a| (a["key"].as_str().unwrap_or("").to_string(), value(&a["value"])))
+        .collect()
+}
+
 /// An OTLP/JSON attribute value as plain JSON (int64 arrives as a string).
 fn value(v: &Value) -> Value {
     if let Some(s) = v.get("stringValue") {
@@ -125,12 +184,7 @@ fn span(s: &Value) -> ReceivedSpan {
         parent: text("parentSpanId"),
         trace: text("traceId"),
         name: text("name"),
-        attributes: s["attributes"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|a| (a["key"].as_str().unwrap_or("").to_string(), value(&a["value"])))
-            .collect(),
+        attributes: attributes(s),
         error: s["status"]["code"] == json!(2) || s["status"]["code"] == json!("STATUS_CODE_ERROR"),
         kind: match &s["kind"] {
             Value::Number(n) => n.as_i64().unwrap_or(0),

@@ -227,6 +227,24 @@ pub enum LlmError {
     BudgetExhausted(String),
 }
 
+impl LlmError {
+    /// A low-cardinality name of what went wrong, for metrics and traces
+    /// (OpenTelemetry's `error.type`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            LlmError::Auth(_) => "auth",
+            LlmError::ModelNotFound(_) => "model_not_found",
+            LlmError::Connection(_) => "connection",
+            LlmError::RateLimited(_) => "rate_limited",
+            LlmError::Server(_) => "server",
+            LlmError::BadRequest(_) => "bad_request",
+            LlmError::Timeout(_) => "timeout",
+            LlmError::InvalidResponse(_) => "invalid_response",
+            LlmError::BudgetExhausted(_) => "budget_exhausted",
+        }
+    }
+}
+
 /// A chat model provider.
 #[async_trait]
 pub trait ChatModel: Send + Sync {
