@@ -210,6 +210,66 @@ impl<'a> Builder<'a> {
     }
 }
 
+/// Keywords that constrain values and that [`from_schema`] does not express
+/// (it would write "any JSON value" or drop the constraint).
+const UNCOVERED: [&str; 7] = [
+    "allOf",
+    "not",
+    "if",
+    "pattern",
+    "patternProperties",
+    "dependentSchemas",
+    "propertyNames",
+];
+
+/// Whether [`from_schema`] describes `schema` well: no keyword of
+/// [`UNCOVERED`], no `$ref` outside the document, and no map-typed object
+/// (`additionalProperties` a schema, no `properties`). Optional properties
+/// and length bounds are left out on purpose and do not count.
+pub fn covers(schema: &Value) -> bool {
+    match schema {
+        Value::Array(items) => items.iter().all(covers),
+        Value::Object(map) => {
+            let external_ref = map
+                .get("$ref")
+                .and_then(Value::as_str)
+                .is_some_and(|r| !r.starts_with('#'));
+            let map_type =
+                !map.contains_key("properties") && map.get("additionalProperties").is_some_and(Value::is_object);
+            !external_ref
+                && !map_type
+                && !UNCOVERED.iter().any(|k| map.contains_key(*k))
+                && map
+                    .iter()
+                    .filter(|(k, _)| !matches!(k.as_str(), "const" | "enum" | "default" | "examples"))
+                    .all(|(_, v)| covers(v))
+        }
+        _ => true,
+    }
+}
+
+/// `schema` without length and count bounds: grammars that count characters
+/// or items sampled ~20x slower here, and the arguments are validated anyway.
+pub fn without_length_bounds(schema: &Value) -> Value {
+    match schema {
+        Value::Array(items) => Value::Array(items.iter().map(without_length_bounds).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| !matches!(k.as_str(), "minLength" | "maxLength" | "minItems" | "maxItems"))
+                .map(|(k, v)| {
+                    let v = if matches!(k.as_str(), "const" | "enum" | "default" | "examples") {
+                        v.clone()
+                    } else {
+                        without_length_bounds(v)
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 /// A grammar whose `root` accepts exactly the compact JSON documents `schema` describes.
 pub fn from_schema(schema: &Value) -> String {
     let mut b = Builder {
@@ -229,6 +289,46 @@ pub fn from_schema(schema: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn covers_says_where_the_subset_falls_short() {
+        let plain = json!({"type": "object", "properties": {"path": {"type": "string", "maxLength": 9}, "n": {"type": "integer"}}, "required": ["path"]});
+        assert!(
+            covers(&plain),
+            "optional properties and length bounds are left out on purpose"
+        );
+        for (what, schema) in [
+            ("allOf", json!({"allOf": [{"type": "object"}]})),
+            (
+                "pattern",
+                json!({"type": "object", "properties": {"d": {"type": "string", "pattern": "^a"}}}),
+            ),
+            (
+                "map",
+                json!({"type": "object", "additionalProperties": {"type": "string"}}),
+            ),
+            ("external ref", json!({"$ref": "https://example.com/s.json"})),
+            (
+                "deep",
+                json!({"anyOf": [{"type": "object", "properties": {"x": {"not": {"type": "null"}}}}]}),
+            ),
+        ] {
+            assert!(!covers(&schema), "{what}: {schema}");
+        }
+        assert!(
+            covers(&json!({"const": {"allOf": 1}})),
+            "a constant is a value, not a schema"
+        );
+    }
+
+    #[test]
+    fn length_bounds_are_dropped_everywhere_but_in_values() {
+        let schema = json!({"type": "array", "maxItems": 3, "items": {"type": "string", "minLength": 2}, "default": [{"minLength": 1}]});
+        assert_eq!(
+            without_length_bounds(&schema),
+            json!({"type": "array", "items": {"type": "string"}, "default": [{"minLength": 1}]})
+        );
+    }
     use serde_json::json;
 
     #[test]

@@ -227,6 +227,23 @@ fn tool_call_schema(request: &ChatRequest) -> Value {
     json!({"anyOf": options})
 }
 
+/// The grammar of a tool call: planexec's own subset where it covers the
+/// tools' argument schemas (its grammars sample fastest), llama.cpp's general
+/// converter where it does not (an MCP tool's `allOf`, `pattern`, map-typed
+/// object, ...), without length bounds.
+fn call_grammar(schema: &Value) -> String {
+    if gbnf::covers(schema) {
+        return gbnf::from_schema(schema);
+    }
+    match llama_cpp_2::json_schema_to_grammar(&gbnf::without_length_bounds(schema).to_string()) {
+        Ok(grammar) => grammar,
+        Err(e) => {
+            tracing::debug!(error = %e, "llama.cpp could not convert a tool schema; using planexec's subset");
+            gbnf::from_schema(schema)
+        }
+    }
+}
+
 /// The grammar a reply to `request` must follow: the plan or response
 /// schema, a call of an offered tool, a call or an answer, or (when no call
 /// is allowed) plain text that is not a call. `None`: free text.
@@ -245,9 +262,9 @@ fn grammar_for(request: &ChatRequest) -> Option<String> {
             Some(gbnf::from_schema(&format.schema))
         }
     } else if wants_call {
-        Some(gbnf::from_schema(&tool_call_schema(request)))
+        Some(call_grammar(&tool_call_schema(request)))
     } else if may_call {
-        Some(gbnf::from_schema(&answer_or_call_schema(request)))
+        Some(call_grammar(&answer_or_call_schema(request)))
     } else if request.tool_choice == ToolChoice::None {
         // "Answer now, no call": a small model that has been calling
         // tools writes one more call as text unless it cannot.
@@ -396,6 +413,35 @@ mod tests {
         assert!(NO_CALL_GRAMMAR.starts_with("root ::= [^{<"), "{NO_CALL_GRAMMAR}");
         request.tool_choice = ToolChoice::Auto;
         assert_eq!(grammar_for(&request), None, "free text when nothing is asked");
+    }
+
+    /// A tool schema planexec's subset cannot express (an MCP server's
+    /// `pattern`, here) gets llama.cpp's own converter, without length bounds;
+    /// one it covers keeps the subset's grammar.
+    #[test]
+    fn a_tool_schema_the_subset_does_not_cover_gets_llama_cpps_grammar() {
+        let mut request = read_file_request();
+        request.tool_choice = ToolChoice::Required;
+        let own = grammar_for(&request).unwrap();
+        assert!(own.contains("ws ::= "), "{own}");
+        request.tools[0].parameters = json!({
+            "type": "object",
+            "properties": {
+                "date": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$", "maxLength": 10},
+                "note": {"type": "string"}
+            },
+            "required": ["date"]
+        });
+        let general = grammar_for(&request).unwrap();
+        assert!(!general.contains("ws ::= "), "not the subset's grammar: {general}");
+        assert!(
+            general.contains("date-1{4,4} \"-\" ") && general.contains("date-1 ::= [0-9]"),
+            "the pattern is in the grammar: {general}"
+        );
+        assert!(
+            general.contains("note"),
+            "optional properties may be written: {general}"
+        );
     }
 
     #[test]
