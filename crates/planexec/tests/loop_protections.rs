@@ -192,3 +192,50 @@ async fn a_failed_fallback_loop_ends_the_run() {
         "stall_replans = 0 falls back at once"
     );
 }
+
+/// In the react strategy a call that repeats one that succeeded is not run
+/// again (its result is already in the history, and a side effect would
+/// happen twice): the model is told so and answers from what it has.
+#[tokio::test]
+async fn react_does_not_run_a_repeated_call_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = Arc::new(ScriptedModel::new());
+    let note = json!({"path": "note.txt", "content": "hello"});
+    model.replies(
+        Role::Executor,
+        vec![
+            ScriptedReply::tool_call("write_file", &note),
+            ScriptedReply::tool_call("write_file", &note),
+            ScriptedReply::text("The note is written."),
+        ],
+    );
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let bus = EventBus::new();
+    let sink = seen.clone();
+    bus.on_event(move |e| sink.lock().unwrap().push(e.clone()));
+    let agent = Agent::builder(model.clone(), "scripted")
+        .tools(builtin::registry(Workspace::new(dir.path()).unwrap()))
+        .options(RunOptions {
+            mode: Mode::Auto,
+            strategy: planexec::Strategy::React,
+            ..RunOptions::default()
+        })
+        .events(bus)
+        .build();
+    let report = agent.run("Write hello to note.txt").await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    assert_eq!(report.answer.as_deref(), Some("The note is written."));
+    let started = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| matches!(e, Event::StepStarted { .. }))
+        .count();
+    assert_eq!(started, 1, "the repeated call did not run");
+    let last = model.requests_from(Role::Executor).pop().unwrap();
+    let told = serde_json::to_string(&last.messages).unwrap();
+    assert!(
+        told.contains("you already called `write_file` with these arguments"),
+        "{told}"
+    );
+}

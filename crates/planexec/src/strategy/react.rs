@@ -68,6 +68,18 @@ impl Drive for React {
                     calls::remember(&mut history, call, &format!("error: {message}"));
                     (name, message)
                 }
+                Turn::Call { step, call } if repeats_a_success(&run.records, &step) => {
+                    // Running it again would only show the same result (or do
+                    // its side effect twice): say so, which breaks the loop a
+                    // small model decoding greedily otherwise falls into.
+                    calls += 1;
+                    let again = format!(
+                        "error: you already called `{}` with these arguments; its result is above. Use that result: call another tool or other arguments, or answer.",
+                        step.tool.as_deref().unwrap_or_default()
+                    );
+                    calls::remember(&mut history, call, &again);
+                    continue;
+                }
                 Turn::Call { step, call } => {
                     calls += 1;
                     let name = call.name.clone();
@@ -85,6 +97,14 @@ impl Drive for React {
             }
         }
     }
+}
+
+/// Whether `step` calls a tool with the arguments of a call that already succeeded.
+fn repeats_a_success(records: &[StepResult], step: &Step) -> bool {
+    let args = Value::Object(step.args.clone());
+    records
+        .iter()
+        .any(|r| r.succeeded() && r.tool == step.tool && r.args.as_ref() == Some(&args))
 }
 
 /// Run the model's call as a step and add it to the history. Returns the

@@ -51,7 +51,7 @@ pub struct Shell {
 impl Shell {
     pub fn new(workspace: Arc<Workspace>, config: ShellConfig) -> Shell {
         let mut description = format!(
-            "Run a shell command (sh -c) in the workspace folder, with no input and a {}s time limit. Returns exit_code, stdout and stderr; fails when the command exits non-zero.",
+            "Run a command in the workspace folder (as is, or with sh -c when it uses shell syntax such as pipes), with no input and a {}s time limit. Returns exit_code, stdout and stderr; fails when the command exits non-zero.",
             config.timeout.as_secs().max(1)
         );
         if !config.allow.is_empty() {
@@ -228,7 +228,7 @@ impl Tool for Shell {
     fn parameters(&self) -> Value {
         json!({
             "type": "object",
-            "properties": {"command": {"type": "string", "description": "the command line, run by sh -c in the workspace"}},
+            "properties": {"command": {"type": "string", "description": "the command line, run in the workspace"}},
             "required": ["command"],
             "additionalProperties": false
         })
