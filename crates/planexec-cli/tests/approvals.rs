@@ -23,6 +23,15 @@ fn plan() -> Value {
     ]})
 }
 
+/// A workspace, a folder for the ledger, and a model server that plans
+/// [`plan`] and answers `answer`.
+fn setting(answer: &str) -> (tempfile::TempDir, tempfile::TempDir, ScriptedServer) {
+    let server = ScriptedServer::start();
+    server.role("planner").always(Reply::json(&plan()));
+    server.role("synthesizer").always(Reply::content(answer));
+    (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), server)
+}
+
 fn run_id_in(text: &str) -> String {
     text.split_whitespace()
         .find(|w| w.starts_with("run-"))
@@ -33,12 +42,8 @@ fn run_id_in(text: &str) -> String {
 
 #[test]
 fn a_run_waits_in_the_ledger_is_approved_from_another_process_and_finishes() {
-    let ws = tempfile::tempdir().unwrap();
-    let data = tempfile::tempdir().unwrap();
+    let (ws, data, server) = setting("the note is written");
     let db = data.path().join("ledger.db");
-    let server = ScriptedServer::start();
-    server.role("planner").always(Reply::json(&plan()));
-    server.role("synthesizer").always(Reply::content("the note is written"));
     let cli = |args: &[&str]| run(planexec(ws.path(), &db, &server).args(args));
 
     // No terminal, no --yes: with --approve later the run is recorded and the process exits 0.
@@ -79,12 +84,8 @@ fn a_run_waits_in_the_ledger_is_approved_from_another_process_and_finishes() {
 
 #[test]
 fn a_rejected_run_shows_the_reason_and_an_edited_plan_runs_the_edit() {
-    let ws = tempfile::tempdir().unwrap();
-    let data = tempfile::tempdir().unwrap();
+    let (ws, data, server) = setting("done");
     let db = data.path().join("ledger.db");
-    let server = ScriptedServer::start();
-    server.role("planner").always(Reply::json(&plan()));
-    server.role("synthesizer").always(Reply::content("done"));
     let cli = |args: &[&str]| run(planexec(ws.path(), &db, &server).args(args));
 
     let (_, _, stderr) = cli(&["run", "Write a note", "--approve", "later"]);
@@ -121,12 +122,8 @@ fn a_rejected_run_shows_the_reason_and_an_edited_plan_runs_the_edit() {
 
 #[test]
 fn approval_later_in_the_config_file_makes_runs_wait_unless_yes_says_otherwise() {
-    let ws = tempfile::tempdir().unwrap();
-    let data = tempfile::tempdir().unwrap();
+    let (ws, data, server) = setting("the note is written");
     let db = data.path().join("ledger.db");
-    let server = ScriptedServer::start();
-    server.role("planner").always(Reply::json(&plan()));
-    server.role("synthesizer").always(Reply::content("the note is written"));
     let cli = |args: &[&str]| run(planexec(ws.path(), &db, &server).args(args));
     std::fs::write(
         ws.path().join("planexec.toml"),

@@ -279,18 +279,15 @@ impl Recorder {
         else {
             return;
         };
-        let parent = call_parent(state, step_id.as_deref());
-        let start = now.checked_sub(Duration::from_millis(*latency_ms)).unwrap_or(now);
-        let mut attributes = vec![
-            kv("gen_ai.operation.name", "chat"),
-            kv("gen_ai.provider.name", provider.clone()),
-            kv("gen_ai.request.model", model.clone()),
+        let (parent, start) = call_place(state, step_id.as_deref(), *latency_ms, now);
+        let mut attributes = chat_attributes(provider, model);
+        attributes.extend([
             kv("gen_ai.usage.input_tokens", *prompt_tokens as i64),
             kv("gen_ai.usage.output_tokens", *completion_tokens as i64),
             kv("gen_ai.usage.cache_read.input_tokens", *cache_read_tokens as i64),
             kv("planexec.role", role.as_str()),
             kv("planexec.run.id", state.run_id.clone()),
-        ];
+        ]);
         if let Some(reason) = finish_reason {
             attributes.push(KeyValue::new(
                 "gen_ai.response.finish_reasons",
@@ -326,16 +323,13 @@ impl Recorder {
         else {
             return;
         };
-        let parent = call_parent(state, step_id.as_deref());
-        let start = now.checked_sub(Duration::from_millis(*latency_ms)).unwrap_or(now);
-        let mut attributes = vec![
-            kv("gen_ai.operation.name", "chat"),
-            kv("gen_ai.provider.name", provider.clone()),
-            kv("gen_ai.request.model", model.clone()),
+        let (parent, start) = call_place(state, step_id.as_deref(), *latency_ms, now);
+        let mut attributes = chat_attributes(provider, model);
+        attributes.extend([
             kv("error.type", error_type.clone()),
             kv("planexec.role", role.as_str()),
             kv("planexec.run.id", state.run_id.clone()),
-        ];
+        ]);
         if let Some(id) = step_id {
             attributes.push(kv("planexec.step.id", id.clone()));
         }
@@ -494,12 +488,24 @@ impl Recorder {
 }
 
 /// End every open span: steps (as not finished), the plan, the run.
-/// Where a model call's span goes: under its step, else under the run.
-fn call_parent(state: &State, step_id: Option<&str>) -> Context {
-    step_id
+/// Where a model call's span goes (under its step, else under the run) and
+/// when it started, for a call that took `latency_ms` up to `now`.
+fn call_place(state: &State, step_id: Option<&str>, latency_ms: u64, now: SystemTime) -> (Context, SystemTime) {
+    let parent = step_id
         .and_then(|id| state.steps.get(id).cloned())
         .or_else(|| state.run.clone())
-        .unwrap_or_default()
+        .unwrap_or_default();
+    let start = now.checked_sub(Duration::from_millis(latency_ms)).unwrap_or(now);
+    (parent, start)
+}
+
+/// The attributes every `chat` span has.
+fn chat_attributes(provider: &str, model: &str) -> Vec<KeyValue> {
+    vec![
+        kv("gen_ai.operation.name", "chat"),
+        kv("gen_ai.provider.name", provider.to_string()),
+        kv("gen_ai.request.model", model.to_string()),
+    ]
 }
 
 fn end_all(state: &mut State, now: SystemTime, why: &str) {
