@@ -95,10 +95,11 @@ pub(crate) fn workspace_files(tools: &ToolRegistry) -> Option<String> {
     if entries.is_empty() {
         return Some("The workspace is empty: there is no file to read.".to_string());
     }
-    let mut out = String::from("Files in the workspace (path, bytes):\n");
+    let mut out = String::from("Files in the workspace (their contents are not shown; read a file to see it):\n");
     for (path, size) in entries {
         match size {
-            Some(bytes) => out.push_str(&format!("{path} {bytes}\n")),
+            // Written so a small model does not take the size for the content.
+            Some(bytes) => out.push_str(&format!("{path} (size {bytes} bytes)\n")),
             None => out.push_str(&format!("{path}\n")),
         }
     }
