@@ -129,6 +129,11 @@ async fn a_failed_run_resumes_without_rerunning_finished_steps() {
 async fn in_flight_side_effects_are_run_again_or_skipped_as_decided() {
     let dir = tempfile::tempdir().unwrap();
     let server = server();
+    // s6 taken as done has no output, so s7 (which uses it) fails saying so;
+    // the revision reads what s6 appended instead of using its output.
+    let mut revision = workload_plan();
+    revision["steps"][6] = common::step("s7", "fetch", "{{s5}}|s6 appended", &["s5", "s6"]);
+    server.role("replanner").always(Reply::json(&revision));
     let store: Arc<dyn RunStore> = Arc::new(MemoryStore::new());
     let agent = agent_builder(
         &server.base_url(),
@@ -203,6 +208,15 @@ async fn in_flight_side_effects_are_run_again_or_skipped_as_decided() {
         .await
         .unwrap();
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    let versions = &store.load_run(&first.run_id).await.unwrap().unwrap().plans;
+    assert!(
+        versions
+            .last()
+            .unwrap()
+            .reason
+            .contains("args.input uses the output of s6, which is unknown"),
+        "{versions:?}"
+    );
     assert_eq!(count(&dir.path().join("calls").join("s5")), 2, "s5 was run again");
     assert_eq!(count(&dir.path().join("calls").join("s6")), 1, "s6 was taken as done");
     for id in ["s1", "s2", "s3", "s4"] {
