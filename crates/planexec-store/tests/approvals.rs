@@ -5,6 +5,7 @@
 
 mod common;
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,7 +13,8 @@ use common::*;
 use planexec::report::RunStatus;
 use planexec::store::{Action, Lease, Waiting};
 use planexec::{
-    ApproveLater, AutoApprove, CancelToken, Mode, Plan, ResumeError, ResumeOptions, RunOptions, RunStore, StepStatus,
+    Agent, ApproveLater, Approver, AutoApprove, CancelToken, Mode, Plan, ResumeError, ResumeOptions, RunOptions,
+    RunStore, StepStatus,
 };
 use planexec_store::SqlStore;
 use planexec_testkit::{Reply, ScriptedServer};
@@ -42,6 +44,27 @@ async fn ledgers(dir: &std::path::Path) -> Vec<Arc<dyn RunStore>> {
     stores
 }
 
+/// An agent over `store` whose counting tools keep their evidence in `work`
+/// and take `sleep_ms` per call, in `mode`, deciding with `approver`.
+fn agent_with(
+    server: &ScriptedServer,
+    work: &Path,
+    sleep_ms: u64,
+    store: &Arc<dyn RunStore>,
+    mode: Mode,
+    approver: Arc<dyn Approver>,
+) -> Agent {
+    agent_builder(
+        &server.base_url(),
+        "k",
+        counting_tools(work, Duration::from_millis(sleep_ms), None),
+        store.clone(),
+    )
+    .options(options(mode))
+    .approver(approver)
+    .build()
+}
+
 fn options(mode: Mode) -> RunOptions {
     RunOptions {
         mode,
@@ -59,11 +82,7 @@ async fn a_paused_run_is_approved_from_another_process_and_resumed_to_the_same_a
     let server = server();
     for store in ledgers(dir.path()).await {
         let work = tempfile::tempdir().unwrap();
-        let tools = || counting_tools(work.path(), Duration::from_millis(5), None);
-        let later = agent_builder(&server.base_url(), "k", tools(), store.clone())
-            .options(options(Mode::Auto))
-            .approver(Arc::new(ApproveLater))
-            .build();
+        let later = agent_with(&server, work.path(), 5, &store, Mode::Auto, Arc::new(ApproveLater));
         let paused = later.run("count things").await;
         assert_eq!(paused.status, RunStatus::AwaitingApproval, "{:?}", paused.error);
         assert_eq!(paused.waiting, Some(Waiting::Plan { version: 1 }));
@@ -73,9 +92,7 @@ async fn a_paused_run_is_approved_from_another_process_and_resumed_to_the_same_a
         assert_eq!(stored.lease, None, "the process that paused gave its lease up");
 
         // Not before a decision: the resume says how to decide.
-        let other = agent_builder(&server.base_url(), "k", tools(), store.clone())
-            .options(options(Mode::Auto))
-            .build();
+        let other = agent_with(&server, work.path(), 5, &store, Mode::Auto, Arc::new(AutoApprove));
         let e = other
             .resume(&paused.run_id, &ResumeOptions::default(), &CancelToken::new())
             .await
@@ -94,10 +111,7 @@ async fn a_paused_run_is_approved_from_another_process_and_resumed_to_the_same_a
         assert_eq!(count(&work.path().join("effects").join("s2")), 1);
 
         // The same answer as a run approved at once.
-        let auto = agent_builder(&server.base_url(), "k", tools(), store.clone())
-            .options(options(Mode::Auto))
-            .approver(Arc::new(AutoApprove))
-            .build()
+        let auto = agent_with(&server, work.path(), 5, &store, Mode::Auto, Arc::new(AutoApprove))
             .run("count things")
             .await;
         assert_eq!(report.answer, auto.answer);
@@ -115,15 +129,7 @@ async fn a_rejected_run_ends_with_the_reason_and_an_edited_plan_runs_the_edit() 
     let server = server();
     for store in ledgers(dir.path()).await {
         let work = tempfile::tempdir().unwrap();
-        let agent = agent_builder(
-            &server.base_url(),
-            "k",
-            counting_tools(work.path(), Duration::from_millis(5), None),
-            store.clone(),
-        )
-        .options(options(Mode::Auto))
-        .approver(Arc::new(ApproveLater))
-        .build();
+        let agent = agent_with(&server, work.path(), 5, &store, Mode::Auto, Arc::new(ApproveLater));
 
         let first = agent.run("count things").await;
         agent.reject(&first.run_id, "do not touch s2", "bob").await.unwrap();
@@ -165,15 +171,7 @@ async fn a_step_with_side_effects_waits_for_its_own_approval_with_its_resolved_a
     let server = server();
     for store in ledgers(dir.path()).await {
         let work = tempfile::tempdir().unwrap();
-        let agent = agent_builder(
-            &server.base_url(),
-            "k",
-            counting_tools(work.path(), Duration::from_millis(5), None),
-            store.clone(),
-        )
-        .options(options(Mode::Ask))
-        .approver(Arc::new(ApproveLater))
-        .build();
+        let agent = agent_with(&server, work.path(), 5, &store, Mode::Ask, Arc::new(ApproveLater));
         let run = agent.run("count things").await;
         agent.approve(&run.run_id, None, "dan").await.unwrap();
         let report = agent
@@ -229,17 +227,14 @@ async fn a_steering_message_revises_the_running_plan_after_the_running_wave() {
     server.role("synthesizer").always(Reply::content("done"));
     for store in ledgers(dir.path()).await {
         let work = tempfile::tempdir().unwrap();
-        let agent = Arc::new(
-            agent_builder(
-                &server.base_url(),
-                "k",
-                counting_tools(work.path(), Duration::from_millis(900), None),
-                store.clone(),
-            )
-            .options(options(Mode::Auto))
-            .approver(Arc::new(AutoApprove))
-            .build(),
-        );
+        let agent = Arc::new(agent_with(
+            &server,
+            work.path(),
+            900,
+            &store,
+            Mode::Auto,
+            Arc::new(AutoApprove),
+        ));
         let mut events = agent.events().subscribe();
         let running = tokio::spawn({
             let agent = agent.clone();
@@ -294,17 +289,14 @@ async fn one_owner_per_run_and_an_expired_lease_is_taken_over() {
     let server = server();
     for store in ledgers(dir.path()).await {
         let work = tempfile::tempdir().unwrap();
-        let agent = Arc::new(
-            agent_builder(
-                &server.base_url(),
-                "k",
-                counting_tools(work.path(), Duration::from_millis(600), None),
-                store.clone(),
-            )
-            .options(options(Mode::Auto))
-            .approver(Arc::new(ApproveLater))
-            .build(),
-        );
+        let agent = Arc::new(agent_with(
+            &server,
+            work.path(),
+            600,
+            &store,
+            Mode::Auto,
+            Arc::new(ApproveLater),
+        ));
         let paused = agent.run("count things").await;
         agent.approve(&paused.run_id, None, "frank").await.unwrap();
 
