@@ -43,6 +43,15 @@ pub(crate) fn remember(history: &mut Vec<Message>, call: ToolCall, result: &str)
     });
 }
 
+/// The result a loop gives a call that repeats one that succeeded, instead of
+/// running it again: the same result (or a side effect twice) would only keep
+/// a small model decoding greedily in its loop. `finish` says how to end.
+pub(crate) fn already_made(tool: &str, finish: &str) -> String {
+    format!(
+        "error: you already called `{tool}` with these arguments; its result is above. Use that result: call another tool or other arguments, or {finish}."
+    )
+}
+
 /// What a model's reply does.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Reply {

@@ -122,6 +122,11 @@ impl StepResult {
         }
     }
 
+    /// Whether this records a call of `tool` with exactly `args`, whatever came of it.
+    pub fn is_call_of(&self, tool: &str, args: &Value) -> bool {
+        self.tool.as_deref() == Some(tool) && self.args.as_ref() == Some(args)
+    }
+
     pub fn succeeded(&self) -> bool {
         self.status == StepStatus::Succeeded
     }

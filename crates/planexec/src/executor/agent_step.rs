@@ -95,12 +95,7 @@ pub(super) async fn run(
                 problem = Some(format!("it called `{}` when it had to answer", call.name));
             }
             Reply::Call(call) if tally.calls.iter().any(|c| same_call(c, &call)) => {
-                // Running it again would show the same result: say so instead,
-                // which breaks the loop a small model otherwise falls into.
-                let again = format!(
-                    "error: you already called `{}` with these arguments; its result is above. Use that result: call another tool or other arguments, or reply with the step's result.",
-                    call.name
-                );
+                let again = calls::already_made(&call.name, "reply with the step's result");
                 calls::remember(&mut history, call, &again);
                 problem = Some("it repeated a call".to_string());
             }
@@ -129,7 +124,7 @@ const RESAMPLES: u32 = 2;
 
 /// Whether `call` has the tool and arguments of the call `done`, whatever came of it.
 fn same_args(done: &StepResult, call: &ToolCall) -> bool {
-    done.tool.as_deref() == Some(call.name.as_str()) && done.args.as_ref() == Some(&call.arguments)
+    done.is_call_of(&call.name, &call.arguments)
 }
 
 /// Whether `call` repeats a call the loop already made and that succeeded.

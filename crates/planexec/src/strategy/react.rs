@@ -69,14 +69,8 @@ impl Drive for React {
                     (name, message)
                 }
                 Turn::Call { step, call } if repeats_a_success(&run.records, &step) => {
-                    // Running it again would only show the same result (or do
-                    // its side effect twice): say so, which breaks the loop a
-                    // small model decoding greedily otherwise falls into.
                     calls += 1;
-                    let again = format!(
-                        "error: you already called `{}` with these arguments; its result is above. Use that result: call another tool or other arguments, or answer.",
-                        step.tool.as_deref().unwrap_or_default()
-                    );
+                    let again = calls::already_made(step.tool.as_deref().unwrap_or_default(), "answer");
                     calls::remember(&mut history, call, &again);
                     continue;
                 }
@@ -101,10 +95,10 @@ impl Drive for React {
 
 /// Whether `step` calls a tool with the arguments of a call that already succeeded.
 fn repeats_a_success(records: &[StepResult], step: &Step) -> bool {
-    let args = Value::Object(step.args.clone());
-    records
-        .iter()
-        .any(|r| r.succeeded() && r.tool == step.tool && r.args.as_ref() == Some(&args))
+    let (Some(tool), args) = (step.tool.as_deref(), Value::Object(step.args.clone())) else {
+        return false;
+    };
+    records.iter().any(|r| r.succeeded() && r.is_call_of(tool, &args))
 }
 
 /// Run the model's call as a step and add it to the history. Returns the
