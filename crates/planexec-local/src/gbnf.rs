@@ -222,6 +222,13 @@ const UNCOVERED: [&str; 7] = [
     "propertyNames",
 ];
 
+/// Keywords whose value is data, not a schema (its keys are not keywords).
+const VALUE_KEYWORDS: [&str; 4] = ["const", "enum", "default", "examples"];
+
+/// Keywords whose value maps names to schemas: the names are a tool's own
+/// (an argument may well be called `pattern` or `maxLength`), not keywords.
+const SCHEMA_MAPS: [&str; 4] = ["properties", "$defs", "definitions", "patternProperties"];
+
 /// Whether [`from_schema`] describes `schema` well: no keyword of
 /// [`UNCOVERED`], no `$ref` outside the document, and no map-typed object
 /// (`additionalProperties` a schema, no `properties`). Optional properties
@@ -239,10 +246,11 @@ pub fn covers(schema: &Value) -> bool {
             !external_ref
                 && !map_type
                 && !UNCOVERED.iter().any(|k| map.contains_key(*k))
-                && map
-                    .iter()
-                    .filter(|(k, _)| !matches!(k.as_str(), "const" | "enum" | "default" | "examples"))
-                    .all(|(_, v)| covers(v))
+                && map.iter().all(|(k, v)| match k.as_str() {
+                    k if VALUE_KEYWORDS.contains(&k) => true,
+                    k if SCHEMA_MAPS.contains(&k) => v.as_object().is_none_or(|m| m.values().all(covers)),
+                    _ => covers(v),
+                })
         }
         _ => true,
     }
@@ -257,10 +265,15 @@ pub fn without_length_bounds(schema: &Value) -> Value {
             map.iter()
                 .filter(|(k, _)| !matches!(k.as_str(), "minLength" | "maxLength" | "minItems" | "maxItems"))
                 .map(|(k, v)| {
-                    let v = if matches!(k.as_str(), "const" | "enum" | "default" | "examples") {
-                        v.clone()
-                    } else {
-                        without_length_bounds(v)
+                    let v = match (k.as_str(), v) {
+                        (k, _) if VALUE_KEYWORDS.contains(&k) => v.clone(),
+                        (k, Value::Object(named)) if SCHEMA_MAPS.contains(&k) => Value::Object(
+                            named
+                                .iter()
+                                .map(|(name, sub)| (name.clone(), without_length_bounds(sub)))
+                                .collect(),
+                        ),
+                        _ => without_length_bounds(v),
                     };
                     (k.clone(), v)
                 })
@@ -319,6 +332,9 @@ mod tests {
             covers(&json!({"const": {"allOf": 1}})),
             "a constant is a value, not a schema"
         );
+        let named =
+            json!({"type": "object", "properties": {"pattern": {"type": "string"}, "not": {"type": "boolean"}}});
+        assert!(covers(&named), "arguments called like keywords are arguments");
     }
 
     #[test]
@@ -327,6 +343,12 @@ mod tests {
         assert_eq!(
             without_length_bounds(&schema),
             json!({"type": "array", "items": {"type": "string"}, "default": [{"minLength": 1}]})
+        );
+        let named = json!({"type": "object", "properties": {"maxLength": {"type": "integer", "maxLength": 3}}});
+        assert_eq!(
+            without_length_bounds(&named),
+            json!({"type": "object", "properties": {"maxLength": {"type": "integer"}}}),
+            "an argument called maxLength is kept"
         );
     }
     use serde_json::json;
