@@ -139,11 +139,18 @@ impl Parser {
 
     fn atom(&mut self) -> Result<f64, String> {
         match self.peek() {
-            Some('(') => {
+            // Brackets and braces group like parentheses: models write
+            // `[2 + 3] * 4`, and `{212}` when a placeholder is left in.
+            Some(open @ ('(' | '[' | '{')) => {
+                let close = match open {
+                    '(' => ')',
+                    '[' => ']',
+                    _ => '}',
+                };
                 self.pos += 1;
                 let v = self.expr()?;
-                if !self.eat(')') {
-                    return Err(self.error("expected `)`"));
+                if !self.eat(close) {
+                    return Err(self.error(&format!("expected `{close}`")));
                 }
                 Ok(v)
             }
@@ -335,6 +342,8 @@ mod tests {
         assert!((evaluate("12.5\n * 1.17").unwrap() - 14.625).abs() < 1e-9);
         assert_eq!(evaluate("max(1, 7, 3) + round(2.345, 2)").unwrap(), 9.35);
         assert_eq!(evaluate("1_000 * 1e3").unwrap(), 1_000_000.0);
+        assert_eq!(evaluate("({212} - 32) * 5 / 9").unwrap(), 100.0);
+        assert_eq!(evaluate("[2 + 3] * 4").unwrap(), 20.0);
     }
 
     #[test]
@@ -410,6 +419,7 @@ mod tests {
         assert!(evaluate("2 +").unwrap_err().contains("end of the expression"));
         assert!(evaluate("Price: 12").unwrap_err().contains("unknown name `Price`"));
         assert!(evaluate("(1 + 2").unwrap_err().contains("expected `)`"));
+        assert!(evaluate("[1 + 2)").unwrap_err().contains("expected `]`"));
         assert!(evaluate("foo(2)").unwrap_err().contains("unknown function"));
     }
 }
