@@ -97,12 +97,21 @@ pub(crate) async fn plan(ctx: &RunContext, task: &str, may_ask: bool) -> Result<
     let messages = planner_messages(ctx, task, may_ask);
     let limits = ctx.options.plan_limits();
     request_plan(ctx, Role::Planner, messages, &|p: Plan| {
+        let p = with_goal(p, task);
         if !may_ask && !p.questions.is_empty() {
             return Err(PlanErrors(vec![plan::PlanError::QuestionsNotAllowed]));
         }
         plan::validate(&p, &ctx.tools, &limits).map(|_| p)
     })
     .await
+}
+
+/// `plan` with the task as its goal when the reply gave none.
+fn with_goal(mut plan: Plan, task: &str) -> Plan {
+    if plan.goal.trim().is_empty() {
+        plan.goal = task.lines().next().unwrap_or_default().trim().to_string();
+    }
+    plan
 }
 
 /// What one streamed planner call produced.
@@ -158,7 +167,7 @@ pub(crate) async fn plan_streaming(
         (true, Some(call)) => call.arguments.to_string(),
         _ => p.stream.text().to_string(),
     };
-    let plan = match plan::parse_plan_reply(&reply) {
+    let plan = match plan::parse_plan_reply(&reply).map(|p| with_goal(p, task)) {
         Ok(whole) => match plan::validate(&whole, &ctx.tools, &limits) {
             Ok(()) if !whole.questions.is_empty() => Err(plan::PlanError::QuestionsNotAllowed.to_string()),
             Ok(()) => Ok(whole),

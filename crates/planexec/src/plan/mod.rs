@@ -33,7 +33,9 @@ pub use waves::waves;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Plan {
-    /// The task's goal in one sentence.
+    /// The task's goal in one sentence. A planner's reply without one gets
+    /// the task's first line.
+    #[serde(default)]
     pub goal: String,
     /// The steps, in any order; `depends_on` gives the order of execution.
     #[serde(default)]
