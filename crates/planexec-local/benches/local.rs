@@ -106,6 +106,10 @@ fn main() {
             with.generated_tokens,
             with.generate_ms
         );
+        println!(
+            "  forced by the grammar        {:>8}   tokens fed in batches, not sampled",
+            with.forced_tokens
+        );
         println!("peak memory (RSS)              {:>8.0} MB", peak_rss_mb());
         println!("plan + 5-step run ({} model calls):", with.calls);
         println!("  prompt tokens sent           {:>8}", with.prompt_tokens);

@@ -6,7 +6,8 @@
 //! role's prompt starts with the same system prompt and tool list, so that
 //! prefix is computed once per run instead of once per call, and its state is
 //! saved on disk so the next process loads it ([`PrefixStore`]). Decoding is greedy
-//! (optionally grammar-constrained), so runs are repeatable.
+//! (optionally grammar-constrained), so runs are repeatable; text the grammar
+//! forces is fed in batches instead of sampled token by token ([`ForcedText`]).
 
 use std::num::NonZeroU32;
 use std::path::PathBuf;
@@ -26,6 +27,7 @@ use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 use llama_cpp_2::token::LlamaToken;
 use tokio::sync::oneshot;
 
+use crate::forced::{self, ForcedText};
 use crate::prefix_store::{Lookup, PrefixStore};
 
 /// Settings of the engine.
@@ -64,6 +66,9 @@ pub struct EngineStats {
     /// Prompt tokens actually evaluated (the rest came from the KV cache).
     pub evaluated_prompt_tokens: u64,
     pub generated_tokens: u64,
+    /// Of `generated_tokens`, those the grammar forced: fed to the model in
+    /// batches instead of sampled one decode at a time.
+    pub forced_tokens: u64,
     pub prompt_ms: u64,
     pub generate_ms: u64,
     pub load_ms: u64,
@@ -242,6 +247,7 @@ fn worker(
             .clone()
             .filter(|_| config.prefix_reuse)
             .map(|dir| PrefixStore::new(dir, &config.model_path, config.n_ctx)),
+        forced: ForcedText::new(&model),
     };
     while let Ok(job) = jobs.recv() {
         let result = state.generate(&mut ctx, &job, &stats);
@@ -343,6 +349,38 @@ impl Sampler {
     }
 }
 
+/// A reply as it is generated: its bytes, how many were streamed, its tokens.
+#[derive(Default)]
+struct Output {
+    bytes: Vec<u8>,
+    /// Bytes of `bytes` already streamed (a character may span tokens).
+    streamed: usize,
+    generated: u64,
+    /// Of `generated`, tokens the grammar forced (fed without sampling).
+    forced: u64,
+}
+
+impl Output {
+    fn push(&mut self, vocab: &llama_cpp_2::vocab::LlamaVocab<'_>, token: LlamaToken) {
+        vocab.token_to_piece_into(token, &mut self.bytes, false, None);
+        self.generated += 1;
+    }
+
+    /// Send the whole UTF-8 characters not streamed yet.
+    fn stream(&mut self, to: Option<&tokio::sync::mpsc::UnboundedSender<String>>) {
+        let Some(stream) = to else { return };
+        let whole = match std::str::from_utf8(&self.bytes[self.streamed..]) {
+            Ok(text) => text.len(),
+            Err(e) => e.valid_up_to(),
+        };
+        if whole > 0 {
+            let _ =
+                stream.send(String::from_utf8_lossy(&self.bytes[self.streamed..self.streamed + whole]).into_owned());
+            self.streamed += whole;
+        }
+    }
+}
+
 struct State<'m> {
     model: &'m LlamaModel,
     template: LlamaChatTemplate,
@@ -350,6 +388,7 @@ struct State<'m> {
     cached: Vec<LlamaToken>,
     prefix_reuse: bool,
     prefix_store: Option<PrefixStore>,
+    forced: ForcedText,
 }
 
 impl State<'_> {
@@ -525,12 +564,9 @@ impl State<'_> {
             None => None,
         };
         let mut sampler = job.sampling.map(Sampler::new);
-        let mut bytes = Vec::new();
-        // Bytes of `bytes` already streamed (a character may span tokens).
-        let mut streamed = 0usize;
-        let mut generated = 0u64;
-        let first_pos = tokens.len() as i32;
-        for pos in (first_pos..).take(job.max_tokens as usize) {
+        let mut out = Output::default();
+        let mut pos = tokens.len() as i32;
+        while out.generated < u64::from(job.max_tokens) {
             let Some(token) = next_token(
                 ctx.get_logits_ith(batch.n_tokens() - 1),
                 grammar.as_mut(),
@@ -541,26 +577,42 @@ impl State<'_> {
             if vocab.is_eog(token) {
                 break;
             }
+            let mut feed = vec![token];
+            out.push(&vocab, token);
+            let mut complete = false;
             if let Some(g) = grammar.as_mut() {
                 g.accept(token);
-            }
-            generated += 1;
-            vocab.token_to_piece_into(token, &mut bytes, false, None);
-            if let Some(stream) = &job.stream {
-                let whole = match std::str::from_utf8(&bytes[streamed..]) {
-                    Ok(text) => text.len(),
-                    Err(e) => e.valid_up_to(),
-                };
-                if whole > 0 {
-                    let _ = stream.send(String::from_utf8_lossy(&bytes[streamed..streamed + whole]).into_owned());
-                    streamed += whole;
+                let room = (u64::from(job.max_tokens) - out.generated) as usize;
+                let (text, ends) = self.forced.peek(g, room.min(forced::MAX_RUN));
+                let mut run = vocab.tokenize(text.as_bytes(), false, false);
+                if !ends {
+                    run.pop();
+                }
+                complete = ends;
+                out.forced += run.len() as u64;
+                for t in run {
+                    g.accept(t);
+                    feed.push(t);
+                    out.push(&vocab, t);
                 }
             }
+            out.stream(job.stream.as_ref());
+            // The grammar allows nothing more: the reply is whole, and what
+            // was just written needs no decode.
+            if complete {
+                break;
+            }
             batch.clear();
-            batch.add(token, pos, &[0], true).map_err(|e| format!("batch: {e}"))?;
+            for (i, t) in feed.iter().enumerate() {
+                batch
+                    .add(*t, pos + i as i32, &[0], i + 1 == feed.len())
+                    .map_err(|e| format!("batch: {e}"))?;
+            }
             self.decode(ctx, &mut batch, "generating")?;
-            self.cached.push(token);
+            self.cached.extend(&feed);
+            pos += feed.len() as i32;
         }
+        let (generated, out_forced, bytes) = (out.generated, out.forced, out.bytes);
         let generate_ms = t_gen.elapsed().as_millis() as u64;
         tracing::trace!(text = %String::from_utf8_lossy(&bytes), "local model output");
 
@@ -569,6 +621,7 @@ impl State<'_> {
         s.prompt_tokens += tokens.len() as u64;
         s.evaluated_prompt_tokens += (tokens.len() - cache.read) as u64;
         s.generated_tokens += generated;
+        s.forced_tokens += out_forced;
         s.prompt_ms += prompt_ms;
         s.generate_ms += generate_ms;
         drop(s);
@@ -577,6 +630,7 @@ impl State<'_> {
             reused = cache.read,
             saved = cache.written,
             generated,
+            forced = out_forced,
             prompt_ms,
             generate_ms,
             "local model call"

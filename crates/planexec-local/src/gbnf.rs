@@ -1,10 +1,13 @@
 //! JSON Schema → GBNF grammar for llama.cpp's constrained sampling.
 //!
 //! Only the subset planexec's schemas use: objects with properties (written in
-//! schema order, required ones only, as compact JSON), strings, numbers,
+//! schema order, required ones only, in one fixed layout: a space after
+//! `:` and `,`, none inside brackets, the way the prompts write JSON), strings, numbers,
 //! integers, booleans, null, `enum`, `const`, type lists, arrays, `anyOf`/`oneOf`
 //! and local `$ref`s; anything else becomes "any JSON value". No length bounds
-//! are emitted: bounded repetitions made sampling ~20x slower here.
+//! are emitted: bounded repetitions made sampling ~20x slower here. The fixed
+//! layout leaves the model no choice between JSON's punctuation and the next
+//! key, so the engine writes those runs without sampling them (`forced`).
 
 use std::collections::HashMap;
 
@@ -15,7 +18,7 @@ use serde_json::{Map, Value};
 pub const REFS_KEY: &str = "x-planexec-refs";
 
 /// Shared rules every grammar gets.
-const BASE: &str = r#"ws ::= " "?
+const BASE: &str = r#"ws ::= " "
 string ::= "\"" char* "\""
 char ::= [^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])
 integer ::= "-"? ("0" | [1-9] [0-9]*)
@@ -23,8 +26,8 @@ number ::= integer ("." [0-9]+)? ([eE] [-+]? [0-9]+)?
 boolean ::= "true" | "false"
 null ::= "null"
 value ::= object | array | string | number | boolean | null
-object ::= "{" ws (string ":" ws value ("," ws string ":" ws value)*)? ws "}"
-array ::= "[" ws (value ("," ws value)*)? ws "]"
+object ::= "{" (string ":" ws value ("," ws string ":" ws value)*)? "}"
+array ::= "[" (value ("," ws value)*)? "]"
 "#;
 
 struct Builder<'a> {
@@ -155,13 +158,13 @@ impl<'a> Builder<'a> {
             "null" => "null".to_string(),
             "array" => {
                 // Positional items (`prefixItems` with `items: false`): each in turn, all but
-                // the first `minItems` optional.
+                // the first `minItems` optional; one per line, as the prompts write a plan's steps.
                 if let Some(prefix) = map.get("prefixItems").and_then(Value::as_array) {
                     let min = map.get("minItems").and_then(Value::as_u64).unwrap_or(0) as usize;
                     let names: Vec<String> = prefix.iter().map(|p| self.rule(p)).collect();
                     let mut tail = String::new();
                     for (k, name) in names.iter().enumerate().rev() {
-                        let sep = if k == 0 { "" } else { "\",\" ws " };
+                        let sep = if k == 0 { "" } else { "\",\\n \" " };
                         let body = if tail.is_empty() {
                             format!("{sep}{name}")
                         } else {
@@ -169,17 +172,17 @@ impl<'a> Builder<'a> {
                         };
                         tail = if k < min { body } else { format!("({body})?") };
                     }
-                    return format!("\"[\" ws {} ws \"]\"", tail.trim());
+                    return format!("\"[\\n \" {} \"\\n]\"", tail.trim());
                 }
                 let item = match map.get("items") {
                     Some(items) => self.rule(items),
                     None => "value".to_string(),
                 };
                 match map.get("maxItems").and_then(Value::as_u64) {
-                    Some(0) => "\"[\" ws \"]\"".to_string(),
-                    Some(1) => format!("\"[\" ws {item}? ws \"]\""),
-                    Some(max) => format!("\"[\" ws ({item} (\",\" ws {item}){{0,{}}})? ws \"]\"", max - 1),
-                    None => format!("\"[\" ws ({item} (\",\" ws {item})*)? ws \"]\""),
+                    Some(0) => "\"[]\"".to_string(),
+                    Some(1) => format!("\"[\" {item}? \"]\""),
+                    Some(max) => format!("\"[\" ({item} (\",\" ws {item}){{0,{}}})? \"]\"", max - 1),
+                    None => format!("\"[\" ({item} (\",\" ws {item})*)? \"]\""),
                 }
             }
             "object" => {
@@ -200,9 +203,9 @@ impl<'a> Builder<'a> {
                     parts.push(format!("{} \":\" ws {value}", literal(&format!("\"{key}\""))));
                 }
                 if parts.is_empty() {
-                    "\"{\" ws \"}\"".to_string()
+                    "\"{}\"".to_string()
                 } else {
-                    format!("\"{{\" ws {} ws \"}}\"", parts.join(" \",\" ws "))
+                    format!("\"{{\" {} \"}}\"", parts.join(" \",\" ws "))
                 }
             }
             _ => "value".to_string(),
@@ -361,7 +364,7 @@ mod tests {
             "required": ["a", "b"]
         }));
         assert!(
-            g.starts_with("root ::= \"{\" ws \"\\\"b\\\"\" \":\" ws r1 \",\" ws \"\\\"a\\\"\" \":\" ws r2 ws \"}\"\n"),
+            g.starts_with("root ::= \"{\" \"\\\"b\\\"\" \":\" ws r1 \",\" ws \"\\\"a\\\"\" \":\" ws r2 \"}\"\n"),
             "{g}"
         );
         assert!(g.contains("r1 ::= string\n") && g.contains("r2 ::= integer\n"), "{g}");
@@ -386,7 +389,7 @@ mod tests {
         assert!(g.contains("\"\\\"read_file\\\"\" | \"\\\"calc\\\\\\\"x\\\"\""), "{g}");
         assert!(g.contains("\"\\\"plan\\\"\""), "{g}");
         assert!(g.contains("::= string\n") && g.contains("::= null\n"), "{g}");
-        assert!(g.contains("\"[\" ws ("), "{g}");
+        assert!(g.contains("\"[\" ("), "{g}");
         // Every referenced rule is defined.
         for token in g.split(|c: char| !c.is_alphanumeric()) {
             if token.starts_with('r') && token[1..].chars().all(|c| c.is_ascii_digit()) && token.len() > 1 {
@@ -407,16 +410,13 @@ mod shape_tests {
             "type": "array", "prefixItems": [{"const": "a"}, {"const": "b"}, {"const": "c"}], "items": false, "minItems": 1
         }));
         assert!(
-            g.starts_with("root ::= \"[\" ws r1 (\",\" ws r2 (\",\" ws r3)?)? ws \"]\"\n"),
+            g.starts_with("root ::= \"[\\n \" r1 (\",\\n \" r2 (\",\\n \" r3)?)? \"\\n]\"\n"),
             "{g}"
         );
         let g = from_schema(&json!({"type": "array", "items": {"type": "string"}, "maxItems": 3}));
-        assert!(
-            g.starts_with("root ::= \"[\" ws (r1 (\",\" ws r1){0,2})? ws \"]\"\n"),
-            "{g}"
-        );
+        assert!(g.starts_with("root ::= \"[\" (r1 (\",\" ws r1){0,2})? \"]\"\n"), "{g}");
         let g = from_schema(&json!({"type": "array", "maxItems": 0}));
-        assert!(g.starts_with("root ::= \"[\" ws \"]\"\n"), "{g}");
+        assert!(g.starts_with("root ::= \"[]\"\n"), "{g}");
     }
 }
 

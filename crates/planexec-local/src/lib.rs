@@ -17,6 +17,7 @@
 //! - one worker thread owns the model: concurrent steps queue for it.
 
 pub mod engine;
+mod forced;
 pub mod gbnf;
 pub mod plan_shape;
 pub mod prefix_store;
