@@ -1,4 +1,5 @@
-//! The built-in tools: `read_file`, `list_dir`, `write_file`, `calculator`, `http_get`.
+//! The built-in tools: `read_file`, `list_dir`, `search`, `read_json`,
+//! `write_file`, `calculator`, `http_get`.
 //!
 //! File tools are confined to a [`Workspace`]. Every tool declares a strict
 //! argument schema (closed objects, all properties required), so plans using
@@ -23,6 +24,8 @@ pub fn registry(workspace: Workspace) -> ToolRegistry {
     let tools: Vec<Arc<dyn Tool>> = vec![
         Arc::new(ReadFile(ws.clone())),
         Arc::new(ListDir(ws.clone())),
+        Arc::new(super::search::Search(ws.clone())),
+        Arc::new(super::search::ReadJson(ws.clone())),
         Arc::new(WriteFile(ws)),
         Arc::new(Calculator),
         #[cfg(feature = "http")]

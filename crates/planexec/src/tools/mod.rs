@@ -11,6 +11,7 @@ mod calculator;
 #[cfg(feature = "http")]
 mod http_get;
 pub mod output;
+mod search;
 pub mod shell;
 mod typed;
 pub mod workspace;
