@@ -12,6 +12,10 @@
 //! the prefix's tokens. Beside it a `.sha256` file holds the state's checksum,
 //! because llama.cpp checks only a state file's header: a state whose checksum,
 //! tokens or load fails is deleted and evaluated again ("rebuilt").
+//!
+//! Each role's system message (and each tool set, model and setting) has its
+//! own state of tens of MB, so the folder keeps the [`KEPT`] most recently
+//! used ones: a load marks its state used, and a save deletes the oldest.
 
 use std::fs;
 use std::io::Read;
@@ -20,6 +24,9 @@ use std::path::{Path, PathBuf};
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::token::LlamaToken;
 use sha2::{Digest, Sha256};
+
+/// How many states the folder keeps.
+pub const KEPT: usize = 16;
 
 /// Where prefix states live, and what they are keyed on besides their tokens.
 #[derive(Debug, Clone)]
@@ -78,7 +85,10 @@ impl PrefixStore {
             return Lookup::Missing;
         }
         match self.try_load(ctx, &path, tokens) {
-            Ok(()) => Lookup::Loaded,
+            Ok(()) => {
+                mark_used(&path);
+                Lookup::Loaded
+            }
             Err(why) => {
                 ctx.clear_kv_cache();
                 remove(&path);
@@ -112,6 +122,7 @@ impl PrefixStore {
         if let Err(e) = self.try_save(ctx, &path, tokens) {
             tracing::warn!(path = %path.display(), "cannot save the prompt state: {e}");
         }
+        prune(&self.dir, KEPT);
     }
 
     fn try_save(&self, ctx: &LlamaContext<'_>, path: &Path, tokens: &[LlamaToken]) -> Result<(), String> {
@@ -124,6 +135,28 @@ impl PrefixStore {
             remove(&partial);
             e.to_string()
         })
+    }
+}
+
+/// A state's modification time is when it was last used.
+fn mark_used(state: &Path) {
+    if let Ok(file) = fs::File::options().write(true).open(state) {
+        let _ = file.set_modified(std::time::SystemTime::now());
+    }
+}
+
+/// Delete all but the `keep` most recently used states in `dir`.
+fn prune(dir: &Path, keep: usize) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    let mut states: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "state"))
+        .filter_map(|p| Some((fs::metadata(&p).ok()?.modified().ok()?, p)))
+        .collect();
+    states.sort_by_key(|s| std::cmp::Reverse(s.0));
+    for (_, old) in states.into_iter().skip(keep) {
+        remove(&old);
     }
 }
 
@@ -152,4 +185,44 @@ fn file_sha256(path: &Path) -> std::io::Result<String> {
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pruning_keeps_the_most_recently_used_states_with_their_checksums() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        for i in 0..5u64 {
+            let state = dir.path().join(format!("{i}.state"));
+            fs::write(&state, b"state").unwrap();
+            fs::write(checksum_path(&state), b"sum").unwrap();
+            let file = fs::File::options().write(true).open(&state).unwrap();
+            file.set_modified(base + std::time::Duration::from_secs(i * 60))
+                .unwrap();
+        }
+        fs::write(dir.path().join("notes.txt"), b"not a state").unwrap();
+        // State 0 is the oldest until it is used.
+        mark_used(&dir.path().join("0.state"));
+        prune(dir.path(), 3);
+        let mut left: Vec<String> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                "0.sha256",
+                "0.state",
+                "3.sha256",
+                "3.state",
+                "4.sha256",
+                "4.state",
+                "notes.txt"
+            ]
+        );
+    }
 }
