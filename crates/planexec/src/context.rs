@@ -38,6 +38,13 @@ impl RunContext {
         crate::prompt::system_prompt(&self.tools, self.options.mode, self.options.plannable_agents())
     }
 
+    /// [`RunContext::system`] closed by a role's own instructions, for a role
+    /// whose instructions are the same on every call: they are then part of
+    /// the prefix that a local model keeps evaluated on disk and providers cache.
+    pub fn system_for(&self, instructions: &str) -> String {
+        format!("{}\n\n{instructions}", self.system())
+    }
+
     /// Send a request to the role's model (its `model` field is filled in here).
     pub async fn chat(&self, request: ChatRequest) -> Result<ChatResponse, LlmError> {
         self.call(request, None, None).await

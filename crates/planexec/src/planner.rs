@@ -14,8 +14,9 @@ use crate::plan::{self, Plan, PlanErrors, PlanStream, Step};
 use crate::report::Clarification;
 use crate::run::RunError;
 
-/// The per-call part of the planning instructions (the format itself is in the
-/// shared system prompt, see [`crate::prompt::PLAN_FORMAT`]).
+/// The planning rules that hold for a whole run (the format itself is in the
+/// shared system prompt, see [`crate::prompt::PLAN_FORMAT`]; what is left of
+/// the budget changes with every call: [`budget_rule`]).
 pub(crate) fn format_rules(ctx: &RunContext) -> String {
     let mut rules = format!(
         "Reply with one JSON plan object as described under \"How plans are written\", and nothing else. Use at most {} steps.",
@@ -24,28 +25,42 @@ pub(crate) fn format_rules(ctx: &RunContext) -> String {
     if ctx.options.strategy.profile().tools_only {
         rules.push_str(" Every step must call a tool: no reasoning steps (\"tool\": null). Pass results on with {{id}}; all reasoning happens when the final answer is written from the results.");
     }
-    if let Some(left) = ctx.budget.remaining() {
-        rules.push(' ');
-        rules.push_str(&left);
-    }
     rules
 }
 
-/// The planner's messages for `task`.
-fn planner_messages(ctx: &RunContext, task: &str, may_ask: bool) -> Vec<Message> {
+/// What is left of the run's budget, when it has limits.
+pub(crate) fn budget_rule(ctx: &RunContext) -> Option<String> {
+    ctx.budget.remaining()
+}
+
+/// The planner's instructions. They are the same on every run with these
+/// settings, yet they open the user message rather than close the system
+/// message (where a local model would load them evaluated from disk): there
+/// the 0.5B model lost the task, planning a reasoning step that "reads" a
+/// file the task never named instead of multiplying the numbers it gave.
+fn planner_instructions(ctx: &RunContext, may_ask: bool) -> String {
     let questions = if may_ask {
         "If the task is too ambiguous to plan (no target named, conflicting constraints), reply instead with \"steps\": [] and \"questions\": [at most 3 short questions for the user]. Ask only when a reasonable assumption would not do."
     } else {
         "Nobody can answer questions now: do not ask any. Where the task is ambiguous, make the most reasonable assumptions, list them in \"assumptions\", and plan."
     };
+    format!(
+        "You are the planner: turn the task into a small plan of steps for the other parts to run; you do not run anything yourself.\n\n{}\n{questions}",
+        format_rules(ctx)
+    )
+}
+
+/// The planner's messages for `task`.
+fn planner_messages(ctx: &RunContext, task: &str, may_ask: bool) -> Vec<Message> {
+    let budget = budget_rule(ctx).map(|b| format!("{b}\n\n")).unwrap_or_default();
     let files = crate::prompt::workspace_files(&ctx.tools)
-        .map(|listing| format!("\n\n{listing}"))
+        .map(|listing| format!("{listing}\n\n"))
         .unwrap_or_default();
     vec![
         Message::system(ctx.system()),
         Message::user(format!(
-            "You are the planner: turn the task into a small plan of steps for the other parts to run; you do not run anything yourself.\n\n{}\n{questions}{files}\n\nTask: {task}",
-            format_rules(ctx)
+            "{}\n\n{budget}{files}Task: {task}",
+            planner_instructions(ctx, may_ask)
         )),
     ]
 }

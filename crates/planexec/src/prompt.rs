@@ -16,7 +16,7 @@ pub(crate) fn system_prompt(tools: &ToolRegistry, mode: Mode, agents: &[AgentPro
         Mode::Ask | Mode::Auto => "",
     };
     format!(
-        "You are one part of a plan-and-execute agent. A planner breaks a task into steps that call tools; an executor carries out single steps; a replanner revises a plan after a failure; a synthesizer writes the final answer from the step results. The user message says which part you are now and what to do.\n\nTools available in this run:\n{}{rule}\nHow plans are written (for the planner and replanner):\n{}{}",
+        "You are one part of a plan-and-execute agent. A planner breaks a task into steps that call tools; an executor carries out single steps; a replanner revises a plan after a failure; a synthesizer writes the final answer from the step results. The instructions that follow say which part you are now and what to do.\n\nTools available in this run:\n{}{rule}\nHow plans are written (for the planner and replanner):\n{}{}",
         tool_catalog(tools),
         PLAN_FORMAT,
         agent_catalog(tools, agents)
@@ -146,6 +146,7 @@ where each step is
 Rules:
 - Use a tool whenever one fits, and give it exactly the args it lists. Do arithmetic with a calculator tool when there is one, never in a reasoning step.
 - The calculator does arithmetic, and count, sum, mean, min and max of a text's lines. To sort, filter, extract, change the case of or pick something from a text, use a reasoning step that depends on the step with the text.
+- When there are tools for it: to count or list the lines of a file that contain a text, use search; to read one field of a JSON file, use read_json.
 - Read only files the workspace listing shows. Numbers and text given in the task are used as they are (in args, in a calculator expression), never read from a file.
 - If the task needs a file that does not exist, reply with "steps": [] and "infeasible": "<the file> does not exist".
 - "tool": null is a reasoning step: a model does it from the results of the steps in its depends_on. Give it "args": {}.

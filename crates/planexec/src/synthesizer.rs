@@ -55,17 +55,13 @@ fn answer_request(ctx: &RunContext, task: &str, results: &[(Step, Value)], optio
         };
         context.push_str(&format!("[{}] {}:{sep}{text}\n", step.id, step.description));
     }
-    context.push_str(
-        "\nNow answer the task for the user in a few sentences, using only these results. Do not list the steps; cite the ones you used by id in brackets, like [s1].",
-    );
+    context.push_str("\nNow answer the task.");
     context.push_str(option);
-    let instructions = "You are the synthesizer: you write the final answer from the step results.";
+    // The same on every call: part of the prefix a local model keeps evaluated.
+    let instructions = "You are the synthesizer: you write the final answer from the step results. Answer the task for the user in a few sentences, using only the results of the steps that were run. Do not list the steps; cite the ones you used by id in brackets, like [s1].";
     ChatRequest::new(
         Role::Synthesizer,
         "",
-        vec![
-            Message::system(ctx.system()),
-            Message::user(format!("{instructions}\n\n{context}")),
-        ],
+        vec![Message::system(ctx.system_for(instructions)), Message::user(context)],
     )
 }
