@@ -116,7 +116,17 @@ pub(crate) async fn plan(ctx: &RunContext, task: &str, may_ask: bool) -> Result<
         if !may_ask && !p.questions.is_empty() {
             return Err(PlanErrors(vec![plan::PlanError::QuestionsNotAllowed]));
         }
-        plan::validate(&p, &ctx.tools, &limits).map(|_| p)
+        plan::validate(&p, &ctx.tools, &limits)?;
+        // Only a run that can write files is held to the task's outputs.
+        let unwritten = match ctx.tools.get("write_file") {
+            Some(_) => plan::unwritten_outputs(&p, task),
+            None => Vec::new(),
+        };
+        if unwritten.is_empty() {
+            Ok(p)
+        } else {
+            Err(PlanErrors(unwritten))
+        }
     })
     .await
 }

@@ -9,6 +9,7 @@
 //! terminals.
 
 mod hazards;
+mod outputs;
 pub(crate) mod parse;
 pub(crate) mod refs;
 pub(crate) mod schema;
@@ -20,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub use crate::json::{extract_json_object, repair_json};
+pub use outputs::{outputs_named_by, unwritten_outputs};
 pub use parse::{parse_plan_file, parse_plan_reply, ParseError, PlanStream};
 pub use refs::{
     find_references, resolve_args, resolve_args_as_text, step_references, value_as_text, OutputLookup, Reference,

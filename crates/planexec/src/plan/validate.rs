@@ -127,6 +127,8 @@ pub enum PlanError {
     },
     #[error("step {step} repeats the failed step {failed} unchanged (same tool, same arguments), so it would fail the same way; change its arguments, use another tool, use a reasoning step (\"tool\": null) when the work is counting, sorting, filtering or picking from a text, or leave the steps out and set \"infeasible\" to why it cannot be done")]
     RepeatsFailedStep { step: String, failed: String },
+    #[error("the task asks to write `{path}`, but no step writes it: add a last step that calls write_file with path \"{path}\" and the result as its content ({{{{sN}}}} of the step with it)")]
+    OutputNotWritten { path: String },
 }
 
 /// All the problems found in a plan, in a stable order.

@@ -1,0 +1,131 @@
+//! The files a task says to write, and whether a plan writes them.
+//!
+//! Small planners often stop one step short: they compute the answer and
+//! leave out the step that saves it, and the run ends with an answer but no
+//! file. The task says what it wants written in plain words ("write the sum
+//! to sum.txt"), so the planner's plan is checked for a step that names each
+//! such file, and a plan that misses one is sent back with the reason.
+
+use super::{Plan, PlanError};
+use serde_json::Value;
+
+/// Verbs that make the file after them an output.
+const WRITE_VERBS: [&str; 7] = ["write", "save", "store", "put", "append", "record", "output"];
+/// Words that may stand right before an output file.
+const BEFORE_OUTPUT: [&str; 4] = ["to", "into", "in", "as"];
+
+/// A word that looks like a file path: `sum.txt`, `out/report.md`.
+fn as_path(word: &str) -> Option<&str> {
+    let word = word.trim_matches(|c: char| "`'\"()[]{}<>,;:!?".contains(c));
+    let word = word.strip_suffix('.').unwrap_or(word);
+    let (stem, ext) = word.rsplit_once('.')?;
+    let path_chars = |s: &str| s.chars().all(|c| c.is_ascii_alphanumeric() || "_-./".contains(c));
+    let ext_ok = (1..=5).contains(&ext.len()) && ext.chars().all(|c| c.is_ascii_alphanumeric());
+    (!stem.is_empty() && path_chars(stem) && ext_ok && ext.chars().any(|c| c.is_ascii_alphabetic())).then_some(word)
+}
+
+/// The files `task` says to write: a path right after "to", "into", "in" or
+/// "as", with a writing verb earlier in the same sentence.
+pub fn outputs_named_by(task: &str) -> Vec<String> {
+    let mut outputs: Vec<String> = Vec::new();
+    let mut verb_seen = false;
+    let mut previous = "";
+    for word in task.split_whitespace() {
+        let lower = word.to_lowercase();
+        let bare = lower.trim_matches(|c: char| !c.is_alphanumeric());
+        if WRITE_VERBS
+            .iter()
+            .any(|v| bare == *v || bare.strip_suffix('s') == Some(v))
+        {
+            verb_seen = true;
+        }
+        if let Some(path) = as_path(word) {
+            if verb_seen && BEFORE_OUTPUT.contains(&previous) && !outputs.iter().any(|o| o == path) {
+                outputs.push(path.to_string());
+            }
+        }
+        // A sentence ends at its full stop; a path's own dot does not end one.
+        if (word.ends_with('.') && as_path(word).is_none()) || word.ends_with(['?', '!', ';']) {
+            verb_seen = false;
+        }
+        previous = BEFORE_OUTPUT.iter().find(|w| **w == bare).copied().unwrap_or("");
+    }
+    outputs
+}
+
+/// Whether `value` holds `path` in one of its strings.
+fn mentions(value: &Value, path: &str) -> bool {
+    match value {
+        Value::String(s) => s.contains(path),
+        Value::Array(items) => items.iter().any(|v| mentions(v, path)),
+        Value::Object(map) => map.values().any(|v| mentions(v, path)),
+        _ => false,
+    }
+}
+
+/// An error for each file `task` says to write that no step of `plan` names
+/// in its arguments (an agent step may write anything, so a plan with one
+/// passes). A refusal or a plan of questions has nothing to check.
+pub fn unwritten_outputs(plan: &Plan, task: &str) -> Vec<PlanError> {
+    if plan.steps.is_empty() || plan.steps.iter().any(|s| s.agent.is_some()) {
+        return Vec::new();
+    }
+    outputs_named_by(task)
+        .into_iter()
+        .filter(|path| !plan.steps.iter().any(|s| s.args.values().any(|v| mentions(v, path))))
+        .map(|path| PlanError::OutputNotWritten { path })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outputs_are_the_files_a_sentence_says_to_write() {
+        assert_eq!(
+            outputs_named_by("Read a.txt and b.txt, add the two numbers, and write the sum to sum.txt."),
+            ["sum.txt"]
+        );
+        assert_eq!(
+            outputs_named_by("How many lines of log.txt contain ERROR? Write the number to errors.txt."),
+            ["errors.txt"]
+        );
+        assert_eq!(outputs_named_by("Save the names into `out/names.md`"), ["out/names.md"]);
+        // Inputs, and files named where nothing is written, are not outputs.
+        assert!(outputs_named_by("In config.json, set level to 4.").is_empty());
+        assert!(outputs_named_by("Summarise notes.txt. Then count to 3.").is_empty());
+        assert!(outputs_named_by("Write a haiku. Then read poem.txt to me.").is_empty());
+        assert!(outputs_named_by("What is 2.5 times 4? Write it to 4.2").is_empty());
+    }
+
+    #[test]
+    fn a_plan_that_leaves_out_the_write_is_sent_back() {
+        let plan: Plan = serde_json::from_value(serde_json::json!({"goal": "g", "steps": [
+            {"id": "s1", "description": "count", "tool": "search", "args": {"path": "log.txt", "text": "ERROR", "count": true}, "depends_on": []}
+        ]}))
+        .unwrap();
+        let task = "How many lines of log.txt contain ERROR? Write the number to errors.txt.";
+        let errors = unwritten_outputs(&plan, task);
+        assert_eq!(
+            errors,
+            [PlanError::OutputNotWritten {
+                path: "errors.txt".into()
+            }]
+        );
+        assert!(errors[0].to_string().contains("no step writes it"), "{}", errors[0]);
+
+        let mut written = plan.clone();
+        written.steps.push(
+            serde_json::from_value(serde_json::json!({"id": "s2", "description": "save", "tool": "write_file", "args": {"path": "errors.txt", "content": "{{s1}}"}, "depends_on": ["s1"]}))
+                .unwrap(),
+        );
+        assert!(unwritten_outputs(&written, task).is_empty());
+        let refused = Plan {
+            steps: Vec::new(),
+            infeasible: Some("log.txt does not exist".into()),
+            ..plan
+        };
+        assert!(unwritten_outputs(&refused, task).is_empty());
+    }
+}
