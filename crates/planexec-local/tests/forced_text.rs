@@ -3,19 +3,11 @@
 //! way is still a whole plan in the grammar's shape, and a good part of its
 //! tokens were forced.
 
-use std::path::PathBuf;
+mod common;
 
 use planexec::llm::{ChatModel, ChatRequest, JsonSchemaFormat, Message};
 use planexec::tools::{builtin, workspace::Workspace};
 use planexec_local::{EngineConfig, LocalModel};
-
-fn model() -> PathBuf {
-    if let Some(p) = std::env::var_os("PLANEXEC_TEST_MODEL") {
-        return PathBuf::from(p);
-    }
-    planexec_local::weights::installed(&planexec_local::weights::SMALL)
-        .expect("the small model is not installed: run `cargo run -p planexec-cli -- model pull small` (or set PLANEXEC_TEST_MODEL)")
-}
 
 #[test]
 fn a_plan_is_whole_and_valid_with_its_forced_text_fed_in_batches() {
@@ -26,7 +18,7 @@ fn a_plan_is_whole_and_valid_with_its_forced_text_fed_in_batches() {
     let (schema, strict) = planexec::plan::plan_schema_for_tools(&tools, 6);
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
-        let mut config = EngineConfig::new(model());
+        let mut config = EngineConfig::new(common::model());
         config.prefix_states = None;
         let model = LocalModel::load(config).unwrap();
         let mut request = ChatRequest::new(

@@ -3,18 +3,12 @@
 //! a corrupted or stale state file is detected, deleted and rebuilt, with the
 //! same reply every time.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use planexec::llm::{ChatModel, ChatRequest, Message};
 use planexec_local::{EngineConfig, EngineStats, LocalModel};
-
-fn model() -> PathBuf {
-    if let Some(p) = std::env::var_os("PLANEXEC_TEST_MODEL") {
-        return PathBuf::from(p);
-    }
-    planexec_local::weights::installed(&planexec_local::weights::SMALL)
-        .expect("the small model is not installed: run `cargo run -p planexec-cli -- model pull small` (or set PLANEXEC_TEST_MODEL)")
-}
 
 const SYSTEM: &str =
     "You are a terse assistant inside a test. You answer with one word, in lower case, and nothing else. \
@@ -23,7 +17,7 @@ Colours of the rainbow: red, orange, yellow, green, blue, indigo, violet.";
 /// A fresh model (as a new process would load it) asked one question:
 /// its reply, the call's cache usage and the engine's counters.
 async fn ask(states: &Path, system: &str) -> (String, planexec::llm::TokenUsage, EngineStats) {
-    let mut config = EngineConfig::new(model());
+    let mut config = EngineConfig::new(common::model());
     config.prefix_states = Some(states.to_path_buf());
     let model = LocalModel::load(config).unwrap();
     let request = ChatRequest::new(

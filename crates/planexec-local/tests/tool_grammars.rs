@@ -3,25 +3,17 @@
 //! model through llama.cpp's general schema converter: the arguments it
 //! writes match the pattern.
 
-use std::path::PathBuf;
+mod common;
 
 use planexec::llm::{ChatModel, ChatRequest, Message, ToolChoice, ToolSpec};
 use planexec_local::{EngineConfig, LocalModel};
 use serde_json::json;
 
-fn model() -> PathBuf {
-    if let Some(p) = std::env::var_os("PLANEXEC_TEST_MODEL") {
-        return PathBuf::from(p);
-    }
-    planexec_local::weights::installed(&planexec_local::weights::SMALL)
-        .expect("the small model is not installed: run `cargo run -p planexec-cli -- model pull small` (or set PLANEXEC_TEST_MODEL)")
-}
-
 #[test]
 fn a_call_follows_a_pattern_in_the_tools_schema() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
-        let model = LocalModel::load(EngineConfig::new(model())).unwrap();
+        let model = LocalModel::load(EngineConfig::new(common::model())).unwrap();
         let mut request = ChatRequest::new(
             planexec::Role::Agent,
             "local",
