@@ -44,7 +44,7 @@ pub fn http_get(allowed_hosts: Vec<String>) -> Arc<dyn Tool> {
     Arc::new(super::http_get::HttpGet::new(allowed_hosts))
 }
 
-fn io_error(path: &str, e: std::io::Error) -> ToolError {
+pub(super) fn io_error(path: &str, e: std::io::Error) -> ToolError {
     match e.kind() {
         std::io::ErrorKind::NotFound => ToolError::not_found(format!("`{path}` does not exist")),
         std::io::ErrorKind::PermissionDenied => ToolError::denied(format!("`{path}`: permission denied")),

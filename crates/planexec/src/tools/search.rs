@@ -174,13 +174,9 @@ impl Tool for ReadJson {
         let path = str_arg(&args, "path")?;
         let field = str_arg(&args, "field")?;
         let full = self.0.resolve(path)?;
-        let text = match tokio::fs::read_to_string(&full).await {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(ToolError::not_found(format!("`{path}` does not exist")))
-            }
-            Err(e) => return Err(ToolError::failed(format!("`{path}`: {e}"))),
-        };
+        let text = tokio::fs::read_to_string(&full)
+            .await
+            .map_err(|e| super::builtin::io_error(path, e))?;
         let document: Value =
             serde_json::from_str(&text).map_err(|e| ToolError::failed(format!("`{path}` is not valid JSON: {e}")))?;
         field_of(&document, field)
