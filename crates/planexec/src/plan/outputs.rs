@@ -39,13 +39,14 @@ pub fn outputs_named_by(task: &str) -> Vec<String> {
         {
             verb_seen = true;
         }
-        if let Some(path) = as_path(word) {
+        let path = as_path(word);
+        if let Some(path) = path {
             if verb_seen && BEFORE_OUTPUT.contains(&previous) && !outputs.iter().any(|o| o == path) {
                 outputs.push(path.to_string());
             }
         }
         // A sentence ends at its full stop; a path's own dot does not end one.
-        if (word.ends_with('.') && as_path(word).is_none()) || word.ends_with(['?', '!', ';']) {
+        if (word.ends_with('.') && path.is_none()) || word.ends_with(['?', '!', ';']) {
             verb_seen = false;
         }
         previous = BEFORE_OUTPUT.iter().find(|w| **w == bare).copied().unwrap_or("");

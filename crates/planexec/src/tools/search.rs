@@ -20,13 +20,17 @@ const MAX_FILES: usize = 200;
 
 pub(crate) struct Search(pub Arc<Workspace>);
 
-/// Whether `line` contains `text`: ignoring case unless `text` has a
-/// capital letter ("smart case", as ripgrep and editors do).
-fn matches(line: &str, text: &str) -> bool {
-    if text.chars().any(char::is_uppercase) {
-        line.contains(text)
-    } else {
-        line.to_lowercase().contains(text)
+/// A test for lines that contain `text`: ignoring case unless `text` has a
+/// capital letter ("smart case", as ripgrep and editors do). Decided once per
+/// search, not once per line.
+fn line_matcher(text: &str) -> impl Fn(&str) -> bool + '_ {
+    let case_sensitive = text.chars().any(char::is_uppercase);
+    move |line: &str| {
+        if case_sensitive {
+            line.contains(text)
+        } else {
+            line.to_lowercase().contains(text)
+        }
     }
 }
 
@@ -92,6 +96,7 @@ impl Tool for Search {
             return Err(ToolError::not_found(format!("`{path}` does not exist")));
         }
         let from_folder = full.is_dir();
+        let matches = line_matcher(text);
         let mut found = Vec::new();
         for file in files_under(&full) {
             let Ok(bytes) = std::fs::read(&file) else { continue };
@@ -102,7 +107,7 @@ impl Tool for Search {
             if content.len() > MAX_READ_BYTES {
                 continue;
             }
-            for line in content.lines().filter(|l| matches(l, text)) {
+            for line in content.lines().filter(|l| matches(l)) {
                 found.push(if from_folder {
                     format!("{}:{line}", self.0.display(&file))
                 } else {
