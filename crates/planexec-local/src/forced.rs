@@ -29,7 +29,8 @@ pub struct ForcedText {
 /// What the grammar allows next, as far as the probes can tell.
 #[derive(Debug, PartialEq, Eq)]
 enum Next {
-    Char(char),
+    /// The one character allowed, and its probe token.
+    Char(char, LlamaToken),
     End,
     Choice,
 }
@@ -71,7 +72,7 @@ impl ForcedText {
                 .probes
                 .iter()
                 .find(|(_, t)| *t == only.id())
-                .map_or(Next::Choice, |(c, _)| Next::Char(*c)),
+                .map_or(Next::Choice, |(c, t)| Next::Char(*c, *t)),
             _ => Next::Choice,
         }
     }
@@ -84,10 +85,8 @@ impl ForcedText {
         let mut text = String::new();
         while text.len() < max {
             match self.next(&mut probe) {
-                Next::Char(c) => {
-                    if let Some((_, token)) = self.probes.iter().find(|(p, _)| *p == c) {
-                        probe.accept(*token);
-                    }
+                Next::Char(c, token) => {
+                    probe.accept(token);
                     text.push(c);
                 }
                 Next::End => return (text, true),
