@@ -1,5 +1,5 @@
 //! Small helpers the built-in tools share: flat string-argument schemas,
-//! reading an argument, the read size limit.
+//! reading an argument, the read size limit, file errors.
 
 use serde_json::{json, Value};
 
@@ -25,4 +25,13 @@ pub(crate) fn str_arg<'a>(args: &'a Value, name: &str) -> Result<&'a str, ToolEr
     args.get(name)
         .and_then(Value::as_str)
         .ok_or_else(|| ToolError::invalid_args(format!("argument `{name}` must be a string")))
+}
+
+/// A file tool's I/O error as the tool error a planner can act on.
+pub(crate) fn io_error(path: &str, e: std::io::Error) -> ToolError {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => ToolError::not_found(format!("`{path}` does not exist")),
+        std::io::ErrorKind::PermissionDenied => ToolError::denied(format!("`{path}`: permission denied")),
+        _ => ToolError::failed(format!("`{path}`: {e}")),
+    }
 }

@@ -14,7 +14,7 @@ use super::workspace::Workspace;
 use super::{Effect, Tool, ToolError, ToolRegistry};
 
 pub use super::args::MAX_READ_BYTES;
-use super::args::{str_arg, string_args};
+use super::args::{io_error, str_arg, string_args};
 
 /// A registry with every built-in tool, file tools confined to `workspace`.
 pub fn registry(workspace: Workspace) -> ToolRegistry {
@@ -42,14 +42,6 @@ pub fn registry(workspace: Workspace) -> ToolRegistry {
 #[cfg(feature = "http")]
 pub fn http_get(allowed_hosts: Vec<String>) -> Arc<dyn Tool> {
     Arc::new(super::http_get::HttpGet::new(allowed_hosts))
-}
-
-pub(super) fn io_error(path: &str, e: std::io::Error) -> ToolError {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => ToolError::not_found(format!("`{path}` does not exist")),
-        std::io::ErrorKind::PermissionDenied => ToolError::denied(format!("`{path}`: permission denied")),
-        _ => ToolError::failed(format!("`{path}`: {e}")),
-    }
 }
 
 struct ReadFile(Arc<Workspace>);

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
-use super::args::{str_arg, MAX_READ_BYTES};
+use super::args::{io_error, str_arg, MAX_READ_BYTES};
 use super::workspace::Workspace;
 use super::{Effect, Tool, ToolError};
 
@@ -179,9 +179,7 @@ impl Tool for ReadJson {
         let path = str_arg(&args, "path")?;
         let field = str_arg(&args, "field")?;
         let full = self.0.resolve(path)?;
-        let text = tokio::fs::read_to_string(&full)
-            .await
-            .map_err(|e| super::builtin::io_error(path, e))?;
+        let text = tokio::fs::read_to_string(&full).await.map_err(|e| io_error(path, e))?;
         let document: Value =
             serde_json::from_str(&text).map_err(|e| ToolError::failed(format!("`{path}` is not valid JSON: {e}")))?;
         field_of(&document, field)
