@@ -16,7 +16,7 @@ use crate::run::RunError;
 
 /// The planning rules that hold for a whole run (the format itself is in the
 /// shared system prompt, see [`crate::prompt::PLAN_FORMAT`]; what is left of
-/// the budget changes with every call: [`budget_rule`]).
+/// the budget changes with every call and is added apart).
 pub(crate) fn format_rules(ctx: &RunContext) -> String {
     let mut rules = format!(
         "Reply with one JSON plan object as described under \"How plans are written\", and nothing else. Use at most {} steps.",
@@ -26,11 +26,6 @@ pub(crate) fn format_rules(ctx: &RunContext) -> String {
         rules.push_str(" Every step must call a tool: no reasoning steps (\"tool\": null). Pass results on with {{id}}; all reasoning happens when the final answer is written from the results.");
     }
     rules
-}
-
-/// What is left of the run's budget, when it has limits.
-pub(crate) fn budget_rule(ctx: &RunContext) -> Option<String> {
-    ctx.budget.remaining()
 }
 
 /// The planner's instructions. They are the same on every run with these
@@ -52,7 +47,7 @@ fn planner_instructions(ctx: &RunContext, may_ask: bool) -> String {
 
 /// The planner's messages for `task`.
 fn planner_messages(ctx: &RunContext, task: &str, may_ask: bool) -> Vec<Message> {
-    let budget = budget_rule(ctx).map(|b| format!("{b}\n\n")).unwrap_or_default();
+    let budget = ctx.budget.remaining().map(|b| format!("{b}\n\n")).unwrap_or_default();
     let files = crate::prompt::workspace_files(&ctx.tools)
         .map(|listing| format!("{listing}\n\n"))
         .unwrap_or_default();

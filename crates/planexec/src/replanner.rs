@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use crate::context::RunContext;
 use crate::llm::{Message, Role};
 use crate::plan::{self, Plan, PlanError, PlanErrors, Step};
-use crate::planner::{budget_rule, format_rules, request_plan};
+use crate::planner::{format_rules, request_plan};
 use crate::run::RunError;
 
 /// Why the plan is being revised.
@@ -128,7 +128,7 @@ pub(crate) async fn replan(
         Message::user(format!(
             "You are the replanner: a plan is being revised, and you write the steps that remain to be done.\n\n{}{}\n\n{context}",
             format_rules(ctx),
-            budget_rule(ctx).map(|b| format!(" {b}")).unwrap_or_default()
+            ctx.budget.remaining().map(|b| format!(" {b}")).unwrap_or_default()
         )),
     ];
     let limits = ctx.options.plan_limits();
