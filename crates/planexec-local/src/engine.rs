@@ -116,6 +116,11 @@ pub struct Generation {
     pub completion_tokens: u64,
 }
 
+/// How many tokens a prompt must share with an earlier one beyond its
+/// system message before that shared prefix gets a saved state of its own:
+/// loading a state (tens of MB, checksummed) must cost less than evaluating it.
+const MIN_SHARED: usize = 48;
+
 /// How much of a prompt the caches gave (`read`) and took (`written`), in tokens.
 struct PromptCache {
     read: usize,
@@ -480,23 +485,11 @@ impl State<'_> {
         keep: usize,
         stats: &Mutex<EngineStats>,
     ) -> Result<PromptCache, String> {
-        let lookup = store.load(ctx, prefix);
-        if lookup == Lookup::Loaded {
-            self.cached = prefix.to_vec();
-            stats.lock().unwrap().prefix_loads += 1;
-            return Ok(PromptCache {
-                read: prefix.len(),
-                written: 0,
-            });
+        if let Some(loaded) = self.load_prefix(ctx, store, prefix, stats) {
+            return Ok(loaded);
         }
-        let keep = if matches!(lookup, Lookup::Broken(_)) {
-            // A failed load leaves the KV cache cleared.
-            self.cached.clear();
-            stats.lock().unwrap().prefix_rebuilds += 1;
-            0
-        } else {
-            keep
-        };
+        // A failed load leaves the KV cache cleared.
+        let keep = keep.min(self.cached.len());
         self.evaluate(ctx, batch, prefix, keep, false)?;
         store.save(ctx, prefix);
         stats.lock().unwrap().prefix_saves += 1;
@@ -504,6 +497,72 @@ impl State<'_> {
             read: keep,
             written: prefix.len(),
         })
+    }
+
+    /// Bring the KV cache (which holds `keep` tokens of the prompt) to hold
+    /// the longest saved prefix of `tokens`: the one it shares with an earlier
+    /// prompt when that is longer than its system message by [`MIN_SHARED`],
+    /// else the system message. A prefix not saved yet is evaluated and saved.
+    #[allow(clippy::too_many_arguments)]
+    fn restore_saved_prefixes(
+        &mut self,
+        ctx: &mut LlamaContext<'_>,
+        batch: &mut LlamaBatch,
+        store: &PrefixStore,
+        job: &Job,
+        tokens: &[LlamaToken],
+        keep: usize,
+        stats: &Mutex<EngineStats>,
+    ) -> Result<PromptCache, String> {
+        let system = self.system_prefix_len(job, tokens).unwrap_or(0);
+        let shared = store.shared_prefix(tokens).min(tokens.len() - 1);
+        store.remember(tokens);
+        let mut cache = PromptCache { read: keep, written: 0 };
+        if shared >= system.max(keep) + MIN_SHARED {
+            // The longer state first: when it loads, the system one is not needed.
+            if let Some(loaded) = self.load_prefix(ctx, store, &tokens[..shared], stats) {
+                return Ok(loaded);
+            }
+        }
+        let keep = keep.min(self.cached.len());
+        if system > keep {
+            cache = self.restore_prefix(ctx, batch, store, &tokens[..system], keep, stats)?;
+        }
+        if shared >= system.max(keep) + MIN_SHARED {
+            let from = self.cached.len();
+            self.evaluate(ctx, batch, &tokens[..shared], from, false)?;
+            store.save(ctx, &tokens[..shared]);
+            stats.lock().unwrap().prefix_saves += 1;
+            cache.written += shared;
+        }
+        Ok(cache)
+    }
+
+    /// Load the saved state of `prefix`, if there is a usable one. A broken
+    /// one is deleted and leaves the KV cache empty.
+    fn load_prefix(
+        &mut self,
+        ctx: &mut LlamaContext<'_>,
+        store: &PrefixStore,
+        prefix: &[LlamaToken],
+        stats: &Mutex<EngineStats>,
+    ) -> Option<PromptCache> {
+        match store.load(ctx, prefix) {
+            Lookup::Loaded => {
+                self.cached = prefix.to_vec();
+                stats.lock().unwrap().prefix_loads += 1;
+                Some(PromptCache {
+                    read: prefix.len(),
+                    written: 0,
+                })
+            }
+            Lookup::Broken(_) => {
+                self.cached.clear();
+                stats.lock().unwrap().prefix_rebuilds += 1;
+                None
+            }
+            Lookup::Missing => None,
+        }
     }
 
     /// Bring the KV cache to hold all of `tokens`, evaluating only what
@@ -531,13 +590,10 @@ impl State<'_> {
             }
         }
         self.cached.truncate(keep);
-        let mut cache = PromptCache { read: keep, written: 0 };
-        // Templating and tokenising the system message again is only worth it with a store.
-        if let Some(store) = self.prefix_store.clone() {
-            if let Some(system) = self.system_prefix_len(job, tokens).filter(|&n| n > keep) {
-                cache = self.restore_prefix(ctx, batch, &store, &tokens[..system], keep, stats)?;
-            }
-        }
+        let cache = match self.prefix_store.clone() {
+            Some(store) => self.restore_saved_prefixes(ctx, batch, &store, job, tokens, keep, stats)?,
+            None => PromptCache { read: keep, written: 0 },
+        };
         let from = self.cached.len();
         self.evaluate(ctx, batch, tokens, from, true)?;
         Ok(cache)

@@ -8,6 +8,8 @@
 //! optional fields are dropped, and the number of steps is bounded. Duplicate
 //! ids, unknown dependencies and cycles become impossible to write. The other
 //! form a reply may take is a refusal: no steps, and `infeasible` with the reason.
+//! The goal is left out: the planner takes the task as the goal when a reply
+//! gives none, and a small model restating the task costs seconds of decoding.
 
 use serde_json::{json, Value};
 
@@ -70,7 +72,6 @@ pub fn reshape(schema: &Value, max_steps: usize) -> Value {
     let planned = json!({
         "type": "object",
         "properties": {
-            "goal": {"type": "string"},
             "steps": {
                 "type": "array",
                 "prefixItems": (1..=max_steps).map(step).collect::<Vec<_>>(),
@@ -78,18 +79,17 @@ pub fn reshape(schema: &Value, max_steps: usize) -> Value {
                 "minItems": 1
             }
         },
-        "required": ["goal", "steps"]
+        "required": ["steps"]
     });
     // "Cannot be done, because …": no steps and the reason, so a task whose
     // input does not exist is refused instead of planned around a guess.
     let refused = json!({
         "type": "object",
         "properties": {
-            "goal": {"type": "string"},
             "steps": {"type": "array", "maxItems": 0},
             "infeasible": {"type": "string"}
         },
-        "required": ["goal", "steps", "infeasible"]
+        "required": ["steps", "infeasible"]
     });
     json!({"anyOf": [planned, refused]})
 }

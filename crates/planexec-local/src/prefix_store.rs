@@ -16,6 +16,13 @@
 //! Each role's system message (and each tool set, model and setting) has its
 //! own state of tens of MB, so the folder keeps the [`KEPT`] most recently
 //! used ones: a load marks its state used, and a save deletes the oldest.
+//!
+//! The system message is not the only part calls share: the planner's
+//! instructions open its user message, and a task run twice shares almost all
+//! of its prompt. So the store also remembers the tokens of the last
+//! [`REMEMBERED`] prompts (a few KB each), and a prompt that shares a longer
+//! prefix with one of them than its system message gets a state at that
+//! boundary too, as automatic prompt caching does on a hosted provider.
 
 use std::fs;
 use std::io::Read;
@@ -28,12 +35,18 @@ use sha2::{Digest, Sha256};
 /// How many states the folder keeps.
 pub const KEPT: usize = 16;
 
+/// How many recent prompts the store remembers, to find the prefixes calls share.
+pub const REMEMBERED: usize = 32;
+
 /// Where prefix states live, and what they are keyed on besides their tokens.
 #[derive(Debug, Clone)]
 pub struct PrefixStore {
     dir: PathBuf,
     /// The model and context the states belong to.
     identity: String,
+    /// A short hash of `identity`, naming the prompts remembered for it
+    /// (token ids mean nothing under another model).
+    identity_key: String,
 }
 
 /// What became of a prefix the engine asked for.
@@ -64,7 +77,55 @@ impl PrefixStore {
             meta.map_or(0, |m| m.len()),
             env!("CARGO_PKG_VERSION")
         );
-        PrefixStore { dir, identity }
+        let identity_key = hex(&Sha256::digest(identity.as_bytes()))[..16].to_string();
+        PrefixStore {
+            dir,
+            identity,
+            identity_key,
+        }
+    }
+
+    fn prompts_dir(&self) -> PathBuf {
+        self.dir.join("prompts")
+    }
+
+    /// The longest prefix `tokens` shares with a remembered prompt (0 if none).
+    pub fn shared_prefix(&self, tokens: &[LlamaToken]) -> usize {
+        let Ok(entries) = fs::read_dir(self.prompts_dir()) else {
+            return 0;
+        };
+        let mine = format!("{}-", self.identity_key);
+        entries
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with(&mine))
+            .filter_map(|e| fs::read(e.path()).ok())
+            .map(|bytes| {
+                bytes
+                    .chunks_exact(4)
+                    .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                    .zip(tokens)
+                    .take_while(|(a, b)| *a == b.0)
+                    .count()
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Remember `tokens` as a prompt later ones may share a prefix with.
+    /// Failing costs only a later call's time, so it is logged, not returned.
+    pub fn remember(&self, tokens: &[LlamaToken]) {
+        let dir = self.prompts_dir();
+        let mut hash = Sha256::new();
+        let mut bytes = Vec::with_capacity(tokens.len() * 4);
+        for t in tokens {
+            bytes.extend_from_slice(&t.0.to_le_bytes());
+        }
+        hash.update(&bytes);
+        let path = dir.join(format!("{}-{}.tokens", self.identity_key, &hex(&hash.finalize())[..16]));
+        if let Err(e) = fs::create_dir_all(&dir).and_then(|()| fs::write(&path, &bytes)) {
+            tracing::warn!(path = %path.display(), "cannot remember the prompt: {e}");
+        }
+        prune(&dir, "tokens", REMEMBERED);
     }
 
     /// The state file of `tokens`.
@@ -122,7 +183,7 @@ impl PrefixStore {
         if let Err(e) = self.try_save(ctx, &path, tokens) {
             tracing::warn!(path = %path.display(), "cannot save the prompt state: {e}");
         }
-        prune(&self.dir, KEPT);
+        prune(&self.dir, "state", KEPT);
     }
 
     fn try_save(&self, ctx: &LlamaContext<'_>, path: &Path, tokens: &[LlamaToken]) -> Result<(), String> {
@@ -145,13 +206,14 @@ fn mark_used(state: &Path) {
     }
 }
 
-/// Delete all but the `keep` most recently used states in `dir`.
-fn prune(dir: &Path, keep: usize) {
+/// Delete all but the `keep` most recently used files of `extension` in `dir`
+/// (with a state, its checksum).
+fn prune(dir: &Path, extension: &str, keep: usize) {
     let Ok(entries) = fs::read_dir(dir) else { return };
     let mut states: Vec<(std::time::SystemTime, PathBuf)> = entries
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "state"))
+        .filter(|p| p.extension().is_some_and(|x| x == extension))
         .filter_map(|p| Some((fs::metadata(&p).ok()?.modified().ok()?, p)))
         .collect();
     states.sort_by_key(|s| std::cmp::Reverse(s.0));
@@ -206,7 +268,7 @@ mod tests {
         fs::write(dir.path().join("notes.txt"), b"not a state").unwrap();
         // State 0 is the oldest until it is used.
         mark_used(&dir.path().join("0.state"));
-        prune(dir.path(), 3);
+        prune(dir.path(), "state", 3);
         let mut left: Vec<String> = fs::read_dir(dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -224,5 +286,27 @@ mod tests {
                 "notes.txt"
             ]
         );
+    }
+
+    #[test]
+    fn a_remembered_prompt_gives_the_prefix_a_later_one_shares_under_the_same_model_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let model = dir.path().join("model.gguf");
+        fs::write(&model, b"weights").unwrap();
+        let store = PrefixStore::new(dir.path().join("states"), &model, 4096);
+        let tokens = |ids: &[i32]| ids.iter().map(|&t| LlamaToken(t)).collect::<Vec<_>>();
+        assert_eq!(store.shared_prefix(&tokens(&[1, 2, 3])), 0, "nothing remembered yet");
+        store.remember(&tokens(&[1, 2, 3, 4, 5]));
+        store.remember(&tokens(&[1, 2, 9]));
+        assert_eq!(store.shared_prefix(&tokens(&[1, 2, 3, 4, 7, 8])), 4);
+        assert_eq!(store.shared_prefix(&tokens(&[5, 1, 2])), 0);
+        // Another context size is another identity: its token states do not apply.
+        let other = PrefixStore::new(dir.path().join("states"), &model, 8192);
+        assert_eq!(other.shared_prefix(&tokens(&[1, 2, 3, 4])), 0);
+        for i in 0..(REMEMBERED as i32 + 5) {
+            store.remember(&tokens(&[100 + i, 1]));
+        }
+        let kept = fs::read_dir(dir.path().join("states/prompts")).unwrap().count();
+        assert_eq!(kept, REMEMBERED, "only the most recent prompts are kept");
     }
 }
