@@ -4,7 +4,7 @@
 //! is, the tools, the plan format), and so does every run with the same tools.
 //! Evaluating it is most of a local planner call's time on a small CPU, so
 //! the engine saves the KV state right after the system message
-//! (llama.cpp's state file) and loads it in the next process instead of
+//! (llama.cpp's state file of one sequence) and loads it in the next process instead of
 //! evaluating the message again.
 //!
 //! A state is named by a hash of everything it depends on: the model file
@@ -21,8 +21,10 @@
 //! instructions open its user message, and a task run twice shares almost all
 //! of its prompt. So the store also remembers the tokens of the last
 //! [`REMEMBERED`] prompts (a few KB each), and a prompt that shares a longer
-//! prefix with one of them than its system message gets a state at that
-//! boundary too, as automatic prompt caching does on a hosted provider.
+//! prefix with one of them than any saved state holds gets a state at that
+//! boundary too, as automatic prompt caching does on a hosted provider. Each
+//! state's tokens are kept beside it (`.tokens`), so a prompt loads the
+//! longest saved state it starts with, wherever that boundary lies.
 
 use std::fs;
 use std::io::Read;
@@ -72,7 +74,7 @@ impl PrefixStore {
             .map_or(0, |d| d.as_nanos());
         let canonical = fs::canonicalize(model_path).unwrap_or_else(|_| model_path.to_path_buf());
         let identity = format!(
-            "{}|{}|{modified}|{n_ctx}|planexec-local {}",
+            "{}|{}|{modified}|{n_ctx}|planexec-local {}|sequence state",
             canonical.display(),
             meta.map_or(0, |m| m.len()),
             env!("CARGO_PKG_VERSION")
@@ -99,13 +101,26 @@ impl PrefixStore {
             .flatten()
             .filter(|e| e.file_name().to_string_lossy().starts_with(&mine))
             .filter_map(|e| fs::read(e.path()).ok())
-            .map(|bytes| {
-                bytes
-                    .chunks_exact(4)
-                    .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                    .zip(tokens)
-                    .take_while(|(a, b)| *a == b.0)
-                    .count()
+            .map(|bytes| decode_tokens(&bytes).zip(tokens).take_while(|(a, b)| *a == b.0).count())
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The length of the longest saved state that `tokens` starts with (0 if none).
+    pub fn longest_saved(&self, tokens: &[LlamaToken]) -> usize {
+        let Ok(entries) = fs::read_dir(&self.dir) else {
+            return 0;
+        };
+        entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "tokens"))
+            .filter_map(|p| Some((fs::read(&p).ok()?, p)))
+            .filter_map(|(bytes, sidecar)| {
+                let n = bytes.len() / 4;
+                let prefix = n <= tokens.len() && decode_tokens(&bytes).zip(tokens).all(|(a, b)| a == b.0);
+                // The same tokens under another model name another file.
+                (prefix && self.path_of(&tokens[..n]) == sidecar.with_extension("state")).then_some(n)
             })
             .max()
             .unwrap_or(0)
@@ -115,13 +130,9 @@ impl PrefixStore {
     /// Failing costs only a later call's time, so it is logged, not returned.
     pub fn remember(&self, tokens: &[LlamaToken]) {
         let dir = self.prompts_dir();
-        let mut hash = Sha256::new();
-        let mut bytes = Vec::with_capacity(tokens.len() * 4);
-        for t in tokens {
-            bytes.extend_from_slice(&t.0.to_le_bytes());
-        }
-        hash.update(&bytes);
-        let path = dir.join(format!("{}-{}.tokens", self.identity_key, &hex(&hash.finalize())[..16]));
+        let bytes = encode_tokens(tokens);
+        let name = format!("{}-{}.tokens", self.identity_key, &hex(&Sha256::digest(&bytes))[..16]);
+        let path = dir.join(name);
         if let Err(e) = fs::create_dir_all(&dir).and_then(|()| fs::write(&path, &bytes)) {
             tracing::warn!(path = %path.display(), "cannot remember the prompt: {e}");
         }
@@ -139,19 +150,19 @@ impl PrefixStore {
         self.dir.join(format!("{}.state", &key[..32]))
     }
 
-    /// Load the state of `tokens` into `ctx`, replacing its KV cache.
-    pub fn load(&self, ctx: &mut LlamaContext<'_>, tokens: &[LlamaToken]) -> Lookup {
+    /// Load the state of `tokens` into sequence `seq` of `ctx`, replacing what it held.
+    pub fn load(&self, ctx: &mut LlamaContext<'_>, seq: i32, tokens: &[LlamaToken]) -> Lookup {
         let path = self.path_of(tokens);
         if !path.is_file() {
             return Lookup::Missing;
         }
-        match self.try_load(ctx, &path, tokens) {
+        match self.try_load(ctx, seq, &path, tokens) {
             Ok(()) => {
                 mark_used(&path);
                 Lookup::Loaded
             }
             Err(why) => {
-                ctx.clear_kv_cache();
+                let _ = ctx.clear_kv_cache_seq(Some(seq as u32), None, None);
                 remove(&path);
                 tracing::warn!(path = %path.display(), "the saved prompt state is unusable ({why}); evaluating it again");
                 Lookup::Broken(why)
@@ -159,15 +170,15 @@ impl PrefixStore {
         }
     }
 
-    fn try_load(&self, ctx: &mut LlamaContext<'_>, path: &Path, tokens: &[LlamaToken]) -> Result<(), String> {
+    fn try_load(&self, ctx: &mut LlamaContext<'_>, seq: i32, path: &Path, tokens: &[LlamaToken]) -> Result<(), String> {
         let expected =
             fs::read_to_string(checksum_path(path)).map_err(|_| "its checksum file is missing".to_string())?;
         let actual = file_sha256(path).map_err(|e| format!("cannot read it: {e}"))?;
         if expected.trim() != actual {
             return Err("its checksum does not match (the file is corrupted)".to_string());
         }
-        let loaded = ctx
-            .state_load_file(path, tokens.len())
+        let (loaded, _) = ctx
+            .state_seq_load_file(path, seq, tokens.len())
             .map_err(|e| format!("llama.cpp cannot load it: {e}"))?;
         if loaded != tokens {
             return Err("it holds other tokens than its name says (a stale state)".to_string());
@@ -175,27 +186,30 @@ impl PrefixStore {
         Ok(())
     }
 
-    /// Save the context's state, whose KV cache must hold exactly `tokens`.
+    /// Save the state of sequence `seq`, which must hold exactly `tokens`.
     /// Written to a temporary name first, so a crash leaves no half state.
     /// Failing to save costs only the next process's time, so it is logged, not returned.
-    pub fn save(&self, ctx: &LlamaContext<'_>, tokens: &[LlamaToken]) {
+    pub fn save(&self, ctx: &LlamaContext<'_>, seq: i32, tokens: &[LlamaToken]) {
         let path = self.path_of(tokens);
-        if let Err(e) = self.try_save(ctx, &path, tokens) {
+        if let Err(e) = self.try_save(ctx, seq, &path, tokens) {
             tracing::warn!(path = %path.display(), "cannot save the prompt state: {e}");
         }
         prune(&self.dir, "state", KEPT);
     }
 
-    fn try_save(&self, ctx: &LlamaContext<'_>, path: &Path, tokens: &[LlamaToken]) -> Result<(), String> {
+    fn try_save(&self, ctx: &LlamaContext<'_>, seq: i32, path: &Path, tokens: &[LlamaToken]) -> Result<(), String> {
         fs::create_dir_all(&self.dir).map_err(|e| e.to_string())?;
         let partial = path.with_extension(format!("partial-{}", std::process::id()));
-        ctx.state_save_file(&partial, tokens).map_err(|e| e.to_string())?;
+        ctx.state_seq_save_file(&partial, seq, tokens)
+            .map_err(|e| e.to_string())?;
         let sum = file_sha256(&partial).map_err(|e| e.to_string())?;
         fs::write(checksum_path(path), sum).map_err(|e| e.to_string())?;
         fs::rename(&partial, path).map_err(|e| {
             remove(&partial);
             e.to_string()
-        })
+        })?;
+        // Which tokens the state holds, for [`PrefixStore::longest_saved`].
+        fs::write(tokens_path(path), encode_tokens(tokens)).map_err(|e| e.to_string())
     }
 }
 
@@ -226,9 +240,24 @@ fn checksum_path(state: &Path) -> PathBuf {
     state.with_extension("sha256")
 }
 
+fn tokens_path(state: &Path) -> PathBuf {
+    state.with_extension("tokens")
+}
+
 fn remove(state: &Path) {
     let _ = fs::remove_file(state);
     let _ = fs::remove_file(checksum_path(state));
+    let _ = fs::remove_file(tokens_path(state));
+}
+
+fn encode_tokens(tokens: &[LlamaToken]) -> Vec<u8> {
+    tokens.iter().flat_map(|t| t.0.to_le_bytes()).collect()
+}
+
+fn decode_tokens(bytes: &[u8]) -> impl Iterator<Item = i32> + '_ {
+    bytes
+        .chunks_exact(4)
+        .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
 }
 
 fn file_sha256(path: &Path) -> std::io::Result<String> {

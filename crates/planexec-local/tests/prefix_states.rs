@@ -98,3 +98,48 @@ fn a_saved_prefix_is_loaded_and_a_corrupted_or_stale_one_is_rebuilt() {
         assert_eq!(stale, first);
     });
 }
+
+/// A fresh model asked `question` under [`SYSTEM`]: the call's cache usage and the engine's counters.
+async fn ask_about(states: &Path, question: &str) -> (planexec::llm::TokenUsage, EngineStats) {
+    let mut config = EngineConfig::new(common::model());
+    config.prefix_states = Some(states.to_path_buf());
+    let model = LocalModel::load(config).unwrap();
+    let request = ChatRequest::new(
+        planexec::Role::Executor,
+        "local",
+        vec![Message::system(SYSTEM), Message::user(question)],
+    );
+    let reply = model.chat(request).await.unwrap();
+    (reply.usage, model.stats())
+}
+
+#[test]
+fn a_prompt_another_process_shared_most_of_gets_a_state_at_that_boundary() {
+    let dir = tempfile::tempdir().unwrap();
+    let states = dir.path().join("states");
+    // A long fixed head in the user message (as the planner's instructions
+    // are), then what changes from call to call.
+    let head = "Read the question below with care. It is about the rainbow, whose colours are listed in the \
+system message in their order; answer with the colour only, in lower case, with no punctuation, no \
+explanation and nothing before or after it. Questions:";
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        // First: only the system message is saved; the prompt is remembered.
+        let (_, stats) = ask_about(&states, &format!("{head} Which colour comes first?")).await;
+        assert_eq!((stats.prefix_saves, stats.prefix_loads), (1, 0), "{stats:?}");
+        // Second, another question after the same head: the shared part is saved too.
+        let (usage, stats) = ask_about(&states, &format!("{head} Which colour comes last?")).await;
+        assert_eq!((stats.prefix_loads, stats.prefix_saves), (1, 1), "{stats:?}");
+        let shared = usage.cache_write_tokens;
+        // Third, the second question again with more after it: it shares a
+        // little more with the second prompt than the saved state holds, not
+        // enough for another state, so the longest saved one it starts with is loaded.
+        let (usage, stats) = ask_about(&states, &format!("{head} Which colour comes last? Be brief.")).await;
+        assert_eq!((stats.prefix_loads, stats.prefix_saves), (1, 0), "{stats:?}");
+        assert_eq!(usage.cache_read_tokens, shared, "{usage:?}");
+        assert!(
+            usage.prompt_tokens - usage.cache_read_tokens < 20,
+            "only the question is evaluated: {usage:?}"
+        );
+    });
+}

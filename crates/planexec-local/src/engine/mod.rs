@@ -1,0 +1,456 @@
+//! The inference engine: one llama.cpp model and context on a worker thread.
+//!
+//! Requests arrive on a queue, so one model instance serves concurrent steps
+//! safely. Each request in flight has its own sequence of the KV cache (a
+//! [`slot::Slot`]), and every decode carries the next tokens of all of them:
+//! on a CPU one decode of two tokens costs little more than one of one, so two
+//! parallel steps take about the time of one. A sequence keeps the tokens of
+//! its previous prompt; a new prompt evaluates only what follows the longest
+//! prefix it shares with any sequence ([`prompt`]). Every role's prompt starts
+//! with the same system prompt and tool list, so that prefix is computed once
+//! per run instead of once per call, and its state is saved on disk so the
+//! next process loads it ([`PrefixStore`]). Decoding is greedy (optionally
+//! grammar-constrained), so runs are repeatable; text the grammar forces is fed
+//! in batches instead of sampled token by token ([`ForcedText`]).
+
+mod prompt;
+mod sampling;
+mod slot;
+
+use std::collections::VecDeque;
+use std::num::NonZeroU32;
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::model::{LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::token::LlamaToken;
+use tokio::sync::oneshot;
+
+use crate::forced::ForcedText;
+use crate::prefix_store::PrefixStore;
+use slot::{Next, Slot};
+
+/// Settings of the engine.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    pub model_path: PathBuf,
+    /// Context size in tokens.
+    pub n_ctx: u32,
+    /// CPU threads (default: all cores).
+    pub threads: i32,
+    /// Reuse the KV cache for a prompt's common prefix with the previous one.
+    pub prefix_reuse: bool,
+    /// Where evaluated system messages are kept between processes
+    /// ([`PrefixStore`]); `None` evaluates them in every process.
+    pub prefix_states: Option<PathBuf>,
+    /// Most requests decoded together (each in its own KV cache sequence);
+    /// 1 serves them one after another.
+    pub sequences: u32,
+}
+
+impl EngineConfig {
+    pub fn new(model_path: impl Into<PathBuf>) -> EngineConfig {
+        EngineConfig {
+            model_path: model_path.into(),
+            n_ctx: 8192,
+            threads: std::thread::available_parallelism().map_or(2, |n| n.get() as i32),
+            prefix_reuse: true,
+            prefix_states: Some(crate::weights::model_dir().join("prefix-states")),
+            sequences: 4,
+        }
+    }
+}
+
+/// Counters for benchmarks and reports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EngineStats {
+    pub calls: u64,
+    /// Tokens of all prompts, as sent.
+    pub prompt_tokens: u64,
+    /// Prompt tokens actually evaluated (the rest came from the KV cache).
+    pub evaluated_prompt_tokens: u64,
+    pub generated_tokens: u64,
+    /// Of `generated_tokens`, those the grammar forced: fed to the model in
+    /// batches instead of sampled one decode at a time.
+    pub forced_tokens: u64,
+    pub prompt_ms: u64,
+    pub generate_ms: u64,
+    pub load_ms: u64,
+    /// System messages whose evaluated state was loaded from disk.
+    pub prefix_loads: u64,
+    /// System messages evaluated and saved to disk (after a broken state too).
+    pub prefix_saves: u64,
+    /// Saved states found corrupted or stale, deleted and evaluated again.
+    pub prefix_rebuilds: u64,
+    /// Decodes that carried tokens of more than one request.
+    pub shared_decodes: u64,
+    /// Most requests in flight at once.
+    pub most_in_flight: u64,
+}
+
+/// One generation request.
+pub struct Job {
+    /// (role, content) pairs; roles are `system`, `user`, `assistant`.
+    pub messages: Vec<(String, String)>,
+    pub grammar: Option<String>,
+    pub max_tokens: u32,
+    /// How the next token is picked: greedy when `None` (repeatable), else
+    /// sampled from the grammar-allowed top tokens at this temperature.
+    pub sampling: Option<Sampling>,
+    /// Receives the text as it is generated (whole UTF-8 characters), when set.
+    pub stream: Option<tokio::sync::mpsc::UnboundedSender<String>>,
+    pub reply: oneshot::Sender<Result<Generation, String>>,
+}
+
+/// Temperature sampling, seeded so that a run can be repeated.
+#[derive(Debug, Clone, Copy)]
+pub struct Sampling {
+    pub temperature: f32,
+    pub seed: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Generation {
+    pub text: String,
+    pub prompt_tokens: u64,
+    /// Of `prompt_tokens`, those whose state came from the KV cache or a
+    /// saved prefix instead of being evaluated.
+    pub cached_tokens: u64,
+    /// Of `prompt_tokens`, those evaluated and saved as a prefix state.
+    pub saved_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+/// How many tokens a prompt must share with an earlier one beyond its
+/// system message before that shared prefix gets a saved state of its own:
+/// loading a state (tens of MB, checksummed) must cost less than evaluating it.
+const MIN_SHARED: usize = 48;
+
+/// How much of a prompt the caches gave (`read`) and took (`written`), in tokens.
+struct PromptCache {
+    read: usize,
+    written: usize,
+}
+
+/// llama.cpp's backend may be initialised once per process.
+fn backend() -> Result<&'static LlamaBackend, String> {
+    static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+    BACKEND
+        .get_or_init(|| {
+            llama_cpp_2::send_logs_to_tracing(llama_cpp_2::LogOptions::default().with_logs_enabled(false));
+            LlamaBackend::init().map_err(|e| format!("cannot start llama.cpp: {e}"))
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// A handle to the worker thread. Dropping the last handle stops the thread.
+pub struct Engine {
+    jobs: Mutex<mpsc::Sender<Job>>,
+    stats: Arc<Mutex<EngineStats>>,
+    pub config: EngineConfig,
+}
+
+impl Engine {
+    /// Load the model and start the worker; returns once the model is loaded.
+    pub fn start(config: EngineConfig) -> Result<Engine, String> {
+        let (tx, rx) = mpsc::channel::<Job>();
+        let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
+        let stats = Arc::new(Mutex::new(EngineStats::default()));
+        let worker_stats = stats.clone();
+        let worker_config = config.clone();
+        std::thread::Builder::new()
+            .name("planexec-llama".into())
+            .spawn(move || worker(worker_config, rx, ready_tx, worker_stats))
+            .map_err(|e| format!("cannot start the model thread: {e}"))?;
+        ready_rx
+            .recv()
+            .map_err(|_| "the model thread stopped while loading".to_string())??;
+        Ok(Engine {
+            jobs: Mutex::new(tx),
+            stats,
+            config,
+        })
+    }
+
+    pub fn submit(&self, job: Job) -> Result<(), String> {
+        self.jobs
+            .lock()
+            .unwrap()
+            .send(job)
+            .map_err(|_| "the model thread has stopped".to_string())
+    }
+
+    pub fn stats(&self) -> EngineStats {
+        *self.stats.lock().unwrap()
+    }
+
+    pub fn reset_stats(&self) {
+        let load_ms = self.stats.lock().unwrap().load_ms;
+        *self.stats.lock().unwrap() = EngineStats {
+            load_ms,
+            ..EngineStats::default()
+        };
+    }
+}
+
+fn worker(
+    config: EngineConfig,
+    jobs: mpsc::Receiver<Job>,
+    ready: mpsc::Sender<Result<(), String>>,
+    stats: Arc<Mutex<EngineStats>>,
+) {
+    let started = Instant::now();
+    let loaded = backend().and_then(|backend| {
+        let model =
+            LlamaModel::load_from_file(backend, &config.model_path, &LlamaModelParams::default()).map_err(|e| {
+                format!(
+                    "cannot load the model {}: {e} (is it a GGUF file?)",
+                    config.model_path.display()
+                )
+            })?;
+        Ok((backend, model))
+    });
+    let (backend, model) = match loaded {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            let _ = ready.send(Err(e));
+            return;
+        }
+    };
+    let sequences = config.sequences.max(1);
+    // One cache for all sequences ("unified"): a prefix two sequences share
+    // is kept once, and one long prompt may use all of it.
+    let params = LlamaContextParams::default()
+        .with_n_ctx(NonZeroU32::new(config.n_ctx))
+        .with_n_batch(512)
+        .with_n_ubatch(512)
+        .with_n_threads(config.threads)
+        .with_n_threads_batch(config.threads)
+        .with_n_seq_max(sequences)
+        .with_kv_unified(true);
+    let mut ctx = match model.new_context(backend, params) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = ready.send(Err(format!("cannot create a model context: {e}")));
+            return;
+        }
+    };
+    // The model's own chat template; llama.cpp recognises the common ones.
+    let template = match model.chat_template(None).or_else(|_| LlamaChatTemplate::new("chatml")) {
+        Ok(t) => t,
+        Err(e) => {
+            let _ = ready.send(Err(format!("no chat template: {e}")));
+            return;
+        }
+    };
+    stats.lock().unwrap().load_ms = started.elapsed().as_millis() as u64;
+    let _ = ready.send(Ok(()));
+
+    let mut state = State {
+        model: &model,
+        template,
+        cached: vec![Vec::new(); sequences as usize],
+        prefix_reuse: config.prefix_reuse,
+        prefix_store: config
+            .prefix_states
+            .clone()
+            .filter(|_| config.prefix_reuse)
+            .map(|dir| PrefixStore::new(dir, &config.model_path, config.n_ctx)),
+        forced: ForcedText::new(&model),
+        lost: None,
+        stats,
+    };
+    state.serve(&mut ctx, &jobs);
+}
+
+/// What became of a job offered a sequence.
+enum Admission {
+    /// Its prompt is in the cache and its first tokens are chosen.
+    Started(Slot),
+    /// Answered already (an error, or a reply whole after its first token).
+    Answered,
+    /// No room beside the replies in flight: offered again when one ends.
+    Wait(Job),
+}
+
+struct State<'m> {
+    model: &'m LlamaModel,
+    template: LlamaChatTemplate,
+    /// For each sequence, the tokens whose keys and values it holds, in order.
+    cached: Vec<Vec<LlamaToken>>,
+    prefix_reuse: bool,
+    prefix_store: Option<PrefixStore>,
+    forced: ForcedText,
+    /// Why the KV cache was lost, if a decode failed: every reply in flight fails.
+    lost: Option<String>,
+    stats: Arc<Mutex<EngineStats>>,
+}
+
+impl State<'_> {
+    /// Decode a batch; on failure forget the KV cache, whose contents are then unknown.
+    fn decode(&mut self, ctx: &mut LlamaContext<'_>, batch: &mut LlamaBatch, doing: &str) -> Result<(), String> {
+        ctx.decode(batch).map_err(|e| {
+            self.cached.iter_mut().for_each(Vec::clear);
+            ctx.clear_kv_cache();
+            let why = format!("{doing} failed: {e}");
+            self.lost = Some(why.clone());
+            why
+        })
+    }
+
+    /// Take jobs until the queue closes: start each while a sequence and room
+    /// are free, and decode the replies in flight together.
+    fn serve(&mut self, ctx: &mut LlamaContext<'_>, jobs: &mpsc::Receiver<Job>) {
+        let mut slots: Vec<Slot> = Vec::new();
+        let mut waiting: VecDeque<Job> = VecDeque::new();
+        let mut batch = LlamaBatch::new(ctx.n_batch() as usize, 1);
+        loop {
+            if slots.is_empty() && waiting.is_empty() {
+                match jobs.recv() {
+                    Ok(job) => waiting.push_back(job),
+                    Err(_) => return,
+                }
+            }
+            waiting.extend(jobs.try_iter());
+            while slots.len() < self.cached.len() {
+                let Some(job) = waiting.pop_front() else { break };
+                match self.admit(ctx, &mut batch, job, &slots) {
+                    Admission::Started(slot) => slots.push(slot),
+                    Admission::Answered => {}
+                    Admission::Wait(job) => {
+                        waiting.push_front(job);
+                        break;
+                    }
+                }
+                self.fail_all_if_lost(&mut slots);
+            }
+            let mut s = self.stats.lock().unwrap();
+            s.most_in_flight = s.most_in_flight.max(slots.len() as u64);
+            drop(s);
+            if !slots.is_empty() {
+                self.step(ctx, &mut batch, &mut slots);
+                self.fail_all_if_lost(&mut slots);
+            }
+        }
+    }
+
+    /// After a failed decode no reply in flight can go on.
+    fn fail_all_if_lost(&mut self, slots: &mut Vec<Slot>) {
+        if let Some(why) = self.lost.take() {
+            for slot in slots.drain(..) {
+                let _ = slot
+                    .job
+                    .reply
+                    .send(Err(format!("{why} (while decoding several replies)")));
+            }
+        }
+    }
+
+    /// Give `job` a sequence: bring its prompt into the cache and choose its
+    /// first tokens. With other replies in flight it waits while their room
+    /// (prompt and reply limit each) leaves too little for it.
+    fn admit(&mut self, ctx: &mut LlamaContext<'_>, batch: &mut LlamaBatch, job: Job, slots: &[Slot]) -> Admission {
+        let n_ctx = ctx.n_ctx() as usize;
+        let tokens = match self.prompt_tokens(n_ctx, &job) {
+            Ok(tokens) => tokens,
+            Err(e) => {
+                let _ = job.reply.send(Err(e));
+                return Admission::Answered;
+            }
+        };
+        let taken: usize = slots.iter().map(Slot::reserved).sum();
+        if !slots.is_empty() && taken + tokens.len() + job.max_tokens as usize > n_ctx {
+            return Admission::Wait(job);
+        }
+        let busy: Vec<i32> = slots.iter().map(|s| s.seq).collect();
+        let Some(seq) = self.free_sequence(&busy, &tokens) else {
+            return Admission::Wait(job);
+        };
+        let t_prompt = Instant::now();
+        let cache = match self.prepare_prompt(ctx, batch, seq, &busy, &job, &tokens) {
+            Ok(cache) => cache,
+            Err(e) => {
+                let _ = job.reply.send(Err(e));
+                return Admission::Answered;
+            }
+        };
+        let prompt_ms = t_prompt.elapsed().as_millis() as u64;
+        let mut slot = match Slot::new(self.model, job, seq, tokens.len(), cache, prompt_ms) {
+            Ok(slot) => slot,
+            Err((job, e)) => {
+                let _ = job.reply.send(Err(e));
+                return Admission::Answered;
+            }
+        };
+        let logits = ctx.get_logits_ith(batch.n_tokens() - 1);
+        match slot.choose(self.model, &self.forced, logits) {
+            Ok(Next::Decode) => Admission::Started(slot),
+            Ok(Next::Done) => {
+                finish(slot, &self.stats);
+                Admission::Answered
+            }
+            Err(e) => {
+                let _ = slot.job.reply.send(Err(e));
+                Admission::Answered
+            }
+        }
+    }
+
+    /// One decode for every reply in flight, then each chooses its next
+    /// tokens; finished replies are sent and their slots freed.
+    fn step(&mut self, ctx: &mut LlamaContext<'_>, batch: &mut LlamaBatch, slots: &mut Vec<Slot>) {
+        batch.clear();
+        let mut logits_at = Vec::with_capacity(slots.len());
+        for slot in slots.iter() {
+            for (i, t) in slot.feed.iter().enumerate() {
+                let last = i + 1 == slot.feed.len();
+                if let Err(e) = batch.add(*t, slot.pos + i as i32, &[slot.seq], last) {
+                    self.lost = Some(format!("batch: {e}"));
+                    return;
+                }
+            }
+            logits_at.push(batch.n_tokens() - 1);
+        }
+        if self.decode(ctx, batch, "generating").is_err() {
+            return;
+        }
+        if slots.len() > 1 {
+            self.stats.lock().unwrap().shared_decodes += 1;
+        }
+        let mut i = 0;
+        for at in logits_at {
+            let slot = &mut slots[i];
+            self.cached[slot.seq as usize].extend_from_slice(&slot.feed);
+            match slot.choose(self.model, &self.forced, ctx.get_logits_ith(at)) {
+                Ok(Next::Decode) => i += 1,
+                Ok(Next::Done) => finish(slots.remove(i), &self.stats),
+                Err(e) => {
+                    let _ = slots.remove(i).job.reply.send(Err(e));
+                }
+            }
+        }
+    }
+}
+
+/// Send a finished reply and count it.
+fn finish(slot: Slot, stats: &Mutex<EngineStats>) {
+    let (job, generation, counted) = slot.finish();
+    let mut s = stats.lock().unwrap();
+    s.calls += 1;
+    s.prompt_tokens += counted.prompt_tokens;
+    s.evaluated_prompt_tokens += counted.evaluated_prompt_tokens;
+    s.generated_tokens += counted.generated_tokens;
+    s.forced_tokens += counted.forced_tokens;
+    s.prompt_ms += counted.prompt_ms;
+    s.generate_ms += counted.generate_ms;
+    drop(s);
+    let _ = job.reply.send(Ok(generation));
+}
