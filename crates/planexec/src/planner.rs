@@ -112,15 +112,15 @@ pub(crate) async fn plan(ctx: &RunContext, task: &str, may_ask: bool) -> Result<
             return Err(PlanErrors(vec![plan::PlanError::QuestionsNotAllowed]));
         }
         plan::validate(&p, &ctx.tools, &limits)?;
+        let mut errors = plan::values_read_as_files(&p, &ctx.tools);
         // Only a run that can write files is held to the task's outputs.
-        let unwritten = match ctx.tools.get("write_file") {
-            Some(_) => plan::unwritten_outputs(&p, task),
-            None => Vec::new(),
-        };
-        if unwritten.is_empty() {
+        if ctx.tools.get("write_file").is_some() {
+            errors.extend(plan::unwritten_outputs(&p, task));
+        }
+        if errors.is_empty() {
             Ok(p)
         } else {
-            Err(PlanErrors(unwritten))
+            Err(PlanErrors(errors))
         }
     })
     .await

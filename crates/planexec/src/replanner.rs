@@ -138,7 +138,13 @@ pub(crate) async fn replan(
         if let Some(repeat) = failed_tool_step.and_then(|failed| repeats(failed, &merged, completed)) {
             return Err(PlanErrors(vec![repeat]));
         }
-        plan::validate_with_done(&merged, &ctx.tools, &limits, &done).map(|_| merged)
+        plan::validate_with_done(&merged, &ctx.tools, &limits, &done)?;
+        let missing = plan::values_read_as_files(&merged, &ctx.tools);
+        if missing.is_empty() {
+            Ok(merged)
+        } else {
+            Err(PlanErrors(missing))
+        }
     };
     request_plan(ctx, Role::Replanner, messages, &accept).await
 }

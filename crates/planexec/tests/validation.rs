@@ -161,6 +161,19 @@ fn a_whole_reference_may_stand_for_a_non_string_argument() {
 }
 
 #[test]
+fn a_commands_result_used_whole_is_what_it_printed() {
+    let args = json!({"content": "{{s1}}", "code": "{{s1.exit_code}}"});
+    let shell = json!({"exit_code": 0, "stdout": "Amara\nBea\n", "stderr": ""});
+    let resolved = plan::resolve_args(args.as_object().unwrap(), &|_| Some(shell.clone())).unwrap();
+    assert_eq!(resolved["content"], json!("Amara\nBea\n"));
+    assert_eq!(resolved["code"], json!(0));
+    // A failed command, or another object, is passed as it is.
+    let failed = json!({"exit_code": 1, "stdout": "", "stderr": "no such file"});
+    let resolved = plan::resolve_args(args.as_object().unwrap(), &|_| Some(failed.clone())).unwrap();
+    assert_eq!(resolved["content"], failed);
+}
+
+#[test]
 fn too_many_steps() {
     let steps: Vec<Value> = (1..=9).map(|i| read(&format!("s{i}"), &[])).collect();
     assert_eq!(

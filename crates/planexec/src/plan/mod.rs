@@ -9,6 +9,7 @@
 //! terminals.
 
 mod hazards;
+mod inputs;
 mod outputs;
 pub(crate) mod parse;
 pub(crate) mod refs;
@@ -21,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub use crate::json::{extract_json_object, repair_json};
+pub use inputs::values_read_as_files;
 pub use outputs::{outputs_named_by, unwritten_outputs};
 pub use parse::{parse_plan_file, parse_plan_reply, ParseError, PlanStream};
 pub use refs::{

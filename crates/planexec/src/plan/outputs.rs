@@ -55,7 +55,7 @@ pub fn outputs_named_by(task: &str) -> Vec<String> {
 }
 
 /// Whether `value` holds `path` in one of its strings.
-fn mentions(value: &Value, path: &str) -> bool {
+pub(super) fn mentions(value: &Value, path: &str) -> bool {
     match value {
         Value::String(s) => s.contains(path),
         Value::Array(items) => items.iter().any(|v| mentions(v, path)),

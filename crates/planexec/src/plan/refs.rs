@@ -159,7 +159,7 @@ fn lookup(r: &Reference, outputs: OutputLookup<'_>) -> Result<Value, ResolveErro
     let output = outputs(&r.step)
         .ok_or_else(|| ResolveError(format!("step {} has no result to use for {{{{{}}}}}", r.step, r.step)))?;
     if r.path.is_empty() {
-        return Ok(output);
+        return Ok(printed(&output).unwrap_or(output));
     }
     // A text output that holds JSON can still be indexed into.
     let mut current = match &output {
@@ -186,6 +186,16 @@ fn lookup(r: &Reference, outputs: OutputLookup<'_>) -> Result<Value, ResolveErro
         })?;
     }
     Ok(current)
+}
+
+/// What a command that succeeded printed, when `output` is a command's
+/// result (`exit_code` 0 and `stdout`): used whole, `{{s2}}` of a shell step
+/// is its output as a user means it, not the JSON around it (whose fields
+/// stay reachable as `{{s2.exit_code}}`, `{{s2.stderr}}`).
+fn printed(output: &Value) -> Option<Value> {
+    let succeeded = output.get("exit_code").and_then(Value::as_i64) == Some(0);
+    let stdout = output.get("stdout").and_then(Value::as_str)?;
+    succeeded.then(|| Value::String(stdout.to_string()))
 }
 
 /// A JSON value as the text a tool or a prompt should see: strings bare, the rest as JSON.

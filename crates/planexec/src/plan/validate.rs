@@ -129,6 +129,8 @@ pub enum PlanError {
     RepeatsFailedStep { step: String, failed: String },
     #[error("the task asks to write `{path}`, but no step writes it: add a last step that calls write_file with path \"{path}\" and the result as its content ({{{{sN}}}} of the step with it)")]
     OutputNotWritten { path: String },
+    #[error("step {step} reads `{value}` as a file, but it is a value the task gives, not a file: use it as it is (in the calculator's expression, or in the description of a reasoning step) and drop the read")]
+    ValueReadAsFile { step: String, value: String },
 }
 
 /// All the problems found in a plan, in a stable order.

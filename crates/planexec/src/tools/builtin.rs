@@ -190,13 +190,12 @@ impl Tool for Calculator {
     /// sort or pick from a text, which it cannot.
     fn plan_check(&self, args: &Value) -> Option<String> {
         let expression = args.get("expression")?.as_str()?.trim();
-        let inner = expression.strip_prefix("{{")?.strip_suffix("}}")?;
-        if inner.contains("{{") || inner.contains("}}") {
-            return None;
+        match expression.strip_prefix("{{").and_then(|e| e.strip_suffix("}}")) {
+            Some(inner) if !inner.contains("{{") && !inner.contains("}}") => Some(format!(
+                "the expression `{expression}` is only another step's output, with no arithmetic: to count a text's lines or add up its numbers write count({expression}) or sum({expression}); to sort, filter, change or pick something from a text, use a reasoning step (\"tool\": null) that depends on the step with the text"
+            )),
+            _ => unknown_names(expression),
         }
-        Some(format!(
-            "the expression `{expression}` is only another step's output, with no arithmetic: to count a text's lines or add up its numbers write count({expression}) or sum({expression}); to sort, filter, change or pick something from a text, use a reasoning step (\"tool\": null) that depends on the step with the text"
-        ))
     }
     async fn call(&self, args: Value) -> Result<Value, ToolError> {
         let expression = str_arg(&args, "expression")?;
@@ -210,6 +209,34 @@ impl Tool for Calculator {
             Ok(json!(value))
         }
     }
+}
+
+/// Why the calculator could never evaluate `expression`, whatever the steps
+/// it references return: it names a function or word the calculator does not
+/// know (`sort(names.txt)`). Each `{{...}}` is read as a number here.
+fn unknown_names(expression: &str) -> Option<String> {
+    let mut probe = String::new();
+    let mut rest = expression;
+    while let Some(start) = rest.find("{{") {
+        let end = rest[start..].find("}}")? + start + 2;
+        probe.push_str(&rest[..start]);
+        probe.push('1');
+        rest = &rest[end..];
+    }
+    probe.push_str(rest);
+    let literal_text = !expression.contains("{{")
+        && !expression.chars().any(|c| c.is_ascii_digit())
+        && super::calculator::evaluate(expression).is_err();
+    if literal_text && super::evaluate_expression(expression).is_ok() {
+        // `count(names.txt)` counts the lines of the words "names.txt".
+        return Some(format!(
+            "`{expression}` works on the text written in it, not on a file: pass the text of the step that read the file, as count({{{{s1}}}}) or sum({{{{s1}}}})"
+        ));
+    }
+    let error = super::evaluate_expression(&probe).err()?;
+    (error.contains("unknown name") || error.contains("unknown function")).then(|| format!(
+        "the calculator cannot evaluate `{expression}` ({error}): it does arithmetic on numbers, round(x, n), and count, sum, mean, min and max of a text's lines (as count({{{{s1}}}})); to sort, filter, extract or change a text, use a reasoning step (\"tool\": null, \"args\": {{}}) that depends on the step with the text"
+    ))
 }
 
 #[cfg(test)]
@@ -226,6 +253,32 @@ mod tests {
         assert!(why.contains("reasoning step"), "{why}");
         assert_eq!(Calculator.plan_check(&json!({"expression": "{{s1}} + {{s2}}"})), None);
         assert_eq!(Calculator.plan_check(&json!({"expression": "{{s1}} * 2"})), None);
+    }
+
+    #[test]
+    fn a_function_the_calculator_does_not_know_is_sent_back_to_the_planner() {
+        let why = Calculator.plan_check(&json!({"expression": "sort({{s1}})"})).unwrap();
+        assert!(
+            why.contains("`sort({{s1}})`") && why.contains("reasoning step"),
+            "{why}"
+        );
+        assert!(Calculator
+            .plan_check(&json!({"expression": "sort(names.txt)"}))
+            .is_some());
+        let why = Calculator
+            .plan_check(&json!({"expression": "count(names.txt)"}))
+            .unwrap();
+        assert!(why.contains("count({{s1}})"), "{why}");
+        assert_eq!(Calculator.plan_check(&json!({"expression": "sum(12.5, 3.1, 7)"})), None);
+        // What it can do passes, whatever the referenced steps return.
+        for fine in [
+            "count({{s1}})",
+            "sum({{s2}})",
+            "round({{s1}} / 1.609344, 2)",
+            "{{s1}} / ({{s2}} - 1)",
+        ] {
+            assert_eq!(Calculator.plan_check(&json!({ "expression": fine })), None, "{fine}");
+        }
     }
 
     #[tokio::test]

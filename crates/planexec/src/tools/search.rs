@@ -20,17 +20,26 @@ const MAX_FILES: usize = 200;
 
 pub(crate) struct Search(pub Arc<Workspace>);
 
-/// A test for lines that contain `text`: ignoring case unless `text` has a
-/// capital letter ("smart case", as ripgrep and editors do). Decided once per
-/// search, not once per line.
-fn line_matcher(text: &str) -> impl Fn(&str) -> bool + '_ {
+/// A test for lines that contain `text`, or match it when it is a regular
+/// expression (planners write `ERROR|WARN` or `.*` as readily as plain text;
+/// one that does not compile, like `C++`, is plain text). Case is ignored
+/// unless `text` has a capital letter ("smart case", as ripgrep and editors
+/// do). Decided once per search, not once per line.
+fn line_matcher(text: &str) -> Box<dyn Fn(&str) -> bool + Send + '_> {
     let case_sensitive = text.chars().any(char::is_uppercase);
-    move |line: &str| {
-        if case_sensitive {
-            line.contains(text)
-        } else {
-            line.to_lowercase().contains(text)
-        }
+    let looks_like_pattern = text.chars().any(|c| "\\.*+?[](){}|^$".contains(c));
+    let pattern = looks_like_pattern
+        .then(|| {
+            regex::RegexBuilder::new(text)
+                .case_insensitive(!case_sensitive)
+                .build()
+                .ok()
+        })
+        .flatten();
+    match pattern {
+        Some(re) => Box::new(move |line: &str| re.is_match(line)),
+        None if case_sensitive => Box::new(move |line: &str| line.contains(text)),
+        None => Box::new(move |line: &str| line.to_lowercase().contains(text)),
     }
 }
 
@@ -65,14 +74,14 @@ impl Tool for Search {
         "search"
     }
     fn description(&self) -> &str {
-        "Find the lines of a text file (or of every file under a folder) that contain a text, ignoring case unless the text has a capital letter. Returns the lines (from a folder, each as path:line); with count true, only how many lines match."
+        "Find the lines of a text file (or of every file under a folder) that contain a text or match a regular expression, ignoring case unless it has a capital letter. Returns the lines (from a folder, each as path:line); with count true, only how many lines match."
     }
     fn parameters(&self) -> Value {
         json!({
             "type": "object",
             "properties": {
                 "path": {"type": "string", "description": "file or folder path relative to the workspace root"},
-                "text": {"type": "string", "description": "text the lines must contain"},
+                "text": {"type": "string", "description": "text the lines must contain, or a regular expression they must match"},
                 "count": {"type": "boolean", "description": "true: return only the number of matching lines"}
             },
             "required": ["path", "text", "count"],
@@ -224,6 +233,11 @@ mod tests {
             json!("notes/a.md:The Moon rose\nnotes/b.md:moonlight")
         );
         assert_eq!(call("log.txt", "error", true).await.unwrap(), json!(0));
+        // A regular expression matches; one that does not compile is plain text.
+        assert_eq!(call("log.txt", ".*", true).await.unwrap(), json!(4));
+        assert_eq!(call("log.txt", "disk|fan", true).await.unwrap(), json!(2));
+        assert_eq!(call("log.txt", "^warn:", true).await.unwrap(), json!(1));
+        assert_eq!(call("log.txt", "fan(", true).await.unwrap(), json!(0));
         let missing = call("nope.txt", "x", true).await.unwrap_err();
         assert!(
             missing.message.contains("`nope.txt` does not exist"),

@@ -1,0 +1,94 @@
+//! Values a plan reads as if they were files.
+//!
+//! A small planner, asked to multiply 37 by 23, may plan `read_file("37")`:
+//! the run then spends its replans failing on a file that never existed. A
+//! read-only step whose literal `path` is not in the workspace, is written by
+//! no step, and is plainly a value the task gave (a number, or words with no
+//! file extension) is a plan error, sent back to the planner with what to do
+//! instead. A path that merely does not exist is left to fail when it runs:
+//! a file may appear, and a run's failure is what replanning is for.
+
+use serde_json::Value;
+
+use super::outputs::mentions;
+use super::{Plan, PlanError};
+use crate::tools::ToolRegistry;
+
+/// Whether `path` reads as a value rather than a file name.
+fn looks_like_a_value(path: &str) -> bool {
+    let path = path.trim();
+    path.parse::<f64>().is_ok() || (path.contains(' ') && !path.contains('.') && !path.contains('/'))
+}
+
+/// An error for each read-only step of `plan` whose literal `path` is a value
+/// the task gave (see [`looks_like_a_value`]), not a file in the workspace of
+/// `tools` nor one any step writes. A run without a workspace is not checked.
+pub fn values_read_as_files(plan: &Plan, tools: &ToolRegistry) -> Vec<PlanError> {
+    let Some(workspace) = tools.workspace() else {
+        return Vec::new();
+    };
+    let written = |path: &str| {
+        plan.steps.iter().any(|s| {
+            s.tool.as_deref().is_some_and(|t| tools.has_side_effects(t)) && s.args.values().any(|v| mentions(v, path))
+        })
+    };
+    plan.steps
+        .iter()
+        .filter(|s| s.tool.as_deref().is_some_and(|t| !tools.has_side_effects(t)))
+        .filter_map(|s| {
+            let path = s.args.get("path").and_then(Value::as_str)?;
+            let exists = workspace.resolve(path).ok()?.exists();
+            (looks_like_a_value(path) && !path.contains("{{") && !exists && !written(path)).then(|| {
+                PlanError::ValueReadAsFile {
+                    step: s.id.clone(),
+                    value: path.to_string(),
+                }
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::{builtin, workspace::Workspace};
+
+    fn plan(steps: Value) -> Plan {
+        serde_json::from_value(serde_json::json!({"goal": "g", "steps": steps})).unwrap()
+    }
+
+    #[test]
+    fn a_number_or_words_read_as_a_file_are_an_error_and_a_file_name_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("2024"), "a file named like a number").unwrap();
+        let tools = builtin::registry(Workspace::new(dir.path()).unwrap());
+        let invented = plan(serde_json::json!([
+            {"id": "s1", "description": "read 37", "tool": "read_file", "args": {"path": "37"}, "depends_on": []},
+            {"id": "s2", "description": "read the price", "tool": "read_file", "args": {"path": "the price"}, "depends_on": []},
+            {"id": "s3", "description": "read b", "tool": "read_file", "args": {"path": "b.txt"}, "depends_on": []},
+            {"id": "s4", "description": "read 2024", "tool": "read_file", "args": {"path": "2024"}, "depends_on": []}
+        ]));
+        let errors = values_read_as_files(&invented, &tools);
+        let steps: Vec<&str> = errors
+            .iter()
+            .map(|e| match e {
+                PlanError::ValueReadAsFile { step, .. } => step.as_str(),
+                other => panic!("{other}"),
+            })
+            .collect();
+        // b.txt may not exist, but it is a file name: the run finds out.
+        assert_eq!(steps, ["s1", "s2"]);
+        let message = errors[0].to_string();
+        assert!(
+            message.contains("`37`") && message.contains("use it as it is"),
+            "{message}"
+        );
+
+        // A value some step writes under that name is a file after all.
+        let written = plan(serde_json::json!([
+            {"id": "s1", "description": "save", "tool": "write_file", "args": {"path": "42", "content": "x"}, "depends_on": []},
+            {"id": "s2", "description": "read it back", "tool": "read_file", "args": {"path": "42"}, "depends_on": ["s1"]}
+        ]));
+        assert!(values_read_as_files(&written, &tools).is_empty());
+    }
+}
