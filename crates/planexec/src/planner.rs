@@ -107,7 +107,7 @@ pub(crate) async fn plan(ctx: &RunContext, task: &str, may_ask: bool) -> Result<
     let messages = planner_messages(ctx, task, may_ask);
     let limits = ctx.options.plan_limits();
     request_plan(ctx, Role::Planner, messages, &|p: Plan| {
-        let p = with_goal(p, task);
+        let p = plan::without_unused_value_reads(with_goal(p, task), &ctx.tools);
         if !may_ask && !p.questions.is_empty() {
             return Err(PlanErrors(vec![plan::PlanError::QuestionsNotAllowed]));
         }

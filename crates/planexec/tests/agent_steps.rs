@@ -279,7 +279,7 @@ async fn a_budget_stops_the_loop_mid_way() {
     model.always(Role::Synthesizer, ScriptedReply::text("ok"));
     let mut o = options(Mode::Auto);
     o.budget = Budget {
-        max_tokens: Some(3000),
+        max_tokens: Some(3500),
         ..Budget::default()
     };
     o.agents = vec![AgentProfile::worker().max_turns(50)];

@@ -20,6 +20,37 @@ fn looks_like_a_value(path: &str) -> bool {
     path.parse::<f64>().is_ok() || (path.contains(' ') && !path.contains('.') && !path.contains('/'))
 }
 
+/// `plan` without the reads of values (see [`values_read_as_files`]) whose
+/// output no step uses: not referenced as `{{id}}`, nor a dependency of a
+/// reasoning or agent step (which see their dependencies' results). Such a
+/// step is noise a small planner keeps beside a correct calculation of the
+/// same values (`read_file("37")` next to `37 * 23`); asking it again does
+/// not make it let go. The ids of the steps dropped go from every `depends_on`.
+pub fn without_unused_value_reads(mut plan: Plan, tools: &ToolRegistry) -> Plan {
+    let reads: Vec<String> = values_read_as_files(&plan, tools)
+        .into_iter()
+        .filter_map(|e| match e {
+            PlanError::ValueReadAsFile { step, .. } => Some(step),
+            _ => None,
+        })
+        .collect();
+    let used = |id: &str| {
+        plan.steps.iter().any(|s| {
+            super::step_references(s).iter().any(|(_, r)| r.step == id)
+                || (s.tool.is_none() && s.depends_on.iter().any(|d| d == id))
+        })
+    };
+    let unused: Vec<String> = reads.into_iter().filter(|id| !used(id)).collect();
+    if unused.is_empty() || unused.len() == plan.steps.len() {
+        return plan;
+    }
+    plan.steps.retain(|s| !unused.contains(&s.id));
+    for step in &mut plan.steps {
+        step.depends_on.retain(|d| !unused.contains(d));
+    }
+    plan
+}
+
 /// An error for each read-only step of `plan` whose literal `path` is a value
 /// the task gave (see [`looks_like_a_value`]), not a file in the workspace of
 /// `tools` nor one any step writes. A run without a workspace is not checked.
@@ -90,5 +121,31 @@ mod tests {
             {"id": "s2", "description": "read it back", "tool": "read_file", "args": {"path": "42"}, "depends_on": ["s1"]}
         ]));
         assert!(values_read_as_files(&written, &tools).is_empty());
+    }
+
+    #[test]
+    fn reads_of_values_no_step_uses_are_dropped_and_used_ones_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = builtin::registry(Workspace::new(dir.path()).unwrap());
+        let noisy = plan(serde_json::json!([
+            {"id": "s1", "description": "read 37", "tool": "read_file", "args": {"path": "37"}, "depends_on": []},
+            {"id": "s2", "description": "read 23", "tool": "read_file", "args": {"path": "23"}, "depends_on": []},
+            {"id": "s3", "description": "multiply", "tool": "calculator", "args": {"expression": "37 * 23"}, "depends_on": ["s1", "s2"]},
+            {"id": "s4", "description": "save", "tool": "write_file", "args": {"path": "p.txt", "content": "{{s3}}"}, "depends_on": ["s3"]}
+        ]));
+        let cleaned = without_unused_value_reads(noisy, &tools);
+        let ids: Vec<&str> = cleaned.steps.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(ids, ["s3", "s4"]);
+        assert!(cleaned.steps[0].depends_on.is_empty());
+        assert!(values_read_as_files(&cleaned, &tools).is_empty());
+
+        // A read whose output is used stays, and stays an error for the planner.
+        let used = plan(serde_json::json!([
+            {"id": "s1", "description": "read 37", "tool": "read_file", "args": {"path": "37"}, "depends_on": []},
+            {"id": "s2", "description": "double", "tool": "calculator", "args": {"expression": "{{s1}} * 2"}, "depends_on": ["s1"]}
+        ]));
+        let kept = without_unused_value_reads(used, &tools);
+        assert_eq!(kept.steps.len(), 2);
+        assert_eq!(values_read_as_files(&kept, &tools).len(), 1);
     }
 }

@@ -1,5 +1,5 @@
-//! The built-in tools: `read_file`, `list_dir`, `search`, `read_json`,
-//! `write_file`, `calculator`, `http_get`.
+//! The built-in tools: `read_file`, `list_dir`, `glob`, `search`,
+//! `read_json`, `write_file`, `calculator`, `http_get`.
 //!
 //! File tools are confined to a [`Workspace`]. Every tool declares a strict
 //! argument schema (closed objects, all properties required), so plans using
@@ -24,6 +24,7 @@ pub fn registry(workspace: Workspace) -> ToolRegistry {
     let tools: Vec<Arc<dyn Tool>> = vec![
         Arc::new(ReadFile(ws.clone())),
         Arc::new(ListDir(ws.clone())),
+        Arc::new(super::glob::Glob(ws.clone())),
         Arc::new(super::search::Search(ws.clone())),
         Arc::new(super::search::ReadJson(ws.clone())),
         Arc::new(WriteFile(ws)),
@@ -212,8 +213,11 @@ impl Tool for Calculator {
 }
 
 /// Why the calculator could never evaluate `expression`, whatever the steps
-/// it references return: it names a function or word the calculator does not
-/// know (`sort(names.txt)`). Each `{{...}}` is read as a number here.
+/// it references return: it is not an expression the calculator reads
+/// (`sort(names.txt)`, `upper('ada')`), or it counts or adds up the words
+/// written in it instead of a step's text (`count(names.txt)`). Each
+/// `{{...}}` is read as a number here, so only errors no result could
+/// avoid count (not a division by zero, nor a text with no number).
 fn unknown_names(expression: &str) -> Option<String> {
     let mut probe = String::new();
     let mut rest = expression;
@@ -224,17 +228,22 @@ fn unknown_names(expression: &str) -> Option<String> {
         rest = &rest[end..];
     }
     probe.push_str(rest);
-    let literal_text = !expression.contains("{{")
-        && !expression.chars().any(|c| c.is_ascii_digit())
-        && super::calculator::evaluate(expression).is_err();
-    if literal_text && super::evaluate_expression(expression).is_ok() {
-        // `count(names.txt)` counts the lines of the words "names.txt".
+    let aggregate = [
+        "count(", "len(", "lines(", "sum(", "total(", "mean(", "avg(", "average(", "min(", "max(",
+    ]
+    .iter()
+    .any(|f| expression.trim_start().to_ascii_lowercase().starts_with(f));
+    let literal_text = !expression.contains("{{") && !expression.chars().any(|c| c.is_ascii_digit());
+    if aggregate && literal_text && super::calculator::evaluate(expression).is_err() {
         return Some(format!(
             "`{expression}` works on the text written in it, not on a file: pass the text of the step that read the file, as count({{{{s1}}}}) or sum({{{{s1}}}})"
         ));
     }
     let error = super::evaluate_expression(&probe).err()?;
-    (error.contains("unknown name") || error.contains("unknown function")).then(|| format!(
+    let depends_on_results = ["by zero", "no finite result", "found no number"]
+        .iter()
+        .any(|e| error.contains(e));
+    (!depends_on_results).then(|| format!(
         "the calculator cannot evaluate `{expression}` ({error}): it does arithmetic on numbers, round(x, n), and count, sum, mean, min and max of a text's lines (as count({{{{s1}}}})); to sort, filter, extract or change a text, use a reasoning step (\"tool\": null, \"args\": {{}}) that depends on the step with the text"
     ))
 }
@@ -270,6 +279,14 @@ mod tests {
             .unwrap();
         assert!(why.contains("count({{s1}})"), "{why}");
         assert_eq!(Calculator.plan_check(&json!({"expression": "sum(12.5, 3.1, 7)"})), None);
+        let why = Calculator
+            .plan_check(&json!({"expression": "sum(scores.txt) / count(scores.txt)"}))
+            .unwrap();
+        assert!(why.contains("sum({{s1}})"), "{why}");
+        let why = Calculator
+            .plan_check(&json!({"expression": "upper('ada lovelace')"}))
+            .unwrap();
+        assert!(why.contains("reasoning step"), "{why}");
         // What it can do passes, whatever the referenced steps return.
         for fine in [
             "count({{s1}})",

@@ -8,6 +8,7 @@
 mod args;
 pub mod builtin;
 mod calculator;
+mod glob;
 #[cfg(feature = "http")]
 mod http_get;
 pub mod output;

@@ -44,7 +44,7 @@ fn line_matcher(text: &str) -> Box<dyn Fn(&str) -> bool + Send + '_> {
 }
 
 /// The text files under `full` (itself, when it is a file), sorted, hidden ones left out.
-fn files_under(full: &Path) -> Vec<PathBuf> {
+pub(super) fn files_under(full: &Path) -> Vec<PathBuf> {
     if full.is_file() {
         return vec![full.to_path_buf()];
     }

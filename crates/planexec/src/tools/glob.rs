@@ -1,0 +1,138 @@
+//! `glob`: the workspace's files whose paths match a pattern, one per line,
+//! as coding agents' users expect (`data/*.csv`, `**/*.md`). A listing a
+//! small model would otherwise filter by hand (and get wrong) becomes one
+//! call whose output can be counted (`count({{s1}})`) or written as it is.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+
+use super::args::{str_arg, string_args};
+use super::search::files_under;
+use super::workspace::Workspace;
+use super::{Effect, Tool, ToolError};
+
+pub(crate) struct Glob(pub Arc<Workspace>);
+
+/// Whether `name` (one path segment) matches `pattern`, where `*` is any
+/// run of characters and `?` any one character.
+fn segment_matches(pattern: &[char], name: &[char]) -> bool {
+    match (pattern.first(), name.first()) {
+        (None, None) => true,
+        (Some('*'), _) => {
+            segment_matches(&pattern[1..], name) || (!name.is_empty() && segment_matches(pattern, &name[1..]))
+        }
+        (Some('?'), Some(_)) => segment_matches(&pattern[1..], &name[1..]),
+        (Some(p), Some(n)) => p == n && segment_matches(&pattern[1..], &name[1..]),
+        _ => false,
+    }
+}
+
+/// Whether the path segments `path` match the pattern segments `pattern`,
+/// where a `**` segment is any number of folders.
+fn path_matches(pattern: &[Vec<char>], path: &[Vec<char>]) -> bool {
+    match pattern.first() {
+        None => path.is_empty(),
+        Some(p) if p.iter().collect::<String>() == "**" => {
+            path_matches(&pattern[1..], path) || (!path.is_empty() && path_matches(pattern, &path[1..]))
+        }
+        Some(p) => !path.is_empty() && segment_matches(p, &path[0]) && path_matches(&pattern[1..], &path[1..]),
+    }
+}
+
+fn segments(path: &str) -> Vec<Vec<char>> {
+    path.split('/')
+        .filter(|s| !s.is_empty() && *s != ".")
+        .map(|s| s.chars().collect())
+        .collect()
+}
+
+/// Whether workspace path `path` matches `pattern`. A pattern with no `/`
+/// matches a file name in any folder (as `.gitignore` and `rg -g` read it).
+pub(crate) fn glob_matches(pattern: &str, path: &str) -> bool {
+    let pattern = pattern.trim().trim_start_matches("./");
+    let pattern = if pattern.contains('/') {
+        pattern.to_string()
+    } else {
+        format!("**/{pattern}")
+    };
+    path_matches(&segments(&pattern), &segments(path))
+}
+
+#[async_trait]
+impl Tool for Glob {
+    fn name(&self) -> &str {
+        "glob"
+    }
+    fn description(&self) -> &str {
+        "The workspace's files whose paths match a pattern, one per line: `*` is any part of a name, `**` any folders (data/*.csv, **/*.md; a pattern with no / matches file names in every folder)."
+    }
+    fn parameters(&self) -> Value {
+        string_args(&[(
+            "pattern",
+            "a path pattern relative to the workspace root, e.g. data/*.csv",
+        )])
+    }
+    fn effect(&self) -> Effect {
+        Effect::ReadOnly
+    }
+    async fn call(&self, args: Value) -> Result<Value, ToolError> {
+        let pattern = str_arg(&args, "pattern")?;
+        if pattern.trim().is_empty() {
+            return Err(ToolError::invalid_args(
+                "`pattern` is empty: say which paths to match, e.g. *.txt",
+            ));
+        }
+        let found: Vec<String> = files_under(self.0.root())
+            .iter()
+            .map(|file| self.0.display(file))
+            .filter(|path| glob_matches(pattern, path))
+            .collect();
+        Ok(json!(found.join("\n")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_match_as_in_a_shell_with_double_star_for_folders() {
+        assert!(glob_matches("data/*.csv", "data/sales.csv"));
+        assert!(!glob_matches("data/*.csv", "data/notes.txt"));
+        assert!(!glob_matches("data/*.csv", "data/old/sales.csv"));
+        assert!(glob_matches("data/**/*.csv", "data/old/sales.csv"));
+        assert!(glob_matches("data/**/*.csv", "data/sales.csv"));
+        assert!(glob_matches("*.jpg", "photos/2024/cat.jpg"), "no slash: any folder");
+        assert!(glob_matches("./report-?.md", "report-1.md"));
+        assert!(!glob_matches("report-?.md", "report-12.md"));
+    }
+
+    #[tokio::test]
+    async fn glob_lists_matching_files_one_per_line() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("data/old")).unwrap();
+        for f in [
+            "data/sales.csv",
+            "data/stock.csv",
+            "data/notes.txt",
+            "data/old/2023.csv",
+            "readme.md",
+        ] {
+            std::fs::write(dir.path().join(f), "x").unwrap();
+        }
+        let glob = Glob(Arc::new(Workspace::new(dir.path()).unwrap()));
+        let call = |p: &str| glob.call(json!({ "pattern": p }));
+        assert_eq!(
+            call("data/*.csv").await.unwrap(),
+            json!("data/sales.csv\ndata/stock.csv")
+        );
+        assert_eq!(
+            call("*.csv").await.unwrap(),
+            json!("data/old/2023.csv\ndata/sales.csv\ndata/stock.csv")
+        );
+        assert_eq!(call("*.pdf").await.unwrap(), json!(""));
+        assert!(call(" ").await.is_err());
+    }
+}
