@@ -226,6 +226,23 @@ fn plan_request(ctx: &RunContext, role: Role, messages: Vec<Message>) -> ChatReq
     request
 }
 
+/// After a re-ask failed too, the plan with the edits its errors call for
+/// ([`plan::repaired`]), when they make it acceptable.
+fn mend(
+    ctx: &RunContext,
+    accept: &(dyn Fn(Plan) -> Result<Plan, PlanErrors> + Sync),
+    candidate: Plan,
+    errors: &PlanErrors,
+    attempt: u32,
+) -> Option<Plan> {
+    if attempt < 2 {
+        return None;
+    }
+    let mended = accept(plan::repaired(candidate, errors, &ctx.tools)?).ok()?;
+    tracing::warn!("the plan was mended where the planner did not fix it:\n{errors}");
+    Some(mended)
+}
+
 /// Ask `role` for a plan until `accept` takes one, re-asking with the errors.
 pub(crate) async fn request_plan(
     ctx: &RunContext,
@@ -251,9 +268,12 @@ pub(crate) async fn request_plan(
             _ => String::new(),
         };
         let problem = match plan::parse_plan_reply(&reply) {
-            Ok(candidate) => match accept(candidate) {
+            Ok(candidate) => match accept(candidate.clone()) {
                 Ok(accepted) => return Ok(accepted),
-                Err(errors) => errors.to_string(),
+                Err(errors) => match mend(ctx, accept, candidate, &errors, attempt) {
+                    Some(mended) => return Ok(mended),
+                    None => errors.to_string(),
+                },
             },
             Err(e) => format!("- {e}"),
         };

@@ -13,6 +13,7 @@ mod inputs;
 mod outputs;
 pub(crate) mod parse;
 pub(crate) mod refs;
+mod repair;
 pub(crate) mod schema;
 pub(crate) mod validate;
 mod waves;
@@ -29,6 +30,7 @@ pub use refs::{
     find_references, resolve_args, resolve_args_as_text, step_references, value_as_text, OutputLookup, Reference,
     ResolveError,
 };
+pub use repair::repaired;
 pub use schema::{is_strict_compatible, plan_schema, plan_schema_for, plan_schema_for_tools};
 pub use validate::{find_cycle, validate, validate_with_done, PlanError, PlanErrors, PlanLimits, MAX_QUESTIONS};
 pub use waves::waves;

@@ -258,6 +258,10 @@ fn aggregate_over_text(expression: &str) -> Option<Result<f64, String>> {
     let name = t[..open].trim().to_ascii_lowercase();
     let text = t[open + 1..].strip_suffix(')')?;
     if name == "count" || name == "len" || name == "lines" {
+        // A list (a listing's output is one) counts its items, not its one line.
+        if let Ok(serde_json::Value::Array(items)) = serde_json::from_str::<serde_json::Value>(text.trim()) {
+            return Some(Ok(items.len() as f64));
+        }
         return Some(Ok(text.lines().filter(|l| !l.trim().is_empty()).count() as f64));
     }
     let numbers = numbers_in(text);
@@ -330,6 +334,10 @@ mod tests {
         assert_eq!(ev("max(1, 7) + 1").unwrap(), 8.0);
         assert!(ev("sum(no numbers here)").unwrap_err().contains("found no number"));
         assert!(ev("Maya\nLeo").unwrap_err().contains("unknown name"));
+        assert_eq!(
+            super::evaluate_with_text(r#"count(["a.jpg","b.jpg","c.png"])"#),
+            Ok(3.0)
+        );
     }
 
     #[test]
