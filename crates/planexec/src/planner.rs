@@ -226,18 +226,16 @@ fn plan_request(ctx: &RunContext, role: Role, messages: Vec<Message>) -> ChatReq
     request
 }
 
-/// After a re-ask failed too, the plan with the edits its errors call for
-/// ([`plan::repaired`]), when they make it acceptable.
+/// The plan with the edits its errors call for ([`plan::repaired`]), when
+/// they make it acceptable. Tried before a re-ask: a small model asked again
+/// (sampling, so that it may change) as often writes a worse plan as a
+/// fixed one, and the edits are the ones the errors would ask for.
 fn mend(
     ctx: &RunContext,
     accept: &(dyn Fn(Plan) -> Result<Plan, PlanErrors> + Sync),
     candidate: Plan,
     errors: &PlanErrors,
-    attempt: u32,
 ) -> Option<Plan> {
-    if attempt < 2 {
-        return None;
-    }
     let mended = accept(plan::repaired(candidate, errors, &ctx.tools)?).ok()?;
     tracing::warn!("the plan was mended where the planner did not fix it:\n{errors}");
     Some(mended)
@@ -270,7 +268,7 @@ pub(crate) async fn request_plan(
         let problem = match plan::parse_plan_reply(&reply) {
             Ok(candidate) => match accept(candidate.clone()) {
                 Ok(accepted) => return Ok(accepted),
-                Err(errors) => match mend(ctx, accept, candidate, &errors, attempt) {
+                Err(errors) => match mend(ctx, accept, candidate, &errors) {
                     Some(mended) => return Ok(mended),
                     None => errors.to_string(),
                 },

@@ -4,8 +4,8 @@
 //! same plan: it keeps a missing `write_file`, or keeps sending a text
 //! transformation through the calculator. When the error already says what
 //! the plan should be, the runtime can make that change itself: the
-//! planner's steps are kept and the smallest edit is made. This is tried only
-//! after a re-ask has failed, so a capable model still writes its own fix.
+//! planner's steps are kept and the smallest edit is made, the one the error
+//! would ask any planner for. A re-ask is left for the errors it cannot mend.
 
 use serde_json::{json, Map};
 
