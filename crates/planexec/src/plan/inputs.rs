@@ -3,8 +3,7 @@
 //! A small planner, asked to multiply 37 by 23, may plan `read_file("37")`:
 //! the run then spends its replans failing on a file that never existed. A
 //! read-only step whose literal `path` is not in the workspace, is written by
-//! no step, and is plainly a value the task gave (a number, or words with no
-//! file extension) is a plan error, sent back to the planner with what to do
+//! no step, and is plainly a value the task gave (a number) is a plan error, sent back to the planner with what to do
 //! instead. A path that merely does not exist is left to fail when it runs:
 //! a file may appear, and a run's failure is what replanning is for.
 
@@ -14,10 +13,11 @@ use super::outputs::mentions;
 use super::{Plan, PlanError};
 use crate::tools::ToolRegistry;
 
-/// Whether `path` reads as a value rather than a file name.
+/// Whether `path` reads as a value rather than a file name: a number. (Words
+/// are not taken for values: a small model also copies a parameter's
+/// description into a path, and that is better left to fail and be replanned.)
 fn looks_like_a_value(path: &str) -> bool {
-    let path = path.trim();
-    path.parse::<f64>().is_ok() || (path.contains(' ') && !path.contains('.') && !path.contains('/'))
+    path.trim().parse::<f64>().is_ok()
 }
 
 /// `plan` without the reads of values (see [`values_read_as_files`]) whose
@@ -95,7 +95,7 @@ mod tests {
         let tools = builtin::registry(Workspace::new(dir.path()).unwrap());
         let invented = plan(serde_json::json!([
             {"id": "s1", "description": "read 37", "tool": "read_file", "args": {"path": "37"}, "depends_on": []},
-            {"id": "s2", "description": "read the price", "tool": "read_file", "args": {"path": "the price"}, "depends_on": []},
+            {"id": "s2", "description": "read 2.5", "tool": "read_file", "args": {"path": " 2.5 "}, "depends_on": []},
             {"id": "s3", "description": "read b", "tool": "read_file", "args": {"path": "b.txt"}, "depends_on": []},
             {"id": "s4", "description": "read 2024", "tool": "read_file", "args": {"path": "2024"}, "depends_on": []}
         ]));
