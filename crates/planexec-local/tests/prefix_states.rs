@@ -14,19 +14,21 @@ const SYSTEM: &str =
     "You are a terse assistant inside a test. You answer with one word, in lower case, and nothing else. \
 Colours of the rainbow: red, orange, yellow, green, blue, indigo, violet.";
 
-/// A fresh model (as a new process would load it) asked one question:
+/// A fresh model (as a new process would load it) asked the rainbow question:
 /// its reply, the call's cache usage and the engine's counters.
 async fn ask(states: &Path, system: &str) -> (String, planexec::llm::TokenUsage, EngineStats) {
+    ask_with(states, system, "Which colour of the rainbow comes first?").await
+}
+
+/// A fresh model asked `question` under `system`.
+async fn ask_with(states: &Path, system: &str, question: &str) -> (String, planexec::llm::TokenUsage, EngineStats) {
     let mut config = EngineConfig::new(common::model());
     config.prefix_states = Some(states.to_path_buf());
     let model = LocalModel::load(config).unwrap();
     let request = ChatRequest::new(
         planexec::Role::Executor,
         "local",
-        vec![
-            Message::system(system),
-            Message::user("Which colour of the rainbow comes first?"),
-        ],
+        vec![Message::system(system), Message::user(question)],
     );
     let reply = model.chat(request).await.unwrap();
     (reply.content.unwrap_or_default(), reply.usage, model.stats())
@@ -99,20 +101,6 @@ fn a_saved_prefix_is_loaded_and_a_corrupted_or_stale_one_is_rebuilt() {
     });
 }
 
-/// A fresh model asked `question` under [`SYSTEM`]: the call's cache usage and the engine's counters.
-async fn ask_about(states: &Path, question: &str) -> (planexec::llm::TokenUsage, EngineStats) {
-    let mut config = EngineConfig::new(common::model());
-    config.prefix_states = Some(states.to_path_buf());
-    let model = LocalModel::load(config).unwrap();
-    let request = ChatRequest::new(
-        planexec::Role::Executor,
-        "local",
-        vec![Message::system(SYSTEM), Message::user(question)],
-    );
-    let reply = model.chat(request).await.unwrap();
-    (reply.usage, model.stats())
-}
-
 #[test]
 fn a_prompt_another_process_shared_most_of_gets_a_state_at_that_boundary() {
     let dir = tempfile::tempdir().unwrap();
@@ -125,16 +113,16 @@ explanation and nothing before or after it. Questions:";
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         // First: only the system message is saved; the prompt is remembered.
-        let (_, stats) = ask_about(&states, &format!("{head} Which colour comes first?")).await;
+        let (_, _, stats) = ask_with(&states, SYSTEM, &format!("{head} Which colour comes first?")).await;
         assert_eq!((stats.prefix_saves, stats.prefix_loads), (1, 0), "{stats:?}");
         // Second, another question after the same head: the shared part is saved too.
-        let (usage, stats) = ask_about(&states, &format!("{head} Which colour comes last?")).await;
+        let (_, usage, stats) = ask_with(&states, SYSTEM, &format!("{head} Which colour comes last?")).await;
         assert_eq!((stats.prefix_loads, stats.prefix_saves), (1, 1), "{stats:?}");
         let shared = usage.cache_write_tokens;
         // Third, the second question again with more after it: it shares a
         // little more with the second prompt than the saved state holds, not
         // enough for another state, so the longest saved one it starts with is loaded.
-        let (usage, stats) = ask_about(&states, &format!("{head} Which colour comes last? Be brief.")).await;
+        let (_, usage, stats) = ask_with(&states, SYSTEM, &format!("{head} Which colour comes last? Be brief.")).await;
         assert_eq!((stats.prefix_loads, stats.prefix_saves), (1, 0), "{stats:?}");
         assert_eq!(usage.cache_read_tokens, shared, "{usage:?}");
         assert!(

@@ -440,17 +440,8 @@ impl State<'_> {
     }
 }
 
-/// Send a finished reply and count it.
+/// Count a finished reply and send it.
 fn finish(slot: Slot, stats: &Mutex<EngineStats>) {
-    let (job, generation, counted) = slot.finish();
-    let mut s = stats.lock().unwrap();
-    s.calls += 1;
-    s.prompt_tokens += counted.prompt_tokens;
-    s.evaluated_prompt_tokens += counted.evaluated_prompt_tokens;
-    s.generated_tokens += counted.generated_tokens;
-    s.forced_tokens += counted.forced_tokens;
-    s.prompt_ms += counted.prompt_ms;
-    s.generate_ms += counted.generate_ms;
-    drop(s);
+    let (job, generation) = slot.finish(stats);
     let _ = job.reply.send(Ok(generation));
 }

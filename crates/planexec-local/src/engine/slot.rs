@@ -2,6 +2,7 @@
 //! cache it lives in, its grammar and output so far, and the tokens it feeds
 //! the model next. Several slots share each decode ([`super::Engine`]).
 
+use std::sync::Mutex;
 use std::time::Instant;
 
 use llama_cpp_2::model::LlamaModel;
@@ -9,7 +10,7 @@ use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 
 use super::sampling::{next_token, Sampler};
-use super::{Generation, Job, PromptCache};
+use super::{EngineStats, Generation, Job, PromptCache};
 use crate::forced::{self, ForcedText};
 
 /// A reply as it is generated: its bytes, how many were streamed, its tokens.
@@ -148,8 +149,8 @@ impl Slot {
         }
     }
 
-    /// The finished reply, and the job to send it to.
-    pub fn finish(self) -> (Job, Generation, SlotStats) {
+    /// The finished reply, and the job to send it to; its call is counted in `stats`.
+    pub fn finish(self, stats: &Mutex<EngineStats>) -> (Job, Generation) {
         let generate_ms = self.started.elapsed().as_millis() as u64;
         tracing::trace!(text = %String::from_utf8_lossy(&self.out.bytes), "local model output");
         tracing::debug!(
@@ -162,6 +163,15 @@ impl Slot {
             generate_ms,
             "local model call"
         );
+        let mut s = stats.lock().unwrap();
+        s.calls += 1;
+        s.prompt_tokens += self.prompt_len as u64;
+        s.evaluated_prompt_tokens += (self.prompt_len - self.cache.read) as u64;
+        s.generated_tokens += self.out.generated;
+        s.forced_tokens += self.out.forced;
+        s.prompt_ms += self.prompt_ms;
+        s.generate_ms += generate_ms;
+        drop(s);
         let generation = Generation {
             text: String::from_utf8_lossy(&self.out.bytes).into_owned(),
             prompt_tokens: self.prompt_len as u64,
@@ -169,24 +179,6 @@ impl Slot {
             saved_tokens: self.cache.written as u64,
             completion_tokens: self.out.generated,
         };
-        let stats = SlotStats {
-            prompt_tokens: self.prompt_len as u64,
-            evaluated_prompt_tokens: (self.prompt_len - self.cache.read) as u64,
-            generated_tokens: self.out.generated,
-            forced_tokens: self.out.forced,
-            prompt_ms: self.prompt_ms,
-            generate_ms,
-        };
-        (self.job, generation, stats)
+        (self.job, generation)
     }
-}
-
-/// One call's share of [`super::EngineStats`].
-pub(super) struct SlotStats {
-    pub prompt_tokens: u64,
-    pub evaluated_prompt_tokens: u64,
-    pub generated_tokens: u64,
-    pub forced_tokens: u64,
-    pub prompt_ms: u64,
-    pub generate_ms: u64,
 }

@@ -195,7 +195,7 @@ impl Tool for Calculator {
             Some(inner) if !inner.contains("{{") && !inner.contains("}}") => Some(format!(
                 "the expression `{expression}` is only another step's output, with no arithmetic: to count a text's lines or add up its numbers write count({expression}) or sum({expression}); to sort, filter, change or pick something from a text, use a reasoning step (\"tool\": null) that depends on the step with the text"
             )),
-            _ => unknown_names(expression),
+            _ => never_evaluates(expression),
         }
     }
     async fn call(&self, args: Value) -> Result<Value, ToolError> {
@@ -218,21 +218,16 @@ impl Tool for Calculator {
 /// written in it instead of a step's text (`count(names.txt)`). Each
 /// `{{...}}` is read as a number here, so only errors no result could
 /// avoid count (not a division by zero, nor a text with no number).
-fn unknown_names(expression: &str) -> Option<String> {
+fn never_evaluates(expression: &str) -> Option<String> {
     let mut probe = String::new();
-    let mut rest = expression;
-    while let Some(start) = rest.find("{{") {
-        let end = rest[start..].find("}}")? + start + 2;
-        probe.push_str(&rest[..start]);
+    let mut from = 0;
+    for r in crate::plan::refs::find_references(expression) {
+        probe.push_str(&expression[from..r.span.0]);
         probe.push('1');
-        rest = &rest[end..];
+        from = r.span.1;
     }
-    probe.push_str(rest);
-    let aggregate = [
-        "count(", "len(", "lines(", "sum(", "total(", "mean(", "avg(", "average(", "min(", "max(",
-    ]
-    .iter()
-    .any(|f| expression.trim_start().to_ascii_lowercase().starts_with(f));
+    probe.push_str(&expression[from..]);
+    let aggregate = super::calculator::opens_with_aggregate(expression);
     let literal_text = !expression.contains("{{") && !expression.chars().any(|c| c.is_ascii_digit());
     if aggregate && literal_text && super::calculator::evaluate(expression).is_err() {
         return Some(format!(

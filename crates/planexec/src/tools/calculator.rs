@@ -252,12 +252,28 @@ pub fn evaluate_with_text(expression: &str) -> Result<f64, String> {
     evaluate(expression).or_else(|error| aggregate_over_text(expression).unwrap_or(Err(error)))
 }
 
+/// The names `count(TEXT)` and the other aggregates over a text go by.
+const COUNT: [&str; 3] = ["count", "len", "lines"];
+const AGGREGATES: [&str; 10] = [
+    "count", "len", "lines", "sum", "total", "mean", "avg", "average", "min", "max",
+];
+
+/// The lower-cased name an expression opens with, when it opens with a call.
+fn called_name(expression: &str) -> Option<String> {
+    let t = expression.trim();
+    Some(t[..t.find('(')?].trim().to_ascii_lowercase())
+}
+
+/// Whether `expression` opens with a call of an aggregate over a text (`sum(...)`).
+pub(super) fn opens_with_aggregate(expression: &str) -> bool {
+    called_name(expression).is_some_and(|name| AGGREGATES.contains(&name.as_str()))
+}
+
 fn aggregate_over_text(expression: &str) -> Option<Result<f64, String>> {
     let t = expression.trim();
-    let open = t.find('(')?;
-    let name = t[..open].trim().to_ascii_lowercase();
-    let text = t[open + 1..].strip_suffix(')')?;
-    if name == "count" || name == "len" || name == "lines" {
+    let name = called_name(t)?;
+    let text = t[t.find('(')? + 1..].strip_suffix(')')?;
+    if COUNT.contains(&name.as_str()) {
         // A list (a listing's output is one) counts its items, not its one line.
         if let Ok(serde_json::Value::Array(items)) = serde_json::from_str::<serde_json::Value>(text.trim()) {
             return Some(Ok(items.len() as f64));
