@@ -145,8 +145,9 @@ where each step is
 {"id": "s1", "description": "<what it does>", "tool": "<tool name>" or null, "args": {...}, "depends_on": ["<ids>"], "expected": "<what a good result looks like>" or null}
 Rules:
 - Use a tool whenever one fits, and give it exactly the args it lists. Do arithmetic with a calculator tool when there is one, never in a reasoning step.
-- The calculator does arithmetic, and count, sum, mean, min and max of a text's lines. To sort, filter, extract, change the case of or pick something from a text, use a reasoning step that depends on the step with the text.
-- When there are tools for it: to count or list the lines of a file that contain a text, use search; to read one field of a JSON file, use read_json.
+- The calculator does arithmetic, and count, sum, mean, min and max of a text's lines. To filter, extract, change the case of or pick something from a text, use a reasoning step that depends on the step with the text.
+- When there are tools for it: to count or list the lines of a file that contain a text, use search; to read one field of a JSON file, use read_json; to list the files of a kind (such as *.csv), use glob; to sort lines, use sort_lines; to change one setting in a file, use set_value (not write_file).
+- A rate "1 A = x B" turns A into B by multiplying by x, and B into A by dividing by x. Round in the same expression: round({{s1}} / x, 2).
 - Read only files the workspace listing shows. Numbers and text given in the task are used as they are (in args, in a calculator expression), never read from a file.
 - If the task needs a file that does not exist, reply with "steps": [] and "infeasible": "<the file> does not exist".
 - "tool": null is a reasoning step: a model does it from the results of the steps in its depends_on. Give it "args": {}.

@@ -77,7 +77,7 @@ pub(super) async fn run(
             .await?;
         }
         match calls::reply_of(&response) {
-            Reply::Text(text) if !text.trim().is_empty() => return Ok(Value::String(text.trim().to_string())),
+            Reply::Text(text) if !text.trim().is_empty() => return answer_or_echoed_error(name, text.trim(), problem),
             Reply::Text(_) => {
                 problem = Some("the reply was empty".to_string());
                 history.push(Message::user(
@@ -117,6 +117,19 @@ pub(super) async fn run(
         profile.max_turns,
         problem.map(|p| format!(" (last: {p})")).unwrap_or_default()
     ))
+}
+
+/// The step's output: the agent's answer, unless the answer only repeats the
+/// error of its last call (`error: inbox/* does not exist`). A small model
+/// does that when it is stuck, and taken as a result the error text would be
+/// written on as if it were the work (the step failed, so say so).
+fn answer_or_echoed_error(name: &str, answer: &str, last_error: Option<String>) -> Result<Value, String> {
+    match last_error {
+        Some(error) if answer.contains(error.trim()) && answer.len() <= error.len() + 40 => {
+            Err(format!("agent `{name}` ended on the error of its last call: {error}"))
+        }
+        _ => Ok(Value::String(answer.to_string())),
+    }
 }
 
 /// Times a turn that repeats an earlier call is asked again (with temperature).

@@ -19,8 +19,14 @@ pub fn repaired(mut plan: Plan, errors: &PlanErrors, tools: &ToolRegistry) -> Op
         match error {
             PlanError::OutputNotWritten { path } => write_last_result(&mut plan, path)?,
             PlanError::InvalidArgs { step, tool, .. } if tool == "calculator" => {
-                calculation_to_reasoning(&mut plan, step, tools)?
+                if files_to_references(&mut plan, step, tools)
+                    .or_else(|| aggregate_as_described(&mut plan, step, tools))
+                    .is_none()
+                {
+                    calculation_to_reasoning(&mut plan, step, tools)?
+                }
             }
+            PlanError::InvalidArgs { step, tool, .. } if tool == "search" => search_to_glob(&mut plan, step, tools)?,
             _ => return None,
         }
     }
@@ -57,6 +63,187 @@ fn write_last_result(plan: &mut Plan, path: &str) -> Option<()> {
         expected: None,
     });
     Some(())
+}
+
+/// Search step `id`, which looks for a file extension inside files (`.jpg`
+/// in `photos/`), becomes the glob for those files' names; one that counted
+/// becomes a count of the glob's lines, so the steps that use its result
+/// still get a number.
+fn search_to_glob(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Option<()> {
+    tools.get("glob")?;
+    let at = plan.steps.iter().position(|s| s.id == id)?;
+    let step = &plan.steps[at];
+    let pattern = crate::tools::file_kind_pattern(&serde_json::Value::Object(step.args.clone()))?;
+    let counts = step.args.get("count").and_then(serde_json::Value::as_bool) == Some(true);
+    let mut glob_args = Map::new();
+    glob_args.insert("pattern".into(), json!(pattern));
+    if !counts {
+        let step = &mut plan.steps[at];
+        step.tool = Some("glob".into());
+        step.args = glob_args;
+        return Some(());
+    }
+    tools.get("calculator")?;
+    let glob_id = (1..)
+        .map(|n| format!("glob{n}"))
+        .find(|g| !plan.steps.iter().any(|s| &s.id == g))?;
+    let glob = Step {
+        id: glob_id.clone(),
+        description: format!("list the files matching {pattern}"),
+        tool: Some("glob".into()),
+        agent: None,
+        args: glob_args,
+        depends_on: step.depends_on.clone(),
+        expected: None,
+    };
+    let step = &mut plan.steps[at];
+    step.tool = Some("calculator".into());
+    step.args = Map::new();
+    step.args
+        .insert("expression".into(), json!(format!("count({{{{{glob_id}}}}})")));
+    step.depends_on = vec![glob_id];
+    plan.steps.insert(at, glob);
+    Some(())
+}
+
+/// In calculator step `id`, put the text of each file its expression names
+/// (`sum(scores.txt) / count(scores.txt)`) in place of the name, as
+/// `{{sN}}` of the step that reads it (one is added when none does). This
+/// is what the calculator's error asks for; a small planner asked again
+/// rewrites the whole plan instead, often worse. `None` (nothing changed)
+/// unless the expression then passes the calculator's check.
+fn files_to_references(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Option<()> {
+    let calculator = tools.get("calculator")?;
+    let at = plan.steps.iter().position(|s| s.id == id)?;
+    let expression = plan.steps[at].args.get("expression")?.as_str()?.to_string();
+    let mut rewritten = expression.clone();
+    let mut reads = Vec::new();
+    let mut added = Vec::new();
+    for name in aggregated_words(&expression) {
+        let reader = match reader_of(plan, &name) {
+            Some(reader) => reader,
+            None => {
+                let new = read_step(plan, &name, added.len())?;
+                let new_id = new.id.clone();
+                added.push(new);
+                new_id
+            }
+        };
+        rewritten = rewritten.replace(&format!("({name})"), &format!("({{{{{reader}}}}})"));
+        reads.push(reader);
+    }
+    let mut args = plan.steps[at].args.clone();
+    args.insert("expression".into(), json!(rewritten));
+    if reads.is_empty()
+        || calculator
+            .tool
+            .plan_check(&serde_json::Value::Object(args.clone()))
+            .is_some()
+    {
+        return None;
+    }
+    let step = &mut plan.steps[at];
+    step.args = args;
+    for reader in reads {
+        if !step.depends_on.contains(&reader) {
+            step.depends_on.push(reader);
+        }
+    }
+    for (n, new) in added.into_iter().enumerate() {
+        plan.steps.insert(n, new);
+    }
+    Some(())
+}
+
+/// Calculator step `id` whose expression is only another step's output
+/// (`{{s2}}`) gets the aggregate its description names: "sum the prices" is
+/// `sum({{s2}})`, "count the files" `count({{s2}})`. `None` when the
+/// description names none of them (or more than one).
+fn aggregate_as_described(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Option<()> {
+    const NAMED: [(&str, &[&str]); 5] = [
+        ("sum", &["sum", "total", "add"]),
+        ("count", &["count", "how many", "number of"]),
+        ("mean", &["average", "mean"]),
+        ("max", &["highest", "largest", "maximum", "biggest", "max"]),
+        ("min", &["lowest", "smallest", "minimum", "cheapest", "min"]),
+    ];
+    let calculator = tools.get("calculator")?;
+    let step = plan.steps.iter_mut().find(|s| s.id == id)?;
+    let expression = step.args.get("expression")?.as_str()?.trim().to_string();
+    let inner = expression.strip_prefix("{{")?.strip_suffix("}}")?;
+    if inner.contains("{{") || inner.contains("}}") {
+        return None;
+    }
+    let description = step.description.to_lowercase();
+    let words: Vec<&str> = description.split(|c: char| !c.is_alphanumeric()).collect();
+    let names = |phrase: &str| match phrase.contains(' ') {
+        true => description.contains(phrase),
+        false => words.contains(&phrase),
+    };
+    let named: Vec<&str> = NAMED
+        .iter()
+        .filter(|(_, phrases)| phrases.iter().any(|p| names(p)))
+        .map(|(aggregate, _)| *aggregate)
+        .collect();
+    let [aggregate] = named.as_slice() else { return None };
+    let mut args = step.args.clone();
+    args.insert("expression".into(), json!(format!("{aggregate}({expression})")));
+    if calculator
+        .tool
+        .plan_check(&serde_json::Value::Object(args.clone()))
+        .is_some()
+    {
+        return None;
+    }
+    step.args = args;
+    Some(())
+}
+
+/// The words an aggregate is called on in `expression` that look like file
+/// names: `scores.txt` in `sum(scores.txt)`, not `{{s1}}` nor `3, 4`.
+fn aggregated_words(expression: &str) -> Vec<String> {
+    let call = regex::Regex::new(r"\b(?:count|sum|mean|avg|average|min|max)\(\s*([A-Za-z0-9_./-]+\.[A-Za-z0-9]+)\s*\)")
+        .expect("a valid pattern");
+    let mut words: Vec<String> = Vec::new();
+    for found in call.captures_iter(expression) {
+        let word = found[1].to_string();
+        if !word.chars().next().is_some_and(|c| c.is_ascii_digit()) && !words.contains(&word) {
+            words.push(word);
+        }
+    }
+    words
+}
+
+/// The id of a step that reads the file `path` whole.
+fn reader_of(plan: &Plan, path: &str) -> Option<String> {
+    let bare = |p: &str| p.trim().trim_start_matches("./").to_string();
+    plan.steps
+        .iter()
+        .find(|s| {
+            s.tool.as_deref() == Some("read_file")
+                && s.args.get("path").and_then(|p| p.as_str()).map(bare) == Some(bare(path))
+        })
+        .map(|s| s.id.clone())
+}
+
+/// A new first step reading `path`, with an id no step has (`skip` ids are
+/// taken by steps about to be added).
+fn read_step(plan: &Plan, path: &str, skip: usize) -> Option<Step> {
+    let id = (1..)
+        .map(|n| format!("read{n}"))
+        .filter(|id| !plan.steps.iter().any(|s| &s.id == id))
+        .nth(skip)?;
+    let mut args = Map::new();
+    args.insert("path".into(), json!(path));
+    Some(Step {
+        id,
+        description: format!("read {path}"),
+        tool: Some("read_file".into()),
+        agent: None,
+        args,
+        depends_on: Vec::new(),
+        expected: None,
+    })
 }
 
 /// Make calculator step `id`, whose expression the calculator can never
@@ -106,6 +293,95 @@ mod tests {
         two.steps[1].depends_on.clear();
         two.steps[1].args.insert("expression".into(), json!("2 + 2"));
         assert!(repaired(two, &errors, &tools).is_none());
+    }
+
+    #[test]
+    fn a_file_name_in_a_calculation_becomes_the_text_of_the_step_that_reads_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = builtin::registry(Workspace::new(dir.path()).unwrap());
+        let invalid = PlanErrors(vec![PlanError::InvalidArgs {
+            step: "s2".into(),
+            tool: "calculator".into(),
+            problems: vec!["works on the text written in it".into()],
+        }]);
+        let p = plan(json!([
+            {"id": "s1", "description": "read", "tool": "read_file", "args": {"path": "scores.txt"}, "depends_on": []},
+            {"id": "s2", "description": "average", "tool": "calculator", "args": {"expression": "sum(scores.txt) / count(scores.txt)"}, "depends_on": []}
+        ]));
+        let mended = repaired(p, &invalid, &tools).unwrap();
+        assert_eq!(mended.steps[1].args["expression"], json!("sum({{s1}}) / count({{s1}})"));
+        assert_eq!(mended.steps[1].tool.as_deref(), Some("calculator"));
+        assert_eq!(mended.steps[1].depends_on, ["s1"]);
+
+        // No step reads the file: one is added ahead of the calculation.
+        let p = plan(json!([
+            {"id": "s2", "description": "count", "tool": "calculator", "args": {"expression": "count(names.txt)"}, "depends_on": []}
+        ]));
+        let mended = repaired(p, &invalid, &tools).unwrap();
+        assert_eq!(mended.steps[0].args["path"], json!("names.txt"));
+        let reader = mended.steps[0].id.clone();
+        assert_eq!(
+            mended.steps[1].args["expression"],
+            json!(format!("count({{{{{reader}}}}})"))
+        );
+        assert_eq!(mended.steps[1].depends_on, [reader]);
+        assert!(super::super::validate(&mended, &tools, &Default::default()).is_ok());
+    }
+
+    #[test]
+    fn a_calculation_of_a_whole_output_gets_the_aggregate_its_description_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = builtin::registry(Workspace::new(dir.path()).unwrap());
+        let invalid = PlanErrors(vec![PlanError::InvalidArgs {
+            step: "s2".into(),
+            tool: "calculator".into(),
+            problems: vec!["only another step's output".into()],
+        }]);
+        let with = |description: &str| {
+            plan(json!([
+                {"id": "s1", "description": "prices", "tool": "read_json", "args": {"path": "o.json", "field": "items.price"}, "depends_on": []},
+                {"id": "s2", "description": description, "tool": "calculator", "args": {"expression": "{{s1}}"}, "depends_on": ["s1"]}
+            ]))
+        };
+        let mended = repaired(with("sum the prices"), &invalid, &tools).unwrap();
+        assert_eq!(mended.steps[1].args["expression"], json!("sum({{s1}})"));
+        let mended = repaired(with("How many files are there"), &invalid, &tools).unwrap();
+        assert_eq!(mended.steps[1].args["expression"], json!("count({{s1}})"));
+        // Nothing named, or two things: the step's description is handed to a model.
+        for unclear in ["work it out", "the highest and the lowest"] {
+            let mended = repaired(with(unclear), &invalid, &tools).unwrap();
+            assert_eq!(mended.steps[1].tool, None, "{unclear}");
+        }
+    }
+
+    #[test]
+    fn a_search_for_a_kind_of_file_becomes_a_glob_and_a_count_of_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = builtin::registry(Workspace::new(dir.path()).unwrap());
+        let invalid = PlanErrors(vec![PlanError::InvalidArgs {
+            step: "s2".into(),
+            tool: "search".into(),
+            problems: vec!["not for file names".into()],
+        }]);
+        let p = |count: bool| {
+            plan(json!([
+                {"id": "s1", "description": "list", "tool": "list_dir", "args": {"path": "photos/"}, "depends_on": []},
+                {"id": "s2", "description": "the jpg files", "tool": "search", "args": {"path": "photos/", "text": ".jpg", "count": count}, "depends_on": ["s1"]},
+                {"id": "s3", "description": "save", "tool": "write_file", "args": {"path": "jpg.txt", "content": "{{s2}}"}, "depends_on": ["s2"]}
+            ]))
+        };
+        let mended = repaired(p(true), &invalid, &tools).unwrap();
+        let ids: Vec<&str> = mended.steps.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(ids, ["s1", "glob1", "s2", "s3"]);
+        assert_eq!(mended.steps[1].args["pattern"], json!("photos/*.jpg"));
+        assert_eq!(mended.steps[1].depends_on, ["s1"]);
+        assert_eq!(mended.steps[2].tool.as_deref(), Some("calculator"));
+        assert_eq!(mended.steps[2].args["expression"], json!("count({{glob1}})"));
+        assert!(super::super::validate(&mended, &tools, &Default::default()).is_ok());
+
+        let listed = repaired(p(false), &invalid, &tools).unwrap();
+        assert_eq!(listed.steps.len(), 3);
+        assert_eq!(listed.steps[1].tool.as_deref(), Some("glob"));
     }
 
     #[test]

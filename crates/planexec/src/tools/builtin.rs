@@ -1,5 +1,6 @@
 //! The built-in tools: `read_file`, `list_dir`, `glob`, `search`,
-//! `read_json`, `write_file`, `calculator`, `http_get`.
+//! `read_json`, `write_file`, `set_value`, `sort_lines`, `calculator`,
+//! `http_get`.
 //!
 //! File tools are confined to a [`Workspace`]. Every tool declares a strict
 //! argument schema (closed objects, all properties required), so plans using
@@ -27,7 +28,9 @@ pub fn registry(workspace: Workspace) -> ToolRegistry {
         Arc::new(super::glob::Glob(ws.clone())),
         Arc::new(super::search::Search(ws.clone())),
         Arc::new(super::search::ReadJson(ws.clone())),
-        Arc::new(WriteFile(ws)),
+        Arc::new(WriteFile(ws.clone())),
+        Arc::new(super::set_value::SetValue(ws)),
+        Arc::new(super::sort_lines::SortLines),
         Arc::new(Calculator),
         #[cfg(feature = "http")]
         http_get(Vec::new()),
@@ -63,7 +66,10 @@ impl Tool for ReadFile {
     }
     async fn call(&self, args: Value) -> Result<Value, ToolError> {
         let path = str_arg(&args, "path")?;
-        let full = self.0.resolve(path)?;
+        let mut full = self.0.resolve(path)?;
+        if super::glob::is_pattern(path) && !full.exists() {
+            full = only_match(&self.0, path)?;
+        }
         let meta = tokio::fs::metadata(&full).await.map_err(|e| io_error(path, e))?;
         if meta.is_dir() {
             return Err(ToolError::invalid_args(format!("`{path}` is a folder; use list_dir")));
@@ -81,6 +87,23 @@ impl Tool for ReadFile {
                 "`{path}` is a binary file ({} bytes), not text",
                 e.as_bytes().len()
             ))),
+        }
+    }
+}
+
+/// The one file `pattern` matches ("there is one file in inbox/" is read as
+/// `inbox/*`); an error naming the matches when there are several.
+fn only_match(workspace: &Workspace, pattern: &str) -> Result<std::path::PathBuf, ToolError> {
+    let mut found = super::glob::matching_files(workspace, pattern);
+    match found.len() {
+        0 => Err(ToolError::not_found(format!("no file matches `{pattern}`"))),
+        1 => Ok(found.remove(0)),
+        n => {
+            let names: Vec<String> = found.iter().take(10).map(|f| workspace.display(f)).collect();
+            Err(ToolError::invalid_args(format!(
+                "`{pattern}` matches {n} files ({}): read one at a time",
+                names.join(", ")
+            )))
         }
     }
 }
@@ -291,6 +314,32 @@ mod tests {
         ] {
             assert_eq!(Calculator.plan_check(&json!({ "expression": fine })), None, "{fine}");
         }
+    }
+
+    #[tokio::test]
+    async fn a_pattern_read_reads_the_one_file_it_matches_and_names_several() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("inbox")).unwrap();
+        std::fs::write(dir.path().join("inbox/msg-0847.txt"), "ship on friday").unwrap();
+        let ws = Arc::new(Workspace::new(dir.path()).unwrap());
+        let tool = ReadFile(ws);
+        let read = |path: &str| tool.call(json!({ "path": path }));
+        assert_eq!(read("inbox/*").await.unwrap(), json!("ship on friday"));
+        assert_eq!(read("inbox/*.txt").await.unwrap(), json!("ship on friday"));
+        let none = read("inbox/*.md").await.unwrap_err();
+        assert!(
+            none.message.contains("no file matches `inbox/*.md`"),
+            "{}",
+            none.message
+        );
+        std::fs::write(dir.path().join("inbox/msg-0912.txt"), "or monday").unwrap();
+        let two = read("inbox/*").await.unwrap_err();
+        assert!(
+            two.message
+                .contains("matches 2 files (inbox/msg-0847.txt, inbox/msg-0912.txt)"),
+            "{}",
+            two.message
+        );
     }
 
     #[tokio::test]

@@ -248,8 +248,73 @@ impl Parser {
 /// `{{sN}}`, which is not arithmetic; planners of every size write
 /// `count({{s1}})` or `sum({{s1}})` for "how many names", "the total of the
 /// prices", and this is what they mean.
+/// Aggregates may stand inside arithmetic (`sum({{s1}}) / count({{s1}})`,
+/// `round(mean({{s1}}), 2)`): each call over a text is worked out first.
 pub fn evaluate_with_text(expression: &str) -> Result<f64, String> {
-    evaluate(expression).or_else(|error| aggregate_over_text(expression).unwrap_or(Err(error)))
+    evaluate(expression).or_else(|error| match aggregate_over_text(expression) {
+        Some(whole) => whole,
+        None => {
+            let reduced = aggregates_reduced(expression)?;
+            if reduced == expression {
+                return Err(error);
+            }
+            evaluate(&reduced)
+        }
+    })
+}
+
+/// `expression` with each aggregate call that arithmetic cannot read (its
+/// argument is a text) replaced by its value; calls arithmetic reads
+/// (`max(1, 7)`) are left as they are.
+fn aggregates_reduced(expression: &str) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = expression;
+    while let Some((start, open)) = next_aggregate_call(rest) {
+        let close = matching_paren(rest, open).ok_or_else(|| {
+            format!(
+                "the `(` at `{}` is never closed",
+                crate::text::one_line(&rest[start..], 30)
+            )
+        })?;
+        let call = &rest[start..=close];
+        out.push_str(&rest[..start]);
+        match evaluate(call) {
+            Ok(_) => out.push_str(call),
+            Err(_) => match aggregate_over_text(call) {
+                Some(value) => out.push_str(&format!("({})", value?)),
+                None => out.push_str(call),
+            },
+        }
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// Where the next call of an aggregate starts in `text`, and its `(`.
+fn next_aggregate_call(text: &str) -> Option<(usize, usize)> {
+    let call =
+        regex::Regex::new(r"(?i)\b(count|len|lines|sum|total|mean|avg|average|min|max)\s*\(").expect("a valid pattern");
+    let found = call.find(text)?;
+    Some((found.start(), found.end() - 1))
+}
+
+/// The `)` closing the `(` at byte `open` of `text`.
+fn matching_paren(text: &str, open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in text[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(open + i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The names `count(TEXT)` and the other aggregates over a text go by.
@@ -272,7 +337,16 @@ pub(super) fn opens_with_aggregate(expression: &str) -> bool {
 fn aggregate_over_text(expression: &str) -> Option<Result<f64, String>> {
     let t = expression.trim();
     let name = called_name(t)?;
-    let text = t[t.find('(')? + 1..].strip_suffix(')')?;
+    let open = t.find('(')?;
+    // One call, whole: not `sum(a) / count(a)`, which opens and ends alike.
+    // (A text may hold a stray `)`: only arithmetic after the close counts.)
+    if let Some(close) = matching_paren(t, open) {
+        let after = t[close + 1..].trim_start();
+        if after.starts_with(['+', '-', '*', '/', '^', '%']) {
+            return None;
+        }
+    }
+    let text = &t[open + 1..t.len() - 1];
     if COUNT.contains(&name.as_str()) {
         // A list (a listing's output is one) counts its items, not its one line.
         if let Ok(serde_json::Value::Array(items)) = serde_json::from_str::<serde_json::Value>(text.trim()) {
@@ -346,6 +420,12 @@ mod tests {
             super::numbers_in("on 2026-03-14 at v2, x-3 (-7)"),
             vec![2026.0, 3.0, 14.0, 3.0, -7.0]
         );
+        // Inside arithmetic too.
+        assert_eq!(ev("sum(80\n92\n75\n88) / count(80\n92\n75\n88)").unwrap(), 83.75);
+        assert_eq!(ev("round(sum(apple 1.25\nbread 3.40 (fresh)\n) * 2, 1)").unwrap(), 9.3);
+        assert_eq!(ev("max(3\n9) - min(3\n9) + max(1, 2)").unwrap(), 8.0);
+        assert_eq!(ev("count(fine :)\nok)").unwrap(), 2.0);
+        assert!(ev("sum(ada) + 1").unwrap_err().contains("no number"));
         // Arithmetic stays arithmetic; a text is no number.
         assert_eq!(ev("max(1, 7) + 1").unwrap(), 8.0);
         assert!(ev("sum(no numbers here)").unwrap_err().contains("found no number"));

@@ -2,18 +2,47 @@
 //! as coding agents' users expect (`data/*.csv`, `**/*.md`). A listing a
 //! small model would otherwise filter by hand (and get wrong) becomes one
 //! call whose output can be counted (`count({{s1}})`) or written as it is.
+//! The workspace walk that `search` shares lives here too.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use super::args::{str_arg, string_args};
-use super::search::files_under;
 use super::workspace::Workspace;
 use super::{Effect, Tool, ToolError};
 
 pub(crate) struct Glob(pub Arc<Workspace>);
+
+/// Most files a folder search or a glob reads.
+const MAX_FILES: usize = 200;
+
+/// The text files under `full` (itself, when it is a file), sorted, hidden ones left out.
+pub(super) fn files_under(full: &Path) -> Vec<PathBuf> {
+    if full.is_file() {
+        return vec![full.to_path_buf()];
+    }
+    let mut files = Vec::new();
+    let mut folders = vec![full.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        let Ok(read) = std::fs::read_dir(&folder) else { continue };
+        for entry in read.flatten() {
+            if entry.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => folders.push(entry.path()),
+                Ok(t) if t.is_file() => files.push(entry.path()),
+                _ => {}
+            }
+        }
+    }
+    files.sort();
+    files.truncate(MAX_FILES);
+    files
+}
 
 /// Whether `name` (one path segment) matches `pattern`, where `*` is any
 /// run of characters and `?` any one character.
@@ -60,13 +89,26 @@ pub(crate) fn glob_matches(pattern: &str, path: &str) -> bool {
     path_matches(&segments(&pattern), &segments(path))
 }
 
+/// The workspace's files whose paths match `pattern`, sorted.
+pub(super) fn matching_files(workspace: &Workspace, pattern: &str) -> Vec<PathBuf> {
+    files_under(workspace.root())
+        .into_iter()
+        .filter(|file| glob_matches(pattern, &workspace.display(file)))
+        .collect()
+}
+
+/// Whether a path a planner wrote is a pattern (`inbox/*`), not a name.
+pub(super) fn is_pattern(path: &str) -> bool {
+    path.contains(['*', '?'])
+}
+
 #[async_trait]
 impl Tool for Glob {
     fn name(&self) -> &str {
         "glob"
     }
     fn description(&self) -> &str {
-        "The workspace's files whose paths match a pattern, one per line: `*` is any part of a name, `**` any folders (data/*.csv, **/*.md; a pattern with no / matches file names in every folder)."
+        "The workspace's files whose paths match a pattern, one per line: `*` is any part of a name, `**` any folders (data/*.csv, **/*.md; a pattern with no / matches file names in every folder). count({{s1}}) in the calculator counts them."
     }
     fn parameters(&self) -> Value {
         string_args(&[(
@@ -84,10 +126,9 @@ impl Tool for Glob {
                 "`pattern` is empty: say which paths to match, e.g. *.txt",
             ));
         }
-        let found: Vec<String> = files_under(self.0.root())
+        let found: Vec<String> = matching_files(&self.0, pattern)
             .iter()
             .map(|file| self.0.display(file))
-            .filter(|path| glob_matches(pattern, path))
             .collect();
         Ok(json!(found.join("\n")))
     }

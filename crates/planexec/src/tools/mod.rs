@@ -13,7 +13,9 @@ mod glob;
 mod http_get;
 pub mod output;
 mod search;
+mod set_value;
 pub mod shell;
+mod sort_lines;
 mod typed;
 pub mod workspace;
 
@@ -25,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use calculator::evaluate_with_text as evaluate_expression;
+pub(crate) use search::file_kind_pattern;
 pub use typed::TypedTool;
 
 /// What running a tool does to the world. Decides confirmation and replay safety.

@@ -5,18 +5,15 @@
 //! wrong: counting the lines that mention something, or picking a version
 //! out of a manifest.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use super::args::{io_error, str_arg, MAX_READ_BYTES};
+use super::glob::{files_under, is_pattern, matching_files};
 use super::workspace::Workspace;
 use super::{Effect, Tool, ToolError};
-
-/// Most files a folder search reads.
-const MAX_FILES: usize = 200;
 
 pub(crate) struct Search(pub Arc<Workspace>);
 
@@ -43,38 +40,13 @@ fn line_matcher(text: &str) -> Box<dyn Fn(&str) -> bool + Send + '_> {
     }
 }
 
-/// The text files under `full` (itself, when it is a file), sorted, hidden ones left out.
-pub(super) fn files_under(full: &Path) -> Vec<PathBuf> {
-    if full.is_file() {
-        return vec![full.to_path_buf()];
-    }
-    let mut files = Vec::new();
-    let mut folders = vec![full.to_path_buf()];
-    while let Some(folder) = folders.pop() {
-        let Ok(read) = std::fs::read_dir(&folder) else { continue };
-        for entry in read.flatten() {
-            if entry.file_name().to_string_lossy().starts_with('.') {
-                continue;
-            }
-            match entry.file_type() {
-                Ok(t) if t.is_dir() => folders.push(entry.path()),
-                Ok(t) if t.is_file() => files.push(entry.path()),
-                _ => {}
-            }
-        }
-    }
-    files.sort();
-    files.truncate(MAX_FILES);
-    files
-}
-
 #[async_trait]
 impl Tool for Search {
     fn name(&self) -> &str {
         "search"
     }
     fn description(&self) -> &str {
-        "Find the lines of a text file (or of every file under a folder) that contain a text or match a regular expression, ignoring case unless it has a capital letter. Returns the lines (from a folder, each as path:line); with count true, only how many lines match."
+        "Find the lines inside a text file (or inside every file under a folder or matching a pattern such as logs/*.log) that contain a text or match a regular expression, ignoring case unless it has a capital letter. Returns the lines (from a folder, each as path:line); with count true, only how many lines match. To find files by name, use glob."
     }
     fn parameters(&self) -> Value {
         json!({
@@ -91,6 +63,14 @@ impl Tool for Search {
     fn effect(&self) -> Effect {
         Effect::ReadOnly
     }
+    /// A search for a kind of file (`.jpg`, `*.csv`) in a folder looks for
+    /// that text inside the files: planners mean the files' names.
+    fn plan_check(&self, args: &Value) -> Option<String> {
+        let pattern = file_kind_pattern(args)?;
+        Some(format!(
+            "search looks for lines inside files, not for file names: to list the files whose names match, use glob with pattern \"{pattern}\" (and count({{{{sN}}}}) in the calculator to count them)"
+        ))
+    }
     async fn call(&self, args: Value) -> Result<Value, ToolError> {
         let path = str_arg(&args, "path")?;
         let text = str_arg(&args, "text")?;
@@ -101,13 +81,16 @@ impl Tool for Search {
         }
         let count = args.get("count").and_then(Value::as_bool).unwrap_or(false);
         let full = self.0.resolve(path)?;
-        if !full.exists() {
+        let (files, from_folder) = if full.exists() {
+            (files_under(&full), full.is_dir())
+        } else if is_pattern(path) {
+            (matching_files(&self.0, path), true)
+        } else {
             return Err(ToolError::not_found(format!("`{path}` does not exist")));
-        }
-        let from_folder = full.is_dir();
+        };
         let matches = line_matcher(text);
         let mut found = Vec::new();
-        for file in files_under(&full) {
+        for file in files {
             let Ok(bytes) = std::fs::read(&file) else { continue };
             // Binary files and very large ones are not searched.
             let Ok(content) = String::from_utf8(bytes) else {
@@ -132,39 +115,76 @@ impl Tool for Search {
     }
 }
 
+/// The glob pattern a search whose text is a file extension (`.jpg`, `*.jpg`)
+/// was meant to be (`photos/*.jpg`); `None` for a search of real text.
+pub(crate) fn file_kind_pattern(args: &Value) -> Option<String> {
+    let text = args.get("text")?.as_str()?.trim();
+    let extension = text.strip_prefix('*').unwrap_or(text).strip_prefix('.')?;
+    if extension.is_empty() || extension.len() > 5 || !extension.chars().all(|c| c.is_ascii_alphanumeric()) {
+        return None;
+    }
+    let folder = args.get("path").and_then(Value::as_str).unwrap_or(".").trim();
+    let folder = folder.trim_start_matches("./").trim_end_matches('/');
+    Some(match folder {
+        "" | "." => format!("*.{extension}"),
+        folder => format!("{folder}/*.{extension}"),
+    })
+}
+
 pub(crate) struct ReadJson(pub Arc<Workspace>);
 
 /// The value at a dotted `field` path (`dependencies.tokio`, `items.0.name`);
-/// what went wrong names the keys there are.
-fn field_of<'a>(document: &'a Value, field: &str) -> Result<&'a Value, String> {
-    let mut at = document;
-    let mut walked = Vec::new();
-    for key in field.split('.').map(str::trim).filter(|k| !k.is_empty()) {
-        let next = match at {
-            Value::Object(map) => map.get(key),
-            Value::Array(items) => key.parse::<usize>().ok().and_then(|i| items.get(i)),
-            _ => None,
-        };
-        let Some(next) = next else {
-            let there = match at {
-                Value::Object(map) => format!(
-                    "its keys are {}",
-                    map.keys().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
-                ),
-                Value::Array(items) => format!("it is a list of {} items (indexes from 0)", items.len()),
-                other => format!("it is the value {other}"),
-            };
-            let place = if walked.is_empty() {
-                "the document".to_string()
-            } else {
-                format!("`{}`", walked.join("."))
-            };
-            return Err(format!("no `{key}` in {place}: {there}"));
-        };
-        walked.push(key);
-        at = next;
-    }
-    Ok(at)
+/// what went wrong names the keys there are. A key that is no index of a
+/// list is taken from each of its items (`items.price` is every item's
+/// price, as jq's `.items[].price`): planners ask for it that way.
+pub(super) fn field_of(document: &Value, field: &str) -> Result<Value, String> {
+    let keys: Vec<&str> = field.split('.').map(str::trim).filter(|k| !k.is_empty()).collect();
+    value_at(document, &keys, &mut Vec::new())
+}
+
+fn value_at<'a>(at: &Value, keys: &[&'a str], walked: &mut Vec<&'a str>) -> Result<Value, String> {
+    let Some((key, rest)) = keys.split_first() else {
+        return Ok(at.clone());
+    };
+    let next = match at {
+        Value::Object(map) => map.get(*key),
+        Value::Array(items) => match key.parse::<usize>() {
+            Ok(i) => items.get(i),
+            Err(_) if *key == "*" || !items.is_empty() => {
+                let rest = if *key == "*" { rest } else { keys };
+                let each: Result<Vec<Value>, String> = items
+                    .iter()
+                    .map(|item| value_at(item, rest, &mut walked.clone()))
+                    .collect();
+                return each.map(Value::Array);
+            }
+            Err(_) => None,
+        },
+        _ => None,
+    };
+    let Some(next) = next else {
+        return Err(missing_key(at, key, walked));
+    };
+    walked.push(key);
+    value_at(next, rest, walked)
+}
+
+/// Why `key` is not in `at`, the value at the path `walked`.
+fn missing_key(at: &Value, key: &str, walked: &[&str]) -> String {
+    let there = match at {
+        Value::Object(map) => format!(
+            "its keys are {}",
+            map.keys().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+        ),
+        Value::Array(items) => format!("it is a list of {} items (indexes from 0)", items.len()),
+        other => format!("it is the value {other}"),
+    };
+    let place = if walked.is_empty() {
+        "the document".to_string()
+    } else {
+        format!("`{}`", walked.join("."))
+    };
+    format!("no `{key}` in {place}: {there}")
 }
 
 #[async_trait]
@@ -173,7 +193,7 @@ impl Tool for ReadJson {
         "read_json"
     }
     fn description(&self) -> &str {
-        "Read one field of a JSON file. field is a dotted path such as dependencies.tokio or items.0.name (\"\" for the whole file); a text value comes back without quotes."
+        "Read one field of a JSON file. field is a dotted path such as dependencies.tokio or items.0.name (\"\" for the whole file); items.price gives the price of every item of a list. A text value comes back without quotes."
     }
     fn parameters(&self) -> Value {
         super::args::string_args(&[
@@ -191,9 +211,7 @@ impl Tool for ReadJson {
         let text = tokio::fs::read_to_string(&full).await.map_err(|e| io_error(path, e))?;
         let document: Value =
             serde_json::from_str(&text).map_err(|e| ToolError::failed(format!("`{path}` is not valid JSON: {e}")))?;
-        field_of(&document, field)
-            .cloned()
-            .map_err(|why| ToolError::invalid_args(format!("`{path}`: {why}")))
+        field_of(&document, field).map_err(|why| ToolError::invalid_args(format!("`{path}`: {why}")))
     }
 }
 
@@ -238,12 +256,39 @@ mod tests {
         assert_eq!(call("log.txt", "disk|fan", true).await.unwrap(), json!(2));
         assert_eq!(call("log.txt", "^warn:", true).await.unwrap(), json!(1));
         assert_eq!(call("log.txt", "fan(", true).await.unwrap(), json!(0));
+        // A path pattern searches the files it matches.
+        assert_eq!(
+            call("notes/*.md", "moon", false).await.unwrap(),
+            json!("notes/a.md:The Moon rose\nnotes/b.md:moonlight")
+        );
+        assert_eq!(call("notes/b.*", "moon", true).await.unwrap(), json!(1));
         let missing = call("nope.txt", "x", true).await.unwrap_err();
         assert!(
             missing.message.contains("`nope.txt` does not exist"),
             "{}",
             missing.message
         );
+    }
+
+    #[test]
+    fn a_search_for_a_kind_of_file_is_sent_back_as_a_glob() {
+        let (_dir, ws) = workspace();
+        let search = Search(ws);
+        let why = search
+            .plan_check(&json!({"path": "photos/", "text": ".jpg", "count": true}))
+            .unwrap();
+        assert!(why.contains("use glob with pattern \"photos/*.jpg\""), "{why}");
+        assert_eq!(
+            file_kind_pattern(&json!({"path": ".", "text": "*.csv"})).as_deref(),
+            Some("*.csv")
+        );
+        for text in ["ERROR", "moon.", "a.b", ".*"] {
+            assert_eq!(
+                search.plan_check(&json!({"path": "log.txt", "text": text, "count": true})),
+                None,
+                "{text}"
+            );
+        }
     }
 
     #[tokio::test]
@@ -253,6 +298,11 @@ mod tests {
         let call = |field: &str| read.call(json!({"path": "package.json", "field": field}));
         assert_eq!(call("dependencies.tokio").await.unwrap(), json!("1.38.0"));
         assert_eq!(call("items.1.name").await.unwrap(), json!("b"));
+        // A field of each item of a list.
+        assert_eq!(call("items.name").await.unwrap(), json!(["a", "b"]));
+        assert_eq!(call("items.*.name").await.unwrap(), json!(["a", "b"]));
+        let none = call("items.price").await.unwrap_err();
+        assert!(none.message.contains("no `price` in"), "{}", none.message);
         assert_eq!(call("").await.unwrap()["name"], json!("svc"));
         let missing = call("dependencies.serde").await.unwrap_err();
         assert!(
