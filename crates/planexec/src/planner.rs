@@ -113,6 +113,7 @@ pub(crate) async fn plan(ctx: &RunContext, task: &str, may_ask: bool) -> Result<
         }
         plan::validate(&p, &ctx.tools, &limits)?;
         let mut errors = plan::values_read_as_files(&p, &ctx.tools);
+        errors.extend(plan::texts_used_as_numbers(&p, &ctx.tools));
         // Only a run that can write files is held to the task's outputs.
         if ctx.tools.get("write_file").is_some() {
             errors.extend(plan::unwritten_outputs(&p, task));

@@ -139,7 +139,8 @@ pub(crate) async fn replan(
             return Err(PlanErrors(vec![repeat]));
         }
         plan::validate_with_done(&merged, &ctx.tools, &limits, &done)?;
-        let missing = plan::values_read_as_files(&merged, &ctx.tools);
+        let mut missing = plan::values_read_as_files(&merged, &ctx.tools);
+        missing.extend(plan::texts_used_as_numbers(&merged, &ctx.tools));
         if missing.is_empty() {
             Ok(merged)
         } else {

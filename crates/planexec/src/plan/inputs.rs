@@ -68,8 +68,11 @@ pub fn values_read_as_files(plan: &Plan, tools: &ToolRegistry) -> Vec<PlanError>
         .filter(|s| s.tool.as_deref().is_some_and(|t| !tools.has_side_effects(t)))
         .filter_map(|s| {
             let path = s.args.get("path").and_then(Value::as_str)?;
-            let exists = workspace.resolve(path).ok()?.exists();
-            (looks_like_a_value(path) && !path.contains("{{") && !exists && !written(path)).then(|| {
+            // An empty path is no file either: a small planner writes
+            // `read_file("")` for "read the number 240".
+            let empty = path.trim().is_empty();
+            let exists = !empty && workspace.resolve(path).ok()?.exists();
+            ((empty || looks_like_a_value(path)) && !path.contains("{{") && !exists && !written(path)).then(|| {
                 PlanError::ValueReadAsFile {
                     step: s.id.clone(),
                     value: path.to_string(),
@@ -77,6 +80,58 @@ pub fn values_read_as_files(plan: &Plan, tools: &ToolRegistry) -> Vec<PlanError>
             })
         })
         .collect()
+}
+
+/// Largest file whose text [`texts_used_as_numbers`] looks at.
+const LOOKED_AT_BYTES: u64 = 64 * 1024;
+
+/// An error for each calculator step that uses, as one number in its
+/// arithmetic, the text of a file the workspace holds that is not one number
+/// (`{{s1}} + {{s1}}` over a price list, `{{s1}} / count({{s1}})` over four
+/// scores). The file is there to look at, so the run need not find out by
+/// failing; the error says which aggregate to use instead.
+pub fn texts_used_as_numbers(plan: &Plan, tools: &ToolRegistry) -> Vec<PlanError> {
+    let Some(workspace) = tools.workspace() else {
+        return Vec::new();
+    };
+    let text_of = |id: &str| -> Option<(String, String)> {
+        let step = plan.steps.iter().find(|s| s.id == id)?;
+        if step.tool.as_deref() != Some("read_file") {
+            return None;
+        }
+        let path = step.args.get("path")?.as_str()?;
+        let full = workspace.resolve(path).ok()?;
+        if std::fs::metadata(&full).ok()?.len() > LOOKED_AT_BYTES {
+            return None;
+        }
+        Some((path.to_string(), std::fs::read_to_string(full).ok()?))
+    };
+    let mut errors = Vec::new();
+    for step in plan.steps.iter().filter(|s| s.tool.as_deref() == Some("calculator")) {
+        let Some(expression) = step.args.get("expression").and_then(Value::as_str) else {
+            continue;
+        };
+        let arithmetic = crate::tools::outside_aggregates(expression);
+        let mut problems = Vec::new();
+        for r in super::refs::find_references(&arithmetic) {
+            let Some((path, text)) = text_of(&r.step) else { continue };
+            if text.trim().parse::<f64>().is_err() && !problems.iter().any(|p: &String| p.contains(&path)) {
+                let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
+                problems.push(format!(
+                    "{{{{{id}}}}} is the text of {path} ({lines} lines), not one number, so it cannot stand in arithmetic: use sum({{{{{id}}}}}), mean({{{{{id}}}}}), min, max or count({{{{{id}}}}}) of it",
+                    id = r.step
+                ));
+            }
+        }
+        if !problems.is_empty() {
+            errors.push(PlanError::InvalidArgs {
+                step: step.id.clone(),
+                tool: "calculator".into(),
+                problems,
+            });
+        }
+    }
+    errors
 }
 
 #[cfg(test)]
@@ -97,7 +152,8 @@ mod tests {
             {"id": "s1", "description": "read 37", "tool": "read_file", "args": {"path": "37"}, "depends_on": []},
             {"id": "s2", "description": "read 2.5", "tool": "read_file", "args": {"path": " 2.5 "}, "depends_on": []},
             {"id": "s3", "description": "read b", "tool": "read_file", "args": {"path": "b.txt"}, "depends_on": []},
-            {"id": "s4", "description": "read 2024", "tool": "read_file", "args": {"path": "2024"}, "depends_on": []}
+            {"id": "s4", "description": "read 2024", "tool": "read_file", "args": {"path": "2024"}, "depends_on": []},
+            {"id": "s5", "description": "read the number 240", "tool": "read_file", "args": {"path": " "}, "depends_on": []}
         ]));
         let errors = values_read_as_files(&invented, &tools);
         let steps: Vec<&str> = errors
@@ -108,7 +164,7 @@ mod tests {
             })
             .collect();
         // b.txt may not exist, but it is a file name: the run finds out.
-        assert_eq!(steps, ["s1", "s2"]);
+        assert_eq!(steps, ["s1", "s2", "s5"]);
         let message = errors[0].to_string();
         assert!(
             message.contains("`37`") && message.contains("use it as it is"),
@@ -121,6 +177,35 @@ mod tests {
             {"id": "s2", "description": "read it back", "tool": "read_file", "args": {"path": "42"}, "depends_on": ["s1"]}
         ]));
         assert!(values_read_as_files(&written, &tools).is_empty());
+    }
+
+    #[test]
+    fn a_files_text_in_arithmetic_is_an_error_unless_it_is_one_number() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("prices.txt"), "apple 1.25\nbread 3.40\n").unwrap();
+        std::fs::write(dir.path().join("km.txt"), " 42.195\n").unwrap();
+        let tools = builtin::registry(Workspace::new(dir.path()).unwrap());
+        let with = |path: &str, expression: &str| {
+            plan(serde_json::json!([
+                {"id": "s1", "description": "read", "tool": "read_file", "args": {"path": path}, "depends_on": []},
+                {"id": "s2", "description": "calc", "tool": "calculator", "args": {"expression": expression}, "depends_on": ["s1"]}
+            ]))
+        };
+        let errors = texts_used_as_numbers(&with("prices.txt", "{{s1}} + {{s1}}"), &tools);
+        let message = errors[0].to_string();
+        assert_eq!(errors.len(), 1);
+        assert!(
+            message.contains("{{s1}} is the text of prices.txt (2 lines), not one number") && message.contains("sum({{s1}})"),
+            "{message}"
+        );
+        for fine in [
+            with("prices.txt", "sum({{s1}})"),
+            with("prices.txt", "sum({{s1}}) / count({{s1}})"),
+            with("km.txt", "round({{s1}} / 1.609344, 2)"),
+            with("missing.txt", "{{s1}} * 2"),
+        ] {
+            assert!(texts_used_as_numbers(&fine, &tools).is_empty(), "{fine:?}");
+        }
     }
 
     #[test]

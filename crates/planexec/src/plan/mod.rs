@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub use crate::json::{extract_json_object, repair_json};
-pub use inputs::{values_read_as_files, without_unused_value_reads};
+pub use inputs::{texts_used_as_numbers, values_read_as_files, without_unused_value_reads};
 pub use outputs::{outputs_named_by, unwritten_outputs};
 pub use parse::{parse_plan_file, parse_plan_reply, ParseError, PlanStream};
 pub use refs::{

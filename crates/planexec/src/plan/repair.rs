@@ -155,10 +155,11 @@ fn files_to_references(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Optio
     Some(())
 }
 
-/// Calculator step `id` whose expression is only another step's output
-/// (`{{s2}}`) gets the aggregate its description names: "sum the prices" is
-/// `sum({{s2}})`, "count the files" `count({{s2}})`. `None` when the
-/// description names none of them (or more than one).
+/// Calculator step `id` whose expression works on one other step's output
+/// but not as the calculator can (`{{s2}}` alone, `{{s2}} + {{s2}}` over a
+/// list of prices) gets the aggregate its description names: "sum the
+/// prices" is `sum({{s2}})`, "count the files" `count({{s2}})`. `None` when
+/// the description names none of them (or more than one).
 fn aggregate_as_described(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Option<()> {
     const NAMED: [(&str, &[&str]); 5] = [
         ("sum", &["sum", "total", "add"]),
@@ -170,8 +171,21 @@ fn aggregate_as_described(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Op
     let calculator = tools.get("calculator")?;
     let step = plan.steps.iter_mut().find(|s| s.id == id)?;
     let expression = step.args.get("expression")?.as_str()?.trim().to_string();
-    let inner = expression.strip_prefix("{{")?.strip_suffix("}}")?;
-    if inner.contains("{{") || inner.contains("}}") {
+    let mut referenced: Vec<String> = super::refs::find_references(&expression)
+        .into_iter()
+        .map(|r| r.step)
+        .collect();
+    referenced.dedup();
+    let [only] = referenced.as_slice() else { return None };
+    let whole = format!("{{{{{only}}}}}");
+    // Only arithmetic and aggregates around it: `sort({{s2}})` asked for
+    // something else, whatever its description says.
+    let around = expression.replace(&whole, " ");
+    let names_only_aggregates = around
+        .split(|c: char| !c.is_alphabetic())
+        .filter(|w| !w.is_empty())
+        .all(|w| NAMED.iter().any(|(aggregate, _)| *aggregate == w.to_lowercase()));
+    if !names_only_aggregates {
         return None;
     }
     let description = step.description.to_lowercase();
@@ -187,7 +201,7 @@ fn aggregate_as_described(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Op
         .collect();
     let [aggregate] = named.as_slice() else { return None };
     let mut args = step.args.clone();
-    args.insert("expression".into(), json!(format!("{aggregate}({expression})")));
+    args.insert("expression".into(), json!(format!("{aggregate}({whole})")));
     if calculator
         .tool
         .plan_check(&serde_json::Value::Object(args.clone()))
@@ -347,11 +361,19 @@ mod tests {
         assert_eq!(mended.steps[1].args["expression"], json!("sum({{s1}})"));
         let mended = repaired(with("How many files are there"), &invalid, &tools).unwrap();
         assert_eq!(mended.steps[1].args["expression"], json!("count({{s1}})"));
+        let mut added_by_hand = with("add up the prices");
+        added_by_hand.steps[1].args.insert("expression".into(), json!("{{s1}} + {{s1}} + {{s1}}"));
+        let mended = repaired(added_by_hand, &invalid, &tools).unwrap();
+        assert_eq!(mended.steps[1].args["expression"], json!("sum({{s1}})"));
         // Nothing named, or two things: the step's description is handed to a model.
         for unclear in ["work it out", "the highest and the lowest"] {
             let mended = repaired(with(unclear), &invalid, &tools).unwrap();
             assert_eq!(mended.steps[1].tool, None, "{unclear}");
         }
+        // A function it does not know asked for something else.
+        let mut sort = with("sort the prices, largest first");
+        sort.steps[1].args.insert("expression".into(), json!("sort({{s1}})"));
+        assert_eq!(repaired(sort, &invalid, &tools).unwrap().steps[1].tool, None);
     }
 
     #[test]

@@ -250,11 +250,9 @@ fn never_evaluates(expression: &str) -> Option<String> {
         from = r.span.1;
     }
     probe.push_str(&expression[from..]);
-    let aggregate = super::calculator::opens_with_aggregate(expression);
-    let literal_text = !expression.contains("{{") && !expression.chars().any(|c| c.is_ascii_digit());
-    if aggregate && literal_text && super::calculator::evaluate(expression).is_err() {
+    if let Some(call) = super::calculator::aggregates_of_words(expression).first() {
         return Some(format!(
-            "`{expression}` works on the text written in it, not on a file: pass the text of the step that read the file, as count({{{{s1}}}}) or sum({{{{s1}}}})"
+            "`{call}` works on the text written in it, not on a file: pass the text of the step that read the file, as count({{{{s1}}}}) or sum({{{{s1}}}})"
         ));
     }
     let error = super::evaluate_expression(&probe).err()?;
@@ -301,6 +299,10 @@ mod tests {
             .plan_check(&json!({"expression": "sum(scores.txt) / count(scores.txt)"}))
             .unwrap();
         assert!(why.contains("sum({{s1}})"), "{why}");
+        let why = Calculator
+            .plan_check(&json!({"expression": "{{s1}} / count(scores.txt)"}))
+            .unwrap();
+        assert!(why.contains("`count(scores.txt)` works on the text written in it"), "{why}");
         let why = Calculator
             .plan_check(&json!({"expression": "upper('ada lovelace')"}))
             .unwrap();

@@ -291,6 +291,43 @@ fn aggregates_reduced(expression: &str) -> Result<String, String> {
     Ok(out)
 }
 
+/// `expression` with every aggregate call taken out: what is left is read
+/// as arithmetic, so a `{{sN}}` there must be one number.
+pub(crate) fn outside_aggregates(expression: &str) -> String {
+    let mut out = String::new();
+    let mut rest = expression;
+    while let Some((start, open)) = next_aggregate_call(rest) {
+        out.push_str(&rest[..start]);
+        match matching_paren(rest, open) {
+            Some(close) => {
+                out.push('1');
+                rest = &rest[close + 1..];
+            }
+            None => {
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The aggregate calls in `expression` whose argument is neither a step's
+/// output nor numbers: words, as in `count(scores.txt)`.
+pub(super) fn aggregates_of_words(expression: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut rest = expression;
+    while let Some((start, open)) = next_aggregate_call(rest) {
+        let Some(close) = matching_paren(rest, open) else { break };
+        let inner = &rest[open + 1..close];
+        if !inner.contains("{{") && !inner.chars().any(|c| c.is_ascii_digit() || c == '(') {
+            found.push(rest[start..=close].to_string());
+        }
+        rest = &rest[close + 1..];
+    }
+    found
+}
+
 /// Where the next call of an aggregate starts in `text`, and its `(`.
 fn next_aggregate_call(text: &str) -> Option<(usize, usize)> {
     let call =
@@ -317,21 +354,14 @@ fn matching_paren(text: &str, open: usize) -> Option<usize> {
     None
 }
 
-/// The names `count(TEXT)` and the other aggregates over a text go by.
+/// The names `count(TEXT)` goes by (the other aggregates' names are in
+/// [`next_aggregate_call`]'s pattern).
 const COUNT: [&str; 3] = ["count", "len", "lines"];
-const AGGREGATES: [&str; 10] = [
-    "count", "len", "lines", "sum", "total", "mean", "avg", "average", "min", "max",
-];
 
 /// The lower-cased name an expression opens with, when it opens with a call.
 fn called_name(expression: &str) -> Option<String> {
     let t = expression.trim();
     Some(t[..t.find('(')?].trim().to_ascii_lowercase())
-}
-
-/// Whether `expression` opens with a call of an aggregate over a text (`sum(...)`).
-pub(super) fn opens_with_aggregate(expression: &str) -> bool {
-    called_name(expression).is_some_and(|name| AGGREGATES.contains(&name.as_str()))
 }
 
 fn aggregate_over_text(expression: &str) -> Option<Result<f64, String>> {

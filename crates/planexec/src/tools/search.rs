@@ -142,6 +142,38 @@ pub(super) fn field_of(document: &Value, field: &str) -> Result<Value, String> {
     value_at(document, &keys, &mut Vec::new())
 }
 
+/// [`field_of`], or where its path is wrong (`server.port` in a file with a
+/// top-level `port`) the one value anywhere in the document under the
+/// path's last key: a planner guesses the nesting, not the name. Two or
+/// more such values leave the error as it was.
+fn field_or_only_key(document: &Value, field: &str) -> Result<Value, String> {
+    field_of(document, field).or_else(|error| {
+        let last = field.rsplit('.').next().unwrap_or(field).trim();
+        let mut found = Vec::new();
+        values_named(document, last, &mut found);
+        match found.as_slice() {
+            [only] if last.parse::<usize>().is_err() => Ok((*only).clone()),
+            _ => Err(error),
+        }
+    })
+}
+
+/// Every value under the key `name`, at any depth of `at`.
+fn values_named<'a>(at: &'a Value, name: &str, found: &mut Vec<&'a Value>) {
+    match at {
+        Value::Object(map) => {
+            for (key, value) in map {
+                if key == name {
+                    found.push(value);
+                }
+                values_named(value, name, found);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| values_named(item, name, found)),
+        _ => {}
+    }
+}
+
 fn value_at<'a>(at: &Value, keys: &[&'a str], walked: &mut Vec<&'a str>) -> Result<Value, String> {
     let Some((key, rest)) = keys.split_first() else {
         return Ok(at.clone());
@@ -211,7 +243,7 @@ impl Tool for ReadJson {
         let text = tokio::fs::read_to_string(&full).await.map_err(|e| io_error(path, e))?;
         let document: Value =
             serde_json::from_str(&text).map_err(|e| ToolError::failed(format!("`{path}` is not valid JSON: {e}")))?;
-        field_of(&document, field).map_err(|why| ToolError::invalid_args(format!("`{path}`: {why}")))
+        field_or_only_key(&document, field).map_err(|why| ToolError::invalid_args(format!("`{path}`: {why}")))
     }
 }
 
@@ -304,6 +336,8 @@ mod tests {
         let none = call("items.price").await.unwrap_err();
         assert!(none.message.contains("no `price` in"), "{}", none.message);
         assert_eq!(call("").await.unwrap()["name"], json!("svc"));
+        // A wrong nesting finds the one value of that name.
+        assert_eq!(call("deps.tokio").await.unwrap(), json!("1.38.0"));
         let missing = call("dependencies.serde").await.unwrap_err();
         assert!(
             missing
