@@ -74,7 +74,7 @@ impl PrefixStore {
             .map_or(0, |d| d.as_nanos());
         let canonical = fs::canonicalize(model_path).unwrap_or_else(|_| model_path.to_path_buf());
         let identity = format!(
-            "{}|{}|{modified}|{n_ctx}|planexec-local {}|sequence state",
+            "{}|{}|{modified}|{n_ctx}|planexec-local {}|sequence state on a 64-token grid",
             canonical.display(),
             meta.map_or(0, |m| m.len()),
             env!("CARGO_PKG_VERSION")

@@ -7,7 +7,12 @@ mod common;
 use planexec::llm::{ChatModel, ChatRequest, Message};
 use planexec_local::{EngineConfig, LocalModel};
 
-const SYSTEM: &str = "You are a terse assistant inside a test. Answer in a few words.";
+/// Long enough (over 64 tokens, one cell of the engine's evaluation grid)
+/// that the second request can borrow the first one's cells for it.
+const SYSTEM: &str =
+    "You are a terse assistant inside a test of a language model runtime that runs two requests at once. \
+Answer in a few words, with no preamble, no explanation and no closing remark. When asked for a list, give only \
+its items, separated as the question asks, in their usual order, and stop after the last one.";
 
 fn question(text: &str) -> ChatRequest {
     let mut request = ChatRequest::new(

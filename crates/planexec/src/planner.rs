@@ -237,10 +237,31 @@ fn mend(
     candidate: Plan,
     errors: &PlanErrors,
 ) -> Option<Plan> {
-    let mended = accept(plan::repaired(candidate, errors, &ctx.tools)?).ok()?;
-    tracing::warn!("the plan was mended where the planner did not fix it:\n{errors}");
-    Some(mended)
+    // A mended plan is checked again, and may then show errors the first
+    // check stopped before (a plan that failed validation was never checked
+    // for the task's outputs): those are mended too, a few rounds at most.
+    let mut plan = candidate;
+    let mut errors = errors.clone();
+    let mut mended_errors = Vec::new();
+    for _ in 0..MEND_ROUNDS {
+        plan = plan::repaired(plan, &errors, &ctx.tools)?;
+        mended_errors.push(errors.to_string());
+        match accept(plan.clone()) {
+            Ok(accepted) => {
+                tracing::warn!(
+                    "the plan was mended where the planner did not fix it:\n{}",
+                    mended_errors.join("\n")
+                );
+                return Some(accepted);
+            }
+            Err(more) => errors = more,
+        }
+    }
+    None
 }
+
+/// Most rounds of mending a plan before the planner is asked again.
+const MEND_ROUNDS: usize = 3;
 
 /// Ask `role` for a plan until `accept` takes one, re-asking with the errors.
 pub(crate) async fn request_plan(

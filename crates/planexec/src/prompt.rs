@@ -16,8 +16,9 @@ pub(crate) fn system_prompt(tools: &ToolRegistry, mode: Mode, agents: &[AgentPro
         Mode::Ask | Mode::Auto => "",
     };
     format!(
-        "You are one part of a plan-and-execute agent. A planner breaks a task into steps that call tools; an executor carries out single steps; a replanner revises a plan after a failure; a synthesizer writes the final answer from the step results. The instructions that follow say which part you are now and what to do.\n\nTools available in this run:\n{}{rule}\nHow plans are written (for the planner and replanner):\n{}{}",
+        "You are one part of a plan-and-execute agent. A planner breaks a task into steps that call tools; an executor carries out single steps; a replanner revises a plan after a failure; a synthesizer writes the final answer from the step results. The instructions that follow say which part you are now and what to do.\n\nTools available in this run:\n{}{rule}{}\nHow plans are written (for the planner and replanner):\n{}{}",
         tool_catalog(tools),
+        tool_hints(tools),
         PLAN_FORMAT,
         agent_catalog(tools, agents)
     )
@@ -46,6 +47,39 @@ pub(crate) fn tool_lines(entries: &[std::sync::Arc<crate::tools::ToolEntry>]) ->
             t.description(),
             entry.declared_effect().as_str(),
         ));
+    }
+    out
+}
+
+/// Which built-in tool does a common step in one call, for the tools this
+/// run has (a small planner otherwise reads a whole file and hands the rest
+/// to a reasoning step, or forces it through the calculator). Empty when it
+/// has none of them, so other tool sets pay no tokens for it.
+pub(crate) fn tool_hints(tools: &ToolRegistry) -> String {
+    const HINTS: [(&str, &str); 5] = [
+        (
+            "search",
+            "to count or list the lines of a file that contain a text, use search",
+        ),
+        ("read_json", "to read one field of a JSON file, use read_json"),
+        ("glob", "to list the files of a kind (such as *.csv), use glob"),
+        ("sort_lines", "to sort lines, use sort_lines"),
+        (
+            "set_value",
+            "to change one setting in a file, use set_value (not write_file)",
+        ),
+    ];
+    let mut out = String::new();
+    let hints: Vec<&str> = HINTS
+        .iter()
+        .filter(|(tool, _)| tools.get(tool).is_some())
+        .map(|(_, hint)| *hint)
+        .collect();
+    if !hints.is_empty() {
+        out.push_str(&format!("Which tool fits: {}.\n", hints.join("; ")));
+    }
+    if tools.get("calculator").is_some() {
+        out.push_str("With a rate such as \"1 mile = 1.609344 km\", km to miles is {{s1}} / 1.609344 and miles to km is {{s1}} * 1.609344. Round in the same expression: round({{s1}} / 1.609344, 2).\n");
     }
     out
 }
@@ -146,8 +180,6 @@ where each step is
 Rules:
 - Use a tool whenever one fits, and give it exactly the args it lists. Do arithmetic with a calculator tool when there is one, never in a reasoning step.
 - The calculator does arithmetic, and count, sum, mean, min and max of a text's lines. To filter, extract, change the case of or pick something from a text, use a reasoning step that depends on the step with the text.
-- When there are tools for it: to count or list the lines of a file that contain a text, use search; to read one field of a JSON file, use read_json; to list the files of a kind (such as *.csv), use glob; to sort lines, use sort_lines; to change one setting in a file, use set_value (not write_file).
-- A rate "1 A = x B" turns A into B by multiplying by x, and B into A by dividing by x. Round in the same expression: round({{s1}} / x, 2).
 - Read only files the workspace listing shows. Numbers and text given in the task are used as they are (in args, in a calculator expression), never read from a file.
 - If the task needs a file that does not exist, reply with "steps": [] and "infeasible": "<the file> does not exist".
 - "tool": null is a reasoning step: a model does it from the results of the steps in its depends_on. Give it "args": {}.

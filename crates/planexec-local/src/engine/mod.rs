@@ -133,6 +133,19 @@ pub struct Generation {
 /// loading a state (tens of MB, checksummed) must cost less than evaluating it.
 const MIN_SHARED: usize = 48;
 
+/// Prompt tokens are evaluated in batches of the cells of a grid of this
+/// many positions, and every prefix kept, lent or saved ends on the grid.
+/// The floats a batch gives depend on which tokens are in it, so with
+/// batches cut anywhere, a prompt's reply changed with whichever saved
+/// state or cached sequence it started from; on the grid, every token is
+/// evaluated beside the same ones each time, and a run is repeatable.
+const GRID: usize = 64;
+
+/// `n` rounded down to the grid.
+fn on_grid(n: usize) -> usize {
+    n / GRID * GRID
+}
+
 /// How much of a prompt the caches gave (`read`) and took (`written`), in tokens.
 struct PromptCache {
     read: usize,
@@ -258,6 +271,7 @@ fn worker(
         model: &model,
         template,
         cached: vec![Vec::new(); sequences as usize],
+        exact: vec![0; sequences as usize],
         prefix_reuse: config.prefix_reuse,
         prefix_store: config
             .prefix_states
@@ -286,6 +300,10 @@ struct State<'m> {
     template: LlamaChatTemplate,
     /// For each sequence, the tokens whose keys and values it holds, in order.
     cached: Vec<Vec<LlamaToken>>,
+    /// For each sequence, how many of its first tokens were evaluated in
+    /// whole cells of the [`GRID`] (or loaded as such): only these are
+    /// reused, so a reuse gives the numbers a fresh evaluation would.
+    exact: Vec<usize>,
     prefix_reuse: bool,
     prefix_store: Option<PrefixStore>,
     forced: ForcedText,
@@ -299,6 +317,7 @@ impl State<'_> {
     fn decode(&mut self, ctx: &mut LlamaContext<'_>, batch: &mut LlamaBatch, doing: &str) -> Result<(), String> {
         ctx.decode(batch).map_err(|e| {
             self.cached.iter_mut().for_each(Vec::clear);
+            self.exact.iter_mut().for_each(|n| *n = 0);
             ctx.clear_kv_cache();
             let why = format!("{doing} failed: {e}");
             self.lost = Some(why.clone());

@@ -8,7 +8,7 @@ use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::LlamaChatMessage;
 use llama_cpp_2::token::LlamaToken;
 
-use super::{Job, PromptCache, State, MIN_SHARED};
+use super::{on_grid, Job, PromptCache, State, GRID, MIN_SHARED};
 use crate::prefix_store::{Lookup, PrefixStore};
 
 fn common_prefix(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
@@ -65,7 +65,8 @@ impl State<'_> {
     }
 
     /// Evaluate `tokens[from..]` into sequence `seq` (which holds
-    /// `tokens[..from]`), asking for logits of the last one when `logits` is set.
+    /// `tokens[..from]`), one cell of the [`GRID`] per batch, asking for
+    /// logits of the last one when `logits` is set.
     fn evaluate(
         &mut self,
         ctx: &mut LlamaContext<'_>,
@@ -75,18 +76,23 @@ impl State<'_> {
         from: usize,
         logits: bool,
     ) -> Result<(), String> {
-        let n_batch = ctx.n_batch() as usize;
+        let cell = GRID.min(ctx.n_batch() as usize);
         let last = tokens.len() - 1;
-        for (ci, chunk) in tokens[from..].chunks(n_batch).enumerate() {
+        let mut start = from;
+        while start < tokens.len() {
+            let end = ((start / cell + 1) * cell).min(tokens.len());
             batch.clear();
-            for (j, &t) in chunk.iter().enumerate() {
-                let pos = from + ci * n_batch + j;
+            for (pos, &t) in tokens.iter().enumerate().take(end).skip(start) {
                 batch
                     .add(t, pos as i32, &[seq], logits && pos == last)
                     .map_err(|e| format!("batch: {e}"))?;
             }
             self.decode(ctx, batch, "evaluating the prompt")?;
-            self.cached[seq as usize].extend_from_slice(chunk);
+            self.cached[seq as usize].extend_from_slice(&tokens[start..end]);
+            if start % cell == 0 && end % cell == 0 && self.exact[seq as usize] == start {
+                self.exact[seq as usize] = end;
+            }
+            start = end;
         }
         Ok(())
     }
@@ -127,6 +133,7 @@ impl State<'_> {
         match store.load(ctx, seq, prefix) {
             Lookup::Loaded => {
                 self.cached[seq as usize] = prefix.to_vec();
+                self.exact[seq as usize] = on_grid(prefix.len());
                 self.stats.lock().unwrap().prefix_loads += 1;
                 Some(PromptCache {
                     read: prefix.len(),
@@ -135,6 +142,7 @@ impl State<'_> {
             }
             Lookup::Broken(_) => {
                 self.cached[seq as usize].clear();
+                self.exact[seq as usize] = 0;
                 self.stats.lock().unwrap().prefix_rebuilds += 1;
                 None
             }
@@ -157,8 +165,8 @@ impl State<'_> {
         tokens: &[LlamaToken],
     ) -> Result<PromptCache, String> {
         let last = tokens.len() - 1;
-        let saved = store.longest_saved(tokens).min(last);
-        let shared = store.shared_prefix(tokens).min(last);
+        let saved = on_grid(store.longest_saved(tokens).min(last));
+        let shared = on_grid(store.shared_prefix(tokens).min(last));
         store.remember(tokens);
         let mut loaded = None;
         if saved > self.cached[seq as usize].len() {
@@ -167,7 +175,7 @@ impl State<'_> {
         // What the sequence holds (nothing after a failed load).
         let held = self.cached[seq as usize].len();
         let mut cache = loaded.unwrap_or(PromptCache { read: held, written: 0 });
-        let system = self.system_prefix_len(job, tokens).unwrap_or(0);
+        let system = on_grid(self.system_prefix_len(job, tokens).unwrap_or(0));
         if system > held {
             cache = self.restore_prefix(ctx, batch, store, seq, &tokens[..system])?;
         }
@@ -179,6 +187,14 @@ impl State<'_> {
             cache.written += shared;
         }
         Ok(cache)
+    }
+
+    /// How much of `tokens` (short of its last, which is evaluated for its
+    /// logits) sequence `seq` holds and may reuse or lend: on the grid, and
+    /// only what was evaluated there (not a reply's tokens).
+    fn reusable(&self, seq: i32, tokens: &[LlamaToken]) -> usize {
+        let held = common_prefix(&self.cached[seq as usize], tokens).min(tokens.len() - 1);
+        on_grid(held.min(self.exact[seq as usize]))
     }
 
     /// Keep the first `keep` tokens of sequence `seq`; what it keeps.
@@ -193,6 +209,7 @@ impl State<'_> {
             }
         };
         cached.truncate(keep);
+        self.exact[seq as usize] = self.exact[seq as usize].min(keep);
         keep
     }
 
@@ -209,17 +226,16 @@ impl State<'_> {
         job: &Job,
         tokens: &[LlamaToken],
     ) -> Result<PromptCache, String> {
-        let last = tokens.len() - 1;
         let own = if self.prefix_reuse {
-            common_prefix(&self.cached[seq as usize], tokens)
+            self.reusable(seq, tokens)
         } else {
             0
         };
-        let mut keep = self.truncate(ctx, seq, own.min(last));
+        let mut keep = self.truncate(ctx, seq, own);
         // Another sequence may hold more of the prompt: its cells are shared, not copied.
         let donor = (0..self.cached.len() as i32)
             .filter(|&s| s != seq && self.prefix_reuse)
-            .map(|s| (s, common_prefix(&self.cached[s as usize], tokens).min(last)))
+            .map(|s| (s, self.reusable(s, tokens)))
             .max_by_key(|&(_, n)| n)
             .filter(|&(_, n)| n > keep);
         if let Some((donor, n)) = donor {
@@ -228,12 +244,14 @@ impl State<'_> {
                 .is_ok()
             {
                 self.cached[seq as usize].extend_from_slice(&tokens[keep..n]);
+                self.exact[seq as usize] = n;
                 keep = n;
             }
         }
         for idle in (0..self.cached.len() as i32).filter(|s| *s != seq && !busy.contains(s)) {
             let _ = ctx.clear_kv_cache_seq(Some(idle as u32), None, None);
             self.cached[idle as usize].clear();
+            self.exact[idle as usize] = 0;
         }
         let cache = match self.prefix_store.clone() {
             Some(store) => self.restore_saved_prefixes(ctx, batch, &store, seq, job, tokens)?,

@@ -86,8 +86,8 @@ pub fn values_read_as_files(plan: &Plan, tools: &ToolRegistry) -> Vec<PlanError>
 const LOOKED_AT_BYTES: u64 = 64 * 1024;
 
 /// An error for each calculator step that uses, as one number in its
-/// arithmetic, the text of a file the workspace holds that is not one number
-/// (`{{s1}} + {{s1}}` over a price list, `{{s1}} / count({{s1}})` over four
+/// arithmetic, the text of a file the workspace holds that is a list of
+/// lines (`{{s1}} + {{s1}}` over a price list, `{{s1}} / count({{s1}})` over four
 /// scores). The file is there to look at, so the run need not find out by
 /// failing; the error says which aggregate to use instead.
 pub fn texts_used_as_numbers(plan: &Plan, tools: &ToolRegistry) -> Vec<PlanError> {
@@ -115,8 +115,11 @@ pub fn texts_used_as_numbers(plan: &Plan, tools: &ToolRegistry) -> Vec<PlanError
         let mut problems = Vec::new();
         for r in super::refs::find_references(&arithmetic) {
             let Some((path, text)) = text_of(&r.step) else { continue };
-            if text.trim().parse::<f64>().is_err() && !problems.iter().any(|p: &String| p.contains(&path)) {
-                let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
+            // A list (more than one line) is never one number; a line with
+            // a number in words ("Price: 12") is left to the run, whose
+            // executor can take the number out.
+            let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
+            if lines > 1 && !problems.iter().any(|p: &String| p.contains(&path)) {
                 problems.push(format!(
                     "{{{{{id}}}}} is the text of {path} ({lines} lines), not one number, so it cannot stand in arithmetic: use sum({{{{{id}}}}}), mean({{{{{id}}}}}), min, max or count({{{{{id}}}}}) of it",
                     id = r.step
@@ -180,10 +183,11 @@ mod tests {
     }
 
     #[test]
-    fn a_files_text_in_arithmetic_is_an_error_unless_it_is_one_number() {
+    fn a_files_lines_in_arithmetic_are_an_error_and_one_line_is_not() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("prices.txt"), "apple 1.25\nbread 3.40\n").unwrap();
         std::fs::write(dir.path().join("km.txt"), " 42.195\n").unwrap();
+        std::fs::write(dir.path().join("price.txt"), "Price: 12\n").unwrap();
         let tools = builtin::registry(Workspace::new(dir.path()).unwrap());
         let with = |path: &str, expression: &str| {
             plan(serde_json::json!([
@@ -195,7 +199,8 @@ mod tests {
         let message = errors[0].to_string();
         assert_eq!(errors.len(), 1);
         assert!(
-            message.contains("{{s1}} is the text of prices.txt (2 lines), not one number") && message.contains("sum({{s1}})"),
+            message.contains("{{s1}} is the text of prices.txt (2 lines), not one number")
+                && message.contains("sum({{s1}})"),
             "{message}"
         );
         for fine in [
@@ -203,6 +208,7 @@ mod tests {
             with("prices.txt", "sum({{s1}}) / count({{s1}})"),
             with("km.txt", "round({{s1}} / 1.609344, 2)"),
             with("missing.txt", "{{s1}} * 2"),
+            with("price.txt", "{{s1}} * 2"),
         ] {
             assert!(texts_used_as_numbers(&fine, &tools).is_empty(), "{fine:?}");
         }

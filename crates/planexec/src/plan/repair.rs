@@ -37,11 +37,16 @@ pub fn repaired(mut plan: Plan, errors: &PlanErrors, tools: &ToolRegistry) -> Op
 /// (what the error asks the planner to do). Only when exactly one step is
 /// final (no step depends on it) and it changes nothing itself.
 fn write_last_result(plan: &mut Plan, path: &str) -> Option<()> {
-    let finals: Vec<&Step> = plan
+    let mut finals: Vec<&Step> = plan
         .steps
         .iter()
         .filter(|s| !plan.steps.iter().any(|o| o.depends_on.contains(&s.id)))
         .collect();
+    // A look no step builds on (a listing left beside the real work) is
+    // not the result, when one final step builds on others.
+    if finals.len() > 1 && finals.iter().filter(|s| !s.depends_on.is_empty()).count() == 1 {
+        finals.retain(|s| !s.depends_on.is_empty());
+    }
     let [last] = finals.as_slice() else { return None };
     if last.tool.as_deref() == Some("write_file") {
         return None;
@@ -302,6 +307,15 @@ mod tests {
         assert_eq!(last.depends_on, ["s2"]);
         assert!(super::super::validate(&mended, &tools, &Default::default()).is_ok());
 
+        // A listing nobody uses beside the work is not the result.
+        let mut with_a_look = unwritten.clone();
+        with_a_look.steps.insert(
+            0,
+            serde_json::from_value(json!({"id": "s0", "description": "look", "tool": "list_dir", "args": {"path": "photos"}, "depends_on": []})).unwrap(),
+        );
+        let mended = repaired(with_a_look, &errors, &tools).unwrap();
+        assert_eq!(mended.steps.last().unwrap().depends_on, ["s2"]);
+
         // Two final steps: which one is the answer is not known.
         let mut two = unwritten;
         two.steps[1].depends_on.clear();
@@ -362,7 +376,9 @@ mod tests {
         let mended = repaired(with("How many files are there"), &invalid, &tools).unwrap();
         assert_eq!(mended.steps[1].args["expression"], json!("count({{s1}})"));
         let mut added_by_hand = with("add up the prices");
-        added_by_hand.steps[1].args.insert("expression".into(), json!("{{s1}} + {{s1}} + {{s1}}"));
+        added_by_hand.steps[1]
+            .args
+            .insert("expression".into(), json!("{{s1}} + {{s1}} + {{s1}}"));
         let mended = repaired(added_by_hand, &invalid, &tools).unwrap();
         assert_eq!(mended.steps[1].args["expression"], json!("sum({{s1}})"));
         // Nothing named, or two things: the step's description is handed to a model.

@@ -56,7 +56,7 @@ impl Tool for ReadFile {
         "read_file"
     }
     fn description(&self) -> &str {
-        "Read a UTF-8 text file inside the workspace and return its contents."
+        "Read a UTF-8 text file inside the workspace and return its contents. The path may be a pattern such as inbox/* that matches one file."
     }
     fn parameters(&self) -> Value {
         string_args(&[("path", "file path relative to the workspace root")])
@@ -302,7 +302,10 @@ mod tests {
         let why = Calculator
             .plan_check(&json!({"expression": "{{s1}} / count(scores.txt)"}))
             .unwrap();
-        assert!(why.contains("`count(scores.txt)` works on the text written in it"), "{why}");
+        assert!(
+            why.contains("`count(scores.txt)` works on the text written in it"),
+            "{why}"
+        );
         let why = Calculator
             .plan_check(&json!({"expression": "upper('ada lovelace')"}))
             .unwrap();
