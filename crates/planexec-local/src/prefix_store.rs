@@ -74,10 +74,11 @@ impl PrefixStore {
             .map_or(0, |d| d.as_nanos());
         let canonical = fs::canonicalize(model_path).unwrap_or_else(|_| model_path.to_path_buf());
         let identity = format!(
-            "{}|{}|{modified}|{n_ctx}|planexec-local {}|sequence state on a 64-token grid",
+            "{}|{}|{modified}|{n_ctx}|planexec-local {}|sequence state on a {}-token grid",
             canonical.display(),
             meta.map_or(0, |m| m.len()),
-            env!("CARGO_PKG_VERSION")
+            env!("CARGO_PKG_VERSION"),
+            crate::engine::GRID
         );
         let identity_key = hex(&Sha256::digest(identity.as_bytes()))[..16].to_string();
         PrefixStore {

@@ -7,7 +7,7 @@ mod common;
 use planexec::llm::{ChatModel, ChatRequest, Message};
 use planexec_local::{EngineConfig, LocalModel};
 
-/// Long enough (over 64 tokens, one cell of the engine's evaluation grid)
+/// Long enough (well over 16 tokens, one cell of the engine's evaluation grid)
 /// that the second request can borrow the first one's cells for it.
 const SYSTEM: &str =
     "You are a terse assistant inside a test of a language model runtime that runs two requests at once. \

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use planexec::llm::{ChatModel, ChatRequest, Message};
 use planexec_local::{EngineConfig, EngineStats, LocalModel};
 
-/// Longer than one cell of the engine's 64-token grid (states end on it).
+/// Longer than one cell of the engine's 16-token grid (states end on it).
 const SYSTEM: &str =
     "You are a terse assistant inside a test of saved prompt states. You answer with one word, in lower case, \
 and nothing else: no punctuation, no explanation, no greeting and no closing remark. The questions are about \
@@ -129,9 +129,9 @@ explanation and nothing before or after it. Questions:";
         let (_, usage, stats) = ask_with(&states, SYSTEM, &format!("{head} Which colour comes last? Be brief.")).await;
         assert_eq!((stats.prefix_loads, stats.prefix_saves), (1, 0), "{stats:?}");
         assert_eq!(usage.cache_read_tokens, shared, "{usage:?}");
-        // States end on the 64-token grid: at most one cell before the question.
+        // States end on the 16-token grid: at most one cell before the question.
         assert!(
-            usage.prompt_tokens - usage.cache_read_tokens < 64 + 20,
+            usage.prompt_tokens - usage.cache_read_tokens < 16 + 20,
             "only the question is evaluated: {usage:?}"
         );
     });

@@ -139,7 +139,7 @@ const MIN_SHARED: usize = 48;
 /// batches cut anywhere, a prompt's reply changed with whichever saved
 /// state or cached sequence it started from; on the grid, every token is
 /// evaluated beside the same ones each time, and a run is repeatable.
-const GRID: usize = 64;
+pub(crate) const GRID: usize = 16;
 
 /// `n` rounded down to the grid.
 fn on_grid(n: usize) -> usize {
