@@ -334,6 +334,7 @@ async fn an_answer_that_only_repeats_the_last_calls_error_fails_the_step() {
     model.replies(
         Role::Agent,
         vec![
+            call("read_file", json!({"path": "reports/a.txt"})),
             call("read_file", json!({"path": "reports/c.txt"})),
             ScriptedReply::text("error: `reports/c.txt` does not exist"),
         ],
@@ -355,6 +356,7 @@ async fn an_answer_that_only_repeats_the_last_calls_error_fails_the_step() {
     model.replies(
         Role::Agent,
         vec![
+            call("read_file", json!({"path": "reports/b.txt"})),
             call("read_file", json!({"path": "reports/c.txt"})),
             ScriptedReply::text(
                 "There is no c.txt; the supplier, from reports/b.txt read earlier, is Acme Widgets Ltd.",
@@ -365,6 +367,79 @@ async fn an_answer_that_only_repeats_the_last_calls_error_fails_the_step() {
     let agent = folder.builder(&model, options(Mode::Auto)).build();
     let report = agent.run_plan("t", agent_plan("worker")).await;
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+}
+
+/// An answer before any call succeeded is a guess: while the loop may still
+/// call, the agent is sent to look, and its answer after looking is the output.
+#[tokio::test]
+async fn an_answer_before_any_call_succeeded_sends_the_agent_to_look() {
+    let folder = Folder::new();
+    let model = Arc::new(ScriptedModel::new());
+    model.replies(
+        Role::Agent,
+        vec![
+            call("read_file", json!({"path": "reports/0.txt"})),
+            ScriptedReply::text("42"),
+            call("read_file", json!({"path": "reports/b.txt"})),
+            ScriptedReply::text("Acme Widgets Ltd."),
+        ],
+    );
+    model.always(Role::Synthesizer, ScriptedReply::text("ok"));
+    let agent = folder.builder(&model, options(Mode::Auto)).build();
+    let report = agent.run_plan("t", agent_plan("worker")).await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    assert_eq!(report.step("s1").unwrap().output, Some(json!("Acme Widgets Ltd.")));
+    // The failed read told it what the folder holds; the guess was sent back.
+    let third = turn_text(&model, 2);
+    assert!(
+        third.contains("the folder holds: reports/a.txt, reports/b.txt"),
+        "{third}"
+    );
+    assert!(third.contains("that answer is a guess"), "{third}");
+}
+
+/// A bare number no result shows is asked about once; the answer after
+/// that stands.
+#[tokio::test]
+async fn a_number_no_result_shows_is_asked_about_once() {
+    let folder = Folder::new();
+    std::fs::write(folder.dir.path().join("reports/n.txt"), "41").unwrap();
+    let model = Arc::new(ScriptedModel::new());
+    model.replies(
+        Role::Agent,
+        vec![
+            call("list_dir", json!({"path": "reports"})),
+            ScriptedReply::text("42"),
+            call("read_file", json!({"path": "reports/n.txt"})),
+            ScriptedReply::text("41"),
+        ],
+    );
+    model.always(Role::Synthesizer, ScriptedReply::text("ok"));
+    let agent = folder.builder(&model, options(Mode::Auto)).build();
+    let report = agent.run_plan("t", agent_plan("worker")).await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    assert_eq!(report.step("s1").unwrap().output, Some(json!("41")));
+    assert!(turn_text(&model, 2).contains("42 appears in no result above"));
+
+    // Asked once and still unseen: the step fails, nothing is handed on.
+    let model = Arc::new(ScriptedModel::new());
+    model.replies(
+        Role::Agent,
+        vec![
+            call("list_dir", json!({"path": "reports"})),
+            ScriptedReply::text("42"),
+            ScriptedReply::text("42"),
+        ],
+    );
+    model.always(Role::Synthesizer, ScriptedReply::text("ok"));
+    let agent = folder.builder(&model, options(Mode::Auto)).build();
+    let report = agent.run_plan("t", agent_plan("worker")).await;
+    assert_ne!(report.status, RunStatus::Succeeded);
+    let error = report.step("s1").unwrap().error.clone().unwrap_or_default();
+    assert!(
+        error.contains("answered 42, which no result of its calls shows"),
+        "{error}"
+    );
 }
 
 /// An agent step that never answers (it lists the folder for both its turns)

@@ -50,6 +50,7 @@ pub(super) async fn run(
         .collect();
     let mut history = opening(ctx, plan, step, deps, profile, &tools);
     let mut problem = None;
+    let mut checked_number = false;
     for turn in 1..=profile.max_turns {
         let may_call = turn < profile.max_turns && !tools.is_empty();
         // The first turn acts: an agent step is one that must look before it
@@ -77,6 +78,35 @@ pub(super) async fn run(
             .await?;
         }
         match calls::reply_of(&response) {
+            // An answer with nothing under it is a guess (a small model reads
+            // a made-up name, is told what the folder holds, and answers a
+            // number anyway): while it may still call, it is sent to look.
+            Reply::Text(text) if !text.trim().is_empty() && may_call && unfounded(step, tally) => {
+                history.push(Message::assistant(text.clone()));
+                history.push(Message::user(
+                    "No call has succeeded yet, so that answer is a guess. Call the tool that gets what the step needs; the results above say what exists.",
+                ));
+                problem = Some("it answered before any call succeeded".to_string());
+            }
+            // A bare number that no result shows (`42` after a listing) is
+            // asked about once: a small model answers from its guess.
+            Reply::Text(text) if may_call && !checked_number && unseen_number(text.trim(), step, tally) => {
+                checked_number = true;
+                history.push(Message::assistant(text.clone()));
+                history.push(Message::user(format!(
+                    "{} appears in no result above. If the step's answer is in a file, read it; if you worked it out, check it with a tool. Then answer.",
+                    text.trim()
+                )));
+                problem = Some("it answered a number no result shows".to_string());
+            }
+            // Asked once (or out of turns), and still a number nothing
+            // shows: not a result.
+            Reply::Text(text) if (checked_number || !may_call) && unseen_number(text.trim(), step, tally) => {
+                return Err(format!(
+                    "agent `{name}` answered {}, which no result of its calls shows",
+                    text.trim()
+                ))
+            }
             Reply::Text(text) if !text.trim().is_empty() => return answer_or_echoed_error(name, text.trim(), problem),
             Reply::Text(_) => {
                 problem = Some("the reply was empty".to_string());
@@ -124,12 +154,38 @@ pub(super) async fn run(
 /// does that when it is stuck, and taken as a result the error text would be
 /// written on as if it were the work (the step failed, so say so).
 fn answer_or_echoed_error(name: &str, answer: &str, last_error: Option<String>) -> Result<Value, String> {
+    let bare = answer.trim_start_matches("error:").trim();
+    let echoes = |error: &str| {
+        (answer.contains(error.trim()) && answer.len() <= error.len() + 40)
+            || (bare.len() >= 10 && error.contains(bare))
+    };
     match last_error {
-        Some(error) if answer.contains(error.trim()) && answer.len() <= error.len() + 40 => {
-            Err(format!("agent `{name}` ended on the error of its last call: {error}"))
-        }
+        Some(error) if echoes(&error) => Err(format!("agent `{name}` ended on the error of its last call: {error}")),
         _ => Ok(Value::String(answer.to_string())),
     }
+}
+
+/// Whether an answer now would rest on nothing: the step has no
+/// dependencies' results to work from and none of its calls succeeded.
+fn unfounded(step: &Step, tally: &Tally) -> bool {
+    step.depends_on.is_empty() && !tally.calls.iter().any(|c| c.succeeded())
+}
+
+/// Whether `answer` is a bare number that neither the step's own text nor
+/// any result its calls got shows. Steps with dependencies are not checked:
+/// their answer may come from their dependencies' results.
+fn unseen_number(answer: &str, step: &Step, tally: &Tally) -> bool {
+    if answer.parse::<f64>().is_err() || !step.depends_on.is_empty() {
+        return false;
+    }
+    let shown = |text: &str| text.contains(answer);
+    !shown(&step.description)
+        && !tally
+            .calls
+            .iter()
+            .filter(|c| c.succeeded())
+            .filter_map(|c| c.output.as_ref())
+            .any(|output| shown(&plan::value_as_text(output)))
 }
 
 /// Times a turn that repeats an earlier call is asked again (with temperature).
