@@ -325,23 +325,31 @@ async fn a_call_written_as_text_is_run_and_an_unanswered_loop_fails() {
     assert!(error.contains("no answer in 3 turns"), "{error}");
 }
 
+/// Run the supplier plan with the agent loop answering `replies` in turn;
+/// the report and the model (for what each turn was sent).
+async fn run_agent_with(folder: &Folder, replies: Vec<ScriptedReply>) -> (planexec::RunReport, Arc<ScriptedModel>) {
+    let model = Arc::new(ScriptedModel::new());
+    model.replies(Role::Agent, replies);
+    model.always(Role::Synthesizer, ScriptedReply::text("ok"));
+    let agent = folder.builder(&model, options(Mode::Auto)).build();
+    let report = agent.run_plan("t", agent_plan("worker")).await;
+    (report, model)
+}
+
 /// A small model that is stuck answers with the error its last call got.
 /// That is no result: taken as one, it would be written on as the work.
 #[tokio::test]
 async fn an_answer_that_only_repeats_the_last_calls_error_fails_the_step() {
     let folder = Folder::new();
-    let model = Arc::new(ScriptedModel::new());
-    model.replies(
-        Role::Agent,
+    let (report, _) = run_agent_with(
+        &folder,
         vec![
             call("read_file", json!({"path": "reports/a.txt"})),
             call("read_file", json!({"path": "reports/c.txt"})),
             ScriptedReply::text("error: `reports/c.txt` does not exist"),
         ],
-    );
-    model.always(Role::Synthesizer, ScriptedReply::text("ok"));
-    let agent = folder.builder(&model, options(Mode::Auto)).build();
-    let report = agent.run_plan("t", agent_plan("worker")).await;
+    )
+    .await;
     assert_ne!(report.status, RunStatus::Succeeded);
     let step = report.step("s1").unwrap();
     assert_eq!(step.output, None);
@@ -352,9 +360,8 @@ async fn an_answer_that_only_repeats_the_last_calls_error_fails_the_step() {
     );
 
     // An answer that says more than the error is the agent's answer.
-    let model = Arc::new(ScriptedModel::new());
-    model.replies(
-        Role::Agent,
+    let (report, _) = run_agent_with(
+        &folder,
         vec![
             call("read_file", json!({"path": "reports/b.txt"})),
             call("read_file", json!({"path": "reports/c.txt"})),
@@ -362,10 +369,8 @@ async fn an_answer_that_only_repeats_the_last_calls_error_fails_the_step() {
                 "There is no c.txt; the supplier, from reports/b.txt read earlier, is Acme Widgets Ltd.",
             ),
         ],
-    );
-    model.always(Role::Synthesizer, ScriptedReply::text("ok"));
-    let agent = folder.builder(&model, options(Mode::Auto)).build();
-    let report = agent.run_plan("t", agent_plan("worker")).await;
+    )
+    .await;
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
 }
 
@@ -374,19 +379,16 @@ async fn an_answer_that_only_repeats_the_last_calls_error_fails_the_step() {
 #[tokio::test]
 async fn an_answer_before_any_call_succeeded_sends_the_agent_to_look() {
     let folder = Folder::new();
-    let model = Arc::new(ScriptedModel::new());
-    model.replies(
-        Role::Agent,
+    let (report, model) = run_agent_with(
+        &folder,
         vec![
             call("read_file", json!({"path": "reports/0.txt"})),
             ScriptedReply::text("42"),
             call("read_file", json!({"path": "reports/b.txt"})),
             ScriptedReply::text("Acme Widgets Ltd."),
         ],
-    );
-    model.always(Role::Synthesizer, ScriptedReply::text("ok"));
-    let agent = folder.builder(&model, options(Mode::Auto)).build();
-    let report = agent.run_plan("t", agent_plan("worker")).await;
+    )
+    .await;
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
     assert_eq!(report.step("s1").unwrap().output, Some(json!("Acme Widgets Ltd.")));
     // The failed read told it what the folder holds; the guess was sent back.
@@ -404,36 +406,30 @@ async fn an_answer_before_any_call_succeeded_sends_the_agent_to_look() {
 async fn a_number_no_result_shows_is_asked_about_once() {
     let folder = Folder::new();
     std::fs::write(folder.dir.path().join("reports/n.txt"), "41").unwrap();
-    let model = Arc::new(ScriptedModel::new());
-    model.replies(
-        Role::Agent,
+    let (report, model) = run_agent_with(
+        &folder,
         vec![
             call("list_dir", json!({"path": "reports"})),
             ScriptedReply::text("42"),
             call("read_file", json!({"path": "reports/n.txt"})),
             ScriptedReply::text("41"),
         ],
-    );
-    model.always(Role::Synthesizer, ScriptedReply::text("ok"));
-    let agent = folder.builder(&model, options(Mode::Auto)).build();
-    let report = agent.run_plan("t", agent_plan("worker")).await;
+    )
+    .await;
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
     assert_eq!(report.step("s1").unwrap().output, Some(json!("41")));
     assert!(turn_text(&model, 2).contains("42 appears in no result above"));
 
     // Asked once and still unseen: the step fails, nothing is handed on.
-    let model = Arc::new(ScriptedModel::new());
-    model.replies(
-        Role::Agent,
+    let (report, _) = run_agent_with(
+        &folder,
         vec![
             call("list_dir", json!({"path": "reports"})),
             ScriptedReply::text("42"),
             ScriptedReply::text("42"),
         ],
-    );
-    model.always(Role::Synthesizer, ScriptedReply::text("ok"));
-    let agent = folder.builder(&model, options(Mode::Auto)).build();
-    let report = agent.run_plan("t", agent_plan("worker")).await;
+    )
+    .await;
     assert_ne!(report.status, RunStatus::Succeeded);
     let error = report.step("s1").unwrap().error.clone().unwrap_or_default();
     assert!(

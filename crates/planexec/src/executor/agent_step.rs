@@ -308,7 +308,17 @@ async fn call_tool(
         return Ok(replayed(ctx, step, &call_id, recorded, tally));
     }
     let record = execute(ctx, step, &call_id, &entry, args, tally).await?;
-    let error = record.error.clone().filter(|_| !record.succeeded());
+    let mut error = record.error.clone().filter(|_| !record.succeeded());
+    // A guessed name gets what its folder holds, so the loop looks instead
+    // of guessing again (only here: a planned tool step's repair must not
+    // swap a missing input for a file that happens to be there).
+    if let (Some(e), Some(path)) = (error.as_mut(), call.arguments.get("path").and_then(Value::as_str)) {
+        if e.contains("does not exist") {
+            if let Some(there) = ctx.tools.workspace().and_then(|w| w.beside(path)) {
+                e.push_str(&format!("; the folder holds: {there}"));
+            }
+        }
+    }
     let shown = match (&error, &record.output) {
         (Some(e), _) => format!("error: {e}"),
         (None, Some(output)) => crate::text::cut_to_budget(&plan::value_as_text(output), ctx.options.dependency_budget),

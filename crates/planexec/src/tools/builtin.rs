@@ -70,9 +70,7 @@ impl Tool for ReadFile {
         if super::glob::is_pattern(path) && !full.exists() {
             full = only_match(&self.0, path)?;
         }
-        let meta = tokio::fs::metadata(&full)
-            .await
-            .map_err(|e| with_what_is_there(&self.0, &full, io_error(path, e)))?;
+        let meta = tokio::fs::metadata(&full).await.map_err(|e| io_error(path, e))?;
         if meta.is_dir() {
             return Err(ToolError::invalid_args(format!("`{path}` is a folder; use list_dir")));
         }
@@ -91,41 +89,6 @@ impl Tool for ReadFile {
             ))),
         }
     }
-}
-
-/// Most names a "does not exist" error lists from the folder.
-const NAMES_SHOWN: usize = 10;
-
-/// `error` for a file that does not exist, with what its folder holds: a
-/// small model that guessed a name (`data/0.txt`) otherwise guesses again.
-fn with_what_is_there(workspace: &Workspace, full: &std::path::Path, mut error: ToolError) -> ToolError {
-    let Some(folder) = full.parent().filter(|f| f.is_dir()) else {
-        return error;
-    };
-    let Ok(entries) = std::fs::read_dir(folder) else {
-        return error;
-    };
-    let mut names: Vec<String> = entries
-        .flatten()
-        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
-        .map(|e| workspace.display(&e.path()))
-        .collect();
-    if names.is_empty() || !error.message.contains("does not exist") {
-        return error;
-    }
-    names.sort();
-    let more = names.len().saturating_sub(NAMES_SHOWN);
-    names.truncate(NAMES_SHOWN);
-    error.message.push_str(&format!(
-        "; the folder holds: {}{}",
-        names.join(", "),
-        if more > 0 {
-            format!(" and {more} more")
-        } else {
-            String::new()
-        }
-    ));
-    error
 }
 
 /// The one file `pattern` matches ("there is one file in inbox/" is read as
@@ -368,15 +331,6 @@ mod tests {
         let read = |path: &str| tool.call(json!({ "path": path }));
         assert_eq!(read("inbox/*").await.unwrap(), json!("ship on friday"));
         assert_eq!(read("inbox/*.txt").await.unwrap(), json!("ship on friday"));
-        // A guessed name gets what the folder holds.
-        let guessed = read("inbox/0.txt").await.unwrap_err();
-        assert!(
-            guessed
-                .message
-                .contains("`inbox/0.txt` does not exist; the folder holds: inbox/msg-0847.txt"),
-            "{}",
-            guessed.message
-        );
         let none = read("inbox/*.md").await.unwrap_err();
         assert!(
             none.message.contains("no file matches `inbox/*.md`"),

@@ -16,6 +16,32 @@ pub struct Workspace {
 }
 
 impl Workspace {
+    /// What the folder of `requested` (a file that does not exist) holds,
+    /// as `a.txt, b.txt` (at most 10 names, then how many more); `None`
+    /// when the folder does not exist or is empty. Told to an agent that
+    /// guessed a name, so that it looks instead of guessing again.
+    pub fn beside(&self, requested: &str) -> Option<String> {
+        const SHOWN: usize = 10;
+        let full = self.resolve(requested).ok()?;
+        let folder = full.parent().filter(|f| f.is_dir())?;
+        let mut names: Vec<String> = std::fs::read_dir(folder)
+            .ok()?
+            .flatten()
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+            .map(|e| self.display(&e.path()))
+            .collect();
+        if names.is_empty() {
+            return None;
+        }
+        names.sort();
+        let more = names.len().saturating_sub(SHOWN);
+        names.truncate(SHOWN);
+        Some(match more {
+            0 => names.join(", "),
+            more => format!("{} and {more} more", names.join(", ")),
+        })
+    }
+
     /// A workspace at `root`, which must exist.
     pub fn new(root: impl AsRef<Path>) -> std::io::Result<Workspace> {
         let root = root.as_ref().canonicalize().map_err(|e| {
