@@ -55,7 +55,7 @@ pub(crate) fn tool_lines(entries: &[std::sync::Arc<crate::tools::ToolEntry>]) ->
 /// run has (a small planner otherwise reads a whole file and hands the rest
 /// to a reasoning step, or forces it through the calculator). Empty when it
 /// has none of them, so other tool sets pay no tokens for it.
-pub(crate) fn tool_hints(tools: &ToolRegistry) -> String {
+fn tool_hints(tools: &ToolRegistry) -> String {
     const HINTS: [(&str, &str); 5] = [
         (
             "search",

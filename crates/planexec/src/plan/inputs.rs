@@ -112,17 +112,23 @@ pub fn texts_used_as_numbers(plan: &Plan, tools: &ToolRegistry) -> Vec<PlanError
             continue;
         };
         let arithmetic = crate::tools::outside_aggregates(expression);
-        let mut problems = Vec::new();
+        // Each step once, however often the expression names it: one read.
+        let mut ids: Vec<String> = Vec::new();
         for r in super::refs::find_references(&arithmetic) {
-            let Some((path, text)) = text_of(&r.step) else { continue };
+            if !ids.contains(&r.step) {
+                ids.push(r.step);
+            }
+        }
+        let mut problems = Vec::new();
+        for id in ids {
+            let Some((path, text)) = text_of(&id) else { continue };
             // A list (more than one line) is never one number; a line with
             // a number in words ("Price: 12") is left to the run, whose
             // executor can take the number out.
             let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
             if lines > 1 && !problems.iter().any(|p: &String| p.contains(&path)) {
                 problems.push(format!(
-                    "{{{{{id}}}}} is the text of {path} ({lines} lines), not one number, so it cannot stand in arithmetic: use sum({{{{{id}}}}}), mean({{{{{id}}}}}), min, max or count({{{{{id}}}}}) of it",
-                    id = r.step
+                    "{{{{{id}}}}} is the text of {path} ({lines} lines), not one number, so it cannot stand in arithmetic: use sum({{{{{id}}}}}), mean({{{{{id}}}}}), min, max or count({{{{{id}}}}}) of it"
                 ));
             }
         }

@@ -33,6 +33,34 @@ pub fn repaired(mut plan: Plan, errors: &PlanErrors, tools: &ToolRegistry) -> Op
     Some(plan)
 }
 
+/// The `skip`-th id `{prefix}1`, `{prefix}2`, … that no step of `plan` has
+/// (ids before it are taken by steps about to be added).
+fn fresh_id(plan: &Plan, prefix: &str, skip: usize) -> Option<String> {
+    (1..)
+        .map(|n| format!("{prefix}{n}"))
+        .filter(|id| !plan.steps.iter().any(|s| &s.id == id))
+        .nth(skip)
+}
+
+/// A tool step the runtime adds to a plan.
+fn tool_step(
+    id: String,
+    description: String,
+    tool: &str,
+    args: Map<String, serde_json::Value>,
+    depends_on: Vec<String>,
+) -> Step {
+    Step {
+        id,
+        description,
+        tool: Some(tool.into()),
+        agent: None,
+        args,
+        depends_on,
+        expected: None,
+    }
+}
+
 /// Add a last step writing the result of the plan's one final step to `path`
 /// (what the error asks the planner to do). Only when exactly one step is
 /// final (no step depends on it) and it changes nothing itself.
@@ -52,21 +80,13 @@ fn write_last_result(plan: &mut Plan, path: &str) -> Option<()> {
         return None;
     }
     let last_id = last.id.clone();
-    let id = (1..)
-        .map(|n| format!("s{n}"))
-        .find(|id| !plan.steps.iter().any(|s| &s.id == id))?;
+    let id = fresh_id(plan, "s", 0)?;
     let mut args = Map::new();
     args.insert("path".into(), json!(path));
     args.insert("content".into(), json!(format!("{{{{{last_id}}}}}")));
-    plan.steps.push(Step {
-        id,
-        description: format!("write the result to {path}"),
-        tool: Some("write_file".into()),
-        agent: None,
-        args,
-        depends_on: vec![last_id],
-        expected: None,
-    });
+    let description = format!("write the result to {path}");
+    plan.steps
+        .push(tool_step(id, description, "write_file", args, vec![last_id]));
     Some(())
 }
 
@@ -89,18 +109,9 @@ fn search_to_glob(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Option<()>
         return Some(());
     }
     tools.get("calculator")?;
-    let glob_id = (1..)
-        .map(|n| format!("glob{n}"))
-        .find(|g| !plan.steps.iter().any(|s| &s.id == g))?;
-    let glob = Step {
-        id: glob_id.clone(),
-        description: format!("list the files matching {pattern}"),
-        tool: Some("glob".into()),
-        agent: None,
-        args: glob_args,
-        depends_on: step.depends_on.clone(),
-        expected: None,
-    };
+    let glob_id = fresh_id(plan, "glob", 0)?;
+    let description = format!("list the files matching {pattern}");
+    let glob = tool_step(glob_id.clone(), description, "glob", glob_args, step.depends_on.clone());
     let step = &mut plan.steps[at];
     step.tool = Some("calculator".into());
     step.args = Map::new();
@@ -124,8 +135,9 @@ fn files_to_references(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Optio
     let mut rewritten = expression.clone();
     let mut reads = Vec::new();
     let mut added = Vec::new();
-    for name in aggregated_words(&expression) {
-        let reader = match reader_of(plan, &name) {
+    for (call, name) in aggregated_files(&expression) {
+        let added_reader = added.iter().find(|s: &&Step| s.args.get("path") == Some(&json!(name)));
+        let reader = match reader_of(plan, &name).or_else(|| added_reader.map(|s| s.id.clone())) {
             Some(reader) => reader,
             None => {
                 let new = read_step(plan, &name, added.len())?;
@@ -134,8 +146,11 @@ fn files_to_references(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Optio
                 new_id
             }
         };
-        rewritten = rewritten.replace(&format!("({name})"), &format!("({{{{{reader}}}}})"));
-        reads.push(reader);
+        let with_text = call.replacen(&name, &format!("{{{{{reader}}}}}"), 1);
+        rewritten = rewritten.replace(&call, &with_text);
+        if !reads.contains(&reader) {
+            reads.push(reader);
+        }
     }
     let mut args = plan.steps[at].args.clone();
     args.insert("expression".into(), json!(rewritten));
@@ -218,19 +233,23 @@ fn aggregate_as_described(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Op
     Some(())
 }
 
-/// The words an aggregate is called on in `expression` that look like file
-/// names: `scores.txt` in `sum(scores.txt)`, not `{{s1}}` nor `3, 4`.
-fn aggregated_words(expression: &str) -> Vec<String> {
-    let call = regex::Regex::new(r"\b(?:count|sum|mean|avg|average|min|max)\(\s*([A-Za-z0-9_./-]+\.[A-Za-z0-9]+)\s*\)")
-        .expect("a valid pattern");
-    let mut words: Vec<String> = Vec::new();
-    for found in call.captures_iter(expression) {
-        let word = found[1].to_string();
-        if !word.chars().next().is_some_and(|c| c.is_ascii_digit()) && !words.contains(&word) {
-            words.push(word);
+/// A file name as a planner writes one in an aggregate: `scores.txt`,
+/// `data/q1-sales.csv`, not a number.
+static FILE_NAME: std::sync::LazyLock<regex::Regex> =
+    std::sync::LazyLock::new(|| regex::Regex::new(r"^[A-Za-z0-9_./-]+\.[A-Za-z0-9]+$").expect("a valid pattern"));
+
+/// The aggregate calls of `expression` on a file's name, with the name:
+/// (`sum(scores.txt)`, `scores.txt`), not `sum({{s1}})` nor `max(3, 4)`.
+fn aggregated_files(expression: &str) -> Vec<(String, String)> {
+    let mut found: Vec<(String, String)> = Vec::new();
+    for (call, inner) in crate::tools::aggregate_arguments(expression) {
+        let word = inner.trim();
+        let file_like = FILE_NAME.is_match(word) && !word.starts_with(|c: char| c.is_ascii_digit());
+        if file_like && !found.iter().any(|(c, _)| c == call) {
+            found.push((call.to_string(), word.to_string()));
         }
     }
-    words
+    found
 }
 
 /// The id of a step that reads the file `path` whole.
@@ -248,21 +267,10 @@ fn reader_of(plan: &Plan, path: &str) -> Option<String> {
 /// A new first step reading `path`, with an id no step has (`skip` ids are
 /// taken by steps about to be added).
 fn read_step(plan: &Plan, path: &str, skip: usize) -> Option<Step> {
-    let id = (1..)
-        .map(|n| format!("read{n}"))
-        .filter(|id| !plan.steps.iter().any(|s| &s.id == id))
-        .nth(skip)?;
+    let id = fresh_id(plan, "read", skip)?;
     let mut args = Map::new();
     args.insert("path".into(), json!(path));
-    Some(Step {
-        id,
-        description: format!("read {path}"),
-        tool: Some("read_file".into()),
-        agent: None,
-        args,
-        depends_on: Vec::new(),
-        expected: None,
-    })
+    Some(tool_step(id, format!("read {path}"), "read_file", args, Vec::new()))
 }
 
 /// Make calculator step `id`, whose expression the calculator can never
@@ -341,16 +349,18 @@ mod tests {
         assert_eq!(mended.steps[1].tool.as_deref(), Some("calculator"));
         assert_eq!(mended.steps[1].depends_on, ["s1"]);
 
-        // No step reads the file: one is added ahead of the calculation.
+        // No step reads the file: one is added ahead of the calculation
+        // (one, however many calls name it).
         let p = plan(json!([
-            {"id": "s2", "description": "count", "tool": "calculator", "args": {"expression": "count(names.txt)"}, "depends_on": []}
+            {"id": "s2", "description": "count", "tool": "calculator", "args": {"expression": "count(names.txt) + count( names.txt )"}, "depends_on": []}
         ]));
         let mended = repaired(p, &invalid, &tools).unwrap();
         assert_eq!(mended.steps[0].args["path"], json!("names.txt"));
         let reader = mended.steps[0].id.clone();
+        assert_eq!(mended.steps.len(), 2);
         assert_eq!(
             mended.steps[1].args["expression"],
-            json!(format!("count({{{{{reader}}}}})"))
+            json!(format!("count({{{{{reader}}}}}) + count( {{{{{reader}}}}} )"))
         );
         assert_eq!(mended.steps[1].depends_on, [reader]);
         assert!(super::super::validate(&mended, &tools, &Default::default()).is_ok());

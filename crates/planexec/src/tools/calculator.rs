@@ -263,21 +263,51 @@ pub fn evaluate_with_text(expression: &str) -> Result<f64, String> {
     })
 }
 
+/// A call of an aggregate in an expression: where it starts, its `(`, and
+/// its `)` (`None` when it is never closed; nothing after it is looked at).
+struct AggregateCall {
+    start: usize,
+    open: usize,
+    close: Option<usize>,
+}
+
+/// The opening of an aggregate call, compiled once: it is matched on every
+/// calculation and every plan check.
+static AGGREGATE_CALL: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"(?i)\b(count|len|lines|sum|total|mean|avg|average|min|max)\s*\(").expect("a valid pattern")
+});
+
+/// The aggregate calls of `expression`, in order, outermost only.
+fn aggregate_calls(expression: &str) -> Vec<AggregateCall> {
+    let mut calls = Vec::new();
+    let mut from = 0;
+    while let Some(found) = AGGREGATE_CALL.find(&expression[from..]) {
+        let (start, open) = (from + found.start(), from + found.end() - 1);
+        let close = matching_paren(expression, open);
+        calls.push(AggregateCall { start, open, close });
+        match close {
+            Some(close) => from = close + 1,
+            None => break,
+        }
+    }
+    calls
+}
+
 /// `expression` with each aggregate call that arithmetic cannot read (its
 /// argument is a text) replaced by its value; calls arithmetic reads
 /// (`max(1, 7)`) are left as they are.
 fn aggregates_reduced(expression: &str) -> Result<String, String> {
     let mut out = String::new();
-    let mut rest = expression;
-    while let Some((start, open)) = next_aggregate_call(rest) {
-        let close = matching_paren(rest, open).ok_or_else(|| {
+    let mut from = 0;
+    for AggregateCall { start, close, .. } in aggregate_calls(expression) {
+        let close = close.ok_or_else(|| {
             format!(
                 "the `(` at `{}` is never closed",
-                crate::text::one_line(&rest[start..], 30)
+                crate::text::one_line(&expression[start..], 30)
             )
         })?;
-        let call = &rest[start..=close];
-        out.push_str(&rest[..start]);
+        let call = &expression[start..=close];
+        out.push_str(&expression[from..start]);
         match evaluate(call) {
             Ok(_) => out.push_str(call),
             Err(_) => match aggregate_over_text(call) {
@@ -285,9 +315,9 @@ fn aggregates_reduced(expression: &str) -> Result<String, String> {
                 None => out.push_str(call),
             },
         }
-        rest = &rest[close + 1..];
+        from = close + 1;
     }
-    out.push_str(rest);
+    out.push_str(&expression[from..]);
     Ok(out)
 }
 
@@ -295,45 +325,38 @@ fn aggregates_reduced(expression: &str) -> Result<String, String> {
 /// as arithmetic, so a `{{sN}}` there must be one number.
 pub(crate) fn outside_aggregates(expression: &str) -> String {
     let mut out = String::new();
-    let mut rest = expression;
-    while let Some((start, open)) = next_aggregate_call(rest) {
-        out.push_str(&rest[..start]);
-        match matching_paren(rest, open) {
+    let mut from = 0;
+    for AggregateCall { start, close, .. } in aggregate_calls(expression) {
+        out.push_str(&expression[from..start]);
+        match close {
             Some(close) => {
                 out.push('1');
-                rest = &rest[close + 1..];
+                from = close + 1;
             }
-            None => {
-                rest = "";
-            }
+            None => from = expression.len(),
         }
     }
-    out.push_str(rest);
+    out.push_str(&expression[from..]);
     out
+}
+
+/// Each closed aggregate call of `expression` with its argument, as
+/// (`count(scores.txt)`, `scores.txt`).
+pub(crate) fn aggregate_arguments(expression: &str) -> Vec<(&str, &str)> {
+    aggregate_calls(expression)
+        .into_iter()
+        .filter_map(|c| Some((&expression[c.start..=c.close?], &expression[c.open + 1..c.close?])))
+        .collect()
 }
 
 /// The aggregate calls in `expression` whose argument is neither a step's
 /// output nor numbers: words, as in `count(scores.txt)`.
-pub(super) fn aggregates_of_words(expression: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut rest = expression;
-    while let Some((start, open)) = next_aggregate_call(rest) {
-        let Some(close) = matching_paren(rest, open) else { break };
-        let inner = &rest[open + 1..close];
-        if !inner.contains("{{") && !inner.chars().any(|c| c.is_ascii_digit() || c == '(') {
-            found.push(rest[start..=close].to_string());
-        }
-        rest = &rest[close + 1..];
-    }
-    found
-}
-
-/// Where the next call of an aggregate starts in `text`, and its `(`.
-fn next_aggregate_call(text: &str) -> Option<(usize, usize)> {
-    let call =
-        regex::Regex::new(r"(?i)\b(count|len|lines|sum|total|mean|avg|average|min|max)\s*\(").expect("a valid pattern");
-    let found = call.find(text)?;
-    Some((found.start(), found.end() - 1))
+pub(super) fn aggregates_of_words(expression: &str) -> Vec<&str> {
+    aggregate_arguments(expression)
+        .into_iter()
+        .filter(|(_, inner)| !inner.contains("{{") && !inner.chars().any(|c| c.is_ascii_digit() || c == '('))
+        .map(|(call, _)| call)
+        .collect()
 }
 
 /// The `)` closing the `(` at byte `open` of `text`.
@@ -355,7 +378,7 @@ fn matching_paren(text: &str, open: usize) -> Option<usize> {
 }
 
 /// The names `count(TEXT)` goes by (the other aggregates' names are in
-/// [`next_aggregate_call`]'s pattern).
+/// [`AGGREGATE_CALL`]).
 const COUNT: [&str; 3] = ["count", "len", "lines"];
 
 /// The lower-cased name an expression opens with, when it opens with a call.

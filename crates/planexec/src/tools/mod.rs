@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use calculator::evaluate_with_text as evaluate_expression;
-pub(crate) use calculator::outside_aggregates;
+pub(crate) use calculator::{aggregate_arguments, outside_aggregates};
 pub(crate) use search::file_kind_pattern;
 pub use typed::TypedTool;
 

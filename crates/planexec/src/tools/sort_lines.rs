@@ -81,10 +81,13 @@ fn sorted(text: &str, order: &str) -> Result<String, String> {
     Ok(lines.join("\n"))
 }
 
+/// A number as written on a line, compiled once (it is matched per line).
+static NUMBER: std::sync::LazyLock<regex::Regex> =
+    std::sync::LazyLock::new(|| regex::Regex::new(r"-?\d+(?:\.\d+)?").expect("a valid pattern"));
+
 /// The first number written on `line` (`-3`, `12.5`), as a number.
 fn first_number(line: &str) -> Option<f64> {
-    let number = regex::Regex::new(r"-?\d+(?:\.\d+)?").expect("a valid pattern");
-    number.find(line)?.as_str().parse().ok()
+    NUMBER.find(line)?.as_str().parse().ok()
 }
 
 #[cfg(test)]
