@@ -62,7 +62,10 @@ fn tool_hints(tools: &ToolRegistry) -> String {
             "to count or list the lines of a file that contain a text, use search",
         ),
         ("read_json", "to read one field of a JSON file, use read_json"),
-        ("glob", "to list the files of a kind (such as *.csv), use glob"),
+        (
+            "glob",
+            "to list the files of a kind or name (such as *.csv or *2024*), use glob",
+        ),
         ("sort_lines", "to sort lines, use sort_lines"),
         (
             "set_value",
@@ -179,7 +182,7 @@ where each step is
 {"id": "s1", "description": "<what it does>", "tool": "<tool name>" or null, "args": {...}, "depends_on": ["<ids>"], "expected": "<what a good result looks like>" or null}
 Rules:
 - Use a tool whenever one fits, and give it exactly the args it lists. Do arithmetic with a calculator tool when there is one, never in a reasoning step.
-- The calculator does arithmetic, and count, sum, mean, min and max of a text's lines. To filter, extract, change the case of or pick something from a text, use a reasoning step that depends on the step with the text.
+- The calculator does arithmetic, count, sum, mean, min and max of a text's lines, and words(...) counts words. To filter, extract, change the case of or pick something from a text, use a reasoning step that depends on the step with the text.
 - Read only files the workspace listing shows. Numbers and text given in the task are used as they are (in args, in a calculator expression), never read from a file.
 - If the task needs a file that does not exist, reply with "steps": [] and "infeasible": "<the file> does not exist".
 - "tool": null is a reasoning step: a model does it from the results of the steps in its depends_on. Give it "args": {}.

@@ -160,7 +160,7 @@ impl Tool for WriteFile {
         "write_file"
     }
     fn description(&self) -> &str {
-        "Write text to a file inside the workspace, creating folders as needed and replacing any existing file."
+        "Write text to a file inside the workspace, creating folders as needed and replacing any existing file. A list (such as a listing's output) is written one item per line, except to a .json file."
     }
     fn parameters(&self) -> Value {
         string_args(&[
@@ -173,13 +173,40 @@ impl Tool for WriteFile {
     }
     async fn call(&self, args: Value) -> Result<Value, ToolError> {
         let path = str_arg(&args, "path")?;
-        let content = str_arg(&args, "content")?;
+        let content = as_lines(path, str_arg(&args, "content")?);
         let full = self.0.resolve(path)?;
         if let Some(parent) = full.parent() {
             tokio::fs::create_dir_all(parent).await.map_err(|e| io_error(path, e))?;
         }
-        tokio::fs::write(&full, content).await.map_err(|e| io_error(path, e))?;
+        tokio::fs::write(&full, content.as_bytes())
+            .await
+            .map_err(|e| io_error(path, e))?;
         Ok(json!({"path": self.0.display(&full), "bytes": content.len()}))
+    }
+}
+
+/// `content` as a text file holds it: a JSON list of texts or numbers (what
+/// `{{s1}}` of a listing or a glob gives) becomes one item per line, as "write
+/// their names to csv.txt" means; a `.json` file, or any other content, is
+/// written as it is.
+fn as_lines<'a>(path: &str, content: &'a str) -> std::borrow::Cow<'a, str> {
+    if path.to_ascii_lowercase().ends_with(".json") {
+        return content.into();
+    }
+    let Ok(Value::Array(items)) = serde_json::from_str::<Value>(content.trim()) else {
+        return content.into();
+    };
+    let lines: Option<Vec<String>> = items
+        .iter()
+        .map(|item| match item {
+            Value::String(s) if !s.contains('\n') => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        })
+        .collect();
+    match lines {
+        Some(lines) if !lines.is_empty() => format!("{}\n", lines.join("\n")).into(),
+        _ => content.into(),
     }
 }
 
@@ -201,7 +228,7 @@ impl Tool for Calculator {
         "calculator"
     }
     fn description(&self) -> &str {
-        "Evaluate an arithmetic expression: + - * / % ^, parentheses, sqrt abs round(x, digits) floor ceil ln log10 exp min max pow, pi, e. Of a text such as {{s1}}: count(text) counts its lines; sum, mean, min, max(text) of the numbers in it."
+        "Evaluate an arithmetic expression: + - * / % ^, parentheses, sqrt abs round(x, digits) floor ceil ln log10 exp min max pow, pi, e. Of a text such as {{s1}}: count(text) counts its lines (or a JSON list's items), words(text) its words; sum, mean, min, max(text) of the numbers in it."
     }
     fn parameters(&self) -> Value {
         string_args(&[("expression", "an arithmetic expression")])
@@ -260,7 +287,7 @@ fn never_evaluates(expression: &str) -> Option<String> {
         .iter()
         .any(|e| error.contains(e));
     (!depends_on_results).then(|| format!(
-        "the calculator cannot evaluate `{expression}` ({error}): it does arithmetic on numbers, round(x, n), and count, sum, mean, min and max of a text's lines (as count({{{{s1}}}})); to sort, filter, extract or change a text, use a reasoning step (\"tool\": null, \"args\": {{}}) that depends on the step with the text"
+        "the calculator cannot evaluate `{expression}` ({error}): it does arithmetic on numbers, round(x, n), count, sum, mean, min and max of a text's lines (as count({{{{s1}}}})) and words({{{{s1}}}}); to sort, filter, extract or change a text, use a reasoning step (\"tool\": null, \"args\": {{}}) that depends on the step with the text"
     ))
 }
 
@@ -270,6 +297,28 @@ mod tests {
 
     async fn calculate(expression: &str) -> Value {
         Calculator.call(json!({ "expression": expression })).await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_list_is_written_one_item_per_line_except_to_a_json_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = WriteFile(Arc::new(Workspace::new(dir.path()).unwrap()));
+        let listing = r#"["data/sales.csv","data/stock.csv"]"#;
+        write
+            .call(json!({"path": "csv.txt", "content": listing}))
+            .await
+            .unwrap();
+        let written = std::fs::read_to_string(dir.path().join("csv.txt")).unwrap();
+        assert_eq!(written, "data/sales.csv\ndata/stock.csv\n");
+        write
+            .call(json!({"path": "files.json", "content": listing}))
+            .await
+            .unwrap();
+        assert_eq!(std::fs::read_to_string(dir.path().join("files.json")).unwrap(), listing);
+        // Not a list of texts: as it is.
+        let objects = r#"[{"a": 1}]"#;
+        write.call(json!({"path": "o.txt", "content": objects})).await.unwrap();
+        assert_eq!(std::fs::read_to_string(dir.path().join("o.txt")).unwrap(), objects);
     }
 
     #[test]

@@ -243,7 +243,8 @@ impl Parser {
 }
 
 /// [`evaluate`], and where that fails, an aggregate over a text:
-/// `count(TEXT)` (its non-empty lines), `sum`, `mean` (`avg`, `average`),
+/// `count(TEXT)` (its non-empty lines, or the items of a JSON list),
+/// `words(TEXT)` (its words), `sum`, `mean` (`avg`, `average`),
 /// `min` and `max` of the numbers in it. A plan passes a file's text with
 /// `{{sN}}`, which is not arithmetic; planners of every size write
 /// `count({{s1}})` or `sum({{s1}})` for "how many names", "the total of the
@@ -274,7 +275,8 @@ struct AggregateCall {
 /// The opening of an aggregate call, compiled once: it is matched on every
 /// calculation and every plan check.
 static AGGREGATE_CALL: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-    regex::Regex::new(r"(?i)\b(count|len|lines|sum|total|mean|avg|average|min|max)\s*\(").expect("a valid pattern")
+    regex::Regex::new(r"(?i)\b(count|len|lines|words|sum|total|mean|avg|average|min|max)\s*\(")
+        .expect("a valid pattern")
 });
 
 /// The aggregate calls of `expression`, in order, outermost only.
@@ -401,11 +403,10 @@ fn aggregate_over_text(expression: &str) -> Option<Result<f64, String>> {
     }
     let text = &t[open + 1..t.len() - 1];
     if COUNT.contains(&name.as_str()) {
-        // A list (a listing's output is one) counts its items, not its one line.
-        if let Ok(serde_json::Value::Array(items)) = serde_json::from_str::<serde_json::Value>(text.trim()) {
-            return Some(Ok(items.len() as f64));
-        }
-        return Some(Ok(text.lines().filter(|l| !l.trim().is_empty()).count() as f64));
+        return Some(count_items(text));
+    }
+    if name == "words" {
+        return Some(Ok(text.split_whitespace().count() as f64));
     }
     let numbers = numbers_in(text);
     let of = |f: &dyn Fn(&[f64]) -> f64| -> Result<f64, String> {
@@ -425,6 +426,33 @@ fn aggregate_over_text(expression: &str) -> Option<Result<f64, String>> {
         "max" => of(&|n| n.iter().copied().fold(f64::NEG_INFINITY, f64::max)),
         _ => return None,
     })
+}
+
+/// The items of a text: a JSON list's items (a listing's output is one), the
+/// one list of a JSON object (`{"owner": …, "tasks": [5 items]}` has 5:
+/// "count the tasks in todo.json" means them, not its lines), else its
+/// non-empty lines. An object with several lists is not guessed at.
+fn count_items(text: &str) -> Result<f64, String> {
+    use serde_json::Value;
+    match serde_json::from_str::<Value>(text.trim()) {
+        Ok(Value::Array(items)) => Ok(items.len() as f64),
+        Ok(Value::Object(fields)) => {
+            let lists: Vec<(&String, usize)> = fields
+                .iter()
+                .filter_map(|(key, v)| v.as_array().map(|items| (key, items.len())))
+                .collect();
+            match lists.as_slice() {
+                [(_, n)] => Ok(*n as f64),
+                [] => Ok(text.lines().filter(|l| !l.trim().is_empty()).count() as f64),
+                several => Err(format!(
+                    "count() of a JSON object with several lists ({}) does not know which to count: read the list with read_json (field \"{}\") and count that",
+                    several.iter().map(|(k, n)| format!("{k}: {n} items")).collect::<Vec<_>>().join(", "),
+                    several[0].0
+                )),
+            }
+        }
+        _ => Ok(text.lines().filter(|l| !l.trim().is_empty()).count() as f64),
+    }
 }
 
 /// The numbers written in a text (`-3`, `1.25`), not digits inside words or
@@ -486,6 +514,17 @@ mod tests {
         assert_eq!(
             super::evaluate_with_text(r#"count(["a.jpg","b.jpg","c.png"])"#),
             Ok(3.0)
+        );
+        // Words, not lines; the one list of a JSON object, not its lines.
+        assert_eq!(ev("words(The river bends,\nand morning light)").unwrap(), 6.0);
+        assert_eq!(ev("count(The river bends,\nand morning light)").unwrap(), 2.0);
+        let todo = "{\n \"owner\": \"sam\",\n \"tasks\": [\n  {\"t\": 1},\n  {\"t\": 2},\n  {\"t\": 3}\n ]\n}";
+        assert_eq!(ev(&format!("count({todo})")).unwrap(), 3.0);
+        let two_lists = r#"count({"a": [1, 2], "b": [3]})"#;
+        let error = ev(two_lists).unwrap_err();
+        assert!(
+            error.contains("a: 2 items, b: 1 items") && error.contains("read_json"),
+            "{error}"
         );
     }
 

@@ -17,27 +17,24 @@ use super::{Effect, Tool, ToolError};
 
 pub(crate) struct Search(pub Arc<Workspace>);
 
-/// A test for lines that contain `text`, or match it when it is a regular
-/// expression (planners write `ERROR|WARN` or `.*` as readily as plain text;
-/// one that does not compile, like `C++`, is plain text). Case is ignored
-/// unless `text` has a capital letter ("smart case", as ripgrep and editors
-/// do). Decided once per search, not once per line.
-fn line_matcher(text: &str) -> Box<dyn Fn(&str) -> bool + Send + '_> {
+/// What lines must hold: `text` itself, or what it matches when it is a
+/// regular expression (planners write `ERROR|WARN` or `.*` as readily as
+/// plain text; one that does not compile, like `C++`, is plain text). Case is
+/// ignored unless `text` has a capital letter ("smart case", as ripgrep and
+/// editors do). Decided once per search, not once per line.
+fn line_matcher(text: &str) -> Result<regex::Regex, ToolError> {
     let case_sensitive = text.chars().any(char::is_uppercase);
     let looks_like_pattern = text.chars().any(|c| "\\.*+?[](){}|^$".contains(c));
-    let pattern = looks_like_pattern
-        .then(|| {
-            regex::RegexBuilder::new(text)
-                .case_insensitive(!case_sensitive)
-                .build()
-                .ok()
-        })
-        .flatten();
-    match pattern {
-        Some(re) => Box::new(move |line: &str| re.is_match(line)),
-        None if case_sensitive => Box::new(move |line: &str| line.contains(text)),
-        None => Box::new(move |line: &str| line.to_lowercase().contains(text)),
-    }
+    let build = |pattern: &str| {
+        regex::RegexBuilder::new(pattern)
+            .case_insensitive(!case_sensitive)
+            .build()
+    };
+    looks_like_pattern
+        .then(|| build(text).ok())
+        .flatten()
+        .map_or_else(|| build(&regex::escape(text)), Ok)
+        .map_err(|e| ToolError::invalid_args(format!("cannot search for `{text}`: {e}")))
 }
 
 #[async_trait]
@@ -46,7 +43,7 @@ impl Tool for Search {
         "search"
     }
     fn description(&self) -> &str {
-        "Find the lines inside a text file (or inside every file under a folder or matching a pattern such as logs/*.log) that contain a text or match a regular expression, ignoring case unless it has a capital letter. Returns the lines (from a folder, each as path:line); with count true, only how many lines match. To find files by name, use glob."
+        "Find the lines inside a text file (or inside every file under a folder or matching a pattern such as logs/*.log) that contain a text or match a regular expression, ignoring case unless it has a capital letter. Returns the lines (from a folder, each as path:line); with count true, only how many lines match; with matches true, only the matching parts, one per line (to extract emails, URLs, dates or #tags with a regular expression). To find files by name, use glob."
     }
     fn parameters(&self) -> Value {
         json!({
@@ -54,9 +51,10 @@ impl Tool for Search {
             "properties": {
                 "path": {"type": "string", "description": "file or folder path relative to the workspace root"},
                 "text": {"type": "string", "description": "text the lines must contain, or a regular expression they must match"},
-                "count": {"type": "boolean", "description": "true: return only the number of matching lines"}
+                "count": {"type": "boolean", "description": "true: return only the number of matching lines"},
+                "matches": {"type": "boolean", "description": "true: return only the parts that match, one per line"}
             },
-            "required": ["path", "text", "count"],
+            "required": ["path", "text", "count", "matches"],
             "additionalProperties": false
         })
     }
@@ -80,6 +78,7 @@ impl Tool for Search {
             ));
         }
         let count = args.get("count").and_then(Value::as_bool).unwrap_or(false);
+        let parts = args.get("matches").and_then(Value::as_bool).unwrap_or(false);
         let full = self.0.resolve(path)?;
         let (files, from_folder) = if full.exists() {
             (files_under(&full), full.is_dir())
@@ -88,7 +87,7 @@ impl Tool for Search {
         } else {
             return Err(ToolError::not_found(format!("`{path}` does not exist")));
         };
-        let matches = line_matcher(text);
+        let matcher = line_matcher(text)?;
         let mut found = Vec::new();
         for file in files {
             let Ok(bytes) = std::fs::read(&file) else { continue };
@@ -99,12 +98,18 @@ impl Tool for Search {
             if content.len() > MAX_READ_BYTES {
                 continue;
             }
-            for line in content.lines().filter(|l| matches(l)) {
-                found.push(if from_folder {
-                    format!("{}:{line}", self.0.display(&file))
-                } else {
-                    line.to_string()
-                });
+            for line in content.lines().filter(|l| matcher.is_match(l)) {
+                let hits: Vec<&str> = match parts {
+                    true => matcher.find_iter(line).map(|m| m.as_str()).collect(),
+                    false => vec![line],
+                };
+                for hit in hits {
+                    found.push(if from_folder {
+                        format!("{}:{hit}", self.0.display(&file))
+                    } else {
+                        hit.to_string()
+                    });
+                }
             }
         }
         if count {
@@ -300,6 +305,32 @@ mod tests {
             "{}",
             missing.message
         );
+    }
+
+    #[tokio::test]
+    async fn matches_true_extracts_the_matching_parts() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("post.txt"),
+            "Shipped! #rustlang\nThanks all.\nNext: #async docs #OpenSource\nmail maya@example.org or leo.k@example.com\n",
+        )
+        .unwrap();
+        let search = Search(Arc::new(Workspace::new(dir.path()).unwrap()));
+        let parts = |text: &str, count: bool| {
+            search.call(json!({"path": "post.txt", "text": text, "count": count, "matches": true}))
+        };
+        assert_eq!(
+            parts("#\\w+", false).await.unwrap(),
+            json!("#rustlang\n#async\n#OpenSource")
+        );
+        assert_eq!(
+            parts(r"[\w.+-]+@[\w-]+\.\w+", false).await.unwrap(),
+            json!("maya@example.org\nleo.k@example.com")
+        );
+        // Counted, they are matches, not lines.
+        assert_eq!(parts("#\\w+", true).await.unwrap(), json!(3));
+        // Plain text is its own match, in the case the line has it.
+        assert_eq!(parts("next", false).await.unwrap(), json!("Next"));
     }
 
     #[test]
