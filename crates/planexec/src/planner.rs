@@ -6,6 +6,7 @@
 //! with the exact errors, up to `max_reasks` times. The replanner reuses
 //! [`request_plan`] with its own acceptance check.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use crate::context::RunContext;
@@ -106,6 +107,10 @@ pub(crate) async fn plan_with_questions(
 pub(crate) async fn plan(ctx: &RunContext, task: &str, may_ask: bool) -> Result<Plan, RunError> {
     let messages = planner_messages(ctx, task, may_ask);
     let limits = ctx.options.plan_limits();
+    // Made-up inputs are sent back once: a planner that keeps one is left
+    // to find out by running it, as before this check, rather than to end
+    // the run with no plan at all.
+    let invented_sent_back = AtomicBool::new(false);
     request_plan(ctx, Role::Planner, messages, &|p: Plan| {
         let p = plan::without_unused_value_reads(with_goal(p, task), &ctx.tools);
         if !may_ask && !p.questions.is_empty() {
@@ -113,7 +118,12 @@ pub(crate) async fn plan(ctx: &RunContext, task: &str, may_ask: bool) -> Result<
         }
         plan::validate(&p, &ctx.tools, &limits)?;
         let mut errors = plan::values_read_as_files(&p, &ctx.tools);
+        let invented = plan::invented_inputs(&p, task, &ctx.tools);
+        if !invented.is_empty() && !invented_sent_back.swap(true, Ordering::Relaxed) {
+            errors.extend(invented);
+        }
         errors.extend(plan::texts_used_as_numbers(&p, &ctx.tools));
+        errors.extend(plan::asked_but_not_planned(&p, task, &ctx.tools));
         // Only a run that can write files is held to the task's outputs.
         if ctx.tools.get("write_file").is_some() {
             errors.extend(plan::unwritten_outputs(&p, task));

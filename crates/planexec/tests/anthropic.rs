@@ -210,7 +210,7 @@ async fn the_executor_repair_loop_speaks_tool_use_and_tool_result_turns() {
         .tools(tools)
         .options(options())
         .build()
-        .run("read the file")
+        .run("read the file wrong.txt")
         .await;
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
     assert_eq!(report.step("s1").unwrap().output, Some(json!("found it")));

@@ -82,6 +82,46 @@ pub fn values_read_as_files(plan: &Plan, tools: &ToolRegistry) -> Vec<PlanError>
         .collect()
 }
 
+/// An error for each read-only step of `plan` whose literal `path` is not in
+/// the workspace of `tools`, is written by no step, and is a file `task`
+/// never names: an input the planner made up (a word problem whose numbers
+/// are in the task, planned as `read_file("crates/17_bottles.txt")`). A file
+/// the task names is left to fail when it runs, which is how a run learns
+/// that an input it was promised is missing (and says so); a value read as a
+/// file is [`values_read_as_files`]'s.
+pub fn invented_inputs(plan: &Plan, task: &str, tools: &ToolRegistry) -> Vec<PlanError> {
+    let Some(workspace) = tools.workspace() else {
+        return Vec::new();
+    };
+    let task = task.to_lowercase();
+    let named = |path: &str| {
+        let path = path.trim().trim_start_matches("./").to_lowercase();
+        // A name alone counts when it is a file's name (`budget.txt`), not a
+        // word of the task (`crates/1/bottles` in "24 bottles").
+        let name = path.rsplit('/').next().unwrap_or(&path);
+        task.contains(&path) || (name.contains('.') && task.contains(name))
+    };
+    let written = |path: &str| {
+        plan.steps.iter().any(|s| {
+            s.tool.as_deref().is_some_and(|t| tools.has_side_effects(t)) && s.args.values().any(|v| mentions(v, path))
+        })
+    };
+    plan.steps
+        .iter()
+        .filter(|s| s.tool.as_deref().is_some_and(|t| !tools.has_side_effects(t)))
+        .filter_map(|s| {
+            let path = s.args.get("path").and_then(Value::as_str)?;
+            let literal = !path.contains("{{") && !path.contains(['*', '?', '[']);
+            let value = path.trim().is_empty() || looks_like_a_value(path);
+            let exists = workspace.resolve(path).ok()?.exists();
+            (literal && !value && !exists && !written(path) && !named(path)).then(|| PlanError::InventedInput {
+                step: s.id.clone(),
+                path: path.to_string(),
+            })
+        })
+        .collect()
+}
+
 /// Largest file whose text [`texts_used_as_numbers`] looks at.
 const LOOKED_AT_BYTES: u64 = 64 * 1024;
 
@@ -186,6 +226,41 @@ mod tests {
             {"id": "s2", "description": "read it back", "tool": "read_file", "args": {"path": "42"}, "depends_on": ["s1"]}
         ]));
         assert!(values_read_as_files(&written, &tools).is_empty());
+    }
+
+    #[test]
+    fn a_file_the_task_never_names_and_nothing_holds_is_an_invented_input() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("prices.txt"), "1\n").unwrap();
+        let tools = builtin::registry(Workspace::new(dir.path()).unwrap());
+        let reads = plan(serde_json::json!([
+            {"id": "s1", "description": "read the crate", "tool": "read_file", "args": {"path": "crates/17_bottles.txt"}, "depends_on": []},
+            {"id": "s8", "description": "read bottles", "tool": "read_file", "args": {"path": "crates/1/bottles"}, "depends_on": []},
+            {"id": "s2", "description": "read the budget", "tool": "read_file", "args": {"path": "./Budget.txt"}, "depends_on": []},
+            {"id": "s3", "description": "read prices", "tool": "read_file", "args": {"path": "prices.txt"}, "depends_on": []},
+            {"id": "s4", "description": "read 37", "tool": "read_file", "args": {"path": "37"}, "depends_on": []},
+            {"id": "s5", "description": "read inbox", "tool": "read_file", "args": {"path": "inbox/*"}, "depends_on": []},
+            {"id": "s6", "description": "save", "tool": "write_file", "args": {"path": "out/tmp.txt", "content": "x"}, "depends_on": []},
+            {"id": "s7", "description": "read back", "tool": "read_file", "args": {"path": "out/tmp.txt"}, "depends_on": ["s6"]}
+        ]));
+        let task = "A crate holds 24 bottles; add 17 to the number in budget.txt";
+        let errors = invented_inputs(&reads, task, &tools);
+        // s1, and s8 (whose last part is a word of the task, not a file's
+        // name); budget.txt is named (the run reports it missing), prices.txt
+        // exists, 37 is a value, a pattern is looked up, out/tmp.txt is written.
+        let steps: Vec<&str> = errors
+            .iter()
+            .map(|e| match e {
+                PlanError::InventedInput { step, .. } => step.as_str(),
+                other => panic!("{other}"),
+            })
+            .collect();
+        assert_eq!(steps, ["s1", "s8"]);
+        let message = errors[0].to_string();
+        assert!(
+            message.contains("the task does not name it") && message.contains("as they are"),
+            "{message}"
+        );
     }
 
     #[test]

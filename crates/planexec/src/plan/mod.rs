@@ -8,6 +8,7 @@
 //! ([`schema`]) and its waves ([`waves`]). It knows nothing of models, HTTP or
 //! terminals.
 
+mod asked;
 mod hazards;
 mod inputs;
 mod outputs;
@@ -23,7 +24,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub use crate::json::{extract_json_object, repair_json};
-pub use inputs::{texts_used_as_numbers, values_read_as_files, without_unused_value_reads};
+pub use asked::asked_but_not_planned;
+pub use inputs::{invented_inputs, texts_used_as_numbers, values_read_as_files, without_unused_value_reads};
 pub use outputs::{outputs_named_by, unwritten_outputs};
 pub use parse::{parse_plan_file, parse_plan_reply, ParseError, PlanStream};
 pub use refs::{

@@ -17,6 +17,13 @@ use crate::tools::ToolRegistry;
 pub fn repaired(mut plan: Plan, errors: &PlanErrors, tools: &ToolRegistry) -> Option<Plan> {
     for error in &errors.0 {
         match error {
+            PlanError::InvalidArgs { step, problems, .. }
+                if problems
+                    .iter()
+                    .any(|p| p.starts_with(super::asked::LISTING_NOT_COUNTED)) =>
+            {
+                listing_counted(&mut plan, step, tools)?
+            }
             PlanError::OutputNotWritten { path } => write_last_result(&mut plan, path)?,
             PlanError::InvalidArgs { step, tool, .. } if tool == "calculator" => {
                 if files_to_references(&mut plan, step, tools)
@@ -26,7 +33,17 @@ pub fn repaired(mut plan: Plan, errors: &PlanErrors, tools: &ToolRegistry) -> Op
                     calculation_to_reasoning(&mut plan, step, tools)?
                 }
             }
-            PlanError::InvalidArgs { step, tool, .. } if tool == "search" => search_to_glob(&mut plan, step, tools)?,
+            PlanError::InvalidArgs { step, tool, problems } if tool == "search" => {
+                if problems.iter().any(|p| p.starts_with(super::asked::COUNT_NOT_ASKED)) {
+                    uncounted(&mut plan, step)?
+                } else if problems.iter().any(|p| p.starts_with(super::asked::PARTS_AS_LINES)) {
+                    parts_matched(&mut plan, step)?
+                } else {
+                    search_to_glob(&mut plan, step, tools)?
+                }
+            }
+            PlanError::InvalidArgs { step, tool, .. } if tool == "list_dir" => listing_to_glob(&mut plan, step, tools)?,
+            PlanError::RoundingLeftOut { step, places } => rounded(&mut plan, step, *places)?,
             _ => return None,
         }
     }
@@ -122,6 +139,70 @@ fn search_to_glob(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Option<()>
     Some(())
 }
 
+/// Search step `id` returns its lines instead of how many there are: the
+/// task never asked how many.
+fn uncounted(plan: &mut Plan, id: &str) -> Option<()> {
+    let step = plan.steps.iter_mut().find(|s| s.id == id)?;
+    step.args.insert("count".into(), json!(false));
+    Some(())
+}
+
+/// Search step `id`, described as extracting a kind of part (emails,
+/// #tags), returns only the parts, by that kind's regular expression.
+fn parts_matched(plan: &mut Plan, id: &str) -> Option<()> {
+    let step = plan.steps.iter_mut().find(|s| s.id == id)?;
+    let pattern = super::asked::part_pattern(&step.description)?;
+    step.args.insert("text".into(), json!(pattern));
+    step.args.insert("matches".into(), json!(true));
+    Some(())
+}
+
+/// List_dir step `id`, described as listing one kind of file (`the .csv
+/// files in data`), becomes the glob for that kind in its folder.
+fn listing_to_glob(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Option<()> {
+    tools.get("glob")?;
+    let step = plan.steps.iter_mut().find(|s| s.id == id)?;
+    let pattern = super::asked::listing_pattern(step, &super::asked::kind_of_file(&step.description)?);
+    step.tool = Some("glob".into());
+    step.args = Map::new();
+    step.args.insert("pattern".into(), json!(pattern));
+    Some(())
+}
+
+/// Listing step `id`, described as a count, becomes the count of a new
+/// listing step with its tool and arguments; keeping its id, the steps that
+/// use its result get the number.
+fn listing_counted(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Option<()> {
+    tools.get("calculator")?;
+    let at = plan.steps.iter().position(|s| s.id == id)?;
+    let list_id = fresh_id(plan, "list", 0)?;
+    let step = &plan.steps[at];
+    let listing = tool_step(
+        list_id.clone(),
+        format!("list: {}", step.description),
+        step.tool.as_deref()?,
+        step.args.clone(),
+        step.depends_on.clone(),
+    );
+    let step = &mut plan.steps[at];
+    step.tool = Some("calculator".into());
+    step.args = Map::new();
+    step.args
+        .insert("expression".into(), json!(format!("count({{{{{list_id}}}}})")));
+    step.depends_on = vec![list_id];
+    plan.steps.insert(at, listing);
+    Some(())
+}
+
+/// Calculator step `id` rounds its result to `places` decimals, as the task asks.
+fn rounded(plan: &mut Plan, id: &str, places: u32) -> Option<()> {
+    let step = plan.steps.iter_mut().find(|s| s.id == id)?;
+    let expression = step.args.get("expression")?.as_str()?.trim().to_string();
+    step.args
+        .insert("expression".into(), json!(format!("round({expression}, {places})")));
+    Some(())
+}
+
 /// In calculator step `id`, put the text of each file its expression names
 /// (`sum(scores.txt) / count(scores.txt)`) in place of the name, as
 /// `{{sN}}` of the step that reads it (one is added when none does). This
@@ -181,7 +262,8 @@ fn files_to_references(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Optio
 /// prices" is `sum({{s2}})`, "count the files" `count({{s2}})`. `None` when
 /// the description names none of them (or more than one).
 fn aggregate_as_described(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Option<()> {
-    const NAMED: [(&str, &[&str]); 5] = [
+    const NAMED: [(&str, &[&str]); 6] = [
+        ("words", &["words", "word"]),
         ("sum", &["sum", "total", "add"]),
         ("count", &["count", "how many", "number of"]),
         ("mean", &["average", "mean"]),
@@ -214,11 +296,15 @@ fn aggregate_as_described(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Op
         true => description.contains(phrase),
         false => words.contains(&phrase),
     };
-    let named: Vec<&str> = NAMED
+    let mut named: Vec<&str> = NAMED
         .iter()
         .filter(|(_, phrases)| phrases.iter().any(|p| names(p)))
         .map(|(aggregate, _)| *aggregate)
         .collect();
+    // "count the words" is a count of words.
+    if named.contains(&"words") {
+        named.retain(|a| *a != "count");
+    }
     let [aggregate] = named.as_slice() else { return None };
     let mut args = step.args.clone();
     args.insert("expression".into(), json!(format!("{aggregate}({whole})")));
@@ -450,5 +536,63 @@ mod tests {
         assert!(mended.steps[1].args.is_empty());
         assert_eq!(mended.steps[1].depends_on, ["s1"]);
         assert!(repaired(p, &PlanErrors(vec![PlanError::Empty]), &tools).is_none());
+    }
+
+    #[test]
+    fn what_the_task_asks_is_mended_in_the_step_that_does_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = builtin::registry(Workspace::new(dir.path()).unwrap());
+        let p = plan(json!([
+            {"id": "s1", "description": "read poem.txt", "tool": "read_file", "args": {"path": "poem.txt"}, "depends_on": []},
+            {"id": "s2", "description": "count the words in poem.txt", "tool": "calculator", "args": {"expression": "count({{s1}})"}, "depends_on": ["s1"]},
+            {"id": "s3", "description": "extract the tags", "tool": "search", "args": {"path": "poem.txt", "text": "#\\w+", "count": true}, "depends_on": []},
+            {"id": "s4", "description": "list the .csv files in data", "tool": "list_dir", "args": {"path": "data"}, "depends_on": []},
+            {"id": "s5", "description": "half of it", "tool": "calculator", "args": {"expression": "{{s2}} / 3"}, "depends_on": ["s2"]}
+        ]));
+        let task = "Pull out the tags, list the data, and divide the words by 3, rounded to 2 decimals.";
+        let errors = PlanErrors(super::super::asked_but_not_planned(&p, task, &tools));
+        assert_eq!(errors.0.len(), 4, "{errors}");
+        let mended = repaired(p, &errors, &tools).unwrap();
+        assert_eq!(mended.steps[1].args["expression"], json!("words({{s1}})"));
+        assert_eq!(mended.steps[2].args["count"], json!(false));
+        assert_eq!(mended.steps[3].tool.as_deref(), Some("glob"));
+        assert_eq!(mended.steps[3].args["pattern"], json!("data/*.csv"));
+        assert_eq!(mended.steps[4].args["expression"], json!("round({{s2}} / 3, 2)"));
+        assert!(super::super::asked_but_not_planned(&mended, task, &tools).is_empty());
+
+        // A listing described as a count becomes the count of a listing.
+        let p = plan(json!([
+            {"id": "s1", "description": "count the .py files in src", "tool": "list_dir", "args": {"path": "src"}, "depends_on": []},
+            {"id": "s2", "description": "save", "tool": "write_file", "args": {"path": "n.txt", "content": "{{s1}}"}, "depends_on": ["s1"]}
+        ]));
+        let errors = PlanErrors(super::super::asked_but_not_planned(&p, "count the .py files", &tools));
+        let mended = repaired(p, &errors, &tools).unwrap();
+        let kinds: Vec<(&str, Option<&str>)> = mended
+            .steps
+            .iter()
+            .map(|s| (s.id.as_str(), s.tool.as_deref()))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("list1", Some("glob")),
+                ("s1", Some("calculator")),
+                ("s2", Some("write_file"))
+            ]
+        );
+        assert_eq!(mended.steps[0].args["pattern"], json!("src/*.py"));
+        assert_eq!(mended.steps[1].args["expression"], json!("count({{list1}})"));
+        assert!(super::super::asked_but_not_planned(&mended, "count the .py files", &tools).is_empty());
+        assert!(super::super::validate(&mended, &tools, &Default::default()).is_ok());
+
+        // A search for lines, described as extracting hashtags, returns the tags.
+        let p = plan(json!([
+            {"id": "s1", "description": "pull out the hashtags", "tool": "search", "args": {"path": "post.txt", "text": "#", "count": false}, "depends_on": []}
+        ]));
+        let errors = PlanErrors(super::super::asked_but_not_planned(&p, "write the hashtags", &tools));
+        let mended = repaired(p, &errors, &tools).unwrap();
+        assert_eq!(mended.steps[0].args["matches"], json!(true));
+        assert_eq!(mended.steps[0].args["text"], json!("#[A-Za-z0-9_]+"));
+        assert!(super::super::asked_but_not_planned(&mended, "write the hashtags", &tools).is_empty());
     }
 }

@@ -131,6 +131,10 @@ pub enum PlanError {
     OutputNotWritten { path: String },
     #[error("step {step} reads `{value}` as a file, but it is a value the task gives, not a file: use it as it is (in the calculator's expression, or in the description of a reasoning step) and drop the read")]
     ValueReadAsFile { step: String, value: String },
+    #[error("step {step} reads `{path}`, which is not in the workspace, no step writes it, and the task does not name it: read only files the workspace listing shows, and use the numbers and text the task gives as they are (in a calculator expression, or in a reasoning step's description)")]
+    InventedInput { step: String, path: String },
+    #[error("the task asks to round to {places} decimal places, but no step rounds: write round(<expression>, {places}) as step {step}'s calculator expression")]
+    RoundingLeftOut { step: String, places: u32 },
 }
 
 /// All the problems found in a plan, in a stable order.

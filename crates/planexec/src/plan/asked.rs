@@ -1,0 +1,438 @@
+//! What the task, or a step's own description, asks for, against what the
+//! step's tool call would give.
+//!
+//! A small planner names the right work in words and then picks the wrong
+//! form for it: "extract every email" planned as a search that only counts
+//! the lines, "count the words" as the calculator's count (of lines), "list
+//! the .csv files" as a listing of everything, "rounded to 2 decimals" with
+//! no rounding. The words are there to compare with, so the plan is sent
+//! back (or mended, [`super::repair`]) before a run writes the wrong thing.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde_json::Value;
+
+use super::{Plan, PlanError, Step};
+use crate::tools::ToolRegistry;
+
+/// Every mismatch of `plan` with what `task` and its steps' descriptions ask.
+pub fn asked_but_not_planned(plan: &Plan, task: &str, tools: &ToolRegistry) -> Vec<PlanError> {
+    let mut errors = counts_not_asked_for(plan, task);
+    errors.extend(words_counted_as_lines(plan));
+    errors.extend(listings_of_a_kind(plan, tools));
+    errors.extend(listings_described_as_counts(plan, tools));
+    errors.extend(rounding_left_out(plan, task));
+    errors.extend(fields_searched_in_json(plan, tools));
+    errors.extend(parts_searched_as_lines(plan));
+    errors
+}
+
+/// Kinds of text a step extracts, by the words that name them, with the
+/// regular expression that matches one.
+const PART_KINDS: [(&str, &str); 4] = [
+    (
+        r"(?i)\b(e-?mails?|email address(es)?)\b",
+        r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+",
+    ),
+    (r"(?i)(#|\bhash)tags?\b", r"#[A-Za-z0-9_]+"),
+    (r"(?i)\b(urls?|links?|web addresses)\b", r"https?://[^\s)>\]]+"),
+    (
+        r"(?i)\b(mentions|@-?mentions|user ?names? starting with @)\b",
+        r"@[A-Za-z0-9_]+",
+    ),
+];
+
+/// The regular expression for the kind of part `description` extracts.
+pub(super) fn part_pattern(description: &str) -> Option<&'static str> {
+    static KINDS: LazyLock<Vec<(Regex, &str)>> = LazyLock::new(|| {
+        PART_KINDS
+            .iter()
+            .map(|(words, pattern)| (Regex::new(words).expect("a valid pattern"), *pattern))
+            .collect()
+    });
+    KINDS
+        .iter()
+        .find(|(words, _)| words.is_match(description))
+        .map(|(_, p)| *p)
+}
+
+/// How the error of [`parts_searched_as_lines`] starts (its mend looks for it).
+pub(super) const PARTS_AS_LINES: &str = "without matches true, search returns whole lines";
+
+/// A search described as extracting emails, #tags or links that returns
+/// whole lines: the lines carry the rest of the text with them.
+fn parts_searched_as_lines(plan: &Plan) -> Vec<PlanError> {
+    let flag = |s: &Step, key: &str| s.args.get(key) == Some(&Value::Bool(true));
+    plan.steps
+        .iter()
+        .filter(|s| s.tool.as_deref() == Some("search") && !flag(s, "count") && !flag(s, "matches"))
+        .filter_map(|s| Some((s, part_pattern(&s.description)?)))
+        .map(|(s, pattern)| PlanError::InvalidArgs {
+            step: s.id.clone(),
+            tool: "search".into(),
+            problems: vec![format!(
+                "{PARTS_AS_LINES}, not the parts the step extracts: set matches true with the text {pattern}"
+            )],
+        })
+        .collect()
+}
+
+/// A search in a `.json` file for lines, where `read_json` would give the
+/// field's value: a search for "database" returns the line `"database": {`,
+/// which a small planner then writes on as the answer.
+fn fields_searched_in_json(plan: &Plan, tools: &ToolRegistry) -> Vec<PlanError> {
+    if tools.get("read_json").is_none() {
+        return Vec::new();
+    }
+    let flag = |s: &Step, key: &str| s.args.get(key) == Some(&Value::Bool(true));
+    plan.steps
+        .iter()
+        .filter(|s| s.tool.as_deref() == Some("search") && !flag(s, "count") && !flag(s, "matches"))
+        .filter(|s| {
+            s.args
+                .get("path")
+                .and_then(Value::as_str)
+                .is_some_and(|p| p.to_lowercase().ends_with(".json"))
+        })
+        .map(|s| PlanError::InvalidArgs {
+            step: s.id.clone(),
+            tool: "search".into(),
+            problems: vec!["search returns whole lines of the JSON file, not a field's value: use read_json with the field's dotted key (such as database.host for the host under database)".into()],
+        })
+        .collect()
+}
+
+/// Words with which a task asks how many.
+static ASKS_A_COUNT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(how many|how often|count|counts|number of|tally)\b").expect("a valid pattern")
+});
+
+/// How the error of [`counts_not_asked_for`] starts (its mend looks for it).
+pub(super) const COUNT_NOT_ASKED: &str = "count true returns only how many lines match";
+
+/// A search that returns only how many lines match, in a task that never
+/// asks how many: it wanted the lines (or the matches) themselves.
+fn counts_not_asked_for(plan: &Plan, task: &str) -> Vec<PlanError> {
+    if ASKS_A_COUNT.is_match(task) {
+        return Vec::new();
+    }
+    plan.steps
+        .iter()
+        .filter(|s| s.tool.as_deref() == Some("search") && s.args.get("count") == Some(&Value::Bool(true)))
+        .map(|s| PlanError::InvalidArgs {
+            step: s.id.clone(),
+            tool: "search".into(),
+            problems: vec![format!("{COUNT_NOT_ASKED}, and the task does not ask how many: set count false to get the lines (and matches true with a regular expression to get only the matching parts, such as emails or #tags)")],
+        })
+        .collect()
+}
+
+/// Whether `description` speaks of words (`count the words`).
+fn speaks_of_words(description: &str) -> bool {
+    description
+        .to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| w == "words" || w == "word")
+}
+
+/// A calculator step described as counting words whose expression counts
+/// lines (`count({{s1}})`).
+fn words_counted_as_lines(plan: &Plan) -> Vec<PlanError> {
+    plan.steps
+        .iter()
+        .filter(|s| s.tool.as_deref() == Some("calculator") && speaks_of_words(&s.description))
+        .filter_map(|s| {
+            let expression = s.args.get("expression")?.as_str()?;
+            let counts_lines = crate::tools::aggregate_arguments(expression).iter().any(|(call, _)| {
+                ["count", "len", "lines"]
+                    .iter()
+                    .any(|c| call.to_lowercase().starts_with(c))
+            });
+            counts_lines.then(|| PlanError::InvalidArgs {
+                step: s.id.clone(),
+                tool: "calculator".into(),
+                problems: vec![format!(
+                    "the step counts words, but count() in `{expression}` counts lines: use words(...) instead"
+                )],
+            })
+        })
+        .collect()
+}
+
+/// A kind of file a description names: `.csv files`, `*.csv`, `CSV files`.
+static KIND_OF_FILE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(?:^|[\s*(])\.([a-z0-9]{1,5})\b|\b(csv|json|txt|md|markdown|py|rs|js|ts|jpg|jpeg|png|gif|pdf|log|yaml|yml|toml|html|xml|sql|zip)\s+files?\b")
+        .expect("a valid pattern")
+});
+
+/// The extension of the one kind of file `description` names, if it names one.
+pub(super) fn kind_of_file(description: &str) -> Option<String> {
+    let mut kinds: Vec<String> = KIND_OF_FILE
+        .captures_iter(description)
+        .filter_map(|c| c.get(1).or_else(|| c.get(2)))
+        .map(|m| match m.as_str().to_lowercase().as_str() {
+            "markdown" => "md".to_string(),
+            other => other.to_string(),
+        })
+        .collect();
+    kinds.dedup();
+    match kinds.as_slice() {
+        [one] => Some(one.clone()),
+        _ => None,
+    }
+}
+
+/// The glob for the files of `kind` in list_dir step `step`'s folder.
+pub(super) fn listing_pattern(step: &Step, kind: &str) -> String {
+    let folder = step.args.get("path").and_then(Value::as_str).unwrap_or(".").trim();
+    match folder.trim_start_matches("./").trim_end_matches('/') {
+        "" | "." => format!("*.{kind}"),
+        folder => format!("{folder}/*.{kind}"),
+    }
+}
+
+/// A listing of a whole folder in a step described as listing one kind of
+/// file: everything it returns would be handed on, not the kind asked for.
+fn listings_of_a_kind(plan: &Plan, tools: &ToolRegistry) -> Vec<PlanError> {
+    if tools.get("glob").is_none() {
+        return Vec::new();
+    }
+    plan.steps
+        .iter()
+        .filter(|s| s.tool.as_deref() == Some("list_dir"))
+        .filter_map(|s| {
+            let pattern = listing_pattern(s, &kind_of_file(&s.description)?);
+            Some(PlanError::InvalidArgs {
+                step: s.id.clone(),
+                tool: "list_dir".into(),
+                problems: vec![format!(
+                    "list_dir returns every file of the folder, but the step wants only some: use glob with pattern \"{pattern}\""
+                )],
+            })
+        })
+        .collect()
+}
+
+/// How the error of [`listings_described_as_counts`] starts (its mend looks for it).
+pub(super) const LISTING_NOT_COUNTED: &str = "it lists the files, it does not count them";
+
+/// A listing (glob, list_dir) in a step described as counting ("count the
+/// .py files") that no calculation builds on: its dependents would get the
+/// names, not how many.
+fn listings_described_as_counts(plan: &Plan, tools: &ToolRegistry) -> Vec<PlanError> {
+    if tools.get("calculator").is_none() {
+        return Vec::new();
+    }
+    let counted_later = |id: &str| {
+        plan.steps
+            .iter()
+            .any(|s| s.tool.as_deref() == Some("calculator") && s.depends_on.iter().any(|d| d == id))
+    };
+    plan.steps
+        .iter()
+        .filter(|s| matches!(s.tool.as_deref(), Some("glob" | "list_dir")))
+        .filter(|s| ASKS_A_COUNT.is_match(&s.description) && !counted_later(&s.id))
+        .map(|s| PlanError::InvalidArgs {
+            step: s.id.clone(),
+            tool: s.tool.clone().unwrap_or_default(),
+            problems: vec![format!(
+                "{LISTING_NOT_COUNTED}: list them in one step and count them in a calculator step, count({{{{{}}}}})",
+                s.id
+            )],
+        })
+        .collect()
+}
+
+/// "rounded to 2 decimals", "round to two decimal places", "to 1 dp".
+static ROUNDING: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\b(\d|one|two|three|four)\s+(?:decimals?|decimal places?|digits? after the (?:decimal )?point|dp)\b",
+    )
+    .expect("a valid pattern")
+});
+
+/// The decimal places `task` asks to round to, if it asks.
+fn places_asked(task: &str) -> Option<u32> {
+    let lower = task.to_lowercase();
+    if !lower.contains("round") && !lower.contains("decimal") {
+        return None;
+    }
+    let places = ROUNDING.captures(task)?.get(1)?.as_str().to_lowercase();
+    match places.as_str() {
+        "one" => Some(1),
+        "two" => Some(2),
+        "three" => Some(3),
+        "four" => Some(4),
+        digits => digits.parse().ok(),
+    }
+}
+
+/// The task asks for a rounding that no calculator step does. Only when one
+/// calculator step is final among the calculations (none builds on it), so
+/// which result to round is plain.
+fn rounding_left_out(plan: &Plan, task: &str) -> Vec<PlanError> {
+    let Some(places) = places_asked(task) else {
+        return Vec::new();
+    };
+    let calculations: Vec<&Step> = plan
+        .steps
+        .iter()
+        .filter(|s| s.tool.as_deref() == Some("calculator"))
+        .collect();
+    let rounds = |s: &Step| {
+        s.args
+            .get("expression")
+            .and_then(Value::as_str)
+            .is_some_and(|e| ["round", "floor", "ceil"].iter().any(|f| e.to_lowercase().contains(f)))
+    };
+    if calculations.iter().any(|s| rounds(s)) {
+        return Vec::new();
+    }
+    let built_on = |s: &Step| calculations.iter().any(|o| o.depends_on.contains(&s.id));
+    let last: Vec<&&Step> = calculations.iter().filter(|s| !built_on(s)).collect();
+    match last.as_slice() {
+        [only] => vec![PlanError::RoundingLeftOut {
+            step: only.id.clone(),
+            places,
+        }],
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::{builtin, workspace::Workspace};
+
+    fn plan(steps: Value) -> Plan {
+        serde_json::from_value(serde_json::json!({"goal": "g", "steps": steps})).unwrap()
+    }
+
+    fn tools() -> (tempfile::TempDir, ToolRegistry) {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = builtin::registry(Workspace::new(dir.path()).unwrap());
+        (dir, tools)
+    }
+
+    fn steps_of(errors: &[PlanError]) -> Vec<String> {
+        errors
+            .iter()
+            .map(|e| match e {
+                PlanError::InvalidArgs { step, .. } | PlanError::RoundingLeftOut { step, .. } => step.clone(),
+                other => panic!("{other}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_count_the_task_never_asks_for_is_an_error() {
+        let (_dir, tools) = tools();
+        let counted = plan(serde_json::json!([
+            {"id": "s1", "description": "extract the emails", "tool": "search", "args": {"path": "c.txt", "text": "@", "count": true}, "depends_on": []}
+        ]));
+        let extract = "Extract every email address from c.txt and write them to e.txt.";
+        assert_eq!(steps_of(&asked_but_not_planned(&counted, extract, &tools)), ["s1"]);
+        let how_many = "How many lines of c.txt have an email? Write it to n.txt.";
+        assert!(asked_but_not_planned(&counted, how_many, &tools).is_empty());
+    }
+
+    #[test]
+    fn a_search_for_a_field_of_a_json_file_is_an_error() {
+        let (_dir, tools) = tools();
+        let searched = plan(serde_json::json!([
+            {"id": "s1", "description": "find the database host", "tool": "search", "args": {"path": "settings.json", "text": "database"}, "depends_on": []},
+            {"id": "s2", "description": "count the users", "tool": "search", "args": {"path": "users.json", "text": "name", "count": true}, "depends_on": []},
+            {"id": "s3", "description": "find the errors", "tool": "search", "args": {"path": "app.log", "text": "ERROR"}, "depends_on": []}
+        ]));
+        let task = "How many users are there, and what is the database host?";
+        assert_eq!(steps_of(&asked_but_not_planned(&searched, task, &tools)), ["s1"]);
+    }
+
+    #[test]
+    fn a_search_for_lines_described_as_extracting_parts_is_an_error() {
+        let (_dir, tools) = tools();
+        let lines = plan(serde_json::json!([
+            {"id": "s1", "description": "pull out the hashtags", "tool": "search", "args": {"path": "post.txt", "text": "#"}, "depends_on": []},
+            {"id": "s2", "description": "find the email addresses", "tool": "search", "args": {"path": "c.txt", "text": "@", "matches": true}, "depends_on": []},
+            {"id": "s3", "description": "find the lines with TODO", "tool": "search", "args": {"path": "a.rs", "text": "TODO"}, "depends_on": []}
+        ]));
+        let task = "Pull out the hashtags of post.txt and the emails of c.txt.";
+        assert_eq!(steps_of(&asked_but_not_planned(&lines, task, &tools)), ["s1"]);
+        let tag = Regex::new(part_pattern("pull out the hashtags").unwrap()).unwrap();
+        let found: Vec<&str> = tag
+            .find_iter("Loving #rustlang and #async!")
+            .map(|m| m.as_str())
+            .collect();
+        assert_eq!(found, ["#rustlang", "#async"]);
+        let email = Regex::new(part_pattern("the email addresses").unwrap()).unwrap();
+        assert_eq!(
+            email.find("write to leo.k@example.com.").unwrap().as_str(),
+            "leo.k@example.com"
+        );
+    }
+
+    #[test]
+    fn words_counted_as_lines_and_a_listing_of_everything_are_errors() {
+        let (_dir, tools) = tools();
+        let p = plan(serde_json::json!([
+            {"id": "s1", "description": "read poem.txt", "tool": "read_file", "args": {"path": "poem.txt"}, "depends_on": []},
+            {"id": "s2", "description": "count the words in poem.txt", "tool": "calculator", "args": {"expression": "count({{s1}})"}, "depends_on": ["s1"]},
+            {"id": "s3", "description": "count the lines", "tool": "calculator", "args": {"expression": "count({{s1}})"}, "depends_on": ["s1"]},
+            {"id": "s4", "description": "list the .csv files in the data folder", "tool": "list_dir", "args": {"path": "data/"}, "depends_on": []},
+            {"id": "s5", "description": "list the data folder", "tool": "list_dir", "args": {"path": "data"}, "depends_on": []}
+        ]));
+        let errors = asked_but_not_planned(&p, "Count the words and the lines; list the CSV files.", &tools);
+        assert_eq!(steps_of(&errors), ["s2", "s4"]);
+        assert!(errors[1].to_string().contains("\"data/*.csv\""), "{}", errors[1]);
+        assert_eq!(kind_of_file("list the CSV files"), Some("csv".into()));
+        assert_eq!(kind_of_file("find *.md"), Some("md".into()));
+        assert_eq!(kind_of_file("read notes.txt and list the folder"), None);
+        assert_eq!(kind_of_file("the .csv and .md files"), None);
+    }
+
+    #[test]
+    fn a_listing_described_as_a_count_that_nothing_counts_is_an_error() {
+        let (_dir, tools) = tools();
+        let with = |counted: bool| {
+            let mut steps = vec![
+                serde_json::json!({"id": "s1", "description": "count the .py files", "tool": "glob", "args": {"pattern": "src/*.py"}, "depends_on": []}),
+                serde_json::json!({"id": "s2", "description": "save", "tool": "write_file", "args": {"path": "n.txt", "content": "{{s1}}"}, "depends_on": ["s1"]}),
+            ];
+            if counted {
+                steps.insert(1, serde_json::json!({"id": "s3", "description": "count", "tool": "calculator", "args": {"expression": "count({{s1}})"}, "depends_on": ["s1"]}));
+            }
+            plan(Value::Array(steps))
+        };
+        let errors = asked_but_not_planned(&with(false), "count the .py files", &tools);
+        assert_eq!(steps_of(&errors), ["s1"]);
+        assert!(errors[0].to_string().contains(LISTING_NOT_COUNTED));
+        assert!(asked_but_not_planned(&with(true), "count the .py files", &tools).is_empty());
+    }
+
+    #[test]
+    fn a_rounding_the_task_asks_for_and_no_step_does_is_an_error() {
+        let (_dir, tools) = tools();
+        let calc = |expression: &str| {
+            plan(serde_json::json!([
+                {"id": "s1", "description": "read", "tool": "read_file", "args": {"path": "km.txt"}, "depends_on": []},
+                {"id": "s2", "description": "convert", "tool": "calculator", "args": {"expression": expression}, "depends_on": ["s1"]},
+                {"id": "s3", "description": "save", "tool": "write_file", "args": {"path": "m.txt", "content": "{{s2}}"}, "depends_on": ["s2"]}
+            ]))
+        };
+        let task = "Convert it to miles, rounded to 2 decimals, and write it to m.txt.";
+        let errors = asked_but_not_planned(&calc("{{s1}} / 1.609344"), task, &tools);
+        assert_eq!(
+            errors,
+            [PlanError::RoundingLeftOut {
+                step: "s2".into(),
+                places: 2
+            }]
+        );
+        assert!(asked_but_not_planned(&calc("round({{s1}} / 1.609344, 2)"), task, &tools).is_empty());
+        assert!(asked_but_not_planned(&calc("{{s1}} / 1.609344"), "Convert it to miles.", &tools).is_empty());
+        assert_eq!(places_asked("round to two decimal places"), Some(2));
+        assert_eq!(places_asked("with 1 decimal"), Some(1));
+        assert_eq!(places_asked("add 2 apples"), None);
+    }
+}
