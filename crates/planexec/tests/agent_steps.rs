@@ -436,6 +436,29 @@ async fn a_number_no_result_shows_is_asked_about_once() {
         error.contains("answered 42, which no result of its calls shows"),
         "{error}"
     );
+
+    // A count of what a call listed is seen: the folder holds three files.
+    let (report, _) = run_agent_with(
+        &folder,
+        vec![call("list_dir", json!({"path": "reports"})), ScriptedReply::text("3")],
+    )
+    .await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    assert_eq!(report.step("s1").unwrap().output, Some(json!("3")));
+
+    // A number the goal gives ("a crate holds 24 bottles") is seen.
+    let model = Arc::new(ScriptedModel::new());
+    model.replies(
+        Role::Agent,
+        vec![call("list_dir", json!({"path": "reports"})), ScriptedReply::text("24")],
+    );
+    model.always(Role::Synthesizer, ScriptedReply::text("ok"));
+    let agent = folder.builder(&model, options(Mode::Auto)).build();
+    let mut plan = agent_plan("worker");
+    plan.goal = "A crate holds 24 bottles. How many bottles are in 17 crates?".into();
+    let report = agent.run_plan("t", plan).await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    assert_eq!(report.step("s1").unwrap().output, Some(json!("24")));
 }
 
 /// An agent step that never answers (it lists the folder for both its turns)

@@ -90,7 +90,7 @@ pub(super) async fn run(
             }
             // A bare number that no result shows (`42` after a listing) is
             // asked about once: a small model answers from its guess.
-            Reply::Text(text) if may_call && !checked_number && unseen_number(text.trim(), step, tally) => {
+            Reply::Text(text) if may_call && !checked_number && unseen_number(text.trim(), plan, step, tally) => {
                 checked_number = true;
                 history.push(Message::assistant(text.clone()));
                 history.push(Message::user(format!(
@@ -101,7 +101,7 @@ pub(super) async fn run(
             }
             // Asked once (or out of turns), and still a number nothing
             // shows: not a result.
-            Reply::Text(text) if (checked_number || !may_call) && unseen_number(text.trim(), step, tally) => {
+            Reply::Text(text) if (checked_number || !may_call) && unseen_number(text.trim(), plan, step, tally) => {
                 return Err(format!(
                     "agent `{name}` answered {}, which no result of its calls shows",
                     text.trim()
@@ -171,21 +171,34 @@ fn unfounded(step: &Step, tally: &Tally) -> bool {
     step.depends_on.is_empty() && !tally.calls.iter().any(|c| c.succeeded())
 }
 
-/// Whether `answer` is a bare number that neither the step's own text nor
-/// any result its calls got shows. Steps with dependencies are not checked:
-/// their answer may come from their dependencies' results.
-fn unseen_number(answer: &str, step: &Step, tally: &Tally) -> bool {
+/// Whether `answer` is a bare number that neither the goal ("a crate holds
+/// 24 bottles"), the step's own text nor any result its calls got shows.
+/// Steps with dependencies are not checked: their answer may come from their
+/// dependencies' results.
+fn unseen_number(answer: &str, plan: &Plan, step: &Step, tally: &Tally) -> bool {
     if answer.parse::<f64>().is_err() || !step.depends_on.is_empty() {
         return false;
     }
     let shown = |text: &str| text.contains(answer);
+    // A count of what a call listed is seen too: four files listed, "4".
+    let counted = |output: &Value| {
+        let items = match output {
+            Value::Array(items) => items.len(),
+            other => plan::value_as_text(other)
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .count(),
+        };
+        answer.parse::<usize>() == Ok(items)
+    };
     !shown(&step.description)
+        && !shown(&plan.goal)
         && !tally
             .calls
             .iter()
             .filter(|c| c.succeeded())
             .filter_map(|c| c.output.as_ref())
-            .any(|output| shown(&plan::value_as_text(output)))
+            .any(|output| shown(&plan::value_as_text(output)) || counted(output))
 }
 
 /// Times a turn that repeats an earlier call is asked again (with temperature).
