@@ -133,6 +133,10 @@ pub(crate) async fn replan(
     ];
     let limits = ctx.options.plan_limits();
     let kept: Vec<Step> = current.steps.iter().filter(|s| done.contains(&s.id)).cloned().collect();
+    // A revision after a failure still owes the files the task asks for (a
+    // small replanner drops the write along with the step it replaces).
+    let owes_outputs =
+        (failed_tool_step.is_some() || failed_agent_step.is_some()) && ctx.tools.get("write_file").is_some();
     let accept = |revised: Plan| -> Result<Plan, PlanErrors> {
         let merged = merge(ctx, current, &kept, revised, failed_agent_step.as_deref())?;
         if let Some(repeat) = failed_tool_step.and_then(|failed| repeats(failed, &merged, completed)) {
@@ -141,6 +145,9 @@ pub(crate) async fn replan(
         plan::validate_with_done(&merged, &ctx.tools, &limits, &done)?;
         let mut missing = plan::values_read_as_files(&merged, &ctx.tools);
         missing.extend(plan::texts_used_as_numbers(&merged, &ctx.tools));
+        if owes_outputs {
+            missing.extend(plan::unwritten_outputs(&merged, task));
+        }
         if missing.is_empty() {
             Ok(merged)
         } else {
