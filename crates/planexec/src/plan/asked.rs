@@ -25,7 +25,35 @@ pub fn asked_but_not_planned(plan: &Plan, task: &str, tools: &ToolRegistry) -> V
     errors.extend(rounding_left_out(plan, task));
     errors.extend(fields_searched_in_json(plan, tools));
     errors.extend(parts_searched_as_lines(plan));
+    errors.extend(plain_texts_matched(plan));
     errors
+}
+
+/// How the error of [`plain_texts_matched`] starts (its mend looks for it).
+pub(super) const PLAIN_TEXT_MATCHED: &str = "matches true with a plain text returns only that text";
+
+/// Whether `text` is plain text, with nothing a regular expression reads as
+/// more than itself.
+fn is_plain_text(text: &str) -> bool {
+    !text.contains(['\\', '.', '^', '$', '*', '+', '?', '(', ')', '[', ']', '{', '}', '|'])
+}
+
+/// A search with matches true for plain text (`@`, `refund`): each match is
+/// that same text, so the lines or the parts around it are lost.
+fn plain_texts_matched(plan: &Plan) -> Vec<PlanError> {
+    plan.steps
+        .iter()
+        .filter(|s| s.tool.as_deref() == Some("search") && s.args.get("matches") == Some(&Value::Bool(true)))
+        .filter(|s| s.args.get("count") != Some(&Value::Bool(true)))
+        .filter(|s| s.args.get("text").and_then(Value::as_str).is_some_and(is_plain_text))
+        .map(|s| PlanError::InvalidArgs {
+            step: s.id.clone(),
+            tool: "search".into(),
+            problems: vec![format!(
+                "{PLAIN_TEXT_MATCHED}, once per match: set matches false to get the lines that contain it, or give a regular expression for the parts to extract"
+            )],
+        })
+        .collect()
 }
 
 /// Kinds of text a step extracts, by the words that name them, with the
@@ -354,7 +382,7 @@ mod tests {
         let (_dir, tools) = tools();
         let lines = plan(serde_json::json!([
             {"id": "s1", "description": "pull out the hashtags", "tool": "search", "args": {"path": "post.txt", "text": "#"}, "depends_on": []},
-            {"id": "s2", "description": "find the email addresses", "tool": "search", "args": {"path": "c.txt", "text": "@", "matches": true}, "depends_on": []},
+            {"id": "s2", "description": "find the email addresses", "tool": "search", "args": {"path": "c.txt", "text": "\\S+@\\S+", "matches": true}, "depends_on": []},
             {"id": "s3", "description": "find the lines with TODO", "tool": "search", "args": {"path": "a.rs", "text": "TODO"}, "depends_on": []}
         ]));
         let task = "Pull out the hashtags of post.txt and the emails of c.txt.";
@@ -370,6 +398,18 @@ mod tests {
             email.find("write to leo.k@example.com.").unwrap().as_str(),
             "leo.k@example.com"
         );
+    }
+
+    #[test]
+    fn matching_plain_text_is_an_error() {
+        let (_dir, tools) = tools();
+        let matched = plan(serde_json::json!([
+            {"id": "s1", "description": "copy the refund lines", "tool": "search", "args": {"path": "o.txt", "text": "refund", "count": false, "matches": true}, "depends_on": []},
+            {"id": "s2", "description": "the dates", "tool": "search", "args": {"path": "o.txt", "text": "\\d{4}-\\d\\d", "count": false, "matches": true}, "depends_on": []},
+            {"id": "s3", "description": "how many refunds", "tool": "search", "args": {"path": "o.txt", "text": "refund", "count": true, "matches": true}, "depends_on": []}
+        ]));
+        let task = "How many refunds? Copy the refund lines and the dates.";
+        assert_eq!(steps_of(&asked_but_not_planned(&matched, task, &tools)), ["s1"]);
     }
 
     #[test]

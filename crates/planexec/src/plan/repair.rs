@@ -38,6 +38,8 @@ pub fn repaired(mut plan: Plan, errors: &PlanErrors, tools: &ToolRegistry) -> Op
                     uncounted(&mut plan, step)?
                 } else if problems.iter().any(|p| p.starts_with(super::asked::PARTS_AS_LINES)) {
                     parts_matched(&mut plan, step)?
+                } else if problems.iter().any(|p| p.starts_with(super::asked::PLAIN_TEXT_MATCHED)) {
+                    plain_text_unmatched(&mut plan, step)?
                 } else {
                     search_to_glob(&mut plan, step, tools)?
                 }
@@ -154,6 +156,18 @@ fn parts_matched(plan: &mut Plan, id: &str) -> Option<()> {
     let pattern = super::asked::part_pattern(&step.description)?;
     step.args.insert("text".into(), json!(pattern));
     step.args.insert("matches".into(), json!(true));
+    Some(())
+}
+
+/// Search step `id`, matching a plain text: the parts of the kind its
+/// description extracts, when it names one (`@` for emails), or else the
+/// lines that contain the text.
+fn plain_text_unmatched(plan: &mut Plan, id: &str) -> Option<()> {
+    let step = plan.steps.iter_mut().find(|s| s.id == id)?;
+    match super::asked::part_pattern(&step.description) {
+        Some(pattern) => step.args.insert("text".into(), json!(pattern)),
+        None => step.args.insert("matches".into(), json!(false)),
+    };
     Some(())
 }
 
@@ -594,5 +608,18 @@ mod tests {
         assert_eq!(mended.steps[0].args["matches"], json!(true));
         assert_eq!(mended.steps[0].args["text"], json!("#[A-Za-z0-9_]+"));
         assert!(super::super::asked_but_not_planned(&mended, "write the hashtags", &tools).is_empty());
+
+        // Matching a plain text gives the emails the step extracts, or else the lines.
+        let p = plan(json!([
+            {"id": "s1", "description": "extract the email addresses", "tool": "search", "args": {"path": "c.txt", "text": "@", "count": false, "matches": true}, "depends_on": []},
+            {"id": "s2", "description": "copy the refund lines", "tool": "search", "args": {"path": "o.txt", "text": "refund", "count": false, "matches": true}, "depends_on": []}
+        ]));
+        let errors = PlanErrors(super::super::asked_but_not_planned(&p, "emails and refunds", &tools));
+        let mended = repaired(p, &errors, &tools).unwrap();
+        assert_eq!(mended.steps[0].args["matches"], json!(true));
+        assert!(mended.steps[0].args["text"].as_str().unwrap().contains('@'));
+        assert_eq!(mended.steps[1].args["matches"], json!(false));
+        assert_eq!(mended.steps[1].args["text"], json!("refund"));
+        assert!(super::super::asked_but_not_planned(&mended, "emails and refunds", &tools).is_empty());
     }
 }
