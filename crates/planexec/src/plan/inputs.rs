@@ -51,17 +51,20 @@ pub fn without_unused_value_reads(mut plan: Plan, tools: &ToolRegistry) -> Plan 
     plan
 }
 
+/// Whether a step of `plan` with side effects names `path` in its arguments
+/// (so the file may be there by the time a later step reads it).
+fn written(plan: &Plan, tools: &ToolRegistry, path: &str) -> bool {
+    plan.steps.iter().any(|s| {
+        s.tool.as_deref().is_some_and(|t| tools.has_side_effects(t)) && s.args.values().any(|v| mentions(v, path))
+    })
+}
+
 /// An error for each read-only step of `plan` whose literal `path` is a value
 /// the task gave (see [`looks_like_a_value`]), not a file in the workspace of
 /// `tools` nor one any step writes. A run without a workspace is not checked.
 pub fn values_read_as_files(plan: &Plan, tools: &ToolRegistry) -> Vec<PlanError> {
     let Some(workspace) = tools.workspace() else {
         return Vec::new();
-    };
-    let written = |path: &str| {
-        plan.steps.iter().any(|s| {
-            s.tool.as_deref().is_some_and(|t| tools.has_side_effects(t)) && s.args.values().any(|v| mentions(v, path))
-        })
     };
     plan.steps
         .iter()
@@ -72,12 +75,11 @@ pub fn values_read_as_files(plan: &Plan, tools: &ToolRegistry) -> Vec<PlanError>
             // `read_file("")` for "read the number 240".
             let empty = path.trim().is_empty();
             let exists = !empty && workspace.resolve(path).ok()?.exists();
-            ((empty || looks_like_a_value(path)) && !path.contains("{{") && !exists && !written(path)).then(|| {
-                PlanError::ValueReadAsFile {
+            ((empty || looks_like_a_value(path)) && !path.contains("{{") && !exists && !written(plan, tools, path))
+                .then(|| PlanError::ValueReadAsFile {
                     step: s.id.clone(),
                     value: path.to_string(),
-                }
-            })
+                })
         })
         .collect()
 }
@@ -101,11 +103,6 @@ pub fn invented_inputs(plan: &Plan, task: &str, tools: &ToolRegistry) -> Vec<Pla
         let name = path.rsplit('/').next().unwrap_or(&path);
         task.contains(&path) || (name.contains('.') && task.contains(name))
     };
-    let written = |path: &str| {
-        plan.steps.iter().any(|s| {
-            s.tool.as_deref().is_some_and(|t| tools.has_side_effects(t)) && s.args.values().any(|v| mentions(v, path))
-        })
-    };
     plan.steps
         .iter()
         .filter(|s| s.tool.as_deref().is_some_and(|t| !tools.has_side_effects(t)))
@@ -114,9 +111,11 @@ pub fn invented_inputs(plan: &Plan, task: &str, tools: &ToolRegistry) -> Vec<Pla
             let literal = !path.contains("{{") && !path.contains(['*', '?', '[']);
             let value = path.trim().is_empty() || looks_like_a_value(path);
             let exists = workspace.resolve(path).ok()?.exists();
-            (literal && !value && !exists && !written(path) && !named(path)).then(|| PlanError::InventedInput {
-                step: s.id.clone(),
-                path: path.to_string(),
+            (literal && !value && !exists && !written(plan, tools, path) && !named(path)).then(|| {
+                PlanError::InventedInput {
+                    step: s.id.clone(),
+                    path: path.to_string(),
+                }
             })
         })
         .collect()
