@@ -539,3 +539,67 @@ async fn a_failed_agent_step_may_be_replaced_by_a_fetch() {
     assert_eq!(report.plans.len(), 2, "the fetch revision was adopted");
     assert!(report.step("f1").is_some(), "{:?}", report.error);
 }
+
+/// The name of a file the agent listed and never read is where the answer
+/// is, not the answer: it is asked about once, and given again it fails the
+/// step instead of being written on as the work.
+#[tokio::test]
+async fn the_name_of_a_file_it_never_read_is_asked_about_once() {
+    let folder = Folder::new();
+    std::fs::write(folder.dir.path().join("reports/n.txt"), "41").unwrap();
+    let (report, model) = run_number_agent_with(
+        &folder,
+        vec![
+            call("list_dir", json!({"path": "reports"})),
+            ScriptedReply::text("\"reports/n.txt\""),
+            call("read_file", json!({"path": "reports/n.txt"})),
+            ScriptedReply::text("41"),
+        ],
+    )
+    .await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    assert_eq!(report.step("s1").unwrap().output, Some(json!("41")));
+    assert!(turn_text(&model, 2).contains("reports/n.txt is the name of a file, not what it holds"));
+
+    let (report, _) = run_number_agent_with(
+        &folder,
+        vec![
+            call("list_dir", json!({"path": "reports"})),
+            ScriptedReply::text("reports/n.txt"),
+            ScriptedReply::text("reports/n.txt"),
+        ],
+    )
+    .await;
+    assert_ne!(report.status, RunStatus::Succeeded);
+    let error = report.step("s1").unwrap().error.clone().unwrap_or_default();
+    assert!(
+        error.contains("the name of a file it did not read (reports/n.txt)"),
+        "{error}"
+    );
+
+    // Once the file was read, its name is an answer like any other.
+    let (report, _) = run_number_agent_with(
+        &folder,
+        vec![
+            call("read_file", json!({"path": "reports/n.txt"})),
+            ScriptedReply::text("reports/n.txt"),
+        ],
+    )
+    .await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+}
+
+/// Like [`run_agent_with`], for a step that asks what a file holds.
+async fn run_number_agent_with(
+    folder: &Folder,
+    replies: Vec<ScriptedReply>,
+) -> (planexec::RunReport, Arc<ScriptedModel>) {
+    let model = Arc::new(ScriptedModel::new());
+    model.replies(Role::Agent, replies);
+    model.always(Role::Synthesizer, ScriptedReply::text("ok"));
+    let agent = folder.builder(&model, options(Mode::Auto)).build();
+    let mut plan = agent_plan("worker");
+    plan.steps[0].description = "find the file under reports/ that holds a number and return only that number".into();
+    let report = agent.run_plan("t", plan).await;
+    (report, model)
+}

@@ -50,7 +50,7 @@ pub(super) async fn run(
         .collect();
     let mut history = opening(ctx, plan, step, deps, profile, &tools);
     let mut problem = None;
-    let mut checked_number = false;
+    let mut checked_doubt = false;
     for turn in 1..=profile.max_turns {
         let may_call = turn < profile.max_turns && !tools.is_empty();
         // The first turn acts: an agent step is one that must look before it
@@ -77,7 +77,12 @@ pub(super) async fn run(
             )
             .await?;
         }
-        match calls::reply_of(&response) {
+        let reply = calls::reply_of(&response);
+        let doubt = match &reply {
+            Reply::Text(text) => doubtful(text.trim(), plan, step, tally),
+            _ => None,
+        };
+        match reply {
             // An answer with nothing under it is a guess (a small model reads
             // a made-up name, is told what the folder holds, and answers a
             // number anyway): while it may still call, it is sent to look.
@@ -88,24 +93,18 @@ pub(super) async fn run(
                 ));
                 problem = Some("it answered before any call succeeded".to_string());
             }
-            // A bare number that no result shows (`42` after a listing) is
-            // asked about once: a small model answers from its guess.
-            Reply::Text(text) if may_call && !checked_number && unseen_number(text.trim(), plan, step, tally) => {
-                checked_number = true;
+            // A doubtful answer (a bare number no result shows, the name of a
+            // file it never read) is asked about once: a small model answers
+            // from its guess, or with where the answer is.
+            Reply::Text(text) if may_call && !checked_doubt && doubt.is_some() => {
+                checked_doubt = true;
                 history.push(Message::assistant(text.clone()));
-                history.push(Message::user(format!(
-                    "{} appears in no result above. If the step's answer is in a file, read it; if you worked it out, check it with a tool. Then answer.",
-                    text.trim()
-                )));
-                problem = Some("it answered a number no result shows".to_string());
+                history.push(Message::user(doubt.as_ref().map(Doubt::question).unwrap_or_default()));
+                problem = doubt.as_ref().map(Doubt::problem);
             }
-            // Asked once (or out of turns), and still a number nothing
-            // shows: not a result.
-            Reply::Text(text) if (checked_number || !may_call) && unseen_number(text.trim(), plan, step, tally) => {
-                return Err(format!(
-                    "agent `{name}` answered {}, which no result of its calls shows",
-                    text.trim()
-                ))
+            // Asked once (or out of turns), and still doubtful: not a result.
+            Reply::Text(_) if (checked_doubt || !may_call) && doubt.is_some() => {
+                return Err(doubt.as_ref().map(|d| d.failure(name)).unwrap_or_default())
             }
             Reply::Text(text) if !text.trim().is_empty() => return answer_or_echoed_error(name, text.trim(), problem),
             Reply::Text(_) => {
@@ -169,6 +168,73 @@ fn answer_or_echoed_error(name: &str, answer: &str, last_error: Option<String>) 
 /// dependencies' results to work from and none of its calls succeeded.
 fn unfounded(step: &Step, tally: &Tally) -> bool {
     step.depends_on.is_empty() && !tally.calls.iter().any(|c| c.succeeded())
+}
+
+/// Why an agent's answer is doubtful enough to ask about once.
+enum Doubt {
+    /// A bare number no result shows.
+    UnseenNumber(String),
+    /// Only the name of a file a call listed, which no call read, for a
+    /// step that does not ask for a name.
+    NameOfUnreadFile(String),
+}
+
+impl Doubt {
+    fn question(&self) -> String {
+        match self {
+            Doubt::UnseenNumber(n) => format!("{n} appears in no result above. If the step's answer is in a file, read it; if you worked it out, check it with a tool. Then answer."),
+            Doubt::NameOfUnreadFile(f) => format!("{f} is the name of a file, not what it holds, and the step asks for more than a name. Read it with a tool, then answer with what the step asks."),
+        }
+    }
+    fn problem(&self) -> String {
+        match self {
+            Doubt::UnseenNumber(_) => "it answered a number no result shows".into(),
+            Doubt::NameOfUnreadFile(_) => "it answered with the name of a file it did not read".into(),
+        }
+    }
+    fn failure(&self, agent: &str) -> String {
+        match self {
+            Doubt::UnseenNumber(n) => format!("agent `{agent}` answered {n}, which no result of its calls shows"),
+            Doubt::NameOfUnreadFile(f) => format!(
+                "agent `{agent}` answered with the name of a file it did not read ({f}), not what the step asks"
+            ),
+        }
+    }
+}
+
+/// What is doubtful about `answer`, if anything.
+fn doubtful(answer: &str, plan: &Plan, step: &Step, tally: &Tally) -> Option<Doubt> {
+    if unseen_number(answer, plan, step, tally) {
+        return Some(Doubt::UnseenNumber(answer.to_string()));
+    }
+    name_of_unread_file(answer, step, tally).map(Doubt::NameOfUnreadFile)
+}
+
+/// `answer` when it is only a file name (`"data/reading-0193.txt"`) that a
+/// call's result shows, no call read that file, and the step asks for more
+/// than a name (`return only the number written in it`).
+fn name_of_unread_file(answer: &str, step: &Step, tally: &Tally) -> Option<String> {
+    let name = answer.trim_matches(|c: char| c == '"' || c == '\'' || c == '`' || c.is_whitespace());
+    let file_name = name.rsplit('/').next().unwrap_or(name);
+    let looks_like_a_file = !file_name.contains(char::is_whitespace)
+        && file_name.rsplit_once('.').is_some_and(|(stem, ext)| {
+            !stem.is_empty() && ext.chars().all(char::is_alphanumeric) && !ext.is_empty() && ext.parse::<f64>().is_err()
+        });
+    let asks_a_name = ["name", "path", "which file", "file is", "list"]
+        .iter()
+        .any(|w| step.description.to_lowercase().contains(w));
+    if !looks_like_a_file || asks_a_name {
+        return None;
+    }
+    let succeeded = || tally.calls.iter().filter(|c| c.succeeded());
+    let shown = succeeded()
+        .filter_map(|c| c.output.as_ref())
+        .any(|o| plan::value_as_text(o).contains(file_name));
+    let read = succeeded().any(|c| {
+        c.tool.as_deref().is_some_and(|t| t.starts_with("read"))
+            && c.args.as_ref().is_some_and(|a| a.to_string().contains(file_name))
+    });
+    (shown && !read).then(|| name.to_string())
 }
 
 /// Whether `answer` is a bare number that neither the goal ("a crate holds
