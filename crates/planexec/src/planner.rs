@@ -107,21 +107,15 @@ pub(crate) async fn plan_with_questions(
 pub(crate) async fn plan(ctx: &RunContext, task: &str, may_ask: bool) -> Result<Plan, RunError> {
     let messages = planner_messages(ctx, task, may_ask);
     let limits = ctx.options.plan_limits();
-    // Made-up inputs are sent back once: a planner that keeps one is left
-    // to find out by running it, as before this check, rather than to end
-    // the run with no plan at all.
     let invented_sent_back = AtomicBool::new(false);
     request_plan(ctx, Role::Planner, messages, &|p: Plan| {
-        let p = plan::without_unused_value_reads(with_goal(p, task), &ctx.tools);
+        let mut p = plan::without_unused_value_reads(with_goal(p, task), &ctx.tools);
         if !may_ask && !p.questions.is_empty() {
             return Err(PlanErrors(vec![plan::PlanError::QuestionsNotAllowed]));
         }
         plan::validate(&p, &ctx.tools, &limits)?;
         let mut errors = plan::values_read_as_files(&p, &ctx.tools);
-        let invented = plan::invented_inputs(&p, task, &ctx.tools);
-        if !invented.is_empty() && !invented_sent_back.swap(true, Ordering::Relaxed) {
-            errors.extend(invented);
-        }
+        errors.extend(invented_inputs_once(&mut p, task, ctx, &invented_sent_back));
         errors.extend(plan::texts_used_as_numbers(&p, &ctx.tools));
         errors.extend(plan::asked_but_not_planned(&p, task, &ctx.tools));
         // Only a run that can write files is held to the task's outputs.
@@ -135,6 +129,31 @@ pub(crate) async fn plan(ctx: &RunContext, task: &str, may_ask: bool) -> Result<
         }
     })
     .await
+}
+
+/// The made-up inputs of `plan` ([`plan::invented_inputs`]), as errors the
+/// first time (`sent_back` then holds): a planner that keeps one after that
+/// has the ones that stand for a value of the task made reasoning steps, and
+/// the others left to fail when they run, rather than the run end with no
+/// plan at all.
+pub(crate) fn invented_inputs_once(
+    plan: &mut Plan,
+    task: &str,
+    ctx: &RunContext,
+    sent_back: &AtomicBool,
+) -> Vec<plan::PlanError> {
+    let invented = plan::invented_inputs(plan, task, &ctx.tools);
+    if invented.is_empty() || !sent_back.swap(true, Ordering::Relaxed) {
+        return invented;
+    }
+    let changed = plan::invented_reads_to_reasoning(plan, task, &ctx.tools);
+    if !changed.is_empty() {
+        tracing::warn!(
+            "the plan kept reading files that do not exist for values the task gives: step(s) {} made reasoning steps",
+            changed.join(", ")
+        );
+    }
+    Vec::new()
 }
 
 /// `plan` with the task as its goal when the reply gave none.

@@ -7,13 +7,14 @@
 //! results through `{{id}}` references.
 
 use std::collections::HashSet;
+use std::sync::atomic::AtomicBool;
 
 use serde_json::{Map, Value};
 
 use crate::context::RunContext;
 use crate::llm::{Message, Role};
 use crate::plan::{self, Plan, PlanError, PlanErrors, Step};
-use crate::planner::{format_rules, request_plan};
+use crate::planner::{format_rules, invented_inputs_once, request_plan};
 use crate::run::RunError;
 
 /// Why the plan is being revised.
@@ -45,48 +46,8 @@ pub(crate) async fn replan(
 ) -> Result<Plan, RunError> {
     let done: HashSet<String> = completed.iter().map(|(s, _)| s.id.clone()).collect();
     let mut context = format!("Task: {task}\n\nCurrent plan:\n{}\n\n", current.to_json_pretty());
-    if completed.is_empty() {
-        context.push_str("Completed steps: none.\n\n");
-    } else {
-        context.push_str("Completed steps (kept; never re-run; use their results with {{id}}):\n");
-        for (step, output) in completed {
-            context.push_str(&format!(
-                "[{}] {} -> {}\n",
-                step.id,
-                step.description,
-                crate::text::cut_to_budget(&plan::value_as_text(output), ctx.options.result_budget)
-            ));
-        }
-        context.push('\n');
-    }
-    match &trigger {
-        ReplanTrigger::StepFailed { step, error } => context.push_str(&format!(
-            "Failed step: [{}] {} ({})\nError: {error}\n\n",
-            step.id,
-            step.description,
-            match step.kind() {
-                plan::StepKind::Tool(tool) => format!("tool: {tool}"),
-                plan::StepKind::Agent(agent) => format!("agent: {agent}"),
-                plan::StepKind::Reasoning => "tool: none, reasoning".to_string(),
-            }
-        )),
-        ReplanTrigger::Feedback(feedback) => context.push_str(&format!(
-            "The user reviewed the plan and asks for changes:\n{feedback}\n\n"
-        )),
-        ReplanTrigger::Steered(message) => context.push_str(&format!(
-            "While the run was going, the user sent this instruction. Revise the steps not yet run so the rest follows it (completed steps stay as they are):\n{message}\n\n"
-        )),
-        ReplanTrigger::StepDone { step } => context.push_str(&format!(
-            "Step [{}] has just completed. Decide what remains: if the steps not yet run still fit, return them unchanged (same ids and arguments); if its result changes what is needed, return revised steps; if the completed steps already give everything the task needs, return \"steps\": [].\n\n",
-            step.id
-        )),
-        ReplanTrigger::Unanswered(missing) => context.push_str(&format!(
-            "All steps ran, but their results do not answer the task yet: {missing}\nAdd the steps that get what is missing.\n\n"
-        )),
-        ReplanTrigger::Unreadable(problem) => context.push_str(&format!(
-            "The plan was cut short: the steps after the completed ones could not be used:\n{problem}\n\n"
-        )),
-    }
+    context.push_str(&completed_text(ctx, completed));
+    context.push_str(&trigger_text(&trigger));
     let failed_tool_step = match &trigger {
         ReplanTrigger::StepFailed { step, .. } if step.tool.is_some() => Some(*step),
         _ => None,
@@ -137,13 +98,17 @@ pub(crate) async fn replan(
     // small replanner drops the write along with the step it replaces).
     let owes_outputs =
         (failed_tool_step.is_some() || failed_agent_step.is_some()) && ctx.tools.get("write_file").is_some();
+    // A made-up input is sent back once, as the planner's are (a small
+    // replanner turned "a crate holds 24 bottles" into another invented file).
+    let invented_sent_back = AtomicBool::new(false);
     let accept = |revised: Plan| -> Result<Plan, PlanErrors> {
-        let merged = merge(ctx, current, &kept, revised, failed_agent_step.as_deref())?;
+        let mut merged = merge(ctx, current, &kept, revised, failed_agent_step.as_deref())?;
         if let Some(repeat) = failed_tool_step.and_then(|failed| repeats(failed, &merged, completed)) {
             return Err(PlanErrors(vec![repeat]));
         }
         plan::validate_with_done(&merged, &ctx.tools, &limits, &done)?;
         let mut missing = plan::values_read_as_files(&merged, &ctx.tools);
+        missing.extend(invented_inputs_once(&mut merged, task, ctx, &invented_sent_back));
         missing.extend(plan::texts_used_as_numbers(&merged, &ctx.tools));
         if owes_outputs {
             missing.extend(plan::unwritten_outputs(&merged, task));
@@ -155,6 +120,58 @@ pub(crate) async fn replan(
         }
     };
     request_plan(ctx, Role::Replanner, messages, &accept).await
+}
+
+/// What the completed steps gave, for the replanner's prompt.
+fn completed_text(ctx: &RunContext, completed: &[(Step, Value)]) -> String {
+    let mut text = String::new();
+    if completed.is_empty() {
+        text.push_str("Completed steps: none.\n\n");
+    } else {
+        text.push_str("Completed steps (kept; never re-run; use their results with {{id}}):\n");
+        for (step, output) in completed {
+            text.push_str(&format!(
+                "[{}] {} -> {}\n",
+                step.id,
+                step.description,
+                crate::text::cut_to_budget(&plan::value_as_text(output), ctx.options.result_budget)
+            ));
+        }
+        text.push('\n');
+    }
+    text
+}
+
+/// Why the plan is being revised, for the replanner's prompt.
+fn trigger_text(trigger: &ReplanTrigger<'_>) -> String {
+    match trigger {
+        ReplanTrigger::StepFailed { step, error } => format!(
+            "Failed step: [{}] {} ({})\nError: {error}\n\n",
+            step.id,
+            step.description,
+            match step.kind() {
+                plan::StepKind::Tool(tool) => format!("tool: {tool}"),
+                plan::StepKind::Agent(agent) => format!("agent: {agent}"),
+                plan::StepKind::Reasoning => "tool: none, reasoning".to_string(),
+            }
+        ),
+        ReplanTrigger::Feedback(feedback) => format!(
+            "The user reviewed the plan and asks for changes:\n{feedback}\n\n"
+        ),
+        ReplanTrigger::Steered(message) => format!(
+            "While the run was going, the user sent this instruction. Revise the steps not yet run so the rest follows it (completed steps stay as they are):\n{message}\n\n"
+        ),
+        ReplanTrigger::StepDone { step } => format!(
+            "Step [{}] has just completed. Decide what remains: if the steps not yet run still fit, return them unchanged (same ids and arguments); if its result changes what is needed, return revised steps; if the completed steps already give everything the task needs, return \"steps\": [].\n\n",
+            step.id
+        ),
+        ReplanTrigger::Unanswered(missing) => format!(
+            "All steps ran, but their results do not answer the task yet: {missing}\nAdd the steps that get what is missing.\n\n"
+        ),
+        ReplanTrigger::Unreadable(problem) => format!(
+            "The plan was cut short: the steps after the completed ones could not be used:\n{problem}\n\n"
+        ),
+    }
 }
 
 /// A new step of `revised` that repeats the failed tool step (the check the

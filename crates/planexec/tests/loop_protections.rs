@@ -43,7 +43,10 @@ async fn run(
         .events(bus)
         .build();
     let first: Plan = serde_json::from_value(first).unwrap();
-    let report = agent.run_plan("report the total of the numbers", first).await;
+    // The task names the files, so no revision reads a made-up input.
+    let report = agent
+        .run_plan("report the total of the numbers in a.txt, b.txt, c.txt or d.txt", first)
+        .await;
     let events = seen.lock().unwrap().clone();
     (report, events)
 }
@@ -238,4 +241,29 @@ async fn react_does_not_run_a_repeated_call_again() {
         told.contains("you already called `write_file` with these arguments"),
         "{told}"
     );
+}
+
+/// Repairing a failed tool call stops when the executor model writes
+/// arguments already tried: the same call fails the same way, and each turn
+/// is seconds on a local model.
+#[tokio::test]
+async fn a_repair_that_repeats_the_failed_arguments_stops_at_once() {
+    let model = Arc::new(ScriptedModel::new());
+    model.always(
+        Role::Executor,
+        ScriptedReply::tool_call("read_file", &json!({"path": "c.txt"})),
+    );
+    let options = RunOptions {
+        max_replans: 0,
+        executor_max_turns: 4,
+        ..RunOptions::default()
+    };
+    let (report, _) = run(plan(vec![read("s1", "c.txt", &[])]), vec![], options, model.clone()).await;
+    assert_eq!(report.status, RunStatus::Failed);
+    let error = report.error.unwrap();
+    assert!(
+        error.contains("`c.txt` does not exist") && error.contains("again with the same arguments"),
+        "{error}"
+    );
+    assert_eq!(model.requests_from(Role::Executor).len(), 1, "one turn, not four");
 }

@@ -41,6 +41,10 @@ pub(super) async fn fix_with_model(
         parameters: tool.parameters(),
     };
     let mut last_error = first_error.message;
+    // Arguments already tried: a model that writes them again is stuck (a
+    // small one asks for the same missing file four times), and another
+    // turn costs seconds on a local model for the same error.
+    let mut tried = vec![Value::Object(step.args.clone())];
     for _ in 0..ctx.options.executor_max_turns {
         let mut request = ChatRequest::new(Role::Executor, "", messages.clone());
         request.tools = vec![spec.clone()];
@@ -65,6 +69,13 @@ pub(super) async fn fix_with_model(
                 }
             },
         };
+        if tried.contains(&call.arguments) {
+            return Err(format!(
+                "{last_error} (the executor model called `{}` again with the same arguments)",
+                tool.name()
+            ));
+        }
+        tried.push(call.arguments.clone());
         if call.name != tool.name() && call.name != alias {
             last_error = format!("`{}` is not the tool of this step; call `{}`", call.name, tool.name());
         } else {

@@ -121,6 +121,58 @@ pub fn invented_inputs(plan: &Plan, task: &str, tools: &ToolRegistry) -> Vec<Pla
         .collect()
 }
 
+/// `plan` with each made-up input ([`invented_inputs`]) that can only stand
+/// for a value the task gives turned into a reasoning step with the same
+/// description (which sees the task): the task has a number in it, and the
+/// invented file's folder is not in the workspace, so there is nothing to
+/// look at. Used once the planner was sent the error and kept the file: a
+/// read that cannot succeed otherwise costs the run its replans ("a crate
+/// holds 24 bottles" planned as `read_file("crates/17_bottles.txt")`, twice).
+/// A task with no number keeps its read, to fail and say the input is missing
+/// rather than have a model make one up. Returns the ids of the steps changed.
+pub fn invented_reads_to_reasoning(plan: &mut Plan, task: &str, tools: &ToolRegistry) -> Vec<String> {
+    let Some(workspace) = tools.workspace() else {
+        return Vec::new();
+    };
+    if !task.chars().any(|c| c.is_ascii_digit()) {
+        return Vec::new();
+    }
+    // Nothing to look at: the file's folder is not there, or (for a file at
+    // the top) no file there has its extension.
+    let nothing_there = |path: &str| {
+        let path = std::path::Path::new(path.trim().trim_start_matches("./"));
+        match path
+            .parent()
+            .map(|p| p.to_string_lossy().to_string())
+            .filter(|f| !f.is_empty())
+        {
+            Some(folder) => workspace.resolve(&folder).map(|p| !p.exists()).unwrap_or(true),
+            None => {
+                let extension = path.extension();
+                let entries = std::fs::read_dir(workspace.root()).into_iter().flatten().flatten();
+                !entries
+                    .into_iter()
+                    .any(|e| e.path().is_file() && e.path().extension() == extension)
+            }
+        }
+    };
+    let invented: Vec<(String, String)> = invented_inputs(plan, task, tools)
+        .into_iter()
+        .filter_map(|e| match e {
+            PlanError::InventedInput { step, path } => Some((step, path)),
+            _ => None,
+        })
+        .filter(|(_, path)| nothing_there(path))
+        .collect();
+    for step in plan.steps.iter_mut() {
+        if invented.iter().any(|(id, _)| *id == step.id) {
+            step.tool = None;
+            step.args = serde_json::Map::new();
+        }
+    }
+    invented.into_iter().map(|(id, _)| id).collect()
+}
+
 /// Largest file whose text [`texts_used_as_numbers`] looks at.
 const LOOKED_AT_BYTES: u64 = 64 * 1024;
 
@@ -260,6 +312,37 @@ mod tests {
             message.contains("the task does not name it") && message.contains("as they are"),
             "{message}"
         );
+    }
+
+    #[test]
+    fn invented_reads_of_a_tasks_values_become_reasoning_and_others_stay() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("inbox")).unwrap();
+        std::fs::write(dir.path().join("inbox/msg-1.txt"), "hi\n").unwrap();
+        std::fs::write(dir.path().join("notes.md"), "x\n").unwrap();
+        let tools = builtin::registry(Workspace::new(dir.path()).unwrap());
+        let reads = || {
+            plan(serde_json::json!([
+                {"id": "s1", "description": "read the bottles in a crate", "tool": "read_file", "args": {"path": "crates/17_bottles.txt"}, "depends_on": []},
+                {"id": "s2", "description": "read the message", "tool": "read_file", "args": {"path": "inbox/message.txt"}, "depends_on": []},
+                {"id": "s3", "description": "read the count", "tool": "read_file", "args": {"path": "count.txt"}, "depends_on": []},
+                {"id": "s4", "description": "read the notes", "tool": "read_file", "args": {"path": "todo.md"}, "depends_on": []},
+                {"id": "s5", "description": "multiply", "tool": "calculator", "args": {"expression": "{{s1}} * 17"}, "depends_on": ["s1"]}
+            ]))
+        };
+        let mut mended = reads();
+        let changed = invented_reads_to_reasoning(&mut mended, "A crate holds 24 bottles. How many in 17?", &tools);
+        // s2's folder is there to look in, and a top-level .md file exists
+        // beside todo.md: those are left to fail (or be looked for).
+        assert_eq!(changed, ["s1", "s3"]);
+        assert!(mended.steps[0].tool.is_none() && mended.steps[0].args.is_empty());
+        assert_eq!(mended.steps[0].description, "read the bottles in a crate");
+        assert_eq!(mended.steps[1].tool.as_deref(), Some("read_file"));
+        assert_eq!(mended.steps[4].tool.as_deref(), Some("calculator"));
+        // With no number in the task, the input is missing, not given.
+        let mut kept = reads();
+        assert!(invented_reads_to_reasoning(&mut kept, "What are my expenses in total?", &tools).is_empty());
+        assert_eq!(kept.steps[0].tool.as_deref(), Some("read_file"));
     }
 
     #[test]

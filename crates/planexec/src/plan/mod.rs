@@ -25,7 +25,10 @@ use serde_json::{Map, Value};
 
 pub use crate::json::{extract_json_object, repair_json};
 pub use asked::asked_but_not_planned;
-pub use inputs::{invented_inputs, texts_used_as_numbers, values_read_as_files, without_unused_value_reads};
+pub use inputs::{
+    invented_inputs, invented_reads_to_reasoning, texts_used_as_numbers, values_read_as_files,
+    without_unused_value_reads,
+};
 pub use outputs::{outputs_named_by, unwritten_outputs};
 pub use parse::{parse_plan_file, parse_plan_reply, ParseError, PlanStream};
 pub use refs::{
