@@ -461,6 +461,58 @@ async fn a_number_no_result_shows_is_asked_about_once() {
     assert_eq!(report.step("s1").unwrap().output, Some(json!("24")));
 }
 
+/// A name with digits in it (`user1`) that no result shows is made up: the
+/// agent listed a folder, never read a file, and answered one. It is asked
+/// about once, and fails if it keeps it; a name a result shows stands.
+#[tokio::test]
+async fn a_name_no_result_shows_is_asked_about_once() {
+    let folder = Folder::new();
+    std::fs::write(folder.dir.path().join("reports/log.txt"), "login ok user=kestrel7").unwrap();
+    let (report, model) = run_agent_with(
+        &folder,
+        vec![
+            call("list_dir", json!({"path": "reports"})),
+            ScriptedReply::text("The user who logged in is user1."),
+            call("read_file", json!({"path": "reports/log.txt"})),
+            ScriptedReply::text("The user who logged in is kestrel7."),
+        ],
+    )
+    .await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    assert_eq!(
+        report.step("s1").unwrap().output,
+        Some(json!("The user who logged in is kestrel7."))
+    );
+    assert!(turn_text(&model, 2).contains("user1 appears in no result above"));
+
+    let (report, _) = run_agent_with(
+        &folder,
+        vec![
+            call("list_dir", json!({"path": "reports"})),
+            ScriptedReply::text("The user is user1."),
+            ScriptedReply::text("The user is user1."),
+        ],
+    )
+    .await;
+    assert_ne!(report.status, RunStatus::Succeeded);
+    let error = report.step("s1").unwrap().error.clone().unwrap_or_default();
+    assert!(
+        error.contains("answered user1, which no result of its calls shows"),
+        "{error}"
+    );
+
+    // Ordinals and units are no names: "the 2nd file" stands.
+    let (report, _) = run_agent_with(
+        &folder,
+        vec![
+            call("list_dir", json!({"path": "reports"})),
+            ScriptedReply::text("b.txt is the 2nd file."),
+        ],
+    )
+    .await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+}
+
 /// An agent step that never answers (it lists the folder for both its turns)
 /// with one replan allowed: what the replanner revises decides the end.
 async fn run_a_failing_agent_step(folder: &Folder, model: &Arc<ScriptedModel>) -> planexec::RunReport {

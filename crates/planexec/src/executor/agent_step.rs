@@ -172,8 +172,9 @@ fn unfounded(step: &Step, tally: &Tally) -> bool {
 
 /// Why an agent's answer is doubtful enough to ask about once.
 enum Doubt {
-    /// A bare number no result shows.
-    UnseenNumber(String),
+    /// A bare number, or a name with digits in it (`user1`), that no
+    /// result shows.
+    Unseen(String),
     /// Only the name of a file a call listed, which no call read, for a
     /// step that does not ask for a name.
     NameOfUnreadFile(String),
@@ -182,19 +183,19 @@ enum Doubt {
 impl Doubt {
     fn question(&self) -> String {
         match self {
-            Doubt::UnseenNumber(n) => format!("{n} appears in no result above. If the step's answer is in a file, read it; if you worked it out, check it with a tool. Then answer."),
+            Doubt::Unseen(n) => format!("{n} appears in no result above. If the step's answer is in a file, read it; if you worked it out, check it with a tool. Then answer."),
             Doubt::NameOfUnreadFile(f) => format!("{f} is the name of a file, not what it holds, and the step asks for more than a name. Read it with a tool, then answer with what the step asks."),
         }
     }
     fn problem(&self) -> String {
         match self {
-            Doubt::UnseenNumber(_) => "it answered a number no result shows".into(),
+            Doubt::Unseen(_) => "it answered a value no result shows".into(),
             Doubt::NameOfUnreadFile(_) => "it answered with the name of a file it did not read".into(),
         }
     }
     fn failure(&self, agent: &str) -> String {
         match self {
-            Doubt::UnseenNumber(n) => format!("agent `{agent}` answered {n}, which no result of its calls shows"),
+            Doubt::Unseen(n) => format!("agent `{agent}` answered {n}, which no result of its calls shows"),
             Doubt::NameOfUnreadFile(f) => format!(
                 "agent `{agent}` answered with the name of a file it did not read ({f}), not what the step asks"
             ),
@@ -205,7 +206,10 @@ impl Doubt {
 /// What is doubtful about `answer`, if anything.
 fn doubtful(answer: &str, plan: &Plan, step: &Step, tally: &Tally) -> Option<Doubt> {
     if unseen_number(answer, plan, step, tally) {
-        return Some(Doubt::UnseenNumber(answer.to_string()));
+        return Some(Doubt::Unseen(answer.to_string()));
+    }
+    if let Some(name) = unseen_name(answer, plan, step, tally) {
+        return Some(Doubt::Unseen(name));
     }
     name_of_unread_file(answer, step, tally).map(Doubt::NameOfUnreadFile)
 }
@@ -265,6 +269,33 @@ fn unseen_number(answer: &str, plan: &Plan, step: &Step, tally: &Tally) -> bool 
             .filter(|c| c.succeeded())
             .filter_map(|c| c.output.as_ref())
             .any(|output| shown(&plan::value_as_text(output)) || counted(output))
+}
+
+/// The first word of `answer` that starts with a letter and has a digit
+/// (`user1`, `build42`) that neither the goal, the step's text nor any result its calls
+/// got shows. Such a name is read, never worked out: an agent that answers
+/// one unseen made it up (a small model listed a log, never read it, and
+/// answered "user1"). Steps with dependencies are not checked.
+fn unseen_name(answer: &str, plan: &Plan, step: &Step, tally: &Tally) -> Option<String> {
+    if !step.depends_on.is_empty() {
+        return None;
+    }
+    let seen: Vec<String> = tally
+        .calls
+        .iter()
+        .filter(|c| c.succeeded())
+        .filter_map(|c| c.output.as_ref())
+        .map(plan::value_as_text)
+        .chain([step.description.clone(), plan.goal.clone()])
+        .map(|t| t.to_lowercase())
+        .collect();
+    answer
+        .split(|c: char| !c.is_alphanumeric() && c != '_' && c != '-')
+        .map(|w| w.trim_matches('-'))
+        // A name starts with a letter: `1st`, `10am` or `5kg` is no name.
+        .filter(|w| w.starts_with(char::is_alphabetic) && w.chars().any(|c| c.is_ascii_digit()))
+        .find(|w| !seen.iter().any(|t| t.contains(&w.to_lowercase())))
+        .map(str::to_string)
 }
 
 /// Times a turn that repeats an earlier call is asked again (with temperature).
