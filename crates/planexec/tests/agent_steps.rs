@@ -513,6 +513,43 @@ async fn a_name_no_result_shows_is_asked_about_once() {
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
 }
 
+/// A whole listing handed on for a step that asks for only some of it is
+/// asked about once; what the agent answers then stands, even the whole
+/// listing again (every file may be one the step asks for).
+#[tokio::test]
+async fn a_whole_listing_for_a_step_that_picks_is_asked_about_once() {
+    let folder = Folder::new();
+    let listing = "reports/a.txt\nreports/b.txt";
+    let (report, model) = run_agent_with(
+        &folder,
+        vec![
+            call("glob", json!({"pattern": "reports/*"})),
+            ScriptedReply::text(listing),
+            ScriptedReply::text("reports/b.txt"),
+        ],
+    )
+    .await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    assert_eq!(report.step("s1").unwrap().output, Some(json!("reports/b.txt")));
+    let question = turn_text(&model, 2);
+    assert!(
+        question.contains("That is everything `glob` returned") && question.contains("reports/*part*"),
+        "{question}"
+    );
+
+    let (report, _) = run_agent_with(
+        &folder,
+        vec![
+            call("glob", json!({"pattern": "reports/*"})),
+            ScriptedReply::text(listing),
+            ScriptedReply::text(listing),
+        ],
+    )
+    .await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    assert_eq!(report.step("s1").unwrap().output, Some(json!(listing)));
+}
+
 /// An agent step that never answers (it lists the folder for both its turns)
 /// with one replan allowed: what the replanner revises decides the end.
 async fn run_a_failing_agent_step(folder: &Folder, model: &Arc<ScriptedModel>) -> planexec::RunReport {

@@ -82,6 +82,7 @@ pub(super) async fn run(
             Reply::Text(text) => doubtful(text.trim(), plan, step, tally),
             _ => None,
         };
+        let failure = doubt.as_ref().and_then(|d| d.failure(name));
         match reply {
             // An answer with nothing under it is a guess (a small model reads
             // a made-up name, is told what the folder holds, and answers a
@@ -103,8 +104,8 @@ pub(super) async fn run(
                 problem = doubt.as_ref().map(Doubt::problem);
             }
             // Asked once (or out of turns), and still doubtful: not a result.
-            Reply::Text(_) if (checked_doubt || !may_call) && doubt.is_some() => {
-                return Err(doubt.as_ref().map(|d| d.failure(name)).unwrap_or_default())
+            Reply::Text(_) if (checked_doubt || !may_call) && failure.is_some() => {
+                return Err(failure.unwrap_or_default())
             }
             Reply::Text(text) if !text.trim().is_empty() => return answer_or_echoed_error(name, text.trim(), problem),
             Reply::Text(_) => {
@@ -178,6 +179,10 @@ enum Doubt {
     /// Only the name of a file a call listed, which no call read, for a
     /// step that does not ask for a name.
     NameOfUnreadFile(String),
+    /// Every line a listing call returned (here, its tool and the folder it
+    /// listed), for a step that asks for only some of them ("the files that
+    /// have 2024 in their name").
+    UnfilteredListing { tool: String, folder: String },
 }
 
 impl Doubt {
@@ -185,20 +190,27 @@ impl Doubt {
         match self {
             Doubt::Unseen(n) => format!("{n} appears in no result above. If the step's answer is in a file, read it; if you worked it out, check it with a tool. Then answer."),
             Doubt::NameOfUnreadFile(f) => format!("{f} is the name of a file, not what it holds, and the step asks for more than a name. Read it with a tool, then answer with what the step asks."),
+            Doubt::UnfilteredListing { tool, folder } => format!("That is everything `{tool}` returned, but the step asks only for some of them. To pick files by a part of their name, call glob with the part between stars (as \"{folder}*part*\"); otherwise answer with only the ones the step asks for, one per line."),
         }
     }
     fn problem(&self) -> String {
         match self {
             Doubt::Unseen(_) => "it answered a value no result shows".into(),
             Doubt::NameOfUnreadFile(_) => "it answered with the name of a file it did not read".into(),
+            Doubt::UnfilteredListing { .. } => "it answered with a whole listing".into(),
         }
     }
-    fn failure(&self, agent: &str) -> String {
+    /// Why the step fails when the answer stays doubtful after the question;
+    /// `None` when it may then stand (every name listed may be the ones asked for).
+    fn failure(&self, agent: &str) -> Option<String> {
         match self {
-            Doubt::Unseen(n) => format!("agent `{agent}` answered {n}, which no result of its calls shows"),
-            Doubt::NameOfUnreadFile(f) => format!(
+            Doubt::Unseen(n) => Some(format!(
+                "agent `{agent}` answered {n}, which no result of its calls shows"
+            )),
+            Doubt::NameOfUnreadFile(f) => Some(format!(
                 "agent `{agent}` answered with the name of a file it did not read ({f}), not what the step asks"
-            ),
+            )),
+            Doubt::UnfilteredListing { .. } => None,
         }
     }
 }
@@ -211,7 +223,64 @@ fn doubtful(answer: &str, plan: &Plan, step: &Step, tally: &Tally) -> Option<Dou
     if let Some(name) = unseen_name(answer, plan, step, tally) {
         return Some(Doubt::Unseen(name));
     }
-    name_of_unread_file(answer, step, tally).map(Doubt::NameOfUnreadFile)
+    if let Some(file) = name_of_unread_file(answer, step, tally) {
+        return Some(Doubt::NameOfUnreadFile(file));
+    }
+    unfiltered_listing(answer, step, tally)
+}
+
+/// A listing call (`glob`, `list_dir`) all of whose lines, two or more,
+/// `answer` repeats, when the step asks for only some (its text has "that",
+/// "with", "only", …). A small model lists a folder and hands the whole
+/// listing on instead of the names it was asked to pick.
+fn unfiltered_listing(answer: &str, step: &Step, tally: &Tally) -> Option<Doubt> {
+    let description = format!(" {} ", step.description.to_lowercase());
+    let picks = [
+        " that ",
+        " which ",
+        " whose ",
+        " with ",
+        " containing ",
+        " only ",
+        " matching ",
+    ]
+    .iter()
+    .any(|w| description.contains(w));
+    if !picks {
+        return None;
+    }
+    let answered: Vec<&str> = answer.lines().map(str::trim).collect();
+    tally
+        .calls
+        .iter()
+        .filter(|c| c.succeeded() && c.tool.as_deref().is_some_and(|t| ["glob", "list_dir"].contains(&t)))
+        .find(|c| {
+            let text = c.output.as_ref().map(plan::value_as_text).unwrap_or_default();
+            let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+            lines.len() >= 2 && lines.iter().all(|l| answered.iter().any(|a| a.ends_with(l)))
+        })
+        .map(|c| {
+            let arg = |name: &str| {
+                c.args
+                    .as_ref()
+                    .and_then(|a| a.get(name))
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            };
+            let folder = match arg("pattern") {
+                Some(pattern) => pattern
+                    .rsplit_once('/')
+                    .map(|(f, _)| format!("{f}/"))
+                    .unwrap_or_default(),
+                None => arg("path")
+                    .map(|p| format!("{}/", p.trim_end_matches('/')))
+                    .unwrap_or_default(),
+            };
+            Doubt::UnfilteredListing {
+                tool: c.tool.clone().unwrap_or_default(),
+                folder: folder.trim_start_matches("./").trim_start_matches('/').to_string(),
+            }
+        })
 }
 
 /// `answer` when it is only a file name (`"data/reading-0193.txt"`) that a
