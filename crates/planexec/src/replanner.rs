@@ -208,8 +208,11 @@ fn merge(
     let mut errors = Vec::new();
     for step in revised.steps {
         match kept.iter().find(|k| k.id == step.id) {
-            // The model echoed a completed step: it is kept already.
-            Some(k) if k == &step => {}
+            // The model echoed a completed step: it is kept already. A copy
+            // under the same id and description is that step, whatever else
+            // a small replanner changed in copying it (an agent step copied
+            // as a reasoning step): it has run and will not run again.
+            Some(k) if k == &step || k.description.trim() == step.description.trim() => {}
             Some(_) => errors.push(PlanError::DuplicateId { id: step.id.clone() }),
             None => steps.push(step),
         }

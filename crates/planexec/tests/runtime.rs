@@ -996,6 +996,35 @@ async fn a_replan_may_not_reuse_a_completed_steps_id_for_new_work() {
     );
 }
 
+/// A small replanner copies a completed step with something changed (its
+/// tool) but its id and description: that is the completed step, kept as it
+/// ran, not new work under its id, so the revision is taken at once.
+#[tokio::test]
+async fn a_replan_that_copies_a_completed_step_loosely_keeps_it_as_it_ran() {
+    let server = ScriptedServer::start();
+    let bad = TestTool::new("bad").failing(u32::MAX, ToolError::failed("broken"));
+    server.role("planner").reply(Reply::json(&plan_json(vec![
+        step("s1", None, json!({}), &[]),
+        step("s2", Some("bad"), json!({"input": "{{s1}}"}), &["s1"]),
+    ])));
+    server.role("executor").reply(Reply::content("summary one"));
+    server.role("replanner").replies(vec![Reply::json(&plan_json(vec![
+        step("s1", Some("echo"), json!({"input": "again"}), &[]),
+        step("s3", Some("echo"), json!({"input": "{{s1}}"}), &["s1"]),
+    ]))]);
+    server.role("synthesizer").reply(Reply::content("ok"));
+    let report = agent(&server, registry(vec![bad, TestTool::new("echo")]))
+        .run("t")
+        .await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    assert_eq!(server.requests_from("replanner").len(), 1);
+    assert_eq!(report.step("s1").unwrap().output, Some(json!("summary one")));
+    assert_eq!(
+        report.step("s3").unwrap().output,
+        Some(json!({"tool": "echo", "input": "summary one"}))
+    );
+}
+
 #[tokio::test]
 async fn references_in_model_corrected_arguments_are_resolved() {
     let server = ScriptedServer::start();

@@ -248,7 +248,23 @@ impl Tool for ReadJson {
         let text = tokio::fs::read_to_string(&full).await.map_err(|e| io_error(path, e))?;
         let document: Value =
             serde_json::from_str(&text).map_err(|e| ToolError::failed(format!("`{path}` is not valid JSON: {e}")))?;
+        let field = without_list_name(&document, path, field);
         field_or_only_key(&document, field).map_err(|why| ToolError::invalid_args(format!("`{path}`: {why}")))
+    }
+}
+
+/// `field` without a first key that names the file when the file is itself
+/// the list (`users.1.age` in `users.json`, which holds `[{…}, {…}]`): a
+/// planner names the list it sees in the file's name.
+fn without_list_name<'a>(document: &Value, path: &str, field: &'a str) -> &'a str {
+    let stem = std::path::Path::new(path)
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    match (document, field.split_once('.')) {
+        (Value::Array(_), Some((first, rest))) if first.trim().to_lowercase() == stem => rest,
+        (Value::Array(_), None) if field.trim().to_lowercase() == stem => "",
+        _ => field,
     }
 }
 
@@ -352,6 +368,22 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    #[tokio::test]
+    async fn a_first_key_that_names_a_file_holding_a_list_is_the_list() {
+        let (_dir, ws) = workspace();
+        std::fs::write(
+            ws.root().join("users.json"),
+            r#"[{"name": "Ana", "age": 34}, {"name": "Bo", "age": 27}]"#,
+        )
+        .unwrap();
+        let tool = ReadJson(ws.clone());
+        let read = |field: &str| tool.call(json!({"path": "users.json", "field": field}));
+        assert_eq!(read("users.1.age").await.unwrap(), json!(27));
+        assert_eq!(read("1.age").await.unwrap(), json!(27));
+        assert_eq!(read("users").await.unwrap().as_array().map(Vec::len), Some(2));
+        assert!(read("people.1.age").await.is_err());
     }
 
     #[tokio::test]
