@@ -146,7 +146,7 @@ pub(crate) fn invented_inputs_once(
     if invented.is_empty() || !sent_back.swap(true, Ordering::Relaxed) {
         return invented;
     }
-    let changed = plan::invented_reads_to_reasoning(plan, task, &ctx.tools);
+    let changed = plan::invented_reads_to_reasoning(plan, invented, task, &ctx.tools);
     if !changed.is_empty() {
         tracing::warn!(
             "the plan kept reading files that do not exist for values the task gives: step(s) {} made reasoning steps",

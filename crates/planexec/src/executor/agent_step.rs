@@ -330,14 +330,26 @@ fn unseen_number(answer: &str, plan: &Plan, step: &Step, tally: &Tally) -> bool 
         };
         answer.parse::<usize>() == Ok(items)
     };
-    !shown(&step.description)
-        && !shown(&plan.goal)
+    !seen_texts(plan, step, tally).iter().any(|t| shown(t))
         && !tally
             .calls
             .iter()
             .filter(|c| c.succeeded())
             .filter_map(|c| c.output.as_ref())
-            .any(|output| shown(&plan::value_as_text(output)) || counted(output))
+            .any(counted)
+}
+
+/// What an agent step has seen: the results of its calls that succeeded,
+/// its own text and the goal.
+fn seen_texts(plan: &Plan, step: &Step, tally: &Tally) -> Vec<String> {
+    tally
+        .calls
+        .iter()
+        .filter(|c| c.succeeded())
+        .filter_map(|c| c.output.as_ref())
+        .map(plan::value_as_text)
+        .chain([step.description.clone(), plan.goal.clone()])
+        .collect()
 }
 
 /// The first word of `answer` that starts with a letter and has a digit
@@ -349,15 +361,7 @@ fn unseen_name(answer: &str, plan: &Plan, step: &Step, tally: &Tally) -> Option<
     if !step.depends_on.is_empty() {
         return None;
     }
-    let seen: Vec<String> = tally
-        .calls
-        .iter()
-        .filter(|c| c.succeeded())
-        .filter_map(|c| c.output.as_ref())
-        .map(plan::value_as_text)
-        .chain([step.description.clone(), plan.goal.clone()])
-        .map(|t| t.to_lowercase())
-        .collect();
+    let seen: Vec<String> = seen_texts(plan, step, tally).iter().map(|t| t.to_lowercase()).collect();
     answer
         .split(|c: char| !c.is_alphanumeric() && c != '_' && c != '-')
         .map(|w| w.trim_matches('-'))

@@ -129,8 +129,14 @@ pub fn invented_inputs(plan: &Plan, task: &str, tools: &ToolRegistry) -> Vec<Pla
 /// read that cannot succeed otherwise costs the run its replans ("a crate
 /// holds 24 bottles" planned as `read_file("crates/17_bottles.txt")`, twice).
 /// A task with no number keeps its read, to fail and say the input is missing
-/// rather than have a model make one up. Returns the ids of the steps changed.
-pub fn invented_reads_to_reasoning(plan: &mut Plan, task: &str, tools: &ToolRegistry) -> Vec<String> {
+/// rather than have a model make one up. `invented` is what
+/// [`invented_inputs`] found in `plan`. Returns the ids of the steps changed.
+pub fn invented_reads_to_reasoning(
+    plan: &mut Plan,
+    invented: Vec<PlanError>,
+    task: &str,
+    tools: &ToolRegistry,
+) -> Vec<String> {
     let Some(workspace) = tools.workspace() else {
         return Vec::new();
     };
@@ -156,7 +162,7 @@ pub fn invented_reads_to_reasoning(plan: &mut Plan, task: &str, tools: &ToolRegi
             }
         }
     };
-    let invented: Vec<(String, String)> = invented_inputs(plan, task, tools)
+    let invented: Vec<(String, String)> = invented
         .into_iter()
         .filter_map(|e| match e {
             PlanError::InventedInput { step, path } => Some((step, path)),
@@ -331,7 +337,9 @@ mod tests {
             ]))
         };
         let mut mended = reads();
-        let changed = invented_reads_to_reasoning(&mut mended, "A crate holds 24 bottles. How many in 17?", &tools);
+        let task = "A crate holds 24 bottles. How many in 17?";
+        let invented = invented_inputs(&mended, task, &tools);
+        let changed = invented_reads_to_reasoning(&mut mended, invented, task, &tools);
         // s2's folder is there to look in, and a top-level .md file exists
         // beside todo.md: those are left to fail (or be looked for).
         assert_eq!(changed, ["s1", "s3"]);
@@ -341,7 +349,9 @@ mod tests {
         assert_eq!(mended.steps[4].tool.as_deref(), Some("calculator"));
         // With no number in the task, the input is missing, not given.
         let mut kept = reads();
-        assert!(invented_reads_to_reasoning(&mut kept, "What are my expenses in total?", &tools).is_empty());
+        let task = "What are my expenses in total?";
+        let invented = invented_inputs(&kept, task, &tools);
+        assert!(invented_reads_to_reasoning(&mut kept, invented, task, &tools).is_empty());
         assert_eq!(kept.steps[0].tool.as_deref(), Some("read_file"));
     }
 
