@@ -56,7 +56,7 @@ pub(crate) fn tool_lines(entries: &[std::sync::Arc<crate::tools::ToolEntry>]) ->
 /// to a reasoning step, or forces it through the calculator). Empty when it
 /// has none of them, so other tool sets pay no tokens for it.
 fn tool_hints(tools: &ToolRegistry) -> String {
-    const HINTS: [(&str, &str); 5] = [
+    const HINTS: [(&str, &str); 6] = [
         (
             "search",
             "to count or list the lines of a file that contain a text, use search",
@@ -67,6 +67,10 @@ fn tool_hints(tools: &ToolRegistry) -> String {
             "to list the files of a kind or name (such as *.csv or *2024*), use glob",
         ),
         ("sort_lines", "to sort lines, use sort_lines"),
+        (
+            "transform_text",
+            "to spell a text backwards or change its case, use transform_text",
+        ),
         (
             "set_value",
             "to change one setting in a file, use set_value (not write_file)",
@@ -83,6 +87,9 @@ fn tool_hints(tools: &ToolRegistry) -> String {
     }
     if tools.get("calculator").is_some() {
         out.push_str("With a rate such as \"1 mile = 1.609344 km\", km to miles is {{s1}} / 1.609344 and miles to km is {{s1}} * 1.609344. Round in the same expression: round({{s1}} / 1.609344, 2).\n");
+        if tools.get("search").is_some() {
+            out.push_str("A part's share of a whole in percent is round(sum({{s2}}) / sum({{s1}}) * 100, 1), where s1 reads the list and s2 searches it for the part's lines.\n");
+        }
     }
     out
 }
@@ -182,7 +189,7 @@ where each step is
 {"id": "s1", "description": "<what it does>", "tool": "<tool name>" or null, "args": {...}, "depends_on": ["<ids>"], "expected": "<what a good result looks like>" or null}
 Rules:
 - Use a tool whenever one fits, and give it exactly the args it lists. Do arithmetic with a calculator tool when there is one, never in a reasoning step.
-- The calculator does arithmetic, count, sum, mean, min and max of a text's lines, and words(...) counts words. To filter, extract, change the case of or pick something from a text, use a reasoning step that depends on the step with the text.
+- The calculator does arithmetic, count, sum, mean, min and max of a text's lines, and words(...) counts words. To filter, extract or pick something from a text, use a reasoning step that depends on the step with the text.
 - Read only files the workspace listing shows. Numbers and text given in the task are used as they are (in args, in a calculator expression), never read from a file.
 - If the task needs a file that does not exist, reply with "steps": [] and "infeasible": "<the file> does not exist".
 - "tool": null is a reasoning step: a model does it from the results of the steps in its depends_on. Give it "args": {}.

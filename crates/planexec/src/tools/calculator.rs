@@ -393,6 +393,11 @@ fn aggregate_over_text(expression: &str) -> Option<Result<f64, String>> {
     let t = expression.trim();
     let name = called_name(t)?;
     let open = t.find('(')?;
+    // A whole call closes at the end: `count(TEXT) where west` is not one,
+    // and must not count "TEXT) where wes" as its text.
+    if !t.ends_with(')') {
+        return None;
+    }
     // One call, whole: not `sum(a) / count(a)`, which opens and ends alike.
     // (A text may hold a stray `)`: only arithmetic after the close counts.)
     if let Some(close) = matching_paren(t, open) {
@@ -506,6 +511,9 @@ mod tests {
         assert_eq!(ev("round(sum(apple 1.25\nbread 3.40 (fresh)\n) * 2, 1)").unwrap(), 9.3);
         assert_eq!(ev("max(3\n9) - min(3\n9) + max(1, 2)").unwrap(), 8.0);
         assert_eq!(ev("count(fine :)\nok)").unwrap(), 2.0);
+        // Words after the call are no part of it (nor of its text).
+        let trailing = ev("count(north 30\nwest 70) where west").unwrap_err();
+        assert!(trailing.contains("where west"), "{trailing}");
         assert!(ev("sum(ada) + 1").unwrap_err().contains("no number"));
         // Arithmetic stays arithmetic; a text is no number.
         assert_eq!(ev("max(1, 7) + 1").unwrap(), 8.0);

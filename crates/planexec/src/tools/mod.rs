@@ -16,6 +16,7 @@ mod search;
 mod set_value;
 pub mod shell;
 mod sort_lines;
+mod transform_text;
 mod typed;
 pub mod workspace;
 
