@@ -67,10 +67,7 @@ fn tool_hints(tools: &ToolRegistry) -> String {
             "to list the files of a kind or name (such as *.csv or *2024*), use glob",
         ),
         ("sort_lines", "to sort lines, use sort_lines"),
-        (
-            "transform_text",
-            "to spell a text backwards or change its case, use transform_text",
-        ),
+        ("reverse_text", "to spell a text backwards, use reverse_text"),
         (
             "set_value",
             "to change one setting in a file, use set_value (not write_file)",
@@ -189,7 +186,7 @@ where each step is
 {"id": "s1", "description": "<what it does>", "tool": "<tool name>" or null, "args": {...}, "depends_on": ["<ids>"], "expected": "<what a good result looks like>" or null}
 Rules:
 - Use a tool whenever one fits, and give it exactly the args it lists. Do arithmetic with a calculator tool when there is one, never in a reasoning step.
-- The calculator does arithmetic, count, sum, mean, min and max of a text's lines, and words(...) counts words. To filter, extract or pick something from a text, use a reasoning step that depends on the step with the text.
+- The calculator does arithmetic, count, sum, mean, min and max of a text's lines, and words(...) counts words. To filter, extract, change the case of or pick something from a text, use a reasoning step that depends on the step with the text.
 - Read only files the workspace listing shows. Numbers and text given in the task are used as they are (in args, in a calculator expression), never read from a file.
 - If the task needs a file that does not exist, reply with "steps": [] and "infeasible": "<the file> does not exist".
 - "tool": null is a reasoning step: a model does it from the results of the steps in its depends_on. Give it "args": {}.

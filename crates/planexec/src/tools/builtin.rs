@@ -1,5 +1,5 @@
 //! The built-in tools: `read_file`, `list_dir`, `glob`, `search`,
-//! `read_json`, `write_file`, `set_value`, `sort_lines`, `transform_text`,
+//! `read_json`, `write_file`, `set_value`, `sort_lines`, `reverse_text`,
 //! `calculator`, `http_get`.
 //!
 //! File tools are confined to a [`Workspace`]. Every tool declares a strict
@@ -31,7 +31,7 @@ pub fn registry(workspace: Workspace) -> ToolRegistry {
         Arc::new(WriteFile(ws.clone())),
         Arc::new(super::set_value::SetValue(ws)),
         Arc::new(super::sort_lines::SortLines),
-        Arc::new(super::transform_text::TransformText),
+        Arc::new(super::reverse_text::ReverseText),
         Arc::new(Calculator),
         #[cfg(feature = "http")]
         http_get(Vec::new()),

@@ -12,11 +12,11 @@ mod glob;
 #[cfg(feature = "http")]
 mod http_get;
 pub mod output;
+mod reverse_text;
 mod search;
 mod set_value;
 pub mod shell;
 mod sort_lines;
-mod transform_text;
 mod typed;
 pub mod workspace;
 

@@ -147,15 +147,23 @@ pub(super) fn field_of(document: &Value, field: &str) -> Result<Value, String> {
     value_at(document, &keys, &mut Vec::new())
 }
 
-/// [`field_of`], or where its path is wrong (`server.port` in a file with a
-/// top-level `port`) the one value anywhere in the document under the
-/// path's last key: a planner guesses the nesting, not the name. Two or
-/// more such values leave the error as it was.
+/// [`field_of`], or where its path is wrong the one value it leads to from
+/// somewhere deeper (`owner.name` in a file that nests it as
+/// `service.owner.name`), or else the one value anywhere in the document
+/// under the path's last key (`server.port` in a file with a top-level
+/// `port`): a planner guesses the nesting, not the names. Two or more such
+/// values leave the error as it was.
 fn field_or_only_key(document: &Value, field: &str) -> Result<Value, String> {
     field_of(document, field).or_else(|error| {
-        let last = field.rsplit('.').next().unwrap_or(field).trim();
+        let keys: Vec<&str> = field.split('.').map(str::trim).filter(|k| !k.is_empty()).collect();
         let mut found = Vec::new();
-        values_named(document, last, &mut found);
+        values_at_suffix(document, &keys, &mut found);
+        if let [only] = found.as_slice() {
+            return Ok((*only).clone());
+        }
+        let last = keys.last().copied().unwrap_or_default();
+        let mut found = Vec::new();
+        values_at_suffix(document, &[last], &mut found);
         match found.as_slice() {
             [only] if last.parse::<usize>().is_err() => Ok((*only).clone()),
             _ => Err(error),
@@ -163,18 +171,20 @@ fn field_or_only_key(document: &Value, field: &str) -> Result<Value, String> {
     })
 }
 
-/// Every value under the key `name`, at any depth of `at`.
-fn values_named<'a>(at: &'a Value, name: &str, found: &mut Vec<&'a Value>) {
+/// Every value that `keys` lead to, key by key (an index for a list), from
+/// a value at any depth of `at`.
+fn values_at_suffix<'a>(at: &'a Value, keys: &[&str], found: &mut Vec<&'a Value>) {
+    let walked = keys.iter().try_fold(at, |value, key| match value {
+        Value::Object(map) => map.get(*key),
+        Value::Array(items) => items.get(key.parse::<usize>().ok()?),
+        _ => None,
+    });
+    if let (Some(value), false) = (walked, keys.is_empty()) {
+        found.push(value);
+    }
     match at {
-        Value::Object(map) => {
-            for (key, value) in map {
-                if key == name {
-                    found.push(value);
-                }
-                values_named(value, name, found);
-            }
-        }
-        Value::Array(items) => items.iter().for_each(|item| values_named(item, name, found)),
+        Value::Object(map) => map.values().for_each(|v| values_at_suffix(v, keys, found)),
+        Value::Array(items) => items.iter().for_each(|v| values_at_suffix(v, keys, found)),
         _ => {}
     }
 }
@@ -409,6 +419,17 @@ mod tests {
             "{}",
             missing.message
         );
+        // A path that starts deeper than the top finds the one value it
+        // leads to; a last key that stands in two places is not guessed.
+        std::fs::write(
+            _dir.path().join("service.json"),
+            r#"{"service": {"name": "billing", "owner": {"name": "Ines Moreau"}}, "version": "4.2.0"}"#,
+        )
+        .unwrap();
+        let service = |field: &str| read.call(json!({"path": "service.json", "field": field}));
+        assert_eq!(service("owner.name").await.unwrap(), json!("Ines Moreau"));
+        let two = service("name").await.unwrap_err();
+        assert!(two.message.contains("no `name`"), "{}", two.message);
         let out_of_range = call("items.5").await.unwrap_err();
         assert!(
             out_of_range.message.contains("a list of 2 items"),
