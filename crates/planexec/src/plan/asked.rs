@@ -20,6 +20,8 @@ use crate::tools::ToolRegistry;
 pub fn asked_but_not_planned(plan: &Plan, task: &str, tools: &ToolRegistry) -> Vec<PlanError> {
     let mut errors = counts_not_asked_for(plan, task);
     errors.extend(words_counted_as_lines(plan));
+    errors.extend(totals_counted_as_lines(plan, tools));
+    errors.extend(reversals_not_asked(plan, task));
     errors.extend(listings_of_a_kind(plan, tools));
     errors.extend(listings_described_as_counts(plan, tools));
     errors.extend(rounding_left_out(plan, task));
@@ -106,6 +108,9 @@ fn parts_searched_as_lines(plan: &Plan) -> Vec<PlanError> {
         .collect()
 }
 
+/// How the error of [`fields_searched_in_json`] starts (its mend looks for it).
+pub(super) const JSON_SEARCHED: &str = "search returns whole lines of the JSON file";
+
 /// A search in a `.json` file for lines, where `read_json` would give the
 /// field's value: a search for "database" returns the line `"database": {`,
 /// which a small planner then writes on as the answer.
@@ -126,7 +131,7 @@ fn fields_searched_in_json(plan: &Plan, tools: &ToolRegistry) -> Vec<PlanError> 
         .map(|s| PlanError::InvalidArgs {
             step: s.id.clone(),
             tool: "search".into(),
-            problems: vec!["search returns whole lines of the JSON file, not a field's value: use read_json with the field's dotted key (such as database.host for the host under database)".into()],
+            problems: vec![format!("{JSON_SEARCHED}, not a field's value: use read_json with the field's dotted key (such as database.host for the host under database)")],
         })
         .collect()
 }
@@ -182,6 +187,78 @@ fn words_counted_as_lines(plan: &Plan) -> Vec<PlanError> {
                 tool: "calculator".into(),
                 problems: vec![format!(
                     "the step counts words, but count() in `{expression}` counts lines: use words(...) instead"
+                )],
+            })
+        })
+        .collect()
+}
+
+/// How the error of [`reversals_not_asked`] starts (its mend looks for it).
+pub(super) const REVERSAL_NOT_ASKED: &str = "reverse_text only reverses a text";
+
+/// A `reverse_text` step when neither it nor the task speaks of reversing
+/// or spelling backwards: a small planner reaches for the one text tool for
+/// any change of a text (it "reversed" a name it was asked to write in
+/// capitals).
+fn reversals_not_asked(plan: &Plan, task: &str) -> Vec<PlanError> {
+    let speaks_of_reversing = |text: &str| {
+        let text = text.to_lowercase();
+        ["revers", "backward", "opposite order"]
+            .iter()
+            .any(|w| text.contains(w))
+    };
+    if speaks_of_reversing(task) {
+        return Vec::new();
+    }
+    plan.steps
+        .iter()
+        .filter(|s| s.tool.as_deref() == Some("reverse_text") && !speaks_of_reversing(&s.description))
+        .map(|s| PlanError::InvalidArgs {
+            step: s.id.clone(),
+            tool: "reverse_text".into(),
+            problems: vec![format!(
+                "{REVERSAL_NOT_ASKED}, and neither the task nor the step asks for that: use a reasoning step (\"tool\": null) for other changes, such as the case"
+            )],
+        })
+        .collect()
+}
+
+/// Whether `description` asks for a total (`the total sales`, `sum the
+/// prices`) and not for how many there are (`the total number of lines`).
+pub(super) fn speaks_of_a_total(description: &str) -> bool {
+    let description = description.to_lowercase();
+    let words: Vec<&str> = description.split(|c: char| !c.is_alphanumeric()).collect();
+    let total = ["total", "sum", "add"].iter().any(|w| words.contains(w));
+    let how_many = ["how many", "number of"].iter().any(|p| description.contains(p))
+        || ["lines", "files", "items", "entries", "names", "words"]
+            .iter()
+            .any(|w| words.contains(w));
+    total && !how_many
+}
+
+/// A calculator step described as a total (`count the total sales`) that
+/// counts the lines of a file whose every line holds a number: it adds them
+/// up. ("Count" is the verb a small model reaches for; the lines of a sales
+/// list are amounts, and four regions are no total.)
+fn totals_counted_as_lines(plan: &Plan, tools: &ToolRegistry) -> Vec<PlanError> {
+    plan.steps
+        .iter()
+        .filter(|s| s.tool.as_deref() == Some("calculator") && speaks_of_a_total(&s.description))
+        .filter_map(|s| {
+            let expression = s.args.get("expression")?.as_str()?;
+            let (call, inner) = crate::tools::aggregate_arguments(expression)
+                .into_iter()
+                .find(|(call, _)| call.to_lowercase().starts_with("count"))?;
+            let [reference] = super::refs::find_references(inner).try_into().ok()?;
+            let (path, text) = super::inputs::read_text(plan, &reference.step, tools)?;
+            let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+            let all_numbered = lines.len() > 1 && lines.iter().all(|l| l.chars().any(|c| c.is_ascii_digit()));
+            all_numbered.then(|| PlanError::InvalidArgs {
+                step: s.id.clone(),
+                tool: "calculator".into(),
+                problems: vec![format!(
+                    "the step is a total, but `{call}` counts the {} lines of {path}, each with a number: use sum(...) to add the numbers up",
+                    lines.len()
                 )],
             })
         })
@@ -429,6 +506,42 @@ mod tests {
         assert_eq!(kind_of_file("find *.md"), Some("md".into()));
         assert_eq!(kind_of_file("read notes.txt and list the folder"), None);
         assert_eq!(kind_of_file("the .csv and .md files"), None);
+    }
+
+    #[test]
+    fn a_reversal_nothing_asks_for_is_an_error() {
+        let upper = plan(serde_json::json!([
+            {"id": "s1", "description": "convert the name to upper case", "tool": "reverse_text", "args": {"text": "Ada", "reverse": "letters"}, "depends_on": []}
+        ]));
+        let errors = reversals_not_asked(&upper, "Write Ada in upper case to a.txt.");
+        assert_eq!(steps_of(&errors), ["s1"]);
+        assert!(errors[0].to_string().contains(REVERSAL_NOT_ASKED));
+        assert!(reversals_not_asked(&upper, "Write Ada backwards to a.txt.").is_empty());
+    }
+
+    #[test]
+    fn a_total_that_counts_the_lines_of_amounts_is_an_error() {
+        let (dir, tools) = tools();
+        std::fs::write(dir.path().join("sales.txt"), "north 30\nsouth 50\n").unwrap();
+        std::fs::write(dir.path().join("names.txt"), "Ada\nBo\n").unwrap();
+        let with = |path: &str, description: &str| {
+            plan(serde_json::json!([
+                {"id": "s1", "description": "read", "tool": "read_file", "args": {"path": path}, "depends_on": []},
+                {"id": "s2", "description": description, "tool": "calculator", "args": {"expression": "count({{s1}})"}, "depends_on": ["s1"]}
+            ]))
+        };
+        let errors = asked_but_not_planned(&with("sales.txt", "count the total sales"), "", &tools);
+        assert_eq!(steps_of(&errors), ["s2"]);
+        assert!(errors[0].to_string().contains("use sum(...)"), "{}", errors[0]);
+        // How many there are, or lines with no amounts: a count is right.
+        for (path, description) in [
+            ("sales.txt", "count the total number of sales"),
+            ("sales.txt", "count the regions"),
+            ("names.txt", "count the total"),
+        ] {
+            let errors = asked_but_not_planned(&with(path, description), "", &tools);
+            assert!(errors.is_empty(), "{description}: {errors:?}");
+        }
     }
 
     #[test]

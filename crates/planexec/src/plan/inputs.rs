@@ -182,27 +182,31 @@ pub fn invented_reads_to_reasoning(
 /// Largest file whose text [`texts_used_as_numbers`] looks at.
 const LOOKED_AT_BYTES: u64 = 64 * 1024;
 
+/// The path and text of the workspace file that step `id` of `plan` reads
+/// with `read_file`, when it is there and small enough to look at now.
+pub(super) fn read_text(plan: &Plan, id: &str, tools: &ToolRegistry) -> Option<(String, String)> {
+    let step = plan.steps.iter().find(|s| s.id == id)?;
+    if step.tool.as_deref() != Some("read_file") {
+        return None;
+    }
+    let path = step.args.get("path")?.as_str()?;
+    let full = tools.workspace()?.resolve(path).ok()?;
+    if std::fs::metadata(&full).ok()?.len() > LOOKED_AT_BYTES {
+        return None;
+    }
+    Some((path.to_string(), std::fs::read_to_string(full).ok()?))
+}
+
 /// An error for each calculator step that uses, as one number in its
 /// arithmetic, the text of a file the workspace holds that is a list of
 /// lines (`{{s1}} + {{s1}}` over a price list, `{{s1}} / count({{s1}})` over four
 /// scores). The file is there to look at, so the run need not find out by
 /// failing; the error says which aggregate to use instead.
 pub fn texts_used_as_numbers(plan: &Plan, tools: &ToolRegistry) -> Vec<PlanError> {
-    let Some(workspace) = tools.workspace() else {
+    if tools.workspace().is_none() {
         return Vec::new();
-    };
-    let text_of = |id: &str| -> Option<(String, String)> {
-        let step = plan.steps.iter().find(|s| s.id == id)?;
-        if step.tool.as_deref() != Some("read_file") {
-            return None;
-        }
-        let path = step.args.get("path")?.as_str()?;
-        let full = workspace.resolve(path).ok()?;
-        if std::fs::metadata(&full).ok()?.len() > LOOKED_AT_BYTES {
-            return None;
-        }
-        Some((path.to_string(), std::fs::read_to_string(full).ok()?))
-    };
+    }
+    let text_of = |id: &str| read_text(plan, id, tools);
     let mut errors = Vec::new();
     for step in plan.steps.iter().filter(|s| s.tool.as_deref() == Some("calculator")) {
         let Some(expression) = step.args.get("expression").and_then(Value::as_str) else {

@@ -16,6 +16,7 @@ pub(crate) mod parse;
 pub(crate) mod refs;
 mod repair;
 pub(crate) mod schema;
+mod unused;
 pub(crate) mod validate;
 mod waves;
 
@@ -37,6 +38,7 @@ pub use refs::{
 };
 pub use repair::repaired;
 pub use schema::{is_strict_compatible, plan_schema, plan_schema_for, plan_schema_for_tools};
+pub use unused::unused_results;
 pub use validate::{find_cycle, validate, validate_with_done, PlanError, PlanErrors, PlanLimits, MAX_QUESTIONS};
 pub use waves::waves;
 

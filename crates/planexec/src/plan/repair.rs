@@ -26,7 +26,8 @@ pub fn repaired(mut plan: Plan, errors: &PlanErrors, tools: &ToolRegistry) -> Op
             }
             PlanError::OutputNotWritten { path } => write_last_result(&mut plan, path)?,
             PlanError::InvalidArgs { step, tool, .. } if tool == "calculator" => {
-                if files_to_references(&mut plan, step, tools)
+                if filtered_by_search(&mut plan, step, tools)
+                    .or_else(|| files_to_references(&mut plan, step, tools))
                     .or_else(|| aggregate_as_described(&mut plan, step, tools))
                     .is_none()
                 {
@@ -40,11 +41,19 @@ pub fn repaired(mut plan: Plan, errors: &PlanErrors, tools: &ToolRegistry) -> Op
                     parts_matched(&mut plan, step)?
                 } else if problems.iter().any(|p| p.starts_with(super::asked::PLAIN_TEXT_MATCHED)) {
                     plain_text_unmatched(&mut plan, step)?
+                } else if problems.iter().any(|p| p.starts_with(super::asked::JSON_SEARCHED)) {
+                    search_to_reasoning(&mut plan, step)?
                 } else {
                     search_to_glob(&mut plan, step, tools)?
                 }
             }
             PlanError::InvalidArgs { step, tool, .. } if tool == "list_dir" => listing_to_glob(&mut plan, step, tools)?,
+            PlanError::InvalidArgs { step, tool, problems }
+                if tool == "reverse_text"
+                    && problems.iter().any(|p| p.starts_with(super::asked::REVERSAL_NOT_ASKED)) =>
+            {
+                tool_to_reasoning(&mut plan, step)?
+            }
             PlanError::RoundingLeftOut { step, places } => rounded(&mut plan, step, *places)?,
             _ => return None,
         }
@@ -315,8 +324,8 @@ fn aggregate_as_described(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Op
         .filter(|(_, phrases)| phrases.iter().any(|p| names(p)))
         .map(|(aggregate, _)| *aggregate)
         .collect();
-    // "count the words" is a count of words.
-    if named.contains(&"words") {
+    // "count the words" is a count of words; "count the total sales" a sum.
+    if named.contains(&"words") || super::asked::speaks_of_a_total(&step.description) {
         named.retain(|a| *a != "count");
     }
     let [aggregate] = named.as_slice() else { return None };
@@ -352,6 +361,64 @@ fn aggregated_files(expression: &str) -> Vec<(String, String)> {
     found
 }
 
+/// An aggregate written as a query: `sum({{s1}}) where west`,
+/// `count(sales.txt) where region = 'west'`. Small models reach for SQL.
+static AGGREGATE_WHERE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(
+        r"(?is)^\s*(count|sum|total|mean|avg|average|min|max)\s*\((.+)\)\s+(?:where|if|for|with)\s+(.+?)\s*$",
+    )
+    .expect("a valid pattern")
+});
+
+/// Calculator step `id` written as a query over a file (`sum({{s1}}) where
+/// west`) becomes the aggregate of the lines that hold the word: a new
+/// search step finds them in the file, and the step aggregates its result.
+fn filtered_by_search(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Option<()> {
+    tools.get("search")?;
+    let at = plan.steps.iter().position(|s| s.id == id)?;
+    let expression = plan.steps[at].args.get("expression")?.as_str()?.to_string();
+    let query = AGGREGATE_WHERE.captures(&expression)?;
+    let (aggregate, source, condition) = (&query[1], query[2].trim(), &query[3]);
+    let references = super::refs::find_references(source);
+    let (path, reader) = match references.as_slice() {
+        [] if FILE_NAME.is_match(source) => (source.to_string(), reader_of(plan, source)),
+        [only] if only.span == (0, source.len()) => {
+            let reader = plan.step(&only.step)?;
+            (reader.args.get("path")?.as_str()?.to_string(), Some(only.step.clone()))
+        }
+        _ => return None,
+    };
+    // The value the condition compares with: `region = 'west'` is `west`.
+    let word = condition
+        .rsplit(|c: char| c.is_whitespace() || "=<>!".contains(c))
+        .map(|w| w.trim_matches(|c: char| "'\"`".contains(c)))
+        .find(|w| !w.is_empty())?
+        .to_string();
+    if !word.chars().all(|c| c.is_alphanumeric() || "-_.".contains(c)) {
+        return None;
+    }
+    let search_id = fresh_id(plan, "find", 0)?;
+    let mut args = Map::new();
+    args.insert("path".into(), json!(path));
+    args.insert("text".into(), json!(word));
+    args.insert("count".into(), json!(false));
+    args.insert("matches".into(), json!(false));
+    // The search waits for what the read waited for (a step writing the file).
+    let after = reader
+        .and_then(|r| plan.step(&r))
+        .map(|s| s.depends_on.clone())
+        .unwrap_or_default();
+    let description = format!("find the lines of {path} that contain {word}");
+    let search = tool_step(search_id.clone(), description, "search", args, after);
+    let step = &mut plan.steps[at];
+    step.args
+        .insert("expression".into(), json!(format!("{aggregate}({{{{{search_id}}}}})")));
+    step.depends_on.retain(|d| !references.iter().any(|r| &r.step == d));
+    step.depends_on.push(search_id);
+    plan.steps.insert(at, search);
+    Some(())
+}
+
 /// The id of a step that reads the file `path` whole.
 fn reader_of(plan: &Plan, path: &str) -> Option<String> {
     let bare = |p: &str| p.trim().trim_start_matches("./").to_string();
@@ -373,6 +440,39 @@ fn read_step(plan: &Plan, path: &str, skip: usize) -> Option<Step> {
     Some(tool_step(id, format!("read {path}"), "read_file", args, Vec::new()))
 }
 
+/// Search step `id`, which looks for a value in a JSON file (`Bo` in
+/// `users.json`, for Bo's age), becomes the reasoning step its description
+/// describes, over the whole file's text (read by a step added for it when
+/// none reads it): which field holds the value is not known, and a small
+/// file is read well by a model.
+fn search_to_reasoning(plan: &mut Plan, id: &str) -> Option<()> {
+    let path = plan.step(id)?.args.get("path")?.as_str()?.to_string();
+    let reader = match reader_of(plan, &path) {
+        Some(reader) => reader,
+        None => {
+            let read = read_step(plan, &path, 0)?;
+            let reader = read.id.clone();
+            plan.steps.insert(0, read);
+            reader
+        }
+    };
+    let step = plan.steps.iter_mut().find(|s| s.id == id)?;
+    if !step.depends_on.contains(&reader) {
+        step.depends_on.push(reader);
+    }
+    tool_to_reasoning(plan, id)
+}
+
+/// Tool step `id` becomes the reasoning step its description describes,
+/// working from the same dependencies (a reasoning step also sees the task,
+/// where a text its arguments held was given).
+fn tool_to_reasoning(plan: &mut Plan, id: &str) -> Option<()> {
+    let step = plan.steps.iter_mut().find(|s| s.id == id)?;
+    step.tool = None;
+    step.args = Map::new();
+    Some(())
+}
+
 /// Make calculator step `id`, whose expression the calculator can never
 /// evaluate (`upper('{{s1}}')`), the reasoning step its description already
 /// describes, working from the same dependencies.
@@ -385,9 +485,7 @@ fn calculation_to_reasoning(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> 
     if step.depends_on.is_empty() {
         return None;
     }
-    step.tool = None;
-    step.args = Map::new();
-    Some(())
+    tool_to_reasoning(plan, id)
 }
 
 #[cfg(test)]
@@ -464,6 +562,88 @@ mod tests {
         );
         assert_eq!(mended.steps[1].depends_on, [reader]);
         assert!(super::super::validate(&mended, &tools, &Default::default()).is_ok());
+    }
+
+    #[test]
+    fn a_search_for_a_value_in_a_json_file_becomes_a_reasoning_step_over_its_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = builtin::registry(Workspace::new(dir.path()).unwrap());
+        let searched = |with_read: bool| {
+            let mut steps = vec![
+                json!({"id": "s2", "description": "find Bo's age", "tool": "search", "args": {"path": "users.json", "text": "Bo", "count": false, "matches": false}, "depends_on": []}),
+            ];
+            if with_read {
+                steps.insert(0, json!({"id": "s1", "description": "read", "tool": "read_file", "args": {"path": "users.json"}, "depends_on": []}));
+            }
+            plan(serde_json::Value::Array(steps))
+        };
+        for with_read in [true, false] {
+            let p = searched(with_read);
+            let errors = super::super::asked_but_not_planned(&p, "How old is Bo, according to users.json?", &tools);
+            let mended = repaired(p, &PlanErrors(errors), &tools).unwrap();
+            let step = mended.step("s2").unwrap();
+            assert!(step.is_reasoning(), "{step:?}");
+            let [reader] = step.depends_on.as_slice() else {
+                panic!("{step:?}")
+            };
+            assert_eq!(mended.step(reader).unwrap().args["path"], json!("users.json"));
+            assert_eq!(mended.steps.len(), 2);
+        }
+    }
+
+    #[test]
+    fn a_reversal_nothing_asks_for_becomes_a_reasoning_step() {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = builtin::registry(Workspace::new(dir.path()).unwrap());
+        let p = plan(json!([
+            {"id": "s1", "description": "read", "tool": "read_file", "args": {"path": "name.txt"}, "depends_on": []},
+            {"id": "s2", "description": "the name in upper case", "tool": "reverse_text", "args": {"text": "{{s1}}", "reverse": "letters"}, "depends_on": ["s1"]}
+        ]));
+        let errors = super::super::asked_but_not_planned(&p, "Write the name in upper case.", &tools);
+        let mended = repaired(p, &PlanErrors(errors), &tools).unwrap();
+        let step = mended.step("s2").unwrap();
+        assert!(step.is_reasoning() && step.args.is_empty(), "{step:?}");
+        assert_eq!(step.depends_on, ["s1"]);
+    }
+
+    #[test]
+    fn an_aggregate_written_as_a_query_becomes_one_over_a_search_of_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = builtin::registry(Workspace::new(dir.path()).unwrap());
+        let invalid = PlanErrors(vec![PlanError::InvalidArgs {
+            step: "s2".into(),
+            tool: "calculator".into(),
+            problems: vec!["cannot evaluate".into()],
+        }]);
+        let with = |expression: &str| {
+            plan(json!([
+                {"id": "s1", "description": "read", "tool": "read_file", "args": {"path": "sales.txt"}, "depends_on": []},
+                {"id": "s2", "description": "west sales", "tool": "calculator", "args": {"expression": expression}, "depends_on": ["s1"]}
+            ]))
+        };
+        for query in ["sum({{s1}}) where west", "sum(sales.txt) where region = 'west'"] {
+            let mended = repaired(with(query), &invalid, &tools).unwrap();
+            let search = mended
+                .steps
+                .iter()
+                .find(|s| s.tool.as_deref() == Some("search"))
+                .unwrap();
+            assert_eq!(search.args["path"], json!("sales.txt"), "{query}");
+            assert_eq!(search.args["text"], json!("west"), "{query}");
+            assert_eq!(search.args["count"], json!(false), "{query}");
+            let sum = mended.step("s2").unwrap();
+            assert_eq!(
+                sum.args["expression"],
+                json!(format!("sum({{{{{}}}}})", search.id)),
+                "{query}"
+            );
+            assert_eq!(sum.depends_on, [search.id.clone()], "{query}");
+            assert!(super::super::validate(&mended, &tools, &Default::default()).is_ok());
+        }
+        // Not a query over one text: left to the other mends.
+        let two = with("sum({{s1}} + {{s1}}) where west");
+        let mended = repaired(two, &invalid, &tools).unwrap();
+        assert!(mended.steps.iter().all(|s| s.tool.as_deref() != Some("search")));
     }
 
     #[test]

@@ -133,6 +133,8 @@ pub enum PlanError {
     ValueReadAsFile { step: String, value: String },
     #[error("step {step} reads `{path}`, which is not in the workspace, no step writes it, and the task does not name it: read only files the workspace listing shows, and use the numbers and text the task gives as they are (in a calculator expression, or in a reasoning step's description)")]
     InventedInput { step: String, path: String },
+    #[error("step {step} waits for {dependency} but does not use its result: write {{{{{dependency}}}}} in its args where that result goes (never type the value yourself), or drop {step} if {dependency} already does the work")]
+    UnusedResult { step: String, dependency: String },
     #[error("the task asks to round to {places} decimal places, but no step rounds: write round(<expression>, {places}) as step {step}'s calculator expression")]
     RoundingLeftOut { step: String, places: u32 },
 }
