@@ -72,6 +72,7 @@ mod ledger;
 pub mod llm;
 pub mod models;
 pub mod plan;
+mod plan_examples;
 mod planner;
 pub mod policy;
 mod prompt;

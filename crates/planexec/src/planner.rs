@@ -52,10 +52,11 @@ fn planner_messages(ctx: &RunContext, task: &str, may_ask: bool) -> Vec<Message>
     let files = crate::prompt::workspace_files(&ctx.tools)
         .map(|listing| format!("{listing}\n\n"))
         .unwrap_or_default();
+    let example = crate::plan_examples::example_for(task, &|tool| ctx.tools.get(tool).is_some());
     vec![
         Message::system(ctx.system()),
         Message::user(format!(
-            "{}\n\n{budget}{files}Task: {task}",
+            "{}\n\n{budget}{example}{files}Task: {task}",
             planner_instructions(ctx, may_ask)
         )),
     ]
@@ -117,6 +118,7 @@ pub(crate) async fn plan(ctx: &RunContext, task: &str, may_ask: bool) -> Result<
         let mut errors = plan::values_read_as_files(&p, &ctx.tools);
         errors.extend(invented_inputs_once(&mut p, task, ctx, &invented_sent_back));
         errors.extend(plan::texts_used_as_numbers(&p, &ctx.tools));
+        errors.extend(plan::unused_results(&p));
         errors.extend(plan::asked_but_not_planned(&p, task, &ctx.tools));
         // Only a run that can write files is held to the task's outputs.
         if ctx.tools.get("write_file").is_some() {
