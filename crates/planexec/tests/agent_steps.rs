@@ -513,6 +513,44 @@ async fn a_name_no_result_shows_is_asked_about_once() {
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
 }
 
+/// An agent that answers with the step's own word for what it asks ("the
+/// supplier" answered `supplier`, after a search that only counted) is
+/// asked once to find it, and the step fails if it answers so again.
+#[tokio::test]
+async fn the_steps_own_word_for_its_answer_is_asked_about_once() {
+    let folder = Folder::new();
+    let counted = call(
+        "search",
+        json!({"path": "reports", "text": "supplier", "count": true, "matches": false}),
+    );
+    let (report, model) = run_agent_with(
+        &folder,
+        vec![
+            counted.clone(),
+            ScriptedReply::text("supplier"),
+            call("read_file", json!({"path": "reports/b.txt"})),
+            ScriptedReply::text("Acme Widgets Ltd."),
+        ],
+    )
+    .await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    assert_eq!(report.step("s1").unwrap().output, Some(json!("Acme Widgets Ltd.")));
+    assert!(turn_text(&model, 2).contains("the step's own word for what it asks"));
+
+    let (report, _) = run_agent_with(
+        &folder,
+        vec![
+            counted,
+            ScriptedReply::text("Supplier."),
+            ScriptedReply::text("supplier"),
+        ],
+    )
+    .await;
+    assert_ne!(report.status, RunStatus::Succeeded);
+    let error = report.step("s1").unwrap().error.clone().unwrap_or_default();
+    assert!(error.contains("answered \"supplier\", the step's own word"), "{error}");
+}
+
 /// A whole listing handed on for a step that asks for only some of it is
 /// asked about once; what the agent answers then stands, even the whole
 /// listing again (every file may be one the step asks for).

@@ -183,6 +183,9 @@ enum Doubt {
     /// listed), for a step that asks for only some of them ("the files that
     /// have 2024 in their name").
     UnfilteredListing { tool: String, folder: String },
+    /// Only the step's own word for what it asks (`user` for "return only
+    /// the user"), which no result shows.
+    EchoedWord(String),
 }
 
 impl Doubt {
@@ -191,6 +194,7 @@ impl Doubt {
             Doubt::Unseen(n) => format!("{n} appears in no result above. If the step's answer is in a file, read it; if you worked it out, check it with a tool. Then answer."),
             Doubt::NameOfUnreadFile(f) => format!("{f} is the name of a file, not what it holds, and the step asks for more than a name. Read it with a tool, then answer with what the step asks."),
             Doubt::UnfilteredListing { tool, folder } => format!("That is everything `{tool}` returned, but the step asks only for some of them. To pick files by a part of their name, call glob with the part between stars (as \"{folder}*part*\"); otherwise answer with only the ones the step asks for, one per line."),
+            Doubt::EchoedWord(w) => format!("\"{w}\" is the step's own word for what it asks, not the answer. Find the {w} itself (read the file that holds it), then answer with it."),
         }
     }
     fn problem(&self) -> String {
@@ -198,6 +202,7 @@ impl Doubt {
             Doubt::Unseen(_) => "it answered a value no result shows".into(),
             Doubt::NameOfUnreadFile(_) => "it answered with the name of a file it did not read".into(),
             Doubt::UnfilteredListing { .. } => "it answered with a whole listing".into(),
+            Doubt::EchoedWord(_) => "it answered with the step's own word for what it asks".into(),
         }
     }
     /// Why the step fails when the answer stays doubtful after the question;
@@ -211,6 +216,9 @@ impl Doubt {
                 "agent `{agent}` answered with the name of a file it did not read ({f}), not what the step asks"
             )),
             Doubt::UnfilteredListing { .. } => None,
+            Doubt::EchoedWord(w) => Some(format!(
+                "agent `{agent}` answered \"{w}\", the step's own word for what it asks, not a value it found"
+            )),
         }
     }
 }
@@ -226,7 +234,38 @@ fn doubtful(answer: &str, plan: &Plan, step: &Step, tally: &Tally) -> Option<Dou
     if let Some(file) = name_of_unread_file(answer, step, tally) {
         return Some(Doubt::NameOfUnreadFile(file));
     }
+    if let Some(word) = echoed_word(answer, step, tally) {
+        return Some(Doubt::EchoedWord(word));
+    }
     unfiltered_listing(answer, step, tally)
+}
+
+/// `answer` when it is one word that the step uses, after "the", for what
+/// it asks ("return only the user" answered `user`), and no result of the
+/// agent's calls shows that word: it named the thing instead of finding it
+/// (a small model counted the lines that mention a user, got 1, and
+/// answered "user").
+fn echoed_word(answer: &str, step: &Step, tally: &Tally) -> Option<String> {
+    let word = answer.trim().trim_matches(|c: char| !c.is_alphanumeric());
+    if word.is_empty() || word.contains(|c: char| !c.is_alphanumeric()) {
+        return None;
+    }
+    let lower = word.to_lowercase();
+    let description = step.description.to_lowercase();
+    let asked = format!("the {lower}");
+    let named = description.match_indices(&asked).any(|(at, _)| {
+        !description[at + asked.len()..]
+            .chars()
+            .next()
+            .is_some_and(char::is_alphanumeric)
+    });
+    let shown = tally
+        .calls
+        .iter()
+        .filter(|c| c.succeeded())
+        .filter_map(|c| c.output.as_ref())
+        .any(|o| plan::value_as_text(o).to_lowercase().contains(&lower));
+    (named && !shown).then(|| word.to_string())
 }
 
 /// A listing call (`glob`, `list_dir`) all of whose lines, two or more,
