@@ -405,7 +405,8 @@ fn filtered_by_search(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Option
     args.insert("matches".into(), json!(false));
     // The search waits for what the read waited for (a step writing the file).
     let after = reader
-        .and_then(|r| plan.step(&r))
+        .as_ref()
+        .and_then(|r| plan.step(r))
         .map(|s| s.depends_on.clone())
         .unwrap_or_default();
     let description = format!("find the lines of {path} that contain {word}");
@@ -413,7 +414,8 @@ fn filtered_by_search(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Option
     let step = &mut plan.steps[at];
     step.args
         .insert("expression".into(), json!(format!("{aggregate}({{{{{search_id}}}}})")));
-    step.depends_on.retain(|d| !references.iter().any(|r| &r.step == d));
+    // The search reads the file now, in place of the step that read it.
+    step.depends_on.retain(|d| Some(d) != reader.as_ref());
     step.depends_on.push(search_id);
     plan.steps.insert(at, search);
     Some(())
@@ -637,7 +639,7 @@ mod tests {
                 json!(format!("sum({{{{{}}}}})", search.id)),
                 "{query}"
             );
-            assert_eq!(sum.depends_on, [search.id.clone()], "{query}");
+            assert_eq!(sum.depends_on, std::slice::from_ref(&search.id), "{query}");
             assert!(super::super::validate(&mended, &tools, &Default::default()).is_ok());
         }
         // Not a query over one text: left to the other mends.
