@@ -326,10 +326,18 @@ fn looked_and_found(dir: &std::path::Path, report: &Value) -> Result<(), &'stati
                     .starts_with(starts)
         })
     };
-    // Looking is listing the folder, or globbing inside it.
-    (ran("list_dir", "path", "data") || ran("glob", "pattern", "data"))
-        .then_some(())
-        .ok_or("it did not look")?;
+    // Looking is listing the folder, or globbing inside it, or a guessed
+    // name in data/ that the runtime answered with the one file there
+    // (a failed read, then a read of that file).
+    let guessed = calls.iter().any(|c| {
+        c["tool"] == "read_file"
+            && c["status"] == "failed"
+            && c["args"]["path"].as_str().is_some_and(|p| p.starts_with("data/"))
+    });
+    let looked = ran("list_dir", "path", "data")
+        || ran("glob", "pattern", "data")
+        || (guessed && ran("read_file", "path", "data/reading-0193.txt"));
+    looked.then_some(()).ok_or("it did not look")?;
     // What it found is 41 or nothing: never a number it made up. (Since
     // this session's changes the 0.5B model looks, but after the listing it
     // may not read the file it found; issue 17's note. Whether it reads it is

@@ -12,7 +12,7 @@ use planexec::tools::builtin;
 use planexec::tools::workspace::Workspace;
 use planexec::{
     Agent, AgentBuilder, AgentProfile, Approval, Approver, Budget, Effect, Event, EventBus, Mode, Plan, Role,
-    RunOptions, RunStatus, Step,
+    RunOptions, RunStatus, Step, StepStatus,
 };
 use serde_json::{json, Value};
 
@@ -511,6 +511,50 @@ async fn a_name_no_result_shows_is_asked_about_once() {
     )
     .await;
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+}
+
+/// A read of a guessed name in a folder that holds one file reads that
+/// file, and says so; in a folder of several the agent is told what is
+/// there instead, and nothing is read for it.
+#[tokio::test]
+async fn a_guessed_name_beside_one_file_reads_that_file() {
+    let folder = Folder::new();
+    std::fs::create_dir(folder.dir.path().join("inbox")).unwrap();
+    std::fs::write(folder.dir.path().join("inbox/note-7.txt"), "Supplier: Kestrel Ltd.").unwrap();
+    let (report, model) = run_agent_with(
+        &folder,
+        vec![
+            call("read_file", json!({"path": "inbox/0.txt"})),
+            ScriptedReply::text("Kestrel Ltd."),
+        ],
+    )
+    .await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    let calls = &report.step("s1").unwrap().calls;
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert_eq!(calls[0].status, StepStatus::Failed);
+    assert_eq!(calls[1].args, Some(json!({"path": "inbox/note-7.txt"})));
+    let shown = turn_text(&model, 1);
+    assert!(
+        shown.contains("the one file in its folder is inbox/note-7.txt, read instead")
+            && shown.contains("Kestrel Ltd."),
+        "{shown}"
+    );
+
+    let (_, model) = run_agent_with(
+        &folder,
+        vec![
+            call("read_file", json!({"path": "reports/0.txt"})),
+            ScriptedReply::text("unknown"),
+        ],
+    )
+    .await;
+    let shown = turn_text(&model, 1);
+    assert!(
+        shown.contains("the folder holds: reports/a.txt, reports/b.txt"),
+        "{shown}"
+    );
+    assert!(!shown.contains("read instead"), "{shown}");
 }
 
 /// An agent that answers with the step's own word for what it asks ("the

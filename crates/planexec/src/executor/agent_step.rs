@@ -529,8 +529,15 @@ async fn call_tool(
     if let Some(recorded) = ctx.journal.replay(&step.id, &tool, &args) {
         return Ok(replayed(ctx, step, &call_id, recorded, tally));
     }
-    let record = execute(ctx, step, &call_id, &entry, args, tally).await?;
+    let record = execute(ctx, step, &call_id, &entry, args.clone(), tally).await?;
     let mut error = record.error.clone().filter(|_| !record.succeeded());
+    if let Some(only) = error
+        .as_deref()
+        .and_then(|e| the_one_file_instead(ctx, &entry, &args, e))
+    {
+        tally.calls.push(record);
+        return read_the_one_file(ctx, step, &entry, args, &only, tally).await;
+    }
     // A guessed name gets what its folder holds, so the loop looks instead
     // of guessing again (only here: a planned tool step's repair must not
     // swap a missing input for a file that happens to be there).
@@ -545,6 +552,58 @@ async fn call_tool(
         (Some(e), _) => format!("error: {e}"),
         (None, Some(output)) => crate::text::cut_to_budget(&plan::value_as_text(output), ctx.options.dependency_budget),
         (None, None) => String::new(),
+    };
+    tally.calls.push(record);
+    Ok((shown, error))
+}
+
+/// The one file in the folder of a read-only call's `path` that does not
+/// exist, when that folder holds only it: an agent that guessed the name
+/// (`data/0.txt` for "the one file under data/") gets that file read for
+/// it, marked as such, rather than a listing the 0.5B model read past and
+/// guessed again. Only read-only calls: a write keeps to the name it gave.
+fn the_one_file_instead(ctx: &RunContext, entry: &ToolEntry, args: &Value, error: &str) -> Option<String> {
+    if entry.declared_effect() != crate::tools::Effect::ReadOnly || !error.contains("does not exist") {
+        return None;
+    }
+    let path = args.get("path")?.as_str()?;
+    let workspace = ctx.tools.workspace()?;
+    let full = workspace.resolve(path).ok()?;
+    let folder = full.parent().filter(|f| f.is_dir())?;
+    let mut entries = std::fs::read_dir(folder)
+        .ok()?
+        .flatten()
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'));
+    let only = entries.next()?;
+    let is_file = only.file_type().ok()?.is_file();
+    (is_file && entries.next().is_none()).then(|| workspace.display(&only.path()))
+}
+
+/// The call again, with `only` as its path; shown to the loop as what was
+/// read in place of the name it guessed.
+async fn read_the_one_file(
+    ctx: &RunContext,
+    step: &Step,
+    entry: &ToolEntry,
+    mut args: Value,
+    only: &str,
+    tally: &mut Tally,
+) -> Result<(String, Option<String>), String> {
+    let guessed = args.get("path").and_then(Value::as_str).unwrap_or_default().to_string();
+    args["path"] = Value::String(only.to_string());
+    let call_id = inner_call_id(&step.id, tally.calls.len() + 1);
+    ctx.budget.check_step(&call_id)?;
+    let record = execute(ctx, step, &call_id, entry, args, tally).await?;
+    let error = record.error.clone().filter(|_| !record.succeeded());
+    let shown = match (&error, &record.output) {
+        (Some(e), _) => format!("error: `{guessed}` does not exist, and {only}, the one file beside it: {e}"),
+        (None, output) => format!(
+            "`{guessed}` does not exist; the one file in its folder is {only}, read instead:\n{}",
+            crate::text::cut_to_budget(
+                &output.as_ref().map(plan::value_as_text).unwrap_or_default(),
+                ctx.options.dependency_budget
+            )
+        ),
     };
     tally.calls.push(record);
     Ok((shown, error))
