@@ -956,8 +956,10 @@ async fn cancelling_keeps_finished_steps_and_marks_running_ones_interrupted() {
     assert!(server.requests_from("synthesizer").is_empty());
 }
 
-#[tokio::test]
-async fn a_replan_may_not_reuse_a_completed_steps_id_for_new_work() {
+/// A server whose plan runs reasoning step s1 ("summary one"), then s2,
+/// which calls the always-failing tool `bad` (returned), so the run replans
+/// with s1 completed.
+fn failing_after_a_reasoning_step() -> (ScriptedServer, TestTool) {
     let server = ScriptedServer::start();
     let bad = TestTool::new("bad").failing(u32::MAX, ToolError::failed("broken"));
     server.role("planner").reply(Reply::json(&plan_json(vec![
@@ -965,6 +967,12 @@ async fn a_replan_may_not_reuse_a_completed_steps_id_for_new_work() {
         step("s2", Some("bad"), json!({"input": "{{s1}}"}), &["s1"]),
     ])));
     server.role("executor").reply(Reply::content("summary one"));
+    (server, bad)
+}
+
+#[tokio::test]
+async fn a_replan_may_not_reuse_a_completed_steps_id_for_new_work() {
+    let (server, bad) = failing_after_a_reasoning_step();
     let mut reused = step("s1", None, json!({}), &[]);
     reused["description"] = json!("write a conclusion");
     server.role("replanner").replies(vec![
@@ -1001,13 +1009,7 @@ async fn a_replan_may_not_reuse_a_completed_steps_id_for_new_work() {
 /// ran, not new work under its id, so the revision is taken at once.
 #[tokio::test]
 async fn a_replan_that_copies_a_completed_step_loosely_keeps_it_as_it_ran() {
-    let server = ScriptedServer::start();
-    let bad = TestTool::new("bad").failing(u32::MAX, ToolError::failed("broken"));
-    server.role("planner").reply(Reply::json(&plan_json(vec![
-        step("s1", None, json!({}), &[]),
-        step("s2", Some("bad"), json!({"input": "{{s1}}"}), &["s1"]),
-    ])));
-    server.role("executor").reply(Reply::content("summary one"));
+    let (server, bad) = failing_after_a_reasoning_step();
     server.role("replanner").replies(vec![Reply::json(&plan_json(vec![
         step("s1", Some("echo"), json!({"input": "again"}), &[]),
         step("s3", Some("echo"), json!({"input": "{{s1}}"}), &["s1"]),

@@ -259,12 +259,7 @@ fn echoed_word(answer: &str, step: &Step, tally: &Tally) -> Option<String> {
             .next()
             .is_some_and(char::is_alphanumeric)
     });
-    let shown = tally
-        .calls
-        .iter()
-        .filter(|c| c.succeeded())
-        .filter_map(|c| c.output.as_ref())
-        .any(|o| plan::value_as_text(o).to_lowercase().contains(&lower));
+    let shown = call_results(tally).any(|text| text.to_lowercase().contains(&lower));
     (named && !shown).then(|| word.to_string())
 }
 
@@ -378,15 +373,20 @@ fn unseen_number(answer: &str, plan: &Plan, step: &Step, tally: &Tally) -> bool 
             .any(counted)
 }
 
-/// What an agent step has seen: the results of its calls that succeeded,
-/// its own text and the goal.
-fn seen_texts(plan: &Plan, step: &Step, tally: &Tally) -> Vec<String> {
+/// The results of an agent step's calls that succeeded, as text.
+fn call_results(tally: &Tally) -> impl Iterator<Item = String> + '_ {
     tally
         .calls
         .iter()
         .filter(|c| c.succeeded())
         .filter_map(|c| c.output.as_ref())
         .map(plan::value_as_text)
+}
+
+/// What an agent step has seen: the results of its calls that succeeded,
+/// its own text and the goal.
+fn seen_texts(plan: &Plan, step: &Step, tally: &Tally) -> Vec<String> {
+    call_results(tally)
         .chain([step.description.clone(), plan.goal.clone()])
         .collect()
 }
@@ -566,17 +566,7 @@ fn the_one_file_instead(ctx: &RunContext, entry: &ToolEntry, args: &Value, error
     if entry.declared_effect() != crate::tools::Effect::ReadOnly || !error.contains("does not exist") {
         return None;
     }
-    let path = args.get("path")?.as_str()?;
-    let workspace = ctx.tools.workspace()?;
-    let full = workspace.resolve(path).ok()?;
-    let folder = full.parent().filter(|f| f.is_dir())?;
-    let mut entries = std::fs::read_dir(folder)
-        .ok()?
-        .flatten()
-        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'));
-    let only = entries.next()?;
-    let is_file = only.file_type().ok()?.is_file();
-    (is_file && entries.next().is_none()).then(|| workspace.display(&only.path()))
+    ctx.tools.workspace()?.only_file_beside(args.get("path")?.as_str()?)
 }
 
 /// The call again, with `only` as its path; shown to the loop as what was

@@ -22,12 +22,8 @@ impl Workspace {
     /// guessed a name, so that it looks instead of guessing again.
     pub fn beside(&self, requested: &str) -> Option<String> {
         const SHOWN: usize = 10;
-        let full = self.resolve(requested).ok()?;
-        let folder = full.parent().filter(|f| f.is_dir())?;
-        let mut names: Vec<String> = std::fs::read_dir(folder)
-            .ok()?
-            .flatten()
-            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        let mut names: Vec<String> = self
+            .entries_beside(requested)?
             .map(|e| self.display(&e.path()))
             .collect();
         if names.is_empty() {
@@ -40,6 +36,29 @@ impl Workspace {
             0 => names.join(", "),
             more => format!("{} and {more} more", names.join(", ")),
         })
+    }
+
+    /// The one file in the folder of `requested` (a file that does not
+    /// exist), as a workspace path, when the folder holds that file and
+    /// nothing else (hidden entries aside).
+    pub fn only_file_beside(&self, requested: &str) -> Option<String> {
+        let mut entries = self.entries_beside(requested)?;
+        let only = entries.next()?;
+        let is_file = only.file_type().ok()?.is_file();
+        (is_file && entries.next().is_none()).then(|| self.display(&only.path()))
+    }
+
+    /// The entries of the folder of `requested`, hidden ones left out;
+    /// `None` when that folder does not exist.
+    fn entries_beside(&self, requested: &str) -> Option<impl Iterator<Item = std::fs::DirEntry>> {
+        let full = self.resolve(requested).ok()?;
+        let folder = full.parent().filter(|f| f.is_dir())?;
+        Some(
+            std::fs::read_dir(folder)
+                .ok()?
+                .flatten()
+                .filter(|e| !e.file_name().to_string_lossy().starts_with('.')),
+        )
     }
 
     /// A workspace at `root`, which must exist.
