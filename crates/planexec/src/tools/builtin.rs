@@ -1,6 +1,6 @@
 //! The built-in tools: `read_file`, `list_dir`, `glob`, `search`,
-//! `read_json`, `write_file`, `set_value`, `sort_lines`, `reverse_text`,
-//! `calculator`, `http_get`.
+//! `read_json`, `write_file`, `set_value`, `replace_in_file`, `sort_lines`,
+//! `reverse_text`, `calculator`, `http_get`.
 //!
 //! File tools are confined to a [`Workspace`]. Every tool declares a strict
 //! argument schema (closed objects, all properties required), so plans using
@@ -29,7 +29,8 @@ pub fn registry(workspace: Workspace) -> ToolRegistry {
         Arc::new(super::search::Search(ws.clone())),
         Arc::new(super::search::ReadJson(ws.clone())),
         Arc::new(WriteFile(ws.clone())),
-        Arc::new(super::set_value::SetValue(ws)),
+        Arc::new(super::set_value::SetValue(ws.clone())),
+        Arc::new(super::replace_in_file::ReplaceInFile(ws)),
         Arc::new(super::sort_lines::SortLines),
         Arc::new(super::reverse_text::ReverseText),
         Arc::new(Calculator),

@@ -12,6 +12,7 @@ mod glob;
 #[cfg(feature = "http")]
 mod http_get;
 pub mod output;
+mod replace_in_file;
 mod reverse_text;
 mod search;
 mod set_value;
@@ -29,7 +30,7 @@ use serde_json::Value;
 
 pub use calculator::evaluate_with_text as evaluate_expression;
 pub(crate) use calculator::{aggregate_arguments, outside_aggregates};
-pub(crate) use search::file_kind_pattern;
+pub(crate) use search::{file_kind_pattern, json_has_field};
 pub use typed::TypedTool;
 
 /// What running a tool does to the world. Decides confirmation and replay safety.
