@@ -65,6 +65,7 @@ mod context;
 pub mod decisions;
 pub mod events;
 mod executor;
+mod file_shape;
 mod inbox;
 mod journal;
 pub mod json;

@@ -56,7 +56,7 @@ pub(crate) fn tool_lines(entries: &[std::sync::Arc<crate::tools::ToolEntry>]) ->
 /// to a reasoning step, or forces it through the calculator). Empty when it
 /// has none of them, so other tool sets pay no tokens for it.
 fn tool_hints(tools: &ToolRegistry) -> String {
-    const HINTS: [(&str, &str); 6] = [
+    const HINTS: [(&str, &str); 7] = [
         (
             "search",
             "to count or list the lines of a file that contain a text, use search",
@@ -71,6 +71,10 @@ fn tool_hints(tools: &ToolRegistry) -> String {
         (
             "set_value",
             "to change one setting in a file, use set_value (not write_file)",
+        ),
+        (
+            "replace_in_file",
+            "to replace a word or text in a file, use replace_in_file",
         ),
     ];
     let mut out = String::new();
@@ -129,7 +133,8 @@ Example 3. Task: "Which file in reports/ names the supplier? Save the name to su
 const LISTED_FILES: usize = 40;
 
 /// What the workspace holds, for the planner: paths and sizes, not contents
-/// (so the plan reads files that exist, and only those). `None` when the run's
+/// (so the plan reads files that exist, and only those), and a data file's
+/// shape ([`crate::file_shape`]). `None` when the run's
 /// tools have no workspace.
 pub(crate) fn workspace_files(tools: &ToolRegistry) -> Option<String> {
     let (entries, left_out) = tools.workspace()?.listing(LISTED_FILES);
@@ -137,10 +142,18 @@ pub(crate) fn workspace_files(tools: &ToolRegistry) -> Option<String> {
         return Some("The workspace is empty: there is no file to read.".to_string());
     }
     let mut out = String::from("Files in the workspace (their contents are not shown; read a file to see it):\n");
+    let workspace = tools.workspace()?;
     for (path, size) in entries {
         match size {
             // Written so a small model does not take the size for the content.
-            Some(bytes) => out.push_str(&format!("{path} (size {bytes} bytes)\n")),
+            Some(bytes) => {
+                let shape = workspace
+                    .resolve(&path)
+                    .ok()
+                    .and_then(|p| crate::file_shape::shape_of(&p, bytes));
+                let shape = shape.map(|s| format!("; {s}")).unwrap_or_default();
+                out.push_str(&format!("{path} (size {bytes} bytes{shape})\n"));
+            }
             None => out.push_str(&format!("{path}\n")),
         }
     }

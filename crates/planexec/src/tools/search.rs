@@ -147,6 +147,15 @@ pub(super) fn field_of(document: &Value, field: &str) -> Result<Value, String> {
     value_at(document, &keys, &mut Vec::new())
 }
 
+/// Whether the JSON file at `file` has a value at the dotted `field` path,
+/// as `read_json` reads it (a plan check asks, to tell a field from a file).
+pub(crate) fn json_has_field(file: &std::path::Path, field: &str) -> bool {
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return false;
+    };
+    serde_json::from_str::<Value>(&text).is_ok_and(|document| field_of(&document, field).is_ok())
+}
+
 /// [`field_of`], or where its path is wrong the one value it leads to from
 /// somewhere deeper (`owner.name` in a file that nests it as
 /// `service.owner.name`), or else the one value anywhere in the document
