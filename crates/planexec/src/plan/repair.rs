@@ -27,6 +27,11 @@ pub fn repaired(mut plan: Plan, errors: &PlanErrors, tools: &ToolRegistry) -> Op
             PlanError::OutputNotWritten { path } => write_last_result(&mut plan, path)?,
             PlanError::InvalidArgs { step, tool, .. } if tool == "calculator" => {
                 if filtered_by_search(&mut plan, step, tools)
+                    .or_else(|| {
+                        json_paths_to_reads(&mut plan, step, tools)?;
+                        // `{{read1}}` alone, now a list, gets its aggregate.
+                        aggregate_as_described(&mut plan, step, tools).or(Some(()))
+                    })
                     .or_else(|| files_to_references(&mut plan, step, tools))
                     .or_else(|| aggregate_as_described(&mut plan, step, tools))
                     .is_none()
@@ -244,7 +249,8 @@ fn files_to_references(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Optio
         let reader = match reader_of(plan, &name).or_else(|| added_reader.map(|s| s.id.clone())) {
             Some(reader) => reader,
             None => {
-                let new = read_step(plan, &name, added.len())?;
+                let new =
+                    json_field_step(plan, &name, tools, added.len()).or_else(|| read_step(plan, &name, added.len()))?;
                 let new_id = new.id.clone();
                 added.push(new);
                 new_id
@@ -275,6 +281,56 @@ fn files_to_references(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Optio
     }
     for (n, new) in added.into_iter().enumerate() {
         plan.steps.insert(n, new);
+    }
+    Some(())
+}
+
+/// Calculator step `id` that reaches into a JSON file's text with a path,
+/// `{{s1.items.price}}` where `s1` reads order.json whole, gets a read_json
+/// step of that field in the reference's place: a file read whole is text,
+/// and its fields are what read_json reads (every item's price, here).
+fn json_paths_to_reads(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Option<()> {
+    tools.get("read_json")?;
+    let at = plan.steps.iter().position(|s| s.id == id)?;
+    let expression = plan.steps[at].args.get("expression")?.as_str()?.to_string();
+    let mut rewritten = String::new();
+    let mut from = 0;
+    let mut added: Vec<Step> = Vec::new();
+    for r in super::refs::find_references(&expression) {
+        let source = plan.step(&r.step)?;
+        let path = source.args.get("path").and_then(|p| p.as_str()).unwrap_or_default();
+        if r.path.is_empty()
+            || source.tool.as_deref() != Some("read_file")
+            || !path.to_ascii_lowercase().ends_with(".json")
+        {
+            continue;
+        }
+        let field = r.path.join(".");
+        let new_id = fresh_id(plan, "read", added.len())?;
+        let mut args = Map::new();
+        args.insert("path".into(), json!(path));
+        args.insert("field".into(), json!(field));
+        let description = format!("read {field} of {path}");
+        let after = source.depends_on.clone();
+        added.push(tool_step(new_id.clone(), description, "read_json", args, after));
+        rewritten.push_str(&expression[from..r.span.0]);
+        rewritten.push_str(&format!("{{{{{new_id}}}}}"));
+        from = r.span.1;
+    }
+    if added.is_empty() {
+        return None;
+    }
+    rewritten.push_str(&expression[from..]);
+    let step = &mut plan.steps[at];
+    step.args.insert("expression".into(), json!(rewritten));
+    let still_used: Vec<String> = super::refs::find_references(&rewritten)
+        .into_iter()
+        .map(|r| r.step)
+        .collect();
+    step.depends_on.retain(|d| still_used.contains(d));
+    step.depends_on.extend(added.iter().map(|s| s.id.clone()));
+    for (n, new) in added.into_iter().enumerate() {
+        plan.steps.insert(at + n, new);
     }
     Some(())
 }
@@ -433,6 +489,51 @@ fn reader_of(plan: &Plan, path: &str) -> Option<String> {
         .map(|s| s.id.clone())
 }
 
+/// A new first step reading `field` with read_json, when `field` is no file
+/// of the workspace but a dotted path in exactly one JSON file the plan
+/// names or the workspace holds: `sum(items.qty)` means the `qty` of every
+/// item of inventory.json, which the planner saw in the listing's shape.
+fn json_field_step(plan: &Plan, field: &str, tools: &ToolRegistry, skip: usize) -> Option<Step> {
+    tools.get("read_json")?;
+    let workspace = tools.workspace()?;
+    if workspace.resolve(field).is_ok_and(|p| p.exists()) {
+        return None;
+    }
+    let is_json = |p: &str| p.to_ascii_lowercase().ends_with(".json");
+    let mut files: Vec<String> = plan
+        .steps
+        .iter()
+        .filter_map(|s| s.args.get("path")?.as_str())
+        .filter(|p| is_json(p))
+        .map(str::to_string)
+        .collect();
+    if files.is_empty() {
+        let (listed, _) = workspace.listing(40);
+        files = listed.into_iter().map(|(p, _)| p).filter(|p| is_json(p)).collect();
+    }
+    files.dedup();
+    let holding: Vec<&String> = files
+        .iter()
+        .filter(|f| {
+            workspace
+                .resolve(f)
+                .is_ok_and(|p| crate::tools::json_has_field(&p, field))
+        })
+        .collect();
+    let [file] = holding.as_slice() else { return None };
+    let id = fresh_id(plan, "read", skip)?;
+    let mut args = Map::new();
+    args.insert("path".into(), json!(file));
+    args.insert("field".into(), json!(field));
+    Some(tool_step(
+        id,
+        format!("read {field} of {file}"),
+        "read_json",
+        args,
+        Vec::new(),
+    ))
+}
+
 /// A new first step reading `path`, with an id no step has (`skip` ids are
 /// taken by steps about to be added).
 fn read_step(plan: &Plan, path: &str, skip: usize) -> Option<Step> {
@@ -564,6 +665,67 @@ mod tests {
         );
         assert_eq!(mended.steps[1].depends_on, [reader]);
         assert!(super::super::validate(&mended, &tools, &Default::default()).is_ok());
+    }
+
+    #[test]
+    fn a_json_field_in_a_calculation_becomes_a_read_json_step_of_the_file_that_has_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let inventory = r#"{"items": [{"sku": "A1", "qty": 12}, {"sku": "B2", "qty": 7}]}"#;
+        std::fs::write(dir.path().join("inventory.json"), inventory).unwrap();
+        std::fs::write(dir.path().join("other.json"), r#"{"name": "x"}"#).unwrap();
+        let tools = builtin::registry(Workspace::new(dir.path()).unwrap());
+        let invalid = PlanErrors(vec![PlanError::InvalidArgs {
+            step: "s2".into(),
+            tool: "calculator".into(),
+            problems: vec!["works on the text written in it".into()],
+        }]);
+        let with = |expression: &str| {
+            plan(json!([
+                {"id": "s1", "description": "read", "tool": "read_file", "args": {"path": "inventory.json"}, "depends_on": []},
+                {"id": "s2", "description": "total", "tool": "calculator", "args": {"expression": expression}, "depends_on": ["s1"]}
+            ]))
+        };
+        let mended = repaired(with("sum(items.qty)"), &invalid, &tools).unwrap();
+        let reader = &mended.steps[0];
+        assert_eq!(reader.tool.as_deref(), Some("read_json"));
+        assert_eq!(reader.args["path"], json!("inventory.json"));
+        assert_eq!(reader.args["field"], json!("items.qty"));
+        let calculation = mended.step("s2").unwrap();
+        assert_eq!(
+            calculation.args["expression"],
+            json!(format!("sum({{{{{}}}}})", reader.id))
+        );
+        assert!(calculation.depends_on.contains(&reader.id));
+
+        // A path no JSON file has is read as a file name, as before.
+        let mended = repaired(with("sum(items.price)"), &invalid, &tools).unwrap();
+        assert_eq!(mended.steps[0].tool.as_deref(), Some("read_file"));
+    }
+
+    #[test]
+    fn a_path_into_a_json_file_read_whole_becomes_a_read_json_of_that_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = builtin::registry(Workspace::new(dir.path()).unwrap());
+        let invalid = PlanErrors(vec![PlanError::InvalidArgs {
+            step: "s2".into(),
+            tool: "calculator".into(),
+            problems: vec!["is only another step's output".into()],
+        }]);
+        let p = plan(json!([
+            {"id": "s1", "description": "read order.json", "tool": "read_file", "args": {"path": "order.json"}, "depends_on": []},
+            {"id": "s2", "description": "sum the prices of the items", "tool": "calculator", "args": {"expression": "{{s1.items.price}}"}, "depends_on": ["s1"]}
+        ]));
+        let mended = repaired(p, &invalid, &tools).unwrap();
+        let read = mended
+            .steps
+            .iter()
+            .find(|s| s.tool.as_deref() == Some("read_json"))
+            .unwrap();
+        assert_eq!(read.args["path"], json!("order.json"));
+        assert_eq!(read.args["field"], json!("items.price"));
+        let sum = mended.step("s2").unwrap();
+        assert_eq!(sum.args["expression"], json!(format!("sum({{{{{}}}}})", read.id)));
+        assert_eq!(sum.depends_on, [read.id.clone()]);
     }
 
     #[test]
