@@ -204,6 +204,7 @@ fn merge(
     revised: Plan,
     failed_agent_step: Option<&str>,
 ) -> Result<Plan, PlanErrors> {
+    let revised = clashing_ids_renamed(revised, kept);
     let mut steps = kept.to_vec();
     let mut errors = Vec::new();
     for step in revised.steps {
@@ -212,7 +213,7 @@ fn merge(
             // under the same id and description is that step, whatever else
             // a small replanner changed in copying it (an agent step copied
             // as a reasoning step): it has run and will not run again.
-            Some(k) if k == &step || k.description.trim() == step.description.trim() => {}
+            Some(k) if echoes(k, &step) => {}
             Some(_) => errors.push(PlanError::DuplicateId { id: step.id.clone() }),
             None => steps.push(step),
         }
@@ -243,6 +244,36 @@ fn merge(
             revised.assumptions
         },
     })
+}
+
+/// Whether `step` is the kept step `k` echoed: the same step, or a copy under
+/// its id and description, whatever else a small replanner changed in copying.
+fn echoes(k: &Step, step: &Step) -> bool {
+    k == step || (k.id == step.id && k.description.trim() == step.description.trim())
+}
+
+/// `revised` with each new step that took a completed step's id given a
+/// fresh one, and the revision's references to it following. A small
+/// replanner numbers its steps from s1 again, though told the ids that are
+/// taken; within its reply, `{{s1}}` means its own s1, so the step and its
+/// references move together (asked again, the 1.5B replanner repeated the
+/// clash three times).
+fn clashing_ids_renamed(mut revised: Plan, kept: &[Step]) -> Plan {
+    let clashing: Vec<String> = revised
+        .steps
+        .iter()
+        .filter(|s| kept.iter().any(|k| k.id == s.id && !echoes(k, s)))
+        .map(|s| s.id.clone())
+        .collect();
+    for id in clashing {
+        let taken = |c: &String| kept.iter().chain(&revised.steps).any(|s| &s.id == c);
+        let Some(fresh) = (1..).map(|n| format!("r{n}")).find(|c| !taken(c)) else {
+            break;
+        };
+        // Only the revision's own steps: the kept step keeps its id.
+        plan::rename_step(&mut revised.steps, &id, &fresh);
+    }
+    revised
 }
 
 /// Whether `step` finds something out: an agent step, or a call of a tool that

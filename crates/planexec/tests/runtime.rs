@@ -970,37 +970,31 @@ fn failing_after_a_reasoning_step() -> (ScriptedServer, TestTool) {
     (server, bad)
 }
 
+/// A small replanner numbers its steps from s1 again: its new step under the
+/// completed s1's id is renamed, and its own references to s1 follow it,
+/// instead of the whole revision being refused.
 #[tokio::test]
-async fn a_replan_may_not_reuse_a_completed_steps_id_for_new_work() {
+async fn a_replans_new_step_under_a_completed_steps_id_is_renamed_with_its_references() {
     let (server, bad) = failing_after_a_reasoning_step();
     let mut reused = step("s1", None, json!({}), &[]);
     reused["description"] = json!("write a conclusion");
-    server.role("replanner").replies(vec![
-        // A different reasoning step under the completed s1's id: refused, asked again.
-        Reply::json(&plan_json(vec![
-            reused,
-            step("s3", Some("echo"), json!({"input": "{{s1}}"}), &["s1"]),
-        ])),
-        Reply::json(&plan_json(vec![step(
-            "s3",
-            Some("echo"),
-            json!({"input": "{{s1}}"}),
-            &["s1"],
-        )])),
-    ]);
+    server.role("replanner").reply(Reply::json(&plan_json(vec![
+        reused,
+        step("s3", Some("echo"), json!({"input": "{{s1}}"}), &["s1"]),
+    ])));
+    server.role("executor").reply(Reply::content("a conclusion"));
     server.role("synthesizer").reply(Reply::content("ok"));
     let report = agent(&server, registry(vec![bad, TestTool::new("echo")]))
         .run("t")
         .await;
     assert!(report.succeeded(), "{:?}", report.error);
-    let asks = server.requests_from("replanner");
-    assert_eq!(asks.len(), 2);
-    assert!(asks[1]
-        .prompt_text()
-        .contains("step id `s1` is used by more than one step"));
+    assert_eq!(server.requests_from("replanner").len(), 1, "taken at once");
+    // The completed s1 kept its result; the new step ran as r1, and s3 used it.
+    assert_eq!(report.step("s1").unwrap().output, Some(json!("summary one")));
+    assert_eq!(report.step("r1").unwrap().output, Some(json!("a conclusion")));
     assert_eq!(
         report.step("s3").unwrap().output,
-        Some(json!({"tool": "echo", "input": "summary one"}))
+        Some(json!({"tool": "echo", "input": "a conclusion"}))
     );
 }
 

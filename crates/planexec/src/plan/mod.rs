@@ -33,8 +33,8 @@ pub use inputs::{
 pub use outputs::{outputs_named_by, unwritten_outputs};
 pub use parse::{parse_plan_file, parse_plan_reply, ParseError, PlanStream};
 pub use refs::{
-    find_references, resolve_args, resolve_args_as_text, step_references, value_as_text, OutputLookup, Reference,
-    ResolveError,
+    find_references, rename_step, resolve_args, resolve_args_as_text, step_references, value_as_text, OutputLookup,
+    Reference, ResolveError,
 };
 pub use repair::repaired;
 pub use schema::{is_strict_compatible, plan_schema, plan_schema_for, plan_schema_for_tools};
