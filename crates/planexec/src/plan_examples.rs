@@ -22,6 +22,9 @@ struct WorkedExample {
     /// with a space is a phrase, one without is a whole word, one after `^`
     /// opens the task).
     cues: &'static [&'static [&'static str]],
+    /// Cues (as above) of tasks the example does not fit, though its cues
+    /// are there.
+    unless: &'static [&'static str],
     /// The tools its plan calls: it is shown only to runs that have them.
     tools: &'static [&'static str],
     task: &'static str,
@@ -29,8 +32,9 @@ struct WorkedExample {
 }
 
 /// The examples, most specific kind first (a tie goes to the earlier one).
-const EXAMPLES: [WorkedExample; 7] = [
+const EXAMPLES: [WorkedExample; 15] = [
     WorkedExample {
+        unless: &[],
         cues: &[&["percent", "percentage", "share", "proportion", "%"]],
         tools: &["read_file", "search", "calculator"],
         task: "What percentage of the costs in budget.txt is rent? Round to one decimal.",
@@ -41,6 +45,116 @@ const EXAMPLES: [WorkedExample; 7] = [
 ]}"#,
     },
     WorkedExample {
+        unless: &[],
+        cues: &[
+            &["percent", "percentage", "%"],
+            &[
+                "rise", "rose", "risen", "increase", "increased", "grow", "grew", "growth", "change",
+                "changed", "drop", "dropped", "fall", "fell", "decrease", "decreased",
+            ],
+        ],
+        tools: &["read_file", "calculator"],
+        task: "Visitors went from the number in may.txt to the number in june.txt. By what percent did they change? Round to one decimal.",
+        plan: r#"{"steps": [
+ {"id": "s1", "description": "read the old number", "tool": "read_file", "args": {"path": "may.txt"}, "depends_on": []},
+ {"id": "s2", "description": "read the new number", "tool": "read_file", "args": {"path": "june.txt"}, "depends_on": []},
+ {"id": "s3", "description": "the change in percent of the old number", "tool": "calculator", "args": {"expression": "round(({{s2}} - {{s1}}) / {{s1}} * 100, 1)"}, "depends_on": ["s1", "s2"]}
+]}"#,
+    },
+    WorkedExample {
+        unless: &[],
+        cues: &[&["header", "heading"], &["how many", "count", "number of"]],
+        tools: &["read_file", "calculator", "write_file"],
+        task: "How many people are listed in people.csv? Its first line is a header. Write the count to n.txt.",
+        plan: r#"{"steps": [
+ {"id": "s1", "description": "read the list", "tool": "read_file", "args": {"path": "people.csv"}, "depends_on": []},
+ {"id": "s2", "description": "count the lines, less the header", "tool": "calculator", "args": {"expression": "count({{s1}}) - 1"}, "depends_on": ["s1"]},
+ {"id": "s3", "description": "save the count", "tool": "write_file", "args": {"path": "n.txt", "content": "{{s2}}"}, "depends_on": ["s2"]}
+]}"#,
+    },
+    WorkedExample {
+        unless: &[],
+        cues: &[&["average", "mean"]],
+        tools: &["read_file", "calculator", "write_file"],
+        task: "What is the average of the lap times in laps.txt? Write it to avg.txt.",
+        plan: r#"{"steps": [
+ {"id": "s1", "description": "read the lap times", "tool": "read_file", "args": {"path": "laps.txt"}, "depends_on": []},
+ {"id": "s2", "description": "the mean of the numbers", "tool": "calculator", "args": {"expression": "round(mean({{s1}}), 2)"}, "depends_on": ["s1"]},
+ {"id": "s3", "description": "save the average", "tool": "write_file", "args": {"path": "avg.txt", "content": "{{s2}}"}, "depends_on": ["s2"]}
+]}"#,
+    },
+    WorkedExample {
+        // "Which file is the largest?" is about files, not a file's lines.
+        unless: &["file", "files", "folder"],
+        cues: &[
+            &["which", "who"],
+            &[
+                "most", "largest", "highest", "biggest", "greatest", "least", "fewest", "smallest",
+                "lowest", "cheapest", "longest", "shortest", "oldest", "youngest",
+            ],
+        ],
+        tools: &["read_file", "sort_lines", "write_file"],
+        task: "Which team in points.txt has the fewest points? Write just the team to bottom.txt.",
+        plan: r#"{"steps": [
+ {"id": "s1", "description": "read the teams and their points", "tool": "read_file", "args": {"path": "points.txt"}, "depends_on": []},
+ {"id": "s2", "description": "sort them by points, fewest first", "tool": "sort_lines", "args": {"text": "{{s1}}", "order": "smallest first"}, "depends_on": ["s1"]},
+ {"id": "s3", "description": "the team on the first line; reply with only the team", "tool": null, "args": {}, "depends_on": ["s2"]},
+ {"id": "s4", "description": "save the team", "tool": "write_file", "args": {"path": "bottom.txt", "content": "{{s3}}"}, "depends_on": ["s3"]}
+]}"#,
+    },
+    WorkedExample {
+        unless: &[],
+        cues: &[&[
+            "last line", "first line", "last lines", "first lines", "final line", "top line",
+            "opening line", "closing line",
+        ]],
+        tools: &["read_file", "write_file"],
+        task: "Write the first line of notes.txt to first.txt.",
+        plan: r#"{"steps": [
+ {"id": "s1", "description": "read the notes", "tool": "read_file", "args": {"path": "notes.txt"}, "depends_on": []},
+ {"id": "s2", "description": "the first line of the notes; reply with only that line", "tool": null, "args": {}, "depends_on": ["s1"]},
+ {"id": "s3", "description": "save the line", "tool": "write_file", "args": {"path": "first.txt", "content": "{{s2}}"}, "depends_on": ["s2"]}
+]}"#,
+    },
+    WorkedExample {
+        unless: &[],
+        cues: &[&[
+            "duplicate", "duplicates", "once", "unique", "distinct", "repeated", "twice",
+        ]],
+        tools: &["read_file", "write_file"],
+        task: "Remove the duplicate lines of tags.txt, keeping the first of each, and write the rest to clean.txt.",
+        plan: r#"{"steps": [
+ {"id": "s1", "description": "read the tags", "tool": "read_file", "args": {"path": "tags.txt"}, "depends_on": []},
+ {"id": "s2", "description": "the lines in their order, each repeated line kept only where it first appears; reply with only the lines", "tool": null, "args": {}, "depends_on": ["s1"]},
+ {"id": "s3", "description": "save the lines", "tool": "write_file", "args": {"path": "clean.txt", "content": "{{s2}}"}, "depends_on": ["s2"]}
+]}"#,
+    },
+    WorkedExample {
+        unless: &[],
+        cues: &[&["replace", "replaced", "substitute"]],
+        tools: &["replace_in_file"],
+        task: "In draft.txt, replace every teh with the.",
+        plan: r#"{"steps": [
+ {"id": "s1", "description": "replace teh with the in the draft", "tool": "replace_in_file", "args": {"path": "draft.txt", "old": "teh", "new": "the"}, "depends_on": []}
+]}"#,
+    },
+    WorkedExample {
+        // A setting of a file that is not JSON (read_json reads those).
+        unless: &[],
+        cues: &[
+            &["ini", "env", "cfg", "conf", "toml", "yaml", "yml", "properties"],
+            &["what", "which", "how"],
+        ],
+        tools: &["read_file", "write_file"],
+        task: "What log level does service.toml use? Write just the level to level.txt.",
+        plan: r#"{"steps": [
+ {"id": "s1", "description": "read the settings", "tool": "read_file", "args": {"path": "service.toml"}, "depends_on": []},
+ {"id": "s2", "description": "the value of the log level setting; reply with only the value", "tool": null, "args": {}, "depends_on": ["s1"]},
+ {"id": "s3", "description": "save the level", "tool": "write_file", "args": {"path": "level.txt", "content": "{{s2}}"}, "depends_on": ["s2"]}
+]}"#,
+    },
+    WorkedExample {
+        unless: &[],
         cues: &[
             &["how many", "count", "number of"],
             &[
@@ -64,6 +178,7 @@ const EXAMPLES: [WorkedExample; 7] = [
     },
     WorkedExample {
         // An order to edit opens with its verb; "which port does it set?" asks.
+        unless: &[],
         cues: &[&["^change ", "^set ", "^update ", "^edit "]],
         tools: &["set_value"],
         task: "Change the timeout in app.ini to 30.",
@@ -72,6 +187,7 @@ const EXAMPLES: [WorkedExample; 7] = [
 ]}"#,
     },
     WorkedExample {
+        unless: &[],
         cues: &[&[
             "sort",
             "sorted",
@@ -89,6 +205,7 @@ const EXAMPLES: [WorkedExample; 7] = [
 ]}"#,
     },
     WorkedExample {
+        unless: &[],
         cues: &[&["backwards", "backward", "reverse", "reversed"]],
         tools: &["reverse_text", "write_file"],
         task: "Write the word garden spelled backwards to back.txt.",
@@ -98,6 +215,7 @@ const EXAMPLES: [WorkedExample; 7] = [
 ]}"#,
     },
     WorkedExample {
+        unless: &[],
         cues: &[&["date", "deadline", "when", "which day", "what day"]],
         tools: &["read_file", "write_file"],
         task: "On which day is the launch, according to plan.md? Write the date to launch.txt.",
@@ -108,6 +226,7 @@ const EXAMPLES: [WorkedExample; 7] = [
 ]}"#,
     },
     WorkedExample {
+        unless: &[],
         cues: &[
             &["list", "which files", "find the files", "names of the files"],
             &["files"],
@@ -144,7 +263,7 @@ pub(crate) fn example_for(task: &str, has_tool: &dyn Fn(&str) -> bool) -> String
             .iter()
             .map(|group| group.iter().filter(|c| has_cue(c)).count())
             .collect();
-        if hits.contains(&0) {
+        if hits.contains(&0) || example.unless.iter().any(|c| has_cue(c)) {
             continue;
         }
         let score = hits.iter().sum();
@@ -165,36 +284,57 @@ pub(crate) fn example_for(task: &str, has_tool: &dyn Fn(&str) -> bool) -> String
 mod tests {
     use super::*;
 
+    /// The file the example shown for `task` is about, which names its kind.
     fn chosen(task: &str) -> Option<&'static str> {
         let shown = example_for(task, &|_| true);
-        EXAMPLES.iter().find(|e| shown.contains(e.task)).map(|e| e.task)
+        let example = EXAMPLES.iter().find(|e| shown.contains(e.task))?;
+        let words = example.task.split_whitespace();
+        words
+            .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+            .find(|w| w.contains('.'))
     }
 
     #[test]
     fn the_example_fits_the_tasks_kind_and_a_task_of_no_kind_gets_none() {
-        assert_eq!(
-            chosen("What share of the orders in orders.txt came from Leeds, in percent?"),
-            Some(EXAMPLES[0].task)
-        );
+        let share = "What share of the orders in orders.txt came from Leeds, in percent?";
+        assert_eq!(chosen(share), Some("budget.txt"));
         assert_eq!(
             chosen("Count the lines in server.log that contain ERROR."),
-            Some(EXAMPLES[1].task)
+            Some("app.log")
         );
         // Sorting in reverse order is a sort, not a text spelled backwards.
         assert_eq!(
             chosen("Sort names.txt in reverse alphabetical order."),
-            Some(EXAMPLES[3].task)
+            Some("cities.txt")
         );
-        assert_eq!(chosen("Spell the word river backwards."), Some(EXAMPLES[4].task));
+        assert_eq!(chosen("Spell the word river backwards."), Some("back.txt"));
         assert_eq!(chosen("Read a.txt and b.txt and add the two numbers."), None);
         // Three days in minutes is no date.
         assert_eq!(chosen("How many minutes are in 3 days?"), None);
         // An edit opens with its verb; a question about a setting reads it.
-        assert_eq!(
-            chosen("Change the level in config.json to debug."),
-            Some(EXAMPLES[2].task)
-        );
+        assert_eq!(chosen("Change the level in config.json to debug."), Some("app.ini"));
         assert_eq!(chosen("Which port does config.json set?"), None);
+        assert_eq!(chosen("What port does server.ini use?"), Some("service.toml"));
+    }
+
+    #[test]
+    fn a_change_in_percent_a_header_and_a_pick_by_size_each_have_their_kind() {
+        let rise = "Sales went from the number in q1.txt to the number in q2.txt. By what percent did they grow?";
+        assert_eq!(chosen(rise), Some("may.txt"));
+        assert_eq!(
+            chosen("How many rows has data.csv? The first line is a header."),
+            Some("people.csv")
+        );
+        assert_eq!(chosen("What is the mean of the numbers in x.txt?"), Some("laps.txt"));
+        assert_eq!(chosen("Which river in rivers.txt is the longest?"), Some("points.txt"));
+        // The largest file is a question about files, not about lines.
+        assert_eq!(chosen("Which file in docs/ is the largest?"), None);
+        assert_eq!(chosen("Copy the last line of log.txt to end.txt."), Some("notes.txt"));
+        assert_eq!(
+            chosen("Write each name in names.txt once to once.txt."),
+            Some("tags.txt")
+        );
+        assert_eq!(chosen("Replace every cat with dog in pets.txt."), Some("draft.txt"));
     }
 
     #[test]
