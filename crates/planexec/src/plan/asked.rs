@@ -163,10 +163,19 @@ fn counts_not_asked_for(plan: &Plan, task: &str) -> Vec<PlanError> {
 
 /// Whether `description` speaks of words (`count the words`).
 fn speaks_of_words(description: &str) -> bool {
+    speaks_of(description, &["words", "word"])
+}
+
+/// Whether a step's description speaks of characters (or letters).
+pub(super) fn speaks_of_characters(description: &str) -> bool {
+    speaks_of(description, &["characters", "character", "letters", "chars"])
+}
+
+fn speaks_of(description: &str, names: &[&str]) -> bool {
     description
         .to_lowercase()
         .split(|c: char| !c.is_alphanumeric())
-        .any(|w| w == "words" || w == "word")
+        .any(|w| names.contains(&w))
 }
 
 /// A calculator step described as counting words whose expression counts
@@ -174,8 +183,15 @@ fn speaks_of_words(description: &str) -> bool {
 fn words_counted_as_lines(plan: &Plan) -> Vec<PlanError> {
     plan.steps
         .iter()
-        .filter(|s| s.tool.as_deref() == Some("calculator") && speaks_of_words(&s.description))
+        .filter(|s| s.tool.as_deref() == Some("calculator"))
         .filter_map(|s| {
+            let (unit, function) = if speaks_of_words(&s.description) {
+                ("words", "words")
+            } else if speaks_of_characters(&s.description) {
+                ("characters", "chars")
+            } else {
+                return None;
+            };
             let expression = s.args.get("expression")?.as_str()?;
             let counts_lines = crate::tools::aggregate_arguments(expression).iter().any(|(call, _)| {
                 ["count", "len", "lines"]
@@ -186,7 +202,7 @@ fn words_counted_as_lines(plan: &Plan) -> Vec<PlanError> {
                 step: s.id.clone(),
                 tool: "calculator".into(),
                 problems: vec![format!(
-                    "the step counts words, but count() in `{expression}` counts lines: use words(...) instead"
+                    "the step counts {unit}, but count() in `{expression}` counts lines: use {function}(...) instead"
                 )],
             })
         })
@@ -497,11 +513,13 @@ mod tests {
             {"id": "s2", "description": "count the words in poem.txt", "tool": "calculator", "args": {"expression": "count({{s1}})"}, "depends_on": ["s1"]},
             {"id": "s3", "description": "count the lines", "tool": "calculator", "args": {"expression": "count({{s1}})"}, "depends_on": ["s1"]},
             {"id": "s4", "description": "list the .csv files in the data folder", "tool": "list_dir", "args": {"path": "data/"}, "depends_on": []},
-            {"id": "s5", "description": "list the data folder", "tool": "list_dir", "args": {"path": "data"}, "depends_on": []}
+            {"id": "s5", "description": "list the data folder", "tool": "list_dir", "args": {"path": "data"}, "depends_on": []},
+            {"id": "s6", "description": "count the characters in name.txt", "tool": "calculator", "args": {"expression": "count({{s1}})"}, "depends_on": ["s1"]}
         ]));
         let errors = asked_but_not_planned(&p, "Count the words and the lines; list the CSV files.", &tools);
-        assert_eq!(steps_of(&errors), ["s2", "s4"]);
-        assert!(errors[1].to_string().contains("\"data/*.csv\""), "{}", errors[1]);
+        assert_eq!(steps_of(&errors), ["s2", "s6", "s4"]);
+        assert!(errors[1].to_string().contains("use chars(...)"), "{}", errors[1]);
+        assert!(errors[2].to_string().contains("\"data/*.csv\""), "{}", errors[2]);
         assert_eq!(kind_of_file("list the CSV files"), Some("csv".into()));
         assert_eq!(kind_of_file("find *.md"), Some("md".into()));
         assert_eq!(kind_of_file("read notes.txt and list the folder"), None);

@@ -341,8 +341,9 @@ fn json_paths_to_reads(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Optio
 /// prices" is `sum({{s2}})`, "count the files" `count({{s2}})`. `None` when
 /// the description names none of them (or more than one).
 fn aggregate_as_described(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Option<()> {
-    const NAMED: [(&str, &[&str]); 6] = [
+    const NAMED: [(&str, &[&str]); 7] = [
         ("words", &["words", "word"]),
+        ("chars", &["characters", "character", "letters", "chars"]),
         ("sum", &["sum", "total", "add"]),
         ("count", &["count", "how many", "number of"]),
         ("mean", &["average", "mean"]),
@@ -381,7 +382,7 @@ fn aggregate_as_described(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Op
         .map(|(aggregate, _)| *aggregate)
         .collect();
     // "count the words" is a count of words; "count the total sales" a sum.
-    if named.contains(&"words") || super::asked::speaks_of_a_total(&step.description) {
+    if named.contains(&"words") || named.contains(&"chars") || super::asked::speaks_of_a_total(&step.description) {
         named.retain(|a| *a != "count");
     }
     let [aggregate] = named.as_slice() else { return None };

@@ -275,7 +275,7 @@ struct AggregateCall {
 /// The opening of an aggregate call, compiled once: it is matched on every
 /// calculation and every plan check.
 static AGGREGATE_CALL: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-    regex::Regex::new(r"(?i)\b(count|len|lines|words|sum|total|mean|avg|average|min|max)\s*\(")
+    regex::Regex::new(r"(?i)\b(count|len|lines|words|chars|sum|total|mean|avg|average|min|max)\s*\(")
         .expect("a valid pattern")
 });
 
@@ -413,6 +413,11 @@ fn aggregate_over_text(expression: &str) -> Option<Result<f64, String>> {
     if name == "words" {
         return Some(Ok(text.split_whitespace().count() as f64));
     }
+    // Characters of the text as written, spaces included, not the newline
+    // a file ends with.
+    if name == "chars" {
+        return Some(Ok(text.trim_end_matches(['\n', '\r']).chars().count() as f64));
+    }
     let numbers = numbers_in(text);
     let of = |f: &dyn Fn(&[f64]) -> f64| -> Result<f64, String> {
         if numbers.is_empty() {
@@ -525,6 +530,8 @@ mod tests {
         );
         // Words, not lines; the one list of a JSON object, not its lines.
         assert_eq!(ev("words(The river bends,\nand morning light)").unwrap(), 6.0);
+        // Characters as written, the space too, not a file's last newline.
+        assert_eq!(ev("chars(Grace Hopper\n)").unwrap(), 12.0);
         assert_eq!(ev("count(The river bends,\nand morning light)").unwrap(), 2.0);
         let todo = "{\n \"owner\": \"sam\",\n \"tasks\": [\n  {\"t\": 1},\n  {\"t\": 2},\n  {\"t\": 3}\n ]\n}";
         assert_eq!(ev(&format!("count({todo})")).unwrap(), 3.0);
