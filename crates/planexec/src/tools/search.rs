@@ -124,6 +124,16 @@ impl Tool for Search {
 /// was meant to be (`photos/*.jpg`); `None` for a search of real text.
 pub(crate) fn file_kind_pattern(args: &Value) -> Option<String> {
     let text = args.get("text")?.as_str()?.trim();
+    // `md` in `docs/**/*.md`: the kind the path already names.
+    let path = args.get("path").and_then(Value::as_str).unwrap_or_default().trim();
+    if !text.is_empty()
+        && path.contains('*')
+        && path
+            .to_ascii_lowercase()
+            .ends_with(&format!("*.{}", text.to_ascii_lowercase()))
+    {
+        return Some(path.to_string());
+    }
     let extension = text.strip_prefix('*').unwrap_or(text).strip_prefix('.')?;
     if extension.is_empty() || extension.len() > 5 || !extension.chars().all(|c| c.is_ascii_alphanumeric()) {
         return None;
@@ -380,6 +390,12 @@ mod tests {
             file_kind_pattern(&json!({"path": ".", "text": "*.csv"})).as_deref(),
             Some("*.csv")
         );
+        // The kind its path names, searched for inside the files.
+        assert_eq!(
+            file_kind_pattern(&json!({"path": "docs/**/*.md", "text": "md"})).as_deref(),
+            Some("docs/**/*.md")
+        );
+        assert_eq!(file_kind_pattern(&json!({"path": "notes.md", "text": "md"})), None);
         for text in ["ERROR", "moon.", "a.b", ".*"] {
             assert_eq!(
                 search.plan_check(&json!({"path": "log.txt", "text": text, "count": true})),
