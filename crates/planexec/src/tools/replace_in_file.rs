@@ -35,6 +35,12 @@ impl Tool for ReplaceInFile {
     fn effect(&self) -> Effect {
         Effect::WritesWorkspace
     }
+    fn plan_check(&self, args: &Value) -> Option<String> {
+        let old = args.get("old").and_then(Value::as_str)?;
+        old.is_empty().then(|| {
+            "replace_in_file needs the exact text to replace, and `old` is empty: to add a line at the end of a file, read it and write it back with write_file, content \"{{s1}}\\n<the new line>\"".to_string()
+        })
+    }
     async fn call(&self, args: Value) -> Result<Value, ToolError> {
         let path = str_arg(&args, "path")?;
         let old = str_arg(&args, "old")?;
