@@ -32,7 +32,7 @@ struct WorkedExample {
 }
 
 /// The examples, most specific kind first (a tie goes to the earlier one).
-const EXAMPLES: [WorkedExample; 15] = [
+const EXAMPLES: [WorkedExample; 17] = [
     WorkedExample {
         unless: &[],
         cues: &[&["percent", "percentage", "share", "proportion", "%"]],
@@ -127,6 +127,29 @@ const EXAMPLES: [WorkedExample; 15] = [
  {"id": "s1", "description": "read the tags", "tool": "read_file", "args": {"path": "tags.txt"}, "depends_on": []},
  {"id": "s2", "description": "the lines in their order, each repeated line kept only where it first appears; reply with only the lines", "tool": null, "args": {}, "depends_on": ["s1"]},
  {"id": "s3", "description": "save the lines", "tool": "write_file", "args": {"path": "clean.txt", "content": "{{s2}}"}, "depends_on": ["s2"]}
+]}"#,
+    },
+    WorkedExample {
+        unless: &[],
+        cues: &[&[
+            "at the end", "to the end", "append", "add a line", "add the line", "add a new line",
+        ]],
+        tools: &["read_file", "write_file"],
+        task: "Add the line bye at the end of chat.txt.",
+        plan: r#"{"steps": [
+ {"id": "s1", "description": "read the chat", "tool": "read_file", "args": {"path": "chat.txt"}, "depends_on": []},
+ {"id": "s2", "description": "write the chat back with the new last line", "tool": "write_file", "args": {"path": "chat.txt", "content": "{{s1}}\nbye"}, "depends_on": ["s1"]}
+]}"#,
+    },
+    WorkedExample {
+        unless: &[],
+        cues: &[&["join", "joined", "combine", "merge", "concatenate", "put together"]],
+        tools: &["read_file", "write_file"],
+        task: "Put the text of intro.txt and then body.txt into page.txt.",
+        plan: r#"{"steps": [
+ {"id": "s1", "description": "read the intro", "tool": "read_file", "args": {"path": "intro.txt"}, "depends_on": []},
+ {"id": "s2", "description": "read the body", "tool": "read_file", "args": {"path": "body.txt"}, "depends_on": []},
+ {"id": "s3", "description": "write both texts, in order, to page.txt", "tool": "write_file", "args": {"path": "page.txt", "content": "{{s1}}\n{{s2}}"}, "depends_on": ["s1", "s2"]}
 ]}"#,
     },
     WorkedExample {
@@ -335,6 +358,8 @@ mod tests {
             Some("tags.txt")
         );
         assert_eq!(chosen("Replace every cat with dog in pets.txt."), Some("draft.txt"));
+        assert_eq!(chosen("Append the word end to notes.txt."), Some("chat.txt"));
+        assert_eq!(chosen("Combine a.txt and b.txt into c.txt."), Some("intro.txt"));
     }
 
     #[test]
