@@ -171,7 +171,16 @@ fn resolve_value(value: &Value, outputs: OutputLookup<'_>, keep_types: bool) -> 
             let mut last = 0;
             for r in &refs {
                 text.push_str(&s[last..r.span.0]);
-                text.push_str(&value_as_text(&lookup(r, outputs)?));
+                let spliced = value_as_text(&lookup(r, outputs)?);
+                // A file's closing newline ends the file, not the text it is
+                // spliced into: `{{s1}}\ndone` appends a line to what s1
+                // read, with no blank line between (as the shell's `$(cat f)`).
+                let more_follows = r.span.1 < s.len();
+                text.push_str(if more_follows {
+                    spliced.trim_end_matches(['\n', '\r'])
+                } else {
+                    &spliced
+                });
                 last = r.span.1;
             }
             text.push_str(&s[last..]);
@@ -247,6 +256,23 @@ pub fn value_as_text(value: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_texts_closing_newline_is_dropped_only_where_more_text_follows_it() {
+        let outputs = |id: &str| match id {
+            "s1" => Some(Value::String("step one\nstep two\n".into())),
+            "s2" => Some(Value::String("gamma\n".into())),
+            _ => None,
+        };
+        let args: Map<String, Value> = serde_json::from_value(
+            serde_json::json!({"appended": "{{s1}}\ndone", "joined": "{{s1}}\n{{s2}}", "whole": "{{s2}}"}),
+        )
+        .unwrap();
+        let resolved = resolve_args_as_text(&args, &outputs).unwrap();
+        assert_eq!(resolved["appended"], "step one\nstep two\ndone");
+        assert_eq!(resolved["joined"], "step one\nstep two\ngamma\n");
+        assert_eq!(resolved["whole"], "gamma\n");
+    }
 
     #[test]
     fn a_renamed_step_takes_its_references_and_dependencies_with_it() {
