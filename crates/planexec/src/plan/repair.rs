@@ -726,7 +726,7 @@ mod tests {
         assert_eq!(read.args["field"], json!("items.price"));
         let sum = mended.step("s2").unwrap();
         assert_eq!(sum.args["expression"], json!(format!("sum({{{{{}}}}})", read.id)));
-        assert_eq!(sum.depends_on, [read.id.clone()]);
+        assert_eq!(sum.depends_on, std::slice::from_ref(&read.id));
     }
 
     #[test]
