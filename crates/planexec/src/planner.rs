@@ -144,7 +144,8 @@ pub(crate) fn invented_inputs_once(
     ctx: &RunContext,
     sent_back: &AtomicBool,
 ) -> Vec<plan::PlanError> {
-    let invented = plan::invented_inputs(plan, task, &ctx.tools);
+    let mut invented = plan::invented_inputs(plan, task, &ctx.tools);
+    invented.retain(|error| !made_up_read_of_a_listing(plan, error, ctx));
     if invented.is_empty() || !sent_back.swap(true, Ordering::Relaxed) {
         return invented;
     }
@@ -156,6 +157,35 @@ pub(crate) fn invented_inputs_once(
         );
     }
     Vec::new()
+}
+
+/// Whether `error` is a made-up folder listed (`list_dir("folder_path")`), or
+/// a made-up file read in a step described as listing files; if so the step
+/// becomes the listing of the workspace's root: asked again, the 0.5B planner refused "list the
+/// files in this folder" instead.
+fn made_up_read_of_a_listing(plan: &mut Plan, error: &plan::PlanError, ctx: &RunContext) -> bool {
+    let plan::PlanError::InventedInput { step, .. } = error else {
+        return false;
+    };
+    if ctx.tools.get("list_dir").is_none() {
+        return false;
+    }
+    let Some(step) = plan.steps.iter_mut().find(|s| &s.id == step) else {
+        return false;
+    };
+    let description = step.description.to_lowercase();
+    let lists = description.contains("list") || description.contains("files in") || description.contains("file names");
+    let listing = match step.tool.as_deref() {
+        Some("list_dir") => true,
+        Some("read_file") => lists,
+        _ => false,
+    };
+    if !listing {
+        return false;
+    }
+    step.tool = Some("list_dir".into());
+    step.args = serde_json::Map::from_iter([("path".to_string(), serde_json::json!("."))]);
+    true
 }
 
 /// `plan` with the task as its goal when the reply gave none.
@@ -294,6 +324,26 @@ fn mend(
 /// Most rounds of mending a plan before the planner is asked again.
 const MEND_ROUNDS: usize = 3;
 
+/// Whether `plan` refuses the task with a reason copied from `sent_back`,
+/// the errors its last reply was sent back with: asked again, the 0.5B
+/// planner "refused" a listing with a sentence of the error about its
+/// made-up read.
+fn repeats_the_error(plan: &Plan, sent_back: &str) -> bool {
+    const COPIED: usize = 40;
+    let Some(reason) = plan.infeasible.as_deref() else {
+        return false;
+    };
+    // A missing input is a refusal however it is worded.
+    if reason.contains("does not exist") {
+        return false;
+    }
+    let reason: Vec<char> = reason.trim().chars().collect();
+    reason.len() >= COPIED
+        && reason
+            .windows(COPIED)
+            .any(|w| sent_back.contains(&w.iter().collect::<String>()))
+}
+
 /// Ask `role` for a plan until `accept` takes one, re-asking with the errors.
 pub(crate) async fn request_plan(
     ctx: &RunContext,
@@ -319,6 +369,10 @@ pub(crate) async fn request_plan(
             _ => String::new(),
         };
         let problem = match plan::parse_plan_reply(&reply) {
+            Ok(candidate) if repeats_the_error(&candidate, &last_problem) => format!(
+                "- \"infeasible\" only repeats the error above ({}); that is no reason the task cannot be done: plan it",
+                crate::text::one_line(candidate.infeasible.as_deref().unwrap_or_default(), 80)
+            ),
             Ok(candidate) => match accept(candidate.clone()) {
                 Ok(accepted) => return Ok(accepted),
                 Err(errors) => match mend(ctx, accept, candidate, &errors) {
@@ -345,4 +399,26 @@ pub(crate) async fn request_plan(
         errors: last_problem,
         last_reply,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_that_copies_the_error_it_was_sent_back_with_is_no_refusal() {
+        let sent_back = "- step s1 reads `folder_path`, which is not in the workspace, no step writes it, and the task does not name it: read only files the workspace listing shows";
+        let refusing = |reason: &str| {
+            plan::parse_plan_reply(&serde_json::json!({"goal": "g", "steps": [], "infeasible": reason}).to_string())
+                .unwrap()
+        };
+        let copied = refusing("the task does not name it: read only files the workspace listing shows");
+        assert!(repeats_the_error(&copied, sent_back));
+        assert!(!repeats_the_error(&refusing("there is no folder to list"), sent_back));
+        assert!(!repeats_the_error(
+            &refusing("`folder_path`, which is not in the workspace, does not exist"),
+            sent_back
+        ));
+        assert!(!repeats_the_error(&copied, ""));
+    }
 }
