@@ -144,8 +144,12 @@ pub(crate) fn invented_inputs_once(
     ctx: &RunContext,
     sent_back: &AtomicBool,
 ) -> Vec<plan::PlanError> {
-    let mut invented = plan::invented_inputs(plan, task, &ctx.tools);
-    invented.retain(|error| !made_up_read_of_a_listing(plan, error, ctx));
+    let mut invented = Vec::new();
+    for error in plan::invented_inputs(plan, task, &ctx.tools) {
+        if !listing_of_a_made_up_path_mended(plan, &error, ctx) {
+            invented.push(error);
+        }
+    }
     if invented.is_empty() || !sent_back.swap(true, Ordering::Relaxed) {
         return invented;
     }
@@ -161,9 +165,9 @@ pub(crate) fn invented_inputs_once(
 
 /// Whether `error` is a made-up folder listed (`list_dir("folder_path")`), or
 /// a made-up file read in a step described as listing files; if so the step
-/// becomes the listing of the workspace's root: asked again, the 0.5B planner refused "list the
-/// files in this folder" instead.
-fn made_up_read_of_a_listing(plan: &mut Plan, error: &plan::PlanError, ctx: &RunContext) -> bool {
+/// is made the listing of the workspace's root here. Asked again, the 0.5B
+/// planner refused "list the files in this folder" instead.
+fn listing_of_a_made_up_path_mended(plan: &mut Plan, error: &plan::PlanError, ctx: &RunContext) -> bool {
     let plan::PlanError::InventedInput { step, .. } = error else {
         return false;
     };
@@ -173,11 +177,15 @@ fn made_up_read_of_a_listing(plan: &mut Plan, error: &plan::PlanError, ctx: &Run
     let Some(step) = plan.steps.iter_mut().find(|s| &s.id == step) else {
         return false;
     };
-    let description = step.description.to_lowercase();
-    let lists = description.contains("list") || description.contains("files in") || description.contains("file names");
+    let described_as_listing = || {
+        let description = step.description.to_lowercase();
+        ["list", "files in", "file names"]
+            .iter()
+            .any(|w| description.contains(w))
+    };
     let listing = match step.tool.as_deref() {
         Some("list_dir") => true,
-        Some("read_file") => lists,
+        Some("read_file") => described_as_listing(),
         _ => false,
     };
     if !listing {
@@ -337,11 +345,12 @@ fn repeats_the_error(plan: &Plan, sent_back: &str) -> bool {
     if reason.contains("does not exist") {
         return false;
     }
-    let reason: Vec<char> = reason.trim().chars().collect();
-    reason.len() >= COPIED
-        && reason
-            .windows(COPIED)
-            .any(|w| sent_back.contains(&w.iter().collect::<String>()))
+    // Every run of COPIED characters, as byte ranges of `reason`.
+    let reason = reason.trim();
+    let starts: Vec<usize> = reason.char_indices().map(|(i, _)| i).chain([reason.len()]).collect();
+    starts
+        .windows(COPIED + 1)
+        .any(|w| sent_back.contains(&reason[w[0]..w[COPIED]]))
 }
 
 /// Ask `role` for a plan until `accept` takes one, re-asking with the errors.

@@ -137,12 +137,12 @@ const LISTED_FILES: usize = 40;
 /// shape ([`crate::file_shape`]). `None` when the run's
 /// tools have no workspace.
 pub(crate) fn workspace_files(tools: &ToolRegistry) -> Option<String> {
-    let (entries, left_out) = tools.workspace()?.listing(LISTED_FILES);
+    let workspace = tools.workspace()?;
+    let (entries, left_out) = workspace.listing(LISTED_FILES);
     if entries.is_empty() {
         return Some("The workspace is empty: there is no file to read.".to_string());
     }
     let mut out = String::from("Files in the workspace (their contents are not shown; read a file to see it):\n");
-    let workspace = tools.workspace()?;
     for (path, size) in entries {
         match size {
             // Written so a small model does not take the size for the content.

@@ -71,21 +71,31 @@ pub fn rename_step(steps: &mut [Step], from: &str, to: &str) {
 fn rename_in(value: &mut Value, from: &str, to: &str) {
     match value {
         Value::String(text) => {
-            let mut out = String::new();
-            let mut at = 0;
-            for r in find_references(text).into_iter().filter(|r| r.step == from) {
-                out.push_str(&text[at..r.span.0]);
+            *text = rewrite_references(text, |r| {
                 let path: String = r.path.iter().map(|p| format!(".{p}")).collect();
-                out.push_str(&format!("{{{{{to}{path}}}}}"));
-                at = r.span.1;
-            }
-            out.push_str(&text[at..]);
-            *text = out;
+                (r.step == from).then(|| format!("{{{{{to}{path}}}}}"))
+            });
         }
         Value::Array(items) => items.iter_mut().for_each(|v| rename_in(v, from, to)),
         Value::Object(map) => map.values_mut().for_each(|v| rename_in(v, from, to)),
         _ => {}
     }
+}
+
+/// `text` with each reference for which `replace` gives a text put in its
+/// place; the others, and all text around them, stay as they are.
+pub(crate) fn rewrite_references(text: &str, mut replace: impl FnMut(&Reference) -> Option<String>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for r in find_references(text) {
+        if let Some(new) = replace(&r) {
+            out.push_str(&text[at..r.span.0]);
+            out.push_str(&new);
+            at = r.span.1;
+        }
+    }
+    out.push_str(&text[at..]);
+    out
 }
 
 /// Every reference in a step's arguments, with the JSON path of the argument holding it.

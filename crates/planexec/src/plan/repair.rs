@@ -293,34 +293,27 @@ fn json_paths_to_reads(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Optio
     tools.get("read_json")?;
     let at = plan.steps.iter().position(|s| s.id == id)?;
     let expression = plan.steps[at].args.get("expression")?.as_str()?.to_string();
-    let mut rewritten = String::new();
-    let mut from = 0;
-    let mut added: Vec<Step> = Vec::new();
-    for r in super::refs::find_references(&expression) {
-        let source = plan.step(&r.step)?;
-        let path = source.args.get("path").and_then(|p| p.as_str()).unwrap_or_default();
-        if r.path.is_empty()
-            || source.tool.as_deref() != Some("read_file")
-            || !path.to_ascii_lowercase().ends_with(".json")
-        {
-            continue;
-        }
-        let field = r.path.join(".");
-        let new_id = fresh_id(plan, "read", added.len())?;
-        let mut args = Map::new();
-        args.insert("path".into(), json!(path));
-        args.insert("field".into(), json!(field));
-        let description = format!("read {field} of {path}");
-        let after = source.depends_on.clone();
-        added.push(tool_step(new_id.clone(), description, "read_json", args, after));
-        rewritten.push_str(&expression[from..r.span.0]);
-        rewritten.push_str(&format!("{{{{{new_id}}}}}"));
-        from = r.span.1;
+    if super::refs::find_references(&expression)
+        .iter()
+        .any(|r| plan.step(&r.step).is_none())
+    {
+        return None;
     }
+    let mut added: Vec<Step> = Vec::new();
+    let rewritten = super::refs::rewrite_references(&expression, |r| {
+        let source = plan.step(&r.step)?;
+        let path = source.args.get("path")?.as_str()?;
+        if r.path.is_empty() || source.tool.as_deref() != Some("read_file") || !is_json(path) {
+            return None;
+        }
+        let new_id = fresh_id(plan, "read", added.len())?;
+        let reads = read_json_step(new_id.clone(), path, &r.path.join("."), source.depends_on.clone());
+        added.push(reads);
+        Some(format!("{{{{{new_id}}}}}"))
+    });
     if added.is_empty() {
         return None;
     }
-    rewritten.push_str(&expression[from..]);
     let step = &mut plan.steps[at];
     step.args.insert("expression".into(), json!(rewritten));
     let still_used: Vec<String> = super::refs::find_references(&rewritten)
@@ -333,6 +326,19 @@ fn json_paths_to_reads(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Optio
         plan.steps.insert(at + n, new);
     }
     Some(())
+}
+
+/// Whether `path` names a JSON file.
+fn is_json(path: &str) -> bool {
+    path.to_ascii_lowercase().ends_with(".json")
+}
+
+/// A step the runtime adds that reads `field` of the JSON file `path`.
+fn read_json_step(id: String, path: &str, field: &str, depends_on: Vec<String>) -> Step {
+    let mut args = Map::new();
+    args.insert("path".into(), json!(path));
+    args.insert("field".into(), json!(field));
+    tool_step(id, format!("read {field} of {path}"), "read_json", args, depends_on)
 }
 
 /// Calculator step `id` whose expression works on one other step's output
@@ -500,7 +506,6 @@ fn json_field_step(plan: &Plan, field: &str, tools: &ToolRegistry, skip: usize) 
     if workspace.resolve(field).is_ok_and(|p| p.exists()) {
         return None;
     }
-    let is_json = |p: &str| p.to_ascii_lowercase().ends_with(".json");
     let mut files: Vec<String> = plan
         .steps
         .iter()
@@ -522,17 +527,7 @@ fn json_field_step(plan: &Plan, field: &str, tools: &ToolRegistry, skip: usize) 
         })
         .collect();
     let [file] = holding.as_slice() else { return None };
-    let id = fresh_id(plan, "read", skip)?;
-    let mut args = Map::new();
-    args.insert("path".into(), json!(file));
-    args.insert("field".into(), json!(field));
-    Some(tool_step(
-        id,
-        format!("read {field} of {file}"),
-        "read_json",
-        args,
-        Vec::new(),
-    ))
+    Some(read_json_step(fresh_id(plan, "read", skip)?, file, field, Vec::new()))
 }
 
 /// A new first step reading `path`, with an id no step has (`skip` ids are
