@@ -517,6 +517,7 @@ fn json_field_step(plan: &Plan, field: &str, tools: &ToolRegistry, skip: usize) 
         let (listed, _) = workspace.listing(40);
         files = listed.into_iter().map(|(p, _)| p).filter(|p| is_json(p)).collect();
     }
+    files.sort();
     files.dedup();
     let holding: Vec<&String> = files
         .iter()
@@ -692,6 +693,16 @@ mod tests {
             json!(format!("sum({{{{{}}}}})", reader.id))
         );
         assert!(calculation.depends_on.contains(&reader.id));
+
+        // The file named by two steps apart is still one file.
+        let mut twice = with("sum(items.qty)");
+        for (id, path) in [("s3", "other.json"), ("s4", "inventory.json")] {
+            let read =
+                json!({"id": id, "description": "read", "tool": "read_file", "args": {"path": path}, "depends_on": []});
+            twice.steps.push(serde_json::from_value(read).unwrap());
+        }
+        let mended = repaired(twice, &invalid, &tools).unwrap();
+        assert_eq!(mended.steps[0].tool.as_deref(), Some("read_json"));
 
         // A path no JSON file has is read as a file name, as before.
         let mended = repaired(with("sum(items.price)"), &invalid, &tools).unwrap();
