@@ -368,10 +368,15 @@ impl LocalModel {
             })?;
             return Ok(call_response(&call, usage));
         }
-        if may_call {
-            return Ok(answer_or_call(generation.text, usage));
+        let mut response = match may_call {
+            true => answer_or_call(generation.text, usage),
+            false => text_response(generation.text, usage),
+        };
+        if generation.looped {
+            // Cut short, as by the token limit.
+            response.finish_reason = Some("length".into());
         }
-        Ok(text_response(generation.text, usage))
+        Ok(response)
     }
 }
 

@@ -353,6 +353,19 @@ fn repeats_the_error(plan: &Plan, sent_back: &str) -> bool {
         .any(|w| sent_back.contains(&reason[w[0]..w[COPIED]]))
 }
 
+/// What a planner is told of a reply that is no plan. "EOF while parsing a
+/// string" says nothing a small model can act on when its reply wrote the
+/// same words over and over until it was cut off, so such a reply is told that.
+fn unreadable(reply: &str, error: impl std::fmt::Display) -> String {
+    match crate::text::cut_at_loop(reply) {
+        Some((_, block)) => format!(
+            "- the reply wrote `{}` over and over until it was cut off: write each step once, with short arguments (a calculator expression is one formula over numbers and {{{{sN}}}}, such as count({{{{s1}}}}) or {{{{s1}}}} * 2)",
+            crate::text::one_line(block.trim(), 60)
+        ),
+        None => format!("- {error}"),
+    }
+}
+
 /// Ask `role` for a plan until `accept` takes one, re-asking with the errors.
 pub(crate) async fn request_plan(
     ctx: &RunContext,
@@ -389,13 +402,16 @@ pub(crate) async fn request_plan(
                     None => errors.to_string(),
                 },
             },
-            Err(e) => format!("- {e}"),
+            Err(e) => unreadable(&reply, e),
         };
         ctx.events.emit(crate::events::Event::PlanRejectedByValidation {
             attempt,
             errors: problem.clone(),
         });
-        messages.push(Message::assistant(reply.clone()));
+        // A reply that looped goes back with one copy of its loop: all of it
+        // would fill the context with the loop and invite it again.
+        let shown = crate::text::cut_at_loop(&reply).map_or(reply.clone(), |(kept, _)| format!("{kept}…"));
+        messages.push(Message::assistant(shown));
         messages.push(Message::user(format!(
             "That plan cannot be used:\n{problem}\nReply with the corrected complete plan as one JSON object."
         )));
@@ -413,6 +429,14 @@ pub(crate) async fn request_plan(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reply_that_loops_is_told_so_instead_of_where_its_json_broke() {
+        let looping = format!("{{\"steps\": [{{\"args\": {{\"expression\": \"count(a.txt){}", " | words(a.txt)".repeat(30));
+        let told = unreadable(&looping, "EOF while parsing a string");
+        assert!(told.contains("wrote `| words(a.txt)` over and over"), "{told}");
+        assert_eq!(unreadable("{\"steps\": [", "EOF"), "- EOF");
+    }
 
     #[test]
     fn a_refusal_that_copies_the_error_it_was_sent_back_with_is_no_refusal() {

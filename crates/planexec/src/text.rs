@@ -41,6 +41,46 @@ pub fn cut_to_budget(s: &str, budget: usize) -> String {
     )
 }
 
+/// The length of the block that `text` ends by repeating, when its tail is
+/// one block written over and over (at least 8 times, and 200 bytes): a
+/// small model caught in a loop (`| words(a.txt) | words(a.txt) | …`) writes
+/// on until its token limit, minutes on a CPU, and the reply is lost anyway.
+pub fn repeating_tail(text: &[u8]) -> Option<usize> {
+    const COPIES: usize = 8;
+    const SPAN: usize = 200;
+    const LONGEST_BLOCK: usize = 256;
+    (1..=LONGEST_BLOCK).find(|&block| {
+        let span = (block * COPIES).max(SPAN.div_ceil(block) * block);
+        span <= text.len() && {
+            let tail = &text[text.len() - span..];
+            tail[block..].iter().zip(tail).all(|(later, earlier)| later == earlier)
+        }
+    })
+}
+
+/// `text` cut after the first copy of the block it ends by repeating
+/// ([`repeating_tail`]), and that block as its last copy reads; `None` when
+/// it does not end in a loop.
+pub fn cut_at_loop(text: &str) -> Option<(&str, &str)> {
+    let bytes = text.as_bytes();
+    let block = repeating_tail(bytes)?;
+    // Where the repeats begin: the first byte from which the text is periodic.
+    let mut start = bytes.len() - block;
+    while start > 0 && bytes[start - 1] == bytes[start - 1 + block] {
+        start -= 1;
+    }
+    let mut end = start + block;
+    while !text.is_char_boundary(end) {
+        end += 1;
+    }
+    // The block as the text ends it (its phase at `start` is arbitrary).
+    let mut from = bytes.len() - block;
+    while !text.is_char_boundary(from) {
+        from -= 1;
+    }
+    Some((&text[..end], &text[from..]))
+}
+
 /// The first line of `s`, cut to `max` characters: a one-line summary.
 pub fn one_line(s: &str, max: usize) -> String {
     let first = s.trim().lines().next().unwrap_or("");
@@ -56,6 +96,24 @@ pub fn one_line(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tail_written_over_and_over_is_found_and_text_that_only_repeats_a_little_is_not() {
+        let looping = format!("{{\"expression\": \"count(a.txt){}", " | words(a.txt)".repeat(20));
+        assert_eq!(repeating_tail(looping.as_bytes()), Some(" | words(a.txt)".len()));
+        assert_eq!(repeating_tail(" ".repeat(300).as_bytes()), Some(1));
+        // Seven copies of a long block, or a multiplication table, are no loop.
+        let seven = format!("start {}", "a block of text that repeats. ".repeat(7));
+        assert_eq!(repeating_tail(seven.as_bytes()), None);
+        let table: String = (1..=40).map(|i| format!("7 x {i} = {}\n", 7 * i)).collect();
+        assert_eq!(repeating_tail(table.as_bytes()), None);
+        assert_eq!(repeating_tail(b""), None);
+        let (kept, block) = cut_at_loop(&looping).unwrap();
+        // The loop is found from where it begins, `(a.txt) | words`.
+        assert_eq!(kept, "{\"expression\": \"count(a.txt) | words");
+        assert_eq!(block, " | words(a.txt)");
+        assert_eq!(cut_at_loop("no loop here"), None);
+    }
 
     #[test]
     fn cut_keeps_head_tail_and_marks() {

@@ -126,6 +126,8 @@ pub struct Generation {
     /// Of `prompt_tokens`, those evaluated and saved as a prefix state.
     pub saved_tokens: u64,
     pub completion_tokens: u64,
+    /// The reply was stopped before its end because it ended in a loop.
+    pub looped: bool,
 }
 
 /// How many tokens a prompt must share with an earlier one beyond its

@@ -22,6 +22,8 @@ struct Output {
     generated: u64,
     /// Of `generated`, tokens the grammar forced (fed without sampling).
     forced: u64,
+    /// The reply was stopped because it ended in a loop.
+    looped: bool,
 }
 
 impl Output {
@@ -140,6 +142,13 @@ impl Slot {
             }
         }
         self.out.stream(self.job.stream.as_ref());
+        // A reply writing one block over and over would only go on to its
+        // limit (minutes here): it is stopped, and cut.
+        if !complete && planexec::text::repeating_tail(&self.out.bytes).is_some() {
+            tracing::warn!(generated = self.out.generated, "the local model's reply ended in a loop: stopped");
+            self.out.looped = true;
+            return Ok(Next::Done);
+        }
         // The grammar allows nothing more, or the limit is reached: the reply
         // is whole, and what was just written needs no decode.
         if complete || self.out.generated >= max_tokens {
@@ -178,6 +187,7 @@ impl Slot {
             cached_tokens: self.cache.read as u64,
             saved_tokens: self.cache.written as u64,
             completion_tokens: self.out.generated,
+            looped: self.out.looped,
         };
         (self.job, generation)
     }
