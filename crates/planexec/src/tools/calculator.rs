@@ -242,7 +242,9 @@ impl Parser {
     }
 }
 
-/// [`evaluate`], and where that fails, an aggregate over a text:
+/// [`evaluate`] (a date written `2024-04-15` outside aggregates is its
+/// day number, so `2024-04-15 - 2024-03-01` is the days between them), and
+/// where that fails, an aggregate over a text:
 /// `count(TEXT)` (its non-empty lines, or the items of a JSON list),
 /// `words(TEXT)` (its words), `sum`, `mean` (`avg`, `average`),
 /// `min` and `max` of the numbers in it. A plan passes a file's text with
@@ -252,6 +254,14 @@ impl Parser {
 /// Aggregates may stand inside arithmetic (`sum({{s1}}) / count({{s1}})`,
 /// `round(mean({{s1}}), 2)`): each call over a text is worked out first.
 pub fn evaluate_with_text(expression: &str) -> Result<f64, String> {
+    let days;
+    let expression = match dates_as_days(expression) {
+        Some(with_days) => {
+            days = with_days;
+            days.as_str()
+        }
+        None => expression,
+    };
     evaluate(expression).or_else(|error| match aggregate_over_text(expression) {
         Some(whole) => whole,
         None => {
@@ -262,6 +272,50 @@ pub fn evaluate_with_text(expression: &str) -> Result<f64, String> {
             evaluate(&reduced)
         }
     })
+}
+
+/// A date as `YYYY-MM-DD`, the way planners write one in an expression.
+static ISO_DATE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"\b(\d{4})-(\d{2})-(\d{2})\b").expect("a valid pattern")
+});
+
+/// `expression` with each date outside aggregate calls as its day number
+/// (days since 1970-01-01); `None` when it has no date there. "How many
+/// days from 2024-03-01 to 2024-04-15" is a subtraction a planner writes,
+/// and read as arithmetic it would be 2020 - 2009.
+fn dates_as_days(expression: &str) -> Option<String> {
+    if !ISO_DATE.is_match(expression) || !aggregate_calls(expression).is_empty() {
+        return None;
+    }
+    let mut changed = false;
+    let replaced = ISO_DATE.replace_all(expression, |c: &regex::Captures<'_>| {
+        let part = |i: usize| c[i].parse::<i64>().unwrap_or(0);
+        match day_number(part(1), part(2), part(3)) {
+            Some(days) => {
+                changed = true;
+                format!("({days})")
+            }
+            None => c[0].to_string(),
+        }
+    });
+    changed.then(|| replaced.into_owned())
+}
+
+/// Days from 1970-01-01 to a date of the proleptic Gregorian calendar
+/// (Howard Hinnant's `days_from_civil`); `None` for a day no month has.
+fn day_number(year: i64, month: i64, day: i64) -> Option<i64> {
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    let month_days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    if !(1..=12).contains(&month) || day < 1 || day > month_days[(month - 1) as usize] {
+        return None;
+    }
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let year_of_era = y - era * 400;
+    let shifted_month = (month + 9) % 12;
+    let day_of_year = (153 * shifted_month + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    Some(era * 146_097 + day_of_era - 719_468)
 }
 
 /// A call of an aggregate in an expression: where it starts, its `(`, and
@@ -497,7 +551,7 @@ fn numbers_in(text: &str) -> Vec<f64> {
 
 #[cfg(test)]
 mod tests {
-    use super::evaluate;
+    use super::{day_number, evaluate, evaluate_with_text};
 
     #[test]
     fn aggregates_over_a_text_count_its_lines_and_use_its_numbers() {
@@ -541,6 +595,20 @@ mod tests {
             error.contains("a: 2 items, b: 1 items") && error.contains("read_json"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn dates_are_day_numbers_so_their_difference_is_days() {
+        assert_eq!(evaluate_with_text("2024-04-15 - 2024-03-01"), Ok(45.0));
+        assert_eq!(evaluate_with_text("2025-01-01 - 2024-01-01"), Ok(366.0));
+        assert_eq!(evaluate_with_text("(2024-03-01 - 2024-02-28) * 24"), Ok(48.0));
+        assert_eq!(day_number(1970, 1, 1), Some(0));
+        assert_eq!(day_number(2000, 3, 1), Some(11_017));
+        assert_eq!(day_number(1969, 12, 31), Some(-1));
+        // No such day: read as arithmetic, as before.
+        assert_eq!(evaluate_with_text("2023-02-29"), Ok(2023.0 - 2.0 - 29.0));
+        // Inside an aggregate, a text's dates stay text.
+        assert_eq!(evaluate_with_text("count(2024-01-02\n2024-01-03)"), Ok(2.0));
     }
 
     #[test]
