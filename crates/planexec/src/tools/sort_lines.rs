@@ -25,7 +25,7 @@ impl Tool for SortLines {
         "sort_lines"
     }
     fn description(&self) -> &str {
-        "Sort the lines of a text (such as {{s1}}): alphabetical or reverse alphabetical, or by the number on each line, smallest first or largest first. Empty lines are dropped; returns the sorted lines."
+        "Sort the lines of a text (such as {{s1}}): alphabetical or reverse alphabetical, or by the first number on each line, smallest first or largest first (a header line with no number stays first). Empty lines are dropped; returns the sorted lines."
     }
     fn parameters(&self) -> Value {
         json!({
@@ -62,8 +62,20 @@ fn sorted(text: &str, order: &str) -> Result<String, String> {
             lines.reverse();
         }
         by_number @ ("smallest first" | "largest first") => {
+            // A first line with no number over lines that all have one is a
+            // header (a CSV file's column names): it stays first.
+            let header = match lines.split_first() {
+                Some((first, rest))
+                    if first_number(first).is_none()
+                        && !rest.is_empty()
+                        && rest.iter().all(|l| first_number(l).is_some()) =>
+                {
+                    Some(*first)
+                }
+                _ => None,
+            };
             let mut keyed = Vec::with_capacity(lines.len());
-            for line in &lines {
+            for line in &lines[usize::from(header.is_some())..] {
                 let number = first_number(line)
                     .ok_or_else(|| format!("the line `{line}` has no number to sort by; sort it alphabetically"))?;
                 keyed.push((number, *line));
@@ -72,7 +84,7 @@ fn sorted(text: &str, order: &str) -> Result<String, String> {
             if by_number == "largest first" {
                 keyed.reverse();
             }
-            lines = keyed.into_iter().map(|(_, line)| line).collect();
+            lines = header.into_iter().chain(keyed.into_iter().map(|(_, line)| line)).collect();
         }
         other => {
             return Err(format!("unknown order `{other}`: use one of {}", ORDERS.join(", ")));
@@ -106,6 +118,11 @@ mod tests {
         assert_eq!(
             sorted("pen 3\npad 4.5\nclip 2", "largest first").unwrap(),
             "pad 4.5\npen 3\nclip 2"
+        );
+        // A CSV file's header stays first; its rows sort by their first number.
+        assert_eq!(
+            sorted("name,price\nlamp,24.99\ndesk,149.00\nmug,6.75", "largest first").unwrap(),
+            "name,price\ndesk,149.00\nlamp,24.99\nmug,6.75"
         );
         let why = sorted("3\nmaybe", "smallest first").unwrap_err();
         assert!(why.contains("`maybe` has no number"), "{why}");
