@@ -28,6 +28,7 @@ pub fn registry(workspace: Workspace) -> ToolRegistry {
         Arc::new(super::glob::Glob(ws.clone())),
         Arc::new(super::search::Search(ws.clone())),
         Arc::new(super::search::ReadJson(ws.clone())),
+        Arc::new(super::read_csv::ReadCsv(ws.clone())),
         Arc::new(WriteFile(ws.clone())),
         Arc::new(super::set_value::SetValue(ws.clone())),
         Arc::new(super::replace_in_file::ReplaceInFile(ws)),

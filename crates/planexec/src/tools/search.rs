@@ -64,6 +64,11 @@ impl Tool for Search {
     /// A search for a kind of file (`.jpg`, `*.csv`) in a folder looks for
     /// that text inside the files: planners mean the files' names.
     fn plan_check(&self, args: &Value) -> Option<String> {
+        if let Some(value) = keyed_value_in_csv(&self.0, args) {
+            return Some(format!(
+                "{CSV_KEYED}: a row holds only values, separated by commas, never `column: value`: search for the text \"{value}\""
+            ));
+        }
         let pattern = file_kind_pattern(args)?;
         Some(format!(
             "search looks for lines inside files, not for file names: to list the files whose names match, use glob with pattern \"{pattern}\" (and count({{{{sN}}}}) in the calculator to count them)"
@@ -118,6 +123,26 @@ impl Tool for Search {
             Ok(Value::String(found.join("\n")))
         }
     }
+}
+
+/// How the error of a search for `column: value` in a CSV file starts (its mend looks for it).
+pub(crate) const CSV_KEYED: &str = "the file is CSV";
+
+/// The value of a search text written `city: Paris` (or `city=Paris`) in a
+/// CSV file with a `city` column: a planner pictures the rows as records,
+/// and the search finds nothing.
+pub(crate) fn keyed_value_in_csv(workspace: &Workspace, args: &Value) -> Option<String> {
+    static KEYED: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"^\s*([A-Za-z_][A-Za-z0-9_ ]*?)\s*[:=]\s*(.+?)\s*$").expect("a valid pattern")
+    });
+    let path = args.get("path")?.as_str()?;
+    if !path.to_ascii_lowercase().ends_with(".csv") {
+        return None;
+    }
+    let keyed = KEYED.captures(args.get("text")?.as_str()?)?;
+    let file = workspace.resolve(path).ok()?;
+    let value = keyed[2].trim_matches(['"', '\'']);
+    (super::csv_has_column(&file, &keyed[1]) && !value.is_empty()).then(|| value.to_string())
 }
 
 /// The glob pattern a search whose text is a file extension (`.jpg`, `*.jpg`)
@@ -314,6 +339,22 @@ mod tests {
         .unwrap();
         let ws = Arc::new(Workspace::new(dir.path()).unwrap());
         (dir, ws)
+    }
+
+    #[test]
+    fn a_search_for_column_colon_value_in_a_csv_file_is_sent_back_with_the_value() {
+        let (dir, ws) = workspace();
+        std::fs::write(dir.path().join("people.csv"), "name,city\nAnna,Paris\n").unwrap();
+        let check = |path: &str, text: &str| {
+            Search(ws.clone()).plan_check(&json!({"path": path, "text": text, "count": true, "matches": false}))
+        };
+        let told = check("people.csv", "city: Paris").unwrap();
+        assert!(told.starts_with(CSV_KEYED) && told.ends_with("\"Paris\""), "{told}");
+        assert!(check("people.csv", "City = 'Paris'").unwrap().ends_with("\"Paris\""));
+        // Not a column of the file, or not a CSV file: searched as written.
+        assert_eq!(check("people.csv", "note: Paris"), None);
+        assert_eq!(check("log.txt", "city: Paris"), None);
+        assert_eq!(check("people.csv", "Paris"), None);
     }
 
     #[tokio::test]
