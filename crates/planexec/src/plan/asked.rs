@@ -28,7 +28,43 @@ pub fn asked_but_not_planned(plan: &Plan, task: &str, tools: &ToolRegistry) -> V
     errors.extend(fields_searched_in_json(plan, tools));
     errors.extend(parts_searched_as_lines(plan));
     errors.extend(plain_texts_matched(plan));
+    errors.extend(counts_of_a_count(plan));
     errors
+}
+
+/// The id of the search step whose count `expression` is only a count of
+/// (`count({{s2}})` or `{{s2}}` where s2 is a search with count true): the
+/// number is already the search's output, and a count of it is always 1.
+pub(super) fn count_of_a_count(plan: &Plan, expression: &str) -> Option<String> {
+    let expression = expression.trim();
+    let inner = expression.strip_prefix("count(").and_then(|e| e.strip_suffix(')')).unwrap_or(expression);
+    let id = inner.trim().strip_prefix("{{")?.strip_suffix("}}")?.trim();
+    let source = plan.step(id)?;
+    let counts = source.tool.as_deref() == Some("search") && source.args.get("count") == Some(&Value::Bool(true));
+    counts.then(|| id.to_string())
+}
+
+/// How the error of [`counts_of_a_count`] starts (its mend looks for it).
+pub(super) const COUNT_OF_A_COUNT: &str = "counts the lines of a number";
+
+/// A calculator step that counts what a counting search returned: `1`.
+fn counts_of_a_count(plan: &Plan) -> Vec<PlanError> {
+    plan.steps
+        .iter()
+        .filter(|s| s.tool.as_deref() == Some("calculator"))
+        .filter_map(|s| {
+            let expression = s.args.get("expression")?.as_str()?;
+            let source = count_of_a_count(plan, expression)?;
+            expression.trim().starts_with("count(").then(|| PlanError::InvalidArgs {
+                step: s.id.clone(),
+                tool: "calculator".into(),
+                problems: vec![format!(
+                    "`{}` {COUNT_OF_A_COUNT}: {source} already returns how many lines match (count true), so use {{{{{source}}}}} itself where the count is needed",
+                    expression.trim()
+                )],
+            })
+        })
+        .collect()
 }
 
 /// How the error of [`plain_texts_matched`] starts (its mend looks for it).
@@ -60,7 +96,7 @@ fn plain_texts_matched(plan: &Plan) -> Vec<PlanError> {
 
 /// Kinds of text a step extracts, by the words that name them, with the
 /// regular expression that matches one.
-const PART_KINDS: [(&str, &str); 4] = [
+const PART_KINDS: [(&str, &str); 5] = [
     (
         r"(?i)\b(e-?mails?|email address(es)?)\b",
         r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+",
@@ -70,6 +106,12 @@ const PART_KINDS: [(&str, &str); 4] = [
     (
         r"(?i)\b(mentions|@-?mentions|user ?names? starting with @)\b",
         r"@[A-Za-z0-9_]+",
+    ),
+    // Digits with the separators numbers are written with: 555-0101,
+    // +1 (555) 010-1234, 020 7946 0958.
+    (
+        r"(?i)\b(tele)?phone( numbers?)?s?\b",
+        r"\+?\(?\d[\d ().-]{5,}\d",
     ),
 ];
 
@@ -486,6 +528,12 @@ mod tests {
             .map(|m| m.as_str())
             .collect();
         assert_eq!(found, ["#rustlang", "#async"]);
+        let phone = Regex::new(part_pattern("extract the phone numbers").unwrap()).unwrap();
+        let found: Vec<&str> = phone
+            .find_iter("Ann: 555-0101 (mobile), office +1 (555) 010-1234; 3 cats")
+            .map(|m| m.as_str())
+            .collect();
+        assert_eq!(found, ["555-0101", "+1 (555) 010-1234"]);
         let email = Regex::new(part_pattern("the email addresses").unwrap()).unwrap();
         assert_eq!(
             email.find("write to leo.k@example.com.").unwrap().as_str(),

@@ -26,7 +26,8 @@ pub fn repaired(mut plan: Plan, errors: &PlanErrors, tools: &ToolRegistry) -> Op
             }
             PlanError::OutputNotWritten { path } => write_last_result(&mut plan, path)?,
             PlanError::InvalidArgs { step, tool, .. } if tool == "calculator" => {
-                if filtered_by_search(&mut plan, step, tools)
+                if count_dropped(&mut plan, step)
+                    .or_else(|| filtered_by_search(&mut plan, step, tools))
                     .or_else(|| {
                         json_paths_to_reads(&mut plan, step, tools)?;
                         // `{{read1}}` alone, now a list, gets its aggregate.
@@ -48,6 +49,8 @@ pub fn repaired(mut plan: Plan, errors: &PlanErrors, tools: &ToolRegistry) -> Op
                     plain_text_unmatched(&mut plan, step)?
                 } else if problems.iter().any(|p| p.starts_with(super::asked::JSON_SEARCHED)) {
                     search_to_reasoning(&mut plan, step)?
+                } else if problems.iter().any(|p| p.starts_with(crate::tools::CSV_KEYED)) {
+                    csv_value_searched(&mut plan, step, tools)?
                 } else {
                     search_to_glob(&mut plan, step, tools)?
                 }
@@ -185,6 +188,15 @@ fn plain_text_unmatched(plan: &mut Plan, id: &str) -> Option<()> {
     Some(())
 }
 
+/// Search step `id` for `city: Paris` in a CSV file searches for `Paris`.
+fn csv_value_searched(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Option<()> {
+    let workspace = tools.workspace()?;
+    let step = plan.steps.iter_mut().find(|s| s.id == id)?;
+    let value = crate::tools::keyed_value_in_csv(workspace, &serde_json::Value::Object(step.args.clone()))?;
+    step.args.insert("text".into(), json!(value));
+    Some(())
+}
+
 /// List_dir step `id`, described as listing one kind of file (`the .csv
 /// files in data`), becomes the glob for that kind in its folder.
 fn listing_to_glob(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Option<()> {
@@ -249,8 +261,10 @@ fn files_to_references(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Optio
         let reader = match reader_of(plan, &name).or_else(|| added_reader.map(|s| s.id.clone())) {
             Some(reader) => reader,
             None => {
-                let new =
-                    json_field_step(plan, &name, tools, added.len()).or_else(|| read_step(plan, &name, added.len()))?;
+                // A bare name is a column or a field, never a file to read.
+                let new = csv_column_step(plan, &name, tools, added.len())
+                    .or_else(|| json_field_step(plan, &name, tools, added.len()))
+                    .or_else(|| FILE_NAME.is_match(&name).then(|| read_step(plan, &name, added.len()))?)?;
                 let new_id = new.id.clone();
                 added.push(new);
                 new_id
@@ -324,6 +338,21 @@ fn json_paths_to_reads(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Optio
     step.depends_on.extend(added.iter().map(|s| s.id.clone()));
     for (n, new) in added.into_iter().enumerate() {
         plan.steps.insert(at + n, new);
+    }
+    Some(())
+}
+
+/// Calculator step `id`, which only counts (or repeats) what a counting
+/// search returned, is dropped: the steps that used it use the search.
+fn count_dropped(plan: &mut Plan, id: &str) -> Option<()> {
+    let step = plan.step(id)?;
+    let expression = step.args.get("expression")?.as_str()?;
+    let search = super::asked::count_of_a_count(plan, expression)?;
+    plan.steps.retain(|s| s.id != id);
+    super::refs::rename_step(&mut plan.steps, id, &search);
+    for step in &mut plan.steps {
+        let mut seen = std::collections::HashSet::new();
+        step.depends_on.retain(|d| seen.insert(d.clone()));
     }
     Some(())
 }
@@ -410,13 +439,19 @@ fn aggregate_as_described(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Op
 static FILE_NAME: std::sync::LazyLock<regex::Regex> =
     std::sync::LazyLock::new(|| regex::Regex::new(r"^[A-Za-z0-9_./-]+\.[A-Za-z0-9]+$").expect("a valid pattern"));
 
-/// The aggregate calls of `expression` on a file's name, with the name:
-/// (`sum(scores.txt)`, `scores.txt`), not `sum({{s1}})` nor `max(3, 4)`.
+/// A bare name in an aggregate, such as a CSV column (`sum(amount)`).
+static BARE_NAME: std::sync::LazyLock<regex::Regex> =
+    std::sync::LazyLock::new(|| regex::Regex::new(r"^[A-Za-z_][A-Za-z0-9_]*$").expect("a valid pattern"));
+
+/// The aggregate calls of `expression` on a file's name or a bare name,
+/// with the name: (`sum(scores.txt)`, `scores.txt`), (`sum(amount)`,
+/// `amount`); not `sum({{s1}})` nor `max(3, 4)`.
 fn aggregated_files(expression: &str) -> Vec<(String, String)> {
     let mut found: Vec<(String, String)> = Vec::new();
     for (call, inner) in crate::tools::aggregate_arguments(expression) {
         let word = inner.trim();
-        let file_like = FILE_NAME.is_match(word) && !word.starts_with(|c: char| c.is_ascii_digit());
+        let file_like = (FILE_NAME.is_match(word) || BARE_NAME.is_match(word))
+            && !word.starts_with(|c: char| c.is_ascii_digit());
         if file_like && !found.iter().any(|(c, _)| c == call) {
             found.push((call.to_string(), word.to_string()));
         }
@@ -500,6 +535,45 @@ fn reader_of(plan: &Plan, path: &str) -> Option<String> {
 /// of the workspace but a dotted path in exactly one JSON file the plan
 /// names or the workspace holds: `sum(items.qty)` means the `qty` of every
 /// item of inventory.json, which the planner saw in the listing's shape.
+/// A step reading the CSV column an aggregate names: `expenses.csv.amount`
+/// (a file and its column), or `amount` when exactly one CSV file of the
+/// plan (or else of the workspace) has that column.
+fn csv_column_step(plan: &Plan, name: &str, tools: &ToolRegistry, skip: usize) -> Option<Step> {
+    tools.get("read_csv")?;
+    let workspace = tools.workspace()?;
+    if workspace.resolve(name).is_ok_and(|p| p.exists()) {
+        return None;
+    }
+    let is_csv = |p: &str| p.to_ascii_lowercase().ends_with(".csv");
+    let (mut files, column): (Vec<String>, &str) = match name.to_ascii_lowercase().find(".csv.") {
+        Some(at) => (vec![name[..at + 4].to_string()], &name[at + 5..]),
+        None => {
+            let named = plan.steps.iter().filter_map(|s| s.args.get("path")?.as_str());
+            (named.filter(|p| is_csv(p)).map(str::to_string).collect(), name)
+        }
+    };
+    if files.is_empty() {
+        let (listed, _) = workspace.listing(40);
+        files = listed.into_iter().map(|(p, _)| p).filter(|p| is_csv(p)).collect();
+    }
+    files.sort();
+    files.dedup();
+    let holding: Vec<&String> = files
+        .iter()
+        .filter(|f| {
+            workspace
+                .resolve(f)
+                .is_ok_and(|p| crate::tools::csv_has_column(&p, column))
+        })
+        .collect();
+    let [file] = holding.as_slice() else { return None };
+    let mut args = Map::new();
+    args.insert("path".into(), json!(file));
+    args.insert("column".into(), json!(column));
+    let id = fresh_id(plan, "read", skip)?;
+    Some(tool_step(id, format!("read the {column} column of {file}"), "read_csv", args, Vec::new()))
+}
+
 fn json_field_step(plan: &Plan, field: &str, tools: &ToolRegistry, skip: usize) -> Option<Step> {
     tools.get("read_json")?;
     let workspace = tools.workspace()?;
@@ -665,6 +739,42 @@ mod tests {
     }
 
     #[test]
+    fn a_csv_column_in_a_calculation_becomes_a_read_csv_step_of_the_file_that_has_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("expenses.csv"), "date,amount,tax\n2024-05-01,12.50,1\n").unwrap();
+        std::fs::write(dir.path().join("grades.csv"), "student,math\nAmy,82\n").unwrap();
+        let tools = builtin::registry(Workspace::new(dir.path()).unwrap());
+        let invalid = PlanErrors(vec![PlanError::InvalidArgs {
+            step: "s1".into(),
+            tool: "calculator".into(),
+            problems: vec!["works on the text written in it".into()],
+        }]);
+        let with = |expression: &str| {
+            plan(json!([
+                {"id": "s1", "description": "the figure", "tool": "calculator", "args": {"expression": expression}, "depends_on": []}
+            ]))
+        };
+        for (expression, file, column, aggregate) in [
+            ("sum(amount)", "expenses.csv", "amount", "sum"),
+            ("round(mean(grades.csv.math), 1)", "grades.csv", "math", "round(mean"),
+        ] {
+            let mended = repaired(with(expression), &invalid, &tools).unwrap();
+            let reader = &mended.steps[0];
+            assert_eq!(reader.tool.as_deref(), Some("read_csv"), "{expression}");
+            assert_eq!(reader.args["path"], json!(file));
+            assert_eq!(reader.args["column"], json!(column));
+            let calculation = mended.step("s1").unwrap();
+            let written = calculation.args["expression"].as_str().unwrap();
+            assert!(written.starts_with(&format!("{aggregate}({{{{{}}}}})", reader.id)), "{written}");
+            assert_eq!(calculation.depends_on, std::slice::from_ref(&reader.id));
+        }
+        // A name no CSV file has a column for is never read as a file.
+        if let Some(mended) = repaired(with("sum(price)"), &invalid, &tools) {
+            assert!(mended.steps.iter().all(|s| s.tool.as_deref() != Some("read_file")));
+        }
+    }
+
+    #[test]
     fn a_json_field_in_a_calculation_becomes_a_read_json_step_of_the_file_that_has_it() {
         let dir = tempfile::tempdir().unwrap();
         let inventory = r#"{"items": [{"sku": "A1", "qty": 12}, {"sku": "B2", "qty": 7}]}"#;
@@ -733,6 +843,50 @@ mod tests {
         let sum = mended.step("s2").unwrap();
         assert_eq!(sum.args["expression"], json!(format!("sum({{{{{}}}}})", read.id)));
         assert_eq!(sum.depends_on, std::slice::from_ref(&read.id));
+    }
+
+    #[test]
+    fn a_search_for_column_colon_value_in_a_csv_file_searches_for_the_value() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("people.csv"), "name,city\nAnna,Paris\nBen,Lyon\n").unwrap();
+        let tools = builtin::registry(Workspace::new(dir.path()).unwrap());
+        let p = plan(json!([
+            {"id": "s1", "description": "count the people in Paris", "tool": "search", "args": {"path": "people.csv", "text": "city: Paris", "count": true, "matches": false}, "depends_on": []}
+        ]));
+        let errors = crate::plan::validate(&p, &tools, &crate::plan::PlanLimits::default()).unwrap_err();
+        let mended = repaired(p, &errors, &tools).unwrap();
+        assert_eq!(mended.step("s1").unwrap().args["text"], json!("Paris"));
+    }
+
+    #[test]
+    fn a_count_of_what_a_counting_search_returned_is_dropped_for_the_search() {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = builtin::registry(Workspace::new(dir.path()).unwrap());
+        let task = "How many people in people.csv live in Paris? Write the number to paris.txt.";
+        for expression in ["count({{s1}})", "{{s1}}"] {
+            let p = plan(json!([
+                {"id": "s1", "description": "find the Paris lines", "tool": "search", "args": {"path": "people.csv", "text": "Paris", "count": true, "matches": false}, "depends_on": []},
+                {"id": "s2", "description": "count them", "tool": "calculator", "args": {"expression": expression}, "depends_on": ["s1"]},
+                {"id": "s3", "description": "save", "tool": "write_file", "args": {"path": "paris.txt", "content": "{{s2}}"}, "depends_on": ["s2", "s1"]}
+            ]));
+            let errors = PlanErrors(match crate::plan::validate(&p, &tools, &crate::plan::PlanLimits::default()) {
+                Err(e) => e.0,
+                Ok(()) => super::super::asked_but_not_planned(&p, task, &tools),
+            });
+            assert!(!errors.0.is_empty(), "{expression}: a count of a count is an error");
+            let mended = repaired(p, &errors, &tools).unwrap();
+            let ids: Vec<&str> = mended.steps.iter().map(|s| s.id.as_str()).collect();
+            assert_eq!(ids, ["s1", "s3"], "{expression}");
+            let write = mended.step("s3").unwrap();
+            assert_eq!(write.args["content"], json!("{{s1}}"));
+            assert_eq!(write.depends_on, ["s1"]);
+        }
+        // A count of a search's lines (count false) is the count asked for.
+        let lines = plan(json!([
+            {"id": "s1", "description": "find the Paris lines", "tool": "search", "args": {"path": "people.csv", "text": "Paris", "count": false, "matches": false}, "depends_on": []},
+            {"id": "s2", "description": "count them", "tool": "calculator", "args": {"expression": "count({{s1}})"}, "depends_on": ["s1"]}
+        ]));
+        assert!(super::super::asked_but_not_planned(&lines, task, &tools).is_empty());
     }
 
     #[test]
