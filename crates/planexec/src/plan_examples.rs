@@ -32,7 +32,26 @@ struct WorkedExample {
 }
 
 /// The examples, most specific kind first (a tie goes to the earlier one).
-const EXAMPLES: [WorkedExample; 17] = [
+const EXAMPLES: [WorkedExample; 21] = [
+    WorkedExample {
+        // A CSV file's other columns hold numbers too (dates, taxes): the
+        // calculator over the whole file would add them all.
+        unless: &[],
+        cues: &[
+            &["csv"],
+            &[
+                "total", "sum", "add", "average", "mean", "highest", "lowest", "largest", "smallest", "maximum",
+                "minimum",
+            ],
+        ],
+        tools: &["read_csv", "calculator", "write_file"],
+        task: "What is the total of the price column in sales.csv? Write it to total.txt.",
+        plan: r#"{"steps": [
+ {"id": "s1", "description": "read the price column", "tool": "read_csv", "args": {"path": "sales.csv", "column": "price"}, "depends_on": []},
+ {"id": "s2", "description": "add up the prices", "tool": "calculator", "args": {"expression": "sum({{s1}})"}, "depends_on": ["s1"]},
+ {"id": "s3", "description": "save the total", "tool": "write_file", "args": {"path": "total.txt", "content": "{{s2}}"}, "depends_on": ["s2"]}
+]}"#,
+    },
     WorkedExample {
         unless: &[],
         cues: &[&["percent", "percentage", "share", "proportion", "%"]],
@@ -200,6 +219,40 @@ const EXAMPLES: [WorkedExample; 17] = [
 ]}"#,
     },
     WorkedExample {
+        // Each match counts, where a count of lines would count a line with
+        // two once.
+        unless: &[],
+        cues: &[&["how many times", "how often", "occurrences", "number of times"]],
+        tools: &["search", "write_file"],
+        task: "How many times does the word error appear in run.log? Write the number to n.txt.",
+        plan: r#"{"steps": [
+ {"id": "s1", "description": "count every match of error", "tool": "search", "args": {"path": "run.log", "text": "error", "count": true, "matches": true}, "depends_on": []},
+ {"id": "s2", "description": "save the count", "tool": "write_file", "args": {"path": "n.txt", "content": "{{s1}}"}, "depends_on": ["s1"]}
+]}"#,
+    },
+    WorkedExample {
+        unless: &[],
+        cues: &[&["yes or no", "yes/no"]],
+        tools: &["read_file", "write_file"],
+        task: "Does fruits.txt list kiwi? Write yes or no to kiwi.txt.",
+        plan: r#"{"steps": [
+ {"id": "s1", "description": "read the list", "tool": "read_file", "args": {"path": "fruits.txt"}, "depends_on": []},
+ {"id": "s2", "description": "does the list include kiwi? reply with only yes or no", "tool": null, "args": {}, "depends_on": ["s1"]},
+ {"id": "s3", "description": "save the answer", "tool": "write_file", "args": {"path": "kiwi.txt", "content": "{{s2}}"}, "depends_on": ["s2"]}
+]}"#,
+    },
+    WorkedExample {
+        // The calculator reads a date as its day number.
+        unless: &[],
+        cues: &[&["days"], &["between", "from", "until", "since", "after", "before"]],
+        tools: &["calculator", "write_file"],
+        task: "How many days are there from 2023-11-20 to 2024-01-05? Write the number to d.txt.",
+        plan: r#"{"steps": [
+ {"id": "s1", "description": "the later date less the earlier one, in days", "tool": "calculator", "args": {"expression": "2024-01-05 - 2023-11-20"}, "depends_on": []},
+ {"id": "s2", "description": "save the days", "tool": "write_file", "args": {"path": "d.txt", "content": "{{s1}}"}, "depends_on": ["s1"]}
+]}"#,
+    },
+    WorkedExample {
         // An order to edit opens with its verb; "which port does it set?" asks.
         unless: &[],
         cues: &[&["^change ", "^set ", "^update ", "^edit "]],
@@ -319,6 +372,22 @@ mod tests {
 
     #[test]
     fn the_example_fits_the_tasks_kind_and_a_task_of_no_kind_gets_none() {
+        assert_eq!(
+            chosen("How often does the word fox appear in story.txt?"),
+            Some("run.log")
+        );
+        assert_eq!(
+            chosen("Is Maria on the list in guests.txt? Write yes or no to a.txt."),
+            Some("fruits.txt")
+        );
+        assert_eq!(
+            chosen("How many days are there between 2024-03-01 and 2024-04-15?"),
+            Some("d.txt")
+        );
+        assert_eq!(
+            chosen("What is the average math grade in grades.csv?"),
+            Some("sales.csv")
+        );
         let share = "What share of the orders in orders.txt came from Leeds, in percent?";
         assert_eq!(chosen(share), Some("budget.txt"));
         assert_eq!(
