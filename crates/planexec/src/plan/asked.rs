@@ -96,7 +96,7 @@ fn plain_texts_matched(plan: &Plan) -> Vec<PlanError> {
 
 /// Kinds of text a step extracts, by the words that name them, with the
 /// regular expression that matches one.
-const PART_KINDS: [(&str, &str); 5] = [
+const PART_KINDS: [(&str, &str); 6] = [
     (
         r"(?i)\b(e-?mails?|email address(es)?)\b",
         r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+",
@@ -107,6 +107,9 @@ const PART_KINDS: [(&str, &str); 5] = [
         r"(?i)\b(mentions|@-?mentions|user ?names? starting with @)\b",
         r"@[A-Za-z0-9_]+",
     ),
+    // Dates as YYYY-MM-DD, or day/month/year with slashes ("the dates",
+    // plural: a step after "the date" of one event wants its line).
+    (r"(?i)\bdates\b", r"\b(\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{2,4})\b"),
     // Digits with the separators numbers are written with: 555-0101,
     // +1 (555) 010-1234, 020 7946 0958.
     (
@@ -534,6 +537,13 @@ mod tests {
             .map(|m| m.as_str())
             .collect();
         assert_eq!(found, ["555-0101", "+1 (555) 010-1234"]);
+        let date = Regex::new(part_pattern("extract the dates").unwrap()).unwrap();
+        let found: Vec<&str> = date
+            .find_iter("moved from 2024-03-11 to 12/4/2024; call 555-0101")
+            .map(|m| m.as_str())
+            .collect();
+        assert_eq!(found, ["2024-03-11", "12/4/2024"]);
+        assert_eq!(part_pattern("find the date of the meeting"), None);
         let email = Regex::new(part_pattern("the email addresses").unwrap()).unwrap();
         assert_eq!(
             email.find("write to leo.k@example.com.").unwrap().as_str(),
