@@ -432,7 +432,10 @@ mod tests {
 
     #[test]
     fn a_reply_that_loops_is_told_so_instead_of_where_its_json_broke() {
-        let looping = format!("{{\"steps\": [{{\"args\": {{\"expression\": \"count(a.txt){}", " | words(a.txt)".repeat(30));
+        let looping = format!(
+            "{{\"steps\": [{{\"args\": {{\"expression\": \"count(a.txt){}",
+            " | words(a.txt)".repeat(30)
+        );
         let told = unreadable(&looping, "EOF while parsing a string");
         assert!(told.contains("wrote `| words(a.txt)` over and over"), "{told}");
         assert_eq!(unreadable("{\"steps\": [", "EOF"), "- EOF");

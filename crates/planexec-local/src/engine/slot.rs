@@ -145,7 +145,10 @@ impl Slot {
         // A reply writing one block over and over would only go on to its
         // limit (minutes here): it is stopped, and cut.
         if !complete && planexec::text::repeating_tail(&self.out.bytes).is_some() {
-            tracing::warn!(generated = self.out.generated, "the local model's reply ended in a loop: stopped");
+            tracing::warn!(
+                generated = self.out.generated,
+                "the local model's reply ended in a loop: stopped"
+            );
             self.out.looped = true;
             return Ok(Next::Done);
         }

@@ -37,7 +37,10 @@ pub fn asked_but_not_planned(plan: &Plan, task: &str, tools: &ToolRegistry) -> V
 /// number is already the search's output, and a count of it is always 1.
 pub(super) fn count_of_a_count(plan: &Plan, expression: &str) -> Option<String> {
     let expression = expression.trim();
-    let inner = expression.strip_prefix("count(").and_then(|e| e.strip_suffix(')')).unwrap_or(expression);
+    let inner = expression
+        .strip_prefix("count(")
+        .and_then(|e| e.strip_suffix(')'))
+        .unwrap_or(expression);
     let id = inner.trim().strip_prefix("{{")?.strip_suffix("}}")?.trim();
     let source = plan.step(id)?;
     let counts = source.tool.as_deref() == Some("search") && source.args.get("count") == Some(&Value::Bool(true));
@@ -112,10 +115,7 @@ const PART_KINDS: [(&str, &str); 6] = [
     (r"(?i)\bdates\b", r"\b(\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{2,4})\b"),
     // Digits with the separators numbers are written with: 555-0101,
     // +1 (555) 010-1234, 020 7946 0958.
-    (
-        r"(?i)\b(tele)?phone( numbers?)?s?\b",
-        r"\+?\(?\d[\d ().-]{5,}\d",
-    ),
+    (r"(?i)\b(tele)?phone( numbers?)?s?\b", r"\+?\(?\d[\d ().-]{5,}\d"),
 ];
 
 /// The regular expression for the kind of part `description` extracts.

@@ -450,8 +450,8 @@ fn aggregated_files(expression: &str) -> Vec<(String, String)> {
     let mut found: Vec<(String, String)> = Vec::new();
     for (call, inner) in crate::tools::aggregate_arguments(expression) {
         let word = inner.trim();
-        let file_like = (FILE_NAME.is_match(word) || BARE_NAME.is_match(word))
-            && !word.starts_with(|c: char| c.is_ascii_digit());
+        let file_like =
+            (FILE_NAME.is_match(word) || BARE_NAME.is_match(word)) && !word.starts_with(|c: char| c.is_ascii_digit());
         if file_like && !found.iter().any(|(c, _)| c == call) {
             found.push((call.to_string(), word.to_string()));
         }
@@ -571,7 +571,13 @@ fn csv_column_step(plan: &Plan, name: &str, tools: &ToolRegistry, skip: usize) -
     args.insert("path".into(), json!(file));
     args.insert("column".into(), json!(column));
     let id = fresh_id(plan, "read", skip)?;
-    Some(tool_step(id, format!("read the {column} column of {file}"), "read_csv", args, Vec::new()))
+    Some(tool_step(
+        id,
+        format!("read the {column} column of {file}"),
+        "read_csv",
+        args,
+        Vec::new(),
+    ))
 }
 
 fn json_field_step(plan: &Plan, field: &str, tools: &ToolRegistry, skip: usize) -> Option<Step> {
@@ -765,7 +771,10 @@ mod tests {
             assert_eq!(reader.args["column"], json!(column));
             let calculation = mended.step("s1").unwrap();
             let written = calculation.args["expression"].as_str().unwrap();
-            assert!(written.starts_with(&format!("{aggregate}({{{{{}}}}})", reader.id)), "{written}");
+            assert!(
+                written.starts_with(&format!("{aggregate}({{{{{}}}}})", reader.id)),
+                "{written}"
+            );
             assert_eq!(calculation.depends_on, std::slice::from_ref(&reader.id));
         }
         // A name no CSV file has a column for is never read as a file.
@@ -869,10 +878,12 @@ mod tests {
                 {"id": "s2", "description": "count them", "tool": "calculator", "args": {"expression": expression}, "depends_on": ["s1"]},
                 {"id": "s3", "description": "save", "tool": "write_file", "args": {"path": "paris.txt", "content": "{{s2}}"}, "depends_on": ["s2", "s1"]}
             ]));
-            let errors = PlanErrors(match crate::plan::validate(&p, &tools, &crate::plan::PlanLimits::default()) {
-                Err(e) => e.0,
-                Ok(()) => super::super::asked_but_not_planned(&p, task, &tools),
-            });
+            let errors = PlanErrors(
+                match crate::plan::validate(&p, &tools, &crate::plan::PlanLimits::default()) {
+                    Err(e) => e.0,
+                    Ok(()) => super::super::asked_but_not_planned(&p, task, &tools),
+                },
+            );
             assert!(!errors.0.is_empty(), "{expression}: a count of a count is an error");
             let mended = repaired(p, &errors, &tools).unwrap();
             let ids: Vec<&str> = mended.steps.iter().map(|s| s.id.as_str()).collect();

@@ -275,9 +275,8 @@ pub fn evaluate_with_text(expression: &str) -> Result<f64, String> {
 }
 
 /// A date as `YYYY-MM-DD`, the way planners write one in an expression.
-static ISO_DATE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-    regex::Regex::new(r"\b(\d{4})-(\d{2})-(\d{2})\b").expect("a valid pattern")
-});
+static ISO_DATE: std::sync::LazyLock<regex::Regex> =
+    std::sync::LazyLock::new(|| regex::Regex::new(r"\b(\d{4})-(\d{2})-(\d{2})\b").expect("a valid pattern"));
 
 /// `expression` with each date outside aggregate calls as its day number
 /// (days since 1970-01-01); `None` when it has no date there. "How many

@@ -70,7 +70,9 @@ pub(crate) fn csv_has_column(file: &std::path::Path, column: &str) -> bool {
         && std::fs::read_to_string(file).is_ok_and(|text| {
             let header = text.lines().next().unwrap_or_default();
             let wanted = column.trim().to_lowercase();
-            fields(header, separator_of(header)).iter().any(|n| n.to_lowercase() == wanted)
+            fields(header, separator_of(header))
+                .iter()
+                .any(|n| n.to_lowercase() == wanted)
         })
 }
 

@@ -84,7 +84,10 @@ fn sorted(text: &str, order: &str) -> Result<String, String> {
             if by_number == "largest first" {
                 keyed.reverse();
             }
-            lines = header.into_iter().chain(keyed.into_iter().map(|(_, line)| line)).collect();
+            lines = header
+                .into_iter()
+                .chain(keyed.into_iter().map(|(_, line)| line))
+                .collect();
         }
         other => {
             return Err(format!("unknown order `{other}`: use one of {}", ORDERS.join(", ")));
