@@ -32,7 +32,7 @@ struct WorkedExample {
 }
 
 /// The examples, most specific kind first (a tie goes to the earlier one).
-const EXAMPLES: [WorkedExample; 21] = [
+const EXAMPLES: [WorkedExample; 22] = [
     WorkedExample {
         // A CSV file's other columns hold numbers too (dates, taxes): the
         // calculator over the whole file would add them all.
@@ -104,13 +104,27 @@ const EXAMPLES: [WorkedExample; 21] = [
     },
     WorkedExample {
         // "Which file is the largest?" is about files, not a file's lines.
+        // One example for each direction: shown only the fewest, the 1.5B
+        // planner sorted smallest first for "the most people" too.
         unless: &["file", "files", "folder"],
         cues: &[
             &["which", "who"],
-            &[
-                "most", "largest", "highest", "biggest", "greatest", "least", "fewest", "smallest",
-                "lowest", "cheapest", "longest", "shortest", "oldest", "youngest",
-            ],
+            &["most", "largest", "highest", "biggest", "greatest", "longest", "oldest"],
+        ],
+        tools: &["read_file", "sort_lines", "write_file"],
+        task: "Which team in points.txt has the most points? Write just the team to top.txt.",
+        plan: r#"{"steps": [
+ {"id": "s1", "description": "read the teams and their points", "tool": "read_file", "args": {"path": "points.txt"}, "depends_on": []},
+ {"id": "s2", "description": "sort them by points, most first", "tool": "sort_lines", "args": {"text": "{{s1}}", "order": "largest first"}, "depends_on": ["s1"]},
+ {"id": "s3", "description": "the team on the first line; reply with only the team", "tool": null, "args": {}, "depends_on": ["s2"]},
+ {"id": "s4", "description": "save the team", "tool": "write_file", "args": {"path": "top.txt", "content": "{{s3}}"}, "depends_on": ["s3"]}
+]}"#,
+    },
+    WorkedExample {
+        unless: &["file", "files", "folder"],
+        cues: &[
+            &["which", "who"],
+            &["least", "fewest", "smallest", "lowest", "cheapest", "shortest", "youngest"],
         ],
         tools: &["read_file", "sort_lines", "write_file"],
         task: "Which team in points.txt has the fewest points? Write just the team to bottom.txt.",
@@ -419,6 +433,17 @@ mod tests {
         );
         assert_eq!(chosen("What is the mean of the numbers in x.txt?"), Some("laps.txt"));
         assert_eq!(chosen("Which river in rivers.txt is the longest?"), Some("points.txt"));
+        // The sort's direction is the question's.
+        let most = example_for("Which city in c.txt has the most people?", &|_| true);
+        assert!(
+            most.contains("largest first") && !most.contains("smallest first"),
+            "{most}"
+        );
+        let least = example_for("Which item in p.txt is the cheapest?", &|_| true);
+        assert!(
+            least.contains("smallest first") && !least.contains("largest first"),
+            "{least}"
+        );
         // The largest file is a question about files, not about lines.
         assert_eq!(chosen("Which file in docs/ is the largest?"), None);
         assert_eq!(chosen("Copy the last line of log.txt to end.txt."), Some("notes.txt"));
