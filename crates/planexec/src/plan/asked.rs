@@ -30,7 +30,41 @@ pub fn asked_but_not_planned(plan: &Plan, task: &str, tools: &ToolRegistry) -> V
     errors.extend(plain_texts_matched(plan));
     errors.extend(counts_of_a_count(plan));
     errors.extend(csv_rows_ignored(plan));
+    errors.extend(yes_or_no_not_answered(plan, task));
     errors
+}
+
+/// How the error of [`yes_or_no_not_answered`] starts (its mend looks for it).
+pub(super) const YES_OR_NO_NOT_ANSWERED: &str = "the task asks for yes or no";
+
+/// The tool step whose output a `write_file` step writes as it is, in a
+/// task that asks for yes or no: lines a search found, a file's text.
+pub(super) fn written_tool_output(plan: &Plan, writer: &Step) -> Option<String> {
+    let content = writer.args.get("content")?.as_str()?.trim();
+    let id = content.strip_prefix("{{")?.strip_suffix("}}")?.trim();
+    let source = plan.step(id)?;
+    (source.tool.is_some() && source.agent.is_none()).then(|| id.to_string())
+}
+
+/// A task that asks for yes or no, whose file gets a tool's output as it
+/// is: "Is port 8080 used? Write yes or no" wrote the line with 8080.
+fn yes_or_no_not_answered(plan: &Plan, task: &str) -> Vec<PlanError> {
+    let lower = task.to_lowercase();
+    if !lower.contains("yes or no") && !lower.contains("yes/no") {
+        return Vec::new();
+    }
+    plan.steps
+        .iter()
+        .filter(|s| s.tool.as_deref() == Some("write_file"))
+        .filter_map(|s| Some((s, written_tool_output(plan, s)?)))
+        .map(|(s, source)| PlanError::InvalidArgs {
+            step: s.id.clone(),
+            tool: "write_file".into(),
+            problems: vec![format!(
+                "{YES_OR_NO_NOT_ANSWERED}, and this writes {source}'s output as it is: add a reasoning step (\"tool\": null) that depends on {source} and replies with only yes or no, and write its result"
+            )],
+        })
+        .collect()
 }
 
 /// How the error of [`csv_rows_ignored`] starts (its mend looks for it).

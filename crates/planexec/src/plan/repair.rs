@@ -56,6 +56,14 @@ pub fn repaired(mut plan: Plan, errors: &PlanErrors, tools: &ToolRegistry) -> Op
                 }
             }
             PlanError::InvalidArgs { step, tool, problems }
+                if tool == "write_file"
+                    && problems
+                        .iter()
+                        .any(|p| p.starts_with(super::asked::YES_OR_NO_NOT_ANSWERED)) =>
+            {
+                yes_or_no_answered(&mut plan, step)?
+            }
+            PlanError::InvalidArgs { step, tool, problems }
                 if tool == "read_csv" && problems.iter().any(|p| p.starts_with(super::asked::CSV_ROWS_IGNORED)) =>
             {
                 csv_rows_kept(&mut plan, step)?
@@ -190,6 +198,31 @@ fn plain_text_unmatched(plan: &mut Plan, id: &str) -> Option<()> {
         Some(pattern) => step.args.insert("text".into(), json!(pattern)),
         None => step.args.insert("matches".into(), json!(false)),
     };
+    Some(())
+}
+
+/// Write_file step `id`, which writes a tool's output where the task asks
+/// for yes or no, writes the answer of a reasoning step added over that output.
+fn yes_or_no_answered(plan: &mut Plan, id: &str) -> Option<()> {
+    let source = super::asked::written_tool_output(plan, plan.step(id)?)?;
+    let at = plan.steps.iter().position(|s| s.id == id)?;
+    let answer_id = fresh_id(plan, "s", 0)?;
+    let answer = Step {
+        id: answer_id.clone(),
+        description: "answer the task's question from this result; reply with only yes or no".into(),
+        tool: None,
+        agent: None,
+        args: Map::new(),
+        depends_on: vec![source.clone()],
+        expected: None,
+    };
+    let writer = &mut plan.steps[at];
+    writer
+        .args
+        .insert("content".into(), json!(format!("{{{{{answer_id}}}}}")));
+    writer.depends_on.retain(|d| *d != source);
+    writer.depends_on.push(answer_id);
+    plan.steps.insert(at, answer);
     Some(())
 }
 
@@ -865,6 +898,29 @@ mod tests {
         let sum = mended.step("s2").unwrap();
         assert_eq!(sum.args["expression"], json!(format!("sum({{{{{}}}}})", read.id)));
         assert_eq!(sum.depends_on, std::slice::from_ref(&read.id));
+    }
+
+    #[test]
+    fn a_yes_or_no_task_that_writes_a_tools_output_writes_a_reasoning_steps_answer() {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = builtin::registry(Workspace::new(dir.path()).unwrap());
+        let task = "Is port 8080 used in servers.txt? Write yes or no to used.txt.";
+        let p = plan(json!([
+            {"id": "s1", "description": "find port 8080", "tool": "search", "args": {"path": "servers.txt", "text": "8080", "count": false, "matches": false}, "depends_on": []},
+            {"id": "s2", "description": "save", "tool": "write_file", "args": {"path": "used.txt", "content": "{{s1}}"}, "depends_on": ["s1"]}
+        ]));
+        let errors = PlanErrors(super::super::asked_but_not_planned(&p, task, &tools));
+        let mended = repaired(p.clone(), &errors, &tools).unwrap();
+        let write = mended.step("s2").unwrap();
+        let [answer] = write.depends_on.as_slice() else {
+            panic!("{write:?}")
+        };
+        assert_eq!(write.args["content"], json!(format!("{{{{{answer}}}}}")));
+        let answer = mended.step(answer).unwrap();
+        assert!(answer.is_reasoning() && answer.depends_on == ["s1"], "{answer:?}");
+        assert!(super::super::asked_but_not_planned(&mended, task, &tools).is_empty());
+        // A task that does not ask for yes or no writes the lines.
+        assert!(super::super::asked_but_not_planned(&p, "Copy the 8080 lines to used.txt.", &tools).is_empty());
     }
 
     #[test]
