@@ -46,6 +46,25 @@ pub(super) fn written_tool_output(plan: &Plan, writer: &Step) -> Option<String> 
     (source.tool.is_some() && source.agent.is_none()).then(|| id.to_string())
 }
 
+/// The question a task asks: its first sentence that ends with `?`, or the task.
+fn question_of(task: &str) -> &str {
+    let task = task.trim();
+    let end = task.find('?').map_or(task.len(), |at| at + 1);
+    // A sentence ends with `. ` or `! ` (not the dot of `servers.txt`).
+    let start = [". ", "! ", "\n"]
+        .iter()
+        .filter_map(|stop| task[..end].rfind(stop).map(|at| at + stop.len()))
+        .max()
+        .unwrap_or(0);
+    task[start..end].trim()
+}
+
+/// The question an error of [`yes_or_no_not_answered`] quotes.
+pub(super) fn quoted_question(problem: &str) -> Option<&str> {
+    let (_, rest) = problem.split_once("answers `")?;
+    Some(rest.split_once('`')?.0)
+}
+
 /// A task that asks for yes or no, whose file gets a tool's output as it
 /// is: "Is port 8080 used? Write yes or no" wrote the line with 8080.
 fn yes_or_no_not_answered(plan: &Plan, task: &str) -> Vec<PlanError> {
@@ -61,7 +80,8 @@ fn yes_or_no_not_answered(plan: &Plan, task: &str) -> Vec<PlanError> {
             step: s.id.clone(),
             tool: "write_file".into(),
             problems: vec![format!(
-                "{YES_OR_NO_NOT_ANSWERED}, and this writes {source}'s output as it is: add a reasoning step (\"tool\": null) that depends on {source} and replies with only yes or no, and write its result"
+                "{YES_OR_NO_NOT_ANSWERED}, and this writes {source}'s output as it is: add a reasoning step (\"tool\": null) that depends on {source} and answers `{}` with only yes or no, and write its result",
+                question_of(task)
             )],
         })
         .collect()
@@ -624,6 +644,19 @@ mod tests {
             email.find("write to leo.k@example.com.").unwrap().as_str(),
             "leo.k@example.com"
         );
+    }
+
+    #[test]
+    fn the_question_of_a_task_is_its_sentence_that_asks() {
+        assert_eq!(
+            question_of("Look at flags.json. Is export enabled? Write yes or no to e.txt."),
+            "Is export enabled?"
+        );
+        assert_eq!(
+            question_of("Is port 8080 used in servers.txt?"),
+            "Is port 8080 used in servers.txt?"
+        );
+        assert_eq!(question_of("Say yes or no: 2 > 1"), "Say yes or no: 2 > 1");
     }
 
     #[test]

@@ -61,7 +61,8 @@ pub fn repaired(mut plan: Plan, errors: &PlanErrors, tools: &ToolRegistry) -> Op
                         .iter()
                         .any(|p| p.starts_with(super::asked::YES_OR_NO_NOT_ANSWERED)) =>
             {
-                yes_or_no_answered(&mut plan, step)?
+                let question = problems.iter().find_map(|p| super::asked::quoted_question(p));
+                yes_or_no_answered(&mut plan, step, question.unwrap_or("the task's question"))?
             }
             PlanError::InvalidArgs { step, tool, problems }
                 if tool == "read_csv" && problems.iter().any(|p| p.starts_with(super::asked::CSV_ROWS_IGNORED)) =>
@@ -203,13 +204,16 @@ fn plain_text_unmatched(plan: &mut Plan, id: &str) -> Option<()> {
 
 /// Write_file step `id`, which writes a tool's output where the task asks
 /// for yes or no, writes the answer of a reasoning step added over that output.
-fn yes_or_no_answered(plan: &mut Plan, id: &str) -> Option<()> {
+fn yes_or_no_answered(plan: &mut Plan, id: &str, question: &str) -> Option<()> {
     let source = super::asked::written_tool_output(plan, plan.step(id)?)?;
     let at = plan.steps.iter().position(|s| s.id == id)?;
     let answer_id = fresh_id(plan, "s", 0)?;
     let answer = Step {
         id: answer_id.clone(),
-        description: "answer the task's question from this result; reply with only yes or no".into(),
+        // The question itself, in the step's own words: told only to answer
+        // "the task's question", the 1.5B model said no beside the line
+        // that showed yes.
+        description: format!("{question} Answer from this result, with only yes or no."),
         tool: None,
         agent: None,
         args: Map::new(),
@@ -918,6 +922,12 @@ mod tests {
         assert_eq!(write.args["content"], json!(format!("{{{{{answer}}}}}")));
         let answer = mended.step(answer).unwrap();
         assert!(answer.is_reasoning() && answer.depends_on == ["s1"], "{answer:?}");
+        assert!(
+            answer
+                .description
+                .starts_with("Is port 8080 used in servers.txt? Answer"),
+            "{answer:?}"
+        );
         assert!(super::super::asked_but_not_planned(&mended, task, &tools).is_empty());
         // A task that does not ask for yes or no writes the lines.
         assert!(super::super::asked_but_not_planned(&p, "Copy the 8080 lines to used.txt.", &tools).is_empty());
