@@ -93,7 +93,7 @@ fn references_must_be_declared_dependencies() {
 fn unknown_tools_list_the_available_ones() {
     assert_eq!(
         messages_of(plan_json(vec![step("s1", Some("send_email"), json!({}), &[])])),
-        ["step s1 uses tool `send_email`, which does not exist (available: calculator, glob, http_get, list_dir, read_file, read_json, replace_in_file, reverse_text, search, set_value, sort_lines, write_file)"]
+        ["step s1 uses tool `send_email`, which does not exist (available: calculator, glob, http_get, list_dir, read_csv, read_file, read_json, replace_in_file, reverse_text, search, set_value, sort_lines, write_file)"]
     );
 }
 
@@ -247,7 +247,7 @@ fn the_structured_output_schema_is_specialised_and_strict() {
         .unwrap()
         .as_array()
         .unwrap();
-    assert_eq!(variants.len(), 13, "a reasoning variant plus one per tool");
+    assert_eq!(variants.len(), 14, "a reasoning variant plus one per tool");
     let calc = variants
         .iter()
         .find(|v| v.pointer("/properties/tool/enum/0") == Some(&json!("calculator")))

@@ -29,7 +29,6 @@ pub fn asked_but_not_planned(plan: &Plan, task: &str, tools: &ToolRegistry) -> V
     errors.extend(parts_searched_as_lines(plan));
     errors.extend(plain_texts_matched(plan));
     errors.extend(counts_of_a_count(plan));
-    errors.extend(csv_rows_ignored(plan));
     errors.extend(yes_or_no_not_answered(plan, task));
     errors
 }
@@ -82,46 +81,6 @@ fn yes_or_no_not_answered(plan: &Plan, task: &str) -> Vec<PlanError> {
             problems: vec![format!(
                 "{YES_OR_NO_NOT_ANSWERED}, and this writes {source}'s output as it is: add a reasoning step (\"tool\": null) that depends on {source} and answers `{}` with only yes or no, and write its result",
                 question_of(task)
-            )],
-        })
-        .collect()
-}
-
-/// How the error of [`csv_rows_ignored`] starts (its mend looks for it).
-pub(super) const CSV_ROWS_IGNORED: &str = "read_csv reads the column of every row";
-
-/// The text of the search a `read_csv` step depends on, over the same file,
-/// for rows it then ignores: "the names of the people who work in sales"
-/// planned as a search for `sales` and a read of the whole name column.
-pub(super) fn rows_searched_for(plan: &Plan, reader: &Step) -> Option<String> {
-    let path = reader.args.get("path")?.as_str()?.trim();
-    let has_rows = reader
-        .args
-        .get("where")
-        .and_then(Value::as_str)
-        .is_some_and(|w| !w.trim().is_empty());
-    if reader.tool.as_deref() != Some("read_csv") || has_rows {
-        return None;
-    }
-    let flag = |s: &Step, key: &str| s.args.get(key) == Some(&Value::Bool(true));
-    reader.depends_on.iter().filter_map(|d| plan.step(d)).find_map(|s| {
-        let text = s.args.get("text")?.as_str()?;
-        let same_file = s.args.get("path")?.as_str()?.trim() == path;
-        let lines = s.tool.as_deref() == Some("search") && !flag(s, "count") && !flag(s, "matches");
-        (same_file && lines && is_plain_text(text)).then(|| text.to_string())
-    })
-}
-
-/// A `read_csv` step after a search of the same file's rows that it ignores.
-fn csv_rows_ignored(plan: &Plan) -> Vec<PlanError> {
-    plan.steps
-        .iter()
-        .filter_map(|s| Some((s, rows_searched_for(plan, s)?)))
-        .map(|(s, text)| PlanError::InvalidArgs {
-            step: s.id.clone(),
-            tool: "read_csv".into(),
-            problems: vec![format!(
-                "{CSV_ROWS_IGNORED}, not only the rows with `{text}` its search found: give it \"where\": \"{text}\""
             )],
         })
         .collect()

@@ -64,11 +64,6 @@ pub fn repaired(mut plan: Plan, errors: &PlanErrors, tools: &ToolRegistry) -> Op
                 let question = problems.iter().find_map(|p| super::asked::quoted_question(p));
                 yes_or_no_answered(&mut plan, step, question.unwrap_or("the task's question"))?
             }
-            PlanError::InvalidArgs { step, tool, problems }
-                if tool == "read_csv" && problems.iter().any(|p| p.starts_with(super::asked::CSV_ROWS_IGNORED)) =>
-            {
-                csv_rows_kept(&mut plan, step)?
-            }
             PlanError::InvalidArgs { step, tool, .. } if tool == "list_dir" => listing_to_glob(&mut plan, step, tools)?,
             PlanError::InvalidArgs { step, tool, problems }
                 if tool == "reverse_text"
@@ -227,14 +222,6 @@ fn yes_or_no_answered(plan: &mut Plan, id: &str, question: &str) -> Option<()> {
     writer.depends_on.retain(|d| *d != source);
     writer.depends_on.push(answer_id);
     plan.steps.insert(at, answer);
-    Some(())
-}
-
-/// Read_csv step `id` reads only the rows its search of the file found.
-fn csv_rows_kept(plan: &mut Plan, id: &str) -> Option<()> {
-    let text = super::asked::rows_searched_for(plan, plan.step(id)?)?;
-    let step = plan.steps.iter_mut().find(|s| s.id == id)?;
-    step.args.insert("where".into(), json!(text));
     Some(())
 }
 
@@ -931,22 +918,6 @@ mod tests {
         assert!(super::super::asked_but_not_planned(&mended, task, &tools).is_empty());
         // A task that does not ask for yes or no writes the lines.
         assert!(super::super::asked_but_not_planned(&p, "Copy the 8080 lines to used.txt.", &tools).is_empty());
-    }
-
-    #[test]
-    fn a_column_read_after_a_search_of_its_rows_reads_only_those_rows() {
-        let dir = tempfile::tempdir().unwrap();
-        let tools = builtin::registry(Workspace::new(dir.path()).unwrap());
-        let task = "Write the names of the people in staff.csv who work in sales to team.txt.";
-        let p = plan(json!([
-            {"id": "s1", "description": "the sales rows", "tool": "search", "args": {"path": "staff.csv", "text": "sales", "count": false, "matches": false}, "depends_on": []},
-            {"id": "s2", "description": "their names", "tool": "read_csv", "args": {"path": "staff.csv", "column": "name"}, "depends_on": ["s1"]},
-            {"id": "s3", "description": "save", "tool": "write_file", "args": {"path": "team.txt", "content": "{{s2}}"}, "depends_on": ["s2"]}
-        ]));
-        let errors = PlanErrors(super::super::asked_but_not_planned(&p, task, &tools));
-        let mended = repaired(p, &errors, &tools).unwrap();
-        assert_eq!(mended.step("s2").unwrap().args["where"], json!("sales"));
-        assert!(super::super::asked_but_not_planned(&mended, task, &tools).is_empty());
     }
 
     #[test]

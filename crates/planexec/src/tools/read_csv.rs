@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::args::{io_error, str_arg, string_args};
 use super::workspace::Workspace;
@@ -27,15 +27,10 @@ impl Tool for ReadCsv {
         "Read one column of a CSV file whose first line names the columns: the column's values, one per line, without the header. sum, mean, min, max or count({{s1}}) in the calculator then work on them."
     }
     fn parameters(&self) -> Value {
-        let mut schema = string_args(&[
+        string_args(&[
             ("path", "CSV file path relative to the workspace root"),
             ("column", "the column's name, as the header writes it"),
-        ]);
-        // Optional: the local model's grammar leaves it out, and a plan that
-        // searched the file's rows first gets it by a mend.
-        schema["properties"]["where"] =
-            json!({"type": "string", "description": "only the rows that contain this text (case ignored)"});
-        schema
+        ])
     }
     fn effect(&self) -> Effect {
         Effect::ReadOnly
@@ -43,21 +38,16 @@ impl Tool for ReadCsv {
     async fn call(&self, args: Value) -> Result<Value, ToolError> {
         let path = str_arg(&args, "path")?;
         let column = str_arg(&args, "column")?;
-        let rows = args
-            .get("where")
-            .and_then(Value::as_str)
-            .filter(|w| !w.trim().is_empty());
         let full = self.0.resolve(path)?;
         let text = tokio::fs::read_to_string(&full).await.map_err(|e| io_error(path, e))?;
-        column_values(&text, column, rows)
+        column_values(&text, column)
             .map(Value::String)
             .map_err(|why| ToolError::invalid_args(format!("`{path}`: {why}")))
     }
 }
 
-/// The values of `column` in the CSV `text`, one per line, without the
-/// header; of the rows that contain `rows` (case ignored) when given.
-pub(crate) fn column_values(text: &str, column: &str, rows: Option<&str>) -> Result<String, String> {
+/// The values of `column` in the CSV `text`, one per line, without the header.
+pub(crate) fn column_values(text: &str, column: &str) -> Result<String, String> {
     let mut lines = text.lines().filter(|l| !l.trim().is_empty());
     let header = lines.next().ok_or("the file is empty")?;
     let separator = separator_of(header);
@@ -67,13 +57,7 @@ pub(crate) fn column_values(text: &str, column: &str, rows: Option<&str>) -> Res
         .iter()
         .position(|n| n.to_lowercase() == wanted)
         .ok_or_else(|| format!("no column `{column}`: its columns are {}", names.join(", ")))?;
-    let wanted_rows = rows.map(|r| r.trim().to_lowercase());
     let values: Vec<String> = lines
-        .filter(|line| {
-            wanted_rows
-                .as_ref()
-                .is_none_or(|r| line.to_lowercase().contains(r.as_str()))
-        })
         .map(|line| fields(line, separator).into_iter().nth(at).unwrap_or_default())
         .collect();
     Ok(values.join("\n"))
@@ -129,14 +113,13 @@ mod tests {
     #[test]
     fn a_column_is_its_values_by_the_headers_name() {
         let csv = "date,category,amount,tax\n2024-05-01,food,12.50,1.00\n2024-05-02,\"books, used\",7.25,0.58\n\n";
-        assert_eq!(column_values(csv, "amount", None).unwrap(), "12.50\n7.25");
-        assert_eq!(column_values(csv, " Category ", None).unwrap(), "food\nbooks, used");
-        let why = column_values(csv, "price", None).unwrap_err();
+        assert_eq!(column_values(csv, "amount").unwrap(), "12.50\n7.25");
+        assert_eq!(column_values(csv, " Category ").unwrap(), "food\nbooks, used");
+        let why = column_values(csv, "price").unwrap_err();
         assert_eq!(why, "no column `price`: its columns are date, category, amount, tax");
-        assert_eq!(column_values("a;b\n1;2\n3;4", "b", None).unwrap(), "2\n4");
-        assert_eq!(column_values("name\tage\nBo\t31", "age", None).unwrap(), "31");
-        assert!(column_values("", "a", None).is_err());
-        assert_eq!(column_values(csv, "amount", Some("FOOD")).unwrap(), "12.50");
+        assert_eq!(column_values("a;b\n1;2\n3;4", "b").unwrap(), "2\n4");
+        assert_eq!(column_values("name\tage\nBo\t31", "age").unwrap(), "31");
+        assert!(column_values("", "a").is_err());
     }
 
     #[tokio::test]
@@ -146,8 +129,6 @@ mod tests {
         let tool = ReadCsv(Arc::new(Workspace::new(dir.path()).unwrap()));
         let read = |column: &str| tool.call(serde_json::json!({"path": "s.csv", "column": column}));
         assert_eq!(read("score").await.unwrap(), Value::String("82\n91".into()));
-        let of_bo = tool.call(json!({"path": "s.csv", "column": "score", "where": "bo"}));
-        assert_eq!(of_bo.await.unwrap(), Value::String("91".into()));
         let err = read("grade").await.unwrap_err().to_string();
         assert!(err.contains("its columns are name, score"), "{err}");
     }
