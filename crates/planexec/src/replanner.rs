@@ -110,6 +110,14 @@ pub(crate) async fn replan(
         let mut missing = plan::values_read_as_files(&merged, &ctx.tools);
         missing.extend(invented_inputs_once(&mut merged, task, ctx, &invented_sent_back));
         missing.extend(plan::texts_used_as_numbers(&merged, &ctx.tools));
+        // What the task asks, held against the new steps only: a completed
+        // step has run and cannot change. (A replanner searched a log for
+        // the user who logged in with count true, and answered "1".)
+        missing.extend(
+            plan::asked_but_not_planned(&merged, task, &ctx.tools)
+                .into_iter()
+                .filter(|e| !matches!(e, plan::PlanError::InvalidArgs { step, .. } | plan::PlanError::RoundingLeftOut { step, .. } if done.contains(step))),
+        );
         if owes_outputs {
             missing.extend(plan::unwritten_outputs(&merged, task));
         }
