@@ -568,10 +568,6 @@ fn reader_of(plan: &Plan, path: &str) -> Option<String> {
         .map(|s| s.id.clone())
 }
 
-/// A new first step reading `field` with read_json, when `field` is no file
-/// of the workspace but a dotted path in exactly one JSON file the plan
-/// names or the workspace holds: `sum(items.qty)` means the `qty` of every
-/// item of inventory.json, which the planner saw in the listing's shape.
 /// A step reading the CSV column an aggregate names: `expenses.csv.amount`
 /// (a file and its column), or `amount` when exactly one CSV file of the
 /// plan (or else of the workspace) has that column.
@@ -581,29 +577,14 @@ fn csv_column_step(plan: &Plan, name: &str, tools: &ToolRegistry, skip: usize) -
     if workspace.resolve(name).is_ok_and(|p| p.exists()) {
         return None;
     }
-    let is_csv = |p: &str| p.to_ascii_lowercase().ends_with(".csv");
-    let (mut files, column): (Vec<String>, &str) = match name.to_ascii_lowercase().find(".csv.") {
+    let (named, column): (Vec<String>, &str) = match name.to_ascii_lowercase().find(".csv.") {
         Some(at) => (vec![name[..at + 4].to_string()], &name[at + 5..]),
-        None => {
-            let named = plan.steps.iter().filter_map(|s| s.args.get("path")?.as_str());
-            (named.filter(|p| is_csv(p)).map(str::to_string).collect(), name)
-        }
+        None => (Vec::new(), name),
     };
-    if files.is_empty() {
-        let (listed, _) = workspace.listing(40);
-        files = listed.into_iter().map(|(p, _)| p).filter(|p| is_csv(p)).collect();
-    }
-    files.sort();
-    files.dedup();
-    let holding: Vec<&String> = files
-        .iter()
-        .filter(|f| {
-            workspace
-                .resolve(f)
-                .is_ok_and(|p| crate::tools::csv_has_column(&p, column))
-        })
-        .collect();
-    let [file] = holding.as_slice() else { return None };
+    let is_csv = |p: &str| p.to_ascii_lowercase().ends_with(".csv");
+    let file = one_file_holding(plan, workspace, named, is_csv, |p| {
+        crate::tools::csv_has_column(p, column)
+    })?;
     let mut args = Map::new();
     args.insert("path".into(), json!(file));
     args.insert("column".into(), json!(column));
@@ -617,35 +598,49 @@ fn csv_column_step(plan: &Plan, name: &str, tools: &ToolRegistry, skip: usize) -
     ))
 }
 
+/// The one file of a kind that `holds` what a calculation names: among
+/// `named` when given, or else the plan's files of that kind, or else the
+/// workspace's (its listing, as the planner saw it). `None` for none or two.
+fn one_file_holding(
+    plan: &Plan,
+    workspace: &crate::tools::workspace::Workspace,
+    named: Vec<String>,
+    of_kind: impl Fn(&str) -> bool,
+    holds: impl Fn(&std::path::Path) -> bool,
+) -> Option<String> {
+    let mut files = named;
+    if files.is_empty() {
+        let paths = plan.steps.iter().filter_map(|s| s.args.get("path")?.as_str());
+        files = paths.filter(|p| of_kind(p)).map(str::to_string).collect();
+    }
+    if files.is_empty() {
+        let (listed, _) = workspace.listing(40);
+        files = listed.into_iter().map(|(p, _)| p).filter(|p| of_kind(p)).collect();
+    }
+    // Sorted first: dedup alone keeps a file two steps apart name twice.
+    files.sort();
+    files.dedup();
+    let mut holding = files
+        .into_iter()
+        .filter(|f| workspace.resolve(f).is_ok_and(|p| holds(&p)));
+    let file = holding.next()?;
+    holding.next().is_none().then_some(file)
+}
+
+/// A new first step reading `field` with read_json, when `field` is no file
+/// of the workspace but a dotted path in exactly one JSON file the plan
+/// names or the workspace holds: `sum(items.qty)` means the `qty` of every
+/// item of inventory.json, which the planner saw in the listing's shape.
 fn json_field_step(plan: &Plan, field: &str, tools: &ToolRegistry, skip: usize) -> Option<Step> {
     tools.get("read_json")?;
     let workspace = tools.workspace()?;
     if workspace.resolve(field).is_ok_and(|p| p.exists()) {
         return None;
     }
-    let mut files: Vec<String> = plan
-        .steps
-        .iter()
-        .filter_map(|s| s.args.get("path")?.as_str())
-        .filter(|p| is_json(p))
-        .map(str::to_string)
-        .collect();
-    if files.is_empty() {
-        let (listed, _) = workspace.listing(40);
-        files = listed.into_iter().map(|(p, _)| p).filter(|p| is_json(p)).collect();
-    }
-    files.sort();
-    files.dedup();
-    let holding: Vec<&String> = files
-        .iter()
-        .filter(|f| {
-            workspace
-                .resolve(f)
-                .is_ok_and(|p| crate::tools::json_has_field(&p, field))
-        })
-        .collect();
-    let [file] = holding.as_slice() else { return None };
-    Some(read_json_step(fresh_id(plan, "read", skip)?, file, field, Vec::new()))
+    let file = one_file_holding(plan, workspace, Vec::new(), is_json, |p| {
+        crate::tools::json_has_field(p, field)
+    })?;
+    Some(read_json_step(fresh_id(plan, "read", skip)?, &file, field, Vec::new()))
 }
 
 /// A new first step reading `path`, with an id no step has (`skip` ids are
