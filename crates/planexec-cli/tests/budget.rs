@@ -19,13 +19,13 @@ fn a_run_out_of_tokens_stops_and_resumes_with_a_larger_budget() {
     server.role("synthesizer").reply(Reply::content("42 [s1]"));
     let url = server.base_url();
     let (out, _, stderr) =
-        run(planexec(dir.path()).args(["run", "add", "--yes", "--max-tokens", "6000", "--base-url", &url]));
+        run(planexec(dir.path()).args(["run", "add", "--yes", "--max-tokens", "6500", "--base-url", &url]));
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.contains("budget_exhausted: the token budget (6,000) would be exceeded by the synthesizer call"),
+        stderr.contains("budget_exhausted: the token budget (6,500) would be exceeded by the synthesizer call"),
         "{stderr}"
     );
-    assert!(stderr.contains("budget: tokens 4200 / 6000"), "{stderr}");
+    assert!(stderr.contains("budget: tokens 4200 / 6500"), "{stderr}");
     let hint = stderr
         .lines()
         .find(|l| l.contains("continue with: planexec resume"))
