@@ -101,8 +101,9 @@ pub(super) fn count_of_a_count(plan: &Plan, expression: &str) -> Option<String> 
     counts.then(|| id.to_string())
 }
 
-/// How the error of [`counts_of_a_count`] starts (its mend looks for it).
-pub(super) const COUNT_OF_A_COUNT: &str = "counts the lines of a number";
+/// What the error of [`counts_of_a_count`] says (its mend, `count_dropped`,
+/// works from the expression through [`count_of_a_count`], not this text).
+const COUNT_OF_A_COUNT: &str = "counts the lines of a number";
 
 /// A calculator step that counts what a counting search returned: `1`.
 fn counts_of_a_count(plan: &Plan) -> Vec<PlanError> {

@@ -52,10 +52,7 @@ pub(crate) fn column_values(text: &str, column: &str) -> Result<String, String> 
     let header = lines.next().ok_or("the file is empty")?;
     let separator = separator_of(header);
     let names = fields(header, separator);
-    let wanted = column.trim().trim_matches('"').to_lowercase();
-    let at = names
-        .iter()
-        .position(|n| n.to_lowercase() == wanted)
+    let at = position_of(&names, column)
         .ok_or_else(|| format!("no column `{column}`: its columns are {}", names.join(", ")))?;
     let values: Vec<String> = lines
         .map(|line| fields(line, separator).into_iter().nth(at).unwrap_or_default())
@@ -63,16 +60,21 @@ pub(crate) fn column_values(text: &str, column: &str) -> Result<String, String> 
     Ok(values.join("\n"))
 }
 
-/// Whether the CSV file at `file` (up to 1 MB) has a column named `column`.
+/// Where `column` stands among a header's `names`: as the header writes it,
+/// case and surrounding quotes aside.
+fn position_of(names: &[String], column: &str) -> Option<usize> {
+    let wanted = column.trim().trim_matches('"').to_lowercase();
+    names.iter().position(|n| n.to_lowercase() == wanted)
+}
+
+/// Whether the CSV file at `file` (up to 1 MB) has a column named `column`,
+/// as [`column_values`] finds it (the first non-empty line is the header).
 pub(crate) fn csv_has_column(file: &std::path::Path, column: &str) -> bool {
     let small = std::fs::metadata(file).is_ok_and(|m| m.len() <= 1 << 20);
     small
         && std::fs::read_to_string(file).is_ok_and(|text| {
-            let header = text.lines().next().unwrap_or_default();
-            let wanted = column.trim().to_lowercase();
-            fields(header, separator_of(header))
-                .iter()
-                .any(|n| n.to_lowercase() == wanted)
+            let header = text.lines().find(|l| !l.trim().is_empty()).unwrap_or_default();
+            position_of(&fields(header, separator_of(header)), column).is_some()
         })
 }
 
