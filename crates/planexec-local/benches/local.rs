@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use planexec::tools::{builtin, workspace::Workspace};
 use planexec::{Agent, Plan};
-use planexec_local::{EngineConfig, LocalModel};
+use planexec_local::{EngineConfig, EngineStats, LocalModel};
 use serde_json::json;
 
 fn peak_rss_mb() -> f64 {
@@ -77,7 +77,7 @@ fn parallel_reasoning(n: usize) -> Plan {
 
 /// Milliseconds the steps take in a run of one reasoning step, and in a run
 /// of two in parallel, with a model that decodes up to `sequences` requests together.
-async fn parallel_steps(path: &std::path::Path, dir: &std::path::Path, sequences: u32) -> (u128, u128, u64) {
+async fn parallel_steps(path: &std::path::Path, dir: &std::path::Path, sequences: u32) -> (u128, u128, EngineStats) {
     let mut config = EngineConfig::new(path);
     config.sequences = sequences;
     let model = Arc::new(LocalModel::load(config).expect("load the model"));
@@ -97,7 +97,7 @@ async fn parallel_steps(path: &std::path::Path, dir: &std::path::Path, sequences
         let answer_ms = report.usage.role(planexec::Role::Synthesizer).latency_ms as u128;
         times.push(t.elapsed().as_millis().saturating_sub(answer_ms));
     }
-    (times[2], times[3], model.stats().shared_decodes)
+    (times[2], times[3], model.stats())
 }
 
 fn main() {
@@ -163,8 +163,20 @@ fn main() {
         let (one_queued, two_queued, _) = parallel_steps(&path, dir.path(), 1).await;
         println!("two parallel reasoning steps against one:");
         println!(
-            "  decoded together             {:>8.2}x  (two: {two} ms, one: {one} ms, {shared} shared decodes)   target <= 1.3x",
-            two as f64 / one.max(1) as f64
+            "  decoded together             {:>8.2}x  (two: {two} ms, one: {one} ms, {} shared decodes)   target <= 1.3x",
+            two as f64 / one.max(1) as f64,
+            shared.shared_decodes
+        );
+        let per_decode = |us: u64, n: u64| us as f64 / 1000.0 / n.max(1) as f64;
+        let (lone, pair) = (
+            per_decode(shared.lone_decode_us, shared.lone_decodes),
+            per_decode(shared.pair_decode_us, shared.pair_decodes),
+        );
+        println!(
+            "  one decode of two replies    {:>8.2}x  one of one reply ({pair:.1} ms against {lone:.1} ms, {} and {} decodes)",
+            pair / lone.max(f64::MIN_POSITIVE),
+            shared.pair_decodes,
+            shared.lone_decodes
         );
         println!(
             "  one after another            {:>8.2}x  (two: {two_queued} ms, one: {one_queued} ms)",

@@ -35,13 +35,14 @@ use tokio::sync::oneshot;
 
 use crate::forced::ForcedText;
 use crate::prefix_store::PrefixStore;
+use prompt::Placement;
 use slot::{Next, Slot};
 
 /// Settings of the engine.
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
     pub model_path: PathBuf,
-    /// Context size in tokens.
+    /// Context size in tokens, shared by the sequences in flight.
     pub n_ctx: u32,
     /// CPU threads (default: all cores).
     pub threads: i32,
@@ -59,7 +60,11 @@ impl EngineConfig {
     pub fn new(model_path: impl Into<PathBuf>) -> EngineConfig {
         EngineConfig {
             model_path: model_path.into(),
-            n_ctx: 8192,
+            // Two steps of a plan (prompts of ~2,700 tokens, replies of up
+            // to 1,536) fit side by side, each with its own saved prompt
+            // state; in 8,192 the second waited or evaluated its end again.
+            // The KV cache is 28 KB a token on 1.5B, 12 KB on 0.5B.
+            n_ctx: 12288,
             threads: std::thread::available_parallelism().map_or(2, |n| n.get() as i32),
             prefix_reuse: true,
             prefix_states: Some(crate::weights::model_dir().join("prefix-states")),
@@ -93,6 +98,13 @@ pub struct EngineStats {
     pub shared_decodes: u64,
     /// Most requests in flight at once.
     pub most_in_flight: u64,
+    /// Decodes of one token of one reply, and their time in microseconds.
+    pub lone_decodes: u64,
+    pub lone_decode_us: u64,
+    /// Decodes of one token of each of two replies, and their time: beside
+    /// the lone ones, what decoding two replies together costs on this machine.
+    pub pair_decodes: u64,
+    pub pair_decode_us: u64,
 }
 
 /// One generation request.
@@ -149,9 +161,13 @@ fn on_grid(n: usize) -> usize {
 }
 
 /// How much of a prompt the caches gave (`read`) and took (`written`), in tokens.
+#[derive(Default)]
 struct PromptCache {
     read: usize,
     written: usize,
+    /// The sequence of a reply in flight that lent the prompt its first
+    /// cells, and how many: they are in the cache once, for both.
+    lent_by: Option<(i32, usize)>,
 }
 
 /// llama.cpp's backend may be initialised once per process.
@@ -344,7 +360,7 @@ impl State<'_> {
             while slots.len() < self.cached.len() {
                 let Some(job) = waiting.pop_front() else { break };
                 match self.admit(ctx, &mut batch, job, &slots) {
-                    Admission::Started(slot) => slots.push(slot),
+                    Admission::Started(slot) => start(&mut slots, slot),
                     Admission::Answered => {}
                     Admission::Wait(job) => {
                         waiting.push_front(job);
@@ -377,7 +393,8 @@ impl State<'_> {
 
     /// Give `job` a sequence: bring its prompt into the cache and choose its
     /// first tokens. With other replies in flight it waits while their room
-    /// (prompt and reply limit each) leaves too little for it.
+    /// (prompt and reply limit each, cells they share counted once) leaves
+    /// too little for it.
     fn admit(&mut self, ctx: &mut LlamaContext<'_>, batch: &mut LlamaBatch, job: Job, slots: &[Slot]) -> Admission {
         let n_ctx = ctx.n_ctx() as usize;
         let tokens = match self.prompt_tokens(n_ctx, &job) {
@@ -387,16 +404,26 @@ impl State<'_> {
                 return Admission::Answered;
             }
         };
-        let taken: usize = slots.iter().map(Slot::reserved).sum();
-        if !slots.is_empty() && taken + tokens.len() + job.max_tokens as usize > n_ctx {
-            return Admission::Wait(job);
-        }
         let busy: Vec<i32> = slots.iter().map(|s| s.seq).collect();
         let Some(seq) = self.free_sequence(&busy, &tokens) else {
             return Admission::Wait(job);
         };
+        // Cells a reply in flight lends (its system message, say) are in the
+        // cache once: counting them twice kept two steps of one plan, whose
+        // prompts share most of their tokens, from ever running together.
+        let in_use = cells_in_use(slots);
+        let lent = self.lender(seq, &busy, &tokens).map_or(0, |(_, n)| n);
+        let needed = tokens.len() + job.max_tokens as usize;
+        if !slots.is_empty() && in_use + needed - lent > n_ctx {
+            return Admission::Wait(job);
+        }
+        let at = Placement {
+            seq,
+            busy: &busy,
+            needs_lent: !slots.is_empty() && in_use + needed > n_ctx,
+        };
         let t_prompt = Instant::now();
-        let cache = match self.prepare_prompt(ctx, batch, seq, &busy, &job, &tokens) {
+        let cache = match self.prepare_prompt(ctx, batch, &at, &job, &tokens) {
             Ok(cache) => cache,
             Err(e) => {
                 let _ = job.reply.send(Err(e));
@@ -440,12 +467,27 @@ impl State<'_> {
             }
             logits_at.push(batch.n_tokens() - 1);
         }
+        let t_decode = Instant::now();
         if self.decode(ctx, batch, "generating").is_err() {
             return;
         }
+        let us = t_decode.elapsed().as_micros() as u64;
+        let mut stats = self.stats.lock().unwrap();
         if slots.len() > 1 {
-            self.stats.lock().unwrap().shared_decodes += 1;
+            stats.shared_decodes += 1;
         }
+        match (slots.iter().all(|s| s.feed.len() == 1), slots.len()) {
+            (true, 1) => {
+                stats.lone_decodes += 1;
+                stats.lone_decode_us += us;
+            }
+            (true, 2) => {
+                stats.pair_decodes += 1;
+                stats.pair_decode_us += us;
+            }
+            _ => {}
+        }
+        drop(stats);
         let mut i = 0;
         for at in logits_at {
             let slot = &mut slots[i];
@@ -459,6 +501,35 @@ impl State<'_> {
             }
         }
     }
+}
+
+/// Put a started reply in flight. Replies its sequence lent cells to, for
+/// an earlier reply, no longer count them as lent: the new prompt may not
+/// share them (whether it does is not worth tracking; the count only errs high).
+fn start(slots: &mut Vec<Slot>, slot: Slot) {
+    for other in slots.iter_mut() {
+        if other.cache.lent_by.is_some_and(|(by, _)| by == slot.seq) {
+            other.cache.lent_by = None;
+        }
+    }
+    slots.push(slot);
+}
+
+/// The most cells of the KV cache the replies in flight may hold: each one's
+/// prompt and reply limit, less the cells another one in flight lent it.
+fn cells_in_use(slots: &[Slot]) -> usize {
+    let in_flight = |seq: i32| slots.iter().any(|s| s.seq == seq);
+    slots
+        .iter()
+        .map(|slot| {
+            let lent = slot
+                .cache
+                .lent_by
+                .filter(|&(by, _)| in_flight(by))
+                .map_or(0, |(_, n)| n);
+            slot.reserved() - lent
+        })
+        .sum()
 }
 
 /// Count a finished reply and send it.

@@ -11,6 +11,17 @@ use llama_cpp_2::token::LlamaToken;
 use super::{on_grid, Job, PromptCache, State, GRID, MIN_SHARED};
 use crate::prefix_store::{Lookup, PrefixStore};
 
+/// Where a prompt goes in the KV cache, beside the replies in flight.
+pub(super) struct Placement<'a> {
+    /// The free sequence it goes into.
+    pub seq: i32,
+    /// The sequences of the replies in flight: left as they are.
+    pub busy: &'a [i32],
+    /// The context has room for the prompt and its reply only with the cells
+    /// a reply in flight lends it: no saved state may replace them.
+    pub needs_lent: bool,
+}
+
 fn common_prefix(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
@@ -118,6 +129,7 @@ impl State<'_> {
         Ok(PromptCache {
             read: keep,
             written: prefix.len(),
+            ..PromptCache::default()
         })
     }
 
@@ -137,7 +149,7 @@ impl State<'_> {
                 self.stats.lock().unwrap().prefix_loads += 1;
                 Some(PromptCache {
                     read: prefix.len(),
-                    written: 0,
+                    ..PromptCache::default()
                 })
             }
             Lookup::Broken(_) => {
@@ -174,7 +186,10 @@ impl State<'_> {
         }
         // What the sequence holds (nothing after a failed load).
         let held = self.cached[seq as usize].len();
-        let mut cache = loaded.unwrap_or(PromptCache { read: held, written: 0 });
+        let mut cache = loaded.unwrap_or(PromptCache {
+            read: held,
+            ..PromptCache::default()
+        });
         let system = on_grid(self.system_prefix_len(job, tokens).unwrap_or(0));
         if system > held {
             cache = self.restore_prefix(ctx, batch, store, seq, &tokens[..system])?;
@@ -187,6 +202,27 @@ impl State<'_> {
             cache.written += shared;
         }
         Ok(cache)
+    }
+
+    /// The other sequence that holds more of `tokens` than `seq`'s first
+    /// `keep`, and how much: it lends `seq` those cells.
+    fn donor(&self, seq: i32, tokens: &[LlamaToken], keep: usize) -> Option<(i32, usize)> {
+        (0..self.cached.len() as i32)
+            .filter(|&s| s != seq && self.prefix_reuse)
+            .map(|s| (s, self.reusable(s, tokens)))
+            .max_by_key(|&(_, n)| n)
+            .filter(|&(_, n)| n > keep)
+    }
+
+    /// The reply in flight (of those in `busy`) that would lend a prompt
+    /// given sequence `seq` its first cells, and how many.
+    pub(super) fn lender(&self, seq: i32, busy: &[i32], tokens: &[LlamaToken]) -> Option<(i32, usize)> {
+        let own = if self.prefix_reuse {
+            self.reusable(seq, tokens)
+        } else {
+            0
+        };
+        self.donor(seq, tokens, own).filter(|(donor, _)| busy.contains(donor))
     }
 
     /// How much of `tokens` (short of its last, which is evaluated for its
@@ -213,32 +249,28 @@ impl State<'_> {
         keep
     }
 
-    /// Bring sequence `seq` to hold all of `tokens`, evaluating only what
-    /// neither the caches nor a saved prefix hold. The last token is always
-    /// evaluated, for its logits. Sequences not in `busy` (nor `seq`) are
-    /// emptied: their cells are room for this prompt and its reply.
+    /// Bring the placement's sequence to hold all of `tokens`, evaluating
+    /// only what neither the caches nor a saved prefix hold. The last token is
+    /// always evaluated, for its logits. Sequences neither busy nor the
+    /// placement's are emptied: their cells are room for this prompt and its reply.
     pub(super) fn prepare_prompt(
         &mut self,
         ctx: &mut LlamaContext<'_>,
         batch: &mut LlamaBatch,
-        seq: i32,
-        busy: &[i32],
+        at: &Placement<'_>,
         job: &Job,
         tokens: &[LlamaToken],
     ) -> Result<PromptCache, String> {
+        let (seq, busy) = (at.seq, at.busy);
         let own = if self.prefix_reuse {
             self.reusable(seq, tokens)
         } else {
             0
         };
         let mut keep = self.truncate(ctx, seq, own);
+        let mut lent_by = None;
         // Another sequence may hold more of the prompt: its cells are shared, not copied.
-        let donor = (0..self.cached.len() as i32)
-            .filter(|&s| s != seq && self.prefix_reuse)
-            .map(|s| (s, self.reusable(s, tokens)))
-            .max_by_key(|&(_, n)| n)
-            .filter(|&(_, n)| n > keep);
-        if let Some((donor, n)) = donor {
+        if let Some((donor, n)) = self.donor(seq, tokens, keep) {
             if ctx
                 .copy_kv_cache_seq(donor, seq, Some(keep as u32), Some(n as u32))
                 .is_ok()
@@ -246,17 +278,31 @@ impl State<'_> {
                 self.cached[seq as usize].extend_from_slice(&tokens[keep..n]);
                 self.exact[seq as usize] = n;
                 keep = n;
+                lent_by = busy.contains(&donor).then_some((donor, n));
             }
+        }
+        if at.needs_lent && lent_by.is_none() {
+            return Err(
+                "the model's context has no room for this prompt beside the replies in flight: \
+                        sharing their cells failed; ask again, or lower the parallelism"
+                    .to_string(),
+            );
         }
         for idle in (0..self.cached.len() as i32).filter(|s| *s != seq && !busy.contains(s)) {
             let _ = ctx.clear_kv_cache_seq(Some(idle as u32), None, None);
             self.cached[idle as usize].clear();
             self.exact[idle as usize] = 0;
         }
-        let cache = match self.prefix_store.clone() {
-            Some(store) => self.restore_saved_prefixes(ctx, batch, &store, seq, job, tokens)?,
-            None => PromptCache { read: keep, written: 0 },
+        let mut cache = match self.prefix_store.clone() {
+            // A saved state would replace the lent cells with cells of its own.
+            Some(store) if !at.needs_lent => self.restore_saved_prefixes(ctx, batch, &store, seq, job, tokens)?,
+            _ => PromptCache {
+                read: keep,
+                ..PromptCache::default()
+            },
         };
+        // A saved state loaded into the sequence replaced the lent cells with its own.
+        cache.lent_by = lent_by.filter(|_| cache.read <= keep);
         let from = self.cached[seq as usize].len();
         self.evaluate(ctx, batch, seq, tokens, from, true)?;
         Ok(cache)
