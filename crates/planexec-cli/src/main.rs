@@ -200,8 +200,13 @@ async fn dispatch(cli: Cli) -> Result<u8, BadInput> {
         } => show_config(&workspace, json),
         Command::Trust { path, forget } => trust_file(&path, forget),
         Command::Model {
-            command: ModelCommand::Pull { name },
-        } => model::pull(&name, quiet).await,
+            command:
+                ModelCommand::Pull {
+                    name,
+                    workspace,
+                    no_prepare,
+                },
+        } => model::pull(&name, (!no_prepare).then_some(workspace.as_path()), quiet).await,
         Command::Model {
             command: ModelCommand::List { json },
         } => Ok(model::list(json)),

@@ -1,6 +1,12 @@
-//! `planexec model pull|list`: the embedded model's weights.
+//! `planexec model pull|list`: the embedded model's weights, and the state
+//! of the prompt every run starts with, prepared once they are in place.
 
-use crate::{BadInput, EXIT_OK, EXIT_RUN_FAILED};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::config::{Config, Flags};
+use crate::{setup, BadInput, EXIT_OK, EXIT_RUN_FAILED};
 
 /// `model list`: the models planexec knows and which are installed.
 pub fn list(json: bool) -> u8 {
@@ -39,8 +45,9 @@ pub fn list(json: bool) -> u8 {
     EXIT_OK
 }
 
-/// `model pull`: fetch the weights with a progress bar.
-pub async fn pull(name: &str, quiet: bool) -> Result<u8, BadInput> {
+/// `model pull`: fetch the weights with a progress bar, then prepare the
+/// system prompt of `prepare_for`'s tools, when given.
+pub async fn pull(name: &str, prepare_for: Option<&Path>, quiet: bool) -> Result<u8, BadInput> {
     let spec = planexec_local::weights::spec(name)
         .ok_or_else(|| BadInput(format!("unknown model `{name}`: choose default or small")))?;
     let bar = if quiet {
@@ -87,6 +94,13 @@ pub async fn pull(name: &str, quiet: bool) -> Result<u8, BadInput> {
             if !quiet {
                 eprintln!("{} model ready: {}", spec.name, path.display());
             }
+            if let Some(workspace) = prepare_for {
+                // The weights are in place whatever happens here: a run would
+                // evaluate the prompt itself.
+                if let Err(BadInput(e)) = prepare(&path, workspace, quiet).await {
+                    eprintln!("warning: the prompt was not prepared ({e}); the first run will evaluate it");
+                }
+            }
             Ok(EXIT_OK)
         }
         Err(e) => {
@@ -94,4 +108,43 @@ pub async fn pull(name: &str, quiet: bool) -> Result<u8, BadInput> {
             Ok(EXIT_RUN_FAILED)
         }
     }
+}
+
+/// Evaluate the system prompt of `workspace`'s tools (built-ins and shell,
+/// as its configuration sets them up; MCP servers' tools are left to the
+/// first run that starts them) on the model at `path`, and save its state.
+/// On 2 cores that is a minute or two the first run would otherwise spend,
+/// inside the first step's time limit when the run starts from a plan file.
+async fn prepare(path: &Path, workspace: &Path, quiet: bool) -> Result<(), BadInput> {
+    let config = Config::load(workspace, &Flags::default())?;
+    let tools = setup::local_tools(workspace, &config)?;
+    let options = config.run_options()?;
+    let count = tools.names().len();
+    let model = tokio::task::block_in_place(|| {
+        planexec_local::LocalModel::load(planexec_local::EngineConfig::new(path.to_path_buf()))
+    })
+    .map_err(|e| BadInput(e.to_string()))?;
+    let name = model.name().to_string();
+    let agent = planexec::Agent::builder(Arc::new(model), name)
+        .tools(tools)
+        .options(options)
+        .build();
+    if !quiet {
+        eprintln!(
+            "preparing the prompt of {}'s {count} tools (once; later runs start from its saved state)",
+            workspace.display()
+        );
+    }
+    let started = Instant::now();
+    let prepared = agent.prepare().await.map_err(|e| BadInput(e.to_string()))?;
+    if !quiet {
+        match prepared.evaluated_tokens {
+            0 => eprintln!("the prompt ({} tokens) was prepared already", prepared.kept_tokens),
+            n => eprintln!(
+                "prompt prepared: {n} tokens evaluated and saved in {:.1} s",
+                started.elapsed().as_secs_f64()
+            ),
+        }
+    }
+    Ok(())
 }

@@ -412,3 +412,61 @@ fn the_embedded_model_refuses_a_task_whose_input_does_not_exist() {
         "nothing invented was written: {report:#}"
     );
 }
+
+/// `model pull` prepares the prompt of the folder's tools, and the first run
+/// there, in a new process, starts from it: the step's call reads the
+/// system message's state instead of evaluating it (a minute or two on 2
+/// cores, inside the step's time limit).
+#[test]
+fn a_pulled_model_has_the_prompt_of_the_folders_tools_prepared_for_the_first_run() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let spec = planexec_local::weights::SMALL;
+    let models = tempfile::tempdir().unwrap();
+    let installed = models.path().join(spec.file_name);
+    // The pull finds the model in place (its checksum is checked) and fetches nothing.
+    if std::fs::hard_link(model(), &installed).is_err() {
+        std::fs::copy(model(), &installed).unwrap();
+    }
+    let dir = fixture();
+    let out = planexec(dir.path())
+        .env("PLANEXEC_MODEL_DIR", models.path())
+        .args(["model", "pull", "small", "--workspace"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    let states_dir = models.path().join("prefix-states");
+    let states = || -> Vec<std::path::PathBuf> {
+        let mut files: Vec<_> = std::fs::read_dir(&states_dir)
+            .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+            .unwrap_or_default();
+        files.retain(|p| p.extension().is_some_and(|x| x == "state"));
+        files.sort();
+        files
+    };
+    let prepared = states();
+    assert_eq!(prepared.len(), 1, "the pull saved the system message's state: {stderr}");
+    let plan = serde_json::json!({"goal": "say if 17 is prime", "steps": [
+        {"id": "s1", "description": "say whether 17 is a prime number", "tool": null, "args": {}, "depends_on": []}
+    ]});
+    std::fs::write(dir.path().join("plan.json"), plan.to_string()).unwrap();
+    let run = planexec(dir.path())
+        .env("PLANEXEC_MODEL_DIR", models.path())
+        .args(["exec", "plan.json", "--yes", "--json", "--model-path"])
+        .arg(&installed)
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&run.stdout)
+        .unwrap_or_else(|e| panic!("no report ({e}): {}", String::from_utf8_lossy(&run.stderr)));
+    assert_eq!(report["status"], "succeeded", "{report:#}");
+    let executor = &report["usage"]["executor"];
+    let read = executor["cache_read_tokens"].as_u64().unwrap();
+    assert!(read > 2000, "the first call read the prepared prompt: {executor}");
+    assert_eq!(executor["cache_write_tokens"], 0, "{executor}");
+    // The run's system prompt is the one the pull prepared: the only state it
+    // saved is the synthesizer's (its system message adds its instructions).
+    let after = states();
+    assert!(after.contains(&prepared[0]), "{after:?}");
+    assert_eq!(after.len(), 2, "{after:?}");
+}

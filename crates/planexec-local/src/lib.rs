@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 use planexec::llm::{
-    ChatModel, ChatRequest, ChatResponse, LlmError, Message, TextSink, TokenUsage, ToolCall, ToolChoice,
+    ChatModel, ChatRequest, ChatResponse, LlmError, Message, Prepared, TextSink, TokenUsage, ToolCall, ToolChoice,
 };
 use serde_json::{json, Value};
 
@@ -293,6 +293,31 @@ impl ChatModel for LocalModel {
     /// compiler strategy starts steps from a plan still being written).
     async fn chat_stream(&self, request: ChatRequest, on_text: TextSink<'_>) -> Result<ChatResponse, LlmError> {
         self.generate(&request, Some(on_text)).await
+    }
+
+    /// Brings a prompt of `system` and an empty user message into the KV
+    /// cache, generating nothing: the system message's state is saved on
+    /// disk ([`prefix_store`]), or loaded if it was saved before.
+    async fn prepare(&self, system: &str) -> Result<Prepared, LlmError> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.engine
+            .submit(engine::Job {
+                messages: vec![("system".into(), system.into()), ("user".into(), String::new())],
+                grammar: None,
+                max_tokens: 0,
+                sampling: None,
+                stream: None,
+                reply: tx,
+            })
+            .map_err(LlmError::Server)?;
+        let generation = rx
+            .await
+            .map_err(|_| LlmError::Server("the model thread stopped".into()))?
+            .map_err(LlmError::BadRequest)?;
+        Ok(Prepared {
+            kept_tokens: generation.cached_tokens + generation.saved_tokens,
+            evaluated_tokens: generation.saved_tokens,
+        })
     }
 }
 

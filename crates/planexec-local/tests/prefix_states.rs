@@ -136,3 +136,44 @@ explanation and nothing before or after it. Questions:";
         );
     });
 }
+
+#[test]
+fn a_prepared_system_prompt_is_where_the_next_process_starts_and_nothing_is_generated() {
+    let dir = tempfile::tempdir().unwrap();
+    let states = dir.path().join("states");
+    let load = || {
+        let mut config = EngineConfig::new(common::model());
+        config.prefix_states = Some(states.clone());
+        LocalModel::load(config).unwrap()
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        // `model pull`: the system message is evaluated and saved; no reply.
+        let model = load();
+        let prepared = model.prepare(SYSTEM).await.unwrap();
+        assert!(prepared.evaluated_tokens > 20, "{prepared:?}");
+        assert_eq!(prepared.kept_tokens, prepared.evaluated_tokens, "{prepared:?}");
+        let stats = model.stats();
+        assert_eq!((stats.prefix_saves, stats.generated_tokens), (1, 0), "{stats:?}");
+        assert_eq!(state_files(&states).len(), 1);
+        // Asked again in the same process: its cache holds it already.
+        let again = model.prepare(SYSTEM).await.unwrap();
+        assert_eq!((again.kept_tokens, again.evaluated_tokens), (prepared.kept_tokens, 0));
+        drop(model);
+
+        // The next process's first call loads it instead of evaluating it,
+        // and replies as a process that evaluated it would.
+        let (reply, usage, stats) = ask(&states, SYSTEM).await;
+        assert_eq!((stats.prefix_loads, stats.prefix_saves), (1, 0), "{stats:?}");
+        assert_eq!(usage.cache_read_tokens, prepared.kept_tokens, "{usage:?}");
+        let elsewhere = dir.path().join("elsewhere");
+        let (cold, _, _) = ask(&elsewhere, SYSTEM).await;
+        assert_eq!(reply, cold);
+
+        // Preparing again in a new process loads the state: nothing to evaluate.
+        let model = load();
+        let loaded = model.prepare(SYSTEM).await.unwrap();
+        assert_eq!((loaded.kept_tokens, loaded.evaluated_tokens), (prepared.kept_tokens, 0));
+        assert_eq!(model.stats().prefix_loads, 1);
+    });
+}

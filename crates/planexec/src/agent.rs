@@ -17,7 +17,7 @@ use crate::context::RunContext;
 use crate::decisions::{self, DecisionError};
 use crate::events::{Event, EventBus};
 use crate::ledger::Ledger;
-use crate::llm::{ChatModel, Role};
+use crate::llm::{ChatModel, LlmError, Prepared, Role};
 use crate::models::{ModelRef, Models};
 use crate::plan::Plan;
 use crate::planner;
@@ -163,6 +163,30 @@ impl Agent {
         }
     }
 
+    /// Evaluate the system prompt every call of this agent's runs starts
+    /// with (its tools, mode and agent profiles) on each of its models that
+    /// keep prompt state, and keep that state: the embedded model saves it
+    /// on disk, so the first call of the next run, in this process or
+    /// another, starts from it instead of evaluating it. Providers that keep
+    /// nothing do nothing. What the models kept, added up.
+    pub async fn prepare(&self) -> Result<Prepared, LlmError> {
+        let system = crate::prompt::system_prompt(&self.tools, self.options.mode, self.options.plannable_agents());
+        let mut providers: Vec<&Arc<dyn ChatModel>> = Vec::new();
+        for role in [Role::Planner, Role::Executor, Role::Replanner, Role::Synthesizer] {
+            let provider = &self.models.get(role).provider;
+            if !providers.iter().any(|p| Arc::ptr_eq(p, provider)) {
+                providers.push(provider);
+            }
+        }
+        let mut total = Prepared::default();
+        for provider in providers {
+            let prepared = provider.prepare(&system).await?;
+            total.kept_tokens += prepared.kept_tokens;
+            total.evaluated_tokens += prepared.evaluated_tokens;
+        }
+        Ok(total)
+    }
+
     /// Plan a task without running it. The plan is validated.
     pub async fn plan(&self, task: &str) -> Result<Plan, RunError> {
         let run_id = new_run_id();
@@ -200,6 +224,13 @@ impl Agent {
         plan: Option<Plan>,
         cancel: &CancelToken,
     ) -> RunReport {
+        if plan.is_some() {
+            // No planner call comes first to evaluate the system prompt: the
+            // first step's model call would, inside the step's time limit.
+            if let Some(Err(e)) = cancel.guard(self.prepare()).await {
+                tracing::warn!(error = %e, "the model could not prepare the system prompt; the first call will");
+            }
+        }
         let run_id = new_run_id();
         let stop = cancel.child();
         let ledger = Ledger::new(self.store.clone(), &run_id, stop.clone(), 0, 0);

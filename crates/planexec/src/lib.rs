@@ -95,7 +95,7 @@ pub use budget::Budget;
 pub use cancel::CancelToken;
 pub use decisions::DecisionError;
 pub use events::{Event, EventBus};
-pub use llm::{ChatModel, LlmError, Role};
+pub use llm::{ChatModel, LlmError, Prepared, Role};
 pub use models::{ModelRef, Models};
 pub use plan::{Plan, PlanError, PlanErrors, Step, StepKind};
 pub use policy::{

@@ -1188,3 +1188,88 @@ async fn a_revision_may_find_the_rest_infeasible_after_steps_that_ran() {
     assert!(report.error.unwrap().contains("budget.txt does not exist"));
     assert_eq!(server.requests_from("replanner").len(), 1, "accepted at once");
 }
+
+/// A provider that keeps prompt state, as the embedded model does: it logs
+/// what it is asked to prepare and the system message each call starts with.
+struct KeepsPrompts {
+    inner: Arc<dyn planexec::ChatModel>,
+    log: Mutex<Vec<(&'static str, String)>>,
+}
+
+#[async_trait]
+impl planexec::ChatModel for KeepsPrompts {
+    fn describe(&self) -> String {
+        "keeps prompts".into()
+    }
+
+    async fn chat(
+        &self,
+        request: planexec::llm::ChatRequest,
+    ) -> Result<planexec::llm::ChatResponse, planexec::LlmError> {
+        let system = match request.messages.first() {
+            Some(planexec::llm::Message::System { content }) => content.clone(),
+            other => format!("{other:?}"),
+        };
+        self.log.lock().unwrap().push(("chat", system));
+        self.inner.chat(request).await
+    }
+
+    async fn prepare(&self, system: &str) -> Result<planexec::Prepared, planexec::LlmError> {
+        self.log.lock().unwrap().push(("prepare", system.to_string()));
+        Ok(planexec::Prepared {
+            kept_tokens: 100,
+            evaluated_tokens: 100,
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_plan_run_without_a_planner_prepares_the_system_prompt_its_calls_start_with_first() {
+    let server = ScriptedServer::start();
+    server.role("executor").reply(Reply::content("Seventeen is prime."));
+    server.role("synthesizer").reply(Reply::content("17 is prime [s1]."));
+    let (_dir, tools) = workspace_tools();
+    let model = Arc::new(KeepsPrompts {
+        inner: provider(&server),
+        log: Mutex::new(Vec::new()),
+    });
+    let agent = planexec::Agent::builder(model.clone(), "test-model")
+        .tools(tools)
+        .options(options())
+        .build();
+    let plan: Plan = serde_json::from_value(json!({"goal": "is 17 prime", "steps": [
+        {"id": "s1", "description": "say whether 17 is prime", "tool": null, "args": {}, "depends_on": []}
+    ]}))
+    .unwrap();
+
+    let report = agent.run_plan("Is 17 prime?", plan).await;
+
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    let log = model.log.lock().unwrap().clone();
+    assert_eq!(log[0].0, "prepare", "{log:?}");
+    assert!(log[0].1.contains("Tools available in this run"), "{}", log[0].1);
+    // The step's call starts with exactly what was prepared, so its state is
+    // used; the synthesizer's system message adds its instructions to it.
+    assert_eq!(log[1], ("chat", log[0].1.clone()));
+    assert!(log.len() >= 3, "{log:?}");
+    assert!(log[1..]
+        .iter()
+        .all(|(kind, system)| *kind == "chat" && system.starts_with(&log[0].1)));
+
+    // A run that plans first needs no preparing: its planner call evaluates it.
+    server
+        .role("planner")
+        .reply(Reply::json(&json!({"goal": "17", "steps": [
+            {"id": "s1", "description": "say whether 17 is prime", "tool": null, "args": {}, "depends_on": []}
+        ]})));
+    server.role("executor").reply(Reply::content("Seventeen is prime."));
+    server.role("synthesizer").reply(Reply::content("17 is prime [s1]."));
+    model.log.lock().unwrap().clear();
+    let report = agent.run("Is 17 prime?").await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    assert!(model.log.lock().unwrap().iter().all(|(kind, _)| *kind == "chat"));
+
+    // Agent::prepare asks each distinct model once.
+    let prepared = agent.prepare().await.unwrap();
+    assert_eq!(prepared.evaluated_tokens, 100);
+}

@@ -112,6 +112,8 @@ pub struct Job {
     /// (role, content) pairs; roles are `system`, `user`, `assistant`.
     pub messages: Vec<(String, String)>,
     pub grammar: Option<String>,
+    /// Most tokens to generate; 0 only brings the prompt into the KV cache
+    /// (saving its system message's state), for [`LocalModel::prepare`](crate::LocalModel).
     pub max_tokens: u32,
     /// How the next token is picked: greedy when `None` (repeatable), else
     /// sampled from the grammar-allowed top tokens at this temperature.
@@ -438,6 +440,11 @@ impl State<'_> {
                 return Admission::Answered;
             }
         };
+        if slot.job.max_tokens == 0 {
+            // Asked only to bring its prompt into the cache (and save its system message).
+            finish(slot, &self.stats);
+            return Admission::Answered;
+        }
         let logits = ctx.get_logits_ith(batch.n_tokens() - 1);
         match slot.choose(self.model, &self.forced, logits) {
             Ok(Next::Decode) => Admission::Started(slot),

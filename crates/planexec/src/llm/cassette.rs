@@ -22,7 +22,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{ChatModel, ChatRequest, ChatResponse, LlmError, TextSink};
+use super::{ChatModel, ChatRequest, ChatResponse, LlmError, Prepared, TextSink};
 
 /// One line of a cassette.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -101,6 +101,11 @@ impl ChatModel for Recorder {
         let response = self.inner.chat_stream(request.clone(), &pass_on).await?;
         self.write(request, &response, chunks.into_inner().unwrap())?;
         Ok(response)
+    }
+
+    /// Nothing to record: the provider only keeps a prompt's state.
+    async fn prepare(&self, system: &str) -> Result<Prepared, LlmError> {
+        self.inner.prepare(system).await
     }
 }
 

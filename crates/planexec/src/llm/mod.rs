@@ -262,6 +262,26 @@ pub trait ChatModel: Send + Sync {
     async fn chat_stream(&self, request: ChatRequest, on_text: TextSink<'_>) -> Result<ChatResponse, LlmError> {
         chat_whole(self, request, on_text).await
     }
+
+    /// Evaluate `system`, the system prompt every call of a run starts with,
+    /// and keep its state, so that no call has to: for models that keep
+    /// prompt state between calls and processes (the embedded model, whose
+    /// first call would otherwise evaluate thousands of tokens inside a
+    /// step's time limit). The default, for providers that keep nothing of
+    /// their own, does nothing.
+    async fn prepare(&self, system: &str) -> Result<Prepared, LlmError> {
+        let _ = system;
+        Ok(Prepared::default())
+    }
+}
+
+/// What [`ChatModel::prepare`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Prepared {
+    /// Tokens of the prompt whose state is now kept.
+    pub kept_tokens: u64,
+    /// Of those, how many were evaluated now (0 when they were kept already).
+    pub evaluated_tokens: u64,
 }
 
 /// [`ChatModel::chat`], then the whole reply's text to `on_text` at once: the
