@@ -1,0 +1,111 @@
+//! `cargo bench -p planexec-local --bench decode`
+//!
+//! What decoding several replies together costs on this machine, beside one:
+//! one llama.cpp decode of N tokens, each in its own sequence (as the engine
+//! decodes N replies in flight), against a decode of one, for N = 1 to 8, and
+//! prompt evaluation in batches of 16, 64 and 256 tokens. Two parallel steps
+//! can cost little more than one only where the N = 2 figure is near 1x. The
+//! model is the pulled `small` one, or `PLANEXEC_BENCH_MODEL=FILE` (any GGUF:
+//! run it on other weight formats to compare their kernels). Prints medians;
+//! asserts nothing about time.
+
+use std::num::NonZeroU32;
+use std::time::Instant;
+
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::model::LlamaModel;
+use llama_cpp_2::token::LlamaToken;
+
+/// Decodes timed per row count, after one untimed.
+const ROUNDS: usize = 24;
+const SEQUENCES: i32 = 8;
+
+/// Median milliseconds of one decode of `n` tokens, one in each of the first
+/// `n` sequences (which hold the same prompt of `prompt_len` tokens).
+fn decode_ms(ctx: &mut LlamaContext<'_>, batch: &mut LlamaBatch, token: LlamaToken, n: i32, prompt_len: i32) -> f64 {
+    let mut times = Vec::with_capacity(ROUNDS);
+    for round in 0..=ROUNDS as i32 {
+        batch.clear();
+        for seq in 0..n {
+            batch.add(token, prompt_len + round, &[seq], true).expect("batch");
+        }
+        let started = Instant::now();
+        ctx.decode(batch).expect("decode");
+        if round > 0 {
+            times.push(started.elapsed().as_secs_f64() * 1000.0);
+        }
+    }
+    for seq in 0..SEQUENCES {
+        let _ = ctx.clear_kv_cache_seq(Some(seq as u32), Some(prompt_len as u32), None);
+    }
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
+}
+
+/// Tokens per second evaluating `tokens` into a spare sequence in batches of `size`.
+fn prompt_tps(ctx: &mut LlamaContext<'_>, batch: &mut LlamaBatch, tokens: &[LlamaToken], size: usize) -> f64 {
+    let seq = SEQUENCES - 1;
+    let _ = ctx.clear_kv_cache_seq(Some(seq as u32), None, None);
+    let started = Instant::now();
+    for (c, chunk) in tokens.chunks(size).enumerate() {
+        batch.clear();
+        for (i, t) in chunk.iter().enumerate() {
+            let pos = (c * size + i) as i32;
+            batch.add(*t, pos, &[seq], i + 1 == chunk.len()).expect("batch");
+        }
+        ctx.decode(batch).expect("decode");
+    }
+    tokens.len() as f64 / started.elapsed().as_secs_f64()
+}
+
+fn main() {
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let path = std::env::var_os("PLANEXEC_BENCH_MODEL")
+        .map(std::path::PathBuf::from)
+        .or_else(|| planexec_local::weights::installed(&planexec_local::weights::SMALL))
+        .expect("no model: run `planexec model pull small` or set PLANEXEC_BENCH_MODEL");
+    llama_cpp_2::send_logs_to_tracing(llama_cpp_2::LogOptions::default().with_logs_enabled(false));
+    let backend = LlamaBackend::init().expect("llama.cpp");
+    let model = LlamaModel::load_from_file(&backend, &path, &LlamaModelParams::default()).expect("load the model");
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get() as i32);
+    let params = LlamaContextParams::default()
+        .with_n_ctx(NonZeroU32::new(4096))
+        .with_n_batch(512)
+        .with_n_ubatch(512)
+        .with_n_threads(threads)
+        .with_n_threads_batch(threads)
+        .with_n_seq_max(SEQUENCES as u32)
+        .with_kv_unified(true);
+    let mut ctx = model.new_context(&backend, params).expect("a context");
+    let text = "You are one part of a plan-and-execute agent; the steps of a plan run in parallel. ".repeat(16);
+    let tokens = model.vocab().tokenize(text.as_bytes(), true, false);
+    let tokens = &tokens[..256.min(tokens.len())];
+    let mut batch = LlamaBatch::new(512, SEQUENCES);
+    println!("model: {} ({threads} threads)", path.display());
+    for size in [16, 64, 256] {
+        println!(
+            "prompt evaluation, batches of {size:>3}  {:>8.1} tok/s",
+            prompt_tps(&mut ctx, &mut batch, tokens, size)
+        );
+    }
+    // Every sequence holds the same prompt; each decode adds one token to n of them.
+    let prompt_len = tokens.len() as i32;
+    for seq in 0..SEQUENCES - 1 {
+        ctx.copy_kv_cache_seq(SEQUENCES - 1, seq, None, None).expect("copy");
+    }
+    let one = decode_ms(&mut ctx, &mut batch, tokens[1], 1, prompt_len);
+    println!("one decode of 1 token              {one:>8.1} ms");
+    for n in [2, 3, 4, 8] {
+        let ms = decode_ms(&mut ctx, &mut batch, tokens[1], n, prompt_len);
+        println!(
+            "one decode of {n} tokens in {n} sequences {:>6.2}x one  ({ms:.1} ms)",
+            ms / one
+        );
+    }
+}
