@@ -83,28 +83,39 @@ fn main() {
         .with_n_seq_max(SEQUENCES as u32)
         .with_kv_unified(true);
     let mut ctx = model.new_context(&backend, params).expect("a context");
-    let text = "You are one part of a plan-and-execute agent; the steps of a plan run in parallel. ".repeat(16);
-    let tokens = model.vocab().tokenize(text.as_bytes(), true, false);
-    let tokens = &tokens[..256.min(tokens.len())];
+    let text = "You are one part of a plan-and-execute agent; the steps of a plan run in parallel. ".repeat(160);
+    let all = model.vocab().tokenize(text.as_bytes(), true, false);
     let mut batch = LlamaBatch::new(512, SEQUENCES);
     println!("model: {} ({threads} threads)", path.display());
+    let short = &all[..256.min(all.len())];
     for size in [16, 64, 256] {
         println!(
             "prompt evaluation, batches of {size:>3}  {:>8.1} tok/s",
-            prompt_tps(&mut ctx, &mut batch, tokens, size)
+            prompt_tps(&mut ctx, &mut batch, short, size)
         );
     }
-    // Every sequence holds the same prompt; each decode adds one token to n of them.
-    let prompt_len = tokens.len() as i32;
+    decodes(&mut ctx, &mut batch, short);
+    // A step's prompt is ~2,700 tokens: every decode then also attends over
+    // them, once per sequence, though they share the cells.
+    let long = &all[..2048.min(all.len())];
+    prompt_tps(&mut ctx, &mut batch, long, 256);
+    decodes(&mut ctx, &mut batch, long);
+}
+
+/// Every sequence holds `prompt`; each decode adds one token to n of them.
+fn decodes(ctx: &mut LlamaContext<'_>, batch: &mut LlamaBatch, prompt: &[LlamaToken]) {
+    let prompt_len = prompt.len() as i32;
     for seq in 0..SEQUENCES - 1 {
+        let _ = ctx.clear_kv_cache_seq(Some(seq as u32), None, None);
         ctx.copy_kv_cache_seq(SEQUENCES - 1, seq, None, None).expect("copy");
     }
-    let one = decode_ms(&mut ctx, &mut batch, tokens[1], 1, prompt_len);
-    println!("one decode of 1 token              {one:>8.1} ms");
+    let one = decode_ms(ctx, batch, prompt[1], 1, prompt_len);
+    println!("after a prompt of {prompt_len} tokens:");
+    println!("  one decode of 1 token                {one:>8.1} ms");
     for n in [2, 3, 4, 8] {
-        let ms = decode_ms(&mut ctx, &mut batch, tokens[1], n, prompt_len);
+        let ms = decode_ms(ctx, batch, prompt[1], n, prompt_len);
         println!(
-            "one decode of {n} tokens in {n} sequences {:>6.2}x one  ({ms:.1} ms)",
+            "  one decode of {n} tokens in {n} sequences {:>6.2}x one  ({ms:.1} ms)",
             ms / one
         );
     }
