@@ -9,6 +9,8 @@
 //! run it on other weight formats to compare their kernels). Prints medians;
 //! asserts nothing about time.
 
+mod common;
+
 use std::num::NonZeroU32;
 use std::time::Instant;
 
@@ -63,13 +65,9 @@ fn prompt_tps(ctx: &mut LlamaContext<'_>, batch: &mut LlamaBatch, tokens: &[Llam
 }
 
 fn main() {
-    if !std::env::args().any(|a| a == "--bench") {
+    let Some(path) = common::bench_model() else {
         return;
-    }
-    let path = std::env::var_os("PLANEXEC_BENCH_MODEL")
-        .map(std::path::PathBuf::from)
-        .or_else(|| planexec_local::weights::installed(&planexec_local::weights::SMALL))
-        .expect("no model: run `planexec model pull small` or set PLANEXEC_BENCH_MODEL");
+    };
     llama_cpp_2::send_logs_to_tracing(llama_cpp_2::LogOptions::default().with_logs_enabled(false));
     let backend = LlamaBackend::init().expect("llama.cpp");
     let model = LlamaModel::load_from_file(&backend, &path, &LlamaModelParams::default()).expect("load the model");

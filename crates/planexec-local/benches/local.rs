@@ -6,6 +6,8 @@
 //! and the time of two parallel reasoning steps against one (decoded together,
 //! and one after another). Prints figures; asserts no times (machines are noisy).
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -101,13 +103,9 @@ async fn parallel_steps(path: &std::path::Path, dir: &std::path::Path, sequences
 }
 
 fn main() {
-    if !std::env::args().any(|a| a == "--bench") {
+    let Some(path) = common::bench_model() else {
         return;
-    }
-    let path = std::env::var_os("PLANEXEC_BENCH_MODEL")
-        .map(std::path::PathBuf::from)
-        .or_else(|| planexec_local::weights::installed(&planexec_local::weights::SMALL))
-        .expect("no model: run `planexec model pull small` or set PLANEXEC_BENCH_MODEL");
+    };
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.txt"), "17\n").unwrap();
     std::fs::write(dir.path().join("b.txt"), "25\n").unwrap();
