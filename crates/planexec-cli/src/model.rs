@@ -130,9 +130,10 @@ async fn prepare(path: &Path, workspace: &Path, quiet: bool) -> Result<(), BadIn
         .options(options)
         .build();
     if !quiet {
+        let folder = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
         eprintln!(
-            "preparing the prompt of {}'s {count} tools (once; later runs start from its saved state)",
-            workspace.display()
+            "preparing the system prompt of the {count} tools in {} (once: later runs start from its saved state)",
+            folder.display()
         );
     }
     let started = Instant::now();
