@@ -170,7 +170,7 @@ impl Agent {
     /// another, starts from it instead of evaluating it. Providers that keep
     /// nothing do nothing. What the models kept, added up.
     pub async fn prepare(&self) -> Result<Prepared, LlmError> {
-        let system = crate::prompt::system_prompt(&self.tools, self.options.mode, self.options.plannable_agents());
+        let system = crate::prompt::system_prompt(&self.tools, &self.options);
         let mut providers: Vec<&Arc<dyn ChatModel>> = Vec::new();
         for role in [Role::Planner, Role::Executor, Role::Replanner, Role::Synthesizer] {
             let provider = &self.models.get(role).provider;

@@ -35,7 +35,7 @@ impl RunContext {
     /// [`system_prompt`] for the run's tools as they are now (an MCP server may
     /// have changed its tools since the run started).
     pub fn system(&self) -> String {
-        crate::prompt::system_prompt(&self.tools, self.options.mode, self.options.plannable_agents())
+        crate::prompt::system_prompt(&self.tools, &self.options)
     }
 
     /// [`RunContext::system`] closed by a role's own instructions, for a role

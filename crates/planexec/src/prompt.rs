@@ -4,14 +4,16 @@
 //! cache prompt prefixes.
 
 use crate::agents::AgentProfile;
-use crate::policy::Mode;
+use crate::policy::{Mode, RunOptions};
 use crate::tools::ToolRegistry;
 
 /// The system prompt every role's call starts with: what the agent is and the
 /// run's tools. Being identical on every call of a run, it is evaluated once by
 /// a local model's KV cache and cached by providers that cache prompt prefixes.
-pub(crate) fn system_prompt(tools: &ToolRegistry, mode: Mode, agents: &[AgentProfile]) -> String {
-    let rule = match mode {
+/// A run's calls and [`Agent::prepare`](crate::Agent::prepare) both take it
+/// from here, so the prompt prepared is the one the calls start with.
+pub(crate) fn system_prompt(tools: &ToolRegistry, options: &RunOptions) -> String {
+    let rule = match options.mode {
         Mode::Plan => "This run is in plan mode: only read_only tools may be used; the runtime refuses any other.\n",
         Mode::Ask | Mode::Auto => "",
     };
@@ -20,7 +22,7 @@ pub(crate) fn system_prompt(tools: &ToolRegistry, mode: Mode, agents: &[AgentPro
         tool_catalog(tools),
         tool_hints(tools),
         PLAN_FORMAT,
-        agent_catalog(tools, agents)
+        agent_catalog(tools, options.plannable_agents())
     )
 }
 
