@@ -45,7 +45,7 @@ use planexec::render;
 use planexec::tools::{builtin, workspace::Workspace};
 use planexec::{Plan, ResumeOptions, StepSelection};
 
-use args::{AgentsCommand, Cli, Command, ConfigCommand, ModelCommand, ToolsCommand};
+use args::{AgentsCommand, Cli, Command, ConfigCommand, ToolsCommand};
 use config::{Config, Flags};
 use display::Display;
 
@@ -199,17 +199,7 @@ async fn dispatch(cli: Cli) -> Result<u8, BadInput> {
             command: ConfigCommand::Show { workspace, json },
         } => show_config(&workspace, json),
         Command::Trust { path, forget } => trust_file(&path, forget),
-        Command::Model {
-            command:
-                ModelCommand::Pull {
-                    name,
-                    workspace,
-                    no_prepare,
-                },
-        } => model::pull(&name, (!no_prepare).then_some(workspace.as_path()), quiet).await,
-        Command::Model {
-            command: ModelCommand::List { json },
-        } => Ok(model::list(json)),
+        Command::Model { command } => model::command(command, quiet).await,
         Command::Bench {
             tasks,
             suite,

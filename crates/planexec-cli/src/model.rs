@@ -5,8 +5,21 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::args::ModelCommand;
 use crate::config::{Config, Flags};
-use crate::{setup, BadInput, EXIT_OK, EXIT_RUN_FAILED};
+use crate::{provider, setup, BadInput, EXIT_OK, EXIT_RUN_FAILED};
+
+/// `planexec model ...`.
+pub async fn command(command: ModelCommand, quiet: bool) -> Result<u8, BadInput> {
+    match command {
+        ModelCommand::Pull {
+            name,
+            workspace,
+            no_prepare,
+        } => pull(&name, (!no_prepare).then_some(workspace.as_path()), quiet).await,
+        ModelCommand::List { json } => Ok(list(json)),
+    }
+}
 
 /// `model list`: the models planexec knows and which are installed.
 pub fn list(json: bool) -> u8 {
@@ -120,10 +133,7 @@ async fn prepare(path: &Path, workspace: &Path, quiet: bool) -> Result<(), BadIn
     let tools = setup::local_tools(workspace, &config)?;
     let options = config.run_options()?;
     let count = tools.names().len();
-    let model = tokio::task::block_in_place(|| {
-        planexec_local::LocalModel::load(planexec_local::EngineConfig::new(path.to_path_buf()))
-    })
-    .map_err(|e| BadInput(e.to_string()))?;
+    let model = provider::load_local(path)?;
     let name = model.name().to_string();
     let agent = planexec::Agent::builder(Arc::new(model), name)
         .tools(tools)

@@ -157,10 +157,7 @@ impl Providers {
                 if let Some((provider, name)) = self.local.get(&path) {
                     return Ok((provider.clone(), name.clone()));
                 }
-                let local = tokio::task::block_in_place(|| {
-                    planexec_local::LocalModel::load(planexec_local::EngineConfig::new(path.clone()))
-                })
-                .map_err(|e| BadInput(e.to_string()))?;
+                let local = load_local(&path)?;
                 let name = local.name().to_string();
                 let provider: Arc<dyn ChatModel> = Arc::new(local);
                 self.local.insert(path, (provider.clone(), name.clone()));
@@ -168,6 +165,16 @@ impl Providers {
             }
         }
     }
+}
+
+/// Load the embedded model at `path` as every command does (a run, and
+/// `model pull` preparing its prompt), so that the prompt state one saves is
+/// the one the other finds. Blocks this worker thread while the weights load.
+pub fn load_local(path: &Path) -> Result<planexec_local::LocalModel, BadInput> {
+    tokio::task::block_in_place(|| {
+        planexec_local::LocalModel::load(planexec_local::EngineConfig::new(path.to_path_buf()))
+    })
+    .map_err(|e| BadInput(e.to_string()))
 }
 
 /// The GGUF file of an embedded model: `model` from a `local/...` reference
