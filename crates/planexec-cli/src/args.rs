@@ -235,7 +235,7 @@ pub enum Command {
     },
     /// Run a task file under several strategies and compare success, model calls, tokens, cost, time and replans.
     #[command(
-        after_help = "Each line of TASKS is a JSON object: {\"name\": …, \"task\": …, \"workspace\": \"folder\", \"check\": …}\nwhere check is {\"answer_contains\": …}, {\"file\": …, \"contains\"|\"equals\": …} or {\"command\": …} (exits 0),\nor a list of them (also {\"absent\": file}, {\"no_tool\": name}, {\"says\": text}, {\"status\": \"infeasible\"}).\nEach run gets a fresh copy of the workspace folder (relative to TASKS).\nRuns are unattended: the plan is approved and tools run as --mode auto with every confirmation answered yes.\n\nA suite (--suite DIR) is a folder with tune.jsonl (the part changes are tried on) and heldout.jsonl\n(the part only reported); it prints a pass-rate table per part, under the configured strategy unless --strategy.\n\nExamples:\n  planexec bench examples/bench/tasks.jsonl\n  planexec bench --suite examples/tasks --local-model small\n  planexec bench --suite examples/tasks --part held-out\n  planexec bench tasks.jsonl --strategy plan-execute,react --repeat 3\n  planexec bench tasks.jsonl --json > results.json"
+        after_help = "Each line of TASKS is a JSON object: {\"name\": …, \"task\": …, \"workspace\": \"folder\", \"check\": …}\nwhere check is {\"answer_contains\": …}, {\"file\": …, \"contains\"|\"equals\": …} or {\"command\": …} (exits 0),\nor a list of them (also {\"absent\": file}, {\"no_tool\": name}, {\"says\": text}, {\"status\": \"infeasible\"}).\nEach run gets a fresh copy of the workspace folder (relative to TASKS).\nRuns are unattended: the plan is approved and tools run as --mode auto with every confirmation answered yes.\n\nA suite (--suite DIR) is a folder with tune.jsonl (the part changes are tried on), heldout.jsonl and\nheldout-2.jsonl (parts only reported: held-out-1, spent, and held-out-2); it prints a pass-rate table per part,\nunder the configured strategy unless --strategy.\n\nExamples:\n  planexec bench examples/bench/tasks.jsonl\n  planexec bench --suite examples/tasks --local-model small\n  planexec bench --suite examples/tasks --part held-out-2\n  planexec bench tasks.jsonl --strategy plan-execute,react --repeat 3\n  planexec bench tasks.jsonl --json > results.json"
     )]
     Bench {
         /// The task file (JSON Lines), e.g. examples/bench/tasks.jsonl.
@@ -244,7 +244,7 @@ pub enum Command {
         /// A suite folder (tune.jsonl and heldout.jsonl), e.g. examples/tasks.
         #[arg(long, value_name = "DIR")]
         suite: Option<PathBuf>,
-        /// Only this part of the suite: tune or held-out.
+        /// Only this part of the suite: tune, held-out-1 or held-out-2.
         #[arg(long, requires = "suite")]
         part: Option<String>,
         /// Runs of each task under each strategy; the table shows medians.
@@ -503,6 +503,14 @@ pub struct CommonArgs {
     /// task to one ReAct loop with every tool [env: PLANEXEC_FALLBACK] [default: stop].
     #[arg(long, value_name = "stop|react")]
     pub fallback: Option<String>,
+    /// Plan rewrite rules and worked plans, the help for small models: auto gives them
+    /// to the embedded model only, on to every model, off to none [env: PLANEXEC_MEND] [default: auto].
+    #[arg(long, value_name = "auto|on|off")]
+    pub mend: Option<String>,
+    /// When a tool step fails: an agent step recovers it from the error first, or the
+    /// replanner revises the plan at once [env: PLANEXEC_RECOVER] [default: agent].
+    #[arg(long, value_name = "agent|replan")]
+    pub recover: Option<String>,
     /// Stop the run (status budget_exhausted, resumable) before it would use more tokens than this.
     #[arg(long, value_name = "TOKENS")]
     pub max_tokens: Option<u64>,
@@ -543,6 +551,8 @@ impl CommonArgs {
             mode: self.mode.clone(),
             strategy: self.strategy.clone(),
             fallback: self.fallback.clone(),
+            mend: self.mend.clone(),
+            recover: self.recover.clone(),
             max_tokens: self.max_tokens,
             max_cost: self.max_cost,
             max_time: self.max_time,

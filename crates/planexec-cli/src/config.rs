@@ -57,6 +57,8 @@ struct FileConfig {
     approval: Option<String>,
     strategy: Option<String>,
     fallback: Option<String>,
+    mend: Option<String>,
+    recover: Option<String>,
     shell: Option<ShellSection>,
     http: Option<HttpSection>,
     mcp_servers: Option<Vec<planexec_mcp::McpServerToml>>,
@@ -161,6 +163,8 @@ pub struct Flags {
     pub approval: Option<String>,
     pub strategy: Option<String>,
     pub fallback: Option<String>,
+    pub mend: Option<String>,
+    pub recover: Option<String>,
     pub max_tokens: Option<u64>,
     pub max_cost: Option<f64>,
     pub max_time: Option<f64>,
@@ -247,6 +251,8 @@ const KEYS: &[(&str, Option<&str>)] = &[
     ("approval", Some("now")),
     ("strategy", Some("plan-execute")),
     ("fallback", Some("stop")),
+    ("mend", Some("auto")),
+    ("recover", Some("agent")),
     ("shell.enabled", Some("true")),
     ("shell.allow", Some("")),
     ("shell.timeout", Some("60")),
@@ -276,6 +282,8 @@ const ENV: &[(&str, &str)] = &[
     ("PLANEXEC_APPROVAL", "approval"),
     ("PLANEXEC_STRATEGY", "strategy"),
     ("PLANEXEC_FALLBACK", "fallback"),
+    ("PLANEXEC_MEND", "mend"),
+    ("PLANEXEC_RECOVER", "recover"),
 ];
 
 /// The user's config file: the one `--config` names, else
@@ -411,6 +419,8 @@ impl Config {
         put("approval", file.approval);
         put("strategy", file.strategy);
         put("fallback", file.fallback);
+        put("mend", file.mend);
+        put("recover", file.recover);
         let shell = file.shell.unwrap_or_default();
         put("shell.enabled", shell.enabled.map(|v| v.to_string()));
         put("shell.allow", shell.allow.map(|v| v.join("\n")));
@@ -437,11 +447,13 @@ impl Config {
     }
 
     fn apply_flags(&mut self, f: &Flags) {
-        let pairs: [(&'static str, &str, Option<String>); 21] = [
+        let pairs: [(&'static str, &str, Option<String>); 23] = [
             ("mode", "mode", f.mode.clone()),
             ("approve", "approval", f.approval.clone()),
             ("strategy", "strategy", f.strategy.clone()),
             ("fallback", "fallback", f.fallback.clone()),
+            ("mend", "mend", f.mend.clone()),
+            ("recover", "recover", f.recover.clone()),
             ("max-tokens", "limits.max_tokens", f.max_tokens.map(|v| v.to_string())),
             ("max-cost", "limits.max_cost", f.max_cost.map(|v| v.to_string())),
             ("max-time", "limits.max_time", f.max_time.map(|v| v.to_string())),
@@ -534,6 +546,8 @@ impl Config {
             max_replans: non_negative("limits.max_replans", self.number("limits.max_replans")?)? as u32,
             stall_replans: non_negative("limits.stall_replans", self.number("limits.stall_replans")?)? as u32,
             fallback: self.fallback()?,
+            mend: self.mend()?,
+            recover: self.recover()?,
             parallelism: positive("limits.parallelism", self.number("limits.parallelism")?)? as usize,
             step_timeout: Duration::try_from_secs_f64(timeout).map_err(|_| {
                 format!(
@@ -603,6 +617,18 @@ impl Config {
     pub fn fallback(&self) -> Result<planexec::Fallback, String> {
         let entry = &self.entries["fallback"];
         planexec::Fallback::parse(&entry.value).map_err(|e| format!("{e} (from {})", entry.source))
+    }
+
+    /// Whether runs get the small-model help: `auto`, `on` or `off`.
+    pub fn mend(&self) -> Result<planexec::MendMode, String> {
+        let entry = &self.entries["mend"];
+        planexec::MendMode::parse(&entry.value).map_err(|e| format!("{e} (from {})", entry.source))
+    }
+
+    /// What a failed tool step gets first: `agent` (a recovery loop) or `replan`.
+    pub fn recover(&self) -> Result<planexec::Recover, String> {
+        let entry = &self.entries["recover"];
+        planexec::Recover::parse(&entry.value).map_err(|e| format!("{e} (from {})", entry.source))
     }
 
     /// `tools.NAME.SETTING` entries, as (tool, value, source).

@@ -73,9 +73,10 @@ impl Display {
         }
     }
 
-    pub fn render_plan(&self, plan: &Plan) -> String {
+    pub fn render_plan(&self, plan: &Plan, mends: &[planexec::Mend]) -> String {
         let notes = Annotations {
             side_effect_tools: self.side_effect_tools.clone(),
+            mends,
             ..Annotations::default()
         };
         render::text(plan, &notes)
@@ -87,12 +88,17 @@ impl Display {
         }
         let dim = style("dim");
         match event {
-            Event::PlanProposed { version, plan } => {
+            Event::PlanProposed { version, plan, mends } => {
                 if *version > 1 {
                     self.println(&dim.apply_to(format!("plan version {version}:")).to_string());
                 }
-                self.println(self.render_plan(plan).trim_end());
+                self.println(self.render_plan(plan, mends).trim_end());
             }
+            Event::StepRecovering { step_id, tool, error } => self.println(
+                &style("yellow")
+                    .apply_to(format!("~ {step_id} {tool} failed: {error}; an agent step recovers it"))
+                    .to_string(),
+            ),
             Event::RunResumed { run_id, steps_done, .. } => self.println(
                 &dim.apply_to(format!("resuming {run_id}: {steps_done} finished step(s) kept"))
                     .to_string(),

@@ -266,7 +266,7 @@ pub async fn plan_only(
         Some(path) => {
             let text = render::render(&plan, format.unwrap_or(Format::Json), &notes);
             std::fs::write(&path, text).map_err(|e| BadInput(format!("cannot write {}: {e}", path.display())))?;
-            display.info(display.render_plan(&plan).trim_end());
+            display.info(display.render_plan(&plan, &[]).trim_end());
             display.info(&format!("wrote the plan to {}", path.display()));
         }
         None => out!("{}", render::render(&plan, format.unwrap_or(Format::Text), &notes)),

@@ -147,7 +147,7 @@ impl Approver for TerminalReviewer {
                     if let Some(edited) = self.edit(plan, check).await {
                         return Approval::Edit(edited);
                     }
-                    self.display.println(self.display.render_plan(plan).trim_end());
+                    self.display.println(self.display.render_plan(plan, &[]).trim_end());
                 }
                 "f" | "feedback" => match ask(&self.display, "Feedback for the planner: ".to_string()).await {
                     Some(text) if !text.is_empty() => return Approval::Feedback(text),

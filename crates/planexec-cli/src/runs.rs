@@ -188,9 +188,11 @@ pub fn show(run: &StoredRun, side_effect_tools: Vec<String>) -> String {
                 statuses.insert(s.id.as_str(), s.status);
             }
         }
+        let mends = report.plans.last().map(|v| v.mends.as_slice()).unwrap_or_default();
         let notes = Annotations {
             side_effect_tools,
             statuses,
+            mends,
         };
         out.push('\n');
         out.push_str(&render::text(plan, &notes));

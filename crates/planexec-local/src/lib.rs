@@ -285,6 +285,12 @@ impl ChatModel for LocalModel {
         "llama.cpp"
     }
 
+    /// A small local model gets the worked plans and plan rewrite rules
+    /// under `mend = "auto"`: asked again, it often writes the same plan.
+    fn wants_plan_help(&self) -> bool {
+        true
+    }
+
     async fn chat(&self, request: ChatRequest) -> Result<ChatResponse, LlmError> {
         self.generate(&request, None).await
     }

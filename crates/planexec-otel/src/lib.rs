@@ -404,7 +404,7 @@ impl Recorder {
                     ],
                 ));
             }
-            Event::PlanProposed { version, plan } => {
+            Event::PlanProposed { version, plan, .. } => {
                 if let Some(old) = state.plan.take() {
                     old.span().end_with_timestamp(now);
                 }

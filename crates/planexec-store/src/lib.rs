@@ -591,15 +591,17 @@ impl RunStore for SqlStore {
         let doing = "record a plan";
         let mut tx = self.begin(doing).await?;
         let plan = serde_json::to_string(&version.plan).unwrap_or_default();
+        let mends = (!version.mends.is_empty()).then(|| serde_json::to_string(&version.mends).unwrap_or_default());
         sqlx::query(
-            "INSERT INTO plan_versions (run_id, version, reason, plan, created_at) VALUES ($1, $2, $3, $4, $5) \
-             ON CONFLICT (run_id, version) DO UPDATE SET reason = excluded.reason, plan = excluded.plan",
+            "INSERT INTO plan_versions (run_id, version, reason, plan, created_at, mends) VALUES ($1, $2, $3, $4, $5, $6) \
+             ON CONFLICT (run_id, version) DO UPDATE SET reason = excluded.reason, plan = excluded.plan, mends = excluded.mends",
         )
         .bind(run_id)
         .bind(version.version as i64)
         .bind(&version.reason)
         .bind(plan)
         .bind(to_i64(now_ms()))
+        .bind(mends)
         .execute(&mut *tx)
         .await
         .map_err(|e| self.fail(e, doing))?;
@@ -784,11 +786,12 @@ impl RunStore for SqlStore {
             }),
         };
 
-        let plans = sqlx::query("SELECT version, reason, plan FROM plan_versions WHERE run_id = $1 ORDER BY version")
-            .bind(run_id)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(|e| self.fail(e, doing))?;
+        let plans =
+            sqlx::query("SELECT version, reason, plan, mends FROM plan_versions WHERE run_id = $1 ORDER BY version")
+                .bind(run_id)
+                .fetch_all(&self.pool)
+                .await
+                .map_err(|e| self.fail(e, doing))?;
         for p in plans {
             let plan = serde_json::from_str(&get_string(&p, "plan")).map_err(|e| {
                 StoreError::new(
@@ -796,10 +799,23 @@ impl RunStore for SqlStore {
                     format!("a plan of run {run_id} in {} cannot be read: {e}", self.location),
                 )
             })?;
+            let mends = match p.try_get::<Option<String>, _>("mends").ok().flatten() {
+                Some(text) => serde_json::from_str(&text).map_err(|e| {
+                    StoreError::new(
+                        StoreErrorKind::Corrupt,
+                        format!(
+                            "the mends of a plan of run {run_id} in {} cannot be read: {e}",
+                            self.location
+                        ),
+                    )
+                })?,
+                None => Vec::new(),
+            };
             run.plans.push(PlanVersion {
                 version: get_u64(&p, "version") as u32,
                 reason: get_string(&p, "reason"),
                 plan,
+                mends,
             });
         }
 

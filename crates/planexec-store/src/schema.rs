@@ -102,6 +102,9 @@ const MIGRATIONS: &[&str] = &[
         at BIGINT NOT NULL,
         PRIMARY KEY (run_id, seq)
     );",
+    // 4: what the runtime changed in a plan the model wrote (calls written
+    // twice merged, the small-model help's mends), with its plan version.
+    "ALTER TABLE plan_versions ADD COLUMN mends TEXT;",
 ];
 
 /// The schema version this build writes.

@@ -138,15 +138,25 @@ async fn conformance(store: Arc<dyn RunStore>) {
     assert!(again.is_err(), "a second run with the same id is refused");
 
     // Plan versions, in order, with reasons, the replan count and the approval.
+    // A version keeps what the runtime changed in the plan the model wrote.
+    let merged = plan(&["s1", "s2"]);
     let v1 = PlanVersion {
         version: 1,
         reason: "initial plan".into(),
-        plan: plan(&["s1", "s2"]),
+        plan: merged.clone(),
+        mends: vec![planexec::Mend {
+            rule: "same-call".into(),
+            step: "s1".into(),
+            before: plan(&["s0"]).steps,
+            after: Vec::new(),
+            note: None,
+        }],
     };
     let v2 = PlanVersion {
         version: 2,
         reason: "step s2 failed: boom".into(),
         plan: plan(&["s1", "s3"]),
+        mends: Vec::new(),
     };
     store.add_plan("run-a", &v1, 0).await.unwrap();
     store.approve_plan("run-a", 1).await.unwrap();

@@ -223,6 +223,7 @@ async fn a_full_disk_is_a_clear_error_and_earlier_records_survive() {
                 version: 1,
                 reason: "initial plan".into(),
                 plan: serde_json::from_value::<Plan>(json!({"goal": "g", "steps": []})).unwrap(),
+                mends: Vec::new(),
             },
             0,
         )

@@ -16,6 +16,7 @@ use crate::cancel::CancelToken;
 use crate::context::RunContext;
 use crate::decisions::{self, DecisionError};
 use crate::events::{Event, EventBus};
+use crate::help::PlanHelp;
 use crate::ledger::Ledger;
 use crate::llm::{ChatModel, LlmError, Prepared, Role};
 use crate::models::{ModelRef, Models};
@@ -41,6 +42,7 @@ pub struct Agent {
     events: EventBus,
     store: Option<Arc<dyn RunStore>>,
     run_info: serde_json::Map<String, Value>,
+    help: Arc<dyn PlanHelp>,
 }
 
 /// Builder for [`Agent`].
@@ -53,6 +55,7 @@ pub struct AgentBuilder {
     events: EventBus,
     store: Option<Arc<dyn RunStore>>,
     run_info: serde_json::Map<String, Value>,
+    help: Arc<dyn PlanHelp>,
 }
 
 impl AgentBuilder {
@@ -97,6 +100,12 @@ impl AgentBuilder {
         self.events = events;
         self
     }
+    /// The model-specific help runs get when their `mend` setting gives it
+    /// (default: planexec's own, [`crate::mends::SmallModelHelp`]).
+    pub fn plan_help(mut self, help: Arc<dyn PlanHelp>) -> Self {
+        self.help = help;
+        self
+    }
     pub fn build(self) -> Agent {
         Agent {
             models: self.models,
@@ -107,6 +116,7 @@ impl AgentBuilder {
             events: self.events,
             store: self.store,
             run_info: self.run_info,
+            help: self.help,
         }
     }
 }
@@ -123,6 +133,7 @@ impl Agent {
             events: EventBus::new(),
             store: None,
             run_info: Default::default(),
+            help: Arc::new(crate::mends::SmallModelHelp),
         }
     }
 
@@ -160,7 +171,15 @@ impl Agent {
             ledger: Arc::new(ledger),
             journal: Default::default(),
             inbox: Default::default(),
+            help: self.wants_help().then(|| self.help.clone()),
         }
+    }
+
+    /// Whether this agent's runs get its plan help: as the `mend` setting
+    /// says, for the planner's model.
+    fn wants_help(&self) -> bool {
+        let wants = self.models.get(Role::Planner).provider.wants_plan_help();
+        self.options.mend.applies(wants)
     }
 
     /// Evaluate the system prompt every call of this agent's runs starts
@@ -195,7 +214,9 @@ impl Agent {
             CancelToken::new(),
             0,
         );
-        planner::plan_with_questions(&ctx, task, &mut Vec::new()).await
+        planner::plan_with_questions(&ctx, task, &mut Vec::new())
+            .await
+            .map(|planned| planned.plan)
     }
 
     /// Plan, approve, execute and answer a task.

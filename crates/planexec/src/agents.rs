@@ -19,6 +19,11 @@ pub const WORKER: &str = "worker";
 /// progress (`fallback = "react"`): every tool, as many calls as a react run.
 pub const REACT: &str = "react";
 
+/// Name of the built-in loop that recovers a failed tool step (`recover =
+/// "agent"`): the failed call, its error and the step, the tools of the
+/// step's kind, a few turns.
+pub const RECOVER: &str = "recover";
+
 /// A named agent that plan steps can hand a subtask to.
 #[derive(Clone)]
 pub struct AgentProfile {
@@ -54,6 +59,8 @@ const DEFAULT_INSTRUCTIONS: &str = "You carry out one step of a larger plan with
 
 const FALLBACK_INSTRUCTIONS: &str = "A plan for this task stopped making progress; you finish the task with tools. The step says why the plan stopped and what earlier steps found. Do not repeat what failed: try another tool or other arguments. Call one tool at a time and read its result. When the task is done, reply with its answer in a few sentences and no tool call.";
 
+const RECOVER_INSTRUCTIONS: &str = "A call of one step of a plan failed, and you do that step another way. Read the error: it often says exactly what to change (a column's real name, a file that exists, one file at a time). Call the step's tool again with corrected arguments, or look first (list or read files) if you need to. Call one tool at a time.";
+
 impl AgentProfile {
     /// A profile with every tool of the run, 6 turns and the default instructions.
     pub fn new(name: impl Into<String>) -> AgentProfile {
@@ -82,6 +89,16 @@ impl AgentProfile {
             .description("takes over what is left of the task when the plan stopped making progress")
             .instructions(FALLBACK_INSTRUCTIONS)
             .max_turns(max_calls as u32 + 1)
+    }
+
+    /// The built-in `recover` loop, which does a failed tool step another way
+    /// before the replanner is asked: 4 turns; its tools are chosen per
+    /// step (see [`crate::RunOptions::recover`]).
+    pub fn recovery() -> AgentProfile {
+        AgentProfile::new(RECOVER)
+            .description("does a tool step whose call failed another way, from the call's error")
+            .instructions(RECOVER_INSTRUCTIONS)
+            .max_turns(4)
     }
 
     pub fn description(mut self, description: impl Into<String>) -> AgentProfile {

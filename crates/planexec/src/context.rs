@@ -29,6 +29,9 @@ pub(crate) struct RunContext {
     pub journal: crate::journal::Journal,
     /// What people send the run while it goes (steering, cancel, approvals), and its pause.
     pub inbox: Arc<crate::inbox::Inbox>,
+    /// The model-specific help its planner and replanner get (worked plans,
+    /// plan rewrite rules), when the run's `mend` setting gives it any.
+    pub help: Option<Arc<dyn crate::help::PlanHelp>>,
 }
 
 impl RunContext {

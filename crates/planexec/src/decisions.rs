@@ -188,6 +188,7 @@ pub async fn edit(
         version,
         reason: format!("edited by {by}"),
         plan,
+        mends: Vec::new(),
     };
     store.add_plan(run_id, &recorded, run.replans).await?;
     store.approve_plan(run_id, version).await?;

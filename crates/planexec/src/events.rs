@@ -29,6 +29,25 @@ pub enum Event {
     PlanProposed {
         version: u32,
         plan: Plan,
+        /// What the runtime changed in the plan the model wrote (calls written
+        /// twice merged, the small-model help's mends), as [`Event::PlanMended`] told.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        mends: Vec<crate::help::Mend>,
+    },
+    /// The runtime changed the plan a model wrote: `rule` acted at `step`;
+    /// `before` holds the steps it changed or removed as they were, `after`
+    /// the steps it changed or added. Rule `same-call` merges a call written
+    /// twice (every provider); the others are the small-model help's
+    /// ([`crate::mends`]).
+    PlanMended {
+        rule: String,
+        step: String,
+        before: Vec<crate::plan::Step>,
+        after: Vec<crate::plan::Step>,
+    },
+    /// The small-model help showed the planner the worked plan of this task.
+    WorkedPlanShown {
+        task: String,
     },
     /// The planner gave an unusable reply; it is asked again with these errors.
     PlanRejectedByValidation {
@@ -68,6 +87,14 @@ pub enum Event {
         elapsed_ms: u64,
         error: String,
         attempts: u32,
+    },
+    /// A tool step's call failed with `error`, and a recovery loop (an agent
+    /// step of the `recover` profile) now tries to do the step another way;
+    /// its calls follow as [`Event::AgentCallStarted`] under this step.
+    StepRecovering {
+        step_id: String,
+        tool: String,
+        error: String,
     },
     /// An agent step's loop calls a tool (`call_id` is `<step>.<n>`).
     AgentCallStarted {

@@ -66,14 +66,15 @@ pub mod decisions;
 pub mod events;
 mod executor;
 mod file_shape;
+pub mod help;
 mod inbox;
 mod journal;
 pub mod json;
 mod ledger;
 pub mod llm;
+pub mod mends;
 pub mod models;
 pub mod plan;
-mod plan_examples;
 mod planner;
 pub mod policy;
 mod prompt;
@@ -95,11 +96,13 @@ pub use budget::Budget;
 pub use cancel::CancelToken;
 pub use decisions::DecisionError;
 pub use events::{Event, EventBus};
+pub use help::{Mend, MendMode, PlanHelp};
 pub use llm::{ChatModel, LlmError, Prepared, Role};
 pub use models::{ModelRef, Models};
 pub use plan::{Plan, PlanError, PlanErrors, Step, StepKind};
 pub use policy::{
-    Approval, ApproveLater, Approver, AutoApprove, Fallback, Mode, Permission, ResumeOptions, RunOptions, StepSelection,
+    Approval, ApproveLater, Approver, AutoApprove, Fallback, Mode, Permission, Recover, ResumeOptions, RunOptions,
+    StepSelection,
 };
 pub use report::{PlanVersion, RunReport, RunStatus};
 pub use result::{StepResult, StepStatus};

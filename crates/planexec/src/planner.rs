@@ -11,9 +11,28 @@ use std::sync::Mutex;
 
 use crate::context::RunContext;
 use crate::llm::{ChatRequest, JsonSchemaFormat, Message, Role};
+use crate::mends::Mend;
 use crate::plan::{self, Plan, PlanErrors, PlanStream, Step};
 use crate::report::Clarification;
 use crate::run::RunError;
+
+/// A plan a planner (or replanner) made, with what the runtime changed in it
+/// on the way: calls written twice merged, and the small-model help's mends
+/// and worked plan, in the order they acted.
+#[derive(Debug, Clone)]
+pub(crate) struct Planned {
+    pub plan: Plan,
+    pub mends: Vec<Mend>,
+}
+
+impl From<Plan> for Planned {
+    fn from(plan: Plan) -> Planned {
+        Planned {
+            plan,
+            mends: Vec::new(),
+        }
+    }
+}
 
 /// The planning rules that hold for a whole run (the format itself is in the
 /// shared system prompt, see [`crate::prompt::PLAN_FORMAT`]; what is left of
@@ -46,20 +65,28 @@ fn planner_instructions(ctx: &RunContext, may_ask: bool) -> String {
     )
 }
 
-/// The planner's messages for `task`.
-fn planner_messages(ctx: &RunContext, task: &str, may_ask: bool) -> Vec<Message> {
+/// The planner's messages for `task`, and the worked plan shown with it (a
+/// record of the help, when the run's help showed one).
+fn planner_messages(ctx: &RunContext, task: &str, may_ask: bool) -> (Vec<Message>, Option<Mend>) {
     let budget = ctx.budget.remaining().map(|b| format!("{b}\n\n")).unwrap_or_default();
     let files = crate::prompt::workspace_files(&ctx.tools)
         .map(|listing| format!("{listing}\n\n"))
         .unwrap_or_default();
-    let example = crate::plan_examples::example_for(task, &|tool| ctx.tools.get(tool).is_some());
-    vec![
+    let worked = ctx.help.as_ref().and_then(|help| help.worked_plan(task, &ctx.tools));
+    let example = worked.as_ref().map(|w| w.text.clone()).unwrap_or_default();
+    let messages = vec![
         Message::system(ctx.system()),
         Message::user(format!(
             "{}\n\n{budget}{example}{files}Task: {task}",
             planner_instructions(ctx, may_ask)
         )),
-    ]
+    ];
+    let shown = worked.map(|w| {
+        ctx.events
+            .emit(crate::events::Event::WorkedPlanShown { task: w.task.clone() });
+        Mend::worked_plan(&w.task)
+    });
+    (messages, shown)
 }
 
 /// Plan `task`, putting the planner's clarifying questions to the approver
@@ -69,14 +96,15 @@ pub(crate) async fn plan_with_questions(
     ctx: &RunContext,
     task: &str,
     clarifications: &mut Vec<Clarification>,
-) -> Result<Plan, RunError> {
+) -> Result<Planned, RunError> {
     let mut task = task.to_string();
     let mut rounds = 0;
     loop {
         let may_ask = ctx.approver.can_answer_questions() && rounds < ctx.options.max_question_rounds;
-        let plan = plan(ctx, &task, may_ask).await?;
+        let planned = plan(ctx, &task, may_ask).await?;
+        let plan = &planned.plan;
         if plan.questions.is_empty() {
-            return Ok(plan);
+            return Ok(planned);
         }
         rounds += 1;
         ctx.events.emit(crate::events::Event::QuestionsAsked {
@@ -105,21 +133,18 @@ pub(crate) async fn plan_with_questions(
 
 /// Plan a task. With `may_ask`, the planner may answer with clarifying questions
 /// instead of steps; without, it must plan and state its assumptions.
-pub(crate) async fn plan(ctx: &RunContext, task: &str, may_ask: bool) -> Result<Plan, RunError> {
-    let messages = planner_messages(ctx, task, may_ask);
+pub(crate) async fn plan(ctx: &RunContext, task: &str, may_ask: bool) -> Result<Planned, RunError> {
+    let (messages, worked) = planner_messages(ctx, task, may_ask);
     let limits = ctx.options.plan_limits();
     let invented_sent_back = AtomicBool::new(false);
-    request_plan(ctx, Role::Planner, messages, &|p: Plan| {
-        let mut p = plan::without_unused_value_reads(with_goal(p, task), &ctx.tools);
+    let mut planned = request_plan(ctx, Role::Planner, messages, task, &|p: Plan| {
+        let mut p = with_goal(p, task);
         if !may_ask && !p.questions.is_empty() {
             return Err(PlanErrors(vec![plan::PlanError::QuestionsNotAllowed]));
         }
         plan::validate(&p, &ctx.tools, &limits)?;
-        let mut errors = plan::values_read_as_files(&p, &ctx.tools);
+        let mut errors = plan::findings(&p, &ctx.tools);
         errors.extend(invented_inputs_once(&mut p, task, ctx, &invented_sent_back));
-        errors.extend(plan::texts_used_as_numbers(&p, &ctx.tools));
-        errors.extend(plan::unused_results(&p));
-        errors.extend(plan::asked_but_not_planned(&p, task, &ctx.tools));
         // Only a run that can write files is held to the task's outputs.
         if ctx.tools.get("write_file").is_some() {
             errors.extend(plan::unwritten_outputs(&p, task));
@@ -130,70 +155,26 @@ pub(crate) async fn plan(ctx: &RunContext, task: &str, may_ask: bool) -> Result<
             Err(PlanErrors(errors))
         }
     })
-    .await
+    .await?;
+    planned.mends.splice(0..0, worked);
+    Ok(planned)
 }
 
-/// The made-up inputs of `plan` ([`plan::invented_inputs`]), as errors the
+/// The made-up inputs of `plan` ([`plan::invented_inputs`]), as findings the
 /// first time (`sent_back` then holds): a planner that keeps one after that
-/// has the ones that stand for a value of the task made reasoning steps, and
-/// the others left to fail when they run, rather than the run end with no
-/// plan at all.
+/// has them left to fail when they run (where recovery and the replanner
+/// look again), rather than the run end with no plan at all.
 pub(crate) fn invented_inputs_once(
     plan: &mut Plan,
     task: &str,
     ctx: &RunContext,
     sent_back: &AtomicBool,
 ) -> Vec<plan::PlanError> {
-    let mut invented = Vec::new();
-    for error in plan::invented_inputs(plan, task, &ctx.tools) {
-        if !listing_of_a_made_up_path_mended(plan, &error, ctx) {
-            invented.push(error);
-        }
-    }
+    let invented = plan::invented_inputs(plan, task, &ctx.tools);
     if invented.is_empty() || !sent_back.swap(true, Ordering::Relaxed) {
         return invented;
     }
-    let changed = plan::invented_reads_to_reasoning(plan, invented, task, &ctx.tools);
-    if !changed.is_empty() {
-        tracing::warn!(
-            "the plan kept reading files that do not exist for values the task gives: step(s) {} made reasoning steps",
-            changed.join(", ")
-        );
-    }
     Vec::new()
-}
-
-/// Whether `error` is a made-up folder listed (`list_dir("folder_path")`), or
-/// a made-up file read in a step described as listing files; if so the step
-/// is made the listing of the workspace's root here. Asked again, the 0.5B
-/// planner refused "list the files in this folder" instead.
-fn listing_of_a_made_up_path_mended(plan: &mut Plan, error: &plan::PlanError, ctx: &RunContext) -> bool {
-    let plan::PlanError::InventedInput { step, .. } = error else {
-        return false;
-    };
-    if ctx.tools.get("list_dir").is_none() {
-        return false;
-    }
-    let Some(step) = plan.steps.iter_mut().find(|s| &s.id == step) else {
-        return false;
-    };
-    let described_as_listing = || {
-        let description = step.description.to_lowercase();
-        ["list", "files in", "file names"]
-            .iter()
-            .any(|w| description.contains(w))
-    };
-    let listing = match step.tool.as_deref() {
-        Some("list_dir") => true,
-        Some("read_file") => described_as_listing(),
-        _ => false,
-    };
-    if !listing {
-        return false;
-    }
-    step.tool = Some("list_dir".into());
-    step.args = serde_json::Map::from_iter([("path".to_string(), serde_json::json!("."))]);
-    true
 }
 
 /// `plan` with the task as its goal when the reply gave none.
@@ -233,7 +214,7 @@ pub(crate) async fn plan_streaming(
         blocked: false,
     });
     let limits = ctx.options.plan_limits();
-    let request = plan_request(ctx, Role::Planner, planner_messages(ctx, task, false));
+    let request = plan_request(ctx, Role::Planner, planner_messages(ctx, task, false).0);
     let on_text = |delta: &str| {
         let mut p = progress.lock().unwrap_or_else(|e| e.into_inner());
         for step in p.stream.push(delta) {
@@ -296,32 +277,41 @@ fn plan_request(ctx: &RunContext, role: Role, messages: Vec<Message>) -> ChatReq
     request
 }
 
-/// The plan with the edits its errors call for ([`plan::repaired`]), when
-/// they make it acceptable. Tried before a re-ask: a small model asked again
-/// (sampling, so that it may change) as often writes a worse plan as a
-/// fixed one, and the edits are the ones the errors would ask for.
+/// The plan with the edits its findings call for, by the run's small-model
+/// help ([`crate::mends`]), when they make it acceptable, with what was
+/// done; `None` when the run has no help or it cannot mend them. Tried
+/// before a re-ask: a small model asked again (sampling, so that it may
+/// change) as often writes a worse plan as a fixed one, and the edits are
+/// the ones the findings would ask for.
 fn mend(
     ctx: &RunContext,
     accept: &(dyn Fn(Plan) -> Result<Plan, PlanErrors> + Sync),
     candidate: Plan,
     errors: &PlanErrors,
-) -> Option<Plan> {
-    // A mended plan is checked again, and may then show errors the first
+    task: &str,
+) -> Option<Planned> {
+    let help = ctx.help.as_ref()?;
+    // A mended plan is checked again, and may then show findings the first
     // check stopped before (a plan that failed validation was never checked
     // for the task's outputs): those are mended too, a few rounds at most.
     let mut plan = candidate;
     let mut errors = errors.clone();
-    let mut mended_errors = Vec::new();
+    let mut mends = Vec::new();
     for _ in 0..MEND_ROUNDS {
-        plan = plan::repaired(plan, &errors, &ctx.tools)?;
-        mended_errors.push(errors.to_string());
+        let (mended, done) = help.mend(&plan, &errors.0, task, &ctx.tools)?;
+        plan = mended;
+        mends.extend(done);
         match accept(plan.clone()) {
             Ok(accepted) => {
-                tracing::warn!(
-                    "the plan was mended where the planner did not fix it:\n{}",
-                    mended_errors.join("\n")
-                );
-                return Some(accepted);
+                for m in &mends {
+                    ctx.events.emit(crate::events::Event::PlanMended {
+                        rule: m.rule.clone(),
+                        step: m.step.clone(),
+                        before: m.before.clone(),
+                        after: m.after.clone(),
+                    });
+                }
+                return Some(Planned { plan: accepted, mends });
             }
             Err(more) => errors = more,
         }
@@ -366,16 +356,20 @@ fn unreadable(reply: &str, error: impl std::fmt::Display) -> String {
     }
 }
 
-/// Ask `role` for a plan until `accept` takes one, re-asking with the errors.
+/// Ask `role` for a plan until `accept` takes one, re-asking with the
+/// errors (after the run's help had its chance to mend them). The plan
+/// taken has its calls written twice merged ([`plan::merge_same_calls`]).
 pub(crate) async fn request_plan(
     ctx: &RunContext,
     role: Role,
     mut messages: Vec<Message>,
+    task: &str,
     accept: &(dyn Fn(Plan) -> Result<Plan, PlanErrors> + Sync),
-) -> Result<Plan, RunError> {
+) -> Result<Planned, RunError> {
     let attempts = ctx.options.max_reasks + 1;
     let mut last_reply = String::new();
     let mut last_problem = String::new();
+    let mut last_plan: Option<Plan> = None;
     for attempt in 1..=attempts {
         let mut request = plan_request(ctx, role, messages.clone());
         if attempt > 1 {
@@ -390,15 +384,29 @@ pub(crate) async fn request_plan(
             (_, Some(call)) => call.arguments.to_string(),
             _ => String::new(),
         };
-        let problem = match plan::parse_plan_reply(&reply) {
+        let parsed = plan::parse_plan_reply(&reply);
+        // The same steps again, after being told what is wrong with them: a
+        // revision stops here (the run's loop protection takes over) rather
+        // than ask a third time.
+        if let (Ok(candidate), Some(last), Role::Replanner) = (&parsed, &last_plan, role) {
+            if candidate.steps == last.steps {
+                return Err(RunError::Repeated {
+                    role,
+                    attempt,
+                    errors: last_problem,
+                });
+            }
+        }
+        last_plan = parsed.as_ref().ok().cloned();
+        let problem = match parsed {
             Ok(candidate) if repeats_the_error(&candidate, &last_problem) => format!(
                 "- \"infeasible\" only repeats the error above ({}); that is no reason the task cannot be done: plan it",
                 crate::text::one_line(candidate.infeasible.as_deref().unwrap_or_default(), 80)
             ),
             Ok(candidate) => match accept(candidate.clone()) {
-                Ok(accepted) => return Ok(accepted),
-                Err(errors) => match mend(ctx, accept, candidate, &errors) {
-                    Some(mended) => return Ok(mended),
+                Ok(accepted) => return Ok(merged(ctx, accepted.into())),
+                Err(errors) => match mend(ctx, accept, candidate, &errors, task) {
+                    Some(mended) => return Ok(merged(ctx, mended)),
                     None => errors.to_string(),
                 },
             },
@@ -424,6 +432,23 @@ pub(crate) async fn request_plan(
         errors: last_problem,
         last_reply,
     })
+}
+
+/// `planned` with the calls it writes twice merged into one, each merge
+/// recorded and told as a mend (rule `same-call`), for every provider.
+fn merged(ctx: &RunContext, mut planned: Planned) -> Planned {
+    let (plan, merges) = plan::merge_same_calls(&planned.plan, &ctx.tools);
+    for m in &merges {
+        ctx.events.emit(crate::events::Event::PlanMended {
+            rule: m.rule.clone(),
+            step: m.step.clone(),
+            before: m.before.clone(),
+            after: m.after.clone(),
+        });
+    }
+    planned.plan = plan;
+    planned.mends.extend(merges);
+    planned
 }
 
 #[cfg(test)]

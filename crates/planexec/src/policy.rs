@@ -52,6 +52,14 @@ pub struct RunOptions {
     pub stall_replans: u32,
     /// What a run that stopped making progress does.
     pub fallback: Fallback,
+    /// Whether the run's plans get the small-model help (worked plans and
+    /// plan rewrite rules, [`crate::mends`]): `auto` for a planner model that
+    /// asks for it (the embedded model).
+    pub mend: crate::help::MendMode,
+    /// What happens when a tool step fails: an agent step of the built-in
+    /// `recover` profile tries to do the step another way first (`agent`),
+    /// or the replanner revises the plan at once (`replan`).
+    pub recover: Recover,
     /// How long a run's lease on the ledger lasts without a heartbeat (renewed
     /// every third of it): a run left by a killed process can be taken over
     /// after this long.
@@ -86,6 +94,36 @@ impl Fallback {
     }
 }
 
+/// What happens first when a tool step fails (after its retries).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Recover {
+    /// An agent step of the built-in `recover` profile gets the failed call,
+    /// its error and the step, and does the step with tools; only if it fails
+    /// is the replanner asked.
+    #[default]
+    Agent,
+    /// The replanner revises the plan at once.
+    Replan,
+}
+
+impl Recover {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Recover::Agent => "agent",
+            Recover::Replan => "replan",
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<Recover, String> {
+        match text.trim() {
+            "agent" => Ok(Recover::Agent),
+            "replan" => Ok(Recover::Replan),
+            other => Err(format!("unknown recover setting `{other}`: use agent or replan")),
+        }
+    }
+}
+
 impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
@@ -108,6 +146,8 @@ impl Default for RunOptions {
             agents: vec![crate::agents::AgentProfile::worker()],
             stall_replans: 2,
             fallback: Fallback::Stop,
+            mend: crate::help::MendMode::Auto,
+            recover: Recover::Agent,
             lease_ttl: Duration::from_secs(30),
         }
     }
@@ -130,6 +170,8 @@ impl RunOptions {
             "strategy": self.strategy,
             "agents": self.agents.iter().map(|a| a.name.as_str()).collect::<Vec<_>>(),
             "fallback": self.fallback.as_str(),
+            "mend": self.mend.as_str(),
+            "recover": self.recover.as_str(),
             "stall_replans": self.stall_replans,
         })
     }
@@ -164,11 +206,16 @@ impl RunOptions {
     }
 
     /// The agent profile named `name`; `react` is the built-in fallback loop
-    /// unless a profile of that name is configured.
+    /// and `recover` the built-in recovery loop, unless a profile of that
+    /// name is configured.
     pub fn agent(&self, name: &str) -> Option<crate::agents::AgentProfile> {
+        use crate::agents::{AgentProfile, REACT, RECOVER};
         let configured = self.agents.iter().find(|a| a.name == name).cloned();
-        configured
-            .or_else(|| (name == crate::agents::REACT).then(|| crate::agents::AgentProfile::fallback(self.max_steps)))
+        configured.or_else(|| match name {
+            REACT => Some(AgentProfile::fallback(self.max_steps)),
+            RECOVER => Some(AgentProfile::recovery()),
+            _ => None,
+        })
     }
 
     /// What the runtime does before a call of `tool` whose effect is `effect`.

@@ -42,6 +42,9 @@ pub struct Annotations<'a> {
     pub side_effect_tools: Vec<String>,
     /// Status of steps that have one (a recorded or running run).
     pub statuses: HashMap<&'a str, StepStatus>,
+    /// What the runtime changed in the plan the model wrote: each mend is
+    /// shown beside the step it acted at (in text), a worked plan on top.
+    pub mends: &'a [crate::help::Mend],
 }
 
 impl Annotations<'_> {
@@ -84,6 +87,9 @@ pub fn text(plan: &Plan, notes: &Annotations<'_>) -> String {
     for a in &plan.assumptions {
         let _ = writeln!(out, "  assuming: {a}");
     }
+    for m in notes.mends.iter().filter(|m| plan.step(&m.step).is_none()) {
+        let _ = writeln!(out, "  {}", m.describe());
+    }
     if let Some(reason) = &plan.infeasible {
         let _ = writeln!(out, "  infeasible: {reason}");
         return out;
@@ -113,6 +119,9 @@ pub fn text(plan: &Plan, notes: &Annotations<'_>) -> String {
             let _ = writeln!(out, "    {mark}{}  {}  — {tool}{deps}", step.id, step.description);
             if let Some(expected) = &step.expected {
                 let _ = writeln!(out, "        expect: {expected}");
+            }
+            for m in notes.mends.iter().filter(|m| m.step == step.id) {
+                let _ = writeln!(out, "        mended: {}", m.describe());
             }
         }
     }

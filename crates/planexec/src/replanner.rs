@@ -9,12 +9,12 @@
 use std::collections::HashSet;
 use std::sync::atomic::AtomicBool;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::context::RunContext;
 use crate::llm::{Message, Role};
 use crate::plan::{self, Plan, PlanError, PlanErrors, Step};
-use crate::planner::{format_rules, invented_inputs_once, request_plan};
+use crate::planner::{format_rules, invented_inputs_once, request_plan, Planned};
 use crate::run::RunError;
 
 /// Why the plan is being revised.
@@ -43,7 +43,7 @@ pub(crate) async fn replan(
     current: &Plan,
     completed: &[(Step, Value)],
     trigger: ReplanTrigger<'_>,
-) -> Result<Plan, RunError> {
+) -> Result<Planned, RunError> {
     let done: HashSet<String> = completed.iter().map(|(s, _)| s.id.clone()).collect();
     let mut context = format!("Task: {task}\n\nCurrent plan:\n{}\n\n", current.to_json_pretty());
     context.push_str(&completed_text(ctx, completed));
@@ -102,22 +102,18 @@ pub(crate) async fn replan(
     // replanner turned "a crate holds 24 bottles" into another invented file).
     let invented_sent_back = AtomicBool::new(false);
     let accept = |revised: Plan| -> Result<Plan, PlanErrors> {
+        // A revision that repeats the failed step is taken as written: the
+        // run's loop protection sees the repeat and stops (or falls back)
+        // at once, instead of asking for the same step again and again.
         let mut merged = merge(ctx, current, &kept, revised, failed_agent_step.as_deref())?;
-        if let Some(repeat) = failed_tool_step.and_then(|failed| repeats(failed, &merged, completed)) {
-            return Err(PlanErrors(vec![repeat]));
-        }
         plan::validate_with_done(&merged, &ctx.tools, &limits, &done)?;
-        let mut missing = plan::values_read_as_files(&merged, &ctx.tools);
+        // What the findings say, held against the new steps only: a
+        // completed step has run and cannot change.
+        let mut missing: Vec<PlanError> = plan::findings(&merged, &ctx.tools)
+            .into_iter()
+            .filter(|e| e.step().is_none_or(|step| !done.contains(step)))
+            .collect();
         missing.extend(invented_inputs_once(&mut merged, task, ctx, &invented_sent_back));
-        missing.extend(plan::texts_used_as_numbers(&merged, &ctx.tools));
-        // What the task asks, held against the new steps only: a completed
-        // step has run and cannot change. (A replanner searched a log for
-        // the user who logged in with count true, and answered "1".)
-        missing.extend(
-            plan::asked_but_not_planned(&merged, task, &ctx.tools)
-                .into_iter()
-                .filter(|e| !matches!(e, plan::PlanError::InvalidArgs { step, .. } | plan::PlanError::RoundingLeftOut { step, .. } if done.contains(step))),
-        );
         if owes_outputs {
             missing.extend(plan::unwritten_outputs(&merged, task));
         }
@@ -127,7 +123,7 @@ pub(crate) async fn replan(
             Err(PlanErrors(missing))
         }
     };
-    request_plan(ctx, Role::Replanner, messages, &accept).await
+    request_plan(ctx, Role::Replanner, messages, task, &accept).await
 }
 
 /// What the completed steps gave, for the replanner's prompt.
@@ -180,26 +176,6 @@ fn trigger_text(trigger: &ReplanTrigger<'_>) -> String {
             "The plan was cut short: the steps after the completed ones could not be used:\n{problem}\n\n"
         ),
     }
-}
-
-/// A new step of `revised` that repeats the failed tool step (the check the
-/// run makes after a revision, [`crate::policy::repeats_failed_step`], with
-/// references resolved against the completed steps): it would fail the same
-/// way, so the revision is sent back with the reason.
-fn repeats(failed: &Step, revised: &Plan, completed: &[(Step, Value)]) -> Option<PlanError> {
-    let output = |id: &str| completed.iter().find(|(s, _)| s.id == id).map(|(_, v)| v.clone());
-    let resolve = |args: &Map<String, Value>| plan::resolve_args(args, &output).unwrap_or_else(|_| args.clone());
-    let new_steps: Vec<Step> = revised
-        .steps
-        .iter()
-        .filter(|s| !completed.iter().any(|(c, _)| c.id == s.id))
-        .cloned()
-        .collect();
-    let same = crate::policy::repeats_failed_step(failed, &resolve(&failed.args), &new_steps, &resolve)?;
-    Some(PlanError::RepeatsFailedStep {
-        step: same.id.clone(),
-        failed: failed.id.clone(),
-    })
 }
 
 /// The plan in force after a revision: the `kept` (completed) steps, then the

@@ -111,6 +111,10 @@ pub struct PlanVersion {
     pub version: u32,
     pub reason: String,
     pub plan: Plan,
+    /// What the runtime changed in the plan the model wrote, in order: calls
+    /// written twice merged, and the small-model help's mends and worked plan.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mends: Vec<crate::help::Mend>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -181,3 +181,15 @@ pub fn now_ms() -> u64 {
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0)
 }
+
+/// Whether a step's output holds nothing: null, blank text, an empty list
+/// or object (a glob or a search that matched nothing).
+pub fn is_empty_output(output: &Value) -> bool {
+    match output {
+        Value::Null => true,
+        Value::String(s) => s.trim().is_empty(),
+        Value::Array(items) => items.is_empty(),
+        Value::Object(map) => map.is_empty(),
+        _ => false,
+    }
+}

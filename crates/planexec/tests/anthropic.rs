@@ -194,14 +194,14 @@ async fn overloaded_is_retried_after_retry_after_and_errors_read_clearly() {
 }
 
 #[tokio::test]
-async fn the_executor_repair_loop_speaks_tool_use_and_tool_result_turns() {
+async fn the_recovery_loop_speaks_tool_use_and_tool_result_turns() {
     let server = ScriptedServer::start();
     let (dir, tools) = workspace_tools();
     std::fs::write(dir.path().join("right.txt"), "found it").unwrap();
     server.role("planner").reply(Reply::json(&json!({"goal": "read", "steps": [
         {"id": "s1", "description": "read the file", "tool": "read_file", "args": {"path": "wrong.txt"}, "depends_on": []}]})));
-    // The first repair is wrong too; the second sees its error as a tool_result.
-    server.role("executor").replies(vec![
+    // The recovery's first call is wrong too; the second sees its error as a tool_result.
+    server.role("agent").replies(vec![
         Reply::tool_call("read_file", &json!({"path": "still-wrong.txt"})),
         Reply::tool_call("read_file", &json!({"path": "right.txt"})),
     ]);
@@ -214,7 +214,7 @@ async fn the_executor_repair_loop_speaks_tool_use_and_tool_result_turns() {
         .await;
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
     assert_eq!(report.step("s1").unwrap().output, Some(json!("found it")));
-    let second = &server.requests_from("executor")[1];
+    let second = &server.requests_from("agent")[1];
     assert_eq!(second.status, 200, "the scripted server checks the Messages rules");
     let turns = second.body["messages"].as_array().unwrap();
     assert_eq!(turns.len(), 3, "user, assistant tool_use, user tool_result");

@@ -656,8 +656,10 @@ async fn failure(strategy: Strategy) {
             m.reply(Role::Synthesizer, text("Recovered: echo b again."));
         }
     }
+    // The replanner's path: a failed step goes to it at once.
     let agent = h.agent(RunOptions {
         max_replans: 3,
+        recover: planexec::Recover::Replan,
         ..options(strategy)
     });
     let report = h.run(&agent, "get b").await;
@@ -696,12 +698,14 @@ async fn bound_then_resume(strategy: Strategy) {
     }
     let agent = h.agent(RunOptions {
         max_replans: 1,
+        recover: planexec::Recover::Replan,
         ..options(strategy)
     });
     let report = h.run(&agent, "try").await;
     assert_eq!(report.status, planexec::RunStatus::Failed, "{strategy}");
     let more = h.agent(RunOptions {
         max_replans: 3,
+        recover: planexec::Recover::Replan,
         ..options(strategy)
     });
     let resumed = h.resume(&more, &report.run_id, &ResumeOptions::default()).await;
@@ -709,7 +713,7 @@ async fn bound_then_resume(strategy: Strategy) {
     check(&format!("bound-resume-{strategy}"), &h);
 }
 
-/// A call with bad arguments repaired by the executor model, a retried flaky
+/// A call with bad arguments recovered by an agent step, a retried flaky
 /// call, and a reasoning step whose result is checked against `expected`.
 async fn repair_and_reasoning(strategy: Strategy) {
     let mut h = Harness::new();
@@ -718,14 +722,18 @@ async fn repair_and_reasoning(strategy: Strategy) {
     reasoning["expected"] = json!("both results named");
     let steps = vec![echo("s1", "bad input", &[]), echo("s2", "flaky", &[]), reasoning];
     m.reply(Role::Planner, planned(&plan(steps)));
-    m.replies(
-        Role::Executor,
-        vec![
-            ScriptedReply::tool_call("echo", &json!({"input": "good input"})),
-            text("echo good input, echo flaky"),
-            ScriptedReply::json(&json!({"meets": true, "reason": "both are there"})),
-        ],
-    );
+    // The failed call is recovered by an agent step (`recover`); a react
+    // run's one model makes the call again itself.
+    let again = ScriptedReply::tool_call("echo", &json!({"input": "good input"}));
+    let mut executor = vec![
+        text("echo good input, echo flaky"),
+        ScriptedReply::json(&json!({"meets": true, "reason": "both are there"})),
+    ];
+    match strategy {
+        Strategy::React => executor.insert(0, again),
+        _ => m.replies(Role::Agent, vec![again]),
+    }
+    m.replies(Role::Executor, executor);
     m.reply(
         Role::Replanner,
         ScriptedReply::json(&plan(vec![echo("s9", "instead", &[])])),

@@ -126,6 +126,7 @@ async fn a_stalled_run_falls_back_to_one_react_loop_that_sees_the_results_so_far
     let options = RunOptions {
         max_replans: 5,
         fallback: Fallback::React,
+        recover: planexec::Recover::Replan,
         ..RunOptions::default()
     };
     // s0 works; every step after it reads a file that is not there.
@@ -243,27 +244,27 @@ async fn react_does_not_run_a_repeated_call_again() {
     );
 }
 
-/// Repairing a failed tool call stops when the executor model writes
-/// arguments already tried: the same call fails the same way, and each turn
-/// is seconds on a local model.
+/// A recovery that makes the failed call again, with the same arguments,
+/// stops at once: the same call fails the same way, and each turn is
+/// seconds on a local model (it is asked again with some temperature first).
 #[tokio::test]
-async fn a_repair_that_repeats_the_failed_arguments_stops_at_once() {
+async fn a_recovery_that_repeats_the_failed_call_stops_at_once() {
     let model = Arc::new(ScriptedModel::new());
     model.always(
-        Role::Executor,
+        Role::Agent,
         ScriptedReply::tool_call("read_file", &json!({"path": "c.txt"})),
     );
     let options = RunOptions {
         max_replans: 0,
-        executor_max_turns: 4,
         ..RunOptions::default()
     };
     let (report, _) = run(plan(vec![read("s1", "c.txt", &[])]), vec![], options, model.clone()).await;
     assert_eq!(report.status, RunStatus::Failed);
-    let error = report.error.unwrap();
+    let error = report.error.clone().unwrap();
     assert!(
-        error.contains("`c.txt` does not exist") && error.contains("again with the same arguments"),
+        error.contains("`c.txt` does not exist") && error.contains("made the failed call again"),
         "{error}"
     );
-    assert_eq!(model.requests_from(Role::Executor).len(), 1, "one turn, not four");
+    assert_eq!(model.requests_from(Role::Agent).len(), 3, "one turn, asked again twice");
+    assert!(report.step("s1").unwrap().calls.is_empty(), "the repeat never ran");
 }

@@ -1,80 +1,137 @@
-//! Plans the runtime mends itself before asking the planner again: a small
-//! local planner asked again with the errors as often writes a worse plan.
-//! The scripted planner gives one plan and nothing else, so a run that
-//! succeeds was mended, and the files it wrote show the mend was right.
+//! Plans the runtime mends itself before asking the planner again, and only
+//! where the run's `mend` setting says so: a small local planner asked again
+//! with the errors as often writes a worse plan; a hosted model is told what
+//! is wrong and fixes its own plan. The scripted planner gives one plan and
+//! nothing else, so a run that succeeds was mended, and the files it wrote
+//! show the mend was right.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use planexec::llm::scripted::{ScriptedModel, ScriptedReply};
 use planexec::tools::builtin;
 use planexec::tools::workspace::Workspace;
-use planexec::{Agent, Role, RunOptions, RunStatus};
+use planexec::{Agent, Event, MemoryStore, MendMode, Role, RunOptions, RunStatus, RunStore};
 use serde_json::json;
 
-/// Run `task` over `files`, planned once with `plan`; the run and the folder.
+/// The jpg count planned as a search of file contents and with no write.
+fn jpg_plan() -> serde_json::Value {
+    json!({"steps": [
+        {"id": "s1", "description": "read the contents of photos/", "tool": "list_dir", "args": {"path": "photos/"}, "depends_on": []},
+        {"id": "s2", "description": "filter the files to only .jpg files", "tool": "search", "args": {"path": "photos/", "text": ".jpg", "count": true}, "depends_on": ["s1"]}
+    ]})
+}
+
+const JPG_TASK: &str = "How many .jpg files are in photos/? Write the count to jpg.txt.";
+
+/// Run `task` in a folder of three photos, planned with `plans` (one per
+/// planner call), with `mend`; the run, the folder, the events and the ledger.
 async fn run_planned(
-    task: &str,
-    files: &[(&str, &str)],
-    plan: serde_json::Value,
-) -> (planexec::RunReport, tempfile::TempDir) {
+    mend: MendMode,
+    wants_help: bool,
+    plans: Vec<serde_json::Value>,
+) -> (
+    planexec::RunReport,
+    tempfile::TempDir,
+    Vec<Event>,
+    Arc<MemoryStore>,
+    Arc<ScriptedModel>,
+) {
     let dir = tempfile::tempdir().unwrap();
-    for (path, text) in files {
+    for path in ["photos/a.jpg", "photos/b.jpg", "photos/c.png"] {
         let full = dir.path().join(path);
         std::fs::create_dir_all(full.parent().unwrap()).unwrap();
-        std::fs::write(full, text).unwrap();
+        std::fs::write(full, "x").unwrap();
     }
     let model = Arc::new(ScriptedModel::new());
-    model.replies(Role::Planner, vec![ScriptedReply::text(plan.to_string())]);
+    model.set_plan_help(wants_help);
+    let replies = plans.iter().map(|p| ScriptedReply::text(p.to_string())).collect();
+    model.replies(Role::Planner, replies);
     model.always(Role::Synthesizer, ScriptedReply::text("done"));
     let options = RunOptions {
-        max_reasks: 0,
+        max_reasks: 1,
         max_replans: 0,
+        mend,
         ..RunOptions::default()
     };
+    let store = Arc::new(MemoryStore::new());
     let agent = Agent::builder(model.clone(), "scripted")
         .tools(builtin::registry(Workspace::new(dir.path()).unwrap()))
         .options(options)
+        .store(store.clone())
         .build();
-    let report = agent.run(task).await;
-    assert_eq!(
-        model.requests_from(Role::Planner).len(),
-        1,
-        "the planner was asked again"
-    );
-    (report, dir)
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let seen = events.clone();
+    agent.events().on_event(move |e| seen.lock().unwrap().push(e.clone()));
+    let report = agent.run(JPG_TASK).await;
+    let events = events.lock().unwrap().clone();
+    (report, dir, events, store, model)
 }
 
 /// The first check stops at the search of file contents for `.jpg`; once
 /// that is a glob and a count, the next check finds `jpg.txt` unwritten,
 /// and that is mended too (the listing nobody uses is not the result).
+/// Each mend is an event, part of the plan version in the ledger and the
+/// report, and a line beside its step in plan review.
 #[tokio::test]
-async fn a_plan_is_mended_over_rounds_as_each_check_finds_the_next_error() {
-    let (report, dir) = run_planned(
-        "How many .jpg files are in photos/? Write the count to jpg.txt.",
-        &[("photos/a.jpg", "x"), ("photos/b.jpg", "x"), ("photos/c.png", "x")],
-        json!({"steps": [
-            {"id": "s1", "description": "read the contents of photos/", "tool": "list_dir", "args": {"path": "photos/"}, "depends_on": []},
-            {"id": "s2", "description": "filter the files to only .jpg files", "tool": "search", "args": {"path": "photos/", "text": ".jpg", "count": true}, "depends_on": ["s1"]}
-        ]}),
-    )
-    .await;
+async fn a_plan_for_the_embedded_model_is_mended_and_every_mend_is_recorded() {
+    let (report, dir, events, store, model) = run_planned(MendMode::Auto, true, vec![jpg_plan()]).await;
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
     assert_eq!(std::fs::read_to_string(dir.path().join("jpg.txt")).unwrap(), "2");
+    assert_eq!(
+        model.requests_from(Role::Planner).len(),
+        1,
+        "the planner was asked again"
+    );
+    let rules: Vec<&str> = report.plans[0].mends.iter().map(|m| m.rule.as_str()).collect();
+    assert_eq!(rules, ["file-kind-to-glob", "output-written"]);
+    let told: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::PlanMended { rule, .. } => Some(rule.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(told, rules);
+    let recorded = store.load_run(&report.run_id).await.unwrap().unwrap();
+    assert_eq!(recorded.plans[0].mends, report.plans[0].mends);
+    let notes = planexec::render::Annotations {
+        mends: &report.plans[0].mends,
+        ..Default::default()
+    };
+    let review = planexec::render::text(&report.plans[0].plan, &notes);
+    assert!(review.contains("mended: file-kind-to-glob at s2"), "{review}");
+    assert!(
+        review.contains("mended: output-written at jpg.txt") || review.contains("output-written"),
+        "{review}"
+    );
 }
 
-/// A file's text used as one number: the step's description says the sum.
+/// A hosted provider's plan is sent back with the finding, never rewritten
+/// (unless `mend = on`); turned off, the embedded model's is sent back too.
 #[tokio::test]
-async fn a_files_lines_added_by_hand_become_the_sum_of_its_numbers() {
-    let (report, dir) = run_planned(
-        "prices.txt lists items with their prices. Add up the prices and write the total to total.txt.",
-        &[("prices.txt", "apple 1.25\nbread 3.40\nmilk 0.99\n")],
-        json!({"steps": [
-            {"id": "s1", "description": "read prices.txt", "tool": "read_file", "args": {"path": "prices.txt"}, "depends_on": []},
-            {"id": "s2", "description": "sum the prices", "tool": "calculator", "args": {"expression": "{{s1}} + {{s1}} + {{s1}}"}, "depends_on": ["s1"]},
-            {"id": "s3", "description": "save", "tool": "write_file", "args": {"path": "total.txt", "content": "{{s2}}"}, "depends_on": ["s2"]}
-        ]}),
-    )
-    .await;
+async fn a_hosted_providers_plan_is_sent_back_not_rewritten() {
+    let fixed = json!({"steps": [
+        {"id": "s1", "description": "the jpg files", "tool": "glob", "args": {"pattern": "photos/*.jpg"}, "depends_on": []},
+        {"id": "s2", "description": "count them", "tool": "calculator", "args": {"expression": "count({{s1}})"}, "depends_on": ["s1"]},
+        {"id": "s3", "description": "save", "tool": "write_file", "args": {"path": "jpg.txt", "content": "{{s2}}"}, "depends_on": ["s2"]}
+    ]});
+    for (mend, wants_help) in [(MendMode::Auto, false), (MendMode::Off, true)] {
+        let (report, dir, events, _, model) = run_planned(mend, wants_help, vec![jpg_plan(), fixed.clone()]).await;
+        assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+        assert_eq!(
+            model.requests_from(Role::Planner).len(),
+            2,
+            "{mend:?}: the planner fixes its own plan"
+        );
+        assert!(report.plans[0].mends.is_empty(), "{:?}", report.plans[0].mends);
+        assert!(!events.iter().any(|e| matches!(e, Event::PlanMended { .. })));
+        let sent_back = &model.requests_from(Role::Planner)[1];
+        let text = serde_json::to_string(&sent_back.messages).unwrap();
+        assert!(text.contains("use glob with pattern"), "{text}");
+        assert_eq!(std::fs::read_to_string(dir.path().join("jpg.txt")).unwrap(), "2");
+    }
+    // `on` mends a hosted provider's plan too.
+    let (report, _, _, _, model) = run_planned(MendMode::On, false, vec![jpg_plan()]).await;
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
-    assert_eq!(std::fs::read_to_string(dir.path().join("total.txt")).unwrap(), "5.64");
+    assert_eq!(model.requests_from(Role::Planner).len(), 1);
 }

@@ -180,7 +180,7 @@ async fn auto_mode_asks_only_for_irreversible_tools_not_allowed() {
 }
 
 #[tokio::test]
-async fn a_call_repaired_by_the_executor_model_is_confirmed_again() {
+async fn a_call_made_by_a_recovery_is_confirmed_again() {
     let server = ScriptedServer::start();
     let writer = tool("writer", Effect::External).failing(1, ToolError::invalid_args("no such target"));
     let calls = writer.counter();
@@ -191,7 +191,7 @@ async fn a_call_repaired_by_the_executor_model_is_confirmed_again() {
         &[],
     )])));
     server
-        .role("executor")
+        .role("agent")
         .reply(Reply::tool_call("writer", &json!({"input": "second"})));
     server.role("synthesizer").reply(Reply::content("done"));
     let approver = Recording::new(true);

@@ -210,7 +210,15 @@ async fn tool_failure_replans_without_rerunning_completed_steps() {
     server.role("replanner").reply(Reply::json(&revised));
     server.role("synthesizer").reply(Reply::content("ok"));
 
-    let report = agent(&server, registry(vec![good, bad])).run("t").await;
+    let replan_at_once = planexec::RunOptions {
+        recover: planexec::Recover::Replan,
+        ..options()
+    };
+    let report = builder(&server, registry(vec![good, bad]))
+        .options(replan_at_once)
+        .build()
+        .run("t")
+        .await;
 
     assert!(report.succeeded(), "{:?}", report.error);
     assert_eq!(report.replans, 1);
@@ -275,6 +283,7 @@ async fn replans_stop_at_the_bound() {
     );
     let mut options = options();
     options.max_replans = 1;
+    options.recover = planexec::Recover::Replan;
     let report = builder(&server, registry(vec![bad]))
         .options(options)
         .build()
@@ -290,41 +299,63 @@ async fn replans_stop_at_the_bound() {
     );
 }
 
-/// A revision that repeats the failed step is sent back to the replanner
-/// with the reason; one that keeps repeating it ends the run, and the repeated
-/// step never runs.
+/// A revision that repeats the failed step is no progress, not an unusable
+/// plan: the run goes to its fallback at once, with no second replanner
+/// call, and the repeated step never runs. With `fallback = "stop"` the run
+/// ends and says why; with `react`, one ReAct loop takes over.
 #[tokio::test]
-async fn a_revision_that_repeats_the_failed_step_is_sent_back_then_stops() {
-    let server = ScriptedServer::start();
-    let bad = TestTool::new("bad").failing(u32::MAX, ToolError::failed("nope"));
-    let calls = bad.counter();
-    server.role("planner").reply(Reply::json(&plan_json(vec![step(
-        "s1",
-        Some("bad"),
-        json!({"input": "same"}),
-        &[],
-    )])));
-    // Same tool, same arguments, new id: no progress.
-    server.role("replanner").always(Reply::json(&plan_json(vec![step(
-        "s1b",
-        Some("bad"),
-        json!({"input": "same"}),
-        &[],
-    )])));
-    let report = agent(&server, registry(vec![bad])).run("t").await;
-    assert_eq!(report.status, RunStatus::Failed);
-    let error = report.error.unwrap();
-    assert!(
-        error.contains("step s1b repeats the failed step s1 unchanged (same tool, same arguments)"),
-        "{error}"
-    );
-    let asks = server.requests_from("replanner");
-    assert!(asks.len() > 1, "sent back at least once");
-    assert!(
-        asks[1].prompt_text().contains("s1b repeats the failed step s1"),
-        "the re-ask says why"
-    );
-    assert_eq!(calls.load(Ordering::SeqCst), 1, "the repeated step never ran");
+async fn a_revision_that_repeats_the_failed_step_goes_straight_to_the_fallback() {
+    for fallback in [planexec::Fallback::Stop, planexec::Fallback::React] {
+        let server = ScriptedServer::start();
+        let bad = TestTool::new("bad").failing(u32::MAX, ToolError::failed("nope"));
+        let good = TestTool::new("good");
+        let calls = bad.counter();
+        server.role("planner").reply(Reply::json(&plan_json(vec![step(
+            "s1",
+            Some("bad"),
+            json!({"input": "same"}),
+            &[],
+        )])));
+        // Same tool, same arguments, new id: no progress.
+        server.role("replanner").always(Reply::json(&plan_json(vec![step(
+            "s1b",
+            Some("bad"),
+            json!({"input": "same"}),
+            &[],
+        )])));
+        server.role("agent").replies(vec![
+            Reply::tool_call("good", &json!({"input": "another way"})),
+            Reply::content("done another way"),
+        ]);
+        server.role("synthesizer").reply(Reply::content("done another way"));
+        let options = planexec::RunOptions {
+            recover: planexec::Recover::Replan,
+            fallback,
+            ..options()
+        };
+        let report = builder(&server, registry(vec![bad, good]))
+            .options(options)
+            .build()
+            .run("t")
+            .await;
+        assert_eq!(server.requests_from("replanner").len(), 1, "{fallback:?}: asked once");
+        assert_eq!(calls.load(Ordering::SeqCst), 1, "the repeated step never ran");
+        match fallback {
+            planexec::Fallback::Stop => {
+                assert_eq!(report.status, RunStatus::Failed);
+                let error = report.error.unwrap();
+                assert!(
+                    error.contains("no progress: the revised plan repeats the failed step s1 unchanged as s1b"),
+                    "{error}"
+                );
+            }
+            planexec::Fallback::React => {
+                assert!(report.succeeded(), "{:?}", report.error);
+                assert!(report.fell_back.is_some());
+                assert_eq!(report.answer.as_deref(), Some("done another way"));
+            }
+        }
+    }
 }
 
 #[tokio::test]
@@ -382,8 +413,12 @@ async fn a_step_that_exceeds_its_timeout_fails() {
         .contains("timed out after 100ms"));
 }
 
+/// A tool step that fails is handed to a recovery loop (an agent step of
+/// the `recover` profile) that sees the failed call and its error; its
+/// corrected call's output is the step's output, recorded as an inner call,
+/// and the replanner is never asked.
 #[tokio::test]
-async fn a_fixable_tool_error_goes_to_the_executor_model() {
+async fn a_failed_call_is_recovered_by_an_agent_step_before_any_replan() {
     let server = ScriptedServer::start();
     let (dir, tools) = workspace_tools();
     std::fs::write(dir.path().join("price.txt"), "Price: 12").unwrap();
@@ -393,22 +428,43 @@ async fn a_fixable_tool_error_goes_to_the_executor_model() {
     ]);
     server.role("planner").reply(Reply::json(&plan));
     server
-        .role("executor")
+        .role("agent")
         .reply(Reply::tool_call("calculator", &json!({"expression": "12 * 2"})));
     server.role("synthesizer").reply(Reply::content("24"));
-    let report = agent(&server, tools).run("double the price").await;
+    let a = agent(&server, tools);
+    let mut events = a.events().subscribe();
+    let report = a.run("double the price").await;
     assert!(report.succeeded(), "{:?}", report.error);
     let s2 = report.step("s2").unwrap();
     assert_eq!(s2.output, Some(json!(24)));
     assert_eq!(s2.model_calls, 1);
-    let req = &server.requests_from("executor")[0];
+    assert_eq!(s2.calls.len(), 1);
+    assert_eq!(s2.calls[0].id, "s2.1");
+    assert!(server.requests_from("replanner").is_empty());
+    let req = &server.requests_from("agent")[0];
     assert!(
-        req.prompt_text().contains("unknown name `Price`"),
+        req.prompt_text().contains("unknown name `Price`")
+            && req.prompt_text().contains("The plan called `calculator`"),
         "{}",
         req.prompt_text()
     );
-    assert_eq!(req.body["tools"][0]["function"]["name"], "calculator");
-    assert_eq!(req.body["tool_choice"], "required");
+    // A read step's recovery may look and read, never write.
+    let offered: Vec<&str> = req.body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        offered.contains(&"calculator") && offered.contains(&"read_file"),
+        "{offered:?}"
+    );
+    assert!(!offered.contains(&"write_file"), "{offered:?}");
+    let mut recovering = false;
+    while let Ok(e) = events.try_recv() {
+        recovering |= matches!(&e, Event::StepRecovering { step_id, .. } if step_id == "s2");
+    }
+    assert!(recovering);
 }
 
 #[tokio::test]
@@ -1030,12 +1086,12 @@ async fn references_in_model_corrected_arguments_are_resolved() {
         step("s2", Some("echo"), json!({"input": "{{s1.missing}}"}), &["s1"]),
     ])));
     server
-        .role("executor")
+        .role("agent")
         .reply(Reply::tool_call("echo", &json!({"input": "{{s1.input}} again"})));
     server.role("synthesizer").reply(Reply::content("ok"));
     let report = agent(&server, registry(vec![TestTool::new("echo")])).run("t").await;
     assert!(report.succeeded(), "{:?}", report.error);
-    assert!(server.requests_from("executor")[0]
+    assert!(server.requests_from("agent")[0]
         .prompt_text()
         .contains("the output of s1 has no field `missing`"));
     assert_eq!(

@@ -44,7 +44,7 @@ pub struct BenchTask {
     /// The fixture folder copied into each run's workspace.
     pub workspace: Option<PathBuf>,
     pub checks: Vec<Check>,
-    /// The suite part the task belongs to (`tune`, `held-out`), if any.
+    /// The suite part the task belongs to (`tune`, `held-out-2`, …), if any.
     pub part: Option<String>,
 }
 
@@ -315,6 +315,13 @@ pub struct BenchRun {
     /// Of `prompt_tokens`, those read from a prompt cache.
     #[serde(default)]
     pub cache_read_tokens: u64,
+}
+
+impl BenchRun {
+    /// Whether the run said `succeeded` though its task's check failed.
+    pub fn false_success(&self) -> bool {
+        !self.passed && self.status == RunStatus::Succeeded.as_str()
+    }
 }
 
 /// Run every task under every strategy `repeat` times, one run at a time (so

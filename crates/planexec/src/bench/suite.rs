@@ -1,10 +1,15 @@
 //! A task suite: two task files in one folder, and its table.
 //!
 //! `tune.jsonl` is the part a change to prompts, grammars or tools is tried
-//! on; `heldout.jsonl` is only ever reported, so its pass rate says how the
-//! agent does on tasks nobody fitted it to. The table has one row per part
-//! and strategy: pass rate, time and model calls per task, and prompt tokens
-//! per task for each role (the latency a local model pays).
+//! on; a held-out part is only ever reported, so its pass rate says how the
+//! agent does on tasks nobody fitted it to. A held-out part that was reported
+//! while changes were made has steered them and is spent: it stays, named
+//! for what it is, and a new one is written before the next round
+//! (`heldout.jsonl` is `held-out-1`, spent over twelve rounds;
+//! `heldout-2.jsonl` is `held-out-2`). The table has one row per part and
+//! strategy: pass rate, runs that said `succeeded` while their check failed,
+//! time and model calls per task, and prompt tokens per task for each role
+//! (the latency a local model pays).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -14,25 +19,38 @@ use serde::{Deserialize, Serialize};
 use super::{load_tasks, median, BenchRun, BenchTask};
 use crate::strategy::Strategy;
 
-/// The suite's parts: file name and the part's name in the table.
-pub const PARTS: [(&str, &str); 2] = [("tune.jsonl", "tune"), ("heldout.jsonl", "held-out")];
+/// The suite's parts: file name and the part's name in the table. A suite
+/// needs the first two; the later held-out parts are read when present.
+pub const PARTS: [(&str, &str); 3] = [
+    ("tune.jsonl", "tune"),
+    ("heldout.jsonl", "held-out-1"),
+    ("heldout-2.jsonl", "held-out-2"),
+];
 
-/// The tasks of the suite in `dir` (both parts, or the one named `only`).
+/// The part names, for messages: `tune, held-out-1, held-out-2`.
+fn part_names() -> String {
+    PARTS.map(|(_, name)| name).join(", ")
+}
+
+/// The tasks of the suite in `dir` (every part, or the one named `only`).
 pub fn load_suite(dir: &Path, only: Option<&str>) -> Result<Vec<BenchTask>, String> {
     if let Some(part) = only {
         if !PARTS.iter().any(|(_, name)| *name == part) {
-            return Err(format!("unknown suite part `{part}`: use tune or held-out"));
+            return Err(format!("unknown suite part `{part}`: use one of {}", part_names()));
         }
     }
     let mut tasks = Vec::new();
-    for (file, part) in PARTS {
+    for (n, (file, part)) in PARTS.into_iter().enumerate() {
         if only.is_some_and(|o| o != part) {
             continue;
         }
         let path = dir.join(file);
+        if !path.is_file() && n >= 2 && only.is_none() {
+            continue;
+        }
         if !path.is_file() {
             return Err(format!(
-                "{} is not a suite: it has no {file} (a suite folder holds tune.jsonl and heldout.jsonl)",
+                "{} is not a suite: it has no {file} (a suite folder holds tune.jsonl and heldout.jsonl, and may hold heldout-2.jsonl)",
                 dir.display()
             ));
         }
@@ -51,6 +69,10 @@ pub struct SuiteRow {
     pub strategy: Strategy,
     pub runs: u32,
     pub passed: u32,
+    /// Runs that ended `succeeded` although their task's check failed: a
+    /// status that did not tell the truth (the target is 0).
+    #[serde(default)]
+    pub false_successes: u32,
     /// Median wall time of a run.
     pub median_ms: f64,
     /// Slowest run.
@@ -99,6 +121,7 @@ pub fn summarize(runs: &[BenchRun]) -> Vec<SuiteRow> {
                 strategy,
                 runs: group.len() as u32,
                 passed: group.iter().filter(|r| r.passed).count() as u32,
+                false_successes: group.iter().filter(|r| r.false_success()).count() as u32,
                 median_ms: median(group.iter().map(|r| r.wall_ms as f64)),
                 max_ms: group.iter().map(|r| r.wall_ms as f64).fold(0.0, f64::max),
                 model_calls: median(group.iter().map(|r| r.model_calls as f64)),
@@ -120,6 +143,7 @@ pub fn render_table(model: &str, rows: &[SuiteRow]) -> String {
         "strategy".to_string(),
         "passed".to_string(),
         "rate".to_string(),
+        "false ok".to_string(),
         "median s".to_string(),
         "max s".to_string(),
         "calls".to_string(),
@@ -134,6 +158,7 @@ pub fn render_table(model: &str, rows: &[SuiteRow]) -> String {
             r.strategy.to_string(),
             format!("{}/{}", r.passed, r.runs),
             format!("{:.0}%", r.pass_rate() * 100.0),
+            format!("{}", r.false_successes),
             format!("{:.1}", r.median_ms / 1000.0),
             format!("{:.1}", r.max_ms / 1000.0),
             format!("{}", r.model_calls),
@@ -159,7 +184,7 @@ mod tests {
             part: Some(part.into()),
             strategy: Strategy::PlanExecute,
             passed,
-            failure: None,
+            failure: (!passed).then(|| "total.txt is \"41\", not \"42\"".to_string()),
             status: "succeeded".into(),
             model_calls: 2,
             prompt_tokens: planner + 100,
@@ -178,7 +203,7 @@ mod tests {
             run("tune", true, 1000, 300),
             run("tune", false, 3000, 500),
             run("tune", true, 2000, 400),
-            run("held-out", true, 5000, 900),
+            run("held-out-2", true, 5000, 900),
         ];
         let rows = summarize(&runs);
         assert_eq!(rows.len(), 2);
@@ -192,10 +217,13 @@ mod tests {
             "{table}"
         );
         assert!(
-            table.contains("| tune | plan-execute | 2/3 | 67% | 2.0 | 3.0 | 2 | 400 | 100 | 50 |"),
+            table.contains("| tune | plan-execute | 2/3 | 67% | 1 | 2.0 | 3.0 | 2 | 400 | 100 | 50 |"),
             "{table}"
         );
-        assert!(table.contains("| held-out | plan-execute | 1/1 | 100% |"), "{table}");
+        assert!(
+            table.contains("| held-out-2 | plan-execute | 1/1 | 100% | 0 |"),
+            "{table}"
+        );
     }
 
     #[test]
@@ -204,7 +232,7 @@ mod tests {
         let tasks = load_suite(&dir, None).unwrap();
         let part = |p: &str| tasks.iter().filter(|t| t.part.as_deref() == Some(p)).count();
         assert!(
-            tasks.len() >= 40 && part("tune") >= 20 && part("held-out") >= 20,
+            tasks.len() >= 40 && part("tune") >= 20 && part("held-out-1") >= 20 && part("held-out-2") >= 30,
             "{}",
             tasks.len()
         );
@@ -237,6 +265,6 @@ mod tests {
         assert_eq!(tune[0].part.as_deref(), Some("tune"));
         assert!(load_suite(dir.path(), Some("test"))
             .unwrap_err()
-            .contains("tune or held-out"));
+            .contains("tune, held-out-1, held-out-2"));
     }
 }

@@ -24,10 +24,43 @@ use crate::events::Event;
 use crate::llm::{ChatRequest, Message, Role, ToolCall, ToolChoice};
 use crate::plan::{self, Plan, Step};
 use crate::policy::Mode;
-use crate::result::{inner_call_id, now_ms, StepResult, StepStatus};
+use crate::result::{self, inner_call_id, now_ms, StepResult, StepStatus};
 use crate::schedule::DependencyOutputs;
 use crate::store::StepStart;
 use crate::tools::ToolEntry;
+
+/// When an agent loop's step is done.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Finish<'a> {
+    /// When the agent answers: its answer is the step's output.
+    Answer,
+    /// When a call of this tool succeeds: that call's output is the step's
+    /// output, exactly as the tool gave it (a recovered tool step). An answer
+    /// in words is the agent giving up, and says why.
+    CallOf(&'a str),
+}
+
+/// One agent loop: its profile, its tools, what it is shown first, and when it is done.
+pub(super) struct AgentLoop<'a> {
+    pub profile: AgentProfile,
+    /// The tools it may call (the profile's, or fewer).
+    pub tools: Vec<Arc<ToolEntry>>,
+    pub opening: Vec<Message>,
+    pub finish: Finish<'a>,
+    /// Its step's dependencies' results, for `{{id}}` in its calls' arguments.
+    pub deps: &'a DependencyOutputs,
+    /// The call that failed, which a recovery must not make again.
+    pub failed: Option<(&'a str, &'a Value)>,
+}
+
+/// The run's tools that `profile` may call.
+pub(super) fn tools_of(ctx: &RunContext, profile: &AgentProfile) -> Vec<Arc<ToolEntry>> {
+    ctx.tools
+        .entries()
+        .into_iter()
+        .filter(|e| profile.allows(e.tool.name()))
+        .collect()
+}
 
 /// Carry out `step` with the agent `name`; its answer is the step's output.
 pub(super) async fn run(
@@ -38,17 +71,41 @@ pub(super) async fn run(
     deps: &DependencyOutputs,
     tally: &mut Tally,
 ) -> Result<Value, String> {
-    let profile = &ctx.options.agent(name).ok_or_else(|| {
+    let profile = ctx.options.agent(name).ok_or_else(|| {
         let known: Vec<&str> = ctx.options.agents.iter().map(|a| a.name.as_str()).collect();
         format!("there is no agent `{name}` (agents: {})", known.join(", "))
     })?;
-    let tools: Vec<Arc<ToolEntry>> = ctx
-        .tools
-        .entries()
-        .into_iter()
-        .filter(|e| profile.allows(e.tool.name()))
-        .collect();
-    let mut history = opening(ctx, plan, step, deps, profile, &tools);
+    let tools = tools_of(ctx, &profile);
+    let opening = opening(ctx, plan, step, deps, &profile, &tools);
+    let agent = AgentLoop {
+        profile,
+        tools,
+        opening,
+        finish: Finish::Answer,
+        deps,
+        failed: None,
+    };
+    run_loop(ctx, plan, step, agent, tally).await
+}
+
+/// Run an agent loop for `step` until it is done (see [`Finish`]) or out of turns.
+pub(super) async fn run_loop(
+    ctx: &RunContext,
+    plan: &Plan,
+    step: &Step,
+    agent: AgentLoop<'_>,
+    tally: &mut Tally,
+) -> Result<Value, String> {
+    let AgentLoop {
+        profile,
+        tools,
+        opening: mut history,
+        finish,
+        deps,
+        failed,
+    } = agent;
+    let profile = &profile;
+    let name = profile.name.as_str();
     let mut problem = None;
     let mut checked_doubt = false;
     for turn in 1..=profile.max_turns {
@@ -57,25 +114,21 @@ pub(super) async fn run(
         // answers (a step that needs no tool is a reasoning step), and a small
         // model otherwise answers from its guess.
         let must_call = may_call && turn == 1;
-        let mut response = ask(ctx, step, profile, &history, &tools, (may_call, must_call, 0), tally).await?;
-        // A repeated call would only show the same result again. A small model
-        // decoding greedily repeats itself from the same history, so the turn
-        // is asked again with some temperature before the repeat is refused.
-        for resample in 1..=RESAMPLES {
-            match calls::reply_of(&response) {
-                Reply::Call(call) if tally.calls.iter().any(|c| same_args(c, &call)) => {}
-                _ => break,
+        let response = ask_anew(
+            ctx,
+            step,
+            profile,
+            (&history, &tools, failed),
+            (may_call, must_call),
+            tally,
+        )
+        .await?;
+        if let (Reply::Call(call), Some((tool, args))) = (calls::reply_of(&response), failed) {
+            if calls::real_name(&ctx.tools.names(), &call.name).as_deref() == Some(tool) && &call.arguments == args {
+                return Err(format!(
+                    "agent `{name}` made the failed call again, with the same arguments"
+                ));
             }
-            response = ask(
-                ctx,
-                step,
-                profile,
-                &history,
-                &tools,
-                (may_call, must_call, resample),
-                tally,
-            )
-            .await?;
         }
         let reply = calls::reply_of(&response);
         let doubt = match &reply {
@@ -84,6 +137,13 @@ pub(super) async fn run(
         };
         let failure = doubt.as_ref().and_then(|d| d.failure(name));
         match reply {
+            // A recovery is done by its call; words are its giving up.
+            Reply::Text(text) if finish != Finish::Answer => {
+                return Err(format!(
+                    "agent `{name}` gave up: {}",
+                    crate::text::one_line(text.trim(), 200)
+                ))
+            }
             // An answer with nothing under it is a guess (a small model reads
             // a made-up name, is told what the folder holds, and answers a
             // number anyway): while it may still call, it is sent to look.
@@ -130,7 +190,16 @@ pub(super) async fn run(
                 problem = Some("it repeated a call".to_string());
             }
             Reply::Call(call) => {
-                let (result, error) = call_tool(ctx, step, profile, &call, tally).await?;
+                let reach = Reach {
+                    profile,
+                    tools: &tools,
+                    deps,
+                    guesses: finish == Finish::Answer,
+                };
+                let (result, error) = call_tool(ctx, step, &reach, &call, tally).await?;
+                if let Some(output) = finished_by_call(finish, tally) {
+                    return Ok(output);
+                }
                 // The step again after each result: a small model otherwise
                 // loses it behind the tool output and echoes the output back.
                 let reminder = format!(
@@ -147,6 +216,52 @@ pub(super) async fn run(
         profile.max_turns,
         problem.map(|p| format!(" (last: {p})")).unwrap_or_default()
     ))
+}
+
+/// One turn, asked again (with some temperature) while it repeats an
+/// earlier call, or the call that failed: that would only show the same
+/// result again, and a small model decoding greedily repeats itself from
+/// the same history.
+async fn ask_anew(
+    ctx: &RunContext,
+    step: &Step,
+    profile: &AgentProfile,
+    (history, tools, failed): (&[Message], &[Arc<ToolEntry>], Option<(&str, &Value)>),
+    (may_call, must_call): (bool, bool),
+    tally: &mut Tally,
+) -> Result<crate::llm::ChatResponse, String> {
+    let repeats = |call: &ToolCall, tally: &Tally| {
+        tally.calls.iter().any(|c| same_args(c, call))
+            || failed.is_some_and(|(tool, args)| call.name.ends_with(tool) && &call.arguments == args)
+    };
+    let mut response = ask(ctx, step, profile, history, tools, (may_call, must_call, 0), tally).await?;
+    for resample in 1..=RESAMPLES {
+        match calls::reply_of(&response) {
+            Reply::Call(call) if repeats(&call, tally) => {}
+            _ => break,
+        }
+        response = ask(
+            ctx,
+            step,
+            profile,
+            history,
+            tools,
+            (may_call, must_call, resample),
+            tally,
+        )
+        .await?;
+    }
+    Ok(response)
+}
+
+/// The step's output when the loop's last call did the step: a successful
+/// call of the tool a recovery is for, that gave something (an empty result
+/// is what the failed call may have been about: a pattern that matched nothing).
+fn finished_by_call(finish: Finish<'_>, tally: &Tally) -> Option<Value> {
+    let Finish::CallOf(tool) = finish else { return None };
+    let last = tally.calls.last().filter(|c| c.succeeded())?;
+    let output = last.output.clone().unwrap_or(Value::Null);
+    (last.tool.as_deref() == Some(tool) && !result::is_empty_output(&output)).then_some(output)
 }
 
 /// The step's output: the agent's answer, unless the answer only repeats the
@@ -485,13 +600,40 @@ async fn ask(
         .map_err(|e| e.to_string())
 }
 
+/// What one call of an agent loop may reach: its tools, its step's
+/// dependencies' results, and whether a guessed name may be read as the one
+/// file beside it.
+struct Reach<'a> {
+    profile: &'a AgentProfile,
+    tools: &'a [Arc<ToolEntry>],
+    deps: &'a DependencyOutputs,
+    /// (Not in a recovery: a planned input that is missing must stay missing.)
+    guesses: bool,
+}
+
+/// Whether `args` holds a `{{id}}` reference to one of the step's dependencies.
+fn names_a_dependency(args: &serde_json::Map<String, Value>, deps: &DependencyOutputs) -> bool {
+    let probe = Step {
+        id: String::new(),
+        description: String::new(),
+        tool: None,
+        agent: None,
+        args: args.clone(),
+        depends_on: Vec::new(),
+        expected: None,
+    };
+    plan::step_references(&probe)
+        .iter()
+        .any(|(_, r)| deps.iter().any(|(id, _)| *id == r.step))
+}
+
 /// Run one call the loop made. Returns what the loop is shown, and the
 /// call's error if it failed or was refused; `Err` ends the step (the budget
 /// ran out, or the ledger could not record a side effect's start).
 async fn call_tool(
     ctx: &RunContext,
     step: &Step,
-    profile: &AgentProfile,
+    reach: &Reach<'_>,
     call: &ToolCall,
     tally: &mut Tally,
 ) -> Result<(String, Option<String>), String> {
@@ -500,9 +642,10 @@ async fn call_tool(
     let args = call.arguments.clone();
     let all = ctx.tools.names();
     let mine = || -> String {
-        all.iter()
-            .filter(|t| profile.allows(t))
-            .cloned()
+        reach
+            .tools
+            .iter()
+            .map(|t| t.tool.name().to_string())
             .collect::<Vec<_>>()
             .join(", ")
     };
@@ -510,16 +653,25 @@ async fn call_tool(
         let message = format!("there is no tool `{}` (you may use: {})", call.name, mine());
         return Ok(refused(ctx, step, &call_id, &call.name, args, message, tally).await);
     };
-    let Some(entry) = ctx.tools.get(&tool).filter(|_| profile.allows(&tool)) else {
+    let Some(entry) = reach.tools.iter().find(|t| t.tool.name() == tool).cloned() else {
         let message = format!(
-            "refused: agent `{}` may not use `{tool}` (its tools: {})",
-            profile.name,
+            "refused: agent `{}` may not use `{tool}` here (its tools: {})",
+            reach.profile.name,
             mine()
         );
         return Ok(refused(ctx, step, &call_id, &tool, args, message, tally).await);
     };
     let args = match args {
-        Value::Object(_) => args,
+        // `{{s1}}` of a dependency is its result (a recovery copies the
+        // failed call's references); other braces are the call's own text.
+        Value::Object(map) if !names_a_dependency(&map, reach.deps) => Value::Object(map),
+        Value::Object(map) => match super::resolve_for(&entry, &map, &|id| super::dep_output(reach.deps, id)) {
+            Ok(resolved) => Value::Object(resolved),
+            Err(e) => {
+                let message = format!("{e}: use only the results shown above");
+                return Ok(refused(ctx, step, &call_id, &tool, Value::Object(map), message, tally).await);
+            }
+        },
         Value::Null => Value::Object(Default::default()),
         other => {
             let message = format!("the arguments of `{tool}` must be a JSON object, not {other}");
@@ -533,6 +685,7 @@ async fn call_tool(
     let mut error = record.error.clone().filter(|_| !record.succeeded());
     if let Some(only) = error
         .as_deref()
+        .filter(|_| reach.guesses)
         .and_then(|e| the_one_file_instead(ctx, &entry, &args, e))
     {
         tally.calls.push(record);

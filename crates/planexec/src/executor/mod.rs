@@ -1,16 +1,17 @@
 //! The executor role: run one step.
 //!
 //! A tool step whose arguments resolve and validate runs its tool directly, with
-//! no model call; retryable tool errors are retried with backoff. A reasoning
-//! step, or a tool call that failed in a way a model could fix (bad arguments,
-//! a missing file), runs a short executor model loop that sees only the task's
-//! goal, this step and its dependencies' results. Where the step states an
+//! no model call; retryable tool errors are retried with backoff. A tool call
+//! that still fails is handed to a recovery loop ([`recover`]): an agent step
+//! that sees the failed call and its error and does the step another way. A
+//! reasoning step is one executor model call that sees only the task's goal,
+//! this step and its dependencies' results. Where the step states an
 //! `expected` result, the executor model checks the result against it. An
 //! agent step runs a small tool-using loop ([`agent_step`]).
 
 mod agent_step;
 mod expected;
-mod repair;
+mod recover;
 
 use serde_json::{Map, Value};
 
@@ -253,7 +254,7 @@ async fn run(
         StepKind::Reasoning => reason(ctx, plan, step, deps, tally).await?,
         StepKind::Agent(_) if !models => return Err(no_model("an agent")),
         StepKind::Agent(agent) => agent_step::run(ctx, plan, step, agent, deps, tally).await?,
-        StepKind::Tool(name) => call_tool(ctx, plan, step, name, deps, models, tally).await?,
+        StepKind::Tool(name) => call_tool(ctx, plan, step, name, deps, tally).await?,
     };
     if let (Some(expected), true) = (&step.expected, models) {
         tally.output = Some(output.clone());
@@ -263,14 +264,14 @@ async fn run(
 }
 
 /// A tool step: resolve its arguments and call the tool directly; a call that
-/// failed in a way a model could fix goes to the repair loop.
+/// fails goes to a recovery loop, and an empty result that a step would
+/// write counts as a failure (see [`empty_and_written`]).
 async fn call_tool(
     ctx: &RunContext,
     plan: &Plan,
     step: &Step,
     name: &str,
     deps: &DependencyOutputs,
-    models: bool,
     tally: &mut Tally,
 ) -> Result<Value, String> {
     let entry = ctx
@@ -283,20 +284,44 @@ async fn call_tool(
     let direct = match resolve_for(&entry, &step.args, &|id| dep_output(deps, id)) {
         Ok(args) => {
             tally.args = Some(Value::Object(args.clone()));
-            call_checked(ctx, step, &entry, Value::Object(args), tally).await
+            call_checked(ctx, step, &entry, Value::Object(args), tally)
+                .await
+                .and_then(|output| match empty_and_written(ctx, plan, step, &output) {
+                    Some(why) => Err(ToolError::new(ToolErrorKind::NotFound, why)),
+                    None => Ok(output),
+                })
         }
         Err(e) => Err(ToolError::invalid_args(e.to_string())),
     };
     match direct {
         Ok(v) => Ok(v),
-        Err(e) if models && e.model_fixable() && ctx.options.executor_max_turns > 0 => {
-            repair::fix_with_model(ctx, plan, step, &entry, deps, e, tally).await
+        Err(e) if recover::recoverable(ctx, &e) => {
+            let args = tally.args.clone().unwrap_or_else(|| Value::Object(step.args.clone()));
+            recover::recover(ctx, plan, step, &entry, deps, (&args, &e), tally).await
         }
         Err(e) => {
             tally.refused = e.kind == ToolErrorKind::Denied;
             Err(e.to_string())
         }
     }
+}
+
+/// Why `output`, the result of tool step `step`, is a failure: it is empty
+/// (a glob or a search that matched nothing) and a step of `plan` with side
+/// effects would write it on. Written, it would make an empty file that
+/// looks like the work was done.
+fn empty_and_written(ctx: &RunContext, plan: &Plan, step: &Step, output: &Value) -> Option<String> {
+    if !result::is_empty_output(output) {
+        return None;
+    }
+    let writer = plan.steps.iter().find(|s| {
+        s.tool.as_deref().is_some_and(|t| ctx.tools.has_side_effects(t))
+            && plan::step_references(s).iter().any(|(_, r)| r.step == step.id)
+    })?;
+    Some(format!(
+        "{} gave nothing (it matched nothing), and step {} would write that: an empty result is not written as if it were the work",
+        step.id, writer.id
+    ))
 }
 
 /// Why a tool step cannot run, when an argument uses the output of a step

@@ -107,6 +107,10 @@ impl ChatModel for Recorder {
     async fn prepare(&self, system: &str) -> Result<Prepared, LlmError> {
         self.inner.prepare(system).await
     }
+
+    fn wants_plan_help(&self) -> bool {
+        self.inner.wants_plan_help()
+    }
 }
 
 impl Recorder {

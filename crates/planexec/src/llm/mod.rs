@@ -273,6 +273,14 @@ pub trait ChatModel: Send + Sync {
         let _ = system;
         Ok(Prepared::default())
     }
+
+    /// Whether plans from this model get the small-model help (worked plans
+    /// and plan rewrite rules, [`crate::mends`]) when a run's `mend` setting
+    /// is `auto`: a small local model says yes; a hosted model, which fixes
+    /// its plan when told what is wrong, keeps the default no.
+    fn wants_plan_help(&self) -> bool {
+        false
+    }
 }
 
 /// What [`ChatModel::prepare`] did.

@@ -99,11 +99,18 @@ struct Rule {
 pub struct ScriptedModel {
     rules: Mutex<Vec<Rule>>,
     requests: Mutex<Vec<ChatRequest>>,
+    plan_help: std::sync::atomic::AtomicBool,
 }
 
 impl ScriptedModel {
     pub fn new() -> ScriptedModel {
         ScriptedModel::default()
+    }
+
+    /// Whether it asks for the small-model help, as the embedded model does
+    /// ([`ChatModel::wants_plan_help`]; no by default, as a hosted model).
+    pub fn set_plan_help(&self, on: bool) {
+        self.plan_help.store(on, std::sync::atomic::Ordering::Relaxed);
     }
 
     fn push(&self, role: Role, contains: Option<&str>, replies: Vec<ScriptedReply>, repeat_last: bool) {
@@ -211,6 +218,10 @@ impl ChatModel for ScriptedModel {
 
     fn provider_name(&self) -> &str {
         "scripted"
+    }
+
+    fn wants_plan_help(&self) -> bool {
+        self.plan_help.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     async fn chat(&self, request: ChatRequest) -> Result<ChatResponse, LlmError> {

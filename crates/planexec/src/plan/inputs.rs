@@ -20,37 +20,6 @@ fn looks_like_a_value(path: &str) -> bool {
     path.trim().parse::<f64>().is_ok()
 }
 
-/// `plan` without the reads of values (see [`values_read_as_files`]) whose
-/// output no step uses: not referenced as `{{id}}`, nor a dependency of a
-/// reasoning or agent step (which see their dependencies' results). Such a
-/// step is noise a small planner keeps beside a correct calculation of the
-/// same values (`read_file("37")` next to `37 * 23`); asking it again does
-/// not make it let go. The ids of the steps dropped go from every `depends_on`.
-pub fn without_unused_value_reads(mut plan: Plan, tools: &ToolRegistry) -> Plan {
-    let reads: Vec<String> = values_read_as_files(&plan, tools)
-        .into_iter()
-        .filter_map(|e| match e {
-            PlanError::ValueReadAsFile { step, .. } => Some(step),
-            _ => None,
-        })
-        .collect();
-    let used = |id: &str| {
-        plan.steps.iter().any(|s| {
-            super::step_references(s).iter().any(|(_, r)| r.step == id)
-                || (s.tool.is_none() && s.depends_on.iter().any(|d| d == id))
-        })
-    };
-    let unused: Vec<String> = reads.into_iter().filter(|id| !used(id)).collect();
-    if unused.is_empty() || unused.len() == plan.steps.len() {
-        return plan;
-    }
-    plan.steps.retain(|s| !unused.contains(&s.id));
-    for step in &mut plan.steps {
-        step.depends_on.retain(|d| !unused.contains(d));
-    }
-    plan
-}
-
 /// Whether a step of `plan` with side effects names `path` in its arguments
 /// (so the file may be there by the time a later step reads it).
 fn written(plan: &Plan, tools: &ToolRegistry, path: &str) -> bool {
@@ -121,64 +90,6 @@ pub fn invented_inputs(plan: &Plan, task: &str, tools: &ToolRegistry) -> Vec<Pla
         .collect()
 }
 
-/// `plan` with each made-up input ([`invented_inputs`]) that can only stand
-/// for a value the task gives turned into a reasoning step with the same
-/// description (which sees the task): the task has a number in it, and the
-/// invented file's folder is not in the workspace, so there is nothing to
-/// look at. Used once the planner was sent the error and kept the file: a
-/// read that cannot succeed otherwise costs the run its replans ("a crate
-/// holds 24 bottles" planned as `read_file("crates/17_bottles.txt")`, twice).
-/// A task with no number keeps its read, to fail and say the input is missing
-/// rather than have a model make one up. `invented` is what
-/// [`invented_inputs`] found in `plan`. Returns the ids of the steps changed.
-pub fn invented_reads_to_reasoning(
-    plan: &mut Plan,
-    invented: Vec<PlanError>,
-    task: &str,
-    tools: &ToolRegistry,
-) -> Vec<String> {
-    let Some(workspace) = tools.workspace() else {
-        return Vec::new();
-    };
-    if !task.chars().any(|c| c.is_ascii_digit()) {
-        return Vec::new();
-    }
-    // Nothing to look at: the file's folder is not there, or (for a file at
-    // the top) no file there has its extension.
-    let nothing_there = |path: &str| {
-        let path = std::path::Path::new(path.trim().trim_start_matches("./"));
-        match path
-            .parent()
-            .map(|p| p.to_string_lossy().to_string())
-            .filter(|f| !f.is_empty())
-        {
-            Some(folder) => workspace.resolve(&folder).map(|p| !p.exists()).unwrap_or(true),
-            None => {
-                let extension = path.extension();
-                let entries = std::fs::read_dir(workspace.root()).into_iter().flatten().flatten();
-                !entries
-                    .into_iter()
-                    .any(|e| e.path().is_file() && e.path().extension() == extension)
-            }
-        }
-    };
-    let invented: Vec<(String, String)> = invented
-        .into_iter()
-        .filter_map(|e| match e {
-            PlanError::InventedInput { step, path } => Some((step, path)),
-            _ => None,
-        })
-        .filter(|(_, path)| nothing_there(path))
-        .collect();
-    for step in plan.steps.iter_mut() {
-        if invented.iter().any(|(id, _)| *id == step.id) {
-            step.tool = None;
-            step.args = serde_json::Map::new();
-        }
-    }
-    invented.into_iter().map(|(id, _)| id).collect()
-}
-
 /// Largest file whose text [`texts_used_as_numbers`] looks at.
 const LOOKED_AT_BYTES: u64 = 64 * 1024;
 
@@ -220,25 +131,19 @@ pub fn texts_used_as_numbers(plan: &Plan, tools: &ToolRegistry) -> Vec<PlanError
                 ids.push(r.step);
             }
         }
-        let mut problems = Vec::new();
+        let mut paths: Vec<String> = Vec::new();
         for id in ids {
             let Some((path, text)) = text_of(&id) else { continue };
-            // A list (more than one line) is never one number; a line with
-            // a number in words ("Price: 12") is left to the run, whose
-            // executor can take the number out.
             let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
-            if lines > 1 && !problems.iter().any(|p: &String| p.contains(&path)) {
-                problems.push(format!(
-                    "{{{{{id}}}}} is the text of {path} ({lines} lines), not one number, so it cannot stand in arithmetic: use sum({{{{{id}}}}}), mean({{{{{id}}}}}), min, max or count({{{{{id}}}}}) of it"
-                ));
+            if lines > 1 && !paths.contains(&path) {
+                paths.push(path.clone());
+                errors.push(PlanError::TextUsedAsNumber {
+                    step: step.id.clone(),
+                    reference: id,
+                    path,
+                    lines,
+                });
             }
-        }
-        if !problems.is_empty() {
-            errors.push(PlanError::InvalidArgs {
-                step: step.id.clone(),
-                tool: "calculator".into(),
-                problems,
-            });
         }
     }
     errors
@@ -325,41 +230,6 @@ mod tests {
     }
 
     #[test]
-    fn invented_reads_of_a_tasks_values_become_reasoning_and_others_stay() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("inbox")).unwrap();
-        std::fs::write(dir.path().join("inbox/msg-1.txt"), "hi\n").unwrap();
-        std::fs::write(dir.path().join("notes.md"), "x\n").unwrap();
-        let tools = builtin::registry(Workspace::new(dir.path()).unwrap());
-        let reads = || {
-            plan(serde_json::json!([
-                {"id": "s1", "description": "read the bottles in a crate", "tool": "read_file", "args": {"path": "crates/17_bottles.txt"}, "depends_on": []},
-                {"id": "s2", "description": "read the message", "tool": "read_file", "args": {"path": "inbox/message.txt"}, "depends_on": []},
-                {"id": "s3", "description": "read the count", "tool": "read_file", "args": {"path": "count.txt"}, "depends_on": []},
-                {"id": "s4", "description": "read the notes", "tool": "read_file", "args": {"path": "todo.md"}, "depends_on": []},
-                {"id": "s5", "description": "multiply", "tool": "calculator", "args": {"expression": "{{s1}} * 17"}, "depends_on": ["s1"]}
-            ]))
-        };
-        let mut mended = reads();
-        let task = "A crate holds 24 bottles. How many in 17?";
-        let invented = invented_inputs(&mended, task, &tools);
-        let changed = invented_reads_to_reasoning(&mut mended, invented, task, &tools);
-        // s2's folder is there to look in, and a top-level .md file exists
-        // beside todo.md: those are left to fail (or be looked for).
-        assert_eq!(changed, ["s1", "s3"]);
-        assert!(mended.steps[0].tool.is_none() && mended.steps[0].args.is_empty());
-        assert_eq!(mended.steps[0].description, "read the bottles in a crate");
-        assert_eq!(mended.steps[1].tool.as_deref(), Some("read_file"));
-        assert_eq!(mended.steps[4].tool.as_deref(), Some("calculator"));
-        // With no number in the task, the input is missing, not given.
-        let mut kept = reads();
-        let task = "What are my expenses in total?";
-        let invented = invented_inputs(&kept, task, &tools);
-        assert!(invented_reads_to_reasoning(&mut kept, invented, task, &tools).is_empty());
-        assert_eq!(kept.steps[0].tool.as_deref(), Some("read_file"));
-    }
-
-    #[test]
     fn a_files_lines_in_arithmetic_are_an_error_and_one_line_is_not() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("prices.txt"), "apple 1.25\nbread 3.40\n").unwrap();
@@ -389,31 +259,5 @@ mod tests {
         ] {
             assert!(texts_used_as_numbers(&fine, &tools).is_empty(), "{fine:?}");
         }
-    }
-
-    #[test]
-    fn reads_of_values_no_step_uses_are_dropped_and_used_ones_kept() {
-        let dir = tempfile::tempdir().unwrap();
-        let tools = builtin::registry(Workspace::new(dir.path()).unwrap());
-        let noisy = plan(serde_json::json!([
-            {"id": "s1", "description": "read 37", "tool": "read_file", "args": {"path": "37"}, "depends_on": []},
-            {"id": "s2", "description": "read 23", "tool": "read_file", "args": {"path": "23"}, "depends_on": []},
-            {"id": "s3", "description": "multiply", "tool": "calculator", "args": {"expression": "37 * 23"}, "depends_on": ["s1", "s2"]},
-            {"id": "s4", "description": "save", "tool": "write_file", "args": {"path": "p.txt", "content": "{{s3}}"}, "depends_on": ["s3"]}
-        ]));
-        let cleaned = without_unused_value_reads(noisy, &tools);
-        let ids: Vec<&str> = cleaned.steps.iter().map(|s| s.id.as_str()).collect();
-        assert_eq!(ids, ["s3", "s4"]);
-        assert!(cleaned.steps[0].depends_on.is_empty());
-        assert!(values_read_as_files(&cleaned, &tools).is_empty());
-
-        // A read whose output is used stays, and stays an error for the planner.
-        let used = plan(serde_json::json!([
-            {"id": "s1", "description": "read 37", "tool": "read_file", "args": {"path": "37"}, "depends_on": []},
-            {"id": "s2", "description": "double", "tool": "calculator", "args": {"expression": "{{s1}} * 2"}, "depends_on": ["s1"]}
-        ]));
-        let kept = without_unused_value_reads(used, &tools);
-        assert_eq!(kept.steps.len(), 2);
-        assert_eq!(values_read_as_files(&kept, &tools).len(), 1);
     }
 }

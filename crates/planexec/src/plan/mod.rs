@@ -8,13 +8,13 @@
 //! ([`schema`]) and its waves ([`waves`]). It knows nothing of models, HTTP or
 //! terminals.
 
-mod asked;
+mod dedupe;
+pub(crate) mod findings;
 mod hazards;
 mod inputs;
 mod outputs;
 pub(crate) mod parse;
 pub(crate) mod refs;
-mod repair;
 pub(crate) mod schema;
 mod unused;
 pub(crate) mod validate;
@@ -25,18 +25,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub use crate::json::{extract_json_object, repair_json};
-pub use asked::asked_but_not_planned;
-pub use inputs::{
-    invented_inputs, invented_reads_to_reasoning, texts_used_as_numbers, values_read_as_files,
-    without_unused_value_reads,
-};
+pub use dedupe::merge_same_calls;
+pub use findings::findings;
+pub use inputs::{invented_inputs, texts_used_as_numbers, values_read_as_files};
 pub use outputs::{outputs_named_by, unwritten_outputs};
 pub use parse::{parse_plan_file, parse_plan_reply, ParseError, PlanStream};
 pub use refs::{
     find_references, rename_step, resolve_args, resolve_args_as_text, step_references, value_as_text, OutputLookup,
     Reference, ResolveError,
 };
-pub use repair::repaired;
 pub use schema::{is_strict_compatible, plan_schema, plan_schema_for, plan_schema_for_tools};
 pub use unused::unused_results;
 pub use validate::{find_cycle, validate, validate_with_done, PlanError, PlanErrors, PlanLimits, MAX_QUESTIONS};

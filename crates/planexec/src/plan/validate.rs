@@ -135,8 +135,54 @@ pub enum PlanError {
     InventedInput { step: String, path: String },
     #[error("step {step} waits for {dependency} but does not use its result: write {{{{{dependency}}}}} in its args where that result goes (never type the value yourself), or drop {step} if {dependency} already does the work")]
     UnusedResult { step: String, dependency: String },
-    #[error("the task asks to round to {places} decimal places, but no step rounds: write round(<expression>, {places}) as step {step}'s calculator expression")]
-    RoundingLeftOut { step: String, places: u32 },
+    #[error("step {step}: `{expression}` counts the lines of a number: {search} already returns how many lines match (count true), so use {{{{{search}}}}} itself where the count is needed")]
+    CountOfACount {
+        step: String,
+        /// The search that counts.
+        search: String,
+        expression: String,
+    },
+    #[error("step {step}: search with matches true for the plain text `{text}` returns only that text, once per match: set matches false to get the lines that contain it, or give a regular expression for the parts to extract")]
+    PlainTextMatched { step: String, text: String },
+    #[error("step {step}: {{{{{reference}}}}} is the text of {path} ({lines} lines), not one number, so it cannot stand in arithmetic: use sum({{{{{reference}}}}}), mean({{{{{reference}}}}}), min, max or count({{{{{reference}}}}}) of it")]
+    TextUsedAsNumber {
+        step: String,
+        reference: String,
+        path: String,
+        lines: usize,
+    },
+}
+
+impl PlanError {
+    /// The step a problem is found at, when it is about one step.
+    pub fn step(&self) -> Option<&str> {
+        use PlanError::*;
+        match self {
+            SelfDependency { step }
+            | UnknownDependency { step, .. }
+            | UnknownReference { step, .. }
+            | UndeclaredReference { step, .. }
+            | UnknownTool { step, .. }
+            | InvalidArgs { step, .. }
+            | NotReadOnly { step, .. }
+            | ReasoningWithArgs { step }
+            | ReasoningNotAllowed { step }
+            | ToolAndAgent { step, .. }
+            | UnknownAgent { step, .. }
+            | AgentWithArgs { step }
+            | AgentNotAllowed { step, .. }
+            | RepeatsFailedStep { step, .. }
+            | ValueReadAsFile { step, .. }
+            | InventedInput { step, .. }
+            | UnusedResult { step, .. }
+            | CountOfACount { step, .. }
+            | PlainTextMatched { step, .. }
+            | TextUsedAsNumber { step, .. } => Some(step),
+            UnorderedWrite { writer, .. } => Some(writer),
+            DuplicateId { id } | BadId { id } => Some(id),
+            _ => None,
+        }
+    }
 }
 
 /// All the problems found in a plan, in a stable order.

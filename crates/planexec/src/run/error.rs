@@ -17,4 +17,15 @@ pub enum RunError {
     },
     #[error("the plan is invalid:\n{0}")]
     InvalidPlan(PlanErrors),
+    /// Sent back for its errors, the model wrote the same plan again: asking
+    /// once more would go round in a circle.
+    #[error("the {role} wrote the plan it was sent back for again (attempt {attempt}):\n{errors}")]
+    Repeated { role: Role, attempt: u32, errors: String },
+}
+
+impl RunError {
+    /// Whether replanning again would only go round in a circle.
+    pub fn is_no_progress(&self) -> bool {
+        matches!(self, RunError::Repeated { .. } | RunError::Planning { .. })
+    }
 }

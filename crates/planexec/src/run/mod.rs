@@ -7,6 +7,7 @@
 //! (a role could not go on) and, in [`resume`], why a resume did not start.
 
 mod error;
+pub(crate) mod outputs;
 pub(crate) mod owner;
 pub(crate) mod resume;
 
@@ -19,6 +20,7 @@ use crate::context::RunContext;
 use crate::events::Event;
 use crate::ledger;
 use crate::plan::{Plan, Step};
+use crate::planner::Planned;
 use crate::report::{Clarification, PlanVersion, RunReport, RunStatus};
 use crate::result::{now_ms, StepResult};
 use crate::store::{RunEnd, StoredRun, Waiting};
@@ -62,6 +64,8 @@ pub(crate) struct Run {
     pub id: String,
     pub task: String,
     started: Instant,
+    /// When the run first started (ms since the epoch; a resumed run's first session).
+    pub started_at_ms: u64,
     /// Time spent in earlier sessions of a resumed run.
     earlier_ms: u64,
     pub plans: Vec<PlanVersion>,
@@ -83,6 +87,9 @@ pub(crate) struct Run {
     pub tried: Vec<(u32, Vec<String>)>,
     /// This process's lease on the run in the ledger (none without a ledger).
     pub owner: Option<owner::Owner>,
+    /// The run was revised once already because files its task names were
+    /// not written ([`outputs::unwritten`]).
+    pub revised_for_outputs: bool,
 }
 
 impl Run {
@@ -92,6 +99,7 @@ impl Run {
             id,
             task: task.to_string(),
             started: Instant::now(),
+            started_at_ms: now_ms(),
             earlier_ms: 0,
             plans: Vec::new(),
             plan: None,
@@ -104,6 +112,7 @@ impl Run {
             stalled: 0,
             tried: Vec::new(),
             owner: None,
+            revised_for_outputs: false,
         }
     }
 
@@ -111,6 +120,7 @@ impl Run {
     pub fn restore(ctx: RunContext, stored: &StoredRun) -> Run {
         let mut run = Run::new(ctx, stored.run_id.clone(), &stored.task);
         run.earlier_ms = stored.elapsed_ms;
+        run.started_at_ms = stored.started_at;
         run.plans = stored.plans.clone();
         run.replans = stored.replans;
         run.clarifications = stored.clarifications.clone();
@@ -131,26 +141,30 @@ impl Run {
         self.plan.as_ref().expect("the run has a plan in force")
     }
 
-    /// Record `plan` as the next version, in force from now on.
-    pub async fn adopt(&mut self, plan: Plan, reason: String) {
+    /// Record `planned` (a plan, with what the runtime changed in it) as the
+    /// next version, in force from now on.
+    pub async fn adopt(&mut self, planned: impl Into<Planned>, reason: String) {
+        let Planned { plan, mends } = planned.into();
         let version = self.plans.len() as u32 + 1;
         self.plans.push(PlanVersion {
             version,
             reason,
             plan: plan.clone(),
+            mends: mends.clone(),
         });
         let recorded = self.plans.last().expect("just pushed");
         self.ctx.ledger.plan(recorded, self.replans).await;
         self.ctx.events.emit(Event::PlanProposed {
             version,
             plan: plan.clone(),
+            mends,
         });
         self.plan = Some(plan);
         self.version = version;
     }
 
     /// Record a revised plan as a new version, counted against the replan bound.
-    pub async fn adopt_revision(&mut self, revised: Plan, reason: String) {
+    pub async fn adopt_revision(&mut self, revised: impl Into<Planned>, reason: String) {
         self.replans += 1;
         self.adopt(revised, reason.clone()).await;
         self.ctx.events.emit(Event::Replanned {

@@ -45,7 +45,7 @@ impl Drive for Compiler {
         let nothing_ran = outcome.results.is_empty() && outcome.interrupted.is_empty();
         match streamed.plan {
             Ok(plan) => Ok(FirstPlan {
-                plan,
+                plan: plan.into(),
                 origin: "initial plan (streamed)",
                 ran: Some(outcome),
             }),
@@ -55,7 +55,7 @@ impl Drive for Compiler {
                 run.incomplete = Some(problem);
                 let goal = streamed.goal.unwrap_or_else(|| run.task.clone());
                 Ok(FirstPlan {
-                    plan: Plan::new(goal, streamed.dispatched),
+                    plan: Plan::new(goal, streamed.dispatched).into(),
                     origin: "initial plan (streamed, cut short)",
                     ran: Some(outcome),
                 })

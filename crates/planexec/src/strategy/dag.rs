@@ -47,11 +47,32 @@ pub(crate) async fn drive(strategy: &dyn Drive, run: &mut Run, start: Start) -> 
             Some(failed) => recover(run, &failed).await?,
             None => {
                 if let Next::Answer(answer) = strategy.after_pass(run, &ran).await? {
-                    return Ok(answer);
+                    if !revised_for_outputs(run).await? {
+                        return Ok(answer);
+                    }
                 }
             }
         }
     }
+}
+
+/// Before the run is answered: whether a file its task names is missing
+/// ([`crate::run::outputs`]). Once, while the replan bound allows and the
+/// run has not fallen back, the plan is revised to write it (`Ok(true)`: go
+/// on with the revision); otherwise the run fails and says what is missing.
+async fn revised_for_outputs(run: &mut Run) -> Result<bool, Exit> {
+    let missing = crate::run::outputs::unwritten(run);
+    if missing.is_empty() {
+        return Ok(false);
+    }
+    let missing = missing.join("; ");
+    if run.revised_for_outputs || !run.may_replan() || run.fell_back() {
+        return Err(Exit::failed(format!("the work the task names is not done: {missing}")));
+    }
+    run.revised_for_outputs = true;
+    let trigger = ReplanTrigger::Unanswered(&missing);
+    revise(run, trigger, format!("not done yet: {missing}")).await?;
+    Ok(true)
 }
 
 /// Run the steps of the plan in force that are not done yet.
@@ -137,9 +158,15 @@ async fn recover(run: &mut Run, failed: &StepResult) -> Result<(), Exit> {
         step: &failed_step,
         error: &error,
     };
-    replan(run, trigger, failure.clone())
-        .await?
-        .map_err(|e| Exit::failed(format!("{failure}; replanning failed: {e}")))?;
+    match replan(run, trigger, failure.clone()).await? {
+        Ok(()) => {}
+        // The replanner wrote the same unusable plan again, or none at all:
+        // asking once more would go round in a circle.
+        Err(e) if e.is_no_progress() => {
+            return fallback::no_progress(run, format!("{failure}; replanning made no progress: {e}")).await
+        }
+        Err(e) => return Err(Exit::failed(format!("{failure}; replanning failed: {e}"))),
+    }
     if let Some(reason) = run.plan().infeasible.clone() {
         return Err(Exit::infeasible(format!(
             "after {failure}, the replanner found the task infeasible: {reason}"

@@ -53,7 +53,7 @@ pub(crate) enum Next {
 
 /// A run's first plan, from [`Drive::first_plan`].
 pub(crate) struct FirstPlan {
-    pub plan: crate::plan::Plan,
+    pub plan: crate::planner::Planned,
     /// Why it is the plan (the version's reason).
     pub origin: &'static str,
     /// Steps that already ran while it was being made (a streamed plan).

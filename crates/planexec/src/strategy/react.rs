@@ -38,6 +38,7 @@ impl Drive for React {
             }
         }
         let mut calls = run.records.len();
+        let mut nudged = false;
         loop {
             let may_call = calls < run.ctx.options.max_steps;
             let turn = Run::guard(&run.ctx, turn(&run.ctx, &history, calls + 1, may_call))
@@ -47,7 +48,26 @@ impl Drive for React {
                 Turn::Answer(answer) if answer.is_empty() => {
                     return Err(Exit::failed("the model ended without an answer"))
                 }
-                Turn::Answer(answer) => return Ok(answer),
+                Turn::Answer(answer) => match crate::run::outputs::unwritten(run) {
+                    missing if missing.is_empty() => return Ok(answer),
+                    missing if nudged => {
+                        return Err(Exit::failed(format!(
+                            "the model answered, but the work the task names is not done: {}",
+                            missing.join("; ")
+                        )))
+                    }
+                    missing => {
+                        // An answer in words is not the file the task asks
+                        // for: the model is told so once.
+                        nudged = true;
+                        history.push(Message::assistant(answer));
+                        history.push(Message::user(format!(
+                            "That answer is not the work the task asks for: {}. Call the tool that writes it now, then answer.",
+                            missing.join("; ")
+                        )));
+                        continue;
+                    }
+                },
                 Turn::CallAtTheEnd { tool } => {
                     return Err(Exit::failed(format!(
                     "the model ended with a call of `{tool}` instead of an answer, after the last call this run allows"

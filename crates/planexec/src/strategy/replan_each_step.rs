@@ -50,7 +50,7 @@ async fn consult(run: &mut Run, just_done: &str) -> Result<(), Exit> {
             .cloned()
             .collect()
     };
-    let left = still_to_do(&revised);
+    let left = still_to_do(&revised.plan);
     if left == still_to_do(&plan) {
         return Ok(());
     }

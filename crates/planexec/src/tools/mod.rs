@@ -32,7 +32,7 @@ use serde_json::Value;
 pub use calculator::evaluate_with_text as evaluate_expression;
 pub(crate) use calculator::{aggregate_arguments, outside_aggregates};
 pub(crate) use read_csv::csv_has_column;
-pub(crate) use search::{file_kind_pattern, json_has_field, keyed_value_in_csv, CSV_KEYED};
+pub(crate) use search::{file_kind_pattern, json_has_field, keyed_value_in_csv};
 pub use typed::TypedTool;
 
 /// What running a tool does to the world. Decides confirmation and replay safety.

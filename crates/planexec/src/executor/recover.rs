@@ -1,0 +1,128 @@
+//! Recovering a failed tool step with an agent step.
+//!
+//! A tool step whose call failed (after its retries) is handed once to an
+//! agent loop of the built-in `recover` profile (or a configured profile of
+//! that name). It sees what an agent step sees (the goal, the step and its
+//! `expected`, its dependencies' results) and the failed call with its
+//! arguments and error, and it may call the tools of the step's kind: the
+//! tools that only read, and those with the same effect class as the step's
+//! own (a failed write may be done by another tool that writes; a failed
+//! read never turns into a write). It is done when a call of the step's own
+//! tool succeeds: that call's output, as the tool gave it, is the step's
+//! output. Its calls are recorded as the step's inner calls (`s2.1`, `s2.2`,
+//! …) and shown live, as an agent step's are. Only when it fails (it gives
+//! up in words, or its turns run out) is the replanner asked.
+//!
+//! The errors a model can act on are the point: `sales.csv: no column
+//! "region, amount": its columns are region, amount` says what the call
+//! should have been. A refusal (the mode, a person's no, a path outside the
+//! workspace) is final and never recovered, nor is a transient failure that
+//! outlived its retries.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::agent_step::{self, AgentLoop, Finish};
+use super::{step_context, Tally};
+use crate::context::RunContext;
+use crate::events::Event;
+use crate::llm::Message;
+use crate::plan::{Plan, Step};
+use crate::policy::Recover;
+use crate::schedule::DependencyOutputs;
+use crate::tools::{Effect, ToolEntry, ToolError, ToolErrorKind};
+
+/// Whether a failed call of a tool step goes to a recovery loop.
+pub(super) fn recoverable(ctx: &RunContext, error: &ToolError) -> bool {
+    ctx.options.recover == Recover::Agent
+        && ctx.options.strategy.profile().runs_models_between_tools
+        && matches!(
+            error.kind,
+            ToolErrorKind::InvalidArgs | ToolErrorKind::NotFound | ToolErrorKind::Failed
+        )
+}
+
+/// Do `step`, whose call of `entry` with `args` failed with `error`, with a
+/// recovery loop; the output of its successful call of the step's tool.
+pub(super) async fn recover(
+    ctx: &RunContext,
+    plan: &Plan,
+    step: &Step,
+    entry: &ToolEntry,
+    deps: &DependencyOutputs,
+    (args, error): (&Value, &ToolError),
+    tally: &mut Tally,
+) -> Result<Value, String> {
+    let failed = format!("{} (step {} failed)", error.message, step.id);
+    let Some(profile) = ctx.options.agent(crate::agents::RECOVER) else {
+        return Err(failed);
+    };
+    let tool = entry.tool.name();
+    ctx.events.emit(Event::StepRecovering {
+        step_id: step.id.clone(),
+        tool: tool.to_string(),
+        error: error.message.clone(),
+    });
+    let tools = tools_of_kind(ctx, &profile, entry);
+    let opening = opening(
+        ctx,
+        plan,
+        step,
+        deps,
+        &profile.instructions,
+        (tool, args, &error.message),
+        &tools,
+    );
+    let agent = AgentLoop {
+        profile,
+        tools,
+        opening,
+        finish: Finish::CallOf(tool),
+        deps,
+        failed: Some((tool, args)),
+    };
+    let recovered = agent_step::run_loop(ctx, plan, step, agent, tally).await;
+    match recovered {
+        Ok(output) => {
+            tally.args = tally.calls.last().and_then(|c| c.args.clone());
+            Ok(output)
+        }
+        Err(why) => Err(format!("{} (recovery: {why})", error.message)),
+    }
+}
+
+/// The tools a recovery of a call of `entry` may use: those that only read,
+/// and those with its effect class, as far as `profile` allows them.
+fn tools_of_kind(ctx: &RunContext, profile: &crate::AgentProfile, entry: &ToolEntry) -> Vec<Arc<ToolEntry>> {
+    let kind = entry.declared_effect();
+    agent_step::tools_of(ctx, profile)
+        .into_iter()
+        .filter(|e| matches!(e.declared_effect(), Effect::ReadOnly) || e.declared_effect() == kind)
+        .collect()
+}
+
+/// What a recovery loop is shown first. Its system message is the one
+/// every call of the run starts with (a local model has it evaluated
+/// already); the profile's instructions, the step, the failed call and the
+/// tools it may use follow.
+fn opening(
+    ctx: &RunContext,
+    plan: &Plan,
+    step: &Step,
+    deps: &DependencyOutputs,
+    instructions: &str,
+    (tool, args, error): (&str, &Value, &str),
+    tools: &[Arc<ToolEntry>],
+) -> Vec<Message> {
+    let names: Vec<&str> = tools.iter().map(|t| t.tool.name()).collect();
+    vec![
+        Message::system(ctx.system()),
+        Message::user(format!(
+            "You are the executor, recovering one step. {}\n\n{}\nThe plan called `{tool}` with {args}, and it failed:\n{error}\n\nYour tools: {}. The step is done when a call of `{tool}` succeeds; its result is the step's result. If the step cannot be done, say why in one sentence instead of calling a tool.",
+            instructions,
+            step_context(ctx, plan, step, deps),
+            names.join(", ")
+        )),
+    ]
+}

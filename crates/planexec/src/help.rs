@@ -1,0 +1,189 @@
+//! The port through which a run gets model-specific help with its plans,
+//! and the record of that help.
+//!
+//! The core plans, checks and sends a planner its findings; it knows no rule
+//! of its own. A [`PlanHelp`] may show the planner a worked plan and rewrite
+//! a plan the planner could not fix itself. planexec's own is
+//! [`crate::mends::SmallModelHelp`], for small local models; whether a run
+//! gets it is its [`MendMode`]. Every act of help, and every pair of steps
+//! the runtime merged because they made the same call, is a [`Mend`]:
+//! recorded with the plan version, told as an event, shown in plan review.
+
+use serde::{Deserialize, Serialize};
+
+use crate::plan::{Plan, PlanError, Step};
+use crate::tools::ToolRegistry;
+
+/// The rule name of a worked plan shown.
+pub const WORKED_PLAN: &str = "worked-plan";
+
+/// The rule name of two steps merged because they made the same call.
+pub const SAME_CALL: &str = "same-call";
+
+/// Whether a run gets the small-model help.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MendMode {
+    /// Only for a planner model that asks for it (the embedded model).
+    #[default]
+    Auto,
+    /// For every model.
+    On,
+    /// Never: every finding goes back to the planner.
+    Off,
+}
+
+impl MendMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MendMode::Auto => "auto",
+            MendMode::On => "on",
+            MendMode::Off => "off",
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<MendMode, String> {
+        match text.trim() {
+            "auto" => Ok(MendMode::Auto),
+            "on" => Ok(MendMode::On),
+            "off" => Ok(MendMode::Off),
+            other => Err(format!("unknown mend setting `{other}`: use auto, on or off")),
+        }
+    }
+
+    /// Whether a run whose planner model says `wants_help` gets the help.
+    pub fn applies(self, wants_help: bool) -> bool {
+        match self {
+            MendMode::Auto => wants_help,
+            MendMode::On => true,
+            MendMode::Off => false,
+        }
+    }
+}
+
+/// One change the runtime made to a plan: which rule, at which step, and the
+/// steps as they were (`before`: changed or removed) and as they are
+/// (`after`: changed or added).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Mend {
+    pub rule: String,
+    /// The step it acted at (empty for a worked plan, shown to the whole plan).
+    pub step: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub before: Vec<Step>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<Step>,
+    /// What else there is to say: the task of a worked plan shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl Mend {
+    /// The change from `old` to `new` by `rule` at `step`, found by comparing the plans.
+    pub fn between(rule: &str, step: &str, old: &Plan, new: &Plan) -> Mend {
+        let before = old
+            .steps
+            .iter()
+            .filter(|s| new.step(&s.id) != Some(*s))
+            .cloned()
+            .collect();
+        let after = new
+            .steps
+            .iter()
+            .filter(|s| old.step(&s.id) != Some(*s))
+            .cloned()
+            .collect();
+        Mend {
+            rule: rule.to_string(),
+            step: step.to_string(),
+            before,
+            after,
+            note: None,
+        }
+    }
+
+    /// The record of a worked plan shown to the planner: the example's task.
+    pub fn worked_plan(task: &str) -> Mend {
+        Mend {
+            rule: WORKED_PLAN.to_string(),
+            step: String::new(),
+            before: Vec::new(),
+            after: Vec::new(),
+            note: Some(task.to_string()),
+        }
+    }
+
+    /// One line for people: `rule at s3: added s4; changed s3`.
+    pub fn describe(&self) -> String {
+        if self.rule == WORKED_PLAN {
+            return format!("{WORKED_PLAN} shown: \"{}\"", self.note.as_deref().unwrap_or_default());
+        }
+        let ids = |steps: &[Step]| steps.iter().map(|s| s.id.clone()).collect::<Vec<_>>().join(", ");
+        let added: Vec<&Step> = self
+            .after
+            .iter()
+            .filter(|a| !self.before.iter().any(|b| b.id == a.id))
+            .collect();
+        let removed: Vec<&Step> = self
+            .before
+            .iter()
+            .filter(|b| !self.after.iter().any(|a| a.id == b.id))
+            .collect();
+        let mut parts = Vec::new();
+        if !added.is_empty() {
+            parts.push(format!(
+                "added {}",
+                added.iter().map(|s| s.id.as_str()).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        if !removed.is_empty() {
+            parts.push(format!(
+                "removed {}",
+                removed.iter().map(|s| s.id.as_str()).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        let changed = ids(&self
+            .after
+            .iter()
+            .filter(|a| self.before.iter().any(|b| b.id == a.id))
+            .cloned()
+            .collect::<Vec<_>>());
+        if !changed.is_empty() {
+            parts.push(format!("changed {changed}"));
+        }
+        format!("{} at {}: {}", self.rule, self.step, parts.join("; "))
+    }
+}
+
+/// A worked plan shown to the planner: the example's task, and the text
+/// put beside the task.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkedPlan {
+    pub task: String,
+    pub text: String,
+}
+
+/// The help a run's planner and replanner call: worked plans for the
+/// prompt, and mends for a plan's findings. Implement it to bring rules of
+/// your own (`AgentBuilder::plan_help`).
+pub trait PlanHelp: Send + Sync {
+    /// A worked plan to show beside `task`, if one fits it.
+    fn worked_plan(&self, task: &str, tools: &ToolRegistry) -> Option<WorkedPlan>;
+
+    /// `plan` with the edits its `findings` call for, and what was done;
+    /// `None` unless every finding was mended (the planner fixes the rest).
+    fn mend(&self, plan: &Plan, findings: &[PlanError], task: &str, tools: &ToolRegistry) -> Option<(Plan, Vec<Mend>)>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_switch_helps_the_embedded_model_only_unless_told() {
+        assert!(MendMode::Auto.applies(true) && !MendMode::Auto.applies(false));
+        assert!(MendMode::On.applies(false) && !MendMode::Off.applies(true));
+        assert_eq!(MendMode::parse(" on "), Ok(MendMode::On));
+        assert!(MendMode::parse("always").unwrap_err().contains("auto, on or off"));
+    }
+}

@@ -1,0 +1,124 @@
+//! Findings: what a plan does that cannot be what it means, found from the
+//! plan's structure, its tools and the workspace (never from the words of the
+//! task or a step's description).
+//!
+//! Validation ([`super::validate`]) says whether a plan can run at all; a
+//! finding says it would run and do the wrong thing: a number read as a
+//! file, a file's whole text used as one number, a computed result waited
+//! for and never used, a count of what already is a count, a search whose
+//! every match is the text it searched for. Each is a typed
+//! [`PlanError`] naming its step and what is wrong, so a planner is sent
+//! back the message, and the plan rewrite rules of the small-model help
+//! ([`crate::mends`]) match the variant, never the wording.
+
+use serde_json::Value;
+
+use super::{Plan, PlanError};
+use crate::tools::ToolRegistry;
+
+/// Every finding in `plan` for the run's `tools` (its workspace included).
+pub fn findings(plan: &Plan, tools: &ToolRegistry) -> Vec<PlanError> {
+    let mut found = super::values_read_as_files(plan, tools);
+    found.extend(super::texts_used_as_numbers(plan, tools));
+    found.extend(super::unused_results(plan));
+    found.extend(counts_of_a_count(plan));
+    found.extend(plain_texts_matched(plan));
+    found
+}
+
+/// The id of the search step whose count `expression` is only a count of
+/// (`count({{s2}})` or `{{s2}}` where s2 is a search with count true): the
+/// number is already the search's output, and a count of it is always 1.
+pub(crate) fn count_of_a_count(plan: &Plan, expression: &str) -> Option<String> {
+    let expression = expression.trim();
+    let inner = expression
+        .strip_prefix("count(")
+        .and_then(|e| e.strip_suffix(')'))
+        .unwrap_or(expression);
+    let id = inner.trim().strip_prefix("{{")?.strip_suffix("}}")?.trim();
+    let source = plan.step(id)?;
+    let counts = source.tool.as_deref() == Some("search") && source.args.get("count") == Some(&Value::Bool(true));
+    counts.then(|| id.to_string())
+}
+
+/// A calculator step that counts what a counting search returned: `1`.
+fn counts_of_a_count(plan: &Plan) -> Vec<PlanError> {
+    plan.steps
+        .iter()
+        .filter(|s| s.tool.as_deref() == Some("calculator"))
+        .filter_map(|s| {
+            let expression = s.args.get("expression")?.as_str()?;
+            let source = count_of_a_count(plan, expression)?;
+            expression
+                .trim()
+                .starts_with("count(")
+                .then(|| PlanError::CountOfACount {
+                    step: s.id.clone(),
+                    search: source,
+                    expression: expression.trim().to_string(),
+                })
+        })
+        .collect()
+}
+
+/// Whether `text` is plain text, with nothing a regular expression reads as
+/// more than itself.
+fn is_plain_text(text: &str) -> bool {
+    !text.contains(['\\', '.', '^', '$', '*', '+', '?', '(', ')', '[', ']', '{', '}', '|'])
+}
+
+/// A search with matches true for plain text (`@`, `refund`): each match is
+/// that same text, so the lines or the parts around it are lost.
+fn plain_texts_matched(plan: &Plan) -> Vec<PlanError> {
+    plan.steps
+        .iter()
+        .filter(|s| s.tool.as_deref() == Some("search") && s.args.get("matches") == Some(&Value::Bool(true)))
+        .filter(|s| s.args.get("count") != Some(&Value::Bool(true)))
+        .filter_map(|s| {
+            let text = s
+                .args
+                .get("text")
+                .and_then(Value::as_str)
+                .filter(|t| is_plain_text(t))?;
+            Some(PlanError::PlainTextMatched {
+                step: s.id.clone(),
+                text: text.to_string(),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(steps: serde_json::Value) -> Plan {
+        serde_json::from_value(serde_json::json!({"goal": "g", "steps": steps})).unwrap()
+    }
+
+    #[test]
+    fn a_count_of_a_counting_search_and_a_plain_text_matched_are_findings() {
+        let p = plan(serde_json::json!([
+            {"id": "s1", "description": "count", "tool": "search", "args": {"path": "log.txt", "text": "ERROR", "count": true, "matches": false}, "depends_on": []},
+            {"id": "s2", "description": "count them", "tool": "calculator", "args": {"expression": "count({{s1}})"}, "depends_on": ["s1"]},
+            {"id": "s3", "description": "find", "tool": "search", "args": {"path": "log.txt", "text": "refund", "count": false, "matches": true}, "depends_on": []},
+            {"id": "s4", "description": "find", "tool": "search", "args": {"path": "log.txt", "text": "[a-z]+@x", "count": false, "matches": true}, "depends_on": []}
+        ]));
+        let found = findings(&p, &ToolRegistry::new());
+        assert_eq!(
+            found,
+            vec![
+                PlanError::CountOfACount {
+                    step: "s2".into(),
+                    search: "s1".into(),
+                    expression: "count({{s1}})".into()
+                },
+                PlanError::PlainTextMatched {
+                    step: "s3".into(),
+                    text: "refund".into()
+                },
+            ]
+        );
+        assert!(found[0].to_string().contains("use {{s1}} itself"), "{}", found[0]);
+    }
+}
