@@ -511,6 +511,10 @@ pub struct CommonArgs {
     /// replanner revises the plan at once [env: PLANEXEC_RECOVER] [default: agent].
     #[arg(long, value_name = "agent|replan")]
     pub recover: Option<String>,
+    /// Before a run says succeeded, check what it produced (the files its task names, the answer)
+    /// against the task with the synthesizer model [env: PLANEXEC_VERIFY] [default: on].
+    #[arg(long, value_name = "on|off")]
+    pub verify: Option<String>,
     /// Stop the run (status budget_exhausted, resumable) before it would use more tokens than this.
     #[arg(long, value_name = "TOKENS")]
     pub max_tokens: Option<u64>,
@@ -553,6 +557,7 @@ impl CommonArgs {
             fallback: self.fallback.clone(),
             mend: self.mend.clone(),
             recover: self.recover.clone(),
+            verify: self.verify.clone(),
             max_tokens: self.max_tokens,
             max_cost: self.max_cost,
             max_time: self.max_time,

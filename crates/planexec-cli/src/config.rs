@@ -59,6 +59,7 @@ struct FileConfig {
     fallback: Option<String>,
     mend: Option<String>,
     recover: Option<String>,
+    verify: Option<bool>,
     shell: Option<ShellSection>,
     http: Option<HttpSection>,
     mcp_servers: Option<Vec<planexec_mcp::McpServerToml>>,
@@ -165,6 +166,7 @@ pub struct Flags {
     pub fallback: Option<String>,
     pub mend: Option<String>,
     pub recover: Option<String>,
+    pub verify: Option<String>,
     pub max_tokens: Option<u64>,
     pub max_cost: Option<f64>,
     pub max_time: Option<f64>,
@@ -253,6 +255,7 @@ const KEYS: &[(&str, Option<&str>)] = &[
     ("fallback", Some("stop")),
     ("mend", Some("auto")),
     ("recover", Some("agent")),
+    ("verify", Some("true")),
     ("shell.enabled", Some("true")),
     ("shell.allow", Some("")),
     ("shell.timeout", Some("60")),
@@ -284,6 +287,7 @@ const ENV: &[(&str, &str)] = &[
     ("PLANEXEC_FALLBACK", "fallback"),
     ("PLANEXEC_MEND", "mend"),
     ("PLANEXEC_RECOVER", "recover"),
+    ("PLANEXEC_VERIFY", "verify"),
 ];
 
 /// The user's config file: the one `--config` names, else
@@ -421,6 +425,7 @@ impl Config {
         put("fallback", file.fallback);
         put("mend", file.mend);
         put("recover", file.recover);
+        put("verify", file.verify.map(|v| v.to_string()));
         let shell = file.shell.unwrap_or_default();
         put("shell.enabled", shell.enabled.map(|v| v.to_string()));
         put("shell.allow", shell.allow.map(|v| v.join("\n")));
@@ -447,13 +452,14 @@ impl Config {
     }
 
     fn apply_flags(&mut self, f: &Flags) {
-        let pairs: [(&'static str, &str, Option<String>); 23] = [
+        let pairs: [(&'static str, &str, Option<String>); 24] = [
             ("mode", "mode", f.mode.clone()),
             ("approve", "approval", f.approval.clone()),
             ("strategy", "strategy", f.strategy.clone()),
             ("fallback", "fallback", f.fallback.clone()),
             ("mend", "mend", f.mend.clone()),
             ("recover", "recover", f.recover.clone()),
+            ("verify", "verify", f.verify.clone()),
             ("max-tokens", "limits.max_tokens", f.max_tokens.map(|v| v.to_string())),
             ("max-cost", "limits.max_cost", f.max_cost.map(|v| v.to_string())),
             ("max-time", "limits.max_time", f.max_time.map(|v| v.to_string())),
@@ -548,6 +554,7 @@ impl Config {
             fallback: self.fallback()?,
             mend: self.mend()?,
             recover: self.recover()?,
+            verify: self.switch("verify")?,
             parallelism: positive("limits.parallelism", self.number("limits.parallelism")?)? as usize,
             step_timeout: Duration::try_from_secs_f64(timeout).map_err(|_| {
                 format!(
@@ -629,6 +636,19 @@ impl Config {
     pub fn recover(&self) -> Result<planexec::Recover, String> {
         let entry = &self.entries["recover"];
         planexec::Recover::parse(&entry.value).map_err(|e| format!("{e} (from {})", entry.source))
+    }
+
+    /// An on/off setting: `true`, `on`, `yes` or `false`, `off`, `no`.
+    fn switch(&self, key: &str) -> Result<bool, String> {
+        let entry = &self.entries[key];
+        match entry.value.trim() {
+            "true" | "on" | "yes" => Ok(true),
+            "false" | "off" | "no" => Ok(false),
+            other => Err(format!(
+                "{key} must be on or off, not {other:?} (from {})",
+                entry.source
+            )),
+        }
     }
 
     /// `tools.NAME.SETTING` entries, as (tool, value, source).

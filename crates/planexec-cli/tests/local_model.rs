@@ -470,3 +470,51 @@ fn a_pulled_model_has_the_prompt_of_the_folders_tools_prepared_for_the_first_run
     assert!(after.contains(&prepared[0]), "{after:?}");
     assert_eq!(after.len(), 2, "{after:?}");
 }
+
+/// An MCP tool whose task needs an optional argument gets it: the filesystem
+/// server's `read_text_file` reads only the first N lines with `head`, and
+/// the embedded model's plan grammar lets it write that argument (before,
+/// it wrote only required ones). The built-in readers are switched off, so
+/// the server is the way to read.
+#[test]
+fn a_task_that_needs_an_optional_mcp_argument_gets_it() {
+    let Some(home) = planexec_testkit::mcp::mcp_home() else {
+        return;
+    };
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("notes.txt"), "alpha\nbeta\ngamma\ndelta\n").unwrap();
+    std::fs::write(
+        root.join("planexec.toml"),
+        "[tools]\ndisabled = [\"read_file\", \"search\", \"read_json\", \"read_csv\", \"list_dir\", \"glob\", \"shell\"]\n",
+    )
+    .unwrap();
+    let trusted = planexec(&root).arg("trust").output().unwrap();
+    assert!(trusted.status.success(), "{}", String::from_utf8_lossy(&trusted.stderr));
+    let fs = format!("fs={} {}", home.npm("mcp-server-filesystem").display(), root.display());
+    let (report, stderr, _) = on_the_model(
+        &root,
+        &[
+            "run",
+            "Read only the first 2 lines of notes.txt.",
+            "--mcp",
+            &fs,
+            "--yes",
+            "--json",
+        ],
+    );
+    let read = report["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| std::iter::once(s).chain(s["calls"].as_array().into_iter().flatten()))
+        .find(|s| s["tool"] == "fs.read_text_file")
+        .unwrap_or_else(|| panic!("no read_text_file call: {report:#}\n{stderr}"));
+    assert_eq!(read["args"]["head"], 2, "{report:#}");
+    assert_eq!(
+        read["output"].as_str().map(str::trim),
+        Some("alpha\nbeta"),
+        "{report:#}"
+    );
+}

@@ -1,10 +1,11 @@
 //! JSON Schema → GBNF grammar for llama.cpp's constrained sampling.
 //!
 //! Only the subset planexec's schemas use: objects with properties (written in
-//! schema order, required ones only, in one fixed layout: a space after
-//! `:` and `,`, none inside brackets, the way the prompts write JSON), strings, numbers,
-//! integers, booleans, null, `enum`, `const`, type lists, arrays, `anyOf`/`oneOf`
-//! and local `$ref`s; anything else becomes "any JSON value". No length bounds
+//! schema order, each at most once, the optional ones perhaps not at all, in
+//! one fixed layout: a space after `:` and `,`, none inside brackets, the way
+//! the prompts write JSON), strings, numbers, integers, booleans, null,
+//! `enum`, `const`, type lists, arrays, nested objects, `anyOf`/`oneOf` and
+//! local `$ref`s; anything else becomes "any JSON value". No length bounds
 //! are emitted: bounded repetitions made sampling ~20x slower here. The fixed
 //! layout leaves the model no choice between JSON's punctuation and the next
 //! key, so the engine writes those runs without sampling them (`forced`).
@@ -194,22 +195,51 @@ impl<'a> Builder<'a> {
                     .and_then(Value::as_array)
                     .map(|r| r.iter().filter_map(Value::as_str).collect())
                     .unwrap_or_default();
-                let mut parts = Vec::new();
-                for (key, sub) in props {
-                    if !required.contains(&key.as_str()) {
-                        continue;
-                    }
-                    let value = self.rule(sub);
-                    parts.push(format!("{} \":\" ws {value}", literal(&format!("\"{key}\""))));
-                }
-                if parts.is_empty() {
-                    "\"{}\"".to_string()
-                } else {
-                    format!("\"{{\" {} \"}}\"", parts.join(" \",\" ws "))
-                }
+                let fields: Vec<(String, bool)> = props
+                    .iter()
+                    .map(|(key, sub)| {
+                        let value = self.rule(sub);
+                        let pair = format!("{} \":\" ws {value}", literal(&format!("\"{key}\"")));
+                        (pair, required.contains(&key.as_str()))
+                    })
+                    .collect();
+                object_body(&fields)
             }
             _ => "value".to_string(),
         }
+    }
+}
+
+/// The body of an object rule with `fields` (each a `"key": value` rule and
+/// whether it is required), in schema order: each written at most once, an
+/// optional one perhaps not at all, a comma between two.
+fn object_body(fields: &[(String, bool)]) -> String {
+    // What may follow once some field is written: each later field with its
+    // comma, required or optional.
+    let rest = |from: usize| -> String {
+        fields[from..]
+            .iter()
+            .map(|(pair, required)| match required {
+                true => format!("\",\" ws {pair}"),
+                false => format!("(\",\" ws {pair})?"),
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    // The first field written is any up to (and including) the first required one.
+    let first_required = fields.iter().position(|(_, r)| *r).unwrap_or(fields.len());
+    let firsts: Vec<String> = fields
+        .iter()
+        .enumerate()
+        .take((first_required + 1).min(fields.len()))
+        .map(|(k, (pair, _))| format!("{pair} {}", rest(k + 1)).trim().to_string())
+        .collect();
+    // With no required field, the object may be empty.
+    let may_be_empty = if first_required == fields.len() { "?" } else { "" };
+    match firsts.as_slice() {
+        [] => "\"{}\"".to_string(),
+        [only] if may_be_empty.is_empty() => format!("\"{{\" {only} \"}}\""),
+        many => format!("\"{{\" ({}){may_be_empty} \"}}\"", many.join(" | ")),
     }
 }
 
@@ -234,8 +264,8 @@ const SCHEMA_MAPS: [&str; 4] = ["properties", "$defs", "definitions", "patternPr
 
 /// Whether [`from_schema`] describes `schema` well: no keyword of
 /// [`UNCOVERED`], no `$ref` outside the document, and no map-typed object
-/// (`additionalProperties` a schema, no `properties`). Optional properties
-/// and length bounds are left out on purpose and do not count.
+/// (`additionalProperties` a schema, no `properties`). Length bounds are
+/// left out on purpose and do not count.
 pub fn covers(schema: &Value) -> bool {
     match schema {
         Value::Array(items) => items.iter().all(covers),
@@ -357,18 +387,34 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn objects_keep_property_order_and_required_only() {
+    fn objects_keep_property_order_and_optional_ones_may_be_left_out() {
         let g = from_schema(&json!({
             "type": "object",
             "properties": {"b": {"type": "string"}, "a": {"type": "integer"}, "opt": {"type": "string"}},
             "required": ["a", "b"]
         }));
         assert!(
-            g.starts_with("root ::= \"{\" \"\\\"b\\\"\" \":\" ws r1 \",\" ws \"\\\"a\\\"\" \":\" ws r2 \"}\"\n"),
+            g.starts_with("root ::= \"{\" \"\\\"b\\\"\" \":\" ws r1 \",\" ws \"\\\"a\\\"\" \":\" ws r2 (\",\" ws \"\\\"opt\\\"\" \":\" ws r1)? \"}\"\n"),
             "{g}"
         );
         assert!(g.contains("r1 ::= string\n") && g.contains("r2 ::= integer\n"), "{g}");
-        assert!(!g.contains("opt"));
+    }
+
+    /// The documents a grammar accepts, checked by a small matcher of the
+    /// GBNF subset [`object_body`] writes: every optional field may be left
+    /// out, none written twice or out of order.
+    #[test]
+    fn an_object_of_optional_fields_accepts_each_subset_in_order() {
+        let fields = vec![
+            ("\"a\"".to_string(), false),
+            ("\"b\"".to_string(), true),
+            ("\"c\"".to_string(), false),
+        ];
+        let body = object_body(&fields);
+        assert_eq!(body, r#""{" ("a" "," ws "b" ("," ws "c")? | "b" ("," ws "c")?) "}""#);
+        let all_optional = object_body(&[("\"a\"".to_string(), false), ("\"b\"".to_string(), false)]);
+        assert_eq!(all_optional, r#""{" ("a" ("," ws "b")? | "b")? "}""#);
+        assert_eq!(object_body(&[]), r#""{}""#);
     }
 
     #[test]

@@ -5,8 +5,10 @@
 //! validates the plan, lets an [`Approver`] accept, edit or reject it, then runs
 //! the steps in dependency order, in parallel where the DAG allows, calling a
 //! model only where a step needs reasoning or a failed call needs fixing. When a
-//! step fails, a *replanner* revises the rest of the plan within a bound; a
-//! *synthesizer* writes the answer. Tokens, cost and time are counted per role.
+//! tool step fails, an agent step recovers it from the error, or a
+//! *replanner* revises the rest of the plan within a bound; a *synthesizer*
+//! writes the answer, and a run says `succeeded` only if the files its task
+//! names were written. Tokens, cost and time are counted per role.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -33,13 +35,15 @@
 //! | file | what it holds |
 //! |---|---|
 //! | `agent.rs` | [`Agent`] and its builder: what a program builds and calls (`run`, `run_plan`, `plan`, `resume`) |
-//! | `run/` | one run's state (`Run`) and how it ends (`Exit`: early exits are values); resuming from the ledger |
+//! | `run/` | one run's state (`Run`) and how it ends (`Exit`: early exits are values); whether the files its task names were written; resuming from the ledger |
 //! | `strategy/` | one file per [`Strategy`] over one shared DAG loop (`strategy/dag.rs`); how a run begins (`strategy/start.rs`) |
 //! | `planner.rs` | the planner role: task → validated plan (and the compiler's streamed plan) |
-//! | `executor.rs` | the executor role: run one step (tool call, reasoning, repair, `expected` check), recorded in the ledger |
+//! | `executor/` | the executor role: run one step (tool call, reasoning, an agent step, the recovery of a failed call, `expected` check), recorded in the ledger |
 //! | `replanner.rs` | the replanner role: revise the rest of a plan after a failure, feedback or a step |
 //! | `synthesizer.rs` | the synthesizer role: the answer (and the compiler's joiner) |
-//! | [`plan`] | the plan format: types, `{{id}}` references, validation, parsing (whole and streamed), schema, waves |
+//! | [`plan`] | the plan format: types, `{{id}}` references, validation, findings, calls written twice merged, parsing (whole and streamed), schema, waves |
+//! | [`help`] | the port for model-specific help with plans ([`PlanHelp`]) and the record of it ([`Mend`]) |
+//! | [`mends`] | planexec's help for small local models: plan rewrite rules, one file per family, and worked plans; outside the core, switched by `mend` |
 //! | [`schedule`] | DAG execution: parallelism, steps from a stream |
 //! | [`policy`] | limits, modes and permissions, the no-progress rule, the [`Approver`] |
 //! | [`budget`], [`accounting`], [`events`] | spend limits, tokens and cost per role, the event stream |

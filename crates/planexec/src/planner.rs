@@ -143,17 +143,13 @@ pub(crate) async fn plan(ctx: &RunContext, task: &str, may_ask: bool) -> Result<
             return Err(PlanErrors(vec![plan::PlanError::QuestionsNotAllowed]));
         }
         plan::validate(&p, &ctx.tools, &limits)?;
-        let mut errors = plan::findings(&p, &ctx.tools);
-        errors.extend(invented_inputs_once(&mut p, task, ctx, &invented_sent_back));
+        let mut found = plan::findings(&p, &ctx.tools);
+        found.extend(invented_inputs_once(&mut p, task, ctx, &invented_sent_back));
         // Only a run that can write files is held to the task's outputs.
         if ctx.tools.get("write_file").is_some() {
-            errors.extend(plan::unwritten_outputs(&p, task));
+            found.extend(plan::unwritten_outputs(&p, task));
         }
-        if errors.is_empty() {
-            Ok(p)
-        } else {
-            Err(PlanErrors(errors))
-        }
+        Ok((p, found))
     })
     .await?;
     planned.mends.splice(0..0, worked);
@@ -277,19 +273,18 @@ fn plan_request(ctx: &RunContext, role: Role, messages: Vec<Message>) -> ChatReq
     request
 }
 
+/// How a planner's (or replanner's) reply is checked: `Err` with what makes
+/// it unusable (it fails validation), or the plan as it would be adopted
+/// with its findings (empty when it is taken as it is).
+pub(crate) type Accept<'a> = &'a (dyn Fn(Plan) -> Result<(Plan, Vec<plan::PlanError>), PlanErrors> + Sync);
+
 /// The plan with the edits its findings call for, by the run's small-model
 /// help ([`crate::mends`]), when they make it acceptable, with what was
 /// done; `None` when the run has no help or it cannot mend them. Tried
 /// before a re-ask: a small model asked again (sampling, so that it may
 /// change) as often writes a worse plan as a fixed one, and the edits are
 /// the ones the findings would ask for.
-fn mend(
-    ctx: &RunContext,
-    accept: &(dyn Fn(Plan) -> Result<Plan, PlanErrors> + Sync),
-    candidate: Plan,
-    errors: &PlanErrors,
-    task: &str,
-) -> Option<Planned> {
+fn mend(ctx: &RunContext, accept: Accept<'_>, candidate: Plan, errors: &PlanErrors, task: &str) -> Option<Planned> {
     let help = ctx.help.as_ref()?;
     // A mended plan is checked again, and may then show findings the first
     // check stopped before (a plan that failed validation was never checked
@@ -302,7 +297,7 @@ fn mend(
         plan = mended;
         mends.extend(done);
         match accept(plan.clone()) {
-            Ok(accepted) => {
+            Ok((accepted, found)) if found.is_empty() => {
                 for m in &mends {
                     ctx.events.emit(crate::events::Event::PlanMended {
                         rule: m.rule.clone(),
@@ -313,6 +308,7 @@ fn mend(
                 }
                 return Some(Planned { plan: accepted, mends });
             }
+            Ok((_, found)) => errors = PlanErrors(found),
             Err(more) => errors = more,
         }
     }
@@ -357,19 +353,24 @@ fn unreadable(reply: &str, error: impl std::fmt::Display) -> String {
 }
 
 /// Ask `role` for a plan until `accept` takes one, re-asking with the
-/// errors (after the run's help had its chance to mend them). The plan
-/// taken has its calls written twice merged ([`plan::merge_same_calls`]).
+/// errors (after the run's help had its chance to mend them). On the last
+/// attempt a plan that is valid but has findings is taken as it is: what a
+/// finding foresees (a read that will fail, a text that is no number) is
+/// met when the step runs, where a recovery or the replanner deals with it,
+/// rather than the run end with no plan. The plan taken has its calls
+/// written twice merged ([`plan::merge_same_calls`]).
 pub(crate) async fn request_plan(
     ctx: &RunContext,
     role: Role,
     mut messages: Vec<Message>,
     task: &str,
-    accept: &(dyn Fn(Plan) -> Result<Plan, PlanErrors> + Sync),
+    accept: Accept<'_>,
 ) -> Result<Planned, RunError> {
     let attempts = ctx.options.max_reasks + 1;
     let mut last_reply = String::new();
     let mut last_problem = String::new();
     let mut last_plan: Option<Plan> = None;
+    let mut last_findings_only = false;
     for attempt in 1..=attempts {
         let mut request = plan_request(ctx, role, messages.clone());
         if attempt > 1 {
@@ -385,26 +386,40 @@ pub(crate) async fn request_plan(
             _ => String::new(),
         };
         let parsed = plan::parse_plan_reply(&reply);
-        // The same steps again, after being told what is wrong with them: a
-        // revision stops here (the run's loop protection takes over) rather
-        // than ask a third time.
-        if let (Ok(candidate), Some(last), Role::Replanner) = (&parsed, &last_plan, role) {
-            if candidate.steps == last.steps {
-                return Err(RunError::Repeated {
-                    role,
-                    attempt,
-                    errors: last_problem,
-                });
-            }
+        // The same steps again, after being told what is wrong with them:
+        // asking a third time would go round in a circle. A plan that only
+        // had findings is taken as it is (as on the last attempt); a
+        // revision that cannot be used stops here, and the run's loop
+        // protection takes over.
+        let repeated = matches!((&parsed, &last_plan), (Ok(c), Some(last)) if c.steps == last.steps);
+        if repeated && role == Role::Replanner && !last_findings_only {
+            return Err(RunError::Repeated {
+                role,
+                attempt,
+                errors: last_problem,
+            });
         }
+        let last_chance = attempt == attempts || (repeated && last_findings_only);
         last_plan = parsed.as_ref().ok().cloned();
+        last_findings_only = false;
         let problem = match parsed {
             Ok(candidate) if repeats_the_error(&candidate, &last_problem) => format!(
                 "- \"infeasible\" only repeats the error above ({}); that is no reason the task cannot be done: plan it",
                 crate::text::one_line(candidate.infeasible.as_deref().unwrap_or_default(), 80)
             ),
             Ok(candidate) => match accept(candidate.clone()) {
-                Ok(accepted) => return Ok(merged(ctx, accepted.into())),
+                Ok((accepted, found)) if found.is_empty() => return Ok(merged(ctx, accepted.into())),
+                Ok((accepted, found)) => match mend(ctx, accept, candidate, &PlanErrors(found.clone()), task) {
+                    Some(mended) => return Ok(merged(ctx, mended)),
+                    None if last_chance => {
+                        tracing::warn!("the plan is taken with findings the planner did not fix:\n{}", PlanErrors(found));
+                        return Ok(merged(ctx, accepted.into()));
+                    }
+                    None => {
+                        last_findings_only = true;
+                        PlanErrors(found).to_string()
+                    }
+                },
                 Err(errors) => match mend(ctx, accept, candidate, &errors, task) {
                     Some(mended) => return Ok(merged(ctx, mended)),
                     None => errors.to_string(),

@@ -60,6 +60,11 @@ pub struct RunOptions {
     /// `recover` profile tries to do the step another way first (`agent`),
     /// or the replanner revises the plan at once (`replan`).
     pub recover: Recover,
+    /// Before a run says `succeeded`, the synthesizer checks what it
+    /// produced (the files its task names, the answer) against the task; a
+    /// run whose work does not fit is revised once, then fails. (Missing or
+    /// empty files the task names are checked whatever this says.)
+    pub verify: bool,
     /// How long a run's lease on the ledger lasts without a heartbeat (renewed
     /// every third of it): a run left by a killed process can be taken over
     /// after this long.
@@ -148,6 +153,7 @@ impl Default for RunOptions {
             fallback: Fallback::Stop,
             mend: crate::help::MendMode::Auto,
             recover: Recover::Agent,
+            verify: false,
             lease_ttl: Duration::from_secs(30),
         }
     }
@@ -172,6 +178,7 @@ impl RunOptions {
             "fallback": self.fallback.as_str(),
             "mend": self.mend.as_str(),
             "recover": self.recover.as_str(),
+            "verify": self.verify,
             "stall_replans": self.stall_replans,
         })
     }

@@ -176,21 +176,38 @@ fn args_template(schema: &serde_json::Value) -> Option<String> {
         .unwrap_or_default();
     let mut parts = Vec::new();
     for (name, prop) in props {
-        let hint = prop.get("description").and_then(Value::as_str).unwrap_or(name);
-        let value = match prop.get("type").and_then(Value::as_str)? {
-            "string" => format!("\"<{hint}>\""),
-            "number" | "integer" => format!("<{hint}: number>"),
-            "boolean" => format!("<{hint}: true or false>"),
-            _ => return None,
-        };
-        let optional = if required.contains(&name.as_str()) {
-            ""
-        } else {
-            " (optional)"
+        let value = value_template(name, prop)?;
+        let optional = match (required.contains(&name.as_str()), prop.get("default")) {
+            (true, _) => String::new(),
+            (false, Some(default)) => format!(" (optional, default {default})"),
+            (false, None) => " (optional)".to_string(),
         };
         parts.push(format!("\"{name}\"{optional}: {value}"));
     }
     Some(format!("{{{}}}", parts.join(", ")))
+}
+
+/// How one argument is written: `"<path>"`, `<count: integer>`, `one of
+/// "a", "b"`, `["<item>", ...]`; `None` for what a template cannot show
+/// (a nested object).
+fn value_template(name: &str, prop: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    let hint = prop.get("description").and_then(Value::as_str).unwrap_or(name);
+    if let Some(options) = prop.get("enum").and_then(Value::as_array) {
+        let options: Vec<String> = options.iter().map(Value::to_string).collect();
+        return Some(format!("one of {}", options.join(", ")));
+    }
+    Some(match prop.get("type").and_then(Value::as_str)? {
+        "string" => format!("\"<{hint}>\""),
+        "integer" => format!("<{hint}: integer>"),
+        "number" => format!("<{hint}: number>"),
+        "boolean" => format!("<{hint}: true or false>"),
+        "array" => {
+            let item = value_template(name, prop.get("items")?)?;
+            format!("[{item}, ...]")
+        }
+        _ => return None,
+    })
 }
 
 /// How plans are written: part of the system prompt every call of a run shares,

@@ -101,7 +101,7 @@ pub(crate) async fn replan(
     // A made-up input is sent back once, as the planner's are (a small
     // replanner turned "a crate holds 24 bottles" into another invented file).
     let invented_sent_back = AtomicBool::new(false);
-    let accept = |revised: Plan| -> Result<Plan, PlanErrors> {
+    let accept = |revised: Plan| -> Result<(Plan, Vec<PlanError>), PlanErrors> {
         // A revision that repeats the failed step is taken as written: the
         // run's loop protection sees the repeat and stops (or falls back)
         // at once, instead of asking for the same step again and again.
@@ -117,11 +117,7 @@ pub(crate) async fn replan(
         if owes_outputs {
             missing.extend(plan::unwritten_outputs(&merged, task));
         }
-        if missing.is_empty() {
-            Ok(merged)
-        } else {
-            Err(PlanErrors(missing))
-        }
+        Ok((merged, missing))
     };
     request_plan(ctx, Role::Replanner, messages, task, &accept).await
 }

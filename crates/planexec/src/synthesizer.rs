@@ -1,6 +1,8 @@
 //! The synthesizer role: the final answer from the task and the step results.
 //! With the compiler strategy it is also the joiner: it answers, or says what
-//! is missing so the plan is revised.
+//! is missing so the plan is revised. Before a run says `succeeded` it also
+//! checks what the run produced (the files its task names, the answer)
+//! against the task ([`check`]).
 
 use serde_json::Value;
 
@@ -40,6 +42,61 @@ pub(crate) async fn join(
         Some(missing) if may_replan => Ok(Joined::Replan(missing.trim().to_string())),
         _ => Ok(Joined::Answer(text)),
     }
+}
+
+/// What the synthesizer found when it checked a run's work against its task.
+pub(crate) struct Verdict {
+    pub done: bool,
+    /// What is wrong, when it is not done.
+    pub wrong: String,
+}
+
+/// Whether `produced` (the files the task names as they are now, and the
+/// answer) does what `task` asks. A model's verdict: a run whose work
+/// plainly does not fit its task (a listing where a count is asked, text
+/// spelled backwards where lower case is) is not reported as a success.
+pub(crate) async fn check(ctx: &RunContext, task: &str, produced: &str) -> Result<Verdict, LlmError> {
+    let instructions = "You are the checker: a run says it has done the task below. Look at what it produced and say whether it does exactly what the task asks: the right content, in the form the task asks for. Reply with only a JSON object: {\"done\": true, \"wrong\": \"\"} when it does, or {\"done\": false, \"wrong\": \"<what is wrong, in one sentence>\"} when it does not.";
+    let mut request = ChatRequest::new(
+        Role::Synthesizer,
+        "",
+        vec![
+            Message::system(ctx.system()),
+            Message::user(format!(
+                "{instructions}\n\nTask: {task}\n\nWhat the run produced:\n{produced}"
+            )),
+        ],
+    );
+    request.response_format = Some(crate::llm::JsonSchemaFormat {
+        name: "verdict".to_string(),
+        schema: serde_json::json!({
+            "type": "object",
+            "properties": {"done": {"type": "boolean"}, "wrong": {"type": "string"}},
+            "required": ["done", "wrong"],
+            "additionalProperties": false
+        }),
+        strict: true,
+    });
+    request.max_tokens = Some(120);
+    let response = ctx.chat(request).await?;
+    let text = response.content.unwrap_or_default();
+    let verdict: Option<Value> = crate::json::parse_in_text(&text);
+    Ok(match verdict {
+        Some(v) => Verdict {
+            done: v.get("done").and_then(Value::as_bool).unwrap_or(true),
+            wrong: v
+                .get("wrong")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .trim()
+                .to_string(),
+        },
+        // A reply that is no verdict says nothing against the work.
+        None => Verdict {
+            done: true,
+            wrong: String::new(),
+        },
+    })
 }
 
 fn answer_request(ctx: &RunContext, task: &str, results: &[(Step, Value)], option: &str) -> ChatRequest {

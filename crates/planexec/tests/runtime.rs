@@ -345,7 +345,7 @@ async fn a_revision_that_repeats_the_failed_step_goes_straight_to_the_fallback()
                 assert_eq!(report.status, RunStatus::Failed);
                 let error = report.error.unwrap();
                 assert!(
-                    error.contains("no progress: the revised plan repeats the failed step s1 unchanged as s1b"),
+                    error.contains("no progress: step s1 failed: nope, and the revised plan repeats the failed step s1 unchanged as s1b"),
                     "{error}"
                 );
             }

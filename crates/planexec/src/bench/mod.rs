@@ -309,6 +309,9 @@ pub struct BenchRun {
     pub cost: Option<f64>,
     pub wall_ms: u64,
     pub replans: u32,
+    /// The run handed what was left of its task to the ReAct fallback loop.
+    #[serde(default)]
+    pub fell_back: bool,
     /// Prompt tokens per role (`planner`, `executor`, …).
     #[serde(default)]
     pub prompt_tokens_by_role: std::collections::BTreeMap<String, u64>,
@@ -359,6 +362,7 @@ pub async fn run(
                     cost,
                     wall_ms,
                     replans: report.replans,
+                    fell_back: report.fell_back.is_some(),
                     prompt_tokens_by_role: report
                         .usage
                         .0
@@ -546,6 +550,7 @@ mod tests {
             cost: None,
             wall_ms,
             replans: 0,
+            fell_back: false,
             prompt_tokens_by_role: Default::default(),
             cache_read_tokens: 0,
         }

@@ -192,6 +192,7 @@ mod tests {
             cost: None,
             wall_ms,
             replans: 0,
+            fell_back: false,
             prompt_tokens_by_role: [("planner".to_string(), planner), ("synthesizer".to_string(), 100)].into(),
             cache_read_tokens: 50,
         }

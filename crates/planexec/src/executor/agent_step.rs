@@ -123,14 +123,12 @@ pub(super) async fn run_loop(
             tally,
         )
         .await?;
-        if let (Reply::Call(call), Some((tool, args))) = (calls::reply_of(&response), failed) {
-            if calls::real_name(&ctx.tools.names(), &call.name).as_deref() == Some(tool) && &call.arguments == args {
-                return Err(format!(
-                    "agent `{name}` made the failed call again, with the same arguments"
-                ));
-            }
-        }
         let reply = calls::reply_of(&response);
+        if makes_the_failed_call(ctx, &reply, failed) {
+            return Err(format!(
+                "agent `{name}` made the failed call again, with the same arguments"
+            ));
+        }
         let doubt = match &reply {
             Reply::Text(text) => doubtful(text.trim(), plan, step, tally),
             _ => None,
@@ -200,13 +198,7 @@ pub(super) async fn run_loop(
                 if let Some(output) = finished_by_call(finish, tally) {
                     return Ok(output);
                 }
-                // The step again after each result: a small model otherwise
-                // loses it behind the tool output and echoes the output back.
-                let reminder = format!(
-                    "{result}\n\n(You are doing step [{}]: {}. If the results above give the step's result, answer with it now; if not, call the tool that gets what is missing.)",
-                    step.id, step.description
-                );
-                calls::remember(&mut history, call, &reminder);
+                calls::remember(&mut history, call, &with_the_step(&result, step));
                 problem = error;
             }
         }
@@ -216,6 +208,26 @@ pub(super) async fn run_loop(
         profile.max_turns,
         problem.map(|p| format!(" (last: {p})")).unwrap_or_default()
     ))
+}
+
+/// A call's result, with the step again after it: a small model otherwise
+/// loses the step behind the tool output and echoes the output back.
+fn with_the_step(result: &str, step: &Step) -> String {
+    format!(
+        "{result}\n\n(You are doing step [{}]: {}. If the results above give the step's result, answer with it now; if not, call the tool that gets what is missing.)",
+        step.id, step.description
+    )
+}
+
+/// Whether `reply` is the call that failed (tool and arguments), which a
+/// recovery must not make again.
+fn makes_the_failed_call(ctx: &RunContext, reply: &Reply, failed: Option<(&str, &Value)>) -> bool {
+    match (reply, failed) {
+        (Reply::Call(call), Some((tool, args))) => {
+            calls::real_name(&ctx.tools.names(), &call.name).as_deref() == Some(tool) && &call.arguments == args
+        }
+        _ => false,
+    }
 }
 
 /// One turn, asked again (with some temperature) while it repeats an
@@ -230,15 +242,17 @@ async fn ask_anew(
     (may_call, must_call): (bool, bool),
     tally: &mut Tally,
 ) -> Result<crate::llm::ChatResponse, String> {
-    let repeats = |call: &ToolCall, tally: &Tally| {
-        tally.calls.iter().any(|c| same_args(c, call))
-            || failed.is_some_and(|(tool, args)| call.name.ends_with(tool) && &call.arguments == args)
-    };
     let mut response = ask(ctx, step, profile, history, tools, (may_call, must_call, 0), tally).await?;
     for resample in 1..=RESAMPLES {
-        match calls::reply_of(&response) {
-            Reply::Call(call) if repeats(&call, tally) => {}
-            _ => break,
+        let reply = calls::reply_of(&response);
+        let repeats = match &reply {
+            Reply::Call(call) => {
+                tally.calls.iter().any(|c| same_args(c, call)) || makes_the_failed_call(ctx, &reply, failed)
+            }
+            _ => false,
+        };
+        if !repeats {
+            break;
         }
         response = ask(
             ctx,

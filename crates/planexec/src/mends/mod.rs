@@ -42,7 +42,7 @@ pub struct SmallModelHelp;
 
 impl PlanHelp for SmallModelHelp {
     fn worked_plan(&self, task: &str, tools: &ToolRegistry) -> Option<WorkedPlan> {
-        worked_plans::nearest(task, &|tool| tools.get(tool).is_some())
+        worked_plans::nearest(task, tools)
     }
 
     fn mend(&self, plan: &Plan, findings: &[PlanError], task: &str, tools: &ToolRegistry) -> Option<(Plan, Vec<Mend>)> {

@@ -1,6 +1,6 @@
 //! Worked plans shown to a small planner: of a library of tasks of common
-//! kinds, each planned the way this runtime's tools do it best, the one
-//! nearest the task in its words.
+//! kinds, each planned the way this runtime's tools do it best, the one of
+//! the task's shape nearest it in its words.
 //!
 //! A small planner copies the shape of an example far more reliably than it
 //! applies a rule: told that a share in percent is `sum(part) / sum(whole)
@@ -9,13 +9,15 @@
 //! ranks documents, with no word lists: the task and each example's task
 //! are weighted word vectors (a word the more telling the fewer examples
 //! have it, TF-IDF), and the example whose vector is closest (cosine) is
-//! shown if it is close enough and the run has every tool its plan calls. A
-//! task near none gets none and pays no tokens for it.
+//! shown if it is close enough, has the task's shape (what it does with
+//! the files it names, [`Shape`]) and the run has every tool its plan calls.
+//! A task near none gets none and pays no tokens for it.
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use super::WorkedPlan;
+use crate::tools::ToolRegistry;
 
 /// One worked plan.
 struct WorkedExample {
@@ -25,7 +27,7 @@ struct WorkedExample {
     plan: &'static str,
 }
 
-const EXAMPLES: [WorkedExample; 22] = [
+const EXAMPLES: [WorkedExample; 32] = [
     WorkedExample {
         tools: &["read_csv", "calculator", "write_file"],
         task: "What is the total of the price column in sales.csv? Write it to total.txt.",
@@ -216,8 +218,92 @@ const EXAMPLES: [WorkedExample; 22] = [
  {"id": "s2", "description": "save the list", "tool": "write_file", "args": {"path": "found.txt", "content": "{{s1}}"}, "depends_on": ["s1"]}
 ]}"#,
     },
+    WorkedExample {
+        tools: &["glob", "calculator", "write_file"],
+        task: "How many .png files are in images/? Write the count to n.txt.",
+        plan: r#"{"steps": [
+ {"id": "s1", "description": "the .png files in images/", "tool": "glob", "args": {"pattern": "images/*.png"}, "depends_on": []},
+ {"id": "s2", "description": "count the files listed", "tool": "calculator", "args": {"expression": "count({{s1}})"}, "depends_on": ["s1"]},
+ {"id": "s3", "description": "save the count", "tool": "write_file", "args": {"path": "n.txt", "content": "{{s2}}"}, "depends_on": ["s2"]}
+]}"#,
+    },
+    WorkedExample {
+        tools: &["glob", "write_file"],
+        task: "List the .txt files under notes/, subfolders included, and write their paths to list.txt.",
+        plan: r#"{"steps": [
+ {"id": "s1", "description": "the .txt files under notes/ at any depth", "tool": "glob", "args": {"pattern": "notes/**/*.txt"}, "depends_on": []},
+ {"id": "s2", "description": "save the paths", "tool": "write_file", "args": {"path": "list.txt", "content": "{{s1}}"}, "depends_on": ["s1"]}
+]}"#,
+    },
+    WorkedExample {
+        tools: &["search", "write_file"],
+        task: "Pull every email address out of team.txt and write them, one per line, to addresses.txt.",
+        plan: r#"{"steps": [
+ {"id": "s1", "description": "the email addresses in team.txt", "tool": "search", "args": {"path": "team.txt", "text": "[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\\.[A-Za-z]+", "count": false, "matches": true}, "depends_on": []},
+ {"id": "s2", "description": "save them", "tool": "write_file", "args": {"path": "addresses.txt", "content": "{{s1}}"}, "depends_on": ["s1"]}
+]}"#,
+    },
+    WorkedExample {
+        tools: &["read_file", "calculator", "write_file"],
+        task: "How many words are in essay.txt? Write the number to count.txt.",
+        plan: r#"{"steps": [
+ {"id": "s1", "description": "read the essay", "tool": "read_file", "args": {"path": "essay.txt"}, "depends_on": []},
+ {"id": "s2", "description": "count its words", "tool": "calculator", "args": {"expression": "words({{s1}})"}, "depends_on": ["s1"]},
+ {"id": "s3", "description": "save the count", "tool": "write_file", "args": {"path": "count.txt", "content": "{{s2}}"}, "depends_on": ["s2"]}
+]}"#,
+    },
+    WorkedExample {
+        tools: &["read_file", "write_file"],
+        task: "Write the text of title.txt in capital letters to caps.txt.",
+        plan: r#"{"steps": [
+ {"id": "s1", "description": "read the title", "tool": "read_file", "args": {"path": "title.txt"}, "depends_on": []},
+ {"id": "s2", "description": "the same text in capital letters; reply with only the text", "tool": null, "args": {}, "depends_on": ["s1"]},
+ {"id": "s3", "description": "save it", "tool": "write_file", "args": {"path": "caps.txt", "content": "{{s2}}"}, "depends_on": ["s2"]}
+]}"#,
+    },
+    WorkedExample {
+        tools: &["calculator", "write_file"],
+        task: "What is the sum of 12, 30 and 7? Write it to total.txt.",
+        plan: r#"{"steps": [
+ {"id": "s1", "description": "add the numbers the task gives", "tool": "calculator", "args": {"expression": "12 + 30 + 7"}, "depends_on": []},
+ {"id": "s2", "description": "save the sum", "tool": "write_file", "args": {"path": "total.txt", "content": "{{s1}}"}, "depends_on": ["s1"]}
+]}"#,
+    },
+    WorkedExample {
+        tools: &["calculator", "write_file"],
+        task: "Convert 40 kilometres to miles (1 mile = 1.609344 km), rounded to 2 decimals, and write the number to miles.txt.",
+        plan: r#"{"steps": [
+ {"id": "s1", "description": "divide by the rate and round to 2 decimals", "tool": "calculator", "args": {"expression": "round(40 / 1.609344, 2)"}, "depends_on": []},
+ {"id": "s2", "description": "save the miles", "tool": "write_file", "args": {"path": "miles.txt", "content": "{{s1}}"}, "depends_on": ["s1"]}
+]}"#,
+    },
+    WorkedExample {
+        tools: &["search", "write_file"],
+        task: "How many rows of members.csv are from Lisbon? Write the number to lisbon.txt.",
+        plan: r#"{"steps": [
+ {"id": "s1", "description": "count the rows that contain Lisbon", "tool": "search", "args": {"path": "members.csv", "text": "Lisbon", "count": true, "matches": false}, "depends_on": []},
+ {"id": "s2", "description": "save the count", "tool": "write_file", "args": {"path": "lisbon.txt", "content": "{{s1}}"}, "depends_on": ["s1"]}
+]}"#,
+    },
+    WorkedExample {
+        tools: &["read_json", "write_file"],
+        task: "Is dark mode on in prefs.json? Write yes or no to dark.txt.",
+        plan: r#"{"steps": [
+ {"id": "s1", "description": "read the dark mode setting", "tool": "read_json", "args": {"path": "prefs.json", "field": "dark_mode"}, "depends_on": []},
+ {"id": "s2", "description": "answer the question from the setting; reply with only yes or no", "tool": null, "args": {}, "depends_on": ["s1"]},
+ {"id": "s3", "description": "save the answer", "tool": "write_file", "args": {"path": "dark.txt", "content": "{{s2}}"}, "depends_on": ["s2"]}
+]}"#,
+    },
+    WorkedExample {
+        tools: &["read_file", "write_file"],
+        task: "Write the last line of diary.txt to end.txt.",
+        plan: r#"{"steps": [
+ {"id": "s1", "description": "read the diary", "tool": "read_file", "args": {"path": "diary.txt"}, "depends_on": []},
+ {"id": "s2", "description": "the last line of the text; reply with only that line", "tool": null, "args": {}, "depends_on": ["s1"]},
+ {"id": "s3", "description": "save the line", "tool": "write_file", "args": {"path": "end.txt", "content": "{{s2}}"}, "depends_on": ["s2"]}
+]}"#,
+    },
 ];
-
 /// The least similarity (cosine, 0 to 1) at which an example is shown.
 const LEAST_SIMILARITY: f64 = 0.4;
 
@@ -265,38 +351,98 @@ fn vector(text: &str) -> HashMap<String, f64> {
     v
 }
 
-/// The kinds of file (extensions, lower case) the steps of a plan read.
-fn kinds_read(plan: &str) -> Vec<String> {
-    let Ok(plan) = crate::plan::parse_plan_reply(plan) else {
-        return Vec::new();
-    };
-    plan.steps
-        .iter()
-        .filter(|s| {
-            s.tool
-                .as_deref()
-                .is_some_and(|t| t.starts_with("read") || t == "search")
-        })
-        .filter_map(|s| {
-            s.args
-                .get("path")?
-                .as_str()?
-                .rsplit_once('.')
-                .map(|(_, e)| e.to_lowercase())
-        })
-        .collect()
+/// What a task (or a worked plan) does with files, which the words around
+/// them do not say: whether it works on files that are there (reads or
+/// edits them), whether it writes a new one, and the kinds (extensions) of
+/// the files it reads. An example is shown only for a task of the same
+/// shape: a plan that reads a CSV column is no model for a JSON file, one
+/// that adds numbers given in the task none for numbers in files, one that
+/// changes a setting in place none for a question whose answer goes to a
+/// new file.
+#[derive(Debug, PartialEq)]
+struct Shape {
+    uses_existing: bool,
+    writes_new: bool,
+    kinds: Vec<String>,
 }
 
-/// Whether the task names a file of every kind the example's plan reads: a
-/// plan that reads a CSV column is no model for a JSON file, however alike
-/// the words around them.
-fn reads_kinds_named(example: &WorkedExample, task: &str) -> bool {
-    let named: Vec<String> = task
-        .split_whitespace()
-        .filter_map(|w| w.trim_end_matches(|c: char| !c.is_alphanumeric()).rsplit_once('.'))
-        .map(|(_, e)| e.to_lowercase())
+/// The extension of `path`, lower case, if it has one.
+fn extension(path: &str) -> Option<String> {
+    let name = path.rsplit('/').next()?;
+    let (stem, ext) = name.rsplit_once('.')?;
+    (!stem.is_empty() && !ext.is_empty() && ext.chars().all(|c| c.is_ascii_alphanumeric())).then(|| ext.to_lowercase())
+}
+
+/// The shape of a worked plan, from its steps.
+fn plan_shape(plan: &str) -> Shape {
+    let Ok(plan) = crate::plan::parse_plan_reply(plan) else {
+        return Shape {
+            uses_existing: false,
+            writes_new: false,
+            kinds: Vec::new(),
+        };
+    };
+    let path_of = |s: &crate::plan::Step| {
+        ["path", "pattern"]
+            .iter()
+            .find_map(|k| s.args.get(*k).and_then(|v| v.as_str()).map(str::to_string))
+    };
+    let tool = |s: &crate::plan::Step| s.tool.clone().unwrap_or_default();
+    let used: Vec<(String, String)> = plan
+        .steps
+        .iter()
+        .filter(|s| tool(s) != "write_file")
+        .filter_map(|s| Some((tool(s), path_of(s)?)))
         .collect();
-    kinds_read(example.plan).iter().all(|k| named.contains(k))
+    let writes_new = plan
+        .steps
+        .iter()
+        .filter(|s| tool(s) == "write_file")
+        .filter_map(path_of)
+        .any(|p| !used.iter().any(|(_, u)| *u == p));
+    let kinds = used
+        .iter()
+        .filter(|(t, _)| t.starts_with("read") || t == "search")
+        .filter_map(|(_, p)| extension(p))
+        .collect();
+    Shape {
+        uses_existing: !used.is_empty(),
+        writes_new,
+        kinds,
+    }
+}
+
+/// The shape of `task` in `workspace`: the paths it names that are there,
+/// and those that are not (with an extension: a file to write).
+fn task_shape(task: &str, workspace: &crate::tools::workspace::Workspace) -> Shape {
+    let mut shape = Shape {
+        uses_existing: false,
+        writes_new: false,
+        kinds: Vec::new(),
+    };
+    for word in task.split_whitespace() {
+        let path = word
+            .trim_matches(|c: char| "`'\"()[]{}<>,;:!?".contains(c))
+            .trim_end_matches('.');
+        let looks_like_a_path = path.contains('/') || extension(path).is_some();
+        if path.is_empty() || !looks_like_a_path {
+            continue;
+        }
+        let exists = workspace.resolve(path).is_ok_and(|p| p.exists());
+        shape.uses_existing |= exists;
+        shape.writes_new |= !exists && extension(path).is_some();
+        shape.kinds.extend(extension(path));
+    }
+    shape
+}
+
+/// Whether `example` has the shape of a task of shape `task`: the same use
+/// of existing files and of new ones, and every kind it reads named.
+fn same_shape(example: &WorkedExample, task: &Shape) -> bool {
+    let shape = plan_shape(example.plan);
+    shape.uses_existing == task.uses_existing
+        && shape.writes_new == task.writes_new
+        && shape.kinds.iter().all(|k| task.kinds.contains(k))
 }
 
 /// The cosine of two word vectors (0 when either is empty).
@@ -313,11 +459,12 @@ fn cosine(a: &HashMap<String, f64>, b: &HashMap<String, f64>) -> f64 {
 
 /// The example nearest `task` among those whose tools the run has, with its
 /// similarity.
-fn nearest_example(task: &str, has_tool: &dyn Fn(&str) -> bool) -> Option<(&'static WorkedExample, f64)> {
+fn nearest_example(task: &str, tools: &ToolRegistry) -> Option<(&'static WorkedExample, f64)> {
     let wanted = vector(task);
+    let shape = task_shape(task, tools.workspace()?);
     EXAMPLES
         .iter()
-        .filter(|e| e.tools.iter().all(|t| has_tool(t)) && reads_kinds_named(e, task))
+        .filter(|e| e.tools.iter().all(|t| tools.get(t).is_some()) && same_shape(e, &shape))
         .map(|e| (e, cosine(&wanted, &vector(e.task))))
         .fold(None, |best: Option<(&WorkedExample, f64)>, (e, score)| match best {
             Some((_, top)) if top >= score => best,
@@ -327,8 +474,8 @@ fn nearest_example(task: &str, has_tool: &dyn Fn(&str) -> bool) -> Option<(&'sta
 
 /// The worked plan nearest `task`, as the lines that introduce it, when one
 /// is near enough and the run has its tools.
-pub(super) fn nearest(task: &str, has_tool: &dyn Fn(&str) -> bool) -> Option<WorkedPlan> {
-    let (example, score) = nearest_example(task, has_tool)?;
+pub(super) fn nearest(task: &str, tools: &ToolRegistry) -> Option<WorkedPlan> {
+    let (example, score) = nearest_example(task, tools)?;
     (score >= LEAST_SIMILARITY).then(|| WorkedPlan {
         task: example.task.to_string(),
         text: format!(
@@ -341,41 +488,100 @@ pub(super) fn nearest(task: &str, has_tool: &dyn Fn(&str) -> bool) -> Option<Wor
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::{builtin, workspace::Workspace};
 
-    /// The task of the example shown for `task`, and its similarity.
-    fn chosen(task: &str) -> (Option<&'static str>, f64) {
-        match nearest_example(task, &|_| true) {
-            Some((e, score)) if score >= LEAST_SIMILARITY => (Some(e.task), score),
-            Some((_, score)) => (None, score),
-            None => (None, 0.0),
+    /// The built-in tools on a workspace holding `files`.
+    fn tools_with(files: &[&str]) -> (tempfile::TempDir, ToolRegistry) {
+        let dir = tempfile::tempdir().unwrap();
+        for f in files {
+            let full = dir.path().join(f);
+            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+            std::fs::write(full, "x").unwrap();
+        }
+        let tools = builtin::registry(Workspace::new(dir.path()).unwrap());
+        (dir, tools)
+    }
+
+    /// The task of the example shown for `task` in a workspace of `files`.
+    fn chosen(task: &str, files: &[&str]) -> Option<&'static str> {
+        let (_dir, tools) = tools_with(files);
+        nearest_example(task, &tools)
+            .filter(|(_, score)| *score >= LEAST_SIMILARITY)
+            .map(|(e, _)| e.task)
+    }
+
+    #[test]
+    fn each_example_is_nearest_to_itself_where_its_files_are() {
+        for example in &EXAMPLES {
+            let shape = plan_shape(example.plan);
+            let plan = crate::plan::parse_plan_reply(example.plan).unwrap();
+            // The workspace holds what the example's plan works on, not what it writes new.
+            let mut files: Vec<String> = plan
+                .steps
+                .iter()
+                .filter(|s| s.tool.as_deref() != Some("write_file"))
+                .filter_map(|s| s.args.get("path").and_then(|v| v.as_str()).map(str::to_string))
+                .filter(|p| extension(p).is_some())
+                .collect();
+            // A pattern's folder holds a file.
+            files.extend(plan.steps.iter().filter_map(|s| {
+                let pattern = s.args.get("pattern")?.as_str()?;
+                Some(format!("{}/x.txt", pattern.split('/').next()?))
+            }));
+            let files: Vec<&str> = files.iter().map(String::as_str).collect();
+            assert_eq!(chosen(example.task, &files), Some(example.task), "{shape:?}");
         }
     }
 
     #[test]
-    fn each_example_is_nearest_to_itself_and_a_task_of_no_kind_gets_none() {
-        for example in &EXAMPLES {
-            let (task, score) = chosen(example.task);
-            assert_eq!(task, Some(example.task), "{score}");
+    fn a_task_of_another_shape_or_no_kind_gets_none() {
+        for unrelated in ["Hello there", "", "Read a.txt and b.txt and add the two numbers."] {
+            assert_eq!(chosen(unrelated, &["a.txt", "b.txt"]), None, "{unrelated}");
         }
-        for unrelated in ["Read a.txt and b.txt and add the two numbers.", "Hello there", ""] {
-            let (task, score) = chosen(unrelated);
-            assert_eq!(task, None, "{unrelated}: {score}");
-        }
+        // Numbers in files are no sum of numbers given in the task.
+        assert_ne!(
+            chosen(
+                "Add the numbers in a.txt and b.txt and write the sum to sum.txt.",
+                &["a.txt", "b.txt"]
+            ),
+            Some("What is the sum of 12, 30 and 7? Write it to total.txt.")
+        );
+        assert_eq!(
+            chosen("What is the sum of 4, 5 and 9? Write it to out.txt.", &[]),
+            Some("What is the sum of 12, 30 and 7? Write it to total.txt.")
+        );
+        // A question whose answer goes to a new file is no edit in place.
+        assert_ne!(
+            chosen(
+                "What timeout does app.ini set? Write just the number to timeout.txt.",
+                &["app.ini"]
+            ),
+            Some("Change the timeout in app.ini to 30.")
+        );
+        // A JSON file is not read as CSV.
+        assert_ne!(
+            chosen(
+                "What is the total of the price field in order.json? Write it to total.txt.",
+                &["order.json"]
+            ),
+            Some("What is the total of the price column in sales.csv? Write it to total.txt.")
+        );
     }
 
     #[test]
     fn an_example_is_shown_only_to_runs_with_its_tools() {
+        let (_dir, mut tools) = tools_with(&[]);
         let task = "Write the word sun spelled backwards to out.txt.";
-        let shown = nearest(task, &|_| true).expect("an example");
+        let shown = nearest(task, &tools).expect("an example");
         assert!(shown.text.contains("\"reverse\": \"letters\""), "{}", shown.text);
-        let without = nearest(task, &|t| t != "reverse_text");
+        tools.remove("reverse_text");
+        let without = nearest(task, &tools);
         assert!(without.is_none_or(|w| !w.text.contains("reverse_text")));
     }
 
     #[test]
     fn every_example_is_a_valid_plan_for_the_built_in_tools() {
-        let dir = tempfile::tempdir().unwrap();
-        let tools = crate::tools::builtin::registry(crate::tools::workspace::Workspace::new(dir.path()).unwrap());
+        let (_dir, tools) = tools_with(&[]);
         for example in &EXAMPLES {
             let plan = crate::plan::parse_plan_reply(example.plan).unwrap();
             crate::plan::validate(&plan, &tools, &crate::plan::PlanLimits::default())

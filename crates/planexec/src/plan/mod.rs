@@ -28,7 +28,7 @@ pub use crate::json::{extract_json_object, repair_json};
 pub use dedupe::merge_same_calls;
 pub use findings::findings;
 pub use inputs::{invented_inputs, texts_used_as_numbers, values_read_as_files};
-pub use outputs::{outputs_named_by, unwritten_outputs};
+pub use outputs::{outputs_named_by, paths_named_by, unwritten_outputs};
 pub use parse::{parse_plan_file, parse_plan_reply, ParseError, PlanStream};
 pub use refs::{
     find_references, rename_step, resolve_args, resolve_args_as_text, step_references, value_as_text, OutputLookup,

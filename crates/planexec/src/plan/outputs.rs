@@ -9,19 +9,35 @@
 use super::{Plan, PlanError};
 use serde_json::Value;
 
-/// Verbs that make the file after them an output.
-const WRITE_VERBS: [&str; 7] = ["write", "save", "store", "put", "append", "record", "output"];
+/// Verbs that make the file after them an output: the ways a task says to
+/// write, copy or make a file.
+const WRITE_VERBS: [&str; 17] = [
+    "write", "save", "store", "put", "append", "record", "output", "copy", "create", "make", "join", "combine",
+    "merge", "export", "produce", "generate", "dump",
+];
 /// Words that may stand right before an output file.
-const BEFORE_OUTPUT: [&str; 4] = ["to", "into", "in", "as"];
+const BEFORE_OUTPUT: [&str; 7] = ["to", "into", "in", "as", "named", "called", "file"];
 
 /// A word that looks like a file path: `sum.txt`, `out/report.md`.
+///
+/// An extension starts with a letter (`3.5kg` is no file), one of a single
+/// letter needs a longer name (`e.g` is none either), and a name may be
+/// only an extension when it is a dotfile (`.env`).
 fn as_path(word: &str) -> Option<&str> {
     let word = word.trim_matches(|c: char| "`'\"()[]{}<>,;:!?".contains(c));
     let word = word.strip_suffix('.').unwrap_or(word);
     let (stem, ext) = word.rsplit_once('.')?;
     let path_chars = |s: &str| s.chars().all(|c| c.is_ascii_alphanumeric() || "_-./".contains(c));
-    let ext_ok = (1..=5).contains(&ext.len()) && ext.chars().all(|c| c.is_ascii_alphanumeric());
-    (!stem.is_empty() && path_chars(stem) && ext_ok && ext.chars().any(|c| c.is_ascii_alphabetic())).then_some(word)
+    let ext_ok = (1..=5).contains(&ext.len())
+        && ext.chars().all(|c| c.is_ascii_alphanumeric())
+        && ext.starts_with(|c: char| c.is_ascii_alphabetic());
+    let name = stem.rsplit('/').next().unwrap_or(stem);
+    let name_ok = match name.len() {
+        0 => ext.len() >= 2 && ext.chars().all(|c| c.is_ascii_alphabetic()),
+        1 => ext.len() >= 2 || stem.contains('/'),
+        _ => true,
+    };
+    (path_chars(stem) && ext_ok && name_ok).then_some(word)
 }
 
 /// The files `task` says to write: a path right after "to", "into", "in" or
@@ -52,6 +68,20 @@ pub fn outputs_named_by(task: &str) -> Vec<String> {
         previous = BEFORE_OUTPUT.iter().find(|w| **w == bare).copied().unwrap_or("");
     }
     outputs
+}
+
+/// Every file path `task` names, wherever it stands (`a.txt`,
+/// `out/report.md`), in order, once each; not a URL.
+pub fn paths_named_by(task: &str) -> Vec<String> {
+    let mut paths: Vec<String> = Vec::new();
+    for word in task.split_whitespace().filter(|w| !w.contains("://")) {
+        if let Some(path) = as_path(word) {
+            if !paths.iter().any(|p| p == path) {
+                paths.push(path.to_string());
+            }
+        }
+    }
+    paths
 }
 
 /// Whether `value` holds `path` in one of its strings.
@@ -93,6 +123,14 @@ mod tests {
             ["errors.txt"]
         );
         assert_eq!(outputs_named_by("Save the names into `out/names.md`"), ["out/names.md"]);
+        assert_eq!(
+            outputs_named_by("Join a.txt and then b.txt into one file, all.txt."),
+            ["all.txt"]
+        );
+        assert_eq!(
+            outputs_named_by("Make a copy of config.ini named config.backup.ini."),
+            ["config.backup.ini"]
+        );
         // Inputs, and files named where nothing is written, are not outputs.
         assert!(outputs_named_by("In config.json, set level to 4.").is_empty());
         assert!(outputs_named_by("Summarise notes.txt. Then count to 3.").is_empty());
@@ -128,5 +166,22 @@ mod tests {
             ..plan
         };
         assert!(unwritten_outputs(&refused, task).is_empty());
+    }
+}
+
+#[cfg(test)]
+mod path_tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_files_named_anywhere_and_not_abbreviations_numbers_or_urls() {
+        assert_eq!(
+            paths_named_by("Join a.txt and then b.txt into one file, all.txt. Set DEBUG in .env (e.g. to 1.5kg), see https://example.org/a.html"),
+            ["a.txt", "b.txt", "all.txt", ".env"]
+        );
+        assert_eq!(
+            paths_named_by("Compile main.c and data/x.h, version 1.2, i.e. now."),
+            ["main.c", "data/x.h"]
+        );
     }
 }

@@ -12,9 +12,22 @@ use super::{Plan, PlanError};
 /// what a plan means.
 const COMPUTING_TOOLS: [&str; 3] = ["calculator", "sort_lines", "reverse_text"];
 
-/// An error for each tool step that depends on a computing step and does
-/// not use its result in its arguments. Reasoning and agent steps see their
-/// dependencies' results without naming them, so they are not held to this.
+/// Whether step `id` of `plan` exists only for the value it returns: a
+/// computing tool, a reasoning step, or an agent step. (Waiting for a read
+/// or a write may be a matter of order, not of value.)
+fn gives_a_value(plan: &Plan, id: &str) -> bool {
+    plan.step(id).is_some_and(|d| match d.kind() {
+        super::StepKind::Tool(tool) => COMPUTING_TOOLS.contains(&tool),
+        super::StepKind::Agent(_) | super::StepKind::Reasoning => true,
+    })
+}
+
+/// An error for each tool step that depends on a step that gives a value
+/// ([`gives_a_value`]) and does not use it in its arguments: the step that
+/// found the value was for nothing, and the call goes on without it (a small
+/// planner has an agent step find the .jpg files, then a glob that ignores
+/// them). Reasoning and agent steps see their dependencies' results without
+/// naming them, so they are not held to this.
 pub fn unused_results(plan: &Plan) -> Vec<PlanError> {
     let mut errors = Vec::new();
     for step in plan.steps.iter().filter(|s| s.tool.is_some()) {
@@ -23,11 +36,7 @@ pub fn unused_results(plan: &Plan) -> Vec<PlanError> {
             .map(|(_, r)| r.step)
             .collect();
         for dependency in &step.depends_on {
-            let computes = plan
-                .step(dependency)
-                .and_then(|d| d.tool.as_deref())
-                .is_some_and(|tool| COMPUTING_TOOLS.contains(&tool));
-            if computes && !used.contains(dependency) {
+            if gives_a_value(plan, dependency) && !used.contains(dependency) {
                 errors.push(PlanError::UnusedResult {
                     step: step.id.clone(),
                     dependency: dependency.clone(),
@@ -73,5 +82,12 @@ mod tests {
             {"id": "s4", "description": "say if it is odd", "tool": null, "args": {}, "depends_on": ["s1"]}
         ]));
         assert!(unused_results(&fine).is_empty());
+        // A tool step waiting for an agent's finding that it ignores.
+        let ignored = plan(serde_json::json!([
+            {"id": "s1", "description": "find the jpg files", "agent": "worker", "depends_on": []},
+            {"id": "s2", "description": "count them", "tool": "glob", "args": {"pattern": "photos/*.jpg"}, "depends_on": ["s1"]}
+        ]));
+        let errors = unused_results(&ignored);
+        assert_eq!(errors.len(), 1, "{errors:?}");
     }
 }

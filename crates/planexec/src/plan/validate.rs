@@ -256,13 +256,17 @@ pub fn validate_with_done(
 
     match find_cycle(plan) {
         Some(cycle) => errors.push(PlanError::Cycle { cycle }),
-        None => errors.extend(super::hazards::unordered_writes(plan, tools).into_iter().map(|w| {
-            PlanError::UnorderedWrite {
-                writer: w.writer,
-                other: w.other,
-                path: w.path,
-            }
-        })),
+        // A step that has run can no longer race one that has not.
+        None => errors.extend(
+            super::hazards::unordered_writes(plan, tools)
+                .into_iter()
+                .filter(|w| !done.contains(&w.writer) && !done.contains(&w.other))
+                .map(|w| PlanError::UnorderedWrite {
+                    writer: w.writer,
+                    other: w.other,
+                    path: w.path,
+                }),
+        ),
     }
 
     if errors.is_empty() {

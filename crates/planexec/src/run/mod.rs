@@ -90,10 +90,14 @@ pub(crate) struct Run {
     /// The run was revised once already because files its task names were
     /// not written ([`outputs::unwritten`]).
     pub revised_for_outputs: bool,
+    /// The files the task says to write that did not exist when this
+    /// session of the run began: the ones it must write to succeed.
+    pub new_outputs: Vec<String>,
 }
 
 impl Run {
     pub fn new(ctx: RunContext, id: String, task: &str) -> Run {
+        let new_outputs = outputs::new_outputs(task, &ctx.tools);
         Run {
             ctx,
             id,
@@ -113,6 +117,7 @@ impl Run {
             tried: Vec::new(),
             owner: None,
             revised_for_outputs: false,
+            new_outputs,
         }
     }
 

@@ -2,12 +2,21 @@
 //!
 //! A model can write "The sum is 42." without any step having written
 //! `sum.txt`; a plan can write an empty file, or leave the file as it was.
-//! So before a run reports success, every file the task says to write
-//! ([`crate::plan::outputs_named_by`]) must exist in the workspace, hold
-//! something, and have been written by this run: a call of this run with
-//! side effects named it, or the file changed after the run began (a shell
-//! command or an MCP server wrote it). Every strategy ends through this
-//! check, the ReAct ones included.
+//! So before a run reports success, every new file the task says to write
+//! must exist in the workspace, hold something, and have been written by
+//! this run: a call of this run with side effects named it, or the file
+//! changed after the run began (a shell command or an MCP server wrote it).
+//! Every strategy ends through this check, the ReAct ones included.
+//!
+//! "The files the task says to write" are read from its words
+//! ([`crate::plan::outputs_named_by`]: a path after "to", "into", "named", …
+//! in a sentence with a verb of writing, copying or making). That reading
+//! also takes inputs ("write the name in name.txt in upper case to
+//! upper.txt"), so only the files that did not exist when the run began
+//! are held to it ([`new_outputs`]), and not one the run tried to read (a
+//! misnamed input it recovered from). An edit in place of a file that is
+//! there is not checked here, rather than fail a run that did its work; the
+//! synthesizer's check ([`produced`]) looks at it.
 
 use std::path::Path;
 
@@ -24,19 +33,39 @@ pub(crate) fn unwritten(run: &Run) -> Vec<String> {
         return Vec::new();
     };
     let mut missing = Vec::new();
-    for path in crate::plan::outputs_named_by(&run.task) {
-        let Ok(full) = workspace.resolve(&path) else { continue };
+    for path in &run.new_outputs {
+        let Ok(full) = workspace.resolve(path) else { continue };
+        // A missing file the run tried to read was an input, not an output
+        // (misnamed, and recovered from, or missing, and the run failed).
+        if !full.is_file() && read_by(run, path) {
+            continue;
+        }
         if !full.is_file() {
             missing.push(format!("the task says to write {path}, and it does not exist"));
         } else if std::fs::read(&full).is_ok_and(|bytes| String::from_utf8_lossy(&bytes).trim().is_empty()) {
             missing.push(format!("the task says to write {path}, and it is empty"));
-        } else if !written_by(run, &path, &full) {
+        } else if !written_by(run, path, &full) {
             missing.push(format!(
                 "the task says to write {path}, and no step of this run wrote it (it is as it was)"
             ));
         }
     }
     missing
+}
+
+/// The files `task` says to write that are not in the workspace of `tools`
+/// now (when a run begins).
+pub(crate) fn new_outputs(task: &str, tools: &crate::tools::ToolRegistry) -> Vec<String> {
+    let Some(workspace) = tools.workspace() else {
+        return Vec::new();
+    };
+    // A dotfile that is not there is more likely a kind of file (`.jpg
+    // files`) than one to write.
+    crate::plan::outputs_named_by(task)
+        .into_iter()
+        .filter(|path| !path.rsplit('/').next().unwrap_or(path).starts_with('.'))
+        .filter(|path| workspace.resolve(path).is_ok_and(|full| !full.exists()))
+        .collect()
 }
 
 /// Whether `path` (at `full`) was written by the run: a succeeded call of
@@ -56,21 +85,71 @@ fn written_by(run: &Run, path: &str, full: &Path) -> bool {
             .any(|r| writes(run, r, path))
 }
 
+/// Whether a call of the run that only reads named `path`: a planned step
+/// of any plan version (run or not), or a call made (done or not).
+fn read_by(run: &Run, path: &str) -> bool {
+    let reads = |tool: Option<&str>| tool.is_some_and(|t| !run.ctx.tools.has_side_effects(t));
+    let planned = run
+        .plans
+        .iter()
+        .flat_map(|v| v.plan.steps.iter())
+        .any(|s| reads(s.tool.as_deref()) && names_in(&s.args, path));
+    planned
+        || run
+            .records
+            .iter()
+            .flat_map(|r| std::iter::once(r).chain(r.calls.iter()))
+            .filter(|r| reads(r.tool.as_deref()))
+            .any(|r| names(r, path))
+}
+
+/// Whether the arguments of `record` name `path`.
+fn names(record: &StepResult, path: &str) -> bool {
+    record
+        .args
+        .as_ref()
+        .and_then(Value::as_object)
+        .is_some_and(|args| names_in(args, path))
+}
+
+/// Whether one of `args` is `path` (`./` aside).
+fn names_in(args: &serde_json::Map<String, Value>, path: &str) -> bool {
+    let bare = |p: &str| p.trim().trim_start_matches("./").to_string();
+    args.values().any(|v| v.as_str().is_some_and(|s| bare(s) == bare(path)))
+}
+
 /// Whether `record` is a succeeded call with side effects whose arguments name `path`.
 fn writes(run: &Run, record: &StepResult, path: &str) -> bool {
-    let bare = |p: &str| p.trim().trim_start_matches("./").to_string();
-    let names = |v: &Value| match v {
-        Value::String(s) => bare(s) == bare(path),
-        _ => false,
-    };
     record.succeeded()
         && record
             .tool
             .as_deref()
             .is_some_and(|t| run.ctx.tools.has_side_effects(t))
-        && record
-            .args
-            .as_ref()
-            .and_then(Value::as_object)
-            .is_some_and(|args| args.values().any(names))
+        && names(record, path)
+}
+
+/// Most characters of one file the checker is shown.
+const SHOWN_CHARS: usize = 1500;
+
+/// What the run produced, for the synthesizer's check
+/// ([`crate::synthesizer::check`]): each file the task names that this run
+/// wrote, as it is now, and the answer it would give.
+pub(crate) fn produced(run: &Run, answer: &str) -> String {
+    let mut out = String::new();
+    if let Some(workspace) = run.ctx.tools.workspace() {
+        for path in crate::plan::paths_named_by(&run.task) {
+            let Ok(full) = workspace.resolve(&path) else { continue };
+            let written = run.new_outputs.contains(&path) || written_by(run, &path, &full);
+            if !full.is_file() || !written {
+                continue;
+            }
+            let text = std::fs::read_to_string(&full).unwrap_or_default();
+            out.push_str(&format!(
+                "The file {path} now holds:\n{}\n\n",
+                crate::text::cut_to_budget(&text, SHOWN_CHARS).trim_end()
+            ));
+        }
+    }
+    out.push_str(&format!("Its answer to the user: {}", answer.trim()));
+    out
 }

@@ -47,7 +47,7 @@ pub(crate) async fn drive(strategy: &dyn Drive, run: &mut Run, start: Start) -> 
             Some(failed) => recover(run, &failed).await?,
             None => {
                 if let Next::Answer(answer) = strategy.after_pass(run, &ran).await? {
-                    if !revised_for_outputs(run).await? {
+                    if !revised_for_outputs(run, &answer).await? {
                         return Ok(answer);
                     }
                 }
@@ -56,18 +56,47 @@ pub(crate) async fn drive(strategy: &dyn Drive, run: &mut Run, start: Start) -> 
     }
 }
 
-/// Before the run is answered: whether a file its task names is missing
-/// ([`crate::run::outputs`]). Once, while the replan bound allows and the
-/// run has not fallen back, the plan is revised to write it (`Ok(true)`: go
-/// on with the revision); otherwise the run fails and says what is missing.
-async fn revised_for_outputs(run: &mut Run) -> Result<bool, Exit> {
+/// Before the run is answered: what is not done of the work its task names,
+/// if anything: a file it names that is missing ([`crate::run::outputs`]),
+/// or, when the run checks its work (`verify`), what the synthesizer's
+/// check of the files and the answer found wrong.
+pub(crate) async fn not_done(run: &Run, answer: &str) -> Result<Option<String>, Exit> {
     let missing = crate::run::outputs::unwritten(run);
-    if missing.is_empty() {
-        return Ok(false);
+    if !missing.is_empty() {
+        return Ok(Some(missing.join("; ")));
     }
-    let missing = missing.join("; ");
+    if !run.ctx.options.verify {
+        return Ok(None);
+    }
+    let produced = crate::run::outputs::produced(run, answer);
+    let verdict = Run::guard(&run.ctx, synthesizer::check(&run.ctx, &run.task, &produced)).await?;
+    Ok(match verdict {
+        Ok(v) if !v.done => Some(if v.wrong.is_empty() {
+            "a check of the result found it does not do what the task asks".to_string()
+        } else {
+            format!("a check of the result found: {}", v.wrong)
+        }),
+        // A check that could not be made says nothing against the work.
+        _ => None,
+    })
+}
+
+/// Before the run is answered with `answer`: whether the work its task names
+/// is not done ([`not_done`]). Once, while the replan bound allows and the
+/// run has not fallen back, the plan is revised to do it (`Ok(true)`: go on
+/// with the revision); otherwise the run fails and says what is not done.
+async fn revised_for_outputs(run: &mut Run, answer: &str) -> Result<bool, Exit> {
+    let Some(missing) = not_done(run, answer).await? else {
+        return Ok(false);
+    };
     if run.revised_for_outputs || !run.may_replan() || run.fell_back() {
-        return Err(Exit::failed(format!("the work the task names is not done: {missing}")));
+        // After a fallback, why the plan stopped is what went wrong first.
+        let before = crate::report::fallback_reason(&run.plans)
+            .map(|why| format!(" (the plan had stopped: {why})"))
+            .unwrap_or_default();
+        return Err(Exit::failed(format!(
+            "the work the task names is not done: {missing}{before}"
+        )));
     }
     run.revised_for_outputs = true;
     let trigger = ReplanTrigger::Unanswered(&missing);
@@ -173,16 +202,19 @@ async fn recover(run: &mut Run, failed: &StepResult) -> Result<(), Exit> {
         )));
     }
     run.stalled += 1;
+    // The reason keeps the failure itself: it is what a person (or a check
+    // that looks for the missing file's name) needs to read.
     if let Some(same) = repeated(run, &failed_step) {
         let reason = format!(
-            "the revised plan repeats the failed step {} unchanged as {same} (same tool, same arguments)",
+            "{failure}, and the revised plan repeats the failed step {} unchanged as {same} (same tool, same arguments)",
             failed.id
         );
         return fallback::no_progress(run, reason).await;
     }
     match repeated_plan(run) {
         Some(version) => {
-            let reason = format!("the revised plan repeats the calls plan v{version} had left when it failed");
+            let reason =
+                format!("{failure}, and the revised plan repeats the calls plan v{version} had left when it failed");
             fallback::no_progress(run, reason).await
         }
         None => Ok(()),

@@ -48,22 +48,20 @@ impl Drive for React {
                 Turn::Answer(answer) if answer.is_empty() => {
                     return Err(Exit::failed("the model ended without an answer"))
                 }
-                Turn::Answer(answer) => match crate::run::outputs::unwritten(run) {
-                    missing if missing.is_empty() => return Ok(answer),
-                    missing if nudged => {
+                Turn::Answer(answer) => match super::dag::not_done(run, &answer).await? {
+                    None => return Ok(answer),
+                    Some(missing) if nudged => {
                         return Err(Exit::failed(format!(
-                            "the model answered, but the work the task names is not done: {}",
-                            missing.join("; ")
+                            "the model answered, but the work the task names is not done: {missing}"
                         )))
                     }
-                    missing => {
+                    Some(missing) => {
                         // An answer in words is not the file the task asks
                         // for: the model is told so once.
                         nudged = true;
                         history.push(Message::assistant(answer));
                         history.push(Message::user(format!(
-                            "That answer is not the work the task asks for: {}. Call the tool that writes it now, then answer.",
-                            missing.join("; ")
+                            "That answer is not the work the task asks for: {missing}. Call the tools that do it now, then answer."
                         )));
                         continue;
                     }

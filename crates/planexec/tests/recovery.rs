@@ -1,0 +1,333 @@
+//! What issue 39 asks of a run, end to end over real HTTP to the scripted
+//! OpenAI-compatible server: a call written twice runs once; a failed
+//! read_csv is recovered by an agent step from its error, with no replanner
+//! call; a status says `succeeded` only when the files the task names were
+//! written (in every strategy); an empty result is not written as the work.
+
+mod common;
+
+use std::sync::atomic::Ordering;
+
+use common::*;
+use planexec::{Event, RunOptions, RunStatus, Strategy};
+use planexec_testkit::{Reply, ScriptedServer};
+use serde_json::json;
+
+/// Two steps with the same tool and arguments are one: the tool runs once,
+/// the references to the merged step all see its result, and the plan
+/// version records the merge.
+#[tokio::test]
+async fn a_plan_with_the_same_call_twice_runs_it_once() {
+    let server = ScriptedServer::start();
+    let echo = TestTool::new("echo");
+    let calls = echo.counter();
+    let join = TestTool::new("join");
+    server.role("planner").reply(Reply::json(&plan_json(vec![
+        step("s1", Some("echo"), json!({"input": "oslo"}), &[]),
+        step("s2", Some("echo"), json!({"input": "oslo"}), &[]),
+        step(
+            "s3",
+            Some("join"),
+            json!({"input": "{{s1.input}} and {{s2.input}}"}),
+            &["s1", "s2"],
+        ),
+    ])));
+    server.role("synthesizer").reply(Reply::content("done"));
+    let a = agent(&server, registry(vec![echo, join]));
+    let mut events = a.events().subscribe();
+    let report = a.run("weather in oslo").await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    assert_eq!(calls.load(Ordering::SeqCst), 1, "the call ran once");
+    let ids: Vec<&str> = report
+        .plan
+        .as_ref()
+        .unwrap()
+        .steps
+        .iter()
+        .map(|s| s.id.as_str())
+        .collect();
+    assert_eq!(ids, ["s1", "s3"]);
+    assert_eq!(
+        report.step("s3").unwrap().output,
+        Some(json!({"tool": "join", "input": "oslo and oslo"}))
+    );
+    let mends = &report.plans[0].mends;
+    assert_eq!((mends[0].rule.as_str(), mends[0].step.as_str()), ("same-call", "s1"));
+    let mut told = false;
+    while let Ok(e) = events.try_recv() {
+        told |= matches!(&e, Event::PlanMended { rule, step, .. } if rule == "same-call" && step == "s1");
+    }
+    assert!(told, "the merge is an event");
+}
+
+/// read_csv of a column that does not exist fails with the columns it has;
+/// the recovery loop reads the right column and its output is the step's,
+/// so the sum is right and the replanner is never asked.
+#[tokio::test]
+async fn a_failed_read_csv_is_recovered_by_an_agent_step_without_a_replan() {
+    let server = ScriptedServer::start();
+    let (dir, tools) = workspace_tools();
+    std::fs::write(dir.path().join("sales.csv"), "region,amount\nnorth,120\nsouth,75\n").unwrap();
+    server.role("planner").reply(Reply::json(&plan_json(vec![
+        step(
+            "s1",
+            Some("read_csv"),
+            json!({"path": "sales.csv", "column": "region, amount"}),
+            &[],
+        ),
+        step("s2", Some("calculator"), json!({"expression": "sum({{s1}})"}), &["s1"]),
+        step(
+            "s3",
+            Some("write_file"),
+            json!({"path": "total.txt", "content": "{{s2}}"}),
+            &["s2"],
+        ),
+    ])));
+    server.role("agent").reply(Reply::tool_call(
+        "read_csv",
+        &json!({"path": "sales.csv", "column": "amount"}),
+    ));
+    server.role("synthesizer").reply(Reply::content("The total is 195."));
+    let report = agent(&server, tools)
+        .run("Add up the amounts in sales.csv and write the total to total.txt.")
+        .await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    assert!(server.requests_from("replanner").is_empty(), "no replan");
+    assert_eq!(std::fs::read_to_string(dir.path().join("total.txt")).unwrap(), "195");
+    let s1 = report.step("s1").unwrap();
+    assert_eq!(s1.calls.len(), 1, "the recovery's call is the step's inner call");
+    assert_eq!(s1.args, Some(json!({"path": "sales.csv", "column": "amount"})));
+    let told = server.requests_from("agent")[0].prompt_text();
+    assert!(told.contains("its columns are region, amount"), "{told}");
+}
+
+/// A react run whose model answers in words, without writing the file the
+/// task names, is told once; answering in words again, it fails and says
+/// what is missing.
+#[tokio::test]
+async fn a_react_run_that_answers_in_text_without_writing_the_file_fails() {
+    let server = ScriptedServer::start();
+    let (dir, tools) = workspace_tools();
+    std::fs::write(dir.path().join("a.txt"), "17\n").unwrap();
+    server.role("executor").replies(vec![
+        Reply::tool_call("read_file", &json!({"path": "a.txt"})),
+        Reply::content("The sum is 42."),
+        Reply::content("The sum is 42, as I said."),
+    ]);
+    let options = RunOptions {
+        strategy: Strategy::React,
+        ..options()
+    };
+    let report = builder(&server, tools)
+        .options(options)
+        .build()
+        .run("Add 25 to the number in a.txt and write the sum to sum.txt.")
+        .await;
+    assert_eq!(report.status, RunStatus::Failed, "{:?}", report.answer);
+    let error = report.error.unwrap();
+    assert!(error.contains("sum.txt") && error.contains("does not exist"), "{error}");
+    let last = server.requests_from("executor").pop().unwrap().prompt_text();
+    assert!(last.contains("That answer is not the work the task asks for"), "{last}");
+    assert!(!dir.path().join("sum.txt").exists());
+}
+
+/// Told once, a react run that then writes the file succeeds.
+#[tokio::test]
+async fn a_react_run_told_the_file_is_missing_writes_it_and_succeeds() {
+    let server = ScriptedServer::start();
+    let (dir, tools) = workspace_tools();
+    server.role("executor").replies(vec![
+        Reply::content("The sum is 42."),
+        Reply::tool_call("write_file", &json!({"path": "sum.txt", "content": "42"})),
+        Reply::content("Wrote 42 to sum.txt."),
+    ]);
+    let options = RunOptions {
+        strategy: Strategy::React,
+        ..options()
+    };
+    let report = builder(&server, tools)
+        .options(options)
+        .build()
+        .run("Add 17 and 25 and write the sum to sum.txt.")
+        .await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    assert_eq!(std::fs::read_to_string(dir.path().join("sum.txt")).unwrap(), "42");
+}
+
+/// A plan that never writes the file the task names (a reasoning step's
+/// answer only) is revised once; if the revision does not write it either,
+/// the run fails rather than say `succeeded`.
+#[tokio::test]
+async fn a_plan_run_that_leaves_the_named_file_unwritten_is_revised_then_fails() {
+    let server = ScriptedServer::start();
+    let (dir, tools) = workspace_tools();
+    // The plan names sum.txt, but writes it elsewhere.
+    let writes_elsewhere = plan_json(vec![
+        step("s1", Some("calculator"), json!({"expression": "17 + 25"}), &[]),
+        step(
+            "s2",
+            Some("write_file"),
+            json!({"path": "backup/sum.txt", "content": "{{s1}}"}),
+            &["s1"],
+        ),
+    ]);
+    server.role("planner").reply(Reply::json(&writes_elsewhere));
+    server.role("replanner").always(Reply::json(&plan_json(vec![step(
+        "s9",
+        Some("calculator"),
+        json!({"expression": "{{s1}} * 1"}),
+        &["s1"],
+    )])));
+    server.role("synthesizer").always(Reply::content("The sum is 42."));
+    let options = RunOptions {
+        mend: planexec::MendMode::Off,
+        ..options()
+    };
+    let report = builder(&server, tools)
+        .options(options)
+        .build()
+        .run("Add 17 and 25 and write the sum to sum.txt.")
+        .await;
+    assert_eq!(report.status, RunStatus::Failed, "{:?}", report.answer);
+    let error = report.error.unwrap();
+    assert!(
+        error.contains("the work the task names is not done") && error.contains("sum.txt"),
+        "{error}"
+    );
+    assert_eq!(server.requests_from("replanner").len(), 1, "revised once");
+    assert!(!dir.path().join("sum.txt").exists());
+}
+
+/// A glob that matched nothing, whose result a write would save, fails its
+/// step instead of writing an empty file; the run does not succeed.
+#[tokio::test]
+async fn an_empty_result_that_a_write_would_save_fails_its_step() {
+    let server = ScriptedServer::start();
+    let (dir, tools) = workspace_tools();
+    std::fs::create_dir(dir.path().join("docs")).unwrap();
+    std::fs::write(dir.path().join("docs/a.md"), "# a").unwrap();
+    server.role("planner").reply(Reply::json(&plan_json(vec![
+        step("s1", Some("glob"), json!({"pattern": "docs/*.txt"}), &[]),
+        step(
+            "s2",
+            Some("write_file"),
+            json!({"path": "index.txt", "content": "{{s1}}"}),
+            &["s1"],
+        ),
+    ])));
+    // The recovery gives up: there are no .txt files.
+    server.role("agent").reply(Reply::content("docs/ holds no .txt files."));
+    let options = RunOptions {
+        max_replans: 0,
+        ..options()
+    };
+    let report = builder(&server, tools)
+        .options(options)
+        .build()
+        .run("Write the names of the .txt files in docs/ to index.txt.")
+        .await;
+    assert_eq!(report.status, RunStatus::Failed, "{:?}", report.answer);
+    let s1 = report.step("s1").unwrap();
+    assert!(s1.error.as_deref().unwrap().contains("gave nothing"), "{:?}", s1.error);
+    assert!(!dir.path().join("index.txt").exists(), "no empty file was written");
+}
+
+/// With `verify`, the synthesizer checks the file the task names against
+/// the task before the run may succeed: a listing written where a count is
+/// asked is found wrong, the plan is revised once with what is wrong, and
+/// the revision's count passes the check.
+#[tokio::test]
+async fn a_checked_result_that_does_not_fit_the_task_is_revised_once() {
+    let server = ScriptedServer::start();
+    let (dir, tools) = workspace_tools();
+    std::fs::create_dir(dir.path().join("photos")).unwrap();
+    for f in ["a.jpg", "b.jpg"] {
+        std::fs::write(dir.path().join("photos").join(f), "x").unwrap();
+    }
+    server.role("planner").reply(Reply::json(&plan_json(vec![
+        step("s1", Some("glob"), json!({"pattern": "photos/*.jpg"}), &[]),
+        step(
+            "s2",
+            Some("write_file"),
+            json!({"path": "n.txt", "content": "{{s1}}"}),
+            &["s1"],
+        ),
+    ])));
+    server.role("replanner").reply(Reply::json(&plan_json(vec![
+        step(
+            "s3",
+            Some("calculator"),
+            json!({"expression": "count({{s1}})"}),
+            &["s1"],
+        ),
+        step(
+            "s4",
+            Some("write_file"),
+            json!({"path": "n.txt", "content": "{{s3}}"}),
+            &["s3"],
+        ),
+    ])));
+    server.role("synthesizer").replies(vec![
+        Reply::content("Wrote the files to n.txt."),
+        Reply::json(&json!({"done": false, "wrong": "n.txt lists the files; the task asks how many"})),
+        Reply::content("There are 2 .jpg files; n.txt says 2."),
+        Reply::json(&json!({"done": true, "wrong": ""})),
+    ]);
+    let options = RunOptions {
+        verify: true,
+        ..options()
+    };
+    let report = builder(&server, tools)
+        .options(options)
+        .build()
+        .run("How many .jpg files are in photos/? Write the count to n.txt.")
+        .await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    assert_eq!(std::fs::read_to_string(dir.path().join("n.txt")).unwrap(), "2");
+    let check = server.requests_from("synthesizer")[1].prompt_text();
+    assert!(check.contains("The file n.txt now holds:\nphotos/a.jpg"), "{check}");
+    let replan = server.requests_from("replanner")[0].prompt_text();
+    assert!(replan.contains("n.txt lists the files"), "{replan}");
+    assert_eq!(
+        report.plans[1].reason,
+        "not done yet: a check of the result found: n.txt lists the files; the task asks how many"
+    );
+}
+
+/// Found wrong again after its one revision, the run fails and says why.
+#[tokio::test]
+async fn a_result_found_wrong_twice_fails_the_run() {
+    let server = ScriptedServer::start();
+    let (_dir, tools) = workspace_tools();
+    server.role("planner").reply(Reply::json(&plan_json(vec![step(
+        "s1",
+        Some("write_file"),
+        json!({"path": "shout.txt", "content": "TEXT"}),
+        &[],
+    )])));
+    server.role("replanner").reply(Reply::json(&plan_json(vec![step(
+        "s2",
+        Some("write_file"),
+        json!({"path": "shout.txt", "content": "TEXT!"}),
+        &[],
+    )])));
+    let wrong = Reply::json(&json!({"done": false, "wrong": "shout.txt is not in lower case"}));
+    server.role("synthesizer").replies(vec![
+        Reply::content("done"),
+        wrong.clone(),
+        Reply::content("done"),
+        wrong,
+    ]);
+    let options = RunOptions {
+        verify: true,
+        ..options()
+    };
+    let report = builder(&server, tools)
+        .options(options)
+        .build()
+        .run("Write the word text in lower case to shout.txt.")
+        .await;
+    assert_eq!(report.status, RunStatus::Failed);
+    let error = report.error.unwrap();
+    assert!(error.contains("shout.txt is not in lower case"), "{error}");
+}
