@@ -50,7 +50,7 @@ pub(super) struct AgentLoop<'a> {
     /// Its step's dependencies' results, for `{{id}}` in its calls' arguments.
     pub deps: &'a DependencyOutputs,
     /// The call that failed, which a recovery must not make again.
-    pub failed: Option<(&'a str, &'a Value)>,
+    pub failed: FailedCall<'a>,
 }
 
 /// The run's tools that `profile` may call.
@@ -221,7 +221,7 @@ fn with_the_step(result: &str, step: &Step) -> String {
 
 /// Whether `reply` is the call that failed (tool and arguments), which a
 /// recovery must not make again.
-fn makes_the_failed_call(ctx: &RunContext, reply: &Reply, failed: Option<(&str, &Value)>) -> bool {
+fn makes_the_failed_call(ctx: &RunContext, reply: &Reply, failed: FailedCall<'_>) -> bool {
     match (reply, failed) {
         (Reply::Call(call), Some((tool, args))) => {
             calls::real_name(&ctx.tools.names(), &call.name).as_deref() == Some(tool) && &call.arguments == args
@@ -229,6 +229,9 @@ fn makes_the_failed_call(ctx: &RunContext, reply: &Reply, failed: Option<(&str, 
         _ => false,
     }
 }
+
+/// The tool and arguments of the call a recovery step must not make again.
+type FailedCall<'a> = Option<(&'a str, &'a Value)>;
 
 /// One turn, asked again (with some temperature) while it repeats an
 /// earlier call, or the call that failed: that would only show the same
@@ -238,7 +241,7 @@ async fn ask_anew(
     ctx: &RunContext,
     step: &Step,
     profile: &AgentProfile,
-    (history, tools, failed): (&[Message], &[Arc<ToolEntry>], Option<(&str, &Value)>),
+    (history, tools, failed): (&[Message], &[Arc<ToolEntry>], FailedCall<'_>),
     (may_call, must_call): (bool, bool),
     tally: &mut Tally,
 ) -> Result<crate::llm::ChatResponse, String> {

@@ -3,9 +3,9 @@
 //! the task's shape nearest it in its words.
 //!
 //! A small planner copies the shape of an example far more reliably than it
-//! applies a rule: told that a share in percent is `sum(part) / sum(whole)
-//! * 100`, the 1.5B model still counted lines; shown one such plan, it
-//! writes one. Which example is nearest is found the way a search engine
+//! applies a rule: told that a share in percent is the part's sum over
+//! the whole's sum times 100, the 1.5B model still counted lines; shown
+//! one such plan, it writes one. Which example is nearest is found the way a search engine
 //! ranks documents, with no word lists: the task and each example's task
 //! are weighted word vectors (a word the more telling the fewer examples
 //! have it, TF-IDF), and the example whose vector is closest (cosine) is
