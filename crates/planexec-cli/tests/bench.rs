@@ -41,6 +41,11 @@ fn script(server: &ScriptedServer) {
         .role("planner")
         .containing("say the number")
         .always(Reply::json(&say));
+    // The CLI checks a run's work before it may succeed (verify, on by default).
+    server
+        .role("synthesizer")
+        .containing("You are the checker")
+        .always(Reply::json(&json!({"done": true, "wrong": ""})));
     server
         .role("synthesizer")
         .always(Reply::content("The number is 20 [s1]."));
@@ -82,10 +87,10 @@ fn bench_runs_every_task_under_each_strategy_and_reports_pass_and_fail() {
             .collect::<Vec<_>>()
     };
     assert_eq!(row("double", "plan-execute")[2], "1/1");
-    assert_eq!(row("double", "plan-execute")[3], "2", "planner and synthesizer");
+    assert_eq!(row("double", "plan-execute")[3], "3", "planner, synthesizer and check");
     assert_eq!(row("wrong", "rewoo")[2], "0/1");
     assert_eq!(row("(all)", "plan-execute")[2], "1/2");
-    assert_eq!(row("(all)", "rewoo")[3], "4");
+    assert_eq!(row("(all)", "rewoo")[3], "6");
     // The fixture was copied: the original folder has no out.txt.
     assert!(!dir.path().join("fx/out.txt").exists());
     // Four runs, two planner calls each way.

@@ -141,6 +141,10 @@ fn a_recorded_run_replays_without_a_server() {
     {
         let server = ScriptedServer::start();
         server.role("planner").always(Reply::json(&two_step_plan()));
+        server
+            .role("synthesizer")
+            .containing("You are the checker")
+            .always(Reply::json(&serde_json::json!({"done": true, "wrong": ""})));
         server.role("synthesizer").always(Reply::content("the number is 42"));
         let (out, stdout, stderr) = run(planexec(ws.path(), &db)
             .env("OPENAI_BASE_URL", server.base_url())
@@ -150,7 +154,11 @@ fn a_recorded_run_replays_without_a_server() {
     } // the server is gone
 
     let lines = std::fs::read_to_string(&cassette).unwrap();
-    assert_eq!(lines.lines().count(), 2, "planner and synthesizer exchanges:\n{lines}");
+    assert_eq!(
+        lines.lines().count(),
+        3,
+        "planner, synthesizer and check exchanges:\n{lines}"
+    );
     // A replay starts from where the recording started: the planner is shown
     // the workspace's files, and the recorded run wrote one.
     let ws = tempfile::tempdir().unwrap();

@@ -11,6 +11,10 @@ use serde_json::{json, Value};
 fn script(server: &ScriptedServer) {
     server.role("planner").always(Reply::json(&json!({"goal": "sum", "steps": [
         {"id": "s1", "description": "add", "tool": "calculator", "args": {"expression": "2 + 40"}, "depends_on": []}]})));
+    server
+        .role("synthesizer")
+        .containing("You are the checker")
+        .always(Reply::json(&json!({"done": true, "wrong": ""})));
     server.role("synthesizer").always(Reply::content("42 [s1]"));
 }
 
@@ -47,7 +51,7 @@ fn a_run_is_exported_to_the_otlp_endpoint_from_the_environment() {
     assert_eq!(step.parent, plan.id);
     assert_eq!(plan.parent, run_span.id);
     let chats: Vec<_> = spans.iter().filter(|s| s.name == "chat m1").collect();
-    assert_eq!(chats.len(), 2, "planner and synthesizer");
+    assert_eq!(chats.len(), 3, "planner, synthesizer and the check of the work");
     assert!(chats.iter().all(|c| c.parent == run_span.id));
     assert_eq!(chats[0].attributes["gen_ai.usage.input_tokens"], 100);
 }

@@ -47,6 +47,9 @@ fn options(mode: Mode) -> RunOptions {
     RunOptions {
         mode,
         max_replans: 0,
+        // These tests are about the adapter: a failed call ends its step as
+        // the server failed it (recovery is tested in planexec's own tests).
+        recover: planexec::Recover::Replan,
         retry_backoff: Duration::from_millis(10),
         ..RunOptions::default()
     }

@@ -40,8 +40,11 @@ async fn a_failed_run_resumes_without_rerunning_finished_steps() {
     let server = server();
     let store: Arc<dyn RunStore> = Arc::new(SqlStore::open(db.to_str().unwrap()).await.unwrap());
     let tools = || counting_tools(dir.path(), Duration::from_millis(5), Some(blocker.clone()));
+    // The blocked step fails as it is (no recovery, no replan), for the
+    // resume to continue it.
     let no_replans = RunOptions {
         max_replans: 0,
+        recover: planexec::Recover::Replan,
         tool_retries: 0,
         max_steps: 12,
         ..RunOptions::default()

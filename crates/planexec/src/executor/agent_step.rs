@@ -118,7 +118,7 @@ pub(super) async fn run_loop(
             ctx,
             step,
             profile,
-            (&history, &tools, failed),
+            (&history, &offered_on(turn, finish, &tools), failed),
             (may_call, must_call),
             tally,
         )
@@ -208,6 +208,21 @@ pub(super) async fn run_loop(
         profile.max_turns,
         problem.map(|p| format!(" (last: {p})")).unwrap_or_default()
     ))
+}
+
+/// The tools a turn offers. A recovery's first turn is the corrected call of
+/// the step's own tool: the error usually says what it should have been, and
+/// a small model offered every tool at once wanders off (the 0.5B model,
+/// told `Price: 12 * 2` is no expression, searched the logs for a date).
+/// Later turns may look with the others first.
+fn offered_on(turn: u32, finish: Finish<'_>, tools: &[Arc<ToolEntry>]) -> Vec<Arc<ToolEntry>> {
+    if let Finish::CallOf(own) = finish {
+        let own: Vec<Arc<ToolEntry>> = tools.iter().filter(|t| t.tool.name() == own).cloned().collect();
+        if turn == 1 && !own.is_empty() {
+            return own;
+        }
+    }
+    tools.to_vec()
 }
 
 /// A call's result, with the step again after it: a small model otherwise

@@ -231,7 +231,7 @@ impl Tool for Calculator {
         "calculator"
     }
     fn description(&self) -> &str {
-        "Evaluate an arithmetic expression: + - * / % ^, parentheses, sqrt abs round(x, digits) floor ceil ln log10 exp min max pow, pi, e. Of a text such as {{s1}}: count(text) counts its non-empty lines (or a JSON list's items), words(text) its words, chars(text) its characters; sum, mean, min, max(text) of the numbers in it. A date 2024-04-15 is its day number: subtract two for the days between."
+        "Evaluate an arithmetic expression: + - * / % ^, parentheses, comparisons < > <= >= == != (1 if true, 0 if false), sqrt abs round(x, digits) floor ceil ln log10 exp min max pow, pi, e. Of a text such as {{s1}}: count(text) counts its non-empty lines (or a JSON list's items), words(text) its words, chars(text) its characters; sum, mean, min, max(text) of the numbers in it. A date 2024-04-15 is its day number: subtract two for the days between."
     }
     fn parameters(&self) -> Value {
         string_args(&[("expression", "an arithmetic expression")])

@@ -1,6 +1,8 @@
 //! Arithmetic for the `calculator` tool: a small recursive-descent evaluator.
 //!
-//! Grammar: `+ - * / %`, `^` or `**` (right-associative), parentheses, unary
+//! Grammar: comparisons `< <= > >= == !=` (1 when true, 0 when false, looser
+//! than any arithmetic, so `a % 2 == 0` asks whether a is even), `+ - * / %`,
+//! `^` or `**` (right-associative), parentheses, unary
 //! signs, numbers (`1_000`, `1.5e3`), constants `pi` and `e`, and the functions
 //! `sqrt abs round floor ceil ln log10 exp min max pow`. Unary signs bind
 //! looser than `^`, as in mathematics: `-2^2` is -4. Errors say where the
@@ -64,7 +66,43 @@ impl Parser {
         }
     }
 
+    /// `sum (op sum)?`: one comparison at most (`1 < 2 < 3` is no question
+    /// a number answers).
     fn expr(&mut self) -> Result<f64, String> {
+        let left = self.sum()?;
+        let Some(op) = self.comparison_op() else {
+            return Ok(left);
+        };
+        let right = self.sum()?;
+        let holds = match op {
+            "<" => left < right,
+            "<=" => left <= right,
+            ">" => left > right,
+            ">=" => left >= right,
+            "==" => left == right,
+            _ => left != right,
+        };
+        Ok(if holds { 1.0 } else { 0.0 })
+    }
+
+    /// The comparison operator at the cursor, consumed.
+    fn comparison_op(&mut self) -> Option<&'static str> {
+        self.skip_ws();
+        let next = |p: &Self, i: usize| p.chars.get(p.pos + i).copied();
+        let op = match (next(self, 0)?, next(self, 1)) {
+            ('<', Some('=')) => "<=",
+            ('>', Some('=')) => ">=",
+            ('=', Some('=')) => "==",
+            ('!', Some('=')) => "!=",
+            ('<', _) => "<",
+            ('>', _) => ">",
+            _ => return None,
+        };
+        self.pos += op.len();
+        Some(op)
+    }
+
+    fn sum(&mut self) -> Result<f64, String> {
         let mut value = self.term()?;
         loop {
             if self.eat('+') {
@@ -622,6 +660,20 @@ mod tests {
         assert_eq!(evaluate("1_000 * 1e3").unwrap(), 1_000_000.0);
         assert_eq!(evaluate("({212} - 32) * 5 / 9").unwrap(), 100.0);
         assert_eq!(evaluate("[2 + 3] * 4").unwrap(), 20.0);
+    }
+
+    #[test]
+    fn comparisons_answer_one_or_zero_after_the_arithmetic() {
+        assert_eq!(evaluate("7 % 2 == 1").unwrap(), 1.0);
+        assert_eq!(evaluate("2 + 2 != 4").unwrap(), 0.0);
+        assert_eq!(evaluate("3 * 2 >= 6").unwrap(), 1.0);
+        assert_eq!(evaluate("1 > 2").unwrap(), 0.0);
+        assert_eq!(evaluate("-1 <= -1").unwrap(), 1.0);
+        assert_eq!(evaluate("(5 < 9) + (9 < 5)").unwrap(), 1.0);
+        assert_eq!(evaluate_with_text("2024-04-15 > 2024-04-14"), Ok(1.0));
+        // One comparison at most, and a lone `=` is no operator.
+        assert!(evaluate("1 < 2 < 3").unwrap_err().contains("unexpected text"));
+        assert!(evaluate("1 = 1").is_err());
     }
 
     #[test]
