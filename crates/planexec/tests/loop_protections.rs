@@ -244,9 +244,10 @@ async fn react_does_not_run_a_repeated_call_again() {
     );
 }
 
-/// A recovery that makes the failed call again, with the same arguments,
-/// stops at once: the same call fails the same way, and each turn is
-/// seconds on a local model (it is asked again with some temperature first).
+/// A recovery that makes the failed call again, with the same arguments, is
+/// told so once, and stops the second time: the same call fails the same
+/// way, and each turn is seconds on a local model (it is asked again with
+/// some temperature first).
 #[tokio::test]
 async fn a_recovery_that_repeats_the_failed_call_stops_at_once() {
     let model = Arc::new(ScriptedModel::new());
@@ -265,6 +266,9 @@ async fn a_recovery_that_repeats_the_failed_call_stops_at_once() {
         error.contains("`c.txt` does not exist") && error.contains("made the failed call again"),
         "{error}"
     );
-    assert_eq!(model.requests_from(Role::Agent).len(), 3, "one turn, asked again twice");
+    let asked = model.requests_from(Role::Agent);
+    assert_eq!(asked.len(), 6, "two turns, each asked again twice");
+    let told = serde_json::to_string(&asked[5].messages).unwrap();
+    assert!(told.contains("that is the call that failed"), "{told}");
     assert!(report.step("s1").unwrap().calls.is_empty(), "the repeat never ran");
 }

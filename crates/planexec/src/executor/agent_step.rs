@@ -107,7 +107,7 @@ pub(super) async fn run_loop(
     let profile = &profile;
     let name = profile.name.as_str();
     let mut problem = None;
-    let mut checked_doubt = false;
+    let (mut checked_doubt, mut told_failed_call) = (false, false);
     for turn in 1..=profile.max_turns {
         let may_call = turn < profile.max_turns && !tools.is_empty();
         // The first turn acts: an agent step is one that must look before it
@@ -125,9 +125,8 @@ pub(super) async fn run_loop(
         .await?;
         let reply = calls::reply_of(&response);
         if makes_the_failed_call(ctx, &reply, failed) {
-            return Err(format!(
-                "agent `{name}` made the failed call again, with the same arguments"
-            ));
+            told_failed_call = told_again(&mut history, &reply, told_failed_call, name)?;
+            continue;
         }
         let doubt = match &reply {
             Reply::Text(text) => doubtful(text.trim(), plan, step, tally),
@@ -234,19 +233,40 @@ fn with_the_step(result: &str, step: &Step) -> String {
     )
 }
 
+/// A recovery that writes the failed call again is told so once, as that
+/// call's result (a small model copies the arguments it was shown); the
+/// second time the loop ends: the call would only fail the same way.
+fn told_again(history: &mut Vec<Message>, reply: &Reply, told: bool, name: &str) -> Result<bool, String> {
+    match reply {
+        Reply::Call(call) if !told => {
+            calls::remember(
+                history,
+                call.clone(),
+                "error: that is the call that failed, with the same arguments. Change what the error names, or say why the step cannot be done.",
+            );
+            Ok(true)
+        }
+        _ => Err(format!(
+            "agent `{name}` made the failed call again, with the same arguments"
+        )),
+    }
+}
+
 /// Whether `reply` is the call that failed (tool and arguments), which a
 /// recovery must not make again.
 fn makes_the_failed_call(ctx: &RunContext, reply: &Reply, failed: FailedCall<'_>) -> bool {
     match (reply, failed) {
         (Reply::Call(call), Some((tool, args))) => {
-            calls::real_name(&ctx.tools.names(), &call.name).as_deref() == Some(tool) && &call.arguments == args
+            calls::real_name(&ctx.tools.names(), &call.name).as_deref() == Some(tool) && args.contains(&&call.arguments)
         }
         _ => false,
     }
 }
 
-/// The tool and arguments of the call a recovery step must not make again.
-type FailedCall<'a> = Option<(&'a str, &'a Value)>;
+/// The tool of the call a recovery step must not make again, and its
+/// arguments as called and as the plan wrote them (a model that copies
+/// `{{s1}} * 2` back makes the same call).
+pub(super) type FailedCall<'a> = Option<(&'a str, [&'a Value; 2])>;
 
 /// One turn, asked again (with some temperature) while it repeats an
 /// earlier call, or the call that failed: that would only show the same

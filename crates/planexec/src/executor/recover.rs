@@ -74,13 +74,14 @@ pub(super) async fn recover(
         (tool, args, &error.message),
         &tools,
     );
+    let written = Value::Object(step.args.clone());
     let agent = AgentLoop {
         profile,
         tools,
         opening,
         finish: Finish::CallOf(tool),
         deps,
-        failed: Some((tool, args)),
+        failed: Some((tool, [args, &written])),
     };
     let recovered = agent_step::run_loop(ctx, plan, step, agent, tally).await;
     match recovered {
@@ -116,10 +117,18 @@ fn opening(
     tools: &[Arc<ToolEntry>],
 ) -> Vec<Message> {
     let names: Vec<&str> = tools.iter().map(|t| t.tool.name()).collect();
+    // As the plan wrote it and as it was called: a small model shown only
+    // the template copies `{{s1}}` back, and the same failure with it.
+    let written = Value::Object(step.args.clone());
+    let call = if &written == args {
+        format!("with {args}")
+    } else {
+        format!("with {written}, which with the results put in was {args},")
+    };
     vec![
         Message::system(ctx.system()),
         Message::user(format!(
-            "You are the executor, recovering one step. {}\n\n{}\nThe plan called `{tool}` with {args}, and it failed:\n{error}\n\nYour tools: {}. The step is done when a call of `{tool}` succeeds; its result is the step's result. If the step cannot be done, say why in one sentence instead of calling a tool.",
+            "You are the executor, recovering one step. {}\n\n{}\nThe plan called `{tool}` {call} and it failed:\n{error}\n\nYour tools: {}. The step is done when a call of `{tool}` succeeds; its result is the step's result. Call `{tool}` now with corrected arguments, writing the values themselves where the error is in them. If the step cannot be done, say why in one sentence instead of calling a tool.",
             instructions,
             step_context(ctx, plan, step, deps),
             names.join(", ")
