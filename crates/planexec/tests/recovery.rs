@@ -9,7 +9,7 @@ mod common;
 use std::sync::atomic::Ordering;
 
 use common::*;
-use planexec::{Event, RunOptions, RunStatus, Strategy};
+use planexec::{Event, RunOptions, RunReport, RunStatus, Strategy, ToolRegistry};
 use planexec_testkit::{Reply, ScriptedServer};
 use serde_json::json;
 
@@ -114,21 +114,27 @@ async fn a_react_run_that_answers_in_text_without_writing_the_file_fails() {
         Reply::content("The sum is 42."),
         Reply::content("The sum is 42, as I said."),
     ]);
-    let options = RunOptions {
-        strategy: Strategy::React,
-        ..options()
-    };
-    let report = builder(&server, tools)
-        .options(options)
-        .build()
-        .run("Add 25 to the number in a.txt and write the sum to sum.txt.")
-        .await;
+    let report = react_run(
+        &server,
+        tools,
+        "Add 25 to the number in a.txt and write the sum to sum.txt.",
+    )
+    .await;
     assert_eq!(report.status, RunStatus::Failed, "{:?}", report.answer);
     let error = report.error.unwrap();
     assert!(error.contains("sum.txt") && error.contains("does not exist"), "{error}");
     let last = server.requests_from("executor").pop().unwrap().prompt_text();
     assert!(last.contains("That answer is not the work the task asks for"), "{last}");
     assert!(!dir.path().join("sum.txt").exists());
+}
+
+/// `task` run by the react strategy.
+async fn react_run(server: &ScriptedServer, tools: ToolRegistry, task: &str) -> RunReport {
+    let options = RunOptions {
+        strategy: Strategy::React,
+        ..options()
+    };
+    builder(server, tools).options(options).build().run(task).await
 }
 
 /// Told once, a react run that then writes the file succeeds.
@@ -141,15 +147,7 @@ async fn a_react_run_told_the_file_is_missing_writes_it_and_succeeds() {
         Reply::tool_call("write_file", &json!({"path": "sum.txt", "content": "42"})),
         Reply::content("Wrote 42 to sum.txt."),
     ]);
-    let options = RunOptions {
-        strategy: Strategy::React,
-        ..options()
-    };
-    let report = builder(&server, tools)
-        .options(options)
-        .build()
-        .run("Add 17 and 25 and write the sum to sum.txt.")
-        .await;
+    let report = react_run(&server, tools, "Add 17 and 25 and write the sum to sum.txt.").await;
     assert!(report.succeeded(), "{:?}", report.error);
     assert_eq!(std::fs::read_to_string(dir.path().join("sum.txt")).unwrap(), "42");
 }
