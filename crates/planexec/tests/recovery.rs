@@ -101,6 +101,51 @@ async fn a_failed_read_csv_is_recovered_by_an_agent_step_without_a_replan() {
     assert!(told.contains("its columns are region, amount"), "{told}");
 }
 
+/// A read of a file the goal names, which is not there, is a missing input
+/// the run must report: it is not recovered (a recovery would read another
+/// file in its place), and the run fails saying the file does not exist.
+#[tokio::test]
+async fn a_missing_input_the_task_names_is_not_recovered_with_another_file() {
+    let server = ScriptedServer::start();
+    let (dir, tools) = workspace_tools();
+    std::fs::write(dir.path().join("costs.txt"), "300\n").unwrap();
+    let task = "Add the numbers in budget.txt and costs.txt and write the sum to total.txt.";
+    let mut plan = plan_json(vec![
+        step("s1", Some("read_file"), json!({"path": "budget.txt"}), &[]),
+        step("s2", Some("read_file"), json!({"path": "costs.txt"}), &[]),
+        step(
+            "s3",
+            Some("calculator"),
+            json!({"expression": "{{s1}} + {{s2}}"}),
+            &["s1", "s2"],
+        ),
+        step(
+            "s4",
+            Some("write_file"),
+            json!({"path": "total.txt", "content": "{{s3}}"}),
+            &["s3"],
+        ),
+    ]);
+    plan["goal"] = json!(task);
+    server.role("planner").reply(Reply::json(&plan));
+    server
+        .role("agent")
+        .always(Reply::tool_call("read_file", &json!({"path": "costs.txt"})));
+    let options = RunOptions {
+        max_replans: 0,
+        ..options()
+    };
+    let report = builder(&server, tools).options(options).build().run(task).await;
+    assert_eq!(report.status, RunStatus::Failed);
+    assert!(
+        report.error.as_deref().unwrap_or("").contains("budget.txt"),
+        "{:?}",
+        report.error
+    );
+    assert!(server.requests_from("agent").is_empty(), "no recovery");
+    assert!(!dir.path().join("total.txt").exists());
+}
+
 /// A react run whose model answers in words, without writing the file the
 /// task names, is told once; answering in words again, it fails and says
 /// what is missing.

@@ -295,8 +295,8 @@ async fn call_tool(
     };
     match direct {
         Ok(v) => Ok(v),
-        Err(e) if recover::recoverable(ctx, &e) => {
-            let args = tally.args.clone().unwrap_or_else(|| Value::Object(step.args.clone()));
+        Err(e) if recover::recoverable(ctx, plan, &called(step, tally), &e) => {
+            let args = called(step, tally);
             recover::recover(ctx, plan, step, &entry, deps, (&args, &e), tally).await
         }
         Err(e) => {
@@ -399,6 +399,11 @@ async fn call_checked(
             Err(e) => return Err(e),
         }
     }
+}
+
+/// The arguments a tool step's call was made with (its own, when they did not resolve).
+fn called(step: &Step, tally: &Tally) -> Value {
+    tally.args.clone().unwrap_or_else(|| Value::Object(step.args.clone()))
 }
 
 /// What the executor model sees of a step: the goal, the step, its dependencies' results.

@@ -33,14 +33,25 @@ use crate::policy::Recover;
 use crate::schedule::DependencyOutputs;
 use crate::tools::{Effect, ToolEntry, ToolError, ToolErrorKind};
 
-/// Whether a failed call of a tool step goes to a recovery loop.
-pub(super) fn recoverable(ctx: &RunContext, error: &ToolError) -> bool {
+/// Whether a failed call (with `args`) of a tool step goes to a recovery loop.
+pub(super) fn recoverable(ctx: &RunContext, plan: &Plan, args: &Value, error: &ToolError) -> bool {
     ctx.options.recover == Recover::Agent
         && ctx.options.strategy.profile().runs_models_between_tools
         && matches!(
             error.kind,
             ToolErrorKind::InvalidArgs | ToolErrorKind::NotFound | ToolErrorKind::Failed
         )
+        && !(error.kind == ToolErrorKind::NotFound && names_a_missing_input(plan, args))
+}
+
+/// Whether the call's `path` is a file the run's goal names: one that is not
+/// there is an input the task was promised and lacks, which the run must
+/// report. A recovery would read another file in its place (the 0.5B model,
+/// for a missing budget.txt, read costs.txt twice and wrote their sum).
+fn names_a_missing_input(plan: &Plan, args: &Value) -> bool {
+    args.get("path")
+        .and_then(Value::as_str)
+        .is_some_and(|path| crate::plan::names_file(&plan.goal, path))
 }
 
 /// Do `step`, whose call of `entry` with `args` failed with `error`, with a

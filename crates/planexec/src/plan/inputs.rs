@@ -64,14 +64,7 @@ pub fn invented_inputs(plan: &Plan, task: &str, tools: &ToolRegistry) -> Vec<Pla
     let Some(workspace) = tools.workspace() else {
         return Vec::new();
     };
-    let task = task.to_lowercase();
-    let named = |path: &str| {
-        let path = path.trim().trim_start_matches("./").to_lowercase();
-        // A name alone counts when it is a file's name (`budget.txt`), not a
-        // word of the task (`crates/1/bottles` in "24 bottles").
-        let name = path.rsplit('/').next().unwrap_or(&path);
-        task.contains(&path) || (name.contains('.') && task.contains(name))
-    };
+    let named = |path: &str| names_file(task, path);
     plan.steps
         .iter()
         .filter(|s| s.tool.as_deref().is_some_and(|t| !tools.has_side_effects(t)))
@@ -88,6 +81,16 @@ pub fn invented_inputs(plan: &Plan, task: &str, tools: &ToolRegistry) -> Vec<Pla
             })
         })
         .collect()
+}
+
+/// Whether `task` names the file `path`: the path, or a file's name alone
+/// (`budget.txt`), not a word of the task (`crates/1/bottles` in "24
+/// bottles").
+pub fn names_file(task: &str, path: &str) -> bool {
+    let task = task.to_lowercase();
+    let path = path.trim().trim_start_matches("./").to_lowercase();
+    let name = path.rsplit('/').next().unwrap_or(&path);
+    task.contains(&path) || (name.contains('.') && task.contains(name))
 }
 
 /// Largest file whose text [`texts_used_as_numbers`] looks at.

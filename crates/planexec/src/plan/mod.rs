@@ -27,7 +27,7 @@ use serde_json::{Map, Value};
 pub use crate::json::{extract_json_object, repair_json};
 pub use dedupe::merge_same_calls;
 pub use findings::findings;
-pub use inputs::{invented_inputs, texts_used_as_numbers, values_read_as_files};
+pub use inputs::{invented_inputs, names_file, texts_used_as_numbers, values_read_as_files};
 pub use outputs::{outputs_named_by, paths_named_by, unwritten_outputs};
 pub use parse::{parse_plan_file, parse_plan_reply, ParseError, PlanStream};
 pub use refs::{
