@@ -82,6 +82,7 @@ pub mod plan;
 mod planner;
 pub mod policy;
 mod prompt;
+pub mod refs;
 pub mod render;
 mod replanner;
 pub mod report;

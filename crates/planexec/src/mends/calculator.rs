@@ -99,7 +99,7 @@ fn json_paths_to_reads(plan: &mut Plan, id: &str, tools: &ToolRegistry) -> Optio
         return None;
     }
     let mut added: Vec<Step> = Vec::new();
-    let rewritten = crate::plan::refs::rewrite_references(&expression, |r| {
+    let rewritten = crate::refs::rewrite_references(&expression, |r| {
         let source = plan.step(&r.step)?;
         let path = source.args.get("path")?.as_str()?;
         if r.path.is_empty() || source.tool.as_deref() != Some("read_file") || !is_json(path) {

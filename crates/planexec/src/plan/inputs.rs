@@ -129,7 +129,7 @@ pub fn texts_used_as_numbers(plan: &Plan, tools: &ToolRegistry) -> Vec<PlanError
         let arithmetic = crate::tools::outside_aggregates(expression);
         // Each step once, however often the expression names it: one read.
         let mut ids: Vec<String> = Vec::new();
-        for r in super::refs::find_references(&arithmetic) {
+        for r in crate::refs::find_references(&arithmetic) {
             if !ids.contains(&r.step) {
                 ids.push(r.step);
             }

@@ -31,7 +31,7 @@ fn gives_a_value(plan: &Plan, id: &str) -> bool {
 pub fn unused_results(plan: &Plan) -> Vec<PlanError> {
     let mut errors = Vec::new();
     for step in plan.steps.iter().filter(|s| s.tool.is_some()) {
-        let used: Vec<String> = super::refs::step_references(step)
+        let used: Vec<String> = super::links::step_references(step)
             .into_iter()
             .map(|(_, r)| r.step)
             .collect();

@@ -8,7 +8,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use super::refs::step_references;
+use super::links::step_references;
 use super::{Plan, Step, StepKind};
 use crate::tools::ToolRegistry;
 

@@ -274,7 +274,7 @@ impl Tool for Calculator {
 fn never_evaluates(expression: &str) -> Option<String> {
     let mut probe = String::new();
     let mut from = 0;
-    for r in crate::plan::refs::find_references(expression) {
+    for r in crate::refs::find_references(expression) {
         probe.push_str(&expression[from..r.span.0]);
         probe.push('1');
         from = r.span.1;

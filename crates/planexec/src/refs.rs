@@ -1,15 +1,13 @@
 //! References between steps: `{{s1}}`, `{{s1.field}}`, `{{s1.items.0.name}}`.
 //!
 //! A step's string arguments may name an earlier step's output; the executor
-//! resolves them once that step has run. This file only knows strings and JSON
-//! values (and [`Step`], to list a step's references), so the tool registry can
-//! use it to check arguments that still hold references.
+//! resolves them once that step has run. This file knows only strings and JSON
+//! values, so that the tools below the plan can check arguments that still
+//! hold references; what a plan's steps do with them is in `plan::links`.
 
 use std::fmt;
 
 use serde_json::{Map, Value};
-
-use super::Step;
 
 /// One `{{id.path}}` reference found in a string.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,38 +48,6 @@ pub fn find_references(text: &str) -> Vec<Reference> {
     out
 }
 
-/// `steps` with step `from` called `to`: its id, and every `depends_on` and
-/// `{{from…}}` reference naming it.
-pub fn rename_step(steps: &mut [Step], from: &str, to: &str) {
-    for step in steps {
-        if step.id == from {
-            step.id = to.to_string();
-        }
-        for dependency in &mut step.depends_on {
-            if dependency == from {
-                *dependency = to.to_string();
-            }
-        }
-        for value in step.args.values_mut() {
-            rename_in(value, from, to);
-        }
-    }
-}
-
-fn rename_in(value: &mut Value, from: &str, to: &str) {
-    match value {
-        Value::String(text) => {
-            *text = rewrite_references(text, |r| {
-                let path: String = r.path.iter().map(|p| format!(".{p}")).collect();
-                (r.step == from).then(|| format!("{{{{{to}{path}}}}}"))
-            });
-        }
-        Value::Array(items) => items.iter_mut().for_each(|v| rename_in(v, from, to)),
-        Value::Object(map) => map.values_mut().for_each(|v| rename_in(v, from, to)),
-        _ => {}
-    }
-}
-
 /// `text` with each reference for which `replace` gives a text put in its
 /// place; the others, and all text around them, stay as they are.
 pub(crate) fn rewrite_references(text: &str, mut replace: impl FnMut(&Reference) -> Option<String>) -> String {
@@ -96,32 +62,6 @@ pub(crate) fn rewrite_references(text: &str, mut replace: impl FnMut(&Reference)
     }
     out.push_str(&text[at..]);
     out
-}
-
-/// Every reference in a step's arguments, with the JSON path of the argument holding it.
-pub fn step_references(step: &Step) -> Vec<(String, Reference)> {
-    let mut out = Vec::new();
-    for (key, value) in &step.args {
-        collect_refs(value, &format!("args.{key}"), &mut out);
-    }
-    out
-}
-
-fn collect_refs(value: &Value, at: &str, out: &mut Vec<(String, Reference)>) {
-    match value {
-        Value::String(s) => out.extend(find_references(s).into_iter().map(|r| (at.to_string(), r))),
-        Value::Array(items) => {
-            for (i, v) in items.iter().enumerate() {
-                collect_refs(v, &format!("{at}[{i}]"), out);
-            }
-        }
-        Value::Object(map) => {
-            for (k, v) in map {
-                collect_refs(v, &format!("{at}.{k}"), out);
-            }
-        }
-        _ => {}
-    }
 }
 
 /// Why a reference could not be resolved.
@@ -282,19 +222,5 @@ mod tests {
         assert_eq!(resolved["appended"], "step one\nstep two\ndone");
         assert_eq!(resolved["joined"], "step one\nstep two\ngamma\n");
         assert_eq!(resolved["whole"], "gamma\n");
-    }
-
-    #[test]
-    fn a_renamed_step_takes_its_references_and_dependencies_with_it() {
-        let mut steps: Vec<Step> = serde_json::from_value(serde_json::json!([
-            {"id": "s1", "description": "read", "tool": "read_file", "args": {"path": "a.txt"}, "depends_on": []},
-            {"id": "s2", "description": "use", "tool": "echo", "args": {"input": "{{s1}} and {{ s1.stdout }} but not {{s10}}", "list": ["{{s1}}"]}, "depends_on": ["s1", "s10"]}
-        ]))
-        .unwrap();
-        rename_step(&mut steps, "s1", "r1");
-        assert_eq!(steps[0].id, "r1");
-        assert_eq!(steps[1].depends_on, ["r1", "s10"]);
-        assert_eq!(steps[1].args["input"], "{{r1}} and {{r1.stdout}} but not {{s10}}");
-        assert_eq!(steps[1].args["list"][0], "{{r1}}");
     }
 }
