@@ -33,22 +33,6 @@ fn refused(e: DecisionError) -> BadInput {
     BadInput(e.to_string())
 }
 
-/// How to go on with a run that waits, for the messages of `run`, `resume` and `approve`.
-pub fn how_to_decide(run_id: &str, waiting: &Waiting) -> String {
-    let step = match waiting {
-        Waiting::Step { step_id, .. } => format!(" --step {step_id}"),
-        Waiting::Plan { .. } => String::new(),
-    };
-    let edit = match waiting {
-        Waiting::Plan { .. } => format!("\n  planexec edit {run_id}                  # change the plan, then resume"),
-        Waiting::Step { .. } => String::new(),
-    };
-    format!(
-        "run {run_id} waits for {}. Decide from any terminal:\n  planexec approve {run_id}{step} --resume   # approve and continue here\n  planexec reject {run_id} --reason \"…\"{edit}\n  planexec steer {run_id} \"…\"            # a message for the replanner",
-        waiting.describe()
-    )
-}
-
 /// `approve`: approve what the run waits for; with `--resume`, continue it.
 pub struct Approve {
     pub run_id: String,

@@ -142,7 +142,7 @@ fn finish(display: &Display, report: &RunReport, json: bool) {
     }
     display.summary(report);
     if let Some(waiting) = &report.waiting {
-        display.println(&crate::decide::how_to_decide(&report.run_id, waiting));
+        display.println(&runs::how_to_decide(&report.run_id, waiting));
     } else if report.status.resumable() {
         let finished = report.steps.iter().filter(|s| s.succeeded()).count();
         let larger = if report.status == RunStatus::BudgetExhausted {
@@ -299,7 +299,7 @@ pub async fn resume(
         return Ok(EXIT_OK);
     }
     if let (RunStatus::AwaitingApproval, Some(waiting)) = (stored.status, &stored.waiting) {
-        return Err(BadInput(crate::decide::how_to_decide(&stored.run_id, waiting)));
+        return Err(BadInput(runs::how_to_decide(&stored.run_id, waiting)));
     }
     let interactive = std::io::stdin().is_terminal();
     let approved =

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use planexec::render::{self, Annotations};
-use planexec::store::{RunFilter, RunStore, StoredRun};
+use planexec::store::{RunFilter, RunStore, StoredRun, Waiting};
 use planexec::tools::{builtin, workspace::Workspace};
 use planexec::{Role, RunStatus, StepStatus};
 
@@ -297,4 +297,20 @@ pub async fn command(command: RunsCommand, ledger: LedgerArgs) -> Result<u8, Bad
         }
     }
     Ok(EXIT_OK)
+}
+
+/// How to go on with a run that waits, for the messages of `run`, `resume` and `approve`.
+pub fn how_to_decide(run_id: &str, waiting: &Waiting) -> String {
+    let step = match waiting {
+        Waiting::Step { step_id, .. } => format!(" --step {step_id}"),
+        Waiting::Plan { .. } => String::new(),
+    };
+    let edit = match waiting {
+        Waiting::Plan { .. } => format!("\n  planexec edit {run_id}                  # change the plan, then resume"),
+        Waiting::Step { .. } => String::new(),
+    };
+    format!(
+        "run {run_id} waits for {}. Decide from any terminal:\n  planexec approve {run_id}{step} --resume   # approve and continue here\n  planexec reject {run_id} --reason \"…\"{edit}\n  planexec steer {run_id} \"…\"            # a message for the replanner",
+        waiting.describe()
+    )
 }

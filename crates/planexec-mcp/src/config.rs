@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::McpError;
+use crate::error::McpError;
 
 /// One MCP server.
 #[derive(Debug, Clone, PartialEq)]

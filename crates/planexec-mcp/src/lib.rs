@@ -19,6 +19,7 @@
 
 mod config;
 mod content;
+mod error;
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -37,14 +38,10 @@ use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
 
 pub use config::{McpServerConfig, McpServerToml, McpTransport};
+pub use error::McpError;
 
 /// Lines of a server's stderr kept to explain why it failed.
 const STDERR_LINES: usize = 20;
-
-/// Why a server could not be used.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct McpError(pub String);
 
 /// The MCP servers of a run.
 pub struct McpServers {

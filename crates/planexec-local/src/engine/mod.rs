@@ -13,9 +13,12 @@
 //! grammar-constrained), so runs are repeatable; text the grammar forces is fed
 //! in batches instead of sampled token by token ([`ForcedText`]).
 
+mod grid;
+mod job;
 mod prompt;
 mod sampling;
 mod slot;
+mod state;
 
 use std::collections::VecDeque;
 use std::num::NonZeroU32;
@@ -30,13 +33,15 @@ use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatTemplate, LlamaModel};
-use llama_cpp_2::token::LlamaToken;
-use tokio::sync::oneshot;
 
 use crate::forced::ForcedText;
 use crate::prefix_store::PrefixStore;
 use prompt::Placement;
 use slot::{Next, Slot};
+use state::State;
+
+pub(crate) use grid::GRID;
+pub use job::{EngineStats, Generation, Job, Sampling};
 
 /// Settings of the engine.
 #[derive(Debug, Clone)]
@@ -71,105 +76,6 @@ impl EngineConfig {
             sequences: 4,
         }
     }
-}
-
-/// Counters for benchmarks and reports.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct EngineStats {
-    pub calls: u64,
-    /// Tokens of all prompts, as sent.
-    pub prompt_tokens: u64,
-    /// Prompt tokens actually evaluated (the rest came from the KV cache).
-    pub evaluated_prompt_tokens: u64,
-    pub generated_tokens: u64,
-    /// Of `generated_tokens`, those the grammar forced: fed to the model in
-    /// batches instead of sampled one decode at a time.
-    pub forced_tokens: u64,
-    pub prompt_ms: u64,
-    pub generate_ms: u64,
-    pub load_ms: u64,
-    /// System messages whose evaluated state was loaded from disk.
-    pub prefix_loads: u64,
-    /// System messages evaluated and saved to disk (after a broken state too).
-    pub prefix_saves: u64,
-    /// Saved states found corrupted or stale, deleted and evaluated again.
-    pub prefix_rebuilds: u64,
-    /// Decodes that carried tokens of more than one request.
-    pub shared_decodes: u64,
-    /// Most requests in flight at once.
-    pub most_in_flight: u64,
-    /// Decodes of one token of one reply, and their time in microseconds.
-    pub lone_decodes: u64,
-    pub lone_decode_us: u64,
-    /// Decodes of one token of each of two replies, and their time: beside
-    /// the lone ones, what decoding two replies together costs on this machine.
-    pub pair_decodes: u64,
-    pub pair_decode_us: u64,
-}
-
-/// One generation request.
-pub struct Job {
-    /// (role, content) pairs; roles are `system`, `user`, `assistant`.
-    pub messages: Vec<(String, String)>,
-    pub grammar: Option<String>,
-    /// Most tokens to generate; 0 only brings the prompt into the KV cache
-    /// (saving its system message's state), for [`LocalModel::prepare`](crate::LocalModel).
-    pub max_tokens: u32,
-    /// How the next token is picked: greedy when `None` (repeatable), else
-    /// sampled from the grammar-allowed top tokens at this temperature.
-    pub sampling: Option<Sampling>,
-    /// Receives the text as it is generated (whole UTF-8 characters), when set.
-    pub stream: Option<tokio::sync::mpsc::UnboundedSender<String>>,
-    pub reply: oneshot::Sender<Result<Generation, String>>,
-}
-
-/// Temperature sampling, seeded so that a run can be repeated.
-#[derive(Debug, Clone, Copy)]
-pub struct Sampling {
-    pub temperature: f32,
-    pub seed: u64,
-}
-
-#[derive(Debug, Clone)]
-pub struct Generation {
-    pub text: String,
-    pub prompt_tokens: u64,
-    /// Of `prompt_tokens`, those whose state came from the KV cache or a
-    /// saved prefix instead of being evaluated.
-    pub cached_tokens: u64,
-    /// Of `prompt_tokens`, those evaluated and saved as a prefix state.
-    pub saved_tokens: u64,
-    pub completion_tokens: u64,
-    /// The reply was stopped before its end because it ended in a loop.
-    pub looped: bool,
-}
-
-/// How many tokens a prompt must share with an earlier one beyond its
-/// system message before that shared prefix gets a saved state of its own:
-/// loading a state (tens of MB, checksummed) must cost less than evaluating it.
-const MIN_SHARED: usize = 48;
-
-/// Prompt tokens are evaluated in batches of the cells of a grid of this
-/// many positions, and every prefix kept, lent or saved ends on the grid.
-/// The floats a batch gives depend on which tokens are in it, so with
-/// batches cut anywhere, a prompt's reply changed with whichever saved
-/// state or cached sequence it started from; on the grid, every token is
-/// evaluated beside the same ones each time, and a run is repeatable.
-pub(crate) const GRID: usize = 16;
-
-/// `n` rounded down to the grid.
-fn on_grid(n: usize) -> usize {
-    n / GRID * GRID
-}
-
-/// How much of a prompt the caches gave (`read`) and took (`written`), in tokens.
-#[derive(Default)]
-struct PromptCache {
-    read: usize,
-    written: usize,
-    /// The sequence of a reply in flight that lent the prompt its first
-    /// cells, and how many: they are in the cache once, for both.
-    lent_by: Option<(i32, usize)>,
 }
 
 /// llama.cpp's backend may be initialised once per process.
@@ -315,36 +221,7 @@ enum Admission {
     Wait(Job),
 }
 
-struct State<'m> {
-    model: &'m LlamaModel,
-    template: LlamaChatTemplate,
-    /// For each sequence, the tokens whose keys and values it holds, in order.
-    cached: Vec<Vec<LlamaToken>>,
-    /// For each sequence, how many of its first tokens were evaluated in
-    /// whole cells of the [`GRID`] (or loaded as such): only these are
-    /// reused, so a reuse gives the numbers a fresh evaluation would.
-    exact: Vec<usize>,
-    prefix_reuse: bool,
-    prefix_store: Option<PrefixStore>,
-    forced: ForcedText,
-    /// Why the KV cache was lost, if a decode failed: every reply in flight fails.
-    lost: Option<String>,
-    stats: Arc<Mutex<EngineStats>>,
-}
-
 impl State<'_> {
-    /// Decode a batch; on failure forget the KV cache, whose contents are then unknown.
-    fn decode(&mut self, ctx: &mut LlamaContext<'_>, batch: &mut LlamaBatch, doing: &str) -> Result<(), String> {
-        ctx.decode(batch).map_err(|e| {
-            self.cached.iter_mut().for_each(Vec::clear);
-            self.exact.iter_mut().for_each(|n| *n = 0);
-            ctx.clear_kv_cache();
-            let why = format!("{doing} failed: {e}");
-            self.lost = Some(why.clone());
-            why
-        })
-    }
-
     /// Take jobs until the queue closes: start each while a sequence and room
     /// are free, and decode the replies in flight together.
     fn serve(&mut self, ctx: &mut LlamaContext<'_>, jobs: &mpsc::Receiver<Job>) {

@@ -8,7 +8,9 @@ use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::LlamaChatMessage;
 use llama_cpp_2::token::LlamaToken;
 
-use super::{on_grid, Job, PromptCache, State, GRID, MIN_SHARED};
+use super::grid::{on_grid, GRID, MIN_SHARED};
+use super::job::{Job, PromptCache};
+use super::state::State;
 use crate::prefix_store::{Lookup, PrefixStore};
 
 /// Where a prompt goes in the KV cache, beside the replies in flight.

@@ -6,7 +6,7 @@ use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 use llama_cpp_2::token::LlamaToken;
 
-use super::Sampling;
+use super::job::Sampling;
 
 /// Tokens a sampled choice is drawn from (the most likely ones the grammar allows).
 const TOP_K: usize = 40;

@@ -9,8 +9,8 @@ use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 
+use super::job::{EngineStats, Generation, Job, PromptCache};
 use super::sampling::{next_token, Sampler};
-use super::{EngineStats, Generation, Job, PromptCache};
 use crate::forced::{self, ForcedText};
 
 /// A reply as it is generated: its bytes, how many were streamed, its tokens.
