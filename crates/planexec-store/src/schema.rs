@@ -11,7 +11,7 @@ use sqlx::Row;
 
 use sqlx::AnyConnection;
 
-use crate::Backend;
+use crate::backend::Backend;
 
 /// Migrations in order; migration `i` brings the schema to version `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -111,17 +111,11 @@ const MIGRATIONS: &[&str] = &[
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 fn fail(e: sqlx::Error, location: &str, doing: &str) -> StoreError {
-    crate::classify(e, location, doing)
+    crate::error::classify(e, location, doing)
 }
 
 async fn tables(conn: &mut AnyConnection, backend: Backend, location: &str) -> Result<Vec<String>, StoreError> {
-    let sql = match backend {
-        Backend::Sqlite => "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
-        Backend::Postgres => {
-            "SELECT CAST(table_name AS TEXT) AS name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY 1"
-        }
-    };
-    let rows = sqlx::query(sql)
+    let rows = sqlx::query(backend.tables_query())
         .fetch_all(&mut *conn)
         .await
         .map_err(|e| fail(e, location, "read its tables"))?;
