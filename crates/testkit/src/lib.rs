@@ -15,6 +15,7 @@
 
 pub mod mcp;
 pub mod otlp;
+pub mod structure;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
