@@ -49,7 +49,7 @@ use args::{AgentsCommand, Cli, Command, ConfigCommand, ToolsCommand};
 use config::{Config, Flags};
 use display::Display;
 
-/// Exit codes (documented in README.md).
+/// Exit codes (documented in docs/configuration.md).
 pub(crate) const EXIT_OK: u8 = 0;
 pub(crate) const EXIT_RUN_FAILED: u8 = 1;
 pub(crate) const EXIT_BAD_INPUT: u8 = 2;

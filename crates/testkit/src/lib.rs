@@ -13,6 +13,7 @@
 //! The server runs on its own thread and runtime, so it serves equally well a
 //! `#[tokio::test]` and a blocking test that drives the `planexec` binary.
 
+pub mod links;
 pub mod mcp;
 pub mod otlp;
 pub mod structure;
