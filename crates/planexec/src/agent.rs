@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::accounting::{Meter, Pricing};
 use crate::cancel::CancelToken;
-use crate::context::RunContext;
+use crate::context::{Control, ModelCalls, Recording, RunContext, Setting};
 use crate::decisions::{self, DecisionError};
 use crate::events::{Event, EventBus};
 use crate::help::PlanHelp;
@@ -159,19 +159,30 @@ impl Agent {
     /// the ledger fire it); `earlier_ms` is the time earlier sessions of the run took.
     fn context(&self, ledger: Ledger, stop: CancelToken, earlier_ms: u64) -> RunContext {
         let meter = Meter::new(self.pricing.clone());
+        let ledger = Arc::new(ledger);
         RunContext {
-            budget: crate::budget::BudgetGuard::new(self.options.budget, meter.clone(), earlier_ms, stop.clone()),
-            stop,
-            models: self.models.clone(),
-            meter,
-            events: self.events.clone(),
-            tools: self.tools.clone(),
-            options: self.options.clone(),
-            approver: self.approver.clone(),
-            ledger: Arc::new(ledger),
-            journal: Default::default(),
-            inbox: Default::default(),
-            help: self.wants_help().then(|| self.help.clone()),
+            calls: ModelCalls {
+                budget: crate::budget::BudgetGuard::new(self.options.budget, meter.clone(), earlier_ms, stop.clone()),
+                models: self.models.clone(),
+                meter,
+                events: self.events.clone(),
+                ledger: ledger.clone(),
+            },
+            setting: Setting {
+                tools: self.tools.clone(),
+                options: self.options.clone(),
+                help: self.wants_help().then(|| self.help.clone()),
+            },
+            recording: Recording {
+                events: self.events.clone(),
+                ledger,
+                journal: Default::default(),
+            },
+            control: Control {
+                stop,
+                inbox: Default::default(),
+                approver: self.approver.clone(),
+            },
         }
     }
 
@@ -270,7 +281,7 @@ impl Agent {
             options,
             started_at: now_ms(),
         };
-        ctx.ledger.create(&header).await;
+        ctx.recording.ledger.create(&header).await;
         let owner = match &self.store {
             Some(store) => self.claim(store, &run_id, &ctx, 0).await.ok().flatten(),
             None => None,
@@ -342,17 +353,17 @@ impl Agent {
             }
         };
         for (seq, message) in crate::decisions::pending_steers(&stored.decisions) {
-            ctx.inbox.steer(seq, message);
+            ctx.control.inbox.steer(seq, message);
         }
-        ctx.inbox
+        ctx.control.inbox
             .approve_calls(crate::decisions::approved_calls(&stored.decisions));
         for x in &stored.exchanges {
-            ctx.meter.add(x.role, x.tokens(), x.latency_ms, x.cost);
+            ctx.calls.meter.add(x.role, x.tokens(), x.latency_ms, x.cost);
         }
-        ctx.ledger.reopen().await;
+        ctx.recording.ledger.reopen().await;
         let mut run = Run::restore(ctx, &stored);
         run.owner = owner;
-        run.ctx.journal.load(stored.calls.iter().map(|c| &c.result));
+        run.ctx.recording.journal.load(stored.calls.iter().map(|c| &c.result));
         resume::settle_inflight(&mut run, decided).await;
         self.events.emit(Event::RunResumed {
             run_id: run.id.clone(),
@@ -378,8 +389,8 @@ impl Agent {
             store: store.clone(),
             run_id: run_id.to_string(),
             ttl: self.options.lease_ttl,
-            inbox: ctx.inbox.clone(),
-            stop: ctx.stop.clone(),
+            inbox: ctx.control.inbox.clone(),
+            stop: ctx.control.stop.clone(),
             seen,
         };
         match Owner::take(claim).await {

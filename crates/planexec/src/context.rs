@@ -1,7 +1,17 @@
-//! What the roles of one run share: models, tools, limits, the meter, the
-//! event bus and the ledger. Every model call of a run goes through
-//! [`RunContext::chat`], so accounting, events and the record cannot be
-//! forgotten by a role.
+//! What the roles of one run share, in four parts, so that each role takes
+//! only the parts it uses:
+//!
+//! - [`ModelCalls`]: the models, the budget and the meter. Every model call of
+//!   a run goes through [`ModelCalls::chat`], so accounting, events and the
+//!   record cannot be forgotten by a role.
+//! - [`Setting`]: what the run works with: its tools, options and plan help.
+//! - [`Recording`]: where the run is written down: events, the ledger, and the
+//!   journal of agent steps' inner calls.
+//! - [`Control`]: how the run is steered from outside: stop, inbox, approver.
+//!
+//! The run loop ([`RunContext`]) holds all four; the synthesizer takes the
+//! calls and the setting, the planner adds the recording and the approver, the
+//! executor all four.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -13,52 +23,79 @@ use crate::models::{ModelRef, Models};
 use crate::policy::{Approver, RunOptions};
 use crate::tools::ToolRegistry;
 
+/// Everything one run holds, for the run loop and the strategies.
 pub(crate) struct RunContext {
-    /// Cancelled when the run must stop: from outside (Ctrl-C), by the budget,
-    /// or by a ledger write that failed.
-    pub stop: crate::cancel::CancelToken,
-    pub models: Models,
-    pub meter: Meter,
-    pub events: EventBus,
+    pub calls: ModelCalls,
+    pub setting: Setting,
+    pub recording: Recording,
+    pub control: Control,
+}
+
+/// What the run works with.
+pub(crate) struct Setting {
     pub tools: Arc<ToolRegistry>,
     pub options: RunOptions,
-    pub approver: Arc<dyn Approver>,
-    pub ledger: Arc<crate::ledger::Ledger>,
-    pub budget: crate::budget::BudgetGuard,
-    /// Agent steps' inner calls from an earlier session, replayed on resume.
-    pub journal: crate::journal::Journal,
-    /// What people send the run while it goes (steering, cancel, approvals), and its pause.
-    pub inbox: Arc<crate::inbox::Inbox>,
     /// The model-specific help its planner and replanner get (worked plans,
     /// plan rewrite rules), when the run's `mend` setting gives it any.
     pub help: Option<Arc<dyn crate::help::PlanHelp>>,
 }
 
-impl RunContext {
-    /// [`system_prompt`] for the run's tools as they are now (an MCP server may
-    /// have changed its tools since the run started).
+impl Setting {
+    /// [`system_prompt`](crate::prompt::system_prompt) for the run's tools as
+    /// they are now (an MCP server may have changed its tools since the run started).
     pub fn system(&self) -> String {
         crate::prompt::system_prompt(&self.tools, &self.options)
     }
 
-    /// [`RunContext::system`] closed by a role's own instructions, for a role
+    /// [`Setting::system`] closed by a role's own instructions, for a role
     /// whose instructions are the same on every call: they are then part of
     /// the prefix that a local model keeps evaluated on disk and providers cache.
     pub fn system_for(&self, instructions: &str) -> String {
         format!("{}\n\n{instructions}", self.system())
     }
+}
 
+/// Where the run is written down.
+pub(crate) struct Recording {
+    pub events: EventBus,
+    pub ledger: Arc<crate::ledger::Ledger>,
+    /// Agent steps' inner calls from an earlier session, replayed on resume.
+    pub journal: crate::journal::Journal,
+}
+
+/// How the run is steered from outside.
+pub(crate) struct Control {
+    /// Cancelled when the run must stop: from outside (Ctrl-C), by the budget,
+    /// or by a ledger write that failed.
+    pub stop: crate::cancel::CancelToken,
+    /// What people send the run while it goes (steering, cancel, approvals), and its pause.
+    pub inbox: Arc<crate::inbox::Inbox>,
+    pub approver: Arc<dyn Approver>,
+}
+
+/// The model port of a run: every call is checked against the budget,
+/// metered, announced as an event and written to the ledger.
+pub(crate) struct ModelCalls {
+    pub models: Models,
+    pub meter: Meter,
+    pub budget: crate::budget::BudgetGuard,
+    /// The run's event bus and ledger, shared with its [`Recording`].
+    pub events: EventBus,
+    pub ledger: Arc<crate::ledger::Ledger>,
+}
+
+impl ModelCalls {
     /// Send a request to the role's model (its `model` field is filled in here).
     pub async fn chat(&self, request: ChatRequest) -> Result<ChatResponse, LlmError> {
         self.call(request, None, None).await
     }
 
-    /// [`RunContext::chat`] on `model` instead of the role's (an agent profile's own model).
+    /// [`ModelCalls::chat`] on `model` instead of the role's (an agent profile's own model).
     pub async fn chat_on(&self, model: Option<&ModelRef>, request: ChatRequest) -> Result<ChatResponse, LlmError> {
         self.call(request, None, model).await
     }
 
-    /// [`RunContext::chat`], handing the reply's text to `on_text` as it streams in.
+    /// [`ModelCalls::chat`], handing the reply's text to `on_text` as it streams in.
     pub async fn chat_streaming(&self, request: ChatRequest, on_text: TextSink<'_>) -> Result<ChatResponse, LlmError> {
         self.call(request, Some(on_text), None).await
     }

@@ -40,9 +40,9 @@ impl From<Plan> for Planned {
 pub(crate) fn format_rules(ctx: &RunContext) -> String {
     let mut rules = format!(
         "Reply with one JSON plan object as described under \"How plans are written\", and nothing else. Use at most {} steps.",
-        ctx.options.max_steps
+        ctx.setting.options.max_steps
     );
-    if ctx.options.strategy.profile().tools_only {
+    if ctx.setting.options.strategy.profile().tools_only {
         rules.push_str(" Every step must call a tool: no reasoning steps (\"tool\": null). Pass results on with {{id}}; all reasoning happens when the final answer is written from the results.");
     }
     rules
@@ -68,21 +68,21 @@ fn planner_instructions(ctx: &RunContext, may_ask: bool) -> String {
 /// The planner's messages for `task`, and the worked plan shown with it (a
 /// record of the help, when the run's help showed one).
 fn planner_messages(ctx: &RunContext, task: &str, may_ask: bool) -> (Vec<Message>, Option<Mend>) {
-    let budget = ctx.budget.remaining().map(|b| format!("{b}\n\n")).unwrap_or_default();
-    let files = crate::prompt::workspace_files(&ctx.tools)
+    let budget = ctx.calls.budget.remaining().map(|b| format!("{b}\n\n")).unwrap_or_default();
+    let files = crate::prompt::workspace_files(&ctx.setting.tools)
         .map(|listing| format!("{listing}\n\n"))
         .unwrap_or_default();
-    let worked = ctx.help.as_ref().and_then(|help| help.worked_plan(task, &ctx.tools));
+    let worked = ctx.setting.help.as_ref().and_then(|help| help.worked_plan(task, &ctx.setting.tools));
     let example = worked.as_ref().map(|w| w.text.clone()).unwrap_or_default();
     let messages = vec![
-        Message::system(ctx.system()),
+        Message::system(ctx.setting.system()),
         Message::user(format!(
             "{}\n\n{budget}{example}{files}Task: {task}",
             planner_instructions(ctx, may_ask)
         )),
     ];
     let shown = worked.map(|w| {
-        ctx.events
+        ctx.recording.events
             .emit(crate::events::Event::WorkedPlanShown { task: w.task.clone() });
         Mend::worked_plan(&w.task)
     });
@@ -100,17 +100,17 @@ pub(crate) async fn plan_with_questions(
     let mut task = task.to_string();
     let mut rounds = 0;
     loop {
-        let may_ask = ctx.approver.can_answer_questions() && rounds < ctx.options.max_question_rounds;
+        let may_ask = ctx.control.approver.can_answer_questions() && rounds < ctx.setting.options.max_question_rounds;
         let planned = plan(ctx, &task, may_ask).await?;
         let plan = &planned.plan;
         if plan.questions.is_empty() {
             return Ok(planned);
         }
         rounds += 1;
-        ctx.events.emit(crate::events::Event::QuestionsAsked {
+        ctx.recording.events.emit(crate::events::Event::QuestionsAsked {
             questions: plan.questions.clone(),
         });
-        match ctx.approver.answer_questions(&plan.questions).await {
+        match ctx.control.approver.answer_questions(&plan.questions).await {
             Some(answers) => {
                 task.push_str(if clarifications.is_empty() {
                     "\n\nClarifications:"
@@ -124,9 +124,9 @@ pub(crate) async fn plan_with_questions(
                         answer,
                     });
                 }
-                ctx.ledger.clarifications(clarifications).await;
+                ctx.recording.ledger.clarifications(clarifications).await;
             }
-            None => rounds = ctx.options.max_question_rounds,
+            None => rounds = ctx.setting.options.max_question_rounds,
         }
     }
 }
@@ -135,18 +135,18 @@ pub(crate) async fn plan_with_questions(
 /// instead of steps; without, it must plan and state its assumptions.
 pub(crate) async fn plan(ctx: &RunContext, task: &str, may_ask: bool) -> Result<Planned, RunError> {
     let (messages, worked) = planner_messages(ctx, task, may_ask);
-    let limits = ctx.options.plan_limits();
+    let limits = ctx.setting.options.plan_limits();
     let invented_sent_back = AtomicBool::new(false);
     let mut planned = request_plan(ctx, Role::Planner, messages, task, &|p: Plan| {
         let mut p = with_goal(p, task);
         if !may_ask && !p.questions.is_empty() {
             return Err(PlanErrors(vec![plan::PlanError::QuestionsNotAllowed]));
         }
-        plan::validate(&p, &ctx.tools, &limits)?;
-        let mut found = plan::findings(&p, &ctx.tools);
+        plan::validate(&p, &ctx.setting.tools, &limits)?;
+        let mut found = plan::findings(&p, &ctx.setting.tools);
         found.extend(invented_inputs_once(&mut p, task, ctx, &invented_sent_back));
         // Only a run that can write files is held to the task's outputs.
-        if ctx.tools.get("write_file").is_some() {
+        if ctx.setting.tools.get("write_file").is_some() {
             found.extend(plan::unwritten_outputs(&p, task));
         }
         Ok((p, found))
@@ -166,7 +166,7 @@ pub(crate) fn invented_inputs_once(
     ctx: &RunContext,
     sent_back: &AtomicBool,
 ) -> Vec<plan::PlanError> {
-    let invented = plan::invented_inputs(plan, task, &ctx.tools);
+    let invented = plan::invented_inputs(plan, task, &ctx.setting.tools);
     if invented.is_empty() || !sent_back.swap(true, Ordering::Relaxed) {
         return invented;
     }
@@ -209,7 +209,7 @@ pub(crate) async fn plan_streaming(
         accepted: Vec::new(),
         blocked: false,
     });
-    let limits = ctx.options.plan_limits();
+    let limits = ctx.setting.options.plan_limits();
     let request = plan_request(ctx, Role::Planner, planner_messages(ctx, task, false).0);
     let on_text = |delta: &str| {
         let mut p = progress.lock().unwrap_or_else(|e| e.into_inner());
@@ -219,7 +219,7 @@ pub(crate) async fn plan_streaming(
             }
             let mut prefix = Plan::new(p.stream.goal().unwrap_or(task), p.accepted.clone());
             prefix.steps.push(step.clone());
-            match plan::validate(&prefix, &ctx.tools, &limits) {
+            match plan::validate(&prefix, &ctx.setting.tools, &limits) {
                 Ok(()) => {
                     p.accepted.push(step.clone());
                     on_step(step);
@@ -228,14 +228,14 @@ pub(crate) async fn plan_streaming(
             }
         }
     };
-    let response = ctx.chat_streaming(request, &on_text).await?;
+    let response = ctx.calls.chat_streaming(request, &on_text).await?;
     let p = progress.into_inner().unwrap_or_else(|e| e.into_inner());
     let reply = match (p.stream.text().trim().is_empty(), response.tool_calls.first()) {
         (true, Some(call)) => call.arguments.to_string(),
         _ => p.stream.text().to_string(),
     };
     let plan = match plan::parse_plan_reply(&reply).map(|p| with_goal(p, task)) {
-        Ok(whole) => match plan::validate(&whole, &ctx.tools, &limits) {
+        Ok(whole) => match plan::validate(&whole, &ctx.setting.tools, &limits) {
             Ok(()) if !whole.questions.is_empty() => Err(plan::PlanError::QuestionsNotAllowed.to_string()),
             Ok(()) => Ok(whole),
             Err(errors) => Err(errors.to_string()),
@@ -262,8 +262,8 @@ pub(crate) async fn plan_streaming(
 /// A request for a plan: structured output with the plan schema specialised
 /// to the run's tools.
 fn plan_request(ctx: &RunContext, role: Role, messages: Vec<Message>) -> ChatRequest {
-    let agents: Vec<String> = ctx.options.plannable_agents().iter().map(|a| a.name.clone()).collect();
-    let (schema, strict) = plan::plan_schema_for(&ctx.tools, &agents, ctx.options.max_steps);
+    let agents: Vec<String> = ctx.setting.options.plannable_agents().iter().map(|a| a.name.clone()).collect();
+    let (schema, strict) = plan::plan_schema_for(&ctx.setting.tools, &agents, ctx.setting.options.max_steps);
     let mut request = ChatRequest::new(role, "", messages);
     request.response_format = Some(JsonSchemaFormat {
         name: "plan".to_string(),
@@ -285,7 +285,7 @@ pub(crate) type Accept<'a> = &'a (dyn Fn(Plan) -> Result<(Plan, Vec<plan::PlanEr
 /// change) as often writes a worse plan as a fixed one, and the edits are
 /// the ones the findings would ask for.
 fn mend(ctx: &RunContext, accept: Accept<'_>, candidate: Plan, errors: &PlanErrors, task: &str) -> Option<Planned> {
-    let help = ctx.help.as_ref()?;
+    let help = ctx.setting.help.as_ref()?;
     // A mended plan is checked again, and may then show findings the first
     // check stopped before (a plan that failed validation was never checked
     // for the task's outputs): those are mended too, a few rounds at most.
@@ -293,13 +293,13 @@ fn mend(ctx: &RunContext, accept: Accept<'_>, candidate: Plan, errors: &PlanErro
     let mut errors = errors.clone();
     let mut mends = Vec::new();
     for _ in 0..MEND_ROUNDS {
-        let (mended, done) = help.mend(&plan, &errors.0, task, &ctx.tools)?;
+        let (mended, done) = help.mend(&plan, &errors.0, task, &ctx.setting.tools)?;
         plan = mended;
         mends.extend(done);
         match accept(plan.clone()) {
             Ok((accepted, found)) if found.is_empty() => {
                 for m in &mends {
-                    ctx.events.emit(crate::events::Event::PlanMended {
+                    ctx.recording.events.emit(crate::events::Event::PlanMended {
                         rule: m.rule.clone(),
                         step: m.step.clone(),
                         before: m.before.clone(),
@@ -366,7 +366,7 @@ pub(crate) async fn request_plan(
     task: &str,
     accept: Accept<'_>,
 ) -> Result<Planned, RunError> {
-    let attempts = ctx.options.max_reasks + 1;
+    let attempts = ctx.setting.options.max_reasks + 1;
     let mut last_reply = String::new();
     let mut last_problem = String::new();
     let mut last_plan: Option<Plan> = None;
@@ -378,7 +378,7 @@ pub(crate) async fn request_plan(
             // errors say (small local models most): a re-ask samples.
             request.temperature = Some(0.5);
         }
-        let response = ctx.chat(request).await?;
+        let response = ctx.calls.chat(request).await?;
         // A model may answer through a tool call instead of text; take its arguments.
         let reply = match (&response.content, response.tool_calls.first()) {
             (Some(text), _) if !text.trim().is_empty() => text.clone(),
@@ -427,7 +427,7 @@ pub(crate) async fn request_plan(
             },
             Err(e) => unreadable(&reply, e),
         };
-        ctx.events.emit(crate::events::Event::PlanRejectedByValidation {
+        ctx.recording.events.emit(crate::events::Event::PlanRejectedByValidation {
             attempt,
             errors: problem.clone(),
         });
@@ -452,9 +452,9 @@ pub(crate) async fn request_plan(
 /// `planned` with the calls it writes twice merged into one, each merge
 /// recorded and told as a mend (rule `same-call`), for every provider.
 fn merged(ctx: &RunContext, mut planned: Planned) -> Planned {
-    let (plan, merges) = plan::merge_same_calls(&planned.plan, &ctx.tools);
+    let (plan, merges) = plan::merge_same_calls(&planned.plan, &ctx.setting.tools);
     for m in &merges {
-        ctx.events.emit(crate::events::Event::PlanMended {
+        ctx.recording.events.emit(crate::events::Event::PlanMended {
             rule: m.rule.clone(),
             step: m.step.clone(),
             before: m.before.clone(),

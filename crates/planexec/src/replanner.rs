@@ -56,7 +56,7 @@ pub(crate) async fn replan(
         ReplanTrigger::StepFailed { step, .. } if step.agent.is_some() => Some(step.id.clone()),
         _ => None,
     };
-    let agents_allowed = !ctx.options.plannable_agents().is_empty();
+    let agents_allowed = !ctx.setting.options.plannable_agents().is_empty();
     let avoid_repeat = match trigger {
         ReplanTrigger::StepFailed { step, .. } if agents_allowed && step.tool.is_some() => {
             " Do not repeat the failed step unchanged. When no tool call with known arguments can do it, hand it to an agent step whose description carries the error above, so the agent can look and try another way; otherwise fix its arguments or use another tool."
@@ -85,19 +85,19 @@ pub(crate) async fn replan(
     ));
 
     let messages = vec![
-        Message::system(ctx.system()),
+        Message::system(ctx.setting.system()),
         Message::user(format!(
             "You are the replanner: a plan is being revised, and you write the steps that remain to be done.\n\n{}{}\n\n{context}",
             format_rules(ctx),
-            ctx.budget.remaining().map(|b| format!(" {b}")).unwrap_or_default()
+            ctx.calls.budget.remaining().map(|b| format!(" {b}")).unwrap_or_default()
         )),
     ];
-    let limits = ctx.options.plan_limits();
+    let limits = ctx.setting.options.plan_limits();
     let kept: Vec<Step> = current.steps.iter().filter(|s| done.contains(&s.id)).cloned().collect();
     // A revision after a failure still owes the files the task asks for (a
     // small replanner drops the write along with the step it replaces).
     let owes_outputs =
-        (failed_tool_step.is_some() || failed_agent_step.is_some()) && ctx.tools.get("write_file").is_some();
+        (failed_tool_step.is_some() || failed_agent_step.is_some()) && ctx.setting.tools.get("write_file").is_some();
     // A made-up input is sent back once, as the planner's are (a small
     // replanner turned "a crate holds 24 bottles" into another invented file).
     let invented_sent_back = AtomicBool::new(false);
@@ -106,10 +106,10 @@ pub(crate) async fn replan(
         // run's loop protection sees the repeat and stops (or falls back)
         // at once, instead of asking for the same step again and again.
         let mut merged = merge(ctx, current, &kept, revised, failed_agent_step.as_deref())?;
-        plan::validate_with_done(&merged, &ctx.tools, &limits, &done)?;
+        plan::validate_with_done(&merged, &ctx.setting.tools, &limits, &done)?;
         // What the findings say, held against the new steps only: a
         // completed step has run and cannot change.
-        let mut missing: Vec<PlanError> = plan::findings(&merged, &ctx.tools)
+        let mut missing: Vec<PlanError> = plan::findings(&merged, &ctx.setting.tools)
             .into_iter()
             .filter(|e| e.step().is_none_or(|step| !done.contains(step)))
             .collect();
@@ -134,7 +134,7 @@ fn completed_text(ctx: &RunContext, completed: &[(Step, Value)]) -> String {
                 "[{}] {} -> {}\n",
                 step.id,
                 step.description,
-                crate::text::cut_to_budget(&plan::value_as_text(output), ctx.options.result_budget)
+                crate::text::cut_to_budget(&plan::value_as_text(output), ctx.setting.options.result_budget)
             ));
         }
         text.push('\n');
@@ -263,7 +263,7 @@ fn looks(ctx: &RunContext, step: &Step) -> bool {
     use crate::tools::Effect;
     match step.kind() {
         plan::StepKind::Agent(_) => true,
-        plan::StepKind::Tool(tool) => ctx.tools.get(tool).is_some_and(|t| {
+        plan::StepKind::Tool(tool) => ctx.setting.tools.get(tool).is_some_and(|t| {
             matches!(
                 t.effect(&Value::Object(step.args.clone())),
                 Effect::ReadOnly | Effect::Network

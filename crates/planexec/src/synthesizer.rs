@@ -19,7 +19,7 @@ pub(crate) enum Joined {
 
 pub(crate) async fn synthesize(ctx: &RunContext, task: &str, results: &[(Step, Value)]) -> Result<String, LlmError> {
     let request = answer_request(ctx, task, results, "");
-    let response = ctx.chat(request).await?;
+    let response = ctx.calls.chat(request).await?;
     Ok(response.content.unwrap_or_default().trim().to_string())
 }
 
@@ -36,7 +36,7 @@ pub(crate) async fn join(
     } else {
         ""
     };
-    let response = ctx.chat(answer_request(ctx, task, results, option)).await?;
+    let response = ctx.calls.chat(answer_request(ctx, task, results, option)).await?;
     let text = response.content.unwrap_or_default().trim().to_string();
     match text.strip_prefix("REPLAN:") {
         Some(missing) if may_replan => Ok(Joined::Replan(missing.trim().to_string())),
@@ -61,7 +61,7 @@ pub(crate) async fn check(ctx: &RunContext, task: &str, produced: &str) -> Resul
         Role::Synthesizer,
         "",
         vec![
-            Message::system(ctx.system()),
+            Message::system(ctx.setting.system()),
             Message::user(format!(
                 "{instructions}\n\nTask: {task}\n\nWhat the run produced:\n{produced}"
             )),
@@ -78,7 +78,7 @@ pub(crate) async fn check(ctx: &RunContext, task: &str, produced: &str) -> Resul
         strict: true,
     });
     request.max_tokens = Some(120);
-    let response = ctx.chat(request).await?;
+    let response = ctx.calls.chat(request).await?;
     let text = response.content.unwrap_or_default();
     let verdict: Option<Value> = crate::json::parse_in_text(&text);
     Ok(match verdict {
@@ -102,7 +102,7 @@ pub(crate) async fn check(ctx: &RunContext, task: &str, produced: &str) -> Resul
 fn answer_request(ctx: &RunContext, task: &str, results: &[(Step, Value)], option: &str) -> ChatRequest {
     let mut context = format!("Task: {task}\n\nResults of the steps that were run:\n");
     for (step, output) in results {
-        let text = crate::text::cut_to_budget(&value_as_text(output), ctx.options.result_budget);
+        let text = crate::text::cut_to_budget(&value_as_text(output), ctx.setting.options.result_budget);
         let text = text.trim();
         // Short results on one line, long ones below their step.
         let sep = if text.contains('\n') || text.len() > 80 {
@@ -119,6 +119,6 @@ fn answer_request(ctx: &RunContext, task: &str, results: &[(Step, Value)], optio
     ChatRequest::new(
         Role::Synthesizer,
         "",
-        vec![Message::system(ctx.system_for(instructions)), Message::user(context)],
+        vec![Message::system(ctx.setting.system_for(instructions)), Message::user(context)],
     )
 }

@@ -55,7 +55,7 @@ pub(super) struct AgentLoop<'a> {
 
 /// The run's tools that `profile` may call.
 pub(super) fn tools_of(ctx: &RunContext, profile: &AgentProfile) -> Vec<Arc<ToolEntry>> {
-    ctx.tools
+    ctx.setting.tools
         .entries()
         .into_iter()
         .filter(|e| profile.allows(e.tool.name()))
@@ -71,8 +71,8 @@ pub(super) async fn run(
     deps: &DependencyOutputs,
     tally: &mut Tally,
 ) -> Result<Value, String> {
-    let profile = ctx.options.agent(name).ok_or_else(|| {
-        let known: Vec<&str> = ctx.options.agents.iter().map(|a| a.name.as_str()).collect();
+    let profile = ctx.setting.options.agent(name).ok_or_else(|| {
+        let known: Vec<&str> = ctx.setting.options.agents.iter().map(|a| a.name.as_str()).collect();
         format!("there is no agent `{name}` (agents: {})", known.join(", "))
     })?;
     let tools = tools_of(ctx, &profile);
@@ -257,7 +257,7 @@ fn told_again(history: &mut Vec<Message>, reply: &Reply, told: bool, name: &str)
 fn makes_the_failed_call(ctx: &RunContext, reply: &Reply, failed: FailedCall<'_>) -> bool {
     match (reply, failed) {
         (Reply::Call(call), Some((tool, args))) => {
-            calls::real_name(&ctx.tools.names(), &call.name).as_deref() == Some(tool) && args.contains(&&call.arguments)
+            calls::real_name(&ctx.setting.tools.names(), &call.name).as_deref() == Some(tool) && args.contains(&&call.arguments)
         }
         _ => false,
     }
@@ -600,7 +600,7 @@ fn opening(
     profile: &AgentProfile,
     tools: &[Arc<ToolEntry>],
 ) -> Vec<Message> {
-    let mode = match ctx.options.mode {
+    let mode = match ctx.setting.options.mode {
         Mode::Plan => "\nThis run is in plan mode: only read-only tools run; the runtime refuses any other.",
         Mode::Ask | Mode::Auto => "",
     };
@@ -647,7 +647,7 @@ async fn ask(
     };
     tally.model_calls += 1;
     tally.attempts += 1;
-    ctx.chat_on(profile.model.as_ref(), request)
+    ctx.calls.chat_on(profile.model.as_ref(), request)
         .await
         .map_err(|e| e.to_string())
 }
@@ -690,9 +690,9 @@ async fn call_tool(
     tally: &mut Tally,
 ) -> Result<(String, Option<String>), String> {
     let call_id = inner_call_id(&step.id, tally.calls.len() + 1);
-    ctx.budget.check_step(&call_id)?;
+    ctx.calls.budget.check_step(&call_id)?;
     let args = call.arguments.clone();
-    let all = ctx.tools.names();
+    let all = ctx.setting.tools.names();
     let mine = || -> String {
         reach
             .tools
@@ -730,7 +730,7 @@ async fn call_tool(
             return Ok(refused(ctx, step, &call_id, &tool, other, message, tally).await);
         }
     };
-    if let Some(recorded) = ctx.journal.replay(&step.id, &tool, &args) {
+    if let Some(recorded) = ctx.recording.journal.replay(&step.id, &tool, &args) {
         return Ok(replayed(ctx, step, &call_id, recorded, tally));
     }
     let record = execute(ctx, step, &call_id, &entry, args.clone(), tally).await?;
@@ -748,14 +748,14 @@ async fn call_tool(
     // swap a missing input for a file that happens to be there).
     if let (Some(e), Some(path)) = (error.as_mut(), call.arguments.get("path").and_then(Value::as_str)) {
         if e.contains("does not exist") {
-            if let Some(there) = ctx.tools.workspace().and_then(|w| w.beside(path)) {
+            if let Some(there) = ctx.setting.tools.workspace().and_then(|w| w.beside(path)) {
                 e.push_str(&format!("; the folder holds: {there}"));
             }
         }
     }
     let shown = match (&error, &record.output) {
         (Some(e), _) => format!("error: {e}"),
-        (None, Some(output)) => crate::text::cut_to_budget(&plan::value_as_text(output), ctx.options.dependency_budget),
+        (None, Some(output)) => crate::text::cut_to_budget(&plan::value_as_text(output), ctx.setting.options.dependency_budget),
         (None, None) => String::new(),
     };
     tally.calls.push(record);
@@ -771,7 +771,7 @@ fn the_one_file_instead(ctx: &RunContext, entry: &ToolEntry, args: &Value, error
     if entry.declared_effect() != crate::tools::Effect::ReadOnly || !error.contains("does not exist") {
         return None;
     }
-    ctx.tools.workspace()?.only_file_beside(args.get("path")?.as_str()?)
+    ctx.setting.tools.workspace()?.only_file_beside(args.get("path")?.as_str()?)
 }
 
 /// The call again, with `only` as its path; shown to the loop as what was
@@ -787,7 +787,7 @@ async fn read_the_one_file(
     let guessed = args.get("path").and_then(Value::as_str).unwrap_or_default().to_string();
     args["path"] = Value::String(only.to_string());
     let call_id = inner_call_id(&step.id, tally.calls.len() + 1);
-    ctx.budget.check_step(&call_id)?;
+    ctx.calls.budget.check_step(&call_id)?;
     let record = execute(ctx, step, &call_id, entry, args, tally).await?;
     let error = record.error.clone().filter(|_| !record.succeeded());
     let shown = match (&error, &record.output) {
@@ -796,7 +796,7 @@ async fn read_the_one_file(
             "`{guessed}` does not exist; the one file in its folder is {only}, read instead:\n{}",
             crate::text::cut_to_budget(
                 &output.as_ref().map(plan::value_as_text).unwrap_or_default(),
-                ctx.options.dependency_budget
+                ctx.setting.options.dependency_budget
             )
         ),
     };
@@ -817,7 +817,7 @@ async fn refused(
     tally: &mut Tally,
 ) -> (String, Option<String>) {
     let now = now_ms();
-    ctx.events.emit(Event::AgentCallFinished {
+    ctx.recording.events.emit(Event::AgentCallFinished {
         step_id: step.id.clone(),
         call_id: call_id.to_string(),
         tool: tool.to_string(),
@@ -841,8 +841,8 @@ async fn refused(
         calls: Vec::new(),
         refused: false,
     };
-    let seq = ctx.ledger.next_step_seq();
-    ctx.ledger.step_finished(seq, tally.version, &record).await;
+    let seq = ctx.recording.ledger.next_step_seq();
+    ctx.recording.ledger.step_finished(seq, tally.version, &record).await;
     tally.calls.push(record);
     (format!("error: {message}"), Some(message))
 }
@@ -857,7 +857,7 @@ fn replayed(
 ) -> (String, Option<String>) {
     let output = crate::journal::replayed_output(&recorded);
     let tool = recorded.tool.clone().unwrap_or_default();
-    ctx.events.emit(Event::AgentCallFinished {
+    ctx.recording.events.emit(Event::AgentCallFinished {
         step_id: step.id.clone(),
         call_id: call_id.to_string(),
         tool,
@@ -866,7 +866,7 @@ fn replayed(
         summary: crate::text::one_line(&plan::value_as_text(&output), 100),
         replayed: true,
     });
-    let shown = crate::text::cut_to_budget(&plan::value_as_text(&output), ctx.options.dependency_budget);
+    let shown = crate::text::cut_to_budget(&plan::value_as_text(&output), ctx.setting.options.dependency_budget);
     tally.calls.push(StepResult {
         id: call_id.to_string(),
         ..recorded
@@ -895,9 +895,9 @@ async fn execute(
         depends_on: Vec::new(),
         expected: None,
     };
-    let seq = ctx.ledger.next_step_seq();
+    let seq = ctx.recording.ledger.next_step_seq();
     let started_at = now_ms();
-    if ctx.ledger.is_enabled() && !entry.idempotent() {
+    if ctx.recording.ledger.is_enabled() && !entry.idempotent() {
         let start = StepStart {
             seq,
             plan_version: tally.version,
@@ -907,11 +907,11 @@ async fn execute(
             args: Some(args.clone()),
             started_at,
         };
-        if !ctx.ledger.step_started(&start).await {
+        if !ctx.recording.ledger.step_started(&start).await {
             return Err("not run: the ledger could not record the start of a call with side effects".to_string());
         }
     }
-    ctx.events.emit(Event::AgentCallStarted {
+    ctx.recording.events.emit(Event::AgentCallStarted {
         step_id: step.id.clone(),
         call_id: call_id.to_string(),
         tool: tool.clone(),
@@ -925,7 +925,7 @@ async fn execute(
         Ok(output) => (StepStatus::Succeeded, Some(output), None),
         Err(e) => (StepStatus::Failed, None, Some(e.message)),
     };
-    ctx.events.emit(Event::AgentCallFinished {
+    ctx.recording.events.emit(Event::AgentCallFinished {
         step_id: step.id.clone(),
         call_id: call_id.to_string(),
         tool: tool.clone(),
@@ -952,6 +952,6 @@ async fn execute(
         calls: Vec::new(),
         refused: false,
     };
-    ctx.ledger.step_finished(seq, tally.version, &record).await;
+    ctx.recording.ledger.step_finished(seq, tally.version, &record).await;
     Ok(record)
 }

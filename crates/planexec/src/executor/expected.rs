@@ -21,13 +21,13 @@ pub(super) async fn check_expected(
         plan.goal,
         step.id,
         step.description,
-        crate::text::cut_to_budget(&plan::value_as_text(output), ctx.options.dependency_budget)
+        crate::text::cut_to_budget(&plan::value_as_text(output), ctx.setting.options.dependency_budget)
     );
     let mut request = ChatRequest::new(
         Role::Executor,
         "",
         vec![
-            Message::system(ctx.system()),
+            Message::system(ctx.setting.system()),
             Message::user(format!(
                 "You are the checker: decide whether a step's result meets what was expected of it. Be strict about facts, lenient about wording.\n\n{prompt}"
             )),
@@ -45,7 +45,7 @@ pub(super) async fn check_expected(
         strict: true,
     });
     tally.model_calls += 1;
-    let response = match ctx.chat(request).await {
+    let response = match ctx.calls.chat(request).await {
         Ok(r) => r,
         // The tool has run: failing the step would have a resume run it again.
         Err(crate::llm::LlmError::BudgetExhausted(reason)) => {

@@ -53,21 +53,21 @@ pub(crate) async fn run_step(
     step: Step,
     deps: DependencyOutputs,
 ) -> StepResult {
-    if let Err(reason) = ctx.budget.check_step(&step.id) {
+    if let Err(reason) = ctx.calls.budget.check_step(&step.id) {
         return StepResult {
             error: Some(reason),
             ..StepResult::not_run(&step, StepStatus::Interrupted)
         };
     }
-    let seq = ctx.ledger.next_step_seq();
+    let seq = ctx.recording.ledger.next_step_seq();
     // Only a step that must not silently run twice needs its start on record
     // (an agent step's, so a resume knows it was under way).
     let needs_start = match step.kind() {
-        StepKind::Tool(t) => !ctx.tools.is_idempotent(t),
+        StepKind::Tool(t) => !ctx.setting.tools.is_idempotent(t),
         StepKind::Agent(_) => true,
         StepKind::Reasoning => false,
     };
-    if ctx.ledger.is_enabled() && needs_start {
+    if ctx.recording.ledger.is_enabled() && needs_start {
         let lookup = |id: &str| dep_output(&deps, id);
         let args = plan::resolve_args(&step.args, &lookup).ok().map(Value::Object);
         let start = StepStart {
@@ -79,7 +79,7 @@ pub(crate) async fn run_step(
             args,
             started_at: now_ms(),
         };
-        if !ctx.ledger.step_started(&start).await {
+        if !ctx.recording.ledger.step_started(&start).await {
             return StepResult {
                 error: Some("not started: the ledger could not record its start".to_string()),
                 ..StepResult::not_run(&step, StepStatus::Interrupted)
@@ -87,14 +87,14 @@ pub(crate) async fn run_step(
         }
     }
     let result = execute_step(ctx, plan, version, step, deps).await;
-    ctx.ledger.step_finished(seq, version, &result).await;
+    ctx.recording.ledger.step_finished(seq, version, &result).await;
     result
 }
 
 /// Run one step of `plan` (the plan gives the goal and the dependencies' descriptions).
 async fn execute_step(ctx: &RunContext, plan: &Plan, version: u32, step: Step, deps: DependencyOutputs) -> StepResult {
     let started_at = now_ms();
-    ctx.events.emit(Event::StepStarted {
+    ctx.recording.events.emit(Event::StepStarted {
         step_id: step.id.clone(),
         tool: step.tool.clone(),
         agent: step.agent.clone(),
@@ -107,9 +107,9 @@ async fn execute_step(ctx: &RunContext, plan: &Plan, version: u32, step: Step, d
     let outcome = match confirm(ctx, &step, &deps, &mut tally).await {
         Err(e) => Err(e),
         Ok(()) => {
-            match tokio::time::timeout(ctx.options.step_timeout, run(ctx, plan, &step, &deps, &mut tally)).await {
+            match tokio::time::timeout(ctx.setting.options.step_timeout, run(ctx, plan, &step, &deps, &mut tally)).await {
                 Ok(outcome) => outcome,
-                Err(_) => Err(format!("timed out after {:?}", ctx.options.step_timeout)),
+                Err(_) => Err(format!("timed out after {:?}", ctx.setting.options.step_timeout)),
             }
         }
     };
@@ -117,7 +117,7 @@ async fn execute_step(ctx: &RunContext, plan: &Plan, version: u32, step: Step, d
     let elapsed_ms = finished_at.saturating_sub(started_at);
     let (status, error) = match &outcome {
         Ok(output) => {
-            ctx.events.emit(Event::StepFinished {
+            ctx.recording.events.emit(Event::StepFinished {
                 step_id: step.id.clone(),
                 elapsed_ms,
                 summary: crate::text::one_line(&plan::value_as_text(output), 100),
@@ -126,14 +126,14 @@ async fn execute_step(ctx: &RunContext, plan: &Plan, version: u32, step: Step, d
             (StepStatus::Succeeded, None)
         }
         Err(e) => {
-            ctx.events.emit(Event::StepFailed {
+            ctx.recording.events.emit(Event::StepFailed {
                 step_id: step.id.clone(),
                 elapsed_ms,
                 error: e.clone(),
                 attempts: tally.attempts,
             });
             // A call that waits for approval has not failed: it runs on resume.
-            let paused = ctx.inbox.is_paused_at(&step.id);
+            let paused = ctx.control.inbox.is_paused_at(&step.id);
             (
                 if paused {
                     StepStatus::Pending
@@ -165,7 +165,7 @@ async fn execute_step(ctx: &RunContext, plan: &Plan, version: u32, step: Step, d
 /// starts, since a confirmation waits for a person. Calls whose arguments are
 /// only known later (a model repaired them) are settled in [`call_checked`].
 async fn confirm(ctx: &RunContext, step: &Step, deps: &DependencyOutputs, tally: &mut Tally) -> Result<(), String> {
-    let Some(entry) = step.tool.as_deref().and_then(|t| ctx.tools.get(t)) else {
+    let Some(entry) = step.tool.as_deref().and_then(|t| ctx.setting.tools.get(t)) else {
         return Ok(());
     };
     if unknown_input(step, deps).is_some() {
@@ -203,16 +203,16 @@ async fn permit(
 ) -> Result<(), ToolError> {
     let name = entry.tool.name();
     let effect = entry.effect(args);
-    match ctx.options.permission(name, effect) {
+    match ctx.setting.options.permission(name, effect) {
         Permission::Run => Ok(()),
         Permission::Refuse => Err(ToolError::denied(format!(
             "refused to run `{name}`, which {effect}{}: this run is in plan mode, where only read-only tools run",
             because(entry, args)
         ))),
         Permission::Confirm if tally.confirmed.as_ref() == Some(args) => Ok(()),
-        Permission::Confirm if ctx.inbox.is_approved(&step.id, args) => Ok(()),
-        Permission::Confirm if ctx.approver.decides_later() => {
-            ctx.inbox.pause(crate::store::Waiting::Step {
+        Permission::Confirm if ctx.control.inbox.is_approved(&step.id, args) => Ok(()),
+        Permission::Confirm if ctx.control.approver.decides_later() => {
+            ctx.control.inbox.pause(crate::store::Waiting::Step {
                 plan_version: tally.version,
                 step_id: step.id.clone(),
                 tool: name.to_string(),
@@ -223,7 +223,7 @@ async fn permit(
             )))
         }
         Permission::Confirm => {
-            if ctx.approver.confirm_step(step, args, effect).await {
+            if ctx.control.approver.confirm_step(step, args, effect).await {
                 tally.confirmed = Some(args.clone());
                 Ok(())
             } else {
@@ -242,11 +242,11 @@ async fn run(
     deps: &DependencyOutputs,
     tally: &mut Tally,
 ) -> Result<Value, String> {
-    let models = ctx.options.strategy.profile().runs_models_between_tools;
+    let models = ctx.setting.options.strategy.profile().runs_models_between_tools;
     let no_model = |kind: &str| {
         format!(
             "step {} is {kind} step, and the {} strategy runs no model between tools",
-            step.id, ctx.options.strategy
+            step.id, ctx.setting.options.strategy
         )
     };
     let output = match step.kind() {
@@ -275,6 +275,7 @@ async fn call_tool(
     tally: &mut Tally,
 ) -> Result<Value, String> {
     let entry = ctx
+        .setting
         .tools
         .get(name)
         .ok_or_else(|| format!("tool `{name}` is not available"))?;
@@ -315,7 +316,7 @@ fn empty_and_written(ctx: &RunContext, plan: &Plan, step: &Step, output: &Value)
         return None;
     }
     let writer = plan.steps.iter().find(|s| {
-        s.tool.as_deref().is_some_and(|t| ctx.tools.has_side_effects(t))
+        s.tool.as_deref().is_some_and(|t| ctx.setting.tools.has_side_effects(t))
             && plan::step_references(s).iter().any(|(_, r)| r.step == step.id)
     })?;
     Some(format!(
@@ -384,11 +385,11 @@ async fn call_checked(
     loop {
         tally.attempts += 1;
         match entry.tool.call(args.clone()).await {
-            Ok(v) => return Ok(output::cap_value(v, ctx.options.output_caps)),
-            Err(e) if e.kind == ToolErrorKind::Retryable && retry < ctx.options.tool_retries => {
-                let delay = ctx.options.retry_backoff.saturating_mul(1 << retry.min(10));
+            Ok(v) => return Ok(output::cap_value(v, ctx.setting.options.output_caps)),
+            Err(e) if e.kind == ToolErrorKind::Retryable && retry < ctx.setting.options.tool_retries => {
+                let delay = ctx.setting.options.retry_backoff.saturating_mul(1 << retry.min(10));
                 retry += 1;
-                ctx.events.emit(Event::StepRetried {
+                ctx.recording.events.emit(Event::StepRetried {
                     step_id: step.id.clone(),
                     attempt: tally.attempts + 1,
                     error: e.message.clone(),
@@ -424,7 +425,7 @@ fn context_with(ctx: &RunContext, plan: &Plan, step: &Step, deps: &DependencyOut
         text.push_str("\nResults of the steps it depends on:\n");
         for (id, output) in deps {
             let description = plan.step(id).map(|s| s.description.as_str()).unwrap_or("");
-            let result = crate::text::cut_to_budget(&plan::value_as_text(output), ctx.options.dependency_budget);
+            let result = crate::text::cut_to_budget(&plan::value_as_text(output), ctx.setting.options.dependency_budget);
             match numbered.then(|| numbered_lines(&result)).flatten() {
                 Some((lines, count)) => text.push_str(&format!(
                     "[{id}] {description} ({count} lines, numbered here; the numbers are not part of the text):\n{lines}\n\n"
@@ -478,19 +479,19 @@ async fn reason(
         "{}\nReply with only the result of this step: just the value or text it asks for, with no explanation and no JSON wrapper (JSON only if the step asks for structured data).",
         context_with(ctx, plan, step, deps, true)
     );
-    for _ in 0..ctx.options.executor_max_turns.max(1) {
+    for _ in 0..ctx.setting.options.executor_max_turns.max(1) {
         let mut request = ChatRequest::new(
             Role::Executor,
             "",
             vec![
-                Message::system(ctx.system()),
+                Message::system(ctx.setting.system()),
                 Message::user(format!("{EXECUTOR_ROLE}\n\n{prompt}")),
             ],
         );
         request.step_id = Some(step.id.clone());
         tally.model_calls += 1;
         tally.attempts += 1;
-        let response = ctx.chat(request).await.map_err(|e| e.to_string())?;
+        let response = ctx.calls.chat(request).await.map_err(|e| e.to_string())?;
         let text = response.content.unwrap_or_default();
         let text = without_line_numbers(&text);
         if !text.trim().is_empty() {

@@ -35,8 +35,8 @@ use crate::tools::{Effect, ToolEntry, ToolError, ToolErrorKind};
 
 /// Whether a failed call (with `args`) of a tool step goes to a recovery loop.
 pub(super) fn recoverable(ctx: &RunContext, plan: &Plan, args: &Value, error: &ToolError) -> bool {
-    ctx.options.recover == Recover::Agent
-        && ctx.options.strategy.profile().runs_models_between_tools
+    ctx.setting.options.recover == Recover::Agent
+        && ctx.setting.options.strategy.profile().runs_models_between_tools
         && matches!(
             error.kind,
             ToolErrorKind::InvalidArgs | ToolErrorKind::NotFound | ToolErrorKind::Failed
@@ -66,11 +66,11 @@ pub(super) async fn recover(
     tally: &mut Tally,
 ) -> Result<Value, String> {
     let failed = format!("{} (step {} failed)", error.message, step.id);
-    let Some(profile) = ctx.options.agent(crate::agents::RECOVER) else {
+    let Some(profile) = ctx.setting.options.agent(crate::agents::RECOVER) else {
         return Err(failed);
     };
     let tool = entry.tool.name();
-    ctx.events.emit(Event::StepRecovering {
+    ctx.recording.events.emit(Event::StepRecovering {
         step_id: step.id.clone(),
         tool: tool.to_string(),
         error: error.message.clone(),
@@ -137,7 +137,7 @@ fn opening(
         format!("with {written}, which with the results put in was {args},")
     };
     vec![
-        Message::system(ctx.system()),
+        Message::system(ctx.setting.system()),
         Message::user(format!(
             "You are the executor, recovering one step. {}\n\n{}\nThe plan called `{tool}` {call} and it failed:\n{error}\n\nYour tools: {}. The step is done when a call of `{tool}` succeeds; its result is the step's result. Call `{tool}` now with corrected arguments, writing the values themselves where the error is in them. If the step cannot be done, say why in one sentence instead of calling a tool.",
             instructions,

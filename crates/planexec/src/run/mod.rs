@@ -97,7 +97,7 @@ pub(crate) struct Run {
 
 impl Run {
     pub fn new(ctx: RunContext, id: String, task: &str) -> Run {
-        let new_outputs = outputs::new_outputs(task, &ctx.tools);
+        let new_outputs = outputs::new_outputs(task, &ctx.setting.tools);
         Run {
             ctx,
             id,
@@ -158,8 +158,8 @@ impl Run {
             mends: mends.clone(),
         });
         let recorded = self.plans.last().expect("just pushed");
-        self.ctx.ledger.plan(recorded, self.replans).await;
-        self.ctx.events.emit(Event::PlanProposed {
+        self.ctx.recording.ledger.plan(recorded, self.replans).await;
+        self.ctx.recording.events.emit(Event::PlanProposed {
             version,
             plan: plan.clone(),
             mends,
@@ -172,7 +172,7 @@ impl Run {
     pub async fn adopt_revision(&mut self, revised: impl Into<Planned>, reason: String) {
         self.replans += 1;
         self.adopt(revised, reason.clone()).await;
-        self.ctx.events.emit(Event::Replanned {
+        self.ctx.recording.events.emit(Event::Replanned {
             version: self.version,
             reason,
             replans: self.replans,
@@ -200,17 +200,17 @@ impl Run {
 
     /// Whether the replan bound still allows a revision.
     pub fn may_replan(&self) -> bool {
-        self.replans < self.ctx.options.max_replans
+        self.replans < self.ctx.setting.options.max_replans
     }
 
     /// `fut`, unless the run is stopped first.
     pub async fn guard<T>(ctx: &RunContext, fut: impl std::future::Future<Output = T>) -> Result<T, Exit> {
-        ctx.stop.guard(fut).await.ok_or(Exit::Stopped)
+        ctx.control.stop.guard(fut).await.ok_or(Exit::Stopped)
     }
 
     /// The status, answer and error an outcome comes to.
     fn verdict(&self, outcome: Result<String, Exit>) -> (RunStatus, Option<String>, Option<String>) {
-        let budget_or = |status: RunStatus, reason: String| match self.ctx.budget.exhausted() {
+        let budget_or = |status: RunStatus, reason: String| match self.ctx.calls.budget.exhausted() {
             Some(spent) => (RunStatus::BudgetExhausted, None, Some(spent)),
             None => (status, None, Some(reason)),
         };
@@ -223,7 +223,7 @@ impl Run {
                 Some(format!("waits for {}", waiting.describe())),
             ),
             // A ledger that cannot be written is the problem to fix, whatever the budget says.
-            Err(Exit::Stopped) => match (self.ctx.ledger.failure(), self.ctx.inbox.cancelled_by()) {
+            Err(Exit::Stopped) => match (self.ctx.recording.ledger.failure(), self.ctx.control.inbox.cancelled_by()) {
                 (Some(e), _) => (RunStatus::Failed, None, Some(ledger::failure_message(&e, &self.id))),
                 (None, Some(by)) => (RunStatus::Interrupted, None, Some(format!("cancelled by {by}"))),
                 (None, None) => budget_or(RunStatus::Interrupted, "interrupted".to_string()),
@@ -239,7 +239,7 @@ impl Run {
         };
         let (status, answer, mut error) = self.verdict(outcome);
         if let Some(w) = &waiting {
-            self.ctx.ledger.waiting(w).await;
+            self.ctx.recording.ledger.waiting(w).await;
         }
         let elapsed_ms = self.earlier_ms + self.started.elapsed().as_millis() as u64;
         let mut steps = self.records;
@@ -251,7 +251,7 @@ impl Run {
             finished_at: now_ms(),
             elapsed_ms,
         };
-        if let Err(e) = self.ctx.ledger.finish(&end).await {
+        if let Err(e) = self.ctx.recording.ledger.finish(&end).await {
             let note = format!("the ledger could not record the end of the run: {e}");
             error = Some(match error {
                 Some(err) if !err.contains(&e.message) => format!("{err}; {note}"),
@@ -262,7 +262,7 @@ impl Run {
         if let Some(owner) = self.owner.take() {
             owner.release().await;
         }
-        self.ctx.events.emit(Event::RunFinished {
+        self.ctx.recording.events.emit(Event::RunFinished {
             status: status.as_str().to_string(),
             elapsed_ms,
         });
@@ -278,9 +278,9 @@ impl Run {
             replans: self.replans,
             answer,
             error,
-            usage: self.ctx.meter.snapshot(),
+            usage: self.ctx.calls.meter.snapshot(),
             elapsed_ms,
-            budget: self.ctx.options.budget,
+            budget: self.ctx.setting.options.budget,
             waiting,
         }
     }

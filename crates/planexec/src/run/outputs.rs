@@ -29,7 +29,7 @@ use crate::result::StepResult;
 /// file; empty when each is there, non-empty and written by the run (or the
 /// run has no workspace to look in).
 pub(crate) fn unwritten(run: &Run) -> Vec<String> {
-    let Some(workspace) = run.ctx.tools.workspace() else {
+    let Some(workspace) = run.ctx.setting.tools.workspace() else {
         return Vec::new();
     };
     let mut missing = Vec::new();
@@ -88,7 +88,7 @@ fn written_by(run: &Run, path: &str, full: &Path) -> bool {
 /// Whether a call of the run that only reads named `path`: a planned step
 /// of any plan version (run or not), or a call made (done or not).
 fn read_by(run: &Run, path: &str) -> bool {
-    let reads = |tool: Option<&str>| tool.is_some_and(|t| !run.ctx.tools.has_side_effects(t));
+    let reads = |tool: Option<&str>| tool.is_some_and(|t| !run.ctx.setting.tools.has_side_effects(t));
     let planned = run
         .plans
         .iter()
@@ -124,7 +124,7 @@ fn writes(run: &Run, record: &StepResult, path: &str) -> bool {
         && record
             .tool
             .as_deref()
-            .is_some_and(|t| run.ctx.tools.has_side_effects(t))
+            .is_some_and(|t| run.ctx.setting.tools.has_side_effects(t))
         && names(record, path)
 }
 
@@ -136,7 +136,7 @@ const SHOWN_CHARS: usize = 1500;
 /// wrote, as it is now, and the answer it would give.
 pub(crate) fn produced(run: &Run, answer: &str) -> String {
     let mut out = String::new();
-    if let Some(workspace) = run.ctx.tools.workspace() {
+    if let Some(workspace) = run.ctx.setting.tools.workspace() {
         for path in crate::plan::paths_named_by(&run.task) {
             let Ok(full) = workspace.resolve(&path) else { continue };
             let written = run.new_outputs.contains(&path) || written_by(run, &path, &full);

@@ -36,7 +36,7 @@ impl Drive for Compiler {
             Ok(streamed) => streamed,
             Err(e) => {
                 run.records.extend(outcome.results);
-                return Err(match run.ctx.stop.is_cancelled() {
+                return Err(match run.ctx.control.stop.is_cancelled() {
                     true => Exit::Stopped,
                     false => Exit::failed(e),
                 });
@@ -69,7 +69,7 @@ impl Drive for Compiler {
             if !run.may_replan() {
                 return Err(Exit::failed(format!(
                     "the streamed plan was cut short:\n{problem}\nand the replan limit ({}) is reached",
-                    run.ctx.options.max_replans
+                    run.ctx.setting.options.max_replans
                 )));
             }
             let reason = format!("the streamed plan was cut short: {problem}");
@@ -111,12 +111,12 @@ async fn plan_and_dispatch(
                 .push(step.clone());
             let _ = tx.unbounded_send(step);
         };
-        let planned = ctx.stop.guard(planner::plan_streaming(ctx, task, &on_step)).await;
+        let planned = ctx.control.stop.guard(planner::plan_streaming(ctx, task, &on_step)).await;
         drop(tx); // the scheduler ends once the dispatched steps are done
         planned.unwrap_or_else(|| Err(RunError::Model(LlmError::Connection("interrupted".into()))))
     };
-    let dispatch = schedule::Dispatch::parallel(ctx.options.parallelism);
-    let execution = schedule::run_steps(rx, done, dispatch, &ctx.stop, |step, deps| {
+    let dispatch = schedule::Dispatch::parallel(ctx.setting.options.parallelism);
+    let execution = schedule::run_steps(rx, done, dispatch, &ctx.control.stop, |step, deps| {
         let snapshot = partial.lock().unwrap_or_else(|e| e.into_inner()).clone();
         async move { executor::run_step(ctx, &snapshot, 1, step, deps).await }
     });

@@ -18,7 +18,7 @@ use crate::synthesizer;
 /// Drive a plan-based run from `start` to its answer.
 pub(crate) async fn drive(strategy: &dyn Drive, run: &mut Run, start: Start) -> Result<String, Exit> {
     let mut ran_while_planning = start::begin(strategy, run, start).await?;
-    let profile = run.ctx.options.strategy.profile();
+    let profile = run.ctx.setting.options.strategy.profile();
     let dispatch = match profile.replans_after_each_step {
         // One step at a time, so the replanner sees every result before the next step.
         true => Dispatch {
@@ -26,7 +26,7 @@ pub(crate) async fn drive(strategy: &dyn Drive, run: &mut Run, start: Start) -> 
             max_steps: 1,
             hold: None,
         },
-        false => Dispatch::parallel(run.ctx.options.parallelism),
+        false => Dispatch::parallel(run.ctx.setting.options.parallelism),
     };
     loop {
         let outcome = match ran_while_planning.take() {
@@ -37,7 +37,7 @@ pub(crate) async fn drive(strategy: &dyn Drive, run: &mut Run, start: Start) -> 
             }
         };
         let (ran, failed) = keep_results(run, outcome)?;
-        if run.ctx.inbox.has_steer() && failed.is_none() {
+        if run.ctx.control.inbox.has_steer() && failed.is_none() {
             continue; // a person steered: the revision comes before the answer
         }
         if ran.iter().any(|id| run.done.contains_key(id)) {
@@ -65,7 +65,7 @@ pub(crate) async fn not_done(run: &Run, answer: &str) -> Result<Option<String>, 
     if !missing.is_empty() {
         return Ok(Some(missing.join("; ")));
     }
-    if !run.ctx.options.verify {
+    if !run.ctx.setting.options.verify {
         return Ok(None);
     }
     let produced = crate::run::outputs::produced(run, answer);
@@ -108,8 +108,8 @@ async fn revised_for_outputs(run: &mut Run, answer: &str) -> Result<bool, Exit> 
 async fn execute_pass(run: &Run, dispatch: Dispatch) -> DagOutcome {
     let (ctx, plan, version) = (&run.ctx, run.plan(), run.version);
     let steps = futures::stream::iter(plan.steps.clone());
-    let dispatch = dispatch.held_by(ctx.inbox.new_hold());
-    schedule::run_steps(steps, &run.done, dispatch, &ctx.stop, |step, deps| {
+    let dispatch = dispatch.held_by(ctx.control.inbox.new_hold());
+    schedule::run_steps(steps, &run.done, dispatch, &ctx.control.stop, |step, deps| {
         executor::run_step(ctx, plan, version, step, deps)
     })
     .await
@@ -129,7 +129,7 @@ pub(crate) fn keep_results(run: &mut Run, outcome: DagOutcome) -> Result<(Vec<St
         .and_then(|id| outcome.results.iter().find(|r| &r.id == id))
         .cloned();
     run.records.extend(outcome.results);
-    if run.ctx.stop.is_cancelled() {
+    if run.ctx.control.stop.is_cancelled() {
         for id in outcome.interrupted {
             let step = run.plan().step(&id).expect("an interrupted step is in its plan");
             let record = StepResult {
@@ -140,7 +140,7 @@ pub(crate) fn keep_results(run: &mut Run, outcome: DagOutcome) -> Result<(Vec<St
         }
         return Err(Exit::Stopped);
     }
-    if let Some(waiting) = run.ctx.inbox.take_pause() {
+    if let Some(waiting) = run.ctx.control.inbox.take_pause() {
         return Err(Exit::AwaitingApproval(Box::new(waiting)));
     }
     Ok((ran, failed))
@@ -165,13 +165,13 @@ async fn recover(run: &mut Run, failed: &StepResult) -> Result<(), Exit> {
             "{failure} (the fallback ReAct loop was the last resort)"
         )));
     }
-    let stall = run.ctx.options.stall_replans;
+    let stall = run.ctx.setting.options.stall_replans;
     if run.stalled >= stall {
         let reason = format!("{failure}, after {stall} replans in a row in which no step succeeded");
         return fallback::no_progress(run, reason).await;
     }
     if !run.may_replan() {
-        let max = run.ctx.options.max_replans;
+        let max = run.ctx.setting.options.max_replans;
         return Err(Exit::failed(format!("{failure}; the replan limit ({max}) is reached")));
     }
     let failed_step = run

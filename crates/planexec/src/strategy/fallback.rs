@@ -21,7 +21,7 @@ use crate::run::{Exit, Run};
 
 /// The run made no progress, for `reason`: stop, or fall back if allowed.
 pub(crate) async fn no_progress(run: &mut Run, reason: String) -> Result<(), Exit> {
-    if run.ctx.options.fallback == Fallback::Stop || run.fell_back() {
+    if run.ctx.setting.options.fallback == Fallback::Stop || run.fell_back() {
         return Err(Exit::failed(format!("no progress: {reason}")));
     }
     fall_back(run, reason).await;
@@ -63,7 +63,7 @@ async fn fall_back(run: &mut Run, reason: String) {
         questions: Vec::new(),
         ..current
     };
-    run.ctx.events.emit(Event::FellBack { reason: reason.clone() });
+    run.ctx.recording.events.emit(Event::FellBack { reason: reason.clone() });
     run.adopt(plan, format!("{}{reason}", crate::report::FALLBACK_REASON_PREFIX))
         .await;
 }

@@ -93,7 +93,7 @@ pub(crate) fn driver(strategy: Strategy) -> &'static dyn Drive {
 
 /// Drive `run` with `driver`, from `start` to its answer or exit.
 pub(crate) async fn drive(driver: &dyn Drive, run: &mut Run, start: Start) -> Result<String, Exit> {
-    if run.ctx.stop.is_cancelled() {
+    if run.ctx.control.stop.is_cancelled() {
         return Err(Exit::Stopped);
     }
     // Nothing to plan from: refused before any model time is spent.

@@ -40,7 +40,7 @@ impl Drive for React {
         let mut calls = run.records.len();
         let mut nudged = false;
         loop {
-            let may_call = calls < run.ctx.options.max_steps;
+            let may_call = calls < run.ctx.setting.options.max_steps;
             let turn = Run::guard(&run.ctx, turn(&run.ctx, &history, calls + 1, may_call))
                 .await?
                 .map_err(Exit::failed)?;
@@ -102,7 +102,7 @@ impl Drive for React {
                 if !run.may_replan() {
                     return Err(Exit::failed(format!(
                         "turn {calls} ({name}) failed: {error}; the limit of failures a run may recover from ({}) is reached",
-                        run.ctx.options.max_replans
+                        run.ctx.setting.options.max_replans
                     )));
                 }
                 run.replans += 1;
@@ -163,7 +163,7 @@ enum Turn {
 /// The system prompt and the task. The tools go as native function tools,
 /// so the system prompt does not list them again.
 fn opening(ctx: &RunContext, task: &str) -> Vec<Message> {
-    let mode = match ctx.options.mode {
+    let mode = match ctx.setting.options.mode {
         crate::policy::Mode::Plan => " This run is in plan mode: only read_only tools may be used.",
         _ => "",
     };
@@ -171,7 +171,7 @@ fn opening(ctx: &RunContext, task: &str) -> Vec<Message> {
         Message::system(format!(
             "You are an agent that solves a task with tools. Call one tool at a time; you will see its result, then decide the next call. When you can answer, reply with the answer in a few sentences and no tool call.{mode}"
         )),
-        Message::user(match crate::prompt::workspace_files(&ctx.tools) {
+        Message::user(match crate::prompt::workspace_files(&ctx.setting.tools) {
             Some(files) => format!("Task: {task}\n\n{files}"),
             None => format!("Task: {task}"),
         }),
@@ -182,7 +182,7 @@ fn opening(ctx: &RunContext, task: &str) -> Vec<Message> {
 fn result_text(ctx: &RunContext, record: &StepResult) -> String {
     match (&record.error, &record.output) {
         (Some(error), _) if !record.succeeded() => format!("error: {error}"),
-        (_, Some(output)) => crate::text::cut_to_budget(&plan::value_as_text(output), ctx.options.dependency_budget),
+        (_, Some(output)) => crate::text::cut_to_budget(&plan::value_as_text(output), ctx.setting.options.dependency_budget),
         _ => String::new(),
     }
 }
@@ -206,9 +206,9 @@ async fn turn(ctx: &RunContext, history: &[Message], number: usize, may_call: bo
         )));
     }
     let mut request = ChatRequest::new(Role::Executor, "", messages);
-    request.tools = calls::specs(&ctx.tools.entries());
+    request.tools = calls::specs(&ctx.setting.tools.entries());
     request.tool_choice = if may_call { ToolChoice::Auto } else { ToolChoice::None };
-    let response = ctx.chat(request).await?;
+    let response = ctx.calls.chat(request).await?;
     // A call written as text is a call (local models write them so), never the answer.
     let mut call = match calls::reply_of(&response) {
         Reply::Text(text) => return Ok(Turn::Answer(text.trim().to_string())),
@@ -221,7 +221,7 @@ async fn turn(ctx: &RunContext, history: &[Message], number: usize, may_call: bo
     };
     let id = format!("r{number}");
     call.id = id.clone();
-    let Some(tool) = calls::real_name(&ctx.tools.names(), &call.name) else {
+    let Some(tool) = calls::real_name(&ctx.setting.tools.names(), &call.name) else {
         return Ok(Turn::Unknown { call });
     };
     let args = call.arguments.as_object().cloned().unwrap_or_default();

@@ -51,8 +51,8 @@ pub(crate) async fn begin(strategy: &dyn Drive, run: &mut Run, start: Start) -> 
         // Its steps started while it streamed in: nothing left to review.
         // Each call's side effects are still confirmed as the mode says.
         (false, Some(_)) => {
-            run.ctx.ledger.approved(run.version).await;
-            run.ctx.events.emit(Event::PlanApproved { version: run.version });
+            run.ctx.recording.ledger.approved(run.version).await;
+            run.ctx.recording.events.emit(Event::PlanApproved { version: run.version });
         }
         (false, None) => review(run).await?,
     }
@@ -79,7 +79,7 @@ pub(crate) async fn ask_planner(run: &mut Run) -> Result<FirstPlan, Exit> {
 
 /// A plan from outside the planner (a file, an edit) must be valid and must not ask questions.
 pub(crate) fn check_runnable(ctx: &RunContext, plan: &Plan) -> Result<(), RunError> {
-    plan::validate(plan, &ctx.tools, &ctx.options.plan_limits()).map_err(RunError::InvalidPlan)?;
+    plan::validate(plan, &ctx.setting.tools, &ctx.setting.options.plan_limits()).map_err(RunError::InvalidPlan)?;
     if !plan.questions.is_empty() {
         return Err(RunError::InvalidPlan(plan::PlanErrors(vec![
             plan::PlanError::QuestionsNotAllowed,
@@ -90,25 +90,25 @@ pub(crate) fn check_runnable(ctx: &RunContext, plan: &Plan) -> Result<(), RunErr
 
 /// Review the plan in force until it is approved (or the run ends).
 async fn review(run: &mut Run) -> Result<(), Exit> {
-    let limits = run.ctx.options.plan_limits();
-    let tools = run.ctx.tools.clone();
+    let limits = run.ctx.setting.options.plan_limits();
+    let tools = run.ctx.setting.tools.clone();
     let check = move |p: &Plan| plan::validate(p, &tools, &limits);
     loop {
-        if run.ctx.approver.decides_later() {
+        if run.ctx.control.approver.decides_later() {
             let version = run.version;
             return Err(Exit::AwaitingApproval(Box::new(crate::store::Waiting::Plan {
                 version,
             })));
         }
-        let approval = Run::guard(&run.ctx, run.ctx.approver.review(run.plan(), &check)).await?;
+        let approval = Run::guard(&run.ctx, run.ctx.control.approver.review(run.plan(), &check)).await?;
         match approval {
             Approval::Approve => {
-                run.ctx.ledger.approved(run.version).await;
-                run.ctx.events.emit(Event::PlanApproved { version: run.version });
+                run.ctx.recording.ledger.approved(run.version).await;
+                run.ctx.recording.events.emit(Event::PlanApproved { version: run.version });
                 return Ok(());
             }
             Approval::Reject => {
-                run.ctx.events.emit(Event::PlanRejected { version: run.version });
+                run.ctx.recording.events.emit(Event::PlanRejected { version: run.version });
                 return Err(Exit::Ended(RunStatus::Rejected, "the plan was rejected".to_string()));
             }
             Approval::Feedback(feedback) => {

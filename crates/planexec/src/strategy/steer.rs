@@ -12,7 +12,7 @@ use crate::store::{Action, Decision};
 
 /// Apply every steering message waiting in the run's inbox, oldest first.
 pub(crate) async fn apply(run: &mut Run) -> Result<(), Exit> {
-    while let Some((seq, message)) = run.ctx.inbox.next_steer() {
+    while let Some((seq, message)) = run.ctx.control.inbox.next_steer() {
         let current = run.plan().clone();
         let completed = run.completed(&current);
         let trigger = ReplanTrigger::Steered(&message);
@@ -32,8 +32,8 @@ pub(crate) async fn apply(run: &mut Run) -> Result<(), Exit> {
             steer: seq,
             version: run.version,
         };
-        run.ctx.ledger.decision(&Decision::new("planexec", applied)).await;
-        run.ctx.events.emit(Event::Steered {
+        run.ctx.recording.ledger.decision(&Decision::new("planexec", applied)).await;
+        run.ctx.recording.events.emit(Event::Steered {
             message,
             version: run.version,
         });
