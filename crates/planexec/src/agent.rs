@@ -283,7 +283,7 @@ impl Agent {
         };
         ctx.recording.ledger.create(&header).await;
         let owner = match &self.store {
-            Some(store) => self.claim(store, &run_id, &ctx, 0).await.ok().flatten(),
+            Some(store) => self.claim(store, &run_id, &ctx.control, 0).await.ok().flatten(),
             None => None,
         };
         let mut run = Run::new(ctx, run_id, task);
@@ -341,7 +341,7 @@ impl Agent {
         let ctx = self.context(ledger, stop, stored.elapsed_ms);
         let seen = stored.decisions.iter().map(|d| d.seq).max().unwrap_or(0);
         // One owner at a time: taken before anything changes, given back if the resume does not start.
-        let owner = self.claim(&store, run_id, &ctx, seen).await?;
+        let owner = self.claim(&store, run_id, &ctx.control, seen).await?;
         // Decide every in-flight step before changing anything.
         let decided = match resume::decide_inflight(&stored, &self.tools, self.approver.as_ref(), options).await {
             Ok(decided) => decided,
@@ -355,7 +355,8 @@ impl Agent {
         for (seq, message) in crate::decisions::pending_steers(&stored.decisions) {
             ctx.control.inbox.steer(seq, message);
         }
-        ctx.control.inbox
+        ctx.control
+            .inbox
             .approve_calls(crate::decisions::approved_calls(&stored.decisions));
         for x in &stored.exchanges {
             ctx.calls.meter.add(x.role, x.tokens(), x.latency_ms, x.cost);
@@ -382,15 +383,15 @@ impl Agent {
         &self,
         store: &Arc<dyn RunStore>,
         run_id: &str,
-        ctx: &RunContext,
+        control: &Control,
         seen: u64,
     ) -> Result<Option<Owner>, ResumeError> {
         let claim = Claim {
             store: store.clone(),
             run_id: run_id.to_string(),
             ttl: self.options.lease_ttl,
-            inbox: ctx.control.inbox.clone(),
-            stop: ctx.control.stop.clone(),
+            inbox: control.inbox.clone(),
+            stop: control.stop.clone(),
             seen,
         };
         match Owner::take(claim).await {

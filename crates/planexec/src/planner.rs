@@ -9,7 +9,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use crate::context::RunContext;
+use crate::context::{ModelCalls, Recording, RunContext, Setting};
 use crate::llm::{ChatRequest, JsonSchemaFormat, Message, Role};
 use crate::mends::Mend;
 use crate::plan::{self, Plan, PlanErrors, PlanStream, Step};
@@ -37,12 +37,12 @@ impl From<Plan> for Planned {
 /// The planning rules that hold for a whole run (the format itself is in the
 /// shared system prompt, see [`crate::prompt::PLAN_FORMAT`]; what is left of
 /// the budget changes with every call and is added apart).
-pub(crate) fn format_rules(ctx: &RunContext) -> String {
+pub(crate) fn format_rules(setting: &Setting) -> String {
     let mut rules = format!(
         "Reply with one JSON plan object as described under \"How plans are written\", and nothing else. Use at most {} steps.",
-        ctx.setting.options.max_steps
+        setting.options.max_steps
     );
-    if ctx.setting.options.strategy.profile().tools_only {
+    if setting.options.strategy.profile().tools_only {
         rules.push_str(" Every step must call a tool: no reasoning steps (\"tool\": null). Pass results on with {{id}}; all reasoning happens when the final answer is written from the results.");
     }
     rules
@@ -53,7 +53,7 @@ pub(crate) fn format_rules(ctx: &RunContext) -> String {
 /// message (where a local model would load them evaluated from disk): there
 /// the 0.5B model lost the task, planning a reasoning step that "reads" a
 /// file the task never named instead of multiplying the numbers it gave.
-fn planner_instructions(ctx: &RunContext, may_ask: bool) -> String {
+fn planner_instructions(setting: &Setting, may_ask: bool) -> String {
     let questions = if may_ask {
         "If the task is too ambiguous to plan (no target named, conflicting constraints), reply instead with \"steps\": [] and \"questions\": [at most 3 short questions for the user]. Ask only when a reasonable assumption would not do."
     } else {
@@ -61,28 +61,38 @@ fn planner_instructions(ctx: &RunContext, may_ask: bool) -> String {
     };
     format!(
         "You are the planner: turn the task into a small plan of steps for the other parts to run; you do not run anything yourself.\n\n{}\n{questions}",
-        format_rules(ctx)
+        format_rules(setting)
     )
 }
 
 /// The planner's messages for `task`, and the worked plan shown with it (a
 /// record of the help, when the run's help showed one).
-fn planner_messages(ctx: &RunContext, task: &str, may_ask: bool) -> (Vec<Message>, Option<Mend>) {
-    let budget = ctx.calls.budget.remaining().map(|b| format!("{b}\n\n")).unwrap_or_default();
-    let files = crate::prompt::workspace_files(&ctx.setting.tools)
+fn planner_messages(
+    calls: &ModelCalls,
+    setting: &Setting,
+    recording: &Recording,
+    task: &str,
+    may_ask: bool,
+) -> (Vec<Message>, Option<Mend>) {
+    let budget = calls.budget.remaining().map(|b| format!("{b}\n\n")).unwrap_or_default();
+    let files = crate::prompt::workspace_files(&setting.tools)
         .map(|listing| format!("{listing}\n\n"))
         .unwrap_or_default();
-    let worked = ctx.setting.help.as_ref().and_then(|help| help.worked_plan(task, &ctx.setting.tools));
+    let worked = setting
+        .help
+        .as_ref()
+        .and_then(|help| help.worked_plan(task, &setting.tools));
     let example = worked.as_ref().map(|w| w.text.clone()).unwrap_or_default();
     let messages = vec![
-        Message::system(ctx.setting.system()),
+        Message::system(setting.system()),
         Message::user(format!(
             "{}\n\n{budget}{example}{files}Task: {task}",
-            planner_instructions(ctx, may_ask)
+            planner_instructions(setting, may_ask)
         )),
     ];
     let shown = worked.map(|w| {
-        ctx.recording.events
+        recording
+            .events
             .emit(crate::events::Event::WorkedPlanShown { task: w.task.clone() });
         Mend::worked_plan(&w.task)
     });
@@ -101,7 +111,7 @@ pub(crate) async fn plan_with_questions(
     let mut rounds = 0;
     loop {
         let may_ask = ctx.control.approver.can_answer_questions() && rounds < ctx.setting.options.max_question_rounds;
-        let planned = plan(ctx, &task, may_ask).await?;
+        let planned = plan(&ctx.calls, &ctx.setting, &ctx.recording, &task, may_ask).await?;
         let plan = &planned.plan;
         if plan.questions.is_empty() {
             return Ok(planned);
@@ -133,20 +143,26 @@ pub(crate) async fn plan_with_questions(
 
 /// Plan a task. With `may_ask`, the planner may answer with clarifying questions
 /// instead of steps; without, it must plan and state its assumptions.
-pub(crate) async fn plan(ctx: &RunContext, task: &str, may_ask: bool) -> Result<Planned, RunError> {
-    let (messages, worked) = planner_messages(ctx, task, may_ask);
-    let limits = ctx.setting.options.plan_limits();
+pub(crate) async fn plan(
+    calls: &ModelCalls,
+    setting: &Setting,
+    recording: &Recording,
+    task: &str,
+    may_ask: bool,
+) -> Result<Planned, RunError> {
+    let (messages, worked) = planner_messages(calls, setting, recording, task, may_ask);
+    let limits = setting.options.plan_limits();
     let invented_sent_back = AtomicBool::new(false);
-    let mut planned = request_plan(ctx, Role::Planner, messages, task, &|p: Plan| {
+    let mut planned = request_plan(calls, setting, recording, Role::Planner, messages, task, &|p: Plan| {
         let mut p = with_goal(p, task);
         if !may_ask && !p.questions.is_empty() {
             return Err(PlanErrors(vec![plan::PlanError::QuestionsNotAllowed]));
         }
-        plan::validate(&p, &ctx.setting.tools, &limits)?;
-        let mut found = plan::findings(&p, &ctx.setting.tools);
-        found.extend(invented_inputs_once(&mut p, task, ctx, &invented_sent_back));
+        plan::validate(&p, &setting.tools, &limits)?;
+        let mut found = plan::findings(&p, &setting.tools);
+        found.extend(invented_inputs_once(&mut p, task, setting, &invented_sent_back));
         // Only a run that can write files is held to the task's outputs.
-        if ctx.setting.tools.get("write_file").is_some() {
+        if setting.tools.get("write_file").is_some() {
             found.extend(plan::unwritten_outputs(&p, task));
         }
         Ok((p, found))
@@ -163,10 +179,10 @@ pub(crate) async fn plan(ctx: &RunContext, task: &str, may_ask: bool) -> Result<
 pub(crate) fn invented_inputs_once(
     plan: &mut Plan,
     task: &str,
-    ctx: &RunContext,
+    setting: &Setting,
     sent_back: &AtomicBool,
 ) -> Vec<plan::PlanError> {
-    let invented = plan::invented_inputs(plan, task, &ctx.setting.tools);
+    let invented = plan::invented_inputs(plan, task, &setting.tools);
     if invented.is_empty() || !sent_back.swap(true, Ordering::Relaxed) {
         return invented;
     }
@@ -195,7 +211,9 @@ pub(crate) struct StreamedPlan {
 /// it validates; after the first step that does not, nothing more is handed out
 /// while streaming (the whole reply is validated at the end).
 pub(crate) async fn plan_streaming(
-    ctx: &RunContext,
+    calls: &ModelCalls,
+    setting: &Setting,
+    recording: &Recording,
     task: &str,
     on_step: &(dyn Fn(Step) + Send + Sync),
 ) -> Result<StreamedPlan, RunError> {
@@ -209,8 +227,12 @@ pub(crate) async fn plan_streaming(
         accepted: Vec::new(),
         blocked: false,
     });
-    let limits = ctx.setting.options.plan_limits();
-    let request = plan_request(ctx, Role::Planner, planner_messages(ctx, task, false).0);
+    let limits = setting.options.plan_limits();
+    let request = plan_request(
+        setting,
+        Role::Planner,
+        planner_messages(calls, setting, recording, task, false).0,
+    );
     let on_text = |delta: &str| {
         let mut p = progress.lock().unwrap_or_else(|e| e.into_inner());
         for step in p.stream.push(delta) {
@@ -219,7 +241,7 @@ pub(crate) async fn plan_streaming(
             }
             let mut prefix = Plan::new(p.stream.goal().unwrap_or(task), p.accepted.clone());
             prefix.steps.push(step.clone());
-            match plan::validate(&prefix, &ctx.setting.tools, &limits) {
+            match plan::validate(&prefix, &setting.tools, &limits) {
                 Ok(()) => {
                     p.accepted.push(step.clone());
                     on_step(step);
@@ -228,14 +250,14 @@ pub(crate) async fn plan_streaming(
             }
         }
     };
-    let response = ctx.calls.chat_streaming(request, &on_text).await?;
+    let response = calls.chat_streaming(request, &on_text).await?;
     let p = progress.into_inner().unwrap_or_else(|e| e.into_inner());
     let reply = match (p.stream.text().trim().is_empty(), response.tool_calls.first()) {
         (true, Some(call)) => call.arguments.to_string(),
         _ => p.stream.text().to_string(),
     };
     let plan = match plan::parse_plan_reply(&reply).map(|p| with_goal(p, task)) {
-        Ok(whole) => match plan::validate(&whole, &ctx.setting.tools, &limits) {
+        Ok(whole) => match plan::validate(&whole, &setting.tools, &limits) {
             Ok(()) if !whole.questions.is_empty() => Err(plan::PlanError::QuestionsNotAllowed.to_string()),
             Ok(()) => Ok(whole),
             Err(errors) => Err(errors.to_string()),
@@ -261,9 +283,14 @@ pub(crate) async fn plan_streaming(
 
 /// A request for a plan: structured output with the plan schema specialised
 /// to the run's tools.
-fn plan_request(ctx: &RunContext, role: Role, messages: Vec<Message>) -> ChatRequest {
-    let agents: Vec<String> = ctx.setting.options.plannable_agents().iter().map(|a| a.name.clone()).collect();
-    let (schema, strict) = plan::plan_schema_for(&ctx.setting.tools, &agents, ctx.setting.options.max_steps);
+fn plan_request(setting: &Setting, role: Role, messages: Vec<Message>) -> ChatRequest {
+    let agents: Vec<String> = setting
+        .options
+        .plannable_agents()
+        .iter()
+        .map(|a| a.name.clone())
+        .collect();
+    let (schema, strict) = plan::plan_schema_for(&setting.tools, &agents, setting.options.max_steps);
     let mut request = ChatRequest::new(role, "", messages);
     request.response_format = Some(JsonSchemaFormat {
         name: "plan".to_string(),
@@ -284,8 +311,15 @@ pub(crate) type Accept<'a> = &'a (dyn Fn(Plan) -> Result<(Plan, Vec<plan::PlanEr
 /// before a re-ask: a small model asked again (sampling, so that it may
 /// change) as often writes a worse plan as a fixed one, and the edits are
 /// the ones the findings would ask for.
-fn mend(ctx: &RunContext, accept: Accept<'_>, candidate: Plan, errors: &PlanErrors, task: &str) -> Option<Planned> {
-    let help = ctx.setting.help.as_ref()?;
+fn mend(
+    setting: &Setting,
+    recording: &Recording,
+    accept: Accept<'_>,
+    candidate: Plan,
+    errors: &PlanErrors,
+    task: &str,
+) -> Option<Planned> {
+    let help = setting.help.as_ref()?;
     // A mended plan is checked again, and may then show findings the first
     // check stopped before (a plan that failed validation was never checked
     // for the task's outputs): those are mended too, a few rounds at most.
@@ -293,13 +327,13 @@ fn mend(ctx: &RunContext, accept: Accept<'_>, candidate: Plan, errors: &PlanErro
     let mut errors = errors.clone();
     let mut mends = Vec::new();
     for _ in 0..MEND_ROUNDS {
-        let (mended, done) = help.mend(&plan, &errors.0, task, &ctx.setting.tools)?;
+        let (mended, done) = help.mend(&plan, &errors.0, task, &setting.tools)?;
         plan = mended;
         mends.extend(done);
         match accept(plan.clone()) {
             Ok((accepted, found)) if found.is_empty() => {
                 for m in &mends {
-                    ctx.recording.events.emit(crate::events::Event::PlanMended {
+                    recording.events.emit(crate::events::Event::PlanMended {
                         rule: m.rule.clone(),
                         step: m.step.clone(),
                         before: m.before.clone(),
@@ -360,25 +394,27 @@ fn unreadable(reply: &str, error: impl std::fmt::Display) -> String {
 /// rather than the run end with no plan. The plan taken has its calls
 /// written twice merged ([`plan::merge_same_calls`]).
 pub(crate) async fn request_plan(
-    ctx: &RunContext,
+    calls: &ModelCalls,
+    setting: &Setting,
+    recording: &Recording,
     role: Role,
     mut messages: Vec<Message>,
     task: &str,
     accept: Accept<'_>,
 ) -> Result<Planned, RunError> {
-    let attempts = ctx.setting.options.max_reasks + 1;
+    let attempts = setting.options.max_reasks + 1;
     let mut last_reply = String::new();
     let mut last_problem = String::new();
     let mut last_plan: Option<Plan> = None;
     let mut last_findings_only = false;
     for attempt in 1..=attempts {
-        let mut request = plan_request(ctx, role, messages.clone());
+        let mut request = plan_request(setting, role, messages.clone());
         if attempt > 1 {
             // Greedy decoding writes the plan it wrote before, whatever the
             // errors say (small local models most): a re-ask samples.
             request.temperature = Some(0.5);
         }
-        let response = ctx.calls.chat(request).await?;
+        let response = calls.chat(request).await?;
         // A model may answer through a tool call instead of text; take its arguments.
         let reply = match (&response.content, response.tool_calls.first()) {
             (Some(text), _) if !text.trim().is_empty() => text.clone(),
@@ -408,26 +444,26 @@ pub(crate) async fn request_plan(
                 crate::text::one_line(candidate.infeasible.as_deref().unwrap_or_default(), 80)
             ),
             Ok(candidate) => match accept(candidate.clone()) {
-                Ok((accepted, found)) if found.is_empty() => return Ok(merged(ctx, accepted.into())),
-                Ok((accepted, found)) => match mend(ctx, accept, candidate, &PlanErrors(found.clone()), task) {
-                    Some(mended) => return Ok(merged(ctx, mended)),
+                Ok((accepted, found)) if found.is_empty() => return Ok(merged(setting, recording, accepted.into())),
+                Ok((accepted, found)) => match mend(setting, recording, accept, candidate, &PlanErrors(found.clone()), task) {
+                    Some(mended) => return Ok(merged(setting, recording, mended)),
                     None if last_chance => {
                         tracing::warn!("the plan is taken with findings the planner did not fix:\n{}", PlanErrors(found));
-                        return Ok(merged(ctx, accepted.into()));
+                        return Ok(merged(setting, recording, accepted.into()));
                     }
                     None => {
                         last_findings_only = true;
                         PlanErrors(found).to_string()
                     }
                 },
-                Err(errors) => match mend(ctx, accept, candidate, &errors, task) {
-                    Some(mended) => return Ok(merged(ctx, mended)),
+                Err(errors) => match mend(setting, recording, accept, candidate, &errors, task) {
+                    Some(mended) => return Ok(merged(setting, recording, mended)),
                     None => errors.to_string(),
                 },
             },
             Err(e) => unreadable(&reply, e),
         };
-        ctx.recording.events.emit(crate::events::Event::PlanRejectedByValidation {
+        recording.events.emit(crate::events::Event::PlanRejectedByValidation {
             attempt,
             errors: problem.clone(),
         });
@@ -451,10 +487,10 @@ pub(crate) async fn request_plan(
 
 /// `planned` with the calls it writes twice merged into one, each merge
 /// recorded and told as a mend (rule `same-call`), for every provider.
-fn merged(ctx: &RunContext, mut planned: Planned) -> Planned {
-    let (plan, merges) = plan::merge_same_calls(&planned.plan, &ctx.setting.tools);
+fn merged(setting: &Setting, recording: &Recording, mut planned: Planned) -> Planned {
+    let (plan, merges) = plan::merge_same_calls(&planned.plan, &setting.tools);
     for m in &merges {
-        ctx.recording.events.emit(crate::events::Event::PlanMended {
+        recording.events.emit(crate::events::Event::PlanMended {
             rule: m.rule.clone(),
             step: m.step.clone(),
             before: m.before.clone(),

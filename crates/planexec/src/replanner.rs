@@ -11,7 +11,7 @@ use std::sync::atomic::AtomicBool;
 
 use serde_json::Value;
 
-use crate::context::RunContext;
+use crate::context::{ModelCalls, Recording, Setting};
 use crate::llm::{Message, Role};
 use crate::plan::{self, Plan, PlanError, PlanErrors, Step};
 use crate::planner::{format_rules, invented_inputs_once, request_plan, Planned};
@@ -38,7 +38,9 @@ pub(crate) enum ReplanTrigger<'a> {
 
 /// A revised plan: the completed steps followed by the new remaining steps.
 pub(crate) async fn replan(
-    ctx: &RunContext,
+    calls: &ModelCalls,
+    setting: &Setting,
+    recording: &Recording,
     task: &str,
     current: &Plan,
     completed: &[(Step, Value)],
@@ -46,7 +48,7 @@ pub(crate) async fn replan(
 ) -> Result<Planned, RunError> {
     let done: HashSet<String> = completed.iter().map(|(s, _)| s.id.clone()).collect();
     let mut context = format!("Task: {task}\n\nCurrent plan:\n{}\n\n", current.to_json_pretty());
-    context.push_str(&completed_text(ctx, completed));
+    context.push_str(&completed_text(setting, completed));
     context.push_str(&trigger_text(&trigger));
     let failed_tool_step = match &trigger {
         ReplanTrigger::StepFailed { step, .. } if step.tool.is_some() => Some(*step),
@@ -56,7 +58,7 @@ pub(crate) async fn replan(
         ReplanTrigger::StepFailed { step, .. } if step.agent.is_some() => Some(step.id.clone()),
         _ => None,
     };
-    let agents_allowed = !ctx.setting.options.plannable_agents().is_empty();
+    let agents_allowed = !setting.options.plannable_agents().is_empty();
     let avoid_repeat = match trigger {
         ReplanTrigger::StepFailed { step, .. } if agents_allowed && step.tool.is_some() => {
             " Do not repeat the failed step unchanged. When no tool call with known arguments can do it, hand it to an agent step whose description carries the error above, so the agent can look and try another way; otherwise fix its arguments or use another tool."
@@ -85,19 +87,19 @@ pub(crate) async fn replan(
     ));
 
     let messages = vec![
-        Message::system(ctx.setting.system()),
+        Message::system(setting.system()),
         Message::user(format!(
             "You are the replanner: a plan is being revised, and you write the steps that remain to be done.\n\n{}{}\n\n{context}",
-            format_rules(ctx),
-            ctx.calls.budget.remaining().map(|b| format!(" {b}")).unwrap_or_default()
+            format_rules(setting),
+            calls.budget.remaining().map(|b| format!(" {b}")).unwrap_or_default()
         )),
     ];
-    let limits = ctx.setting.options.plan_limits();
+    let limits = setting.options.plan_limits();
     let kept: Vec<Step> = current.steps.iter().filter(|s| done.contains(&s.id)).cloned().collect();
     // A revision after a failure still owes the files the task asks for (a
     // small replanner drops the write along with the step it replaces).
     let owes_outputs =
-        (failed_tool_step.is_some() || failed_agent_step.is_some()) && ctx.setting.tools.get("write_file").is_some();
+        (failed_tool_step.is_some() || failed_agent_step.is_some()) && setting.tools.get("write_file").is_some();
     // A made-up input is sent back once, as the planner's are (a small
     // replanner turned "a crate holds 24 bottles" into another invented file).
     let invented_sent_back = AtomicBool::new(false);
@@ -105,25 +107,25 @@ pub(crate) async fn replan(
         // A revision that repeats the failed step is taken as written: the
         // run's loop protection sees the repeat and stops (or falls back)
         // at once, instead of asking for the same step again and again.
-        let mut merged = merge(ctx, current, &kept, revised, failed_agent_step.as_deref())?;
-        plan::validate_with_done(&merged, &ctx.setting.tools, &limits, &done)?;
+        let mut merged = merge(setting, current, &kept, revised, failed_agent_step.as_deref())?;
+        plan::validate_with_done(&merged, &setting.tools, &limits, &done)?;
         // What the findings say, held against the new steps only: a
         // completed step has run and cannot change.
-        let mut missing: Vec<PlanError> = plan::findings(&merged, &ctx.setting.tools)
+        let mut missing: Vec<PlanError> = plan::findings(&merged, &setting.tools)
             .into_iter()
             .filter(|e| e.step().is_none_or(|step| !done.contains(step)))
             .collect();
-        missing.extend(invented_inputs_once(&mut merged, task, ctx, &invented_sent_back));
+        missing.extend(invented_inputs_once(&mut merged, task, setting, &invented_sent_back));
         if owes_outputs {
             missing.extend(plan::unwritten_outputs(&merged, task));
         }
         Ok((merged, missing))
     };
-    request_plan(ctx, Role::Replanner, messages, task, &accept).await
+    request_plan(calls, setting, recording, Role::Replanner, messages, task, &accept).await
 }
 
 /// What the completed steps gave, for the replanner's prompt.
-fn completed_text(ctx: &RunContext, completed: &[(Step, Value)]) -> String {
+fn completed_text(setting: &Setting, completed: &[(Step, Value)]) -> String {
     let mut text = String::new();
     if completed.is_empty() {
         text.push_str("Completed steps: none.\n\n");
@@ -134,7 +136,7 @@ fn completed_text(ctx: &RunContext, completed: &[(Step, Value)]) -> String {
                 "[{}] {} -> {}\n",
                 step.id,
                 step.description,
-                crate::text::cut_to_budget(&plan::value_as_text(output), ctx.setting.options.result_budget)
+                crate::text::cut_to_budget(&plan::value_as_text(output), setting.options.result_budget)
             ));
         }
         text.push('\n');
@@ -178,7 +180,7 @@ fn trigger_text(trigger: &ReplanTrigger<'_>) -> String {
 /// revision's new ones. A revision may echo a kept step but not change it;
 /// after the agent step `failed_agent_step` failed, it must look again.
 fn merge(
-    ctx: &RunContext,
+    setting: &Setting,
     current: &Plan,
     kept: &[Step],
     revised: Plan,
@@ -200,7 +202,7 @@ fn merge(
     }
     if let Some(failed) = failed_agent_step {
         let new_steps = &steps[kept.len()..];
-        if revised.infeasible.is_none() && !new_steps.iter().any(|s| looks(ctx, s)) {
+        if revised.infeasible.is_none() && !new_steps.iter().any(|s| looks(setting, s)) {
             errors.push(PlanError::GuessesInsteadOfLooking {
                 failed: failed.to_string(),
             });
@@ -259,11 +261,11 @@ fn clashing_ids_renamed(mut revised: Plan, kept: &[Step]) -> Plan {
 /// Whether `step` finds something out: an agent step, or a call of a tool that
 /// only reads, locally or over the network (with these arguments, and the
 /// effect class the user's configuration gives it, as validation sees it).
-fn looks(ctx: &RunContext, step: &Step) -> bool {
+fn looks(setting: &Setting, step: &Step) -> bool {
     use crate::tools::Effect;
     match step.kind() {
         plan::StepKind::Agent(_) => true,
-        plan::StepKind::Tool(tool) => ctx.setting.tools.get(tool).is_some_and(|t| {
+        plan::StepKind::Tool(tool) => setting.tools.get(tool).is_some_and(|t| {
             matches!(
                 t.effect(&Value::Object(step.args.clone())),
                 Effect::ReadOnly | Effect::Network

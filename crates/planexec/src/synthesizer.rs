@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::context::RunContext;
+use crate::context::{ModelCalls, Setting};
 use crate::llm::{ChatRequest, LlmError, Message, Role};
 use crate::plan::{value_as_text, Step};
 
@@ -17,16 +17,22 @@ pub(crate) enum Joined {
     Replan(String),
 }
 
-pub(crate) async fn synthesize(ctx: &RunContext, task: &str, results: &[(Step, Value)]) -> Result<String, LlmError> {
-    let request = answer_request(ctx, task, results, "");
-    let response = ctx.calls.chat(request).await?;
+pub(crate) async fn synthesize(
+    calls: &ModelCalls,
+    setting: &Setting,
+    task: &str,
+    results: &[(Step, Value)],
+) -> Result<String, LlmError> {
+    let request = answer_request(setting, task, results, "");
+    let response = calls.chat(request).await?;
     Ok(response.content.unwrap_or_default().trim().to_string())
 }
 
 /// The joiner: answer from the results, or (with `may_replan`) reply
 /// `REPLAN: <what is missing>` to have the plan revised.
 pub(crate) async fn join(
-    ctx: &RunContext,
+    calls: &ModelCalls,
+    setting: &Setting,
     task: &str,
     results: &[(Step, Value)],
     may_replan: bool,
@@ -36,7 +42,7 @@ pub(crate) async fn join(
     } else {
         ""
     };
-    let response = ctx.calls.chat(answer_request(ctx, task, results, option)).await?;
+    let response = calls.chat(answer_request(setting, task, results, option)).await?;
     let text = response.content.unwrap_or_default().trim().to_string();
     match text.strip_prefix("REPLAN:") {
         Some(missing) if may_replan => Ok(Joined::Replan(missing.trim().to_string())),
@@ -55,13 +61,18 @@ pub(crate) struct Verdict {
 /// answer) does what `task` asks. A model's verdict: a run whose work
 /// plainly does not fit its task (a listing where a count is asked, text
 /// spelled backwards where lower case is) is not reported as a success.
-pub(crate) async fn check(ctx: &RunContext, task: &str, produced: &str) -> Result<Verdict, LlmError> {
+pub(crate) async fn check(
+    calls: &ModelCalls,
+    setting: &Setting,
+    task: &str,
+    produced: &str,
+) -> Result<Verdict, LlmError> {
     let instructions = "You are the checker: a run says it has done the task below. Look at what it produced and say whether it does exactly what the task asks: the right content, in the form the task asks for. Reply with only a JSON object: {\"done\": true, \"wrong\": \"\"} when it does, or {\"done\": false, \"wrong\": \"<what is wrong, in one sentence>\"} when it does not.";
     let mut request = ChatRequest::new(
         Role::Synthesizer,
         "",
         vec![
-            Message::system(ctx.setting.system()),
+            Message::system(setting.system()),
             Message::user(format!(
                 "{instructions}\n\nTask: {task}\n\nWhat the run produced:\n{produced}"
             )),
@@ -78,7 +89,7 @@ pub(crate) async fn check(ctx: &RunContext, task: &str, produced: &str) -> Resul
         strict: true,
     });
     request.max_tokens = Some(120);
-    let response = ctx.calls.chat(request).await?;
+    let response = calls.chat(request).await?;
     let text = response.content.unwrap_or_default();
     let verdict: Option<Value> = crate::json::parse_in_text(&text);
     Ok(match verdict {
@@ -99,10 +110,10 @@ pub(crate) async fn check(ctx: &RunContext, task: &str, produced: &str) -> Resul
     })
 }
 
-fn answer_request(ctx: &RunContext, task: &str, results: &[(Step, Value)], option: &str) -> ChatRequest {
+fn answer_request(setting: &Setting, task: &str, results: &[(Step, Value)], option: &str) -> ChatRequest {
     let mut context = format!("Task: {task}\n\nResults of the steps that were run:\n");
     for (step, output) in results {
-        let text = crate::text::cut_to_budget(&value_as_text(output), ctx.setting.options.result_budget);
+        let text = crate::text::cut_to_budget(&value_as_text(output), setting.options.result_budget);
         let text = text.trim();
         // Short results on one line, long ones below their step.
         let sep = if text.contains('\n') || text.len() > 80 {
@@ -119,6 +130,9 @@ fn answer_request(ctx: &RunContext, task: &str, results: &[(Step, Value)], optio
     ChatRequest::new(
         Role::Synthesizer,
         "",
-        vec![Message::system(ctx.setting.system_for(instructions)), Message::user(context)],
+        vec![
+            Message::system(setting.system_for(instructions)),
+            Message::user(context),
+        ],
     )
 }

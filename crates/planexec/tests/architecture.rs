@@ -102,3 +102,25 @@ fn the_run_loop_and_the_strategies_use_no_macros_and_only_strategy_names_its_var
         }
     }
 }
+
+#[test]
+fn the_run_context_is_four_parts_and_a_role_takes_only_the_parts_it_uses() {
+    let context = std::fs::read_to_string(Path::new(SRC).join("context.rs")).unwrap();
+    let start = context.find("pub(crate) struct RunContext {").expect("RunContext");
+    let body = &context[start..start + context[start..].find("\n}").expect("its end")];
+    let fields = body.lines().filter(|l| l.trim_start().starts_with("pub ")).count();
+    assert!(fields <= 4, "RunContext has {fields} fields");
+    // Roles that never confirm, steer or record a step take the parts, not the whole.
+    for file in [
+        "synthesizer.rs",
+        "replanner.rs",
+        "executor/expected.rs",
+        "strategy/react.rs",
+    ] {
+        let text = code(&std::fs::read_to_string(Path::new(SRC).join(file)).unwrap());
+        assert!(
+            !text.contains("ctx: &RunContext"),
+            "{file} takes the whole RunContext: pass the parts it uses"
+        );
+    }
+}

@@ -20,7 +20,11 @@ pub fn broken_links(page: &Path) -> Vec<String> {
             Some((p, a)) => (p, Some(a)),
             None => (target.as_str(), None),
         };
-        let file: PathBuf = if path.is_empty() { page.to_path_buf() } else { dir.join(path) };
+        let file: PathBuf = if path.is_empty() {
+            page.to_path_buf()
+        } else {
+            dir.join(path)
+        };
         if !file.exists() {
             out.push(format!("{}: {target}: no such file", page.display()));
             continue;
@@ -29,7 +33,11 @@ pub fn broken_links(page: &Path) -> Vec<String> {
         let is_markdown = file.extension().is_some_and(|e| e == "md");
         let headings = anchors(&std::fs::read_to_string(&file).unwrap_or_default());
         if is_markdown && !headings.contains(anchor) {
-            out.push(format!("{}: {target}: no heading with that anchor in {}", page.display(), file.display()));
+            out.push(format!(
+                "{}: {target}: no heading with that anchor in {}",
+                page.display(),
+                file.display()
+            ));
         }
     }
     out

@@ -36,7 +36,10 @@ fn every_guide_page_is_linked_from_the_guides_index() {
     for page in pages().iter().skip(1) {
         let name = page.file_name().unwrap().to_string_lossy().to_string();
         if name != "README.md" {
-            assert!(index.contains(&format!("]({name})")), "docs/README.md does not link {name}");
+            assert!(
+                index.contains(&format!("]({name})")),
+                "docs/README.md does not link {name}"
+            );
         }
     }
 }
@@ -45,7 +48,10 @@ fn every_guide_page_is_linked_from_the_guides_index() {
 fn the_readme_is_a_front_door_with_its_two_commands() {
     let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
     let lines = readme.lines().count();
-    assert!(lines <= 300, "README.md has {lines} lines: move detail to a page of docs/");
+    assert!(
+        lines <= 300,
+        "README.md has {lines} lines: move detail to a page of docs/"
+    );
     for marker in ["<!-- main-command -->", "<!-- test-command -->"] {
         assert!(readme.contains(marker), "README.md lost {marker}");
     }

@@ -19,7 +19,7 @@ use serde_json::Value;
 use super::{call_checked, step_context, Tally};
 use crate::agents::AgentProfile;
 use crate::calls::{self, Reply};
-use crate::context::RunContext;
+use crate::context::{Control, ModelCalls, Recording, RunContext, Setting};
 use crate::events::Event;
 use crate::llm::{ChatRequest, Message, Role, ToolCall, ToolChoice};
 use crate::plan::{self, Plan, Step};
@@ -54,8 +54,9 @@ pub(super) struct AgentLoop<'a> {
 }
 
 /// The run's tools that `profile` may call.
-pub(super) fn tools_of(ctx: &RunContext, profile: &AgentProfile) -> Vec<Arc<ToolEntry>> {
-    ctx.setting.tools
+pub(super) fn tools_of(setting: &Setting, profile: &AgentProfile) -> Vec<Arc<ToolEntry>> {
+    setting
+        .tools
         .entries()
         .into_iter()
         .filter(|e| profile.allows(e.tool.name()))
@@ -75,8 +76,8 @@ pub(super) async fn run(
         let known: Vec<&str> = ctx.setting.options.agents.iter().map(|a| a.name.as_str()).collect();
         format!("there is no agent `{name}` (agents: {})", known.join(", "))
     })?;
-    let tools = tools_of(ctx, &profile);
-    let opening = opening(ctx, plan, step, deps, &profile, &tools);
+    let tools = tools_of(&ctx.setting, &profile);
+    let opening = opening(&ctx.setting, plan, step, deps, &profile, &tools);
     let agent = AgentLoop {
         profile,
         tools,
@@ -115,7 +116,8 @@ pub(super) async fn run_loop(
         // model otherwise answers from its guess.
         let must_call = may_call && turn == 1;
         let response = ask_anew(
-            ctx,
+            &ctx.calls,
+            &ctx.setting,
             step,
             profile,
             (&history, &offered_on(turn, finish, &tools), failed),
@@ -124,7 +126,7 @@ pub(super) async fn run_loop(
         )
         .await?;
         let reply = calls::reply_of(&response);
-        if makes_the_failed_call(ctx, &reply, failed) {
+        if makes_the_failed_call(&ctx.setting, &reply, failed) {
             told_failed_call = told_again(&mut history, &reply, told_failed_call, name)?;
             continue;
         }
@@ -254,10 +256,11 @@ fn told_again(history: &mut Vec<Message>, reply: &Reply, told: bool, name: &str)
 
 /// Whether `reply` is the call that failed (tool and arguments), which a
 /// recovery must not make again.
-fn makes_the_failed_call(ctx: &RunContext, reply: &Reply, failed: FailedCall<'_>) -> bool {
+fn makes_the_failed_call(setting: &Setting, reply: &Reply, failed: FailedCall<'_>) -> bool {
     match (reply, failed) {
         (Reply::Call(call), Some((tool, args))) => {
-            calls::real_name(&ctx.setting.tools.names(), &call.name).as_deref() == Some(tool) && args.contains(&&call.arguments)
+            calls::real_name(&setting.tools.names(), &call.name).as_deref() == Some(tool)
+                && args.contains(&&call.arguments)
         }
         _ => false,
     }
@@ -273,19 +276,20 @@ pub(super) type FailedCall<'a> = Option<(&'a str, [&'a Value; 2])>;
 /// result again, and a small model decoding greedily repeats itself from
 /// the same history.
 async fn ask_anew(
-    ctx: &RunContext,
+    calls: &ModelCalls,
+    setting: &Setting,
     step: &Step,
     profile: &AgentProfile,
     (history, tools, failed): (&[Message], &[Arc<ToolEntry>], FailedCall<'_>),
     (may_call, must_call): (bool, bool),
     tally: &mut Tally,
 ) -> Result<crate::llm::ChatResponse, String> {
-    let mut response = ask(ctx, step, profile, history, tools, (may_call, must_call, 0), tally).await?;
+    let mut response = ask(calls, step, profile, history, tools, (may_call, must_call, 0), tally).await?;
     for resample in 1..=RESAMPLES {
         let reply = calls::reply_of(&response);
         let repeats = match &reply {
             Reply::Call(call) => {
-                tally.calls.iter().any(|c| same_args(c, call)) || makes_the_failed_call(ctx, &reply, failed)
+                tally.calls.iter().any(|c| same_args(c, call)) || makes_the_failed_call(setting, &reply, failed)
             }
             _ => false,
         };
@@ -293,7 +297,7 @@ async fn ask_anew(
             break;
         }
         response = ask(
-            ctx,
+            calls,
             step,
             profile,
             history,
@@ -593,14 +597,14 @@ fn same_call(done: &StepResult, call: &ToolCall) -> bool {
 /// The loop's first messages: its instructions, then the goal, the step and
 /// what its dependencies found. The tools go as native function tools.
 fn opening(
-    ctx: &RunContext,
+    setting: &Setting,
     plan: &Plan,
     step: &Step,
     deps: &DependencyOutputs,
     profile: &AgentProfile,
     tools: &[Arc<ToolEntry>],
 ) -> Vec<Message> {
-    let mode = match ctx.setting.options.mode {
+    let mode = match setting.options.mode {
         Mode::Plan => "\nThis run is in plan mode: only read-only tools run; the runtime refuses any other.",
         Mode::Ask | Mode::Auto => "",
     };
@@ -608,7 +612,7 @@ fn opening(
         Message::system(format!("{}{mode}", profile.instructions)),
         Message::user(format!(
             "{}\nYour tools:\n{}\nDo this step with your tools: you see nothing of the workspace until a tool shows it to you. When it is done, reply with its result in plain text.",
-            step_context(ctx, plan, step, deps),
+            step_context(setting, plan, step, deps),
             crate::prompt::tool_lines(tools)
         )),
     ]
@@ -617,7 +621,7 @@ fn opening(
 /// One turn of the loop. With `may_call` false the model must answer; a
 /// `resample` above 0 asks the turn again with rising temperature.
 async fn ask(
-    ctx: &RunContext,
+    calls: &ModelCalls,
     step: &Step,
     profile: &AgentProfile,
     history: &[Message],
@@ -647,7 +651,8 @@ async fn ask(
     };
     tally.model_calls += 1;
     tally.attempts += 1;
-    ctx.calls.chat_on(profile.model.as_ref(), request)
+    calls
+        .chat_on(profile.model.as_ref(), request)
         .await
         .map_err(|e| e.to_string())
 }
@@ -703,7 +708,7 @@ async fn call_tool(
     };
     let Some(tool) = calls::real_name(&all, &call.name) else {
         let message = format!("there is no tool `{}` (you may use: {})", call.name, mine());
-        return Ok(refused(ctx, step, &call_id, &call.name, args, message, tally).await);
+        return Ok(refused(&ctx.recording, step, &call_id, &call.name, args, message, tally).await);
     };
     let Some(entry) = reach.tools.iter().find(|t| t.tool.name() == tool).cloned() else {
         let message = format!(
@@ -711,7 +716,7 @@ async fn call_tool(
             reach.profile.name,
             mine()
         );
-        return Ok(refused(ctx, step, &call_id, &tool, args, message, tally).await);
+        return Ok(refused(&ctx.recording, step, &call_id, &tool, args, message, tally).await);
     };
     let args = match args {
         // `{{s1}}` of a dependency is its result (a recovery copies the
@@ -721,24 +726,45 @@ async fn call_tool(
             Ok(resolved) => Value::Object(resolved),
             Err(e) => {
                 let message = format!("{e}: use only the results shown above");
-                return Ok(refused(ctx, step, &call_id, &tool, Value::Object(map), message, tally).await);
+                return Ok(refused(
+                    &ctx.recording,
+                    step,
+                    &call_id,
+                    &tool,
+                    Value::Object(map),
+                    message,
+                    tally,
+                )
+                .await);
             }
         },
         Value::Null => Value::Object(Default::default()),
         other => {
             let message = format!("the arguments of `{tool}` must be a JSON object, not {other}");
-            return Ok(refused(ctx, step, &call_id, &tool, other, message, tally).await);
+            return Ok(refused(&ctx.recording, step, &call_id, &tool, other, message, tally).await);
         }
     };
     if let Some(recorded) = ctx.recording.journal.replay(&step.id, &tool, &args) {
-        return Ok(replayed(ctx, step, &call_id, recorded, tally));
+        return Ok(replayed(&ctx.setting, &ctx.recording, step, &call_id, recorded, tally));
     }
-    let record = execute(ctx, step, &call_id, &entry, args.clone(), tally).await?;
+    let record = execute(
+        &ctx.setting,
+        &ctx.recording,
+        &ctx.control,
+        step,
+        InnerCall {
+            id: &call_id,
+            entry: &entry,
+            args: args.clone(),
+        },
+        tally,
+    )
+    .await?;
     let mut error = record.error.clone().filter(|_| !record.succeeded());
     if let Some(only) = error
         .as_deref()
         .filter(|_| reach.guesses)
-        .and_then(|e| the_one_file_instead(ctx, &entry, &args, e))
+        .and_then(|e| the_one_file_instead(&ctx.setting, &entry, &args, e))
     {
         tally.calls.push(record);
         return read_the_one_file(ctx, step, &entry, args, &only, tally).await;
@@ -755,7 +781,9 @@ async fn call_tool(
     }
     let shown = match (&error, &record.output) {
         (Some(e), _) => format!("error: {e}"),
-        (None, Some(output)) => crate::text::cut_to_budget(&plan::value_as_text(output), ctx.setting.options.dependency_budget),
+        (None, Some(output)) => {
+            crate::text::cut_to_budget(&plan::value_as_text(output), ctx.setting.options.dependency_budget)
+        }
         (None, None) => String::new(),
     };
     tally.calls.push(record);
@@ -767,11 +795,11 @@ async fn call_tool(
 /// (`data/0.txt` for "the one file under data/") gets that file read for
 /// it, marked as such, rather than a listing the 0.5B model read past and
 /// guessed again. Only read-only calls: a write keeps to the name it gave.
-fn the_one_file_instead(ctx: &RunContext, entry: &ToolEntry, args: &Value, error: &str) -> Option<String> {
+fn the_one_file_instead(setting: &Setting, entry: &ToolEntry, args: &Value, error: &str) -> Option<String> {
     if entry.declared_effect() != crate::tools::Effect::ReadOnly || !error.contains("does not exist") {
         return None;
     }
-    ctx.setting.tools.workspace()?.only_file_beside(args.get("path")?.as_str()?)
+    setting.tools.workspace()?.only_file_beside(args.get("path")?.as_str()?)
 }
 
 /// The call again, with `only` as its path; shown to the loop as what was
@@ -788,7 +816,19 @@ async fn read_the_one_file(
     args["path"] = Value::String(only.to_string());
     let call_id = inner_call_id(&step.id, tally.calls.len() + 1);
     ctx.calls.budget.check_step(&call_id)?;
-    let record = execute(ctx, step, &call_id, entry, args, tally).await?;
+    let record = execute(
+        &ctx.setting,
+        &ctx.recording,
+        &ctx.control,
+        step,
+        InnerCall {
+            id: &call_id,
+            entry,
+            args,
+        },
+        tally,
+    )
+    .await?;
     let error = record.error.clone().filter(|_| !record.succeeded());
     let shown = match (&error, &record.output) {
         (Some(e), _) => format!("error: `{guessed}` does not exist, and {only}, the one file beside it: {e}"),
@@ -808,7 +848,7 @@ async fn read_the_one_file(
 /// arguments): recorded and shown like any failed call, so the report says
 /// what the loop tried, and told to the loop so it can recover.
 async fn refused(
-    ctx: &RunContext,
+    recording: &Recording,
     step: &Step,
     call_id: &str,
     tool: &str,
@@ -817,7 +857,7 @@ async fn refused(
     tally: &mut Tally,
 ) -> (String, Option<String>) {
     let now = now_ms();
-    ctx.recording.events.emit(Event::AgentCallFinished {
+    recording.events.emit(Event::AgentCallFinished {
         step_id: step.id.clone(),
         call_id: call_id.to_string(),
         tool: tool.to_string(),
@@ -841,15 +881,16 @@ async fn refused(
         calls: Vec::new(),
         refused: false,
     };
-    let seq = ctx.recording.ledger.next_step_seq();
-    ctx.recording.ledger.step_finished(seq, tally.version, &record).await;
+    let seq = recording.ledger.next_step_seq();
+    recording.ledger.step_finished(seq, tally.version, &record).await;
     tally.calls.push(record);
     (format!("error: {message}"), Some(message))
 }
 
 /// A call that ran in an earlier session: its recorded result, not a second run.
 fn replayed(
-    ctx: &RunContext,
+    setting: &Setting,
+    recording: &Recording,
     step: &Step,
     call_id: &str,
     recorded: StepResult,
@@ -857,7 +898,7 @@ fn replayed(
 ) -> (String, Option<String>) {
     let output = crate::journal::replayed_output(&recorded);
     let tool = recorded.tool.clone().unwrap_or_default();
-    ctx.recording.events.emit(Event::AgentCallFinished {
+    recording.events.emit(Event::AgentCallFinished {
         step_id: step.id.clone(),
         call_id: call_id.to_string(),
         tool,
@@ -866,7 +907,7 @@ fn replayed(
         summary: crate::text::one_line(&plan::value_as_text(&output), 100),
         replayed: true,
     });
-    let shown = crate::text::cut_to_budget(&plan::value_as_text(&output), ctx.setting.options.dependency_budget);
+    let shown = crate::text::cut_to_budget(&plan::value_as_text(&output), setting.options.dependency_budget);
     tally.calls.push(StepResult {
         id: call_id.to_string(),
         ..recorded
@@ -874,16 +915,28 @@ fn replayed(
     (shown, None)
 }
 
+/// One call an agent step makes: its id (`s2.1`), the tool and the arguments.
+struct InnerCall<'a> {
+    id: &'a str,
+    entry: &'a ToolEntry,
+    args: Value,
+}
+
 /// Check, confirm and run one inner call, recorded in the ledger (a side
 /// effect's start before the tool runs) and shown as events.
 async fn execute(
-    ctx: &RunContext,
+    setting: &Setting,
+    recording: &Recording,
+    control: &Control,
     step: &Step,
-    call_id: &str,
-    entry: &ToolEntry,
-    args: Value,
+    call: InnerCall<'_>,
     tally: &mut Tally,
 ) -> Result<StepResult, String> {
+    let InnerCall {
+        id: call_id,
+        entry,
+        args,
+    } = call;
     let tool = entry.tool.name().to_string();
     // The call as a step of its own, for the approver and the ledger.
     let as_step = Step {
@@ -895,9 +948,9 @@ async fn execute(
         depends_on: Vec::new(),
         expected: None,
     };
-    let seq = ctx.recording.ledger.next_step_seq();
+    let seq = recording.ledger.next_step_seq();
     let started_at = now_ms();
-    if ctx.recording.ledger.is_enabled() && !entry.idempotent() {
+    if recording.ledger.is_enabled() && !entry.idempotent() {
         let start = StepStart {
             seq,
             plan_version: tally.version,
@@ -907,25 +960,25 @@ async fn execute(
             args: Some(args.clone()),
             started_at,
         };
-        if !ctx.recording.ledger.step_started(&start).await {
+        if !recording.ledger.step_started(&start).await {
             return Err("not run: the ledger could not record the start of a call with side effects".to_string());
         }
     }
-    ctx.recording.events.emit(Event::AgentCallStarted {
+    recording.events.emit(Event::AgentCallStarted {
         step_id: step.id.clone(),
         call_id: call_id.to_string(),
         tool: tool.clone(),
         args: args.clone(),
     });
     let mut inner = Tally::default();
-    let outcome = call_checked(ctx, &as_step, entry, args.clone(), &mut inner).await;
+    let outcome = call_checked(setting, recording, control, &as_step, entry, args.clone(), &mut inner).await;
     tally.attempts += inner.attempts;
     let finished_at = now_ms();
     let (status, output, error) = match outcome {
         Ok(output) => (StepStatus::Succeeded, Some(output), None),
         Err(e) => (StepStatus::Failed, None, Some(e.message)),
     };
-    ctx.recording.events.emit(Event::AgentCallFinished {
+    recording.events.emit(Event::AgentCallFinished {
         step_id: step.id.clone(),
         call_id: call_id.to_string(),
         tool: tool.clone(),
@@ -952,6 +1005,6 @@ async fn execute(
         calls: Vec::new(),
         refused: false,
     };
-    ctx.recording.ledger.step_finished(seq, tally.version, &record).await;
+    recording.ledger.step_finished(seq, tally.version, &record).await;
     Ok(record)
 }

@@ -4,12 +4,13 @@
 use serde_json::{json, Map, Value};
 
 use super::Tally;
-use crate::context::RunContext;
+use crate::context::{ModelCalls, Setting};
 use crate::llm::{ChatRequest, JsonSchemaFormat, Message, Role};
 use crate::plan::{self, Plan, Step};
 
 pub(super) async fn check_expected(
-    ctx: &RunContext,
+    calls: &ModelCalls,
+    setting: &Setting,
     plan: &Plan,
     step: &Step,
     expected: &str,
@@ -21,13 +22,13 @@ pub(super) async fn check_expected(
         plan.goal,
         step.id,
         step.description,
-        crate::text::cut_to_budget(&plan::value_as_text(output), ctx.setting.options.dependency_budget)
+        crate::text::cut_to_budget(&plan::value_as_text(output), setting.options.dependency_budget)
     );
     let mut request = ChatRequest::new(
         Role::Executor,
         "",
         vec![
-            Message::system(ctx.setting.system()),
+            Message::system(setting.system()),
             Message::user(format!(
                 "You are the checker: decide whether a step's result meets what was expected of it. Be strict about facts, lenient about wording.\n\n{prompt}"
             )),
@@ -45,7 +46,7 @@ pub(super) async fn check_expected(
         strict: true,
     });
     tally.model_calls += 1;
-    let response = match ctx.calls.chat(request).await {
+    let response = match calls.chat(request).await {
         Ok(r) => r,
         // The tool has run: failing the step would have a resume run it again.
         Err(crate::llm::LlmError::BudgetExhausted(reason)) => {

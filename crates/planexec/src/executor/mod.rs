@@ -15,7 +15,7 @@ mod recover;
 
 use serde_json::{Map, Value};
 
-use crate::context::RunContext;
+use crate::context::{Control, ModelCalls, Recording, RunContext, Setting};
 use crate::events::Event;
 use crate::llm::{ChatRequest, Message, Role};
 use crate::plan::{self, Plan, Step, StepKind};
@@ -104,10 +104,15 @@ async fn execute_step(ctx: &RunContext, plan: &Plan, version: u32, step: Step, d
         ..Tally::default()
     };
     // Confirmation waits for a person, so it happens before the step's clock starts.
-    let outcome = match confirm(ctx, &step, &deps, &mut tally).await {
+    let outcome = match confirm(&ctx.setting, &ctx.control, &step, &deps, &mut tally).await {
         Err(e) => Err(e),
         Ok(()) => {
-            match tokio::time::timeout(ctx.setting.options.step_timeout, run(ctx, plan, &step, &deps, &mut tally)).await {
+            match tokio::time::timeout(
+                ctx.setting.options.step_timeout,
+                run(ctx, plan, &step, &deps, &mut tally),
+            )
+            .await
+            {
                 Ok(outcome) => outcome,
                 Err(_) => Err(format!("timed out after {:?}", ctx.setting.options.step_timeout)),
             }
@@ -164,15 +169,21 @@ async fn execute_step(ctx: &RunContext, plan: &Plan, version: u32, step: Step, d
 /// Settle the mode's question for the planned call before the step's clock
 /// starts, since a confirmation waits for a person. Calls whose arguments are
 /// only known later (a model repaired them) are settled in [`call_checked`].
-async fn confirm(ctx: &RunContext, step: &Step, deps: &DependencyOutputs, tally: &mut Tally) -> Result<(), String> {
-    let Some(entry) = step.tool.as_deref().and_then(|t| ctx.setting.tools.get(t)) else {
+async fn confirm(
+    setting: &Setting,
+    control: &Control,
+    step: &Step,
+    deps: &DependencyOutputs,
+    tally: &mut Tally,
+) -> Result<(), String> {
+    let Some(entry) = step.tool.as_deref().and_then(|t| setting.tools.get(t)) else {
         return Ok(());
     };
     if unknown_input(step, deps).is_some() {
         return Ok(()); // nothing to confirm: the call fails in `run`
     }
     match resolve_for(&entry, &step.args, &|id| dep_output(deps, id)) {
-        Ok(args) => permit(ctx, step, &entry, &Value::Object(args), tally)
+        Ok(args) => permit(setting, control, step, &entry, &Value::Object(args), tally)
             .await
             .map_err(|e| {
                 tally.refused = true;
@@ -195,7 +206,8 @@ fn because(entry: &ToolEntry, args: &Value) -> String {
 /// The run's mode decides whether this call may run: run it, refuse it, or ask
 /// the approver with the resolved arguments. Every tool call passes here.
 async fn permit(
-    ctx: &RunContext,
+    setting: &Setting,
+    control: &Control,
     step: &Step,
     entry: &ToolEntry,
     args: &Value,
@@ -203,16 +215,16 @@ async fn permit(
 ) -> Result<(), ToolError> {
     let name = entry.tool.name();
     let effect = entry.effect(args);
-    match ctx.setting.options.permission(name, effect) {
+    match setting.options.permission(name, effect) {
         Permission::Run => Ok(()),
         Permission::Refuse => Err(ToolError::denied(format!(
             "refused to run `{name}`, which {effect}{}: this run is in plan mode, where only read-only tools run",
             because(entry, args)
         ))),
         Permission::Confirm if tally.confirmed.as_ref() == Some(args) => Ok(()),
-        Permission::Confirm if ctx.control.inbox.is_approved(&step.id, args) => Ok(()),
-        Permission::Confirm if ctx.control.approver.decides_later() => {
-            ctx.control.inbox.pause(crate::store::Waiting::Step {
+        Permission::Confirm if control.inbox.is_approved(&step.id, args) => Ok(()),
+        Permission::Confirm if control.approver.decides_later() => {
+            control.inbox.pause(crate::store::Waiting::Step {
                 plan_version: tally.version,
                 step_id: step.id.clone(),
                 tool: name.to_string(),
@@ -223,7 +235,7 @@ async fn permit(
             )))
         }
         Permission::Confirm => {
-            if ctx.control.approver.confirm_step(step, args, effect).await {
+            if control.approver.confirm_step(step, args, effect).await {
                 tally.confirmed = Some(args.clone());
                 Ok(())
             } else {
@@ -251,14 +263,14 @@ async fn run(
     };
     let output = match step.kind() {
         StepKind::Reasoning if !models => return Err(no_model("a reasoning")),
-        StepKind::Reasoning => reason(ctx, plan, step, deps, tally).await?,
+        StepKind::Reasoning => reason(&ctx.calls, &ctx.setting, plan, step, deps, tally).await?,
         StepKind::Agent(_) if !models => return Err(no_model("an agent")),
         StepKind::Agent(agent) => agent_step::run(ctx, plan, step, agent, deps, tally).await?,
         StepKind::Tool(name) => call_tool(ctx, plan, step, name, deps, tally).await?,
     };
     if let (Some(expected), true) = (&step.expected, models) {
         tally.output = Some(output.clone());
-        expected::check_expected(ctx, plan, step, expected, &output, tally).await?;
+        expected::check_expected(&ctx.calls, &ctx.setting, plan, step, expected, &output, tally).await?;
     }
     Ok(output)
 }
@@ -285,18 +297,26 @@ async fn call_tool(
     let direct = match resolve_for(&entry, &step.args, &|id| dep_output(deps, id)) {
         Ok(args) => {
             tally.args = Some(Value::Object(args.clone()));
-            call_checked(ctx, step, &entry, Value::Object(args), tally)
-                .await
-                .and_then(|output| match empty_and_written(ctx, plan, step, &output) {
-                    Some(why) => Err(ToolError::new(ToolErrorKind::NotFound, why)),
-                    None => Ok(output),
-                })
+            call_checked(
+                &ctx.setting,
+                &ctx.recording,
+                &ctx.control,
+                step,
+                &entry,
+                Value::Object(args),
+                tally,
+            )
+            .await
+            .and_then(|output| match empty_and_written(&ctx.setting, plan, step, &output) {
+                Some(why) => Err(ToolError::new(ToolErrorKind::NotFound, why)),
+                None => Ok(output),
+            })
         }
         Err(e) => Err(ToolError::invalid_args(e.to_string())),
     };
     match direct {
         Ok(v) => Ok(v),
-        Err(e) if recover::recoverable(ctx, plan, &called(step, tally), &e) => {
+        Err(e) if recover::recoverable(&ctx.setting, plan, &called(step, tally), &e) => {
             let args = called(step, tally);
             recover::recover(ctx, plan, step, &entry, deps, (&args, &e), tally).await
         }
@@ -311,12 +331,12 @@ async fn call_tool(
 /// (a glob or a search that matched nothing) and a step of `plan` with side
 /// effects would write it on. Written, it would make an empty file that
 /// looks like the work was done.
-fn empty_and_written(ctx: &RunContext, plan: &Plan, step: &Step, output: &Value) -> Option<String> {
+fn empty_and_written(setting: &Setting, plan: &Plan, step: &Step, output: &Value) -> Option<String> {
     if !result::is_empty_output(output) {
         return None;
     }
     let writer = plan.steps.iter().find(|s| {
-        s.tool.as_deref().is_some_and(|t| ctx.setting.tools.has_side_effects(t))
+        s.tool.as_deref().is_some_and(|t| setting.tools.has_side_effects(t))
             && plan::step_references(s).iter().any(|(_, r)| r.step == step.id)
     })?;
     Some(format!(
@@ -366,7 +386,9 @@ fn resolve_for(
 /// Validate resolved arguments, ask the mode, then call the tool, retrying
 /// retryable errors. The output comes back within the run's output caps.
 async fn call_checked(
-    ctx: &RunContext,
+    setting: &Setting,
+    recording: &Recording,
+    control: &Control,
     step: &Step,
     entry: &ToolEntry,
     args: Value,
@@ -380,16 +402,16 @@ async fn call_checked(
             problems.join("; ")
         )));
     }
-    permit(ctx, step, entry, &args, tally).await?;
+    permit(setting, control, step, entry, &args, tally).await?;
     let mut retry = 0;
     loop {
         tally.attempts += 1;
         match entry.tool.call(args.clone()).await {
-            Ok(v) => return Ok(output::cap_value(v, ctx.setting.options.output_caps)),
-            Err(e) if e.kind == ToolErrorKind::Retryable && retry < ctx.setting.options.tool_retries => {
-                let delay = ctx.setting.options.retry_backoff.saturating_mul(1 << retry.min(10));
+            Ok(v) => return Ok(output::cap_value(v, setting.options.output_caps)),
+            Err(e) if e.kind == ToolErrorKind::Retryable && retry < setting.options.tool_retries => {
+                let delay = setting.options.retry_backoff.saturating_mul(1 << retry.min(10));
                 retry += 1;
-                ctx.recording.events.emit(Event::StepRetried {
+                recording.events.emit(Event::StepRetried {
                     step_id: step.id.clone(),
                     attempt: tally.attempts + 1,
                     error: e.message.clone(),
@@ -408,12 +430,12 @@ fn called(step: &Step, tally: &Tally) -> Value {
 }
 
 /// What the executor model sees of a step: the goal, the step, its dependencies' results.
-fn step_context(ctx: &RunContext, plan: &Plan, step: &Step, deps: &DependencyOutputs) -> String {
-    context_with(ctx, plan, step, deps, false)
+fn step_context(setting: &Setting, plan: &Plan, step: &Step, deps: &DependencyOutputs) -> String {
+    context_with(setting, plan, step, deps, false)
 }
 
 /// [`step_context`], with a text result's lines numbered when `numbered`.
-fn context_with(ctx: &RunContext, plan: &Plan, step: &Step, deps: &DependencyOutputs, numbered: bool) -> String {
+fn context_with(setting: &Setting, plan: &Plan, step: &Step, deps: &DependencyOutputs, numbered: bool) -> String {
     let mut text = format!(
         "Goal of the whole task: {}\n\nThis step: [{}] {}\n",
         plan.goal, step.id, step.description
@@ -425,7 +447,7 @@ fn context_with(ctx: &RunContext, plan: &Plan, step: &Step, deps: &DependencyOut
         text.push_str("\nResults of the steps it depends on:\n");
         for (id, output) in deps {
             let description = plan.step(id).map(|s| s.description.as_str()).unwrap_or("");
-            let result = crate::text::cut_to_budget(&plan::value_as_text(output), ctx.setting.options.dependency_budget);
+            let result = crate::text::cut_to_budget(&plan::value_as_text(output), setting.options.dependency_budget);
             match numbered.then(|| numbered_lines(&result)).flatten() {
                 Some((lines, count)) => text.push_str(&format!(
                     "[{id}] {description} ({count} lines, numbered here; the numbers are not part of the text):\n{lines}\n\n"
@@ -469,7 +491,8 @@ const EXECUTOR_ROLE: &str = "You are the executor: carry out exactly one step of
 
 /// A reasoning step: the model's reply is the step's output.
 async fn reason(
-    ctx: &RunContext,
+    calls: &ModelCalls,
+    setting: &Setting,
     plan: &Plan,
     step: &Step,
     deps: &DependencyOutputs,
@@ -477,21 +500,21 @@ async fn reason(
 ) -> Result<Value, String> {
     let prompt = format!(
         "{}\nReply with only the result of this step: just the value or text it asks for, with no explanation and no JSON wrapper (JSON only if the step asks for structured data).",
-        context_with(ctx, plan, step, deps, true)
+        context_with(setting, plan, step, deps, true)
     );
-    for _ in 0..ctx.setting.options.executor_max_turns.max(1) {
+    for _ in 0..setting.options.executor_max_turns.max(1) {
         let mut request = ChatRequest::new(
             Role::Executor,
             "",
             vec![
-                Message::system(ctx.setting.system()),
+                Message::system(setting.system()),
                 Message::user(format!("{EXECUTOR_ROLE}\n\n{prompt}")),
             ],
         );
         request.step_id = Some(step.id.clone());
         tally.model_calls += 1;
         tally.attempts += 1;
-        let response = ctx.calls.chat(request).await.map_err(|e| e.to_string())?;
+        let response = calls.chat(request).await.map_err(|e| e.to_string())?;
         let text = response.content.unwrap_or_default();
         let text = without_line_numbers(&text);
         if !text.trim().is_empty() {

@@ -25,7 +25,7 @@ use serde_json::Value;
 
 use super::agent_step::{self, AgentLoop, Finish};
 use super::{step_context, Tally};
-use crate::context::RunContext;
+use crate::context::{RunContext, Setting};
 use crate::events::Event;
 use crate::llm::Message;
 use crate::plan::{Plan, Step};
@@ -34,9 +34,9 @@ use crate::schedule::DependencyOutputs;
 use crate::tools::{Effect, ToolEntry, ToolError, ToolErrorKind};
 
 /// Whether a failed call (with `args`) of a tool step goes to a recovery loop.
-pub(super) fn recoverable(ctx: &RunContext, plan: &Plan, args: &Value, error: &ToolError) -> bool {
-    ctx.setting.options.recover == Recover::Agent
-        && ctx.setting.options.strategy.profile().runs_models_between_tools
+pub(super) fn recoverable(setting: &Setting, plan: &Plan, args: &Value, error: &ToolError) -> bool {
+    setting.options.recover == Recover::Agent
+        && setting.options.strategy.profile().runs_models_between_tools
         && matches!(
             error.kind,
             ToolErrorKind::InvalidArgs | ToolErrorKind::NotFound | ToolErrorKind::Failed
@@ -75,9 +75,9 @@ pub(super) async fn recover(
         tool: tool.to_string(),
         error: error.message.clone(),
     });
-    let tools = tools_of_kind(ctx, &profile, entry);
+    let tools = tools_of_kind(&ctx.setting, &profile, entry);
     let opening = opening(
-        ctx,
+        &ctx.setting,
         plan,
         step,
         deps,
@@ -106,9 +106,9 @@ pub(super) async fn recover(
 
 /// The tools a recovery of a call of `entry` may use: those that only read,
 /// and those with its effect class, as far as `profile` allows them.
-fn tools_of_kind(ctx: &RunContext, profile: &crate::AgentProfile, entry: &ToolEntry) -> Vec<Arc<ToolEntry>> {
+fn tools_of_kind(setting: &Setting, profile: &crate::AgentProfile, entry: &ToolEntry) -> Vec<Arc<ToolEntry>> {
     let kind = entry.declared_effect();
-    agent_step::tools_of(ctx, profile)
+    agent_step::tools_of(setting, profile)
         .into_iter()
         .filter(|e| matches!(e.declared_effect(), Effect::ReadOnly) || e.declared_effect() == kind)
         .collect()
@@ -119,7 +119,7 @@ fn tools_of_kind(ctx: &RunContext, profile: &crate::AgentProfile, entry: &ToolEn
 /// already); the profile's instructions, the step, the failed call and the
 /// tools it may use follow.
 fn opening(
-    ctx: &RunContext,
+    setting: &Setting,
     plan: &Plan,
     step: &Step,
     deps: &DependencyOutputs,
@@ -137,11 +137,11 @@ fn opening(
         format!("with {written}, which with the results put in was {args},")
     };
     vec![
-        Message::system(ctx.setting.system()),
+        Message::system(setting.system()),
         Message::user(format!(
             "You are the executor, recovering one step. {}\n\n{}\nThe plan called `{tool}` {call} and it failed:\n{error}\n\nYour tools: {}. The step is done when a call of `{tool}` succeeds; its result is the step's result. Call `{tool}` now with corrected arguments, writing the values themselves where the error is in them. If the step cannot be done, say why in one sentence instead of calling a tool.",
             instructions,
-            step_context(ctx, plan, step, deps),
+            step_context(setting, plan, step, deps),
             names.join(", ")
         )),
     ]

@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::context::RunContext;
+use crate::context::{Control, RunContext};
 use crate::events::Event;
 use crate::ledger;
 use crate::plan::{Plan, Step};
@@ -204,8 +204,8 @@ impl Run {
     }
 
     /// `fut`, unless the run is stopped first.
-    pub async fn guard<T>(ctx: &RunContext, fut: impl std::future::Future<Output = T>) -> Result<T, Exit> {
-        ctx.control.stop.guard(fut).await.ok_or(Exit::Stopped)
+    pub async fn guard<T>(control: &Control, fut: impl std::future::Future<Output = T>) -> Result<T, Exit> {
+        control.stop.guard(fut).await.ok_or(Exit::Stopped)
     }
 
     /// The status, answer and error an outcome comes to.
@@ -223,7 +223,10 @@ impl Run {
                 Some(format!("waits for {}", waiting.describe())),
             ),
             // A ledger that cannot be written is the problem to fix, whatever the budget says.
-            Err(Exit::Stopped) => match (self.ctx.recording.ledger.failure(), self.ctx.control.inbox.cancelled_by()) {
+            Err(Exit::Stopped) => match (
+                self.ctx.recording.ledger.failure(),
+                self.ctx.control.inbox.cancelled_by(),
+            ) {
                 (Some(e), _) => (RunStatus::Failed, None, Some(ledger::failure_message(&e, &self.id))),
                 (None, Some(by)) => (RunStatus::Interrupted, None, Some(format!("cancelled by {by}"))),
                 (None, None) => budget_or(RunStatus::Interrupted, "interrupted".to_string()),

@@ -150,7 +150,11 @@ pub(crate) async fn settle_inflight(run: &mut Run, decided: Vec<(StoredStep, boo
             finished_at: Some(now_ms()),
             ..s.result.clone()
         };
-        run.ctx.recording.ledger.step_finished(s.seq, s.plan_version, &result).await;
+        run.ctx
+            .recording
+            .ledger
+            .step_finished(s.seq, s.plan_version, &result)
+            .await;
         if result.is_inner_call() {
             // An agent step's call: replayed (as done) when the step runs again.
             run.ctx.recording.journal.load([&result]);

@@ -78,7 +78,11 @@ impl Drive for Compiler {
         }
         let results = run.completed(run.plan());
         let may_replan = run.may_replan();
-        let joined = Run::guard(&run.ctx, synthesizer::join(&run.ctx, &run.task, &results, may_replan)).await?;
+        let joined = Run::guard(
+            &run.ctx.control,
+            synthesizer::join(&run.ctx.calls, &run.ctx.setting, &run.task, &results, may_replan),
+        )
+        .await?;
         match joined {
             Ok(Joined::Answer(answer)) => Ok(Next::Answer(answer)),
             Ok(Joined::Replan(missing)) => {
@@ -111,7 +115,17 @@ async fn plan_and_dispatch(
                 .push(step.clone());
             let _ = tx.unbounded_send(step);
         };
-        let planned = ctx.control.stop.guard(planner::plan_streaming(ctx, task, &on_step)).await;
+        let planned = ctx
+            .control
+            .stop
+            .guard(planner::plan_streaming(
+                &ctx.calls,
+                &ctx.setting,
+                &ctx.recording,
+                task,
+                &on_step,
+            ))
+            .await;
         drop(tx); // the scheduler ends once the dispatched steps are done
         planned.unwrap_or_else(|| Err(RunError::Model(LlmError::Connection("interrupted".into()))))
     };

@@ -69,7 +69,11 @@ pub(crate) async fn not_done(run: &Run, answer: &str) -> Result<Option<String>, 
         return Ok(None);
     }
     let produced = crate::run::outputs::produced(run, answer);
-    let verdict = Run::guard(&run.ctx, synthesizer::check(&run.ctx, &run.task, &produced)).await?;
+    let verdict = Run::guard(
+        &run.ctx.control,
+        synthesizer::check(&run.ctx.calls, &run.ctx.setting, &run.task, &produced),
+    )
+    .await?;
     Ok(match verdict {
         Ok(v) if !v.done => Some(if v.wrong.is_empty() {
             "a check of the result found it does not do what the task asks".to_string()
@@ -251,8 +255,16 @@ async fn replan(run: &mut Run, trigger: ReplanTrigger<'_>, reason: String) -> Re
     let current = run.plan().clone();
     let completed = run.completed(&current);
     let revised = Run::guard(
-        &run.ctx,
-        replanner::replan(&run.ctx, &run.task, &current, &completed, trigger),
+        &run.ctx.control,
+        replanner::replan(
+            &run.ctx.calls,
+            &run.ctx.setting,
+            &run.ctx.recording,
+            &run.task,
+            &current,
+            &completed,
+            trigger,
+        ),
     )
     .await?;
     match revised {
@@ -281,7 +293,10 @@ pub(crate) async fn revise(run: &mut Run, trigger: ReplanTrigger<'_>, reason: St
 /// The answer, from the task and the completed steps' results.
 pub(crate) async fn synthesize(run: &mut Run) -> Result<String, Exit> {
     let results = run.completed(run.plan());
-    Run::guard(&run.ctx, synthesizer::synthesize(&run.ctx, &run.task, &results))
-        .await?
-        .map_err(|e| Exit::failed(format!("writing the answer failed: {e}")))
+    Run::guard(
+        &run.ctx.control,
+        synthesizer::synthesize(&run.ctx.calls, &run.ctx.setting, &run.task, &results),
+    )
+    .await?
+    .map_err(|e| Exit::failed(format!("writing the answer failed: {e}")))
 }

@@ -63,7 +63,10 @@ async fn fall_back(run: &mut Run, reason: String) {
         questions: Vec::new(),
         ..current
     };
-    run.ctx.recording.events.emit(Event::FellBack { reason: reason.clone() });
+    run.ctx
+        .recording
+        .events
+        .emit(Event::FellBack { reason: reason.clone() });
     run.adopt(plan, format!("{}{reason}", crate::report::FALLBACK_REASON_PREFIX))
         .await;
 }

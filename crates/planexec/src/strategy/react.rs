@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::Drive;
 use crate::calls::{self, Reply};
-use crate::context::RunContext;
+use crate::context::{ModelCalls, Setting};
 use crate::executor;
 use crate::llm::{ChatRequest, LlmError, Message, Role, ToolCall, ToolChoice};
 use crate::plan::{self, Plan, Step};
@@ -31,19 +31,22 @@ impl Drive for React {
         }
         // The calls made so far are the steps of a plan written as it goes.
         run.plan = Some(Plan::new(run.task.clone(), Vec::new()));
-        let mut history = opening(&run.ctx, &run.task);
+        let mut history = opening(&run.ctx.setting, &run.task);
         for record in &run.records {
             if let Some(call) = call_of(record) {
-                calls::remember(&mut history, call, &result_text(&run.ctx, record));
+                calls::remember(&mut history, call, &result_text(&run.ctx.setting, record));
             }
         }
         let mut calls = run.records.len();
         let mut nudged = false;
         loop {
             let may_call = calls < run.ctx.setting.options.max_steps;
-            let turn = Run::guard(&run.ctx, turn(&run.ctx, &history, calls + 1, may_call))
-                .await?
-                .map_err(Exit::failed)?;
+            let turn = Run::guard(
+                &run.ctx.control,
+                turn(&run.ctx.calls, &run.ctx.setting, &history, calls + 1, may_call),
+            )
+            .await?
+            .map_err(Exit::failed)?;
             let (name, error) = match turn {
                 Turn::Answer(answer) if answer.is_empty() => {
                     return Err(Exit::failed("the model ended without an answer"))
@@ -124,7 +127,11 @@ fn repeats_a_success(records: &[StepResult], step: &Step) -> bool {
 async fn call_tool(run: &mut Run, history: &mut Vec<Message>, step: Step, call: ToolCall) -> Result<String, Exit> {
     let plan = run.plan.as_mut().expect("a react run has its plan of calls");
     plan.steps.push(step.clone());
-    let result = Run::guard(&run.ctx, executor::run_step(&run.ctx, run.plan(), 0, step, Vec::new())).await?;
+    let result = Run::guard(
+        &run.ctx.control,
+        executor::run_step(&run.ctx, run.plan(), 0, step, Vec::new()),
+    )
+    .await?;
     let mut error = String::new();
     if result.succeeded() {
         run.done
@@ -132,7 +139,7 @@ async fn call_tool(run: &mut Run, history: &mut Vec<Message>, step: Step, call: 
     } else {
         error = result.error.clone().unwrap_or_else(|| "failed".to_string());
     }
-    calls::remember(history, call, &result_text(&run.ctx, &result));
+    calls::remember(history, call, &result_text(&run.ctx.setting, &result));
     run.records.push(result);
     Ok(error)
 }
@@ -162,8 +169,8 @@ enum Turn {
 
 /// The system prompt and the task. The tools go as native function tools,
 /// so the system prompt does not list them again.
-fn opening(ctx: &RunContext, task: &str) -> Vec<Message> {
-    let mode = match ctx.setting.options.mode {
+fn opening(setting: &Setting, task: &str) -> Vec<Message> {
+    let mode = match setting.options.mode {
         crate::policy::Mode::Plan => " This run is in plan mode: only read_only tools may be used.",
         _ => "",
     };
@@ -171,7 +178,7 @@ fn opening(ctx: &RunContext, task: &str) -> Vec<Message> {
         Message::system(format!(
             "You are an agent that solves a task with tools. Call one tool at a time; you will see its result, then decide the next call. When you can answer, reply with the answer in a few sentences and no tool call.{mode}"
         )),
-        Message::user(match crate::prompt::workspace_files(&ctx.setting.tools) {
+        Message::user(match crate::prompt::workspace_files(&setting.tools) {
             Some(files) => format!("Task: {task}\n\n{files}"),
             None => format!("Task: {task}"),
         }),
@@ -179,10 +186,12 @@ fn opening(ctx: &RunContext, task: &str) -> Vec<Message> {
 }
 
 /// What the model is shown of a finished step: its output, or its error.
-fn result_text(ctx: &RunContext, record: &StepResult) -> String {
+fn result_text(setting: &Setting, record: &StepResult) -> String {
     match (&record.error, &record.output) {
         (Some(error), _) if !record.succeeded() => format!("error: {error}"),
-        (_, Some(output)) => crate::text::cut_to_budget(&plan::value_as_text(output), ctx.setting.options.dependency_budget),
+        (_, Some(output)) => {
+            crate::text::cut_to_budget(&plan::value_as_text(output), setting.options.dependency_budget)
+        }
         _ => String::new(),
     }
 }
@@ -197,7 +206,13 @@ fn call_of(record: &StepResult) -> Option<ToolCall> {
 }
 
 /// One model turn. With `may_call` false the model must answer.
-async fn turn(ctx: &RunContext, history: &[Message], number: usize, may_call: bool) -> Result<Turn, LlmError> {
+async fn turn(
+    calls: &ModelCalls,
+    setting: &Setting,
+    history: &[Message],
+    number: usize,
+    may_call: bool,
+) -> Result<Turn, LlmError> {
     let mut messages = history.to_vec();
     if !may_call {
         messages.push(Message::user(format!(
@@ -206,9 +221,9 @@ async fn turn(ctx: &RunContext, history: &[Message], number: usize, may_call: bo
         )));
     }
     let mut request = ChatRequest::new(Role::Executor, "", messages);
-    request.tools = calls::specs(&ctx.setting.tools.entries());
+    request.tools = calls::specs(&setting.tools.entries());
     request.tool_choice = if may_call { ToolChoice::Auto } else { ToolChoice::None };
-    let response = ctx.calls.chat(request).await?;
+    let response = calls.chat(request).await?;
     // A call written as text is a call (local models write them so), never the answer.
     let mut call = match calls::reply_of(&response) {
         Reply::Text(text) => return Ok(Turn::Answer(text.trim().to_string())),
@@ -221,7 +236,7 @@ async fn turn(ctx: &RunContext, history: &[Message], number: usize, may_call: bo
     };
     let id = format!("r{number}");
     call.id = id.clone();
-    let Some(tool) = calls::real_name(&ctx.setting.tools.names(), &call.name) else {
+    let Some(tool) = calls::real_name(&setting.tools.names(), &call.name) else {
         return Ok(Turn::Unknown { call });
     };
     let args = call.arguments.as_object().cloned().unwrap_or_default();

@@ -38,8 +38,16 @@ async fn consult(run: &mut Run, just_done: &str) -> Result<(), Exit> {
     let completed = run.completed(&plan);
     let trigger = ReplanTrigger::StepDone { step: &step };
     let revised = Run::guard(
-        &run.ctx,
-        replanner::replan(&run.ctx, &run.task, &plan, &completed, trigger),
+        &run.ctx.control,
+        replanner::replan(
+            &run.ctx.calls,
+            &run.ctx.setting,
+            &run.ctx.recording,
+            &run.task,
+            &plan,
+            &completed,
+            trigger,
+        ),
     )
     .await?
     .map_err(|e| Exit::failed(format!("replanning after step {} failed: {e}", step.id)))?;

@@ -4,7 +4,7 @@
 //! feedback for a revision, or edit it.
 
 use super::{Drive, FirstPlan};
-use crate::context::RunContext;
+use crate::context::Setting;
 use crate::events::Event;
 use crate::plan::{self, Plan};
 use crate::planner;
@@ -28,7 +28,7 @@ pub(crate) async fn begin(strategy: &dyn Drive, run: &mut Run, start: Start) -> 
             (None, approved)
         }
         Start::New(Some(given)) => {
-            if let Err(e) = check_runnable(&run.ctx, &given) {
+            if let Err(e) = check_runnable(&run.ctx.setting, &given) {
                 run.plan = Some(given);
                 return Err(Exit::failed(e));
             }
@@ -52,7 +52,10 @@ pub(crate) async fn begin(strategy: &dyn Drive, run: &mut Run, start: Start) -> 
         // Each call's side effects are still confirmed as the mode says.
         (false, Some(_)) => {
             run.ctx.recording.ledger.approved(run.version).await;
-            run.ctx.recording.events.emit(Event::PlanApproved { version: run.version });
+            run.ctx
+                .recording
+                .events
+                .emit(Event::PlanApproved { version: run.version });
         }
         (false, None) => review(run).await?,
     }
@@ -63,7 +66,7 @@ pub(crate) async fn begin(strategy: &dyn Drive, run: &mut Run, start: Start) -> 
 /// to the approver while it can answer them.
 pub(crate) async fn ask_planner(run: &mut Run) -> Result<FirstPlan, Exit> {
     let planned = Run::guard(
-        &run.ctx,
+        &run.ctx.control,
         planner::plan_with_questions(&run.ctx, &run.task, &mut run.clarifications),
     )
     .await?;
@@ -78,8 +81,8 @@ pub(crate) async fn ask_planner(run: &mut Run) -> Result<FirstPlan, Exit> {
 }
 
 /// A plan from outside the planner (a file, an edit) must be valid and must not ask questions.
-pub(crate) fn check_runnable(ctx: &RunContext, plan: &Plan) -> Result<(), RunError> {
-    plan::validate(plan, &ctx.setting.tools, &ctx.setting.options.plan_limits()).map_err(RunError::InvalidPlan)?;
+pub(crate) fn check_runnable(setting: &Setting, plan: &Plan) -> Result<(), RunError> {
+    plan::validate(plan, &setting.tools, &setting.options.plan_limits()).map_err(RunError::InvalidPlan)?;
     if !plan.questions.is_empty() {
         return Err(RunError::InvalidPlan(plan::PlanErrors(vec![
             plan::PlanError::QuestionsNotAllowed,
@@ -100,29 +103,43 @@ async fn review(run: &mut Run) -> Result<(), Exit> {
                 version,
             })));
         }
-        let approval = Run::guard(&run.ctx, run.ctx.control.approver.review(run.plan(), &check)).await?;
+        let approval = Run::guard(&run.ctx.control, run.ctx.control.approver.review(run.plan(), &check)).await?;
         match approval {
             Approval::Approve => {
                 run.ctx.recording.ledger.approved(run.version).await;
-                run.ctx.recording.events.emit(Event::PlanApproved { version: run.version });
+                run.ctx
+                    .recording
+                    .events
+                    .emit(Event::PlanApproved { version: run.version });
                 return Ok(());
             }
             Approval::Reject => {
-                run.ctx.recording.events.emit(Event::PlanRejected { version: run.version });
+                run.ctx
+                    .recording
+                    .events
+                    .emit(Event::PlanRejected { version: run.version });
                 return Err(Exit::Ended(RunStatus::Rejected, "the plan was rejected".to_string()));
             }
             Approval::Feedback(feedback) => {
                 let trigger = ReplanTrigger::Feedback(&feedback);
                 let revised = Run::guard(
-                    &run.ctx,
-                    replanner::replan(&run.ctx, &run.task, run.plan(), &[], trigger),
+                    &run.ctx.control,
+                    replanner::replan(
+                        &run.ctx.calls,
+                        &run.ctx.setting,
+                        &run.ctx.recording,
+                        &run.task,
+                        run.plan(),
+                        &[],
+                        trigger,
+                    ),
                 )
                 .await?
                 .map_err(Exit::failed)?;
                 run.adopt(revised, format!("user feedback: {feedback}")).await;
             }
             Approval::Edit(edited) => {
-                if let Err(e) = check_runnable(&run.ctx, &edited) {
+                if let Err(e) = check_runnable(&run.ctx.setting, &edited) {
                     run.plan = Some(edited);
                     return Err(Exit::failed(e));
                 }

@@ -17,8 +17,16 @@ pub(crate) async fn apply(run: &mut Run) -> Result<(), Exit> {
         let completed = run.completed(&current);
         let trigger = ReplanTrigger::Steered(&message);
         let revised = Run::guard(
-            &run.ctx,
-            replanner::replan(&run.ctx, &run.task, &current, &completed, trigger),
+            &run.ctx.control,
+            replanner::replan(
+                &run.ctx.calls,
+                &run.ctx.setting,
+                &run.ctx.recording,
+                &run.task,
+                &current,
+                &completed,
+                trigger,
+            ),
         )
         .await?
         .map_err(|e| Exit::failed(format!("revising the plan as steered (\"{message}\") failed: {e}")))?;
@@ -32,7 +40,11 @@ pub(crate) async fn apply(run: &mut Run) -> Result<(), Exit> {
             steer: seq,
             version: run.version,
         };
-        run.ctx.recording.ledger.decision(&Decision::new("planexec", applied)).await;
+        run.ctx
+            .recording
+            .ledger
+            .decision(&Decision::new("planexec", applied))
+            .await;
         run.ctx.recording.events.emit(Event::Steered {
             message,
             version: run.version,
