@@ -16,7 +16,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{call_checked, step_context, Tally};
+use super::call::call_checked;
+use super::shown::step_context;
+use super::tally::Tally;
 use crate::agents::AgentProfile;
 use crate::calls::{self, Reply};
 use crate::context::{Control, ModelCalls, Recording, RunContext, Setting};
@@ -722,22 +724,24 @@ async fn call_tool(
         // `{{s1}}` of a dependency is its result (a recovery copies the
         // failed call's references); other braces are the call's own text.
         Value::Object(map) if !names_a_dependency(&map, reach.deps) => Value::Object(map),
-        Value::Object(map) => match super::resolve_for(&entry, &map, &|id| super::dep_output(reach.deps, id)) {
-            Ok(resolved) => Value::Object(resolved),
-            Err(e) => {
-                let message = format!("{e}: use only the results shown above");
-                return Ok(refused(
-                    &ctx.recording,
-                    step,
-                    &call_id,
-                    &tool,
-                    Value::Object(map),
-                    message,
-                    tally,
-                )
-                .await);
+        Value::Object(map) => {
+            match super::call::resolve_for(&entry, &map, &|id| super::call::dep_output(reach.deps, id)) {
+                Ok(resolved) => Value::Object(resolved),
+                Err(e) => {
+                    let message = format!("{e}: use only the results shown above");
+                    return Ok(refused(
+                        &ctx.recording,
+                        step,
+                        &call_id,
+                        &tool,
+                        Value::Object(map),
+                        message,
+                        tally,
+                    )
+                    .await);
+                }
             }
-        },
+        }
         Value::Null => Value::Object(Default::default()),
         other => {
             let message = format!("the arguments of `{tool}` must be a JSON object, not {other}");

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::Tally;
+use super::tally::Tally;
 use crate::context::{ModelCalls, Setting};
 use crate::llm::{ChatRequest, JsonSchemaFormat, Message, Role};
 use crate::plan::{self, Plan, Step};

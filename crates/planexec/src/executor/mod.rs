@@ -10,37 +10,27 @@
 //! agent step runs a small tool-using loop ([`agent_step`]).
 
 mod agent_step;
+mod call;
 mod expected;
 mod recover;
+mod shown;
+mod tally;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::context::{Control, ModelCalls, Recording, RunContext, Setting};
+use crate::context::{Control, ModelCalls, RunContext, Setting};
 use crate::events::Event;
 use crate::llm::{ChatRequest, Message, Role};
 use crate::plan::{self, Plan, Step, StepKind};
-use crate::policy::Permission;
 use crate::result::{self, now_ms, StepResult, StepStatus};
 use crate::schedule::DependencyOutputs;
 use crate::store::StepStart;
-use crate::tools::{output, ToolEntry, ToolError, ToolErrorKind};
+use crate::tools::{ToolError, ToolErrorKind};
 
-/// What one step's execution has done so far.
-#[derive(Default)]
-struct Tally {
-    /// The plan version the step runs under (its inner calls are recorded with it).
-    version: u32,
-    attempts: u32,
-    model_calls: u32,
-    args: Option<Value>,
-    output: Option<Value>,
-    /// Arguments the approver already said yes to for this step.
-    confirmed: Option<Value>,
-    /// An agent step's inner calls.
-    calls: Vec<StepResult>,
-    /// The step's own call was refused by policy.
-    refused: bool,
-}
+pub(crate) use call::dep_output;
+use call::{call_checked, permit, resolve_for};
+use shown::{context_with, without_line_numbers};
+use tally::Tally;
 
 /// Run one step, recording it in the ledger: a step with side effects is
 /// recorded as started before its tool is called (so a crash leaves evidence
@@ -194,59 +184,6 @@ async fn confirm(
     }
 }
 
-/// `" (because …)"` when the tool says which rule made the call not read-only.
-fn because(entry: &ToolEntry, args: &Value) -> String {
-    entry
-        .tool
-        .why_not_read_only(args)
-        .map(|why| format!(" (because {why})"))
-        .unwrap_or_default()
-}
-
-/// The run's mode decides whether this call may run: run it, refuse it, or ask
-/// the approver with the resolved arguments. Every tool call passes here.
-async fn permit(
-    setting: &Setting,
-    control: &Control,
-    step: &Step,
-    entry: &ToolEntry,
-    args: &Value,
-    tally: &mut Tally,
-) -> Result<(), ToolError> {
-    let name = entry.tool.name();
-    let effect = entry.effect(args);
-    match setting.options.permission(name, effect) {
-        Permission::Run => Ok(()),
-        Permission::Refuse => Err(ToolError::denied(format!(
-            "refused to run `{name}`, which {effect}{}: this run is in plan mode, where only read-only tools run",
-            because(entry, args)
-        ))),
-        Permission::Confirm if tally.confirmed.as_ref() == Some(args) => Ok(()),
-        Permission::Confirm if control.inbox.is_approved(&step.id, args) => Ok(()),
-        Permission::Confirm if control.approver.decides_later() => {
-            control.inbox.pause(crate::store::Waiting::Step {
-                plan_version: tally.version,
-                step_id: step.id.clone(),
-                tool: name.to_string(),
-                args: args.clone(),
-            });
-            Err(ToolError::denied(format!(
-                "not run yet: `{name}` with {args} waits for a person's approval"
-            )))
-        }
-        Permission::Confirm => {
-            if control.approver.confirm_step(step, args, effect).await {
-                tally.confirmed = Some(args.clone());
-                Ok(())
-            } else {
-                Err(ToolError::denied(format!(
-                    "the user declined to run `{name}` with {args}"
-                )))
-            }
-        }
-    }
-}
-
 async fn run(
     ctx: &RunContext,
     plan: &Plan,
@@ -359,132 +296,9 @@ fn unknown_input(step: &Step, deps: &DependencyOutputs) -> Option<String> {
     })
 }
 
-/// The output of dependency `id`, for `{{id}}` references.
-pub(crate) fn dep_output(deps: &DependencyOutputs, id: &str) -> Option<Value> {
-    deps.iter().find(|(d, _)| d == id).map(|(_, v)| v.clone())
-}
-
-/// Resolve references, keeping a whole-string reference's JSON type when the
-/// tool's schema accepts it and splicing it as text when only text fits.
-fn resolve_for(
-    entry: &ToolEntry,
-    args: &Map<String, Value>,
-    lookup: plan::OutputLookup<'_>,
-) -> Result<Map<String, Value>, plan::ResolveError> {
-    let typed = plan::resolve_args(args, lookup)?;
-    if entry.check_args(&Value::Object(typed.clone()), false).is_empty() {
-        return Ok(typed);
-    }
-    let text = plan::resolve_args_as_text(args, lookup)?;
-    if entry.check_args(&Value::Object(text.clone()), false).is_empty() {
-        Ok(text)
-    } else {
-        Ok(typed)
-    }
-}
-
-/// Validate resolved arguments, ask the mode, then call the tool, retrying
-/// retryable errors. The output comes back within the run's output caps.
-async fn call_checked(
-    setting: &Setting,
-    recording: &Recording,
-    control: &Control,
-    step: &Step,
-    entry: &ToolEntry,
-    args: Value,
-    tally: &mut Tally,
-) -> Result<Value, ToolError> {
-    let problems = entry.check_args(&args, false);
-    if !problems.is_empty() {
-        return Err(ToolError::invalid_args(format!(
-            "arguments for `{}` are invalid: {}",
-            entry.tool.name(),
-            problems.join("; ")
-        )));
-    }
-    permit(setting, control, step, entry, &args, tally).await?;
-    let mut retry = 0;
-    loop {
-        tally.attempts += 1;
-        match entry.tool.call(args.clone()).await {
-            Ok(v) => return Ok(output::cap_value(v, setting.options.output_caps)),
-            Err(e) if e.kind == ToolErrorKind::Retryable && retry < setting.options.tool_retries => {
-                let delay = setting.options.retry_backoff.saturating_mul(1 << retry.min(10));
-                retry += 1;
-                recording.events.emit(Event::StepRetried {
-                    step_id: step.id.clone(),
-                    attempt: tally.attempts + 1,
-                    error: e.message.clone(),
-                    delay_ms: delay.as_millis() as u64,
-                });
-                tokio::time::sleep(delay).await;
-            }
-            Err(e) => return Err(e),
-        }
-    }
-}
-
 /// The arguments a tool step's call was made with (its own, when they did not resolve).
 fn called(step: &Step, tally: &Tally) -> Value {
     tally.args.clone().unwrap_or_else(|| Value::Object(step.args.clone()))
-}
-
-/// What the executor model sees of a step: the goal, the step, its dependencies' results.
-fn step_context(setting: &Setting, plan: &Plan, step: &Step, deps: &DependencyOutputs) -> String {
-    context_with(setting, plan, step, deps, false)
-}
-
-/// [`step_context`], with a text result's lines numbered when `numbered`.
-fn context_with(setting: &Setting, plan: &Plan, step: &Step, deps: &DependencyOutputs, numbered: bool) -> String {
-    let mut text = format!(
-        "Goal of the whole task: {}\n\nThis step: [{}] {}\n",
-        plan.goal, step.id, step.description
-    );
-    if let Some(expected) = &step.expected {
-        text.push_str(&format!("A good result: {expected}\n"));
-    }
-    if !deps.is_empty() {
-        text.push_str("\nResults of the steps it depends on:\n");
-        for (id, output) in deps {
-            let description = plan.step(id).map(|s| s.description.as_str()).unwrap_or("");
-            let result = crate::text::cut_to_budget(&plan::value_as_text(output), setting.options.dependency_budget);
-            match numbered.then(|| numbered_lines(&result)).flatten() {
-                Some((lines, count)) => text.push_str(&format!(
-                    "[{id}] {description} ({count} lines, numbered here; the numbers are not part of the text):\n{lines}\n\n"
-                )),
-                None => text.push_str(&format!("[{id}] {description}:\n{result}\n\n")),
-            }
-        }
-    }
-    text
-}
-
-/// Most lines of a result that are numbered for a reasoning step.
-const MOST_NUMBERED_LINES: usize = 200;
-
-/// `text` with its lines numbered (`1| …`), and how many there are, when it
-/// has several and not too many. A small model picking "the last line" of a
-/// four-line file gave the first, and counted the lines that mention a word
-/// wrong; numbered, the last line and the count are written beside them.
-fn numbered_lines(text: &str) -> Option<(String, usize)> {
-    let lines: Vec<&str> = text.trim_end().lines().collect();
-    if !(2..=MOST_NUMBERED_LINES).contains(&lines.len()) {
-        return None;
-    }
-    let numbered: Vec<String> = lines
-        .iter()
-        .enumerate()
-        .map(|(i, l)| format!("{}| {l}", i + 1))
-        .collect();
-    Some((numbered.join("\n"), lines.len()))
-}
-
-/// `reply` without the line numbers [`numbered_lines`] put before the lines
-/// a model copied into it.
-fn without_line_numbers(reply: &str) -> String {
-    static NUMBER: std::sync::LazyLock<regex::Regex> =
-        std::sync::LazyLock::new(|| regex::Regex::new(r"(?m)^[ \t]*\d+\| ?").expect("a valid pattern"));
-    NUMBER.replace_all(reply, "").into_owned()
 }
 
 const EXECUTOR_ROLE: &str = "You are the executor: carry out exactly one step of the plan, using only what you are shown. Do not do other steps.";
@@ -522,24 +336,4 @@ async fn reason(
         }
     }
     Err("the executor model gave an empty reply".to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_results_lines_are_numbered_for_reasoning_and_the_numbers_leave_the_reply() {
-        let (lines, count) = numbered_lines("Mon: garden\nTue: rain\nThu: sprout\n").unwrap();
-        assert_eq!(count, 3);
-        assert_eq!(lines, "1| Mon: garden\n2| Tue: rain\n3| Thu: sprout");
-        // One line, or too many, stays as it is.
-        assert_eq!(numbered_lines("42"), None);
-        assert_eq!(numbered_lines(&"x\n".repeat(MOST_NUMBERED_LINES + 1)), None);
-        assert_eq!(without_line_numbers("3| Thu: sprout"), "Thu: sprout");
-        assert_eq!(without_line_numbers("1| a\n2|b"), "a\nb");
-        // A number that is the answer, or a time, is kept.
-        assert_eq!(without_line_numbers("3"), "3");
-        assert_eq!(without_line_numbers("09:14 | up"), "09:14 | up");
-    }
 }

@@ -24,7 +24,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::agent_step::{self, AgentLoop, Finish};
-use super::{step_context, Tally};
+use super::shown::step_context;
+use super::tally::Tally;
 use crate::context::{RunContext, Setting};
 use crate::events::Event;
 use crate::llm::Message;

@@ -9,7 +9,7 @@
 
 use serde_json::{json, Map};
 
-use super::{fresh_id, tool_step};
+use super::steps::{fresh_id, tool_step};
 use crate::plan::{Plan, Step};
 use crate::tools::ToolRegistry;
 

@@ -28,12 +28,11 @@ mod calculator;
 mod inputs;
 mod outputs;
 mod search;
+mod steps;
 mod worked_plans;
 
-use serde_json::{Map, Value};
-
 pub use crate::help::{Mend, MendMode, PlanHelp, WorkedPlan};
-use crate::plan::{Plan, PlanError, Step};
+use crate::plan::{Plan, PlanError};
 use crate::tools::ToolRegistry;
 
 /// planexec's help for small local models: the rule families of this module.
@@ -86,30 +85,10 @@ fn mend_one(
     Some((rule, step, next))
 }
 
-/// The `skip`-th id `{prefix}1`, `{prefix}2`, … that no step of `plan` has
-/// (ids before it are taken by steps about to be added).
-fn fresh_id(plan: &Plan, prefix: &str, skip: usize) -> Option<String> {
-    (1..)
-        .map(|n| format!("{prefix}{n}"))
-        .filter(|id| !plan.steps.iter().any(|s| &s.id == id))
-        .nth(skip)
-}
-
-/// A tool step the runtime adds to a plan.
-fn tool_step(id: String, description: String, tool: &str, args: Map<String, Value>, depends_on: Vec<String>) -> Step {
-    Step {
-        id,
-        description,
-        tool: Some(tool.into()),
-        agent: None,
-        args,
-        depends_on,
-        expected: None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use serde_json::Value;
+
     use super::*;
 
     fn plan(steps: Value) -> Plan {

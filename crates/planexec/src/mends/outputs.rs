@@ -3,7 +3,7 @@
 
 use serde_json::{json, Map};
 
-use super::{fresh_id, tool_step};
+use super::steps::{fresh_id, tool_step};
 use crate::plan::{Plan, Step};
 
 /// Add a last step writing the result of the plan's one final step to `path`

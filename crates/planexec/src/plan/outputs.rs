@@ -108,6 +108,21 @@ pub fn unwritten_outputs(plan: &Plan, task: &str) -> Vec<PlanError> {
         .collect()
 }
 
+/// The files `task` says to write that are not in the workspace of `tools`
+/// now (when a run begins).
+pub fn new_outputs(task: &str, tools: &crate::tools::ToolRegistry) -> Vec<String> {
+    let Some(workspace) = tools.workspace() else {
+        return Vec::new();
+    };
+    // A dotfile that is not there is more likely a kind of file (`.jpg
+    // files`) than one to write.
+    outputs_named_by(task)
+        .into_iter()
+        .filter(|path| !path.rsplit('/').next().unwrap_or(path).starts_with('.'))
+        .filter(|path| workspace.resolve(path).is_ok_and(|full| !full.exists()))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,6 +7,7 @@
 //! (a role could not go on) and, in [`resume`], why a resume did not start.
 
 mod error;
+mod id;
 pub(crate) mod outputs;
 pub(crate) mod owner;
 pub(crate) mod resume;
@@ -26,6 +27,7 @@ use crate::result::{now_ms, StepResult};
 use crate::store::{RunEnd, StoredRun, Waiting};
 
 pub use error::RunError;
+pub(crate) use id::new_run_id;
 
 /// Where a run starts.
 pub(crate) enum Start {
@@ -97,7 +99,7 @@ pub(crate) struct Run {
 
 impl Run {
     pub fn new(ctx: RunContext, id: String, task: &str) -> Run {
-        let new_outputs = outputs::new_outputs(task, &ctx.setting.tools);
+        let new_outputs = crate::plan::new_outputs(task, &ctx.setting.tools);
         Run {
             ctx,
             id,
@@ -287,12 +289,4 @@ impl Run {
             waiting,
         }
     }
-}
-
-/// A run id that sorts by time: `run-<unix ms, hex>-<random>`.
-pub(crate) fn new_run_id() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(now_ms());
-    format!("run-{:011x}-{:04x}", now_ms(), h.finish() & 0xffff)
 }

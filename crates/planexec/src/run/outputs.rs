@@ -13,7 +13,7 @@
 //! in a sentence with a verb of writing, copying or making). That reading
 //! also takes inputs ("write the name in name.txt in upper case to
 //! upper.txt"), so only the files that did not exist when the run began
-//! are held to it ([`new_outputs`]), and not one the run tried to read (a
+//! are held to it ([`crate::plan::new_outputs`]), and not one the run tried to read (a
 //! misnamed input it recovered from). An edit in place of a file that is
 //! there is not checked here, rather than fail a run that did its work; the
 //! synthesizer's check ([`produced`]) looks at it.
@@ -51,21 +51,6 @@ pub(crate) fn unwritten(run: &Run) -> Vec<String> {
         }
     }
     missing
-}
-
-/// The files `task` says to write that are not in the workspace of `tools`
-/// now (when a run begins).
-pub(crate) fn new_outputs(task: &str, tools: &crate::tools::ToolRegistry) -> Vec<String> {
-    let Some(workspace) = tools.workspace() else {
-        return Vec::new();
-    };
-    // A dotfile that is not there is more likely a kind of file (`.jpg
-    // files`) than one to write.
-    crate::plan::outputs_named_by(task)
-        .into_iter()
-        .filter(|path| !path.rsplit('/').next().unwrap_or(path).starts_with('.'))
-        .filter(|path| workspace.resolve(path).is_ok_and(|full| !full.exists()))
-        .collect()
 }
 
 /// Whether `path` (at `full`) was written by the run: a succeeded call of

@@ -43,7 +43,7 @@ fn host() -> String {
 
 /// A name for this process's lease: process id, host and a random part.
 fn owner_name() -> String {
-    let tail = crate::run::new_run_id();
+    let tail = super::id::new_run_id();
     format!("pid {} on {} ({})", std::process::id(), host(), &tail[tail.len() - 4..])
 }
 

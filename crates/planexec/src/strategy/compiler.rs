@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use super::{dag, start, Drive, FirstPlan, Next};
+use super::{dag, Drive, FirstPlan, Next};
 use crate::context::RunContext;
 use crate::executor;
 use crate::llm::LlmError;
@@ -50,7 +50,7 @@ impl Drive for Compiler {
                 ran: Some(outcome),
             }),
             // Nothing started: plan again the ordinary way, with the errors shown.
-            Err(_) if nothing_ran => start::ask_planner(run).await,
+            Err(_) if nothing_ran => super::drive::ask_planner(run).await,
             Err(problem) => {
                 run.incomplete = Some(problem);
                 let goal = streamed.goal.unwrap_or_else(|| run.task.clone());

@@ -289,14 +289,3 @@ pub(crate) async fn revise(run: &mut Run, trigger: ReplanTrigger<'_>, reason: St
         None => Ok(()),
     }
 }
-
-/// The answer, from the task and the completed steps' results.
-pub(crate) async fn synthesize(run: &mut Run) -> Result<String, Exit> {
-    let results = run.completed(run.plan());
-    Run::guard(
-        &run.ctx.control,
-        synthesizer::synthesize(&run.ctx.calls, &run.ctx.setting, &run.task, &results),
-    )
-    .await?
-    .map_err(|e| Exit::failed(format!("writing the answer failed: {e}")))
-}

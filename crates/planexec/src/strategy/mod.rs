@@ -27,6 +27,7 @@
 
 pub(crate) mod compiler;
 pub(crate) mod dag;
+mod drive;
 pub(crate) mod fallback;
 mod kind;
 pub(crate) mod plan_execute;
@@ -36,49 +37,10 @@ pub(crate) mod rewoo;
 pub(crate) mod start;
 pub(crate) mod steer;
 
-use async_trait::async_trait;
-
 use crate::run::{Exit, Run, Start};
-use crate::schedule::DagOutcome;
 
+pub(crate) use drive::{Drive, FirstPlan, Next};
 pub use kind::{Profile, Strategy};
-
-/// What a pass over the plan leads to.
-pub(crate) enum Next {
-    /// Another pass over the (possibly revised) plan.
-    Continue,
-    /// The run is answered.
-    Answer(String),
-}
-
-/// A run's first plan, from [`Drive::first_plan`].
-pub(crate) struct FirstPlan {
-    pub plan: crate::planner::Planned,
-    /// Why it is the plan (the version's reason).
-    pub origin: &'static str,
-    /// Steps that already ran while it was being made (a streamed plan).
-    pub ran: Option<DagOutcome>,
-}
-
-/// One strategy: how a run goes from its start to its answer. The hooks are
-/// the points where the plan-based strategies differ; their defaults are
-/// plan-execute's.
-#[async_trait]
-pub(crate) trait Drive: Send + Sync {
-    /// Take the run from its start to its answer or its exit.
-    async fn drive(&self, run: &mut Run, start: Start) -> Result<String, Exit>;
-
-    /// The first plan of a new run that was given none.
-    async fn first_plan(&self, run: &mut Run) -> Result<FirstPlan, Exit> {
-        start::ask_planner(run).await
-    }
-
-    /// After a pass in which no step failed (`ran`: the steps that ran, in the
-    /// order they finished): another pass, or the answer.
-    async fn after_pass(&self, run: &mut Run, _ran: &[String]) -> Result<Next, Exit> {
-        dag::synthesize(run).await.map(Next::Answer)
-    }
-}
 
 /// The strategy's driver: the one place a [`Strategy`] is matched to its code.
 pub(crate) fn driver(strategy: Strategy) -> &'static dyn Drive {
@@ -112,6 +74,7 @@ mod tests {
     use super::*;
     use crate::llm::scripted::{ScriptedModel, ScriptedReply};
     use crate::{Agent, CancelToken, Role, RunStatus};
+    use async_trait::async_trait;
 
     /// A sixth strategy, as a newcomer would write it: plan once, run the DAG,
     /// and answer with the last step's output instead of calling a synthesizer.

@@ -21,7 +21,7 @@ impl Drive for ReplanEachStep {
     async fn after_pass(&self, run: &mut Run, ran: &[String]) -> Result<Next, Exit> {
         let remaining = run.plan().steps.iter().any(|s| !run.done.contains_key(&s.id));
         let Some(just_done) = ran.first().filter(|_| remaining) else {
-            return dag::synthesize(run).await.map(Next::Answer);
+            return super::drive::synthesize(run).await.map(Next::Answer);
         };
         if run.may_replan() {
             consult(run, just_done).await?;

@@ -3,11 +3,10 @@
 //! the approver standing in for one) reviews it: approve, reject, give
 //! feedback for a revision, or edit it.
 
-use super::{Drive, FirstPlan};
+use super::Drive;
 use crate::context::Setting;
 use crate::events::Event;
 use crate::plan::{self, Plan};
-use crate::planner;
 use crate::policy::Approval;
 use crate::replanner::{self, ReplanTrigger};
 use crate::report::RunStatus;
@@ -60,24 +59,6 @@ pub(crate) async fn begin(strategy: &dyn Drive, run: &mut Run, start: Start) -> 
         (false, None) => review(run).await?,
     }
     Ok(ran)
-}
-
-/// The default first plan: ask the planner, putting its clarifying questions
-/// to the approver while it can answer them.
-pub(crate) async fn ask_planner(run: &mut Run) -> Result<FirstPlan, Exit> {
-    let planned = Run::guard(
-        &run.ctx.control,
-        planner::plan_with_questions(&run.ctx, &run.task, &mut run.clarifications),
-    )
-    .await?;
-    match planned {
-        Ok(plan) => Ok(FirstPlan {
-            plan,
-            origin: "initial plan",
-            ran: None,
-        }),
-        Err(e) => Err(Exit::failed(e)),
-    }
 }
 
 /// A plan from outside the planner (a file, an edit) must be valid and must not ask questions.
