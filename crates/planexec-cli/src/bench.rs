@@ -8,9 +8,10 @@ use planexec::{Agent, Mode, Strategy};
 
 use crate::args::CommonArgs;
 use crate::config::Config;
+use crate::display::init_logging;
 use crate::display::Display;
+use crate::outcome::{BadInput, EXIT_OK, EXIT_RUN_FAILED};
 use crate::setup::{assemble_agent, local_tools, model_setup, Cassette};
-use crate::{init_logging, BadInput, EXIT_OK, EXIT_RUN_FAILED};
 
 /// What to bench: one task file, or a suite folder (one part, or both).
 pub enum Source {

@@ -12,9 +12,10 @@ use planexec::{ResumeOptions, RunStatus};
 use crate::args::{CommonArgs, LedgerArgs, RunFlags};
 use crate::config::Config;
 use crate::display::Display;
+use crate::outcome::{BadInput, EXIT_OK};
 use crate::review::TerminalReviewer;
 use crate::setup::open_tools;
-use crate::{execute, runs, BadInput, EXIT_OK};
+use crate::{execute, runs};
 
 /// Who made a decision: `--by`, else the login name.
 fn who(by: Option<String>) -> String {

@@ -356,3 +356,20 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogWriter {
         LineBuffer(self.0.clone(), Vec::new())
     }
 }
+
+/// Logs (`-v`, `PLANEXEC_LOG`) go through the display, so they never tear a progress line.
+pub(crate) fn init_logging(verbose: u8, display: &Arc<Display>) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "planexec=debug,info",
+        _ => "planexec=trace,debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("PLANEXEC_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(LogWriter(display.clone()))
+        .with_target(false)
+        .without_time()
+        .try_init();
+}

@@ -12,11 +12,12 @@ use planexec::{
 
 use crate::args::{CommonArgs, LedgerArgs, RunFlags};
 use crate::config::Config;
+use crate::display::init_logging;
 use crate::display::Display;
+use crate::outcome::{BadInput, EXIT_INTERRUPTED, EXIT_OK, EXIT_RUN_FAILED};
 use crate::review::TerminalReviewer;
 use crate::runs;
 use crate::setup::{self, build_agent, cassette, open_tools, side_effect_tools, Cassette, Recorded};
-use crate::{init_logging, BadInput, EXIT_INTERRUPTED, EXIT_OK, EXIT_RUN_FAILED};
 
 /// `run` and `exec`: plan (unless given), review, execute, answer.
 pub async fn execute(

@@ -29,6 +29,7 @@ mod decide;
 mod display;
 mod execute;
 mod model;
+mod outcome;
 mod provider;
 mod review;
 mod runs;
@@ -38,7 +39,6 @@ mod trust;
 
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use clap::{CommandFactory, Parser};
 use planexec::render;
@@ -47,22 +47,7 @@ use planexec::{Plan, ResumeOptions, StepSelection};
 
 use args::{AgentsCommand, Cli, Command, ConfigCommand, ToolsCommand};
 use config::{Config, Flags};
-use display::Display;
-
-/// Exit codes (documented in docs/configuration.md).
-pub(crate) const EXIT_OK: u8 = 0;
-pub(crate) const EXIT_RUN_FAILED: u8 = 1;
-pub(crate) const EXIT_BAD_INPUT: u8 = 2;
-pub(crate) const EXIT_INTERRUPTED: u8 = 130;
-
-/// A problem with what the user asked for: exit code 2.
-pub(crate) struct BadInput(pub String);
-
-impl From<String> for BadInput {
-    fn from(s: String) -> BadInput {
-        BadInput(s)
-    }
-}
+use outcome::{BadInput, EXIT_BAD_INPUT, EXIT_OK, EXIT_RUN_FAILED};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -87,22 +72,6 @@ fn main() -> ExitCode {
             ExitCode::from(EXIT_BAD_INPUT)
         }
     }
-}
-
-pub(crate) fn init_logging(verbose: u8, display: &Arc<Display>) {
-    let default = match verbose {
-        0 => "warn",
-        1 => "planexec=debug,info",
-        _ => "planexec=trace,debug",
-    };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("PLANEXEC_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(display::LogWriter(display.clone()))
-        .with_target(false)
-        .without_time()
-        .try_init();
 }
 
 async fn dispatch(cli: Cli) -> Result<u8, BadInput> {

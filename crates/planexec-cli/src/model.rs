@@ -7,7 +7,8 @@ use std::time::Instant;
 
 use crate::args::ModelCommand;
 use crate::config::{Config, Flags};
-use crate::{provider, setup, BadInput, EXIT_OK, EXIT_RUN_FAILED};
+use crate::outcome::{BadInput, EXIT_OK, EXIT_RUN_FAILED};
+use crate::{provider, setup};
 
 /// `planexec model ...`.
 pub async fn command(command: ModelCommand, quiet: bool) -> Result<u8, BadInput> {

@@ -23,7 +23,7 @@ use planexec::llm::openai::{OpenAiCompatible, OpenAiConfig};
 use planexec::ChatModel;
 
 use crate::config::{self, Config, Source};
-use crate::BadInput;
+use crate::outcome::BadInput;
 
 /// A kind of provider.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -11,7 +11,7 @@ use planexec::tools::{builtin, workspace::Workspace};
 use planexec::{Role, RunStatus, StepStatus};
 
 use crate::args::{LedgerArgs, RunsCommand};
-use crate::{BadInput, EXIT_OK};
+use crate::outcome::{BadInput, EXIT_OK};
 
 /// The default ledger: `$XDG_DATA_HOME/planexec/ledger.db` (or the platform's data folder).
 pub fn default_db() -> Option<PathBuf> {

@@ -15,8 +15,8 @@ use planexec_mcp::McpServers;
 use crate::args::RunFlags;
 use crate::config::Config;
 use crate::display::Display;
+use crate::outcome::BadInput;
 use crate::provider::{self, ModelReference, Provider, Providers};
-use crate::BadInput;
 
 /// A run's tools: built-ins, the shell, and every configured MCP server's.
 pub struct Tools {

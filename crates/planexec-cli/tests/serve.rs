@@ -198,6 +198,60 @@ fn a_run_started_over_http_waits_is_approved_and_its_events_resume_without_loss(
     assert!(json_of(&body)["paths"]["/runs/{id}/events"].is_object());
 }
 
+/// The OpenAPI document `planexec serve` publishes, checked in for readers and
+/// client generators. `PLANEXEC_BLESS_OPENAPI=1 cargo test -p planexec-cli --test
+/// serve` writes it anew after a handler changes.
+const OPENAPI_FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/openapi.json");
+
+#[test]
+fn the_served_openapi_document_is_the_checked_in_one_and_every_path_in_it_is_routed() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = model();
+    let server = serve(dir.path(), &dir.path().join("ledger.db"), &model, &[]);
+    let a = server.addr.as_str();
+    let (code, body) = http(a, "GET", "/openapi.json", &[], b"");
+    assert_eq!(code, 200);
+    let served = json_of(&body);
+    let written = serde_json::to_string_pretty(&served).unwrap() + "\n";
+    if std::env::var_os("PLANEXEC_BLESS_OPENAPI").is_some() {
+        std::fs::write(OPENAPI_FILE, &written).unwrap();
+    }
+    let checked_in = std::fs::read_to_string(OPENAPI_FILE).unwrap_or_default();
+    assert!(
+        checked_in == written,
+        "docs/openapi.json differs from what planexec serve publishes: run PLANEXEC_BLESS_OPENAPI=1 cargo test -p planexec-cli --test serve, and read the diff"
+    );
+    // Generated from the handlers: their request and response bodies are described.
+    let schemas = &served["components"]["schemas"];
+    for name in ["NewRun", "RunStarted", "RunShown", "Decide", "ApiError"] {
+        assert!(schemas[name].is_object(), "{name} missing from {schemas}");
+    }
+    assert_eq!(
+        served["paths"]["/runs"]["post"]["responses"]["202"]["content"]["application/json"]["schema"]["$ref"],
+        "#/components/schemas/RunStarted"
+    );
+    // Every path and method it names is one the server routes: axum answers an
+    // unrouted method 405 and an unrouted path 404 with no body; a handler's
+    // 404 says what is missing.
+    let paths = served["paths"].as_object().unwrap();
+    assert!(paths.len() >= 10, "{paths:?}");
+    for (path, item) in paths {
+        for (method, operation) in item.as_object().unwrap() {
+            let streams = operation["responses"]["200"]["content"]["text/event-stream"].is_object();
+            if streams {
+                continue; // an endless stream; its route is exercised by the events test
+            }
+            let concrete = path.replace("{id}", "run-that-is-not-there");
+            let (code, body) = http(a, &method.to_uppercase(), &concrete, &[], b"{}");
+            assert!(
+                code != 405 && !(code == 404 && body.is_empty()),
+                "{} {path} is in the document but not routed ({code})",
+                method.to_uppercase()
+            );
+        }
+    }
+}
+
 /// Up to `max` events `(id, kind)` of the run's stream (all it has so far when
 /// `max` is larger), starting after `last` (sent as `Last-Event-ID`).
 fn read_events(addr: &str, run_id: &str, last: Option<u64>, max: usize) -> Vec<(u64, String)> {

@@ -16,16 +16,21 @@ use planexec::decisions::{self, DecisionError};
 use planexec::store::RunFilter;
 use planexec::{Agent, ApproveLater, Approver, AutoApprove, CancelToken, ResumeOptions, RunStatus};
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::json;
 
-use super::Server;
+use super::bodies::{
+    ApiError, Approved, Cancelled, Decide, Edited, ListQuery, NewRun, Rejected, RunList, RunShown, RunStarted, Steered,
+};
+use super::server::Server;
 use crate::setup::{assemble_agent, Recorded};
 
 type Shared = State<Arc<Server>>;
 
 fn error(status: StatusCode, message: impl std::fmt::Display) -> Response {
-    (status, Json(json!({"error": message.to_string()}))).into_response()
+    let body = ApiError {
+        error: message.to_string(),
+    };
+    (status, Json(body)).into_response()
 }
 
 /// The body as `T`; an empty body reads as `{}`. The error is a 400's message.
@@ -48,13 +53,10 @@ fn refused(e: DecisionError) -> Response {
     error(status, e)
 }
 
+#[utoipa::path(get, path = "/", tag = "viewer",
+    responses((status = 200, description = "The run viewer: one page, its assets embedded", content_type = "text/html")))]
 pub async fn viewer() -> Html<&'static str> {
     Html(include_str!("viewer.html"))
-}
-
-pub async fn openapi() -> Response {
-    let doc: Value = serde_json::from_str(include_str!("openapi.json")).unwrap_or_default();
-    Json(doc).into_response()
 }
 
 /// An agent for one run. Its events are published to the hub under the
@@ -143,14 +145,13 @@ async fn spawn(
     }
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NewRun {
-    task: String,
-    #[serde(default)]
-    approve: Option<String>,
-}
-
+/// Start a run. Nobody is at a terminal here: unless `approve` is `auto`,
+/// the run plans and then waits for a decision (`awaiting_approval`).
+#[utoipa::path(post, path = "/runs", tag = "runs", request_body = NewRun,
+    responses(
+        (status = 202, description = "The run started", body = RunStarted),
+        (status = 400, description = "What was wrong with the request", body = ApiError),
+        (status = 500, description = "The run could not start", body = ApiError)))]
 pub async fn start_run(State(server): Shared, body: Bytes) -> Response {
     let request: NewRun = match parse(&body) {
         Ok(r) => r,
@@ -176,19 +177,21 @@ pub async fn start_run(State(server): Shared, body: Bytes) -> Response {
     match spawn(&server, Some(request.task), None, later).await {
         Ok(run_id) => (
             StatusCode::ACCEPTED,
-            Json(json!({"run_id": run_id, "events": format!("/runs/{run_id}/events")})),
+            Json(RunStarted {
+                events: format!("/runs/{run_id}/events"),
+                run_id,
+            }),
         )
             .into_response(),
         Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e),
     }
 }
 
-#[derive(Deserialize)]
-pub struct ListQuery {
-    status: Option<String>,
-    limit: Option<u32>,
-}
-
+/// The ledger's runs, newest first.
+#[utoipa::path(get, path = "/runs", tag = "runs", params(ListQuery),
+    responses(
+        (status = 200, description = "The runs", body = RunList),
+        (status = 400, description = "An unknown status", body = ApiError)))]
 pub async fn list_runs(State(server): Shared, Query(q): Query<ListQuery>) -> Response {
     let status = match q.status.as_deref().map(|s| RunStatus::parse(s).ok_or(s)) {
         Some(Err(s)) => return error(StatusCode::BAD_REQUEST, format!("unknown status {s:?}")),
@@ -200,24 +203,32 @@ pub async fn list_runs(State(server): Shared, Query(q): Query<ListQuery>) -> Res
         limit: q.limit.or(Some(100)),
     };
     match server.store.list_runs(&filter).await {
-        Ok(runs) => Json(json!({"runs": runs})).into_response(),
+        Ok(runs) => Json(RunList { runs }).into_response(),
         Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e),
     }
 }
 
+/// One run: its status, what it waits for, decisions, lease and report.
+#[utoipa::path(get, path = "/runs/{id}", tag = "runs", params(("id" = String, Path, description = "The run's id")),
+    responses(
+        (status = 200, description = "The run", body = RunShown),
+        (status = 404, description = "There is no such run", body = ApiError)))]
 pub async fn show_run(State(server): Shared, Path(id): Path<String>) -> Response {
     match server.store.load_run(&id).await {
-        Ok(Some(run)) => Json(json!({
-            "run_id": run.run_id,
-            "task": run.task,
-            "status": run.status,
-            "waiting": run.waiting,
-            "decisions": run.decisions,
-            "lease": run.lease,
-            "resumes": run.resumes,
-            "report": run.report(),
-        }))
-        .into_response(),
+        Ok(Some(run)) => {
+            let report = run.report();
+            Json(RunShown {
+                run_id: run.run_id,
+                task: run.task,
+                status: run.status,
+                waiting: run.waiting,
+                decisions: run.decisions,
+                lease: run.lease,
+                resumes: run.resumes,
+                report,
+            })
+            .into_response()
+        }
         Ok(None) => error(StatusCode::NOT_FOUND, format!("there is no run {id}")),
         Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e),
     }
@@ -225,6 +236,12 @@ pub async fn show_run(State(server): Shared, Path(id): Path<String>) -> Response
 
 /// Server-sent events of a run executed by this server: those after
 /// `Last-Event-ID` (or `?after=N`), then live ones.
+#[utoipa::path(get, path = "/runs/{id}/events", tag = "runs",
+    params(
+        ("id" = String, Path, description = "The run's id"),
+        ("Last-Event-ID" = Option<u64>, Header, description = "Resume after this event"),
+        ("after" = Option<u64>, Query, description = "Resume after this event (for clients that cannot set headers)")),
+    responses((status = 200, description = "The run's events, one JSON object each, named by their `event` field", content_type = "text/event-stream")))]
 pub async fn events(
     State(server): Shared,
     Path(id): Path<String>,
@@ -257,27 +274,20 @@ pub async fn events(
     Sse::new(all).keep_alive(KeepAlive::default())
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Decide {
-    #[serde(default)]
-    by: Option<String>,
-    #[serde(default)]
-    step: Option<String>,
-    #[serde(default)]
-    reason: Option<String>,
-    #[serde(default)]
-    message: Option<String>,
-    #[serde(default)]
-    plan: Option<planexec::Plan>,
-}
-
 fn decider(d: &Decide) -> String {
     d.by.clone()
         .filter(|b| !b.trim().is_empty())
         .unwrap_or_else(|| "api".to_string())
 }
 
+/// Approve what the run waits for (its plan, or a step); the run goes on here.
+#[utoipa::path(post, path = "/runs/{id}/approve", tag = "decisions", request_body = Decide,
+    params(("id" = String, Path, description = "The run's id")),
+    responses(
+        (status = 200, description = "Approved; the run resumed in this server", body = Approved),
+        (status = 400, description = "What was wrong with the request", body = ApiError),
+        (status = 404, description = "There is no such run", body = ApiError),
+        (status = 409, description = "The run does not wait for this decision", body = ApiError)))]
 pub async fn approve(State(server): Shared, Path(id): Path<String>, body: Bytes) -> Response {
     let d: Decide = match parse(&body) {
         Ok(d) => d,
@@ -289,11 +299,24 @@ pub async fn approve(State(server): Shared, Path(id): Path<String>, body: Bytes)
     };
     // Decided: the run goes on here (a later step in ask mode may wait again).
     match spawn(&server, None, Some(id.clone()), true).await {
-        Ok(_) => Json(json!({"approved": waited.describe(), "run_id": id, "resumed": true})).into_response(),
+        Ok(_) => Json(Approved {
+            approved: waited.describe(),
+            run_id: id,
+            resumed: true,
+        })
+        .into_response(),
         Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e),
     }
 }
 
+/// Reject the run's plan, with a reason (`reason` is required).
+#[utoipa::path(post, path = "/runs/{id}/reject", tag = "decisions", request_body = Decide,
+    params(("id" = String, Path, description = "The run's id")),
+    responses(
+        (status = 200, description = "Rejected", body = Rejected),
+        (status = 400, description = "What was wrong with the request", body = ApiError),
+        (status = 404, description = "There is no such run", body = ApiError),
+        (status = 409, description = "The run does not wait for this decision", body = ApiError)))]
 pub async fn reject(State(server): Shared, Path(id): Path<String>, body: Bytes) -> Response {
     let d: Decide = match parse(&body) {
         Ok(d) => d,
@@ -306,11 +329,19 @@ pub async fn reject(State(server): Shared, Path(id): Path<String>, body: Bytes) 
         );
     };
     match decisions::reject(server.store.as_ref(), &id, &reason, &decider(&d)).await {
-        Ok(()) => Json(json!({"rejected": id, "reason": reason})).into_response(),
+        Ok(()) => Json(Rejected { rejected: id, reason }).into_response(),
         Err(e) => refused(e),
     }
 }
 
+/// Replace the plan a run waits with (`plan` is required); the edit approves it.
+#[utoipa::path(post, path = "/runs/{id}/edit", tag = "decisions", request_body = Decide,
+    params(("id" = String, Path, description = "The run's id")),
+    responses(
+        (status = 200, description = "The edited plan is the run's new, approved version", body = Edited),
+        (status = 400, description = "What was wrong with the request", body = ApiError),
+        (status = 404, description = "There is no such run", body = ApiError),
+        (status = 409, description = "The run does not wait for this decision", body = ApiError)))]
 pub async fn edit(State(server): Shared, Path(id): Path<String>, body: Bytes) -> Response {
     let d: Decide = match parse(&body) {
         Ok(d) => d,
@@ -326,11 +357,23 @@ pub async fn edit(State(server): Shared, Path(id): Path<String>, body: Bytes) ->
     let tools = server.tools.clone();
     let check = move |p: &planexec::Plan| planexec::plan::validate(p, &tools, &limits);
     match decisions::edit(server.store.as_ref(), &id, plan, &check, &decider(&d)).await {
-        Ok(version) => Json(json!({"version": version, "approved": true})).into_response(),
+        Ok(version) => Json(Edited {
+            version,
+            approved: true,
+        })
+        .into_response(),
         Err(e) => refused(e),
     }
 }
 
+/// A message for the run's replanner (`message` is required).
+#[utoipa::path(post, path = "/runs/{id}/steer", tag = "decisions", request_body = Decide,
+    params(("id" = String, Path, description = "The run's id")),
+    responses(
+        (status = 200, description = "The message is in the run's inbox", body = Steered),
+        (status = 400, description = "What was wrong with the request", body = ApiError),
+        (status = 404, description = "There is no such run", body = ApiError),
+        (status = 409, description = "The run does not wait for this decision", body = ApiError)))]
 pub async fn steer(State(server): Shared, Path(id): Path<String>, body: Bytes) -> Response {
     let d: Decide = match parse(&body) {
         Ok(d) => d,
@@ -343,11 +386,19 @@ pub async fn steer(State(server): Shared, Path(id): Path<String>, body: Bytes) -
         );
     };
     match decisions::steer(server.store.as_ref(), &id, &message, &decider(&d)).await {
-        Ok(seq) => Json(json!({"steer": seq})).into_response(),
+        Ok(seq) => Json(Steered { steer: seq }).into_response(),
         Err(e) => refused(e),
     }
 }
 
+/// Cancel the run.
+#[utoipa::path(post, path = "/runs/{id}/cancel", tag = "decisions", request_body = Decide,
+    params(("id" = String, Path, description = "The run's id")),
+    responses(
+        (status = 200, description = "Cancelled", body = Cancelled),
+        (status = 400, description = "What was wrong with the request", body = ApiError),
+        (status = 404, description = "There is no such run", body = ApiError),
+        (status = 409, description = "The run does not wait for this decision", body = ApiError)))]
 pub async fn cancel(State(server): Shared, Path(id): Path<String>, body: Bytes) -> Response {
     let d: Decide = match parse(&body) {
         Ok(d) => d,
@@ -363,7 +414,7 @@ pub async fn cancel(State(server): Shared, Path(id): Path<String>, body: Bytes) 
     (
         StatusCode::OK,
         [(header::CACHE_CONTROL, "no-store")],
-        Json(json!({"cancelled": id})),
+        Json(Cancelled { cancelled: id }),
     )
         .into_response()
 }

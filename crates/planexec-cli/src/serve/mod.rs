@@ -15,43 +15,31 @@
 //! It listens on loopback by default; any other address needs a bearer token.
 
 mod api;
+mod bodies;
 mod hub;
+mod routes;
+mod server;
 
-use std::collections::HashMap;
+pub use server::Server;
+
 use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{header, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use axum::Router;
-use planexec::{CancelToken, RunStore, ToolRegistry};
 
 use crate::args::{CommonArgs, LedgerArgs};
 use crate::config::Config;
-use crate::display::Display;
-use crate::setup::{model_setup, open_tools, Cassette, ModelSetup};
-use crate::{init_logging, runs, BadInput, EXIT_OK};
+use crate::display::{init_logging, Display};
+use crate::outcome::{BadInput, EXIT_OK};
+use crate::runs;
+use crate::setup::{model_setup, open_tools, Cassette};
 
 /// Largest request body accepted (a task, a plan, a message).
 const BODY_LIMIT: usize = 256 * 1024;
-
-/// What every request shares.
-pub struct Server {
-    pub store: Arc<dyn RunStore>,
-    pub config: Config,
-    pub models: ModelSetup,
-    pub tools: Arc<ToolRegistry>,
-    pub workspace: PathBuf,
-    pub hub: hub::Hub,
-    /// Runs executing in this process, to cancel at once.
-    pub running: Mutex<HashMap<String, CancelToken>>,
-    /// Required as `Authorization: Bearer …` when set.
-    pub token: Option<String>,
-}
 
 /// Whether serving on `addr` needs a token: anything but loopback does.
 pub fn needs_token(addr: &SocketAddr) -> bool {
@@ -60,17 +48,8 @@ pub fn needs_token(addr: &SocketAddr) -> bool {
 
 /// The whole application: routes, auth, body limit.
 pub fn router(server: Arc<Server>) -> Router {
-    Router::new()
-        .route("/", get(api::viewer))
-        .route("/openapi.json", get(api::openapi))
-        .route("/runs", post(api::start_run).get(api::list_runs))
-        .route("/runs/{id}", get(api::show_run))
-        .route("/runs/{id}/events", get(api::events))
-        .route("/runs/{id}/approve", post(api::approve))
-        .route("/runs/{id}/reject", post(api::reject))
-        .route("/runs/{id}/edit", post(api::edit))
-        .route("/runs/{id}/steer", post(api::steer))
-        .route("/runs/{id}/cancel", post(api::cancel))
+    let (routes, _) = routes::api_routes().split_for_parts();
+    routes
         .layer(middleware::from_fn_with_state(server.clone(), authorize))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .with_state(server)
