@@ -33,6 +33,8 @@ struct SourceFile {
 pub struct ImportGraph {
     files: BTreeMap<ModulePath, SourceFile>,
     edges: BTreeMap<ModulePath, BTreeSet<ModulePath>>,
+    /// For each edge, the paths that make it (`plan::types::Plan`).
+    names: BTreeMap<(ModulePath, ModulePath), BTreeSet<String>>,
 }
 
 impl ImportGraph {
@@ -59,16 +61,25 @@ impl ImportGraph {
             .map(|(module, file, text)| (module.clone(), parse_file(module, file, text, &names)))
             .collect();
         let mut edges: BTreeMap<ModulePath, BTreeSet<ModulePath>> = BTreeMap::new();
+        let mut edge_names: BTreeMap<(ModulePath, ModulePath), BTreeSet<String>> = BTreeMap::new();
         for (module, source) in &files {
             let reexported = source.reexports.values();
             for used in source.uses.iter().chain(reexported) {
                 let target = defining_file(used, &files, 0);
                 if &target != module {
-                    edges.entry(module.clone()).or_default().insert(target);
+                    edges.entry(module.clone()).or_default().insert(target.clone());
+                    edge_names
+                        .entry((module.clone(), target))
+                        .or_default()
+                        .insert(used.clone());
                 }
             }
         }
-        ImportGraph { files, edges }
+        ImportGraph {
+            files,
+            edges,
+            names: edge_names,
+        }
     }
 
     /// Whether `from` imports something `to` defines (files relative to `src/`).
@@ -124,7 +135,12 @@ impl ImportGraph {
                         .flatten()
                         .filter(|t| group.contains(*t))
                     {
-                        inside.push((self.files[from].file.clone(), self.files[to].file.clone()));
+                        let what: Vec<&str> = self.names[&(from.clone(), to.clone())]
+                            .iter()
+                            .map(|n| n.rsplit("::").next().unwrap_or(n))
+                            .collect();
+                        let to_file = format!("{} ({})", self.files[to].file, what.join(", "));
+                        inside.push((self.files[from].file.clone(), to_file));
                     }
                 }
                 inside
@@ -309,10 +325,20 @@ fn parse_file(module: &[String], file: &str, text: &str, names: &BTreeSet<Module
     }
 }
 
-/// Inline `crate::…` and `super::…` paths in code (not in `use` declarations).
+/// Inline paths in code (not in `use` declarations): `crate::…`, `super::…`
+/// and `child::…` for a child module of this file's module.
 fn inline_paths(code: &str, module: &[String], names: &BTreeSet<ModulePath>) -> Vec<String> {
     let mut out = Vec::new();
-    for marker in ["crate::", "super::"] {
+    let children: Vec<String> = names
+        .iter()
+        .filter(|n| n.len() == module.len() + 1 && n.starts_with(module))
+        .map(|n| format!("{}::", n[module.len()]))
+        .collect();
+    let markers = ["crate::".to_string(), "super::".to_string()]
+        .into_iter()
+        .chain(children);
+    for marker in markers {
+        let marker = marker.as_str();
         let mut from = 0;
         while let Some(i) = code[from..].find(marker) {
             let start = from + i;
@@ -626,6 +652,21 @@ mod tests {
             vec![("long".to_string(), 7), ("method".to_string(), 7)]
         );
         assert!(long_functions_in(&text, 7).is_empty());
+    }
+
+    #[test]
+    fn a_path_through_a_child_module_is_an_import_of_the_childs_file() {
+        let g = graph(&[
+            ("lib.rs", "mod serve;\n"),
+            (
+                "serve/mod.rs",
+                "mod api;\npub struct Server;\npub fn router() { let _ = api::viewer; }\n",
+            ),
+            ("serve/api.rs", "pub fn viewer(_: &super::Server) {}\n"),
+        ]);
+        assert!(g.imports("serve/mod.rs", "serve/api.rs"));
+        assert!(g.imports("serve/api.rs", "serve/mod.rs"));
+        assert_eq!(g.circles().len(), 1);
     }
 
     #[test]
