@@ -259,6 +259,28 @@ fn long_functions_in(text: &str, limit: usize) -> Vec<(String, usize)> {
     out
 }
 
+/// The architecture tests every crate shares, written once: no import circle
+/// between the files of its `src/`, no function longer than a screen (120
+/// lines). A crate's `tests/architecture.rs` is one line:
+/// `planexec_testkit::architecture_tests!();`
+#[macro_export]
+macro_rules! architecture_tests {
+    () => {
+        #[test]
+        fn no_import_circles_between_files() {
+            let src = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src"));
+            $crate::structure::check_no_circles(src).unwrap_or_else(|e| panic!("{e}"));
+        }
+
+        #[test]
+        fn no_function_is_longer_than_a_screen() {
+            let src = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src"));
+            let long = $crate::structure::long_functions(src, 120);
+            assert!(long.is_empty(), "functions over 120 lines: {long:?}");
+        }
+    };
+}
+
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("a readable source folder") {
         let path = entry.expect("a folder entry").path();

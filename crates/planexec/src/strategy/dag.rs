@@ -9,7 +9,7 @@ use super::{fallback, start, steer, Drive, Next};
 use crate::executor;
 use crate::plan::Step;
 use crate::policy;
-use crate::replanner::{self, ReplanTrigger};
+use crate::replanner::ReplanTrigger;
 use crate::result::{StepResult, StepStatus};
 use crate::run::{Exit, Run, RunError, Start};
 use crate::schedule::{self, DagOutcome, Dispatch};
@@ -254,19 +254,7 @@ fn repeated(run: &Run, failed_step: &Step) -> Option<String> {
 async fn replan(run: &mut Run, trigger: ReplanTrigger<'_>, reason: String) -> Result<Result<(), RunError>, Exit> {
     let current = run.plan().clone();
     let completed = run.completed(&current);
-    let revised = Run::guard(
-        &run.ctx.control,
-        replanner::replan(
-            &run.ctx.calls,
-            &run.ctx.setting,
-            &run.ctx.recording,
-            &run.task,
-            &current,
-            &completed,
-            trigger,
-        ),
-    )
-    .await?;
+    let revised = super::drive::ask_replanner(run, &current, &completed, trigger).await?;
     match revised {
         Ok(revised) => {
             run.adopt_revision(revised, reason).await;

@@ -5,7 +5,12 @@
 
 use async_trait::async_trait;
 
-use crate::planner;
+use serde_json::Value;
+
+use crate::plan::{Plan, Step};
+use crate::planner::{self, Planned};
+use crate::replanner::{self, ReplanTrigger};
+use crate::run::RunError;
 use crate::run::{Exit, Run, Start};
 use crate::schedule::DagOutcome;
 use crate::synthesizer;
@@ -74,4 +79,25 @@ pub(crate) async fn synthesize(run: &mut Run) -> Result<String, Exit> {
     )
     .await?
     .map_err(|e| Exit::failed(format!("writing the answer failed: {e}")))
+}
+
+/// Ask the replanner to revise `plan` (whose `completed` steps ran) for
+/// `trigger`, unless the run is stopped first.
+pub(crate) async fn ask_replanner(
+    run: &Run,
+    plan: &Plan,
+    completed: &[(Step, Value)],
+    trigger: ReplanTrigger<'_>,
+) -> Result<Result<Planned, RunError>, Exit> {
+    let ctx = &run.ctx;
+    let revision = replanner::replan(
+        &ctx.calls,
+        &ctx.setting,
+        &ctx.recording,
+        &run.task,
+        plan,
+        completed,
+        trigger,
+    );
+    Run::guard(&ctx.control, revision).await
 }

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 
 use super::{dag, Drive, Next};
 use crate::plan::{Plan, Step};
-use crate::replanner::{self, ReplanTrigger};
+use crate::replanner::ReplanTrigger;
 use crate::run::{Exit, Run, Start};
 
 pub(crate) struct ReplanEachStep;
@@ -37,20 +37,9 @@ async fn consult(run: &mut Run, just_done: &str) -> Result<(), Exit> {
     let step = plan.step(just_done).cloned().expect("a step that ran is in its plan");
     let completed = run.completed(&plan);
     let trigger = ReplanTrigger::StepDone { step: &step };
-    let revised = Run::guard(
-        &run.ctx.control,
-        replanner::replan(
-            &run.ctx.calls,
-            &run.ctx.setting,
-            &run.ctx.recording,
-            &run.task,
-            &plan,
-            &completed,
-            trigger,
-        ),
-    )
-    .await?
-    .map_err(|e| Exit::failed(format!("replanning after step {} failed: {e}", step.id)))?;
+    let revised = super::drive::ask_replanner(run, &plan, &completed, trigger)
+        .await?
+        .map_err(|e| Exit::failed(format!("replanning after step {} failed: {e}", step.id)))?;
     let still_to_do = |p: &Plan| -> Vec<Step> {
         p.steps
             .iter()

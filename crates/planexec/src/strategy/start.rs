@@ -8,7 +8,7 @@ use crate::context::Setting;
 use crate::events::Event;
 use crate::plan::{self, Plan};
 use crate::policy::Approval;
-use crate::replanner::{self, ReplanTrigger};
+use crate::replanner::ReplanTrigger;
 use crate::report::RunStatus;
 use crate::run::{Exit, Run, RunError, Start};
 use crate::schedule::DagOutcome;
@@ -103,20 +103,9 @@ async fn review(run: &mut Run) -> Result<(), Exit> {
             }
             Approval::Feedback(feedback) => {
                 let trigger = ReplanTrigger::Feedback(&feedback);
-                let revised = Run::guard(
-                    &run.ctx.control,
-                    replanner::replan(
-                        &run.ctx.calls,
-                        &run.ctx.setting,
-                        &run.ctx.recording,
-                        &run.task,
-                        run.plan(),
-                        &[],
-                        trigger,
-                    ),
-                )
-                .await?
-                .map_err(Exit::failed)?;
+                let revised = super::drive::ask_replanner(run, run.plan(), &[], trigger)
+                    .await?
+                    .map_err(Exit::failed)?;
                 run.adopt(revised, format!("user feedback: {feedback}")).await;
             }
             Approval::Edit(edited) => {

@@ -6,7 +6,7 @@
 //! bound: it is the user's, not a failure's.
 
 use crate::events::Event;
-use crate::replanner::{self, ReplanTrigger};
+use crate::replanner::ReplanTrigger;
 use crate::run::{Exit, Run};
 use crate::store::{Action, Decision};
 
@@ -16,20 +16,9 @@ pub(crate) async fn apply(run: &mut Run) -> Result<(), Exit> {
         let current = run.plan().clone();
         let completed = run.completed(&current);
         let trigger = ReplanTrigger::Steered(&message);
-        let revised = Run::guard(
-            &run.ctx.control,
-            replanner::replan(
-                &run.ctx.calls,
-                &run.ctx.setting,
-                &run.ctx.recording,
-                &run.task,
-                &current,
-                &completed,
-                trigger,
-            ),
-        )
-        .await?
-        .map_err(|e| Exit::failed(format!("revising the plan as steered (\"{message}\") failed: {e}")))?;
+        let revised = super::drive::ask_replanner(run, &current, &completed, trigger)
+            .await?
+            .map_err(|e| Exit::failed(format!("revising the plan as steered (\"{message}\") failed: {e}")))?;
         run.adopt(revised, format!("steered: {message}")).await;
         if let Some(reason) = run.plan().infeasible.clone() {
             return Err(Exit::infeasible(format!(
