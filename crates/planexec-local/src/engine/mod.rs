@@ -36,9 +36,8 @@ use llama_cpp_2::model::{LlamaChatTemplate, LlamaModel};
 
 use crate::forced::ForcedText;
 use crate::prefix_store::PrefixStore;
-use prompt::Placement;
 use slot::{Next, Slot};
-use state::State;
+use state::{Admission, Placement, State};
 
 pub(crate) use grid::GRID;
 pub use job::{EngineStats, Generation, Job, Sampling};
@@ -209,16 +208,6 @@ fn worker(
         stats,
     };
     state.serve(&mut ctx, &jobs);
-}
-
-/// What became of a job offered a sequence.
-enum Admission {
-    /// Its prompt is in the cache and its first tokens are chosen.
-    Started(Slot),
-    /// Answered already (an error, or a reply whole after its first token).
-    Answered,
-    /// No room beside the replies in flight: offered again when one ends.
-    Wait(Job),
 }
 
 impl State<'_> {

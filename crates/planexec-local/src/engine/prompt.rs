@@ -10,19 +10,8 @@ use llama_cpp_2::token::LlamaToken;
 
 use super::grid::{on_grid, GRID, MIN_SHARED};
 use super::job::{Job, PromptCache};
-use super::state::State;
+use super::state::{Placement, State};
 use crate::prefix_store::{Lookup, PrefixStore};
-
-/// Where a prompt goes in the KV cache, beside the replies in flight.
-pub(super) struct Placement<'a> {
-    /// The free sequence it goes into.
-    pub seq: i32,
-    /// The sequences of the replies in flight: left as they are.
-    pub busy: &'a [i32],
-    /// The context has room for the prompt and its reply only with the cells
-    /// a reply in flight lends it: no saved state may replace them.
-    pub needs_lent: bool,
-}
 
 fn common_prefix(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()

@@ -1,7 +1,8 @@
 //! What the engine's worker thread holds between jobs: the model, which tokens
-//! each KV-cache sequence holds, the prefix store and the counters. Its
-//! methods live beside what they do: admitting and stepping replies in
-//! `engine`, placing a prompt in the cache in `prompt`.
+//! each KV-cache sequence holds, the prefix store and the counters; with the
+//! types its methods take and give (`Placement`, `Admission`). The methods
+//! live beside what they do: admitting and stepping replies in `engine`,
+//! placing a prompt in the cache in `prompt`.
 
 use std::sync::{Arc, Mutex};
 
@@ -10,7 +11,8 @@ use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::{LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::token::LlamaToken;
 
-use super::job::EngineStats;
+use super::job::{EngineStats, Job};
+use super::slot::Slot;
 use crate::forced::ForcedText;
 use crate::prefix_store::PrefixStore;
 
@@ -48,4 +50,25 @@ impl State<'_> {
             why
         })
     }
+}
+
+/// What became of a job offered a sequence.
+pub(super) enum Admission {
+    /// Its prompt is in the cache and its first tokens are chosen.
+    Started(Slot),
+    /// Answered already (an error, or a reply whole after its first token).
+    Answered,
+    /// No room beside the replies in flight: offered again when one ends.
+    Wait(Job),
+}
+
+/// Where a prompt goes in the KV cache, beside the replies in flight.
+pub(super) struct Placement<'a> {
+    /// The free sequence it goes into.
+    pub seq: i32,
+    /// The sequences of the replies in flight: left as they are.
+    pub busy: &'a [i32],
+    /// The context has room for the prompt and its reply only with the cells
+    /// a reply in flight lends it: no saved state may replace them.
+    pub needs_lent: bool,
 }
