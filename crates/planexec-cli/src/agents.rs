@@ -2,7 +2,7 @@
 //! `--agent NAME=TOOLS` flags and the built-in `worker`, and
 //! `planexec agents list`.
 
-use planexec::{AgentProfile, ToolRegistry};
+use planexec::{AgentProfile, Budget, ToolRegistry};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -20,6 +20,12 @@ pub struct AgentToml {
     pub model: Option<String>,
     pub max_turns: Option<i64>,
     pub temperature: Option<f64>,
+    /// Most tokens (prompt and completion) one step of this agent may spend.
+    pub max_tokens: Option<i64>,
+    /// Most cost (USD) one step may spend, priced like the run's.
+    pub max_cost: Option<f64>,
+    /// Most wall time one step may take, in seconds.
+    pub max_seconds: Option<f64>,
 }
 
 /// A configured agent: its name, settings and the file (or flag) it came from.
@@ -105,7 +111,36 @@ impl ConfiguredAgent {
             }
             profile = profile.temperature(t as f32);
         }
+        profile = profile.step_budget(self.step_budget()?);
         Ok(profile)
+    }
+
+    /// `max_tokens`, `max_cost` and `max_seconds`: limits for one step of this agent.
+    fn step_budget(&self) -> Result<Budget, String> {
+        let (name, s) = (&self.name, &self.settings);
+        let positive = |key: &str, v: f64| {
+            if v > 0.0 && v.is_finite() {
+                Ok(v)
+            } else {
+                Err(format!(
+                    "agents.{name}.{key} must be a number above 0, not {v} (from {})",
+                    self.source
+                ))
+            }
+        };
+        Ok(Budget {
+            max_tokens: s
+                .max_tokens
+                .map(|v| positive("max_tokens", v as f64))
+                .transpose()?
+                .map(|v| v as u64),
+            max_cost: s.max_cost.map(|v| positive("max_cost", v)).transpose()?,
+            max_time_ms: s
+                .max_seconds
+                .map(|v| positive("max_seconds", v))
+                .transpose()?
+                .map(|v| (v * 1000.0) as u64),
+        })
     }
 }
 
@@ -160,6 +195,7 @@ pub fn listing(
                     "model": model(&p.name),
                     "max_turns": p.max_turns,
                     "temperature": p.temperature,
+                    "step_budget": p.step_budget,
                     "source": source(&p.name),
                 })
             })
@@ -169,11 +205,12 @@ pub fn listing(
     let mut out = String::new();
     for (p, names) in rows {
         out.push_str(&format!(
-            "{}  ({}; {} turns{})\n  {}\n  tools: {}\n",
+            "{}  ({}; {} turns{}{})\n  {}\n  tools: {}\n",
             p.name,
             source(&p.name),
             p.max_turns,
             model(&p.name).map(|m| format!("; model {m}")).unwrap_or_default(),
+            step_limits(&p.step_budget),
             p.description,
             if names.is_empty() {
                 "none".to_string()
@@ -183,4 +220,22 @@ pub fn listing(
         ));
     }
     out
+}
+
+/// `; at most 500 tokens, $0.05, 30 s a step`, or nothing.
+fn step_limits(budget: &Budget) -> String {
+    let mut parts = Vec::new();
+    if let Some(t) = budget.max_tokens {
+        parts.push(format!("{t} tokens"));
+    }
+    if let Some(c) = budget.max_cost {
+        parts.push(format!("${c}"));
+    }
+    if let Some(ms) = budget.max_time_ms {
+        parts.push(format!("{} s", ms as f64 / 1000.0));
+    }
+    match parts.is_empty() {
+        true => String::new(),
+        false => format!("; at most {} a step", parts.join(", ")),
+    }
 }

@@ -918,3 +918,105 @@ fn agents_come_from_config_and_flags_and_plans_may_only_name_them() {
         "{stderr}"
     );
 }
+
+#[test]
+fn an_agent_step_that_loops_stops_at_its_own_token_cap_and_the_other_steps_run() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("planexec.toml"),
+        "[agents.looper]\ntools = [\"list_dir\"]\nmax_turns = 50\nmax_tokens = 500\n",
+    )
+    .unwrap();
+    let plan = json!({"goal": "g", "steps": [
+        {"id": "s1", "description": "look around until done", "agent": "looper", "depends_on": []},
+        {"id": "s2", "description": "write the note", "tool": "write_file", "args": {"path": "note.txt", "content": "written"}, "depends_on": []}
+    ]});
+    std::fs::write(dir.path().join("plan.json"), plan.to_string()).unwrap();
+    // The agent never answers: every turn lists the folder again, 120 tokens a turn.
+    let server = ScriptedServer::start();
+    server
+        .role("agent")
+        .always(Reply::tool_call("list_dir", &json!({"path": "."})));
+    let (out, stdout, stderr) = run(planexec(dir.path()).args([
+        "exec",
+        "plan.json",
+        "--yes",
+        "--mode",
+        "auto",
+        "--max-replans",
+        "0",
+        "--json",
+        "--base-url",
+        &server.base_url(),
+    ]));
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let report: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    let step = |id: &str| {
+        report["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {id} in {report}"))
+    };
+    let error = step("s1")["error"].as_str().unwrap_or_default().to_string();
+    assert!(
+        error.contains("agent `looper` stopped at its step budget (max_tokens 500): it spent 600 tokens"),
+        "{error}"
+    );
+    // Five turns of 120 tokens reach the cap; no sixth is asked.
+    assert_eq!(server.requests_from("agent").len(), 5);
+    assert_eq!(step("s2")["status"], "succeeded");
+    assert_eq!(std::fs::read_to_string(dir.path().join("note.txt")).unwrap(), "written");
+    // Its usage is in the agent role's row.
+    assert_eq!(report["usage"]["agent"]["calls"], 5, "{}", report["usage"]);
+    assert_eq!(report["usage"]["agent"]["prompt_tokens"], 500, "{}", report["usage"]);
+
+    // The limit is shown in the listing, and a bad one is a clear error.
+    let (_, listing, _) = run(planexec(dir.path()).args(["agents", "list"]));
+    assert!(listing.contains("at most 500 tokens a step"), "{listing}");
+    std::fs::write(dir.path().join("planexec.toml"), "[agents.looper]\nmax_seconds = 0\n").unwrap();
+    let (out, _, stderr) = run(planexec(dir.path()).args(["agents", "list"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr.contains("agents.looper.max_seconds must be a number above 0, not 0"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_agent_step_past_its_time_limit_is_stopped_inside_a_slow_model_call() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("planexec.toml"),
+        "[agents.slow]\ntools = [\"list_dir\"]\nmax_seconds = 0.3\n",
+    )
+    .unwrap();
+    let plan = json!({"goal": "g", "steps": [
+        {"id": "s1", "description": "look around", "agent": "slow", "depends_on": []}
+    ]});
+    std::fs::write(dir.path().join("plan.json"), plan.to_string()).unwrap();
+    let server = ScriptedServer::start();
+    // A reply that would come after 30 s: the step's limit ends the wait.
+    server
+        .role("agent")
+        .always(Reply::tool_call("list_dir", &json!({"path": "."})).with_delay(std::time::Duration::from_secs(30)));
+    let (out, stdout, stderr) = run(planexec(dir.path()).args([
+        "exec",
+        "plan.json",
+        "--yes",
+        "--max-replans",
+        "0",
+        "--json",
+        "--base-url",
+        &server.base_url(),
+    ]));
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let report: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    let error = report["steps"][0]["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("agent `slow` stopped at its step budget (max_seconds 0.3)"),
+        "{error}"
+    );
+}

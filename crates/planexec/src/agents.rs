@@ -10,6 +10,7 @@
 
 use std::fmt;
 
+use crate::budget::Budget;
 use crate::models::ModelRef;
 
 /// Name of the profile every run has unless configured otherwise.
@@ -40,6 +41,10 @@ pub struct AgentProfile {
     /// Most model turns for one step, the last of which must answer.
     pub max_turns: u32,
     pub temperature: Option<f32>,
+    /// What one step of this agent may spend (tokens, cost, time); the run's
+    /// budget still bounds the whole run. A step that reaches a limit fails
+    /// with what it spent, and the run goes on (recovery or replan).
+    pub step_budget: Budget,
 }
 
 impl fmt::Debug for AgentProfile {
@@ -51,6 +56,7 @@ impl fmt::Debug for AgentProfile {
             .field("model", &self.model.as_ref().map(|m| m.model.as_str()))
             .field("max_turns", &self.max_turns)
             .field("temperature", &self.temperature)
+            .field("step_budget", &self.step_budget)
             .finish()
     }
 }
@@ -72,6 +78,7 @@ impl AgentProfile {
             model: None,
             max_turns: 6,
             temperature: None,
+            step_budget: Budget::default(),
         }
     }
 
@@ -129,6 +136,13 @@ impl AgentProfile {
 
     pub fn temperature(mut self, temperature: f32) -> AgentProfile {
         self.temperature = Some(temperature);
+        self
+    }
+
+    /// Limits for one step of this agent: `max_tokens`, `max_cost` (USD),
+    /// `max_time_ms`.
+    pub fn step_budget(mut self, budget: Budget) -> AgentProfile {
+        self.step_budget = budget;
         self
     }
 

@@ -99,6 +99,34 @@ pub(super) async fn run_loop(
     agent: AgentLoop<'_>,
     tally: &mut Tally,
 ) -> Result<Value, String> {
+    tally.loop_started = Some(std::time::Instant::now());
+    let Some(max_ms) = agent.profile.step_budget.max_time_ms else {
+        return turns(ctx, plan, step, agent, tally).await;
+    };
+    // The time limit holds inside a call too: a model or tool call still
+    // going when it is reached is dropped, as on Ctrl-C.
+    let profile = agent.profile.clone();
+    let limit = std::time::Duration::from_millis(max_ms);
+    match tokio::time::timeout(limit, turns(ctx, plan, step, agent, tally)).await {
+        Ok(done) => done,
+        Err(_) => Err(over_step_budget(&profile, tally).unwrap_or_else(|| {
+            format!(
+                "agent `{}` stopped at its step budget (max_seconds {})",
+                profile.name,
+                max_ms as f64 / 1000.0
+            )
+        })),
+    }
+}
+
+/// The loop's turns, each checked against the step budget before it starts.
+async fn turns(
+    ctx: &RunContext,
+    plan: &Plan,
+    step: &Step,
+    agent: AgentLoop<'_>,
+    tally: &mut Tally,
+) -> Result<Value, String> {
     let AgentLoop {
         profile,
         tools,
@@ -651,12 +679,44 @@ async fn ask(
         0 => profile.temperature.or(request.temperature),
         n => Some(0.1 + 0.3 * n as f32),
     };
+    if let Some(why) = over_step_budget(profile, tally) {
+        return Err(why);
+    }
     tally.model_calls += 1;
     tally.attempts += 1;
-    calls
+    let response = calls
         .chat_on(profile.model.as_ref(), request)
         .await
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string())?;
+    let model = profile.model.as_ref().unwrap_or_else(|| calls.models.get(Role::Agent));
+    tally.tokens += response.usage.prompt_tokens + response.usage.completion_tokens;
+    tally.cost += calls.meter.price(&model.model, response.usage).unwrap_or(0.0);
+    Ok(response)
+}
+
+/// Why an agent step must stop before another model call: a limit of its
+/// profile's step budget reached, with what the step spent.
+fn over_step_budget(profile: &AgentProfile, tally: &Tally) -> Option<String> {
+    let limits = &profile.step_budget;
+    let elapsed_ms = tally.loop_started.map_or(0, |t| t.elapsed().as_millis() as u64);
+    let reached = match (limits.max_tokens, limits.max_cost, limits.max_time_ms) {
+        (Some(max), _, _) if tally.tokens >= max => format!("max_tokens {max}"),
+        (_, Some(max), _) if tally.cost >= max => format!("max_cost ${max}"),
+        (_, _, Some(max)) if elapsed_ms >= max => format!("max_seconds {}", max as f64 / 1000.0),
+        _ => return None,
+    };
+    let cost = match tally.cost > 0.0 || limits.max_cost.is_some() {
+        true => format!(", ${:.4}", tally.cost),
+        false => String::new(),
+    };
+    Some(format!(
+        "agent `{}` stopped at its step budget ({reached}): it spent {} tokens{cost} and {:.1} s in {} model calls and {} tool calls",
+        profile.name,
+        tally.tokens,
+        elapsed_ms as f64 / 1000.0,
+        tally.model_calls,
+        tally.calls.len()
+    ))
 }
 
 /// What one call of an agent loop may reach: its tools, its step's

@@ -20,4 +20,10 @@ pub(super) struct Tally {
     pub(super) calls: Vec<StepResult>,
     /// The step's own call was refused by policy.
     pub(super) refused: bool,
+    /// Tokens and cost (USD, where the model's price is known) of the
+    /// step's model calls, against an agent profile's step budget.
+    pub(super) tokens: u64,
+    pub(super) cost: f64,
+    /// When an agent loop for the step began, for its time limit.
+    pub(super) loop_started: Option<std::time::Instant>,
 }
