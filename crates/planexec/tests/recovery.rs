@@ -146,6 +146,44 @@ async fn a_missing_input_the_task_names_is_not_recovered_with_another_file() {
     assert!(!dir.path().join("total.txt").exists());
 }
 
+/// A plan that reads the file its task says to write (before it exists) has
+/// misread the task, not lost an input: that read goes to recovery, which
+/// reads the real input, and the run writes the output.
+#[tokio::test]
+async fn a_read_of_the_output_the_task_names_is_recovered_from_the_real_input() {
+    let server = ScriptedServer::start();
+    let (dir, tools) = workspace_tools();
+    std::fs::write(dir.path().join("places.txt"), "Oslo\nLima\n").unwrap();
+    let task = "Read the cities in places.txt and write them to cities.txt.";
+    let mut plan = plan_json(vec![
+        step("s1", Some("read_file"), json!({"path": "cities.txt"}), &[]),
+        step(
+            "s2",
+            Some("write_file"),
+            json!({"path": "cities.txt", "content": "{{s1}}"}),
+            &["s1"],
+        ),
+    ]);
+    plan["goal"] = json!(task);
+    server.role("planner").reply(Reply::json(&plan));
+    server
+        .role("agent")
+        .always(Reply::tool_call("read_file", &json!({"path": "places.txt"})));
+    server.role("synthesizer").always(Reply::content("written"));
+    let options = RunOptions {
+        max_replans: 0,
+        verify: false,
+        ..options()
+    };
+    let report = builder(&server, tools).options(options).build().run(task).await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    assert_eq!(server.requests_from("agent").len(), 1, "one recovery call");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("cities.txt")).unwrap(),
+        "Oslo\nLima\n"
+    );
+}
+
 /// A react run whose model answers in words, without writing the file the
 /// task names, is told once; answering in words again, it fails and says
 /// what is missing.

@@ -45,14 +45,22 @@ pub(super) fn recoverable(setting: &Setting, plan: &Plan, args: &Value, error: &
         && !(error.kind == ToolErrorKind::NotFound && names_a_missing_input(plan, args))
 }
 
-/// Whether the call's `path` is a file the run's goal names: one that is not
-/// there is an input the task was promised and lacks, which the run must
-/// report. A recovery would read another file in its place (the 0.5B model,
-/// for a missing budget.txt, read costs.txt twice and wrote their sum).
+/// Whether the call's `path` is a file the run's goal names as an input: one
+/// that is not there is an input the task was promised and lacks, which the
+/// run must report. A recovery would read another file in its place (the
+/// 0.5B model, for a missing budget.txt, read costs.txt twice and wrote
+/// their sum). A file the goal says to write is no such input: a plan that
+/// reads it before it exists misread the task, and recovery may fix that
+/// (the 1.5B planner read the output cities.txt in place of the input).
 fn names_a_missing_input(plan: &Plan, args: &Value) -> bool {
-    args.get("path")
-        .and_then(Value::as_str)
-        .is_some_and(|path| crate::plan::names_file(&plan.goal, path))
+    let Some(path) = args.get("path").and_then(Value::as_str) else {
+        return false;
+    };
+    let normal = |p: &str| p.trim().trim_start_matches("./").to_lowercase();
+    let an_output = crate::plan::outputs_named_by(&plan.goal)
+        .iter()
+        .any(|output| normal(output) == normal(path));
+    crate::plan::names_file(&plan.goal, path) && !an_output
 }
 
 /// Do `step`, whose call of `entry` with `args` failed with `error`, with a
@@ -146,4 +154,26 @@ fn opening(
             names.join(", ")
         )),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn plan(goal: &str) -> Plan {
+        serde_json::from_value(json!({"goal": goal, "steps": []})).unwrap()
+    }
+
+    #[test]
+    fn a_missing_file_the_goal_names_is_an_input_unless_the_goal_says_to_write_it() {
+        let sort = plan("Read the cities in places.txt and write them, sorted, to cities.txt.");
+        assert!(names_a_missing_input(&sort, &json!({"path": "places.txt"})));
+        assert!(!names_a_missing_input(&sort, &json!({"path": "./cities.txt"})));
+        assert!(!names_a_missing_input(&sort, &json!({"path": "other.txt"})));
+        let budget = plan("Add the numbers in budget.txt and costs.txt and write the total to total.txt.");
+        assert!(names_a_missing_input(&budget, &json!({"path": "budget.txt"})));
+        assert!(!names_a_missing_input(&budget, &json!({"path": "total.txt"})));
+    }
 }
