@@ -251,17 +251,16 @@ async fn call_tool(
         }
         Err(e) => Err(ToolError::invalid_args(e.to_string())),
     };
-    match direct {
-        Ok(v) => Ok(v),
-        Err(e) if recover::recoverable(&ctx.setting, plan, &called(step, tally), &e) => {
-            let args = called(step, tally);
-            recover::recover(ctx, plan, step, &entry, deps, (&args, &e), tally).await
-        }
-        Err(e) => {
-            tally.refused = e.kind == ToolErrorKind::Denied;
-            Err(e.to_string())
-        }
+    let error = match direct {
+        Ok(v) => return Ok(v),
+        Err(e) => e,
+    };
+    let args = called(step, tally);
+    if recover::recoverable(&ctx.setting, plan, &args, &error) {
+        return recover::recover(ctx, plan, step, &entry, deps, (&args, &error), tally).await;
     }
+    tally.refused = error.kind == ToolErrorKind::Denied;
+    Err(error.to_string())
 }
 
 /// Why `output`, the result of tool step `step`, is a failure: it is empty
