@@ -94,6 +94,7 @@ pub mod strategy;
 mod synthesizer;
 pub mod text;
 pub mod tools;
+mod verdict;
 
 pub use agent::{Agent, AgentBuilder};
 pub use agents::AgentProfile;

@@ -9,6 +9,7 @@ use serde_json::Value;
 use crate::context::{ModelCalls, Setting};
 use crate::llm::{ChatRequest, LlmError, Message, Role};
 use crate::plan::{value_as_text, Step};
+use crate::verdict;
 
 /// What the joiner decided.
 pub(crate) enum Joined {
@@ -68,46 +69,20 @@ pub(crate) async fn check(
     produced: &str,
 ) -> Result<Verdict, LlmError> {
     let instructions = "You are the checker: a run says it has done the task below. Look at what it produced and say whether it does exactly what the task asks: the right content, in the form the task asks for. Reply with only a JSON object: {\"done\": true, \"wrong\": \"\"} when it does, or {\"done\": false, \"wrong\": \"<what is wrong, in one sentence>\"} when it does not.";
-    let mut request = ChatRequest::new(
+    let question = format!("{instructions}\n\nTask: {task}\n\nWhat the run produced:\n{produced}");
+    let mut request = verdict::request(
         Role::Synthesizer,
-        "",
-        vec![
-            Message::system(setting.system()),
-            Message::user(format!(
-                "{instructions}\n\nTask: {task}\n\nWhat the run produced:\n{produced}"
-            )),
-        ],
+        setting.system(),
+        question,
+        "verdict",
+        ("done", "wrong"),
     );
-    request.response_format = Some(crate::llm::JsonSchemaFormat {
-        name: "verdict".to_string(),
-        schema: serde_json::json!({
-            "type": "object",
-            "properties": {"done": {"type": "boolean"}, "wrong": {"type": "string"}},
-            "required": ["done", "wrong"],
-            "additionalProperties": false
-        }),
-        strict: true,
-    });
     request.max_tokens = Some(120);
     let response = calls.chat(request).await?;
     let text = response.content.unwrap_or_default();
-    let verdict: Option<Value> = crate::json::parse_in_text(&text);
-    Ok(match verdict {
-        Some(v) => Verdict {
-            done: v.get("done").and_then(Value::as_bool).unwrap_or(true),
-            wrong: v
-                .get("wrong")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .trim()
-                .to_string(),
-        },
-        // A reply that is no verdict says nothing against the work.
-        None => Verdict {
-            done: true,
-            wrong: String::new(),
-        },
-    })
+    // A reply that is no verdict says nothing against the work.
+    let (done, wrong) = verdict::read(&text, ("done", "wrong")).unwrap_or((true, String::new()));
+    Ok(Verdict { done, wrong })
 }
 
 fn answer_request(setting: &Setting, task: &str, results: &[(Step, Value)], option: &str) -> ChatRequest {

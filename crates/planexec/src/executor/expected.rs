@@ -1,12 +1,13 @@
 //! Checking a step's result against its `expected`: the executor model says
 //! whether it is met; an unmet expectation fails the step (and so replans).
 
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 use super::tally::Tally;
 use crate::context::{ModelCalls, Setting};
-use crate::llm::{ChatRequest, JsonSchemaFormat, Message, Role};
+use crate::llm::Role;
 use crate::plan::{self, Plan, Step};
+use crate::verdict;
 
 pub(super) async fn check_expected(
     calls: &ModelCalls,
@@ -24,27 +25,12 @@ pub(super) async fn check_expected(
         step.description,
         crate::text::cut_to_budget(&plan::value_as_text(output), setting.options.dependency_budget)
     );
-    let mut request = ChatRequest::new(
-        Role::Executor,
-        "",
-        vec![
-            Message::system(setting.system()),
-            Message::user(format!(
-                "You are the checker: decide whether a step's result meets what was expected of it. Be strict about facts, lenient about wording.\n\n{prompt}"
-            )),
-        ],
+    let question = format!(
+        "You are the checker: decide whether a step's result meets what was expected of it. Be strict about facts, lenient about wording.\n\n{prompt}"
     );
+    let fields = ("meets", "reason");
+    let mut request = verdict::request(Role::Executor, setting.system(), question, "expectation_check", fields);
     request.step_id = Some(step.id.clone());
-    request.response_format = Some(JsonSchemaFormat {
-        name: "expectation_check".to_string(),
-        schema: json!({
-            "type": "object",
-            "properties": {"meets": {"type": "boolean"}, "reason": {"type": "string"}},
-            "required": ["meets", "reason"],
-            "additionalProperties": false
-        }),
-        strict: true,
-    });
     tally.model_calls += 1;
     let response = match calls.chat(request).await {
         Ok(r) => r,
@@ -56,17 +42,16 @@ pub(super) async fn check_expected(
         Err(e) => return Err(e.to_string()),
     };
     let text = response.content.unwrap_or_default();
-    let verdict: Option<Map<String, Value>> = crate::json::parse_in_text(&text);
-    match verdict.as_ref().and_then(|v| v.get("meets")).and_then(Value::as_bool) {
-        Some(false) => Err(format!(
+    match verdict::read(&text, fields) {
+        Some((false, reason)) => Err(format!(
             "the result does not meet the expectation \"{expected}\": {}",
-            verdict
-                .as_ref()
-                .and_then(|v| v.get("reason"))
-                .and_then(Value::as_str)
-                .unwrap_or("no reason given")
+            if reason.is_empty() {
+                "no reason given"
+            } else {
+                reason.as_str()
+            }
         )),
-        Some(true) => Ok(()),
+        Some((true, _)) => Ok(()),
         // An unreadable verdict should not derail a run whose step worked.
         None => {
             tracing::warn!(step = %step.id, reply = %text, "unreadable expectation check; accepting the result");
