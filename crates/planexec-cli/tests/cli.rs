@@ -919,25 +919,17 @@ fn agents_come_from_config_and_flags_and_plans_may_only_name_them() {
     );
 }
 
-#[test]
-fn an_agent_step_that_loops_stops_at_its_own_token_cap_and_the_other_steps_run() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("planexec.toml"),
-        "[agents.looper]\ntools = [\"list_dir\"]\nmax_turns = 50\nmax_tokens = 500\n",
-    )
-    .unwrap();
-    let plan = json!({"goal": "g", "steps": [
-        {"id": "s1", "description": "look around until done", "agent": "looper", "depends_on": []},
-        {"id": "s2", "description": "write the note", "tool": "write_file", "args": {"path": "note.txt", "content": "written"}, "depends_on": []}
-    ]});
-    std::fs::write(dir.path().join("plan.json"), plan.to_string()).unwrap();
-    // The agent never answers: every turn lists the folder again, 120 tokens a turn.
-    let server = ScriptedServer::start();
-    server
-        .role("agent")
-        .always(Reply::tool_call("list_dir", &json!({"path": "."})));
-    let (out, stdout, stderr) = run(planexec(dir.path()).args([
+/// `planexec exec` of `plan` in a folder whose planexec.toml is `config`,
+/// unattended, against `server`: the exit code and the JSON report.
+fn exec_with_config(
+    dir: &std::path::Path,
+    config: &str,
+    plan: &Value,
+    server: &ScriptedServer,
+) -> (Option<i32>, Value) {
+    std::fs::write(dir.join("planexec.toml"), config).unwrap();
+    std::fs::write(dir.join("plan.json"), plan.to_string()).unwrap();
+    let (out, stdout, stderr) = run(planexec(dir).args([
         "exec",
         "plan.json",
         "--yes",
@@ -949,8 +941,25 @@ fn an_agent_step_that_loops_stops_at_its_own_token_cap_and_the_other_steps_run()
         "--base-url",
         &server.base_url(),
     ]));
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    let report: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    let report = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"));
+    (out.status.code(), report)
+}
+
+#[test]
+fn an_agent_step_that_loops_stops_at_its_own_token_cap_and_the_other_steps_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = json!({"goal": "g", "steps": [
+        {"id": "s1", "description": "look around until done", "agent": "looper", "depends_on": []},
+        {"id": "s2", "description": "write the note", "tool": "write_file", "args": {"path": "note.txt", "content": "written"}, "depends_on": []}
+    ]});
+    // The agent never answers: every turn lists the folder again, 120 tokens a turn.
+    let server = ScriptedServer::start();
+    server
+        .role("agent")
+        .always(Reply::tool_call("list_dir", &json!({"path": "."})));
+    let config = "[agents.looper]\ntools = [\"list_dir\"]\nmax_turns = 50\nmax_tokens = 500\n";
+    let (code, report) = exec_with_config(dir.path(), config, &plan, &server);
+    assert_eq!(code, Some(1), "{report}");
     let step = |id: &str| {
         report["steps"]
             .as_array()
@@ -988,32 +997,17 @@ fn an_agent_step_that_loops_stops_at_its_own_token_cap_and_the_other_steps_run()
 #[test]
 fn an_agent_step_past_its_time_limit_is_stopped_inside_a_slow_model_call() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("planexec.toml"),
-        "[agents.slow]\ntools = [\"list_dir\"]\nmax_seconds = 0.3\n",
-    )
-    .unwrap();
     let plan = json!({"goal": "g", "steps": [
         {"id": "s1", "description": "look around", "agent": "slow", "depends_on": []}
     ]});
-    std::fs::write(dir.path().join("plan.json"), plan.to_string()).unwrap();
     let server = ScriptedServer::start();
     // A reply that would come after 30 s: the step's limit ends the wait.
     server
         .role("agent")
         .always(Reply::tool_call("list_dir", &json!({"path": "."})).with_delay(std::time::Duration::from_secs(30)));
-    let (out, stdout, stderr) = run(planexec(dir.path()).args([
-        "exec",
-        "plan.json",
-        "--yes",
-        "--max-replans",
-        "0",
-        "--json",
-        "--base-url",
-        &server.base_url(),
-    ]));
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    let report: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    let config = "[agents.slow]\ntools = [\"list_dir\"]\nmax_seconds = 0.3\n";
+    let (code, report) = exec_with_config(dir.path(), config, &plan, &server);
+    assert_eq!(code, Some(1), "{report}");
     let error = report["steps"][0]["error"].as_str().unwrap_or_default();
     assert!(
         error.contains("agent `slow` stopped at its step budget (max_seconds 0.3)"),
