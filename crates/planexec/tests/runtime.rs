@@ -1336,3 +1336,49 @@ async fn a_plan_run_without_a_planner_prepares_the_system_prompt_its_calls_start
     let prepared = agent.prepare().await.unwrap();
     assert_eq!(prepared.evaluated_tokens, 100);
 }
+
+/// A ~900 KB file read by one step reaches the next step's model clipped:
+/// the tool's output cap, then the dependency budget, each saying what it
+/// cut, so the request stays small however large the file.
+#[tokio::test]
+async fn a_900_kb_read_reaches_a_reasoning_step_clipped_with_a_note() {
+    let server = ScriptedServer::start();
+    let (dir, tools) = workspace_tools();
+    let line = "2026-11-26 12:00:00 INFO a line of a long log, with nothing in it\n";
+    let big = line.repeat(900 * 1024 / line.len());
+    assert!(big.len() > 890 * 1024);
+    std::fs::write(dir.path().join("big.log"), &big).unwrap();
+    let plan = json!({"goal": "summarise the log", "steps": [
+        {"id": "s1", "description": "read the log", "tool": "read_file", "args": {"path": "big.log"}, "depends_on": []},
+        {"id": "s2", "description": "summarise it", "tool": null, "args": {}, "depends_on": ["s1"]}
+    ]});
+    server.role("planner").reply(Reply::json(&plan));
+    server
+        .role("executor")
+        .always(Reply::content("Every line is the same INFO line."));
+    server
+        .role("synthesizer")
+        .always(Reply::content("The log repeats one INFO line [s2]."));
+    let options = planexec::RunOptions {
+        verify: false,
+        ..options()
+    };
+    let report = builder(&server, tools)
+        .options(options)
+        .build()
+        .run("Summarise big.log")
+        .await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+
+    let requests = server.requests_from("executor");
+    assert_eq!(requests.len(), 1);
+    let sent = requests[0].body.to_string();
+    let prompt = requests[0].prompt_text();
+    assert!(
+        prompt.contains("characters cut here to fit the budget"),
+        "the cut is said: {}",
+        &prompt[..prompt.len().min(2000)]
+    );
+    // The dependency budget (4,000 characters) and the prompt around it, not 900 KB.
+    assert!(sent.len() < 40 * 1024, "the executor request is {} bytes", sent.len());
+}
