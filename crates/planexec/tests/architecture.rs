@@ -9,49 +9,11 @@
 //! - `Strategy` variants are named only in `strategy/`: the roles ask the
 //!   strategy's profile instead.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use planexec_testkit::structure::{check_no_circles, long_functions, ImportGraph};
+use planexec_testkit::structure::{check_no_circles, code, long_functions, source_files, ImportGraph};
 
 const SRC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
-
-/// Every source file with its module path (`plan/refs.rs` is `plan::refs`).
-fn sources() -> Vec<(Vec<String>, PathBuf, String)> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                walk(&path, out);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                out.push(path);
-            }
-        }
-    }
-    let mut files = Vec::new();
-    walk(Path::new(SRC), &mut files);
-    files.sort();
-    files
-        .into_iter()
-        .map(|path| {
-            let rel = path.strip_prefix(SRC).unwrap().with_extension("");
-            let mut module: Vec<String> = rel.iter().map(|p| p.to_string_lossy().to_string()).collect();
-            if matches!(module.last().map(String::as_str), Some("mod" | "lib")) {
-                module.pop();
-            }
-            let text = std::fs::read_to_string(&path).unwrap();
-            (module, path, text)
-        })
-        .collect()
-}
-
-/// The code of a file: tests cut off, comment lines dropped.
-fn code(text: &str) -> String {
-    let body = text.split("\n#[cfg(test)]").next().unwrap_or(text);
-    body.lines()
-        .filter(|l| !l.trim_start().starts_with("//"))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
 
 #[test]
 fn no_import_circles_between_files() {
@@ -87,9 +49,8 @@ fn the_shared_dag_loop_fits_on_one_screen() {
 #[test]
 fn the_run_loop_and_the_strategies_use_no_macros_and_only_strategy_names_its_variants() {
     let variants = ["PlanExecute", "ReplanEachStep", "Rewoo", "Compiler", "React"];
-    for (module, path, text) in sources() {
+    for (module, file, text) in source_files(Path::new(SRC)) {
         let code = code(&text);
-        let file = path.strip_prefix(SRC).unwrap().display().to_string();
         let in_loop = matches!(module.first().map(String::as_str), Some("run" | "strategy")) || file == "agent.rs";
         assert!(!(in_loop && code.contains("macro_rules!")), "{file} defines a macro");
         if module.first().map(String::as_str) != Some("strategy") {

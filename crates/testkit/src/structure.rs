@@ -40,18 +40,7 @@ pub struct ImportGraph {
 impl ImportGraph {
     /// Reads every `.rs` file under `src` (the crate's `src/` folder).
     pub fn of_crate(src: &Path) -> ImportGraph {
-        let mut paths = Vec::new();
-        walk(src, &mut paths);
-        paths.sort();
-        let sources: Vec<(ModulePath, String, String)> = paths
-            .iter()
-            .map(|path| {
-                let rel = path.strip_prefix(src).expect("under src");
-                let text = std::fs::read_to_string(path).expect("a readable source file");
-                (module_path(rel), rel.display().to_string(), text)
-            })
-            .collect();
-        Self::of_sources(&sources)
+        Self::of_sources(&source_files(src))
     }
 
     fn of_sources(sources: &[(ModulePath, String, String)]) -> ImportGraph {
@@ -178,6 +167,23 @@ impl ImportGraph {
         }
         vec![start]
     }
+}
+
+/// Every `.rs` file under `src`, sorted: its module path (`plan/refs.rs` is
+/// `["plan", "refs"]`, `lib.rs` the root `[]`), its path relative to `src`,
+/// and its text.
+pub fn source_files(src: &Path) -> Vec<(Vec<String>, String, String)> {
+    let mut paths = Vec::new();
+    walk(src, &mut paths);
+    paths.sort();
+    paths
+        .iter()
+        .map(|path| {
+            let rel = path.strip_prefix(src).expect("under src");
+            let text = std::fs::read_to_string(path).expect("a readable source file");
+            (module_path(rel), rel.display().to_string(), text)
+        })
+        .collect()
 }
 
 /// Every circle in the crate whose sources are in `src`, as a message that
@@ -307,7 +313,7 @@ fn module_path(rel: &Path) -> ModulePath {
 }
 
 /// The code of a file: its test module cut off, comment lines dropped.
-fn code(text: &str) -> String {
+pub fn code(text: &str) -> String {
     let body = text.split("\n#[cfg(test)]").next().unwrap_or(text);
     body.lines()
         .filter(|l| !l.trim_start().starts_with("//"))
