@@ -53,14 +53,9 @@ pub(super) fn recoverable(setting: &Setting, plan: &Plan, args: &Value, error: &
 /// reads it before it exists misread the task, and recovery may fix that
 /// (the 1.5B planner read the output cities.txt in place of the input).
 fn names_a_missing_input(plan: &Plan, args: &Value) -> bool {
-    let Some(path) = args.get("path").and_then(Value::as_str) else {
-        return false;
-    };
-    let normal = |p: &str| p.trim().trim_start_matches("./").to_lowercase();
-    let an_output = crate::plan::outputs_named_by(&plan.goal)
-        .iter()
-        .any(|output| normal(output) == normal(path));
-    crate::plan::names_file(&plan.goal, path) && !an_output
+    args.get("path")
+        .and_then(Value::as_str)
+        .is_some_and(|path| crate::plan::names_input(&plan.goal, path))
 }
 
 /// Do `step`, whose call of `entry` with `args` failed with `error`, with a

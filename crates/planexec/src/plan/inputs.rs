@@ -9,7 +9,7 @@
 
 use serde_json::Value;
 
-use super::outputs::mentions;
+use super::outputs::{mentions, outputs_named_by};
 use super::{Plan, PlanError};
 use crate::tools::ToolRegistry;
 
@@ -88,9 +88,25 @@ pub fn invented_inputs(plan: &Plan, task: &str, tools: &ToolRegistry) -> Vec<Pla
 /// bottles").
 pub fn names_file(task: &str, path: &str) -> bool {
     let task = task.to_lowercase();
-    let path = path.trim().trim_start_matches("./").to_lowercase();
+    let path = normal_path(path);
     let name = path.rsplit('/').next().unwrap_or(&path);
     task.contains(&path) || (name.contains('.') && task.contains(name))
+}
+
+/// Whether `task` names `path` as a file to read: it names the file
+/// ([`names_file`]) and does not say to write it ([`outputs_named_by`]).
+pub fn names_input(task: &str, path: &str) -> bool {
+    let path_seen = normal_path(path);
+    names_file(task, path)
+        && !outputs_named_by(task)
+            .iter()
+            .any(|output| normal_path(output) == path_seen)
+}
+
+/// A path as the task's words are compared with it: trimmed, without `./`,
+/// in lower case.
+fn normal_path(path: &str) -> String {
+    path.trim().trim_start_matches("./").to_lowercase()
 }
 
 /// Largest file whose text [`texts_used_as_numbers`] looks at.

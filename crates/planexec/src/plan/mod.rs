@@ -27,7 +27,7 @@ pub use crate::refs::{
 };
 pub use dedupe::merge_same_calls;
 pub use findings::findings;
-pub use inputs::{invented_inputs, names_file, texts_used_as_numbers, values_read_as_files};
+pub use inputs::{invented_inputs, names_file, names_input, texts_used_as_numbers, values_read_as_files};
 pub use links::{rename_step, step_references};
 pub use outputs::{new_outputs, outputs_named_by, paths_named_by, unwritten_outputs};
 pub use parse::{parse_plan_file, parse_plan_reply, ParseError, PlanStream};
