@@ -507,6 +507,13 @@ pub struct CommonArgs {
     /// to the embedded model only, on to every model, off to none [env: PLANEXEC_MEND] [default: auto].
     #[arg(long, value_name = "auto|on|off")]
     pub mend: Option<String>,
+    /// How prompts are laid out: shared (one long prefix every call starts with, which
+    /// a model that keeps prompt state evaluates once), compact (per role: the plan format
+    /// and one-line tool signatures for the planner, no tool catalogue for other calls),
+    /// or auto: shared for the embedded model, compact for providers paid per token
+    /// [env: PLANEXEC_PROMPT_STYLE] [default: auto].
+    #[arg(long, value_name = "auto|shared|compact")]
+    pub prompt_style: Option<String>,
     /// When a tool step fails: an agent step recovers it from the error first, or the
     /// replanner revises the plan at once [env: PLANEXEC_RECOVER] [default: agent].
     #[arg(long, value_name = "agent|replan")]
@@ -556,6 +563,7 @@ impl CommonArgs {
             strategy: self.strategy.clone(),
             fallback: self.fallback.clone(),
             mend: self.mend.clone(),
+            prompt_style: self.prompt_style.clone(),
             recover: self.recover.clone(),
             verify: self.verify.clone(),
             max_tokens: self.max_tokens,

@@ -128,6 +128,10 @@ fn print_comparison(runs: &[planexec::bench::BenchRun], json: bool) {
         );
     } else {
         out!("{}", planexec::bench::render_table(&rows));
+        out!(
+            "\nprompt tokens per role (median; those read from a prompt cache in brackets):\n{}",
+            planexec::bench::render_roles(&rows)
+        );
     }
 }
 

@@ -58,6 +58,7 @@ struct FileConfig {
     strategy: Option<String>,
     fallback: Option<String>,
     mend: Option<String>,
+    prompt_style: Option<String>,
     recover: Option<String>,
     verify: Option<bool>,
     shell: Option<ShellSection>,
@@ -165,6 +166,7 @@ pub struct Flags {
     pub strategy: Option<String>,
     pub fallback: Option<String>,
     pub mend: Option<String>,
+    pub prompt_style: Option<String>,
     pub recover: Option<String>,
     pub verify: Option<String>,
     pub max_tokens: Option<u64>,
@@ -254,6 +256,7 @@ const KEYS: &[(&str, Option<&str>)] = &[
     ("strategy", Some("plan-execute")),
     ("fallback", Some("stop")),
     ("mend", Some("auto")),
+    ("prompt_style", Some("auto")),
     ("recover", Some("agent")),
     ("verify", Some("true")),
     ("shell.enabled", Some("true")),
@@ -286,6 +289,7 @@ const ENV: &[(&str, &str)] = &[
     ("PLANEXEC_STRATEGY", "strategy"),
     ("PLANEXEC_FALLBACK", "fallback"),
     ("PLANEXEC_MEND", "mend"),
+    ("PLANEXEC_PROMPT_STYLE", "prompt_style"),
     ("PLANEXEC_RECOVER", "recover"),
     ("PLANEXEC_VERIFY", "verify"),
 ];
@@ -424,6 +428,7 @@ impl Config {
         put("strategy", file.strategy);
         put("fallback", file.fallback);
         put("mend", file.mend);
+        put("prompt_style", file.prompt_style);
         put("recover", file.recover);
         put("verify", file.verify.map(|v| v.to_string()));
         let shell = file.shell.unwrap_or_default();
@@ -452,12 +457,13 @@ impl Config {
     }
 
     fn apply_flags(&mut self, f: &Flags) {
-        let pairs: [(&'static str, &str, Option<String>); 24] = [
+        let pairs: [(&'static str, &str, Option<String>); 25] = [
             ("mode", "mode", f.mode.clone()),
             ("approve", "approval", f.approval.clone()),
             ("strategy", "strategy", f.strategy.clone()),
             ("fallback", "fallback", f.fallback.clone()),
             ("mend", "mend", f.mend.clone()),
+            ("prompt-style", "prompt_style", f.prompt_style.clone()),
             ("recover", "recover", f.recover.clone()),
             ("verify", "verify", f.verify.clone()),
             ("max-tokens", "limits.max_tokens", f.max_tokens.map(|v| v.to_string())),
@@ -553,6 +559,7 @@ impl Config {
             stall_replans: non_negative("limits.stall_replans", self.number("limits.stall_replans")?)? as u32,
             fallback: self.fallback()?,
             mend: self.mend()?,
+            prompt_style: self.prompt_style()?,
             recover: self.recover()?,
             verify: self.switch("verify")?,
             parallelism: positive("limits.parallelism", self.number("limits.parallelism")?)? as usize,
@@ -630,6 +637,12 @@ impl Config {
     pub fn mend(&self) -> Result<planexec::MendMode, String> {
         let entry = &self.entries["mend"];
         planexec::MendMode::parse(&entry.value).map_err(|e| format!("{e} (from {})", entry.source))
+    }
+
+    /// How runs lay out their prompts: `auto`, `shared` or `compact`.
+    pub fn prompt_style(&self) -> Result<planexec::PromptStyle, String> {
+        let entry = &self.entries["prompt_style"];
+        planexec::PromptStyle::parse(&entry.value).map_err(|e| format!("{e} (from {})", entry.source))
     }
 
     /// What a failed tool step gets first: `agent` (a recovery loop) or `replan`.

@@ -91,6 +91,11 @@ fn bench_runs_every_task_under_each_strategy_and_reports_pass_and_fail() {
     assert_eq!(row("wrong", "rewoo")[2], "0/1");
     assert_eq!(row("(all)", "plan-execute")[2], "1/2");
     assert_eq!(row("(all)", "rewoo")[3], "6");
+    // Prompt tokens per role, cached and not, below the table.
+    assert!(
+        stdout.contains("double / plan-execute: planner ") && stdout.contains(" cached), synthesizer "),
+        "{stdout}"
+    );
     // The fixture was copied: the original folder has no out.txt.
     assert!(!dir.path().join("fx/out.txt").exists());
     // Four runs, two planner calls each way.
@@ -140,4 +145,151 @@ fn bench_explains_a_bad_task_file_and_a_bad_strategy() {
         stderr.contains("unknown strategy `magic`; use one of plan-execute"),
         "{stderr}"
     );
+}
+
+/// The prompt tokens an LLMCompiler-style peer sends for the same plans on
+/// the same mock (its planner and its joiner), from issue 40.
+const PEER_PROMPT_TOKENS: [(&str, u64); 4] = [("chain8", 598), ("diamond", 587), ("fanout8", 617), ("wide32", 924)];
+
+fn read(id: &str, path: &str) -> Value {
+    json!({"id": id, "description": format!("read {path}"), "tool": "read_file", "args": {"path": path}, "depends_on": []})
+}
+
+fn calc(id: &str, expression: &str, deps: &[String]) -> Value {
+    json!({"id": id, "description": "calculate", "tool": "calculator", "args": {"expression": expression}, "depends_on": deps})
+}
+
+fn write(id: &str, path: &str, from: &str) -> Value {
+    json!({"id": id, "description": format!("write {path}"), "tool": "write_file",
+           "args": {"path": path, "content": format!("{{{{{from}}}}}")}, "depends_on": [from]})
+}
+
+/// The plan a good planner writes for each workload of `examples/bench/workloads.jsonl`.
+fn workload_plans() -> Vec<(&'static str, Value)> {
+    let chain: Vec<Value> = std::iter::once(read("s1", "start.txt"))
+        .chain(
+            ["+ 3", "* 4", "- 2", "/ 5", "^ 2", "+ 10"]
+                .iter()
+                .enumerate()
+                .map(|(i, op)| {
+                    calc(
+                        &format!("s{}", i + 2),
+                        &format!("{{{{s{}}}}} {op}", i + 1),
+                        &[format!("s{}", i + 1)],
+                    )
+                }),
+        )
+        .chain([write("s8", "result.txt", "s7")])
+        .collect();
+    let diamond = vec![
+        read("s1", "prices.txt"),
+        calc("s2", "sum({{s1}})", &["s1".into()]),
+        calc("s3", "max({{s1}})", &["s1".into()]),
+        calc("s4", "{{s2}} - {{s3}}", &["s2".into(), "s3".into()]),
+        write("s5", "rest.txt", "s4"),
+    ];
+    let sum_of = |files: Vec<String>| -> Vec<Value> {
+        let n = files.len();
+        let ids: Vec<String> = (1..=n).map(|i| format!("s{i}")).collect();
+        let mut steps: Vec<Value> = files.iter().zip(&ids).map(|(f, id)| read(id, f)).collect();
+        let expression = ids
+            .iter()
+            .map(|id| format!("{{{{{id}}}}}"))
+            .collect::<Vec<_>>()
+            .join(" + ");
+        steps.push(calc(&format!("s{}", n + 1), &expression, &ids));
+        steps.push(write(&format!("s{}", n + 2), "total.txt", &format!("s{}", n + 1)));
+        steps
+    };
+    let regions = ["north", "south", "east", "west", "centre", "coast", "hills", "lakes"];
+    let fanout = sum_of(regions.iter().map(|r| format!("{r}.txt")).collect());
+    let wide = sum_of((1..=32).map(|i| format!("n{i:02}.txt")).collect());
+    [
+        ("chain8", chain),
+        ("diamond", diamond),
+        ("fanout8", fanout),
+        ("wide32", wide),
+    ]
+    .into_iter()
+    .map(|(name, steps)| (name, json!({"goal": name, "steps": steps, "infeasible": null})))
+    .collect()
+}
+
+/// `planexec bench examples/bench/workloads.jsonl` on plan-execute against
+/// `server`, with the prompt style given: the JSON report's runs.
+fn bench_workloads(server: &ScriptedServer, style: &str) -> Vec<Value> {
+    let workloads = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/bench/workloads.jsonl");
+    let dir = tempfile::tempdir().unwrap();
+    let (out, stdout, stderr) = run(planexec(dir.path()).args([
+        "bench",
+        workloads.to_str().unwrap(),
+        "--strategy",
+        "plan-execute",
+        "--max-steps",
+        "40",
+        "--verify",
+        "false",
+        "--prompt-style",
+        style,
+        "--json",
+        "--base-url",
+        &server.base_url(),
+    ]));
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    report["runs"].as_array().unwrap().clone()
+}
+
+#[test]
+fn the_bench_workloads_send_at_most_twice_the_peer_prompt_tokens_in_two_calls() {
+    let workloads = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/bench/workloads.jsonl");
+    let text = std::fs::read_to_string(&workloads).unwrap();
+    let tasks: Vec<Value> = text
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let server = ScriptedServer::start();
+    server.count_tokens();
+    for (name, plan) in workload_plans() {
+        let task = tasks.iter().find(|t| t["name"] == json!(name)).unwrap()["task"]
+            .as_str()
+            .unwrap();
+        server.role("planner").containing(task).always(Reply::json(&plan));
+    }
+    server
+        .role("synthesizer")
+        .always(Reply::content("Done: the total is in the file [s2]."));
+    let compact = bench_workloads(&server, "auto");
+    let shared = bench_workloads(&server, "shared");
+    let tokens = |runs: &[Value], name: &str| -> (u64, Value) {
+        let run = runs.iter().find(|r| r["task"] == json!(name)).unwrap();
+        assert_eq!(
+            run["model_calls"],
+            json!(2),
+            "{name}: planner and synthesizer only\n{run}"
+        );
+        (
+            run["prompt_tokens"].as_u64().unwrap(),
+            run["prompt_tokens_by_role"].clone(),
+        )
+    };
+    let mut figures = String::new();
+    for (name, peer) in PEER_PROMPT_TOKENS {
+        let (prompt, by_role) = tokens(&compact, name);
+        let (shared_prompt, _) = tokens(&shared, name);
+        figures.push_str(&format!(
+            "{name}: {prompt} prompt tokens ({:.2}x the peer's {peer}; shared prompt {shared_prompt}), by role {by_role}\n",
+            prompt as f64 / peer as f64
+        ));
+        assert!(
+            prompt <= 2 * peer,
+            "{name}: {prompt} prompt tokens, over 2x the peer's {peer}\n{figures}"
+        );
+        assert!(
+            shared_prompt > prompt,
+            "{name}: the shared prompt is the long one\n{figures}"
+        );
+    }
+    eprintln!("{figures}");
 }

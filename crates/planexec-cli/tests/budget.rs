@@ -14,18 +14,18 @@ fn a_run_out_of_tokens_stops_and_resumes_with_a_larger_budget() {
     server.role("planner").reply(
         Reply::json(&json!({"goal": "sum", "steps": [
             {"id": "s1", "description": "add", "tool": "calculator", "args": {"expression": "2 + 40"}, "depends_on": []}]}))
-        .with_usage(4000, 200),
+        .with_usage(4400, 200),
     );
     server.role("synthesizer").reply(Reply::content("42 [s1]"));
     let url = server.base_url();
     let (out, _, stderr) =
-        run(planexec(dir.path()).args(["run", "add", "--yes", "--max-tokens", "6500", "--base-url", &url]));
+        run(planexec(dir.path()).args(["run", "add", "--yes", "--max-tokens", "4650", "--base-url", &url]));
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.contains("budget_exhausted: the token budget (6,500) would be exceeded by the synthesizer call"),
+        stderr.contains("budget_exhausted: the token budget (4,650) would be exceeded by the synthesizer call"),
         "{stderr}"
     );
-    assert!(stderr.contains("budget: tokens 4200 / 6500"), "{stderr}");
+    assert!(stderr.contains("budget: tokens 4600 / 4650"), "{stderr}");
     let hint = stderr
         .lines()
         .find(|l| l.contains("continue with: planexec resume"))
@@ -50,7 +50,7 @@ fn a_run_out_of_tokens_stops_and_resumes_with_a_larger_budget() {
         run(planexec(dir.path()).args(["resume", run_id, "--max-tokens", "8000", "--base-url", &url]));
     assert!(out.status.success(), "{stderr}");
     assert_eq!(stdout.trim(), "42 [s1]");
-    assert!(stderr.contains("budget: tokens 4320 / 8000"), "{stderr}");
+    assert!(stderr.contains("budget: tokens 4720 / 8000"), "{stderr}");
 }
 
 #[test]

@@ -94,7 +94,7 @@ fn a_run_uses_a_configured_server_and_stops_it_afterwards() {
     assert_eq!(stdout.trim(), "It is 21:00 in Tokyo [s1].");
     let planner = server.requests_from("planner")[0].prompt_text();
     assert!(
-        planner.contains("- time.convert_time: "),
+        planner.contains("time.convert_time("),
         "the planner sees the server's tools"
     );
     let synth = server.requests_from("synthesizer")[0].prompt_text();

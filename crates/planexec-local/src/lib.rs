@@ -291,6 +291,10 @@ impl ChatModel for LocalModel {
         true
     }
 
+    fn keeps_prompt_state(&self) -> bool {
+        true
+    }
+
     async fn chat(&self, request: ChatRequest) -> Result<ChatResponse, LlmError> {
         self.generate(&request, None).await
     }

@@ -172,6 +172,7 @@ impl Agent {
                 tools: self.tools.clone(),
                 options: self.options.clone(),
                 help: self.wants_help().then(|| self.help.clone()),
+                compact: self.compact_prompts(),
             },
             recording: Recording {
                 events: self.events.clone(),
@@ -193,6 +194,13 @@ impl Agent {
         self.options.mend.applies(wants)
     }
 
+    /// Whether this agent's runs get compact prompts: as the `prompt_style`
+    /// setting says, for the planner's model.
+    fn compact_prompts(&self) -> bool {
+        let keeps = self.models.get(Role::Planner).provider.keeps_prompt_state();
+        self.options.prompt_style.is_compact(keeps)
+    }
+
     /// Evaluate the system prompt every call of this agent's runs starts
     /// with (its tools, mode and agent profiles) on each of its models that
     /// keep prompt state, and keep that state: the embedded model saves it
@@ -200,7 +208,11 @@ impl Agent {
     /// another, starts from it instead of evaluating it. Providers that keep
     /// nothing do nothing. What the models kept, added up.
     pub async fn prepare(&self) -> Result<Prepared, LlmError> {
-        let system = crate::prompt::system_prompt(&self.tools, &self.options);
+        let system = if self.compact_prompts() {
+            crate::prompt::compact::planning_system(&self.tools, &self.options)
+        } else {
+            crate::prompt::system_prompt(&self.tools, &self.options)
+        };
         let mut providers: Vec<&Arc<dyn ChatModel>> = Vec::new();
         for role in [Role::Planner, Role::Executor, Role::Replanner, Role::Synthesizer] {
             let provider = &self.models.get(role).provider;

@@ -38,20 +38,43 @@ pub(crate) struct Setting {
     /// The model-specific help its planner and replanner get (worked plans,
     /// plan rewrite rules), when the run's `mend` setting gives it any.
     pub help: Option<Arc<dyn crate::help::PlanHelp>>,
+    /// Whether its prompts are compact, per role, rather than one shared
+    /// prefix ([`crate::PromptStyle`], decided for the planner's model).
+    pub compact: bool,
 }
 
 impl Setting {
-    /// [`system_prompt`](crate::prompt::system_prompt) for the run's tools as
-    /// they are now (an MCP server may have changed its tools since the run started).
+    /// The system prompt of a call that plans (the planner, the replanner),
+    /// for the run's tools as they are now (an MCP server may have changed
+    /// its tools since the run started).
+    pub fn planning_system(&self) -> String {
+        if self.compact {
+            crate::prompt::compact::planning_system(&self.tools, &self.options)
+        } else {
+            crate::prompt::system_prompt(&self.tools, &self.options)
+        }
+    }
+
+    /// The system prompt of a call that does not plan (a reasoning step, a
+    /// check, a recovery): the shared prefix, or with compact prompts a
+    /// line, its instructions then saying the rest.
     pub fn system(&self) -> String {
-        crate::prompt::system_prompt(&self.tools, &self.options)
+        if self.compact {
+            crate::prompt::compact::INTRO.to_string()
+        } else {
+            crate::prompt::system_prompt(&self.tools, &self.options)
+        }
     }
 
     /// [`Setting::system`] closed by a role's own instructions, for a role
     /// whose instructions are the same on every call: they are then part of
     /// the prefix that a local model keeps evaluated on disk and providers cache.
     pub fn system_for(&self, instructions: &str) -> String {
-        format!("{}\n\n{instructions}", self.system())
+        if self.compact {
+            instructions.to_string()
+        } else {
+            format!("{}\n\n{instructions}", self.system())
+        }
     }
 }
 

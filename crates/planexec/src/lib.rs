@@ -107,8 +107,8 @@ pub use llm::{ChatModel, LlmError, Prepared, Role};
 pub use models::{ModelRef, Models};
 pub use plan::{Plan, PlanError, PlanErrors, Step, StepKind};
 pub use policy::{
-    Approval, ApproveLater, Approver, AutoApprove, Fallback, Mode, Permission, Recover, ResumeOptions, RunOptions,
-    StepSelection,
+    Approval, ApproveLater, Approver, AutoApprove, Fallback, Mode, Permission, PromptStyle, Recover, ResumeOptions,
+    RunOptions, StepSelection,
 };
 pub use report::{PlanVersion, RunReport, RunStatus};
 pub use result::{StepResult, StepStatus};

@@ -56,13 +56,18 @@ pub(crate) fn format_rules(setting: &Setting) -> String {
 fn planner_instructions(setting: &Setting, may_ask: bool) -> String {
     let questions = if may_ask {
         "If the task is too ambiguous to plan (no target named, conflicting constraints), reply instead with \"steps\": [] and \"questions\": [at most 3 short questions for the user]. Ask only when a reasonable assumption would not do."
+    } else if setting.compact {
+        "Nobody can answer questions now: do not ask any."
     } else {
         "Nobody can answer questions now: do not ask any. Where the task is ambiguous, make the most reasonable assumptions, list them in \"assumptions\", and plan."
     };
-    format!(
-        "You are the planner: turn the task into a small plan of steps for the other parts to run; you do not run anything yourself.\n\n{}\n{questions}",
-        format_rules(setting)
-    )
+    // A compact prompt's system message already says the model plans.
+    let role = if setting.compact {
+        ""
+    } else {
+        "You are the planner: turn the task into a small plan of steps for the other parts to run; you do not run anything yourself.\n\n"
+    };
+    format!("{role}{}\n{questions}", format_rules(setting))
 }
 
 /// The planner's messages for `task`, and the worked plan shown with it (a
@@ -84,7 +89,7 @@ fn planner_messages(
         .and_then(|help| help.worked_plan(task, &setting.tools));
     let example = worked.as_ref().map(|w| w.text.clone()).unwrap_or_default();
     let messages = vec![
-        Message::system(setting.system()),
+        Message::system(setting.planning_system()),
         Message::user(format!(
             "{}\n\n{budget}{example}{files}Task: {task}",
             planner_instructions(setting, may_ask)

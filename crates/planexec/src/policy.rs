@@ -65,6 +65,9 @@ pub struct RunOptions {
     /// run whose work does not fit is revised once, then fails. (Missing or
     /// empty files the task names are checked whatever this says.)
     pub verify: bool,
+    /// How the run's prompts are laid out: one long prefix shared by every
+    /// call, or compact prompts per role ([`PromptStyle`]).
+    pub prompt_style: PromptStyle,
     /// How long a run's lease on the ledger lasts without a heartbeat (renewed
     /// every third of it): a run left by a killed process can be taken over
     /// after this long.
@@ -95,6 +98,51 @@ impl Fallback {
             "stop" => Ok(Fallback::Stop),
             "react" => Ok(Fallback::React),
             other => Err(format!("unknown fallback `{other}`: use stop or react")),
+        }
+    }
+}
+
+/// How a run's prompts are laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PromptStyle {
+    /// Shared when the planner's model keeps prompt state between calls (the
+    /// embedded model: its KV cache evaluates the prefix once), compact
+    /// otherwise (a hosted provider is paid per token sent).
+    #[default]
+    Auto,
+    /// Every call starts with the same system prompt: the tool catalogue
+    /// with guidance, the plan format and worked examples.
+    Shared,
+    /// Per role: the planner and replanner get the plan format and one-line
+    /// tool signatures, every other call only its own instructions.
+    Compact,
+}
+
+impl PromptStyle {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PromptStyle::Auto => "auto",
+            PromptStyle::Shared => "shared",
+            PromptStyle::Compact => "compact",
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<PromptStyle, String> {
+        match text.trim() {
+            "auto" => Ok(PromptStyle::Auto),
+            "shared" => Ok(PromptStyle::Shared),
+            "compact" => Ok(PromptStyle::Compact),
+            other => Err(format!("unknown prompt style `{other}`: use auto, shared or compact")),
+        }
+    }
+
+    /// Whether a run whose planner model `keeps_prompt_state` gets compact prompts.
+    pub fn is_compact(self, keeps_prompt_state: bool) -> bool {
+        match self {
+            PromptStyle::Auto => !keeps_prompt_state,
+            PromptStyle::Shared => false,
+            PromptStyle::Compact => true,
         }
     }
 }
@@ -154,6 +202,7 @@ impl Default for RunOptions {
             mend: crate::help::MendMode::Auto,
             recover: Recover::Agent,
             verify: false,
+            prompt_style: PromptStyle::Auto,
             lease_ttl: Duration::from_secs(30),
         }
     }
@@ -179,6 +228,7 @@ impl RunOptions {
             "mend": self.mend.as_str(),
             "recover": self.recover.as_str(),
             "verify": self.verify,
+            "prompt_style": self.prompt_style.as_str(),
             "stall_replans": self.stall_replans,
         })
     }

@@ -87,7 +87,7 @@ pub(crate) async fn replan(
     ));
 
     let messages = vec![
-        Message::system(setting.system()),
+        Message::system(setting.planning_system()),
         Message::user(format!(
             "You are the replanner: a plan is being revised, and you write the steps that remain to be done.\n\n{}{}\n\n{context}",
             format_rules(setting),

@@ -25,7 +25,7 @@ async fn a_token_budget_stops_before_the_call_that_would_cross_it_and_resume_fin
             step("s1", Some("echo"), json!({"input": "a"}), &[]),
             step("s2", Some("echo"), json!({"input": "b"}), &["s1"]),
         ]))
-        .with_usage(1500, 200),
+        .with_usage(1750, 200),
     );
     server
         .role("synthesizer")
@@ -49,7 +49,7 @@ async fn a_token_budget_stops_before_the_call_that_would_cross_it_and_resume_fin
     let error = report.error.clone().unwrap();
     assert!(
         error.starts_with(
-            "the token budget (2,000) would be exceeded by the synthesizer call: 1,700 tokens used and about"
+            "the token budget (2,000) would be exceeded by the synthesizer call: 1,950 tokens used and about"
         ),
         "{error}"
     );
@@ -88,7 +88,7 @@ async fn a_token_budget_stops_before_the_call_that_would_cross_it_and_resume_fin
     let total = resumed.usage.total();
     assert_eq!(
         total.prompt_tokens + total.completion_tokens,
-        2620,
+        2870,
         "spend adds up across sessions"
     );
 }

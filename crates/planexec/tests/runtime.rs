@@ -1277,6 +1277,11 @@ impl planexec::ChatModel for KeepsPrompts {
         self.inner.chat(request).await
     }
 
+    // A model that keeps prompt state gets the shared prompt (prompt_style auto).
+    fn keeps_prompt_state(&self) -> bool {
+        true
+    }
+
     async fn prepare(&self, system: &str) -> Result<planexec::Prepared, planexec::LlmError> {
         self.log.lock().unwrap().push(("prepare", system.to_string()));
         Ok(planexec::Prepared {
@@ -1381,4 +1386,69 @@ async fn a_900_kb_read_reaches_a_reasoning_step_clipped_with_a_note() {
     );
     // The dependency budget (4,000 characters) and the prompt around it, not 900 KB.
     assert!(sent.len() < 40 * 1024, "the executor request is {} bytes", sent.len());
+}
+
+/// Runs one plan (a file read, then a reasoning step) with `style`, and
+/// returns the prompts the planner, executor and synthesizer were sent.
+async fn prompts_with(style: planexec::PromptStyle) -> [String; 3] {
+    let server = ScriptedServer::start();
+    server.role("planner").reply(Reply::json(&json!({"goal": "summarise", "steps": [
+        {"id": "s1", "description": "read notes.txt", "tool": "read_file", "args": {"path": "notes.txt"}, "depends_on": []},
+        {"id": "s2", "description": "summarise the notes", "tool": null, "args": {}, "depends_on": ["s1"]}
+    ]})));
+    server.role("executor").reply(Reply::content("Notes about birds."));
+    server
+        .role("synthesizer")
+        .reply(Reply::content("The notes are about birds [s2]."));
+    let (dir, tools) = workspace_tools();
+    std::fs::write(dir.path().join("notes.txt"), "Birds sing.\n").unwrap();
+    let report = builder(&server, tools)
+        .options(planexec::RunOptions {
+            prompt_style: style,
+            ..options()
+        })
+        .build()
+        .run("Summarise notes.txt")
+        .await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    ["planner", "executor", "synthesizer"].map(|role| server.requests_from(role)[0].prompt_text())
+}
+
+#[tokio::test]
+async fn compact_prompts_give_the_tool_catalogue_to_the_planner_only() {
+    // A hosted provider (keeps no prompt state) gets compact prompts by default.
+    let [planner, executor, synthesizer] = prompts_with(planexec::PromptStyle::Auto).await;
+    assert!(
+        planner.contains("read_file(path): A text file's contents. [read_only]"),
+        "{planner}"
+    );
+    assert!(
+        planner.contains("\"{{s1}}\" inside an argument is s1's output"),
+        "{planner}"
+    );
+    assert!(!planner.contains("Example 1."), "no worked examples: {planner}");
+    for (role, prompt) in [("executor", &executor), ("synthesizer", &synthesizer)] {
+        assert!(!prompt.contains("read_file"), "{role} sees no tools: {prompt}");
+        assert!(!prompt.contains("How plans are written"), "{role}: {prompt}");
+    }
+    assert!(
+        executor.contains("Birds sing."),
+        "the step's input is still there: {executor}"
+    );
+    assert!(synthesizer.contains("Notes about birds."), "{synthesizer}");
+
+    // The shared style sends every call the same long prefix, examples and all.
+    let shared = prompts_with(planexec::PromptStyle::Shared).await;
+    for prompt in &shared {
+        assert!(
+            prompt.contains("Tools available in this run") && prompt.contains("Example 1."),
+            "{prompt}"
+        );
+    }
+    assert!(
+        shared[2].len() > 4 * synthesizer.len(),
+        "{} vs {}",
+        shared[2].len(),
+        synthesizer.len()
+    );
 }

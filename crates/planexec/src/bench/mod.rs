@@ -318,6 +318,9 @@ pub struct BenchRun {
     /// Of `prompt_tokens`, those read from a prompt cache.
     #[serde(default)]
     pub cache_read_tokens: u64,
+    /// Of `prompt_tokens_by_role`, those read from a prompt cache.
+    #[serde(default)]
+    pub cache_read_tokens_by_role: std::collections::BTreeMap<String, u64>,
 }
 
 impl BenchRun {
@@ -370,6 +373,12 @@ pub async fn run(
                         .map(|(role, u)| (role.to_string(), u.prompt_tokens))
                         .collect(),
                     cache_read_tokens: usage.cache_read_tokens,
+                    cache_read_tokens_by_role: report
+                        .usage
+                        .0
+                        .iter()
+                        .map(|(role, u)| (role.to_string(), u.cache_read_tokens))
+                        .collect(),
                 };
                 on_run(&run);
                 runs.push(run);
@@ -393,6 +402,35 @@ pub struct BenchRow {
     pub cost: Option<f64>,
     pub wall_ms: f64,
     pub replans: f64,
+    /// Prompt tokens per role (medians), with those read from a prompt cache.
+    #[serde(default)]
+    pub by_role: std::collections::BTreeMap<String, RoleTokens>,
+}
+
+/// A role's prompt tokens in a [`BenchRow`]: all of them, and those read
+/// from a prompt cache (the rest were paid in full).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct RoleTokens {
+    pub prompt: f64,
+    pub cached: f64,
+}
+
+/// The medians of each role's prompt tokens over `group`.
+fn role_medians(group: &[&BenchRun]) -> std::collections::BTreeMap<String, RoleTokens> {
+    let mut roles: Vec<&String> = group.iter().flat_map(|r| r.prompt_tokens_by_role.keys()).collect();
+    roles.sort();
+    roles.dedup();
+    roles
+        .into_iter()
+        .map(|role| {
+            let of = |m: &std::collections::BTreeMap<String, u64>| m.get(role).copied().unwrap_or(0) as f64;
+            let tokens = RoleTokens {
+                prompt: median(group.iter().map(|r| of(&r.prompt_tokens_by_role))),
+                cached: median(group.iter().map(|r| of(&r.cache_read_tokens_by_role))),
+            };
+            (role.clone(), tokens)
+        })
+        .collect()
 }
 
 /// The `task` of the rows that sum up all tasks.
@@ -425,6 +463,7 @@ pub fn summarize(runs: &[BenchRun]) -> Vec<BenchRow> {
             cost: costs.map(|c| median(c.into_iter())),
             wall_ms: median(group.iter().map(|r| r.wall_ms as f64)),
             replans: median(group.iter().map(|r| r.replans as f64)),
+            by_role: role_medians(&group),
         });
     }
     let mut strategies: Vec<Strategy> = Vec::new();
@@ -448,6 +487,7 @@ pub fn summarize(runs: &[BenchRun]) -> Vec<BenchRow> {
             cost: group.iter().map(|r| r.cost).sum::<Option<f64>>(),
             wall_ms: sum(&|r| r.wall_ms),
             replans: sum(&|r| r.replans),
+            by_role: Default::default(),
         });
     }
     rows
@@ -532,6 +572,24 @@ pub fn render_table(rows: &[BenchRow]) -> String {
     out
 }
 
+/// Each row's prompt tokens per role, cached and not: one line per task
+/// and strategy, e.g. `chain8 / plan-execute: planner 865 (0 cached), synthesizer 181 (0 cached)`.
+pub fn render_roles(rows: &[BenchRow]) -> String {
+    let mut out = String::new();
+    for row in rows.iter().filter(|r| !r.by_role.is_empty()) {
+        let roles: Vec<String> = row
+            .by_role
+            .iter()
+            .map(|(role, t)| {
+                let n = |x: f64| crate::text::thousands(x.round() as u64);
+                format!("{role} {} ({} cached)", n(t.prompt), n(t.cached))
+            })
+            .collect();
+        out.push_str(&format!("{} / {}: {}\n", row.task, row.strategy, roles.join(", ")));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -553,6 +611,7 @@ mod tests {
             fell_back: false,
             prompt_tokens_by_role: Default::default(),
             cache_read_tokens: 0,
+            cache_read_tokens_by_role: Default::default(),
         }
     }
 

@@ -195,6 +195,7 @@ mod tests {
             fell_back: false,
             prompt_tokens_by_role: [("planner".to_string(), planner), ("synthesizer".to_string(), 100)].into(),
             cache_read_tokens: 50,
+            cache_read_tokens_by_role: [("planner".to_string(), 50)].into(),
         }
     }
 

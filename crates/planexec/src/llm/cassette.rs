@@ -32,6 +32,34 @@ pub struct CassetteEntry {
     /// For a streamed call: the pieces its text arrived in.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub chunks: Vec<String>,
+    /// What the recorded provider said of itself, which shapes a run's
+    /// requests (its plan help, its prompt style): a replay says the same,
+    /// so the run asks what was recorded.
+    #[serde(default, skip_serializing_if = "Traits::is_default")]
+    pub provider: Traits,
+}
+
+/// The provider's answers to [`ChatModel::wants_plan_help`] and
+/// [`ChatModel::keeps_prompt_state`] when a cassette was recorded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Traits {
+    #[serde(default)]
+    pub wants_plan_help: bool,
+    #[serde(default)]
+    pub keeps_prompt_state: bool,
+}
+
+impl Traits {
+    fn of(model: &dyn ChatModel) -> Traits {
+        Traits {
+            wants_plan_help: model.wants_plan_help(),
+            keeps_prompt_state: model.keeps_prompt_state(),
+        }
+    }
+
+    fn is_default(&self) -> bool {
+        *self == Traits::default()
+    }
 }
 
 /// The part of a request that decides its reply.
@@ -111,6 +139,10 @@ impl ChatModel for Recorder {
     fn wants_plan_help(&self) -> bool {
         self.inner.wants_plan_help()
     }
+
+    fn keeps_prompt_state(&self) -> bool {
+        self.inner.keeps_prompt_state()
+    }
 }
 
 impl Recorder {
@@ -119,6 +151,7 @@ impl Recorder {
             request,
             response: response.clone(),
             chunks,
+            provider: Traits::of(self.inner.as_ref()),
         })
         .unwrap_or_default();
         let mut file = self.file.lock().unwrap();
@@ -138,6 +171,7 @@ pub struct Replayer {
     replies: Mutex<HashMap<String, VecDeque<RecordedReply>>>,
     model: Option<String>,
     entries: usize,
+    provider: Traits,
 }
 
 impl Replayer {
@@ -147,6 +181,7 @@ impl Replayer {
             std::fs::read_to_string(path).map_err(|e| format!("cannot read the cassette {}: {e}", path.display()))?;
         let mut replies: HashMap<String, VecDeque<RecordedReply>> = HashMap::new();
         let mut model = None;
+        let mut provider = None;
         let mut entries = 0;
         for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
             let entry: CassetteEntry = serde_json::from_str(line).map_err(|e| {
@@ -157,6 +192,7 @@ impl Replayer {
                 )
             })?;
             model.get_or_insert_with(|| entry.request.model.clone());
+            provider.get_or_insert(entry.provider);
             replies
                 .entry(key(&entry.request))
                 .or_default()
@@ -168,6 +204,7 @@ impl Replayer {
             replies: Mutex::new(replies),
             model,
             entries,
+            provider: provider.unwrap_or_default(),
         })
     }
 
@@ -212,6 +249,14 @@ impl ChatModel for Replayer {
             on_text(chunk);
         }
         Ok(reply)
+    }
+
+    fn wants_plan_help(&self) -> bool {
+        self.provider.wants_plan_help
+    }
+
+    fn keeps_prompt_state(&self) -> bool {
+        self.provider.keeps_prompt_state
     }
 }
 

@@ -281,6 +281,15 @@ pub trait ChatModel: Send + Sync {
     fn wants_plan_help(&self) -> bool {
         false
     }
+
+    /// Whether this model keeps a prompt's evaluated state between calls, so
+    /// that a long prefix shared by every call of a run is paid once (the
+    /// embedded model's KV cache, kept on disk). With `prompt_style = auto`
+    /// a run then sends the shared prompt; otherwise compact prompts per
+    /// role, since a provider that keeps nothing is paid for every token.
+    fn keeps_prompt_state(&self) -> bool {
+        false
+    }
 }
 
 /// What [`ChatModel::prepare`] did.

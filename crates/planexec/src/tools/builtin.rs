@@ -61,6 +61,9 @@ impl Tool for ReadFile {
     fn description(&self) -> &str {
         "Read a UTF-8 text file inside the workspace and return its contents. The path may be a pattern such as inbox/* that matches one file."
     }
+    fn summary(&self) -> &str {
+        "A text file's contents."
+    }
     fn parameters(&self) -> Value {
         string_args(&[("path", "file path relative to the workspace root")])
     }
@@ -121,6 +124,9 @@ impl Tool for ListDir {
     fn description(&self) -> &str {
         "List a folder inside the workspace: the paths of its entries, relative to the workspace root as read_file takes them, sorted; folders end with `/`. Use \".\" for the root."
     }
+    fn summary(&self) -> &str {
+        "A folder's entries, one per line (\".\" is the root)."
+    }
     fn parameters(&self) -> Value {
         string_args(&[("path", "folder path relative to the workspace root")])
     }
@@ -164,6 +170,9 @@ impl Tool for WriteFile {
     }
     fn description(&self) -> &str {
         "Write text to a file inside the workspace, creating folders as needed and replacing any existing file. A list (such as a listing's output) is written one item per line, except to a .json file."
+    }
+    fn summary(&self) -> &str {
+        "Write content to a file, replacing it."
     }
     fn parameters(&self) -> Value {
         string_args(&[
@@ -232,6 +241,9 @@ impl Tool for Calculator {
     }
     fn description(&self) -> &str {
         "Evaluate an arithmetic expression: + - * / % ^, parentheses, comparisons < > <= >= == != (1 if true, 0 if false), sqrt abs round(x, digits) floor ceil ln log10 exp min max pow, pi, e. Of a text such as {{s1}}: count(text) counts its non-empty lines (or a JSON list's items), words(text) its words, chars(text) its characters; sum, mean, min, max(text) of the numbers in it. A date 2024-04-15 is its day number: subtract two for the days between."
+    }
+    fn summary(&self) -> &str {
+        "Arithmetic: + - * / % ^ ( ), round(x, n), sqrt, min, max; sum, mean, min, max or count(text) of a text's numbers or lines."
     }
     fn parameters(&self) -> Value {
         string_args(&[("expression", "an arithmetic expression")])

@@ -110,6 +110,9 @@ impl Tool for Glob {
     fn description(&self) -> &str {
         "The workspace's files whose paths match a pattern, one per line: `*` is any part of a name, `**` any folders (data/*.csv, **/*.md; a pattern with no / matches file names in every folder). count({{s1}}) in the calculator counts them."
     }
+    fn summary(&self) -> &str {
+        "The workspace paths matching a pattern (* and **), one per line."
+    }
     fn parameters(&self) -> Value {
         string_args(&[(
             "pattern",

@@ -48,6 +48,9 @@ impl Tool for HttpGet {
     fn description(&self) -> &str {
         "Fetch a URL with HTTP GET and return the response body as text. Fails on a non-2xx status."
     }
+    fn summary(&self) -> &str {
+        "GET a URL; its body as text."
+    }
     fn parameters(&self) -> Value {
         string_args(&[("url", "an http:// or https:// URL")])
     }

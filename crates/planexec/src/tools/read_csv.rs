@@ -26,6 +26,9 @@ impl Tool for ReadCsv {
     fn description(&self) -> &str {
         "Read one column of a CSV file whose first line names the columns: the column's values, one per line, without the header. sum, mean, min, max or count({{s1}}) in the calculator then work on them."
     }
+    fn summary(&self) -> &str {
+        "One column of a CSV file, a value per line."
+    }
     fn parameters(&self) -> Value {
         string_args(&[
             ("path", "CSV file path relative to the workspace root"),

@@ -25,6 +25,9 @@ impl Tool for ReplaceInFile {
     fn description(&self) -> &str {
         "Replace every occurrence of a text in a file with another text, in place, keeping the rest of the file as it is. Fails if the file does not contain the text. Returns how many were replaced."
     }
+    fn summary(&self) -> &str {
+        "Replace every occurrence of old with new in a file."
+    }
     fn parameters(&self) -> Value {
         string_args(&[
             ("path", "file path relative to the workspace root"),

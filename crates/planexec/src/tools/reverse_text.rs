@@ -24,6 +24,9 @@ impl Tool for ReverseText {
     fn description(&self) -> &str {
         "Reverse a text (such as a word given in the task, or {{s1}}): its letters (spelled backwards), its words or its lines in the opposite order. Returns the reversed text."
     }
+    fn summary(&self) -> &str {
+        "A text reversed by letters, words or lines."
+    }
     fn parameters(&self) -> Value {
         json!({
             "type": "object",

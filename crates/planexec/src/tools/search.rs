@@ -45,6 +45,9 @@ impl Tool for Search {
     fn description(&self) -> &str {
         "Find the lines inside a text file (or inside every file under a folder or matching a pattern such as logs/*.log) that contain a text or match a regular expression, ignoring case unless it has a capital letter. Returns the lines (from a folder, each as path:line); with count true, only how many lines match; with matches true, only the matching parts, one per line (to extract emails, URLs, dates or #tags with a regular expression). To find files by name, use glob."
     }
+    fn summary(&self) -> &str {
+        "Lines of a file or folder containing a text or matching a regex; count: only how many; matches: only the matching parts."
+    }
     fn parameters(&self) -> Value {
         json!({
             "type": "object",
@@ -285,6 +288,9 @@ impl Tool for ReadJson {
     }
     fn description(&self) -> &str {
         "Read one field of a JSON file. field is a dotted path such as dependencies.tokio or items.0.name (\"\" for the whole file); items.price gives the price of every item of a list. A text value comes back without quotes."
+    }
+    fn summary(&self) -> &str {
+        "One field of a JSON file by dotted path (\"\" for all of it)."
     }
     fn parameters(&self) -> Value {
         super::args::string_args(&[

@@ -26,6 +26,9 @@ impl Tool for SetValue {
     fn description(&self) -> &str {
         "Change one value in a file in place, keeping every other line: in a .json file the field at a dotted path (server.port, items.0.price); in other files the line key=value or key: value (section.key for an ini section). Returns the line before and after."
     }
+    fn summary(&self) -> &str {
+        "Change one key (or dotted JSON field) of a file in place."
+    }
     fn parameters(&self) -> Value {
         string_args(&[
             ("path", "file path relative to the workspace root"),

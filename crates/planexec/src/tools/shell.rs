@@ -225,6 +225,9 @@ impl Tool for Shell {
     fn description(&self) -> &str {
         &self.description
     }
+    fn summary(&self) -> &str {
+        "Run a command in the workspace (60 s limit): exit_code, stdout, stderr."
+    }
     fn parameters(&self) -> Value {
         json!({
             "type": "object",

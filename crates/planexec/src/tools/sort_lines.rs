@@ -27,6 +27,9 @@ impl Tool for SortLines {
     fn description(&self) -> &str {
         "Sort the lines of a text (such as {{s1}}): alphabetical or reverse alphabetical, or by the first number on each line, smallest first or largest first (a header line with no number stays first). Empty lines are dropped; returns the sorted lines."
     }
+    fn summary(&self) -> &str {
+        "A text's lines sorted."
+    }
     fn parameters(&self) -> Value {
         json!({
             "type": "object",

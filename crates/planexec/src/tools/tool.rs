@@ -125,6 +125,13 @@ impl ToolError {
 pub trait Tool: Send + Sync {
     fn name(&self) -> &str;
     fn description(&self) -> &str;
+    /// What the tool does, in one short line: a compact prompt's tool
+    /// signature shows this instead of the description (a hosted model
+    /// needs no guidance written for a small one). Default: the
+    /// description's first sentence.
+    fn summary(&self) -> &str {
+        first_sentence(self.description())
+    }
     /// JSON Schema of the arguments object.
     fn parameters(&self) -> Value;
     /// The tool's effect class, whatever its arguments.
@@ -154,4 +161,33 @@ pub trait Tool: Send + Sync {
     }
     /// Run the tool. `args` has already been checked against [`Tool::parameters`].
     async fn call(&self, args: Value) -> Result<Value, ToolError>;
+}
+
+/// A text's first sentence: up to the first stop followed by a capital
+/// ("e.g. x" and "1. x" go on), or all of it.
+pub fn first_sentence(text: &str) -> &str {
+    let text = text.trim();
+    let mut from = 0;
+    while let Some(at) = text[from..].find(". ") {
+        let end = from + at + 1;
+        if text[end..].trim_start().chars().next().is_some_and(char::is_uppercase) {
+            return &text[..end];
+        }
+        from = end;
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_sentence;
+
+    #[test]
+    fn a_description_is_cut_to_its_first_sentence() {
+        assert_eq!(
+            first_sentence("Read a file, e.g. notes.txt. The path may be a pattern."),
+            "Read a file, e.g. notes.txt."
+        );
+        assert_eq!(first_sentence("Sum 1. 2 and 3"), "Sum 1. 2 and 3");
+    }
 }

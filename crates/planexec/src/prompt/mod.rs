@@ -1,7 +1,15 @@
-//! The text every role's call starts with: what the agent is, the run's tools
-//! and how plans are written. Being identical on every call of a run, it is
-//! evaluated once by a local model's KV cache and cached by providers that
-//! cache prompt prefixes.
+//! The text a role's call starts with, in two styles ([`crate::PromptStyle`]):
+//!
+//! - shared (this file): what the agent is, the run's tools with guidance and
+//!   how plans are written, with worked examples, the same on every call of a
+//!   run, so a local model's KV cache evaluates it once;
+//! - compact ([`compact`]): per role, the plan format once and tools as
+//!   one-line signatures for the calls that plan, and no catalogue for those
+//!   that do not.
+//!
+//! Which one a run uses is decided in [`crate::context::Setting`].
+
+pub(crate) mod compact;
 
 use crate::agents::AgentProfile;
 use crate::policy::{Mode, RunOptions};
