@@ -193,6 +193,13 @@ pub enum Command {
         #[command(flatten)]
         ledger: LedgerArgs,
     },
+    /// Stored plan templates (plan reuse): list, show, forget.
+    Plans {
+        #[command(subcommand)]
+        command: PlansCommand,
+        #[command(flatten)]
+        ledger: LedgerArgs,
+    },
     /// Draw a plan file as text, json, mermaid or dot.
     #[command(after_help = "Examples:\n  planexec render plan.json --format mermaid")]
     Render {
@@ -294,6 +301,30 @@ pub enum RunsCommand {
     Rm {
         #[arg(required = true)]
         run_ids: Vec<String>,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum PlansCommand {
+    /// The plan templates: the plans of runs that succeeded, which a task of the same shape reuses.
+    #[command(after_help = "Examples:\n  planexec plans list\n  planexec plans list --json")]
+    List {
+        /// JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A template: its task and shape, its parameters, its plan.
+    #[command(after_help = "Examples:\n  planexec plans show 3f2a")]
+    Show {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Forget templates: the next task of their shape is planned anew.
+    #[command(after_help = "Examples:\n  planexec plans forget 3f2a\n  planexec plans forget 3f2a 91bc")]
+    Forget {
+        #[arg(required = true)]
+        ids: Vec<String>,
     },
 }
 
@@ -514,6 +545,11 @@ pub struct CommonArgs {
     /// [env: PLANEXEC_PROMPT_STYLE] [default: auto].
     #[arg(long, value_name = "auto|shared|compact")]
     pub prompt_style: Option<String>,
+    /// Start from the stored plan of an earlier run that succeeded instead of asking the planner:
+    /// similar (a task of the same shape with other file names, numbers or words), exact (the
+    /// same task only) or off [env: PLANEXEC_PLAN_REUSE] [default: similar].
+    #[arg(long, value_name = "similar|exact|off")]
+    pub plan_reuse: Option<String>,
     /// When a tool step fails: an agent step recovers it from the error first, or the
     /// replanner revises the plan at once [env: PLANEXEC_RECOVER] [default: agent].
     #[arg(long, value_name = "agent|replan")]
@@ -564,6 +600,7 @@ impl CommonArgs {
             fallback: self.fallback.clone(),
             mend: self.mend.clone(),
             prompt_style: self.prompt_style.clone(),
+            plan_reuse: self.plan_reuse.clone(),
             recover: self.recover.clone(),
             verify: self.verify.clone(),
             max_tokens: self.max_tokens,

@@ -59,6 +59,7 @@ struct FileConfig {
     fallback: Option<String>,
     mend: Option<String>,
     prompt_style: Option<String>,
+    plan_reuse: Option<String>,
     recover: Option<String>,
     verify: Option<bool>,
     shell: Option<ShellSection>,
@@ -167,6 +168,7 @@ pub struct Flags {
     pub fallback: Option<String>,
     pub mend: Option<String>,
     pub prompt_style: Option<String>,
+    pub plan_reuse: Option<String>,
     pub recover: Option<String>,
     pub verify: Option<String>,
     pub max_tokens: Option<u64>,
@@ -257,6 +259,7 @@ const KEYS: &[(&str, Option<&str>)] = &[
     ("fallback", Some("stop")),
     ("mend", Some("auto")),
     ("prompt_style", Some("auto")),
+    ("plan_reuse", Some("similar")),
     ("recover", Some("agent")),
     ("verify", Some("true")),
     ("shell.enabled", Some("true")),
@@ -290,6 +293,7 @@ const ENV: &[(&str, &str)] = &[
     ("PLANEXEC_FALLBACK", "fallback"),
     ("PLANEXEC_MEND", "mend"),
     ("PLANEXEC_PROMPT_STYLE", "prompt_style"),
+    ("PLANEXEC_PLAN_REUSE", "plan_reuse"),
     ("PLANEXEC_RECOVER", "recover"),
     ("PLANEXEC_VERIFY", "verify"),
 ];
@@ -429,6 +433,7 @@ impl Config {
         put("fallback", file.fallback);
         put("mend", file.mend);
         put("prompt_style", file.prompt_style);
+        put("plan_reuse", file.plan_reuse);
         put("recover", file.recover);
         put("verify", file.verify.map(|v| v.to_string()));
         let shell = file.shell.unwrap_or_default();
@@ -457,13 +462,14 @@ impl Config {
     }
 
     fn apply_flags(&mut self, f: &Flags) {
-        let pairs: [(&'static str, &str, Option<String>); 25] = [
+        let pairs: [(&'static str, &str, Option<String>); 26] = [
             ("mode", "mode", f.mode.clone()),
             ("approve", "approval", f.approval.clone()),
             ("strategy", "strategy", f.strategy.clone()),
             ("fallback", "fallback", f.fallback.clone()),
             ("mend", "mend", f.mend.clone()),
             ("prompt-style", "prompt_style", f.prompt_style.clone()),
+            ("plan-reuse", "plan_reuse", f.plan_reuse.clone()),
             ("recover", "recover", f.recover.clone()),
             ("verify", "verify", f.verify.clone()),
             ("max-tokens", "limits.max_tokens", f.max_tokens.map(|v| v.to_string())),
@@ -560,6 +566,7 @@ impl Config {
             fallback: self.fallback()?,
             mend: self.mend()?,
             prompt_style: self.prompt_style()?,
+            plan_reuse: self.plan_reuse()?,
             recover: self.recover()?,
             verify: self.switch("verify")?,
             parallelism: positive("limits.parallelism", self.number("limits.parallelism")?)? as usize,
@@ -643,6 +650,12 @@ impl Config {
     pub fn prompt_style(&self) -> Result<planexec::PromptStyle, String> {
         let entry = &self.entries["prompt_style"];
         planexec::PromptStyle::parse(&entry.value).map_err(|e| format!("{e} (from {})", entry.source))
+    }
+
+    /// Whether runs may start from a stored plan: `off`, `exact` or `similar`.
+    pub fn plan_reuse(&self) -> Result<planexec::PlanReuse, String> {
+        let entry = &self.entries["plan_reuse"];
+        planexec::PlanReuse::parse(&entry.value).map_err(|e| format!("{e} (from {})", entry.source))
     }
 
     /// What a failed tool step gets first: `agent` (a recovery loop) or `replan`.

@@ -94,6 +94,12 @@ impl Display {
                 }
                 self.println(self.render_plan(plan, mends).trim_end());
             }
+            Event::PlanReused { template, from_run } => self.println(
+                &dim.apply_to(format!(
+                    "plan reused from run {from_run} (plan template {template}, no planner call; --plan-reuse off plans anew)"
+                ))
+                .to_string(),
+            ),
             Event::StepRecovering { step_id, tool, error } => self.println(
                 &style("yellow")
                     .apply_to(format!("~ {step_id} {tool} failed: {error}; an agent step recovers it"))

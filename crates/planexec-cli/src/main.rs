@@ -30,6 +30,7 @@ mod display;
 mod execute;
 mod model;
 mod outcome;
+mod plans;
 mod provider;
 mod review;
 mod runs;
@@ -114,6 +115,7 @@ async fn dispatch(cli: Cli) -> Result<u8, BadInput> {
             execute::resume(run_id, options, run, common, ledger, quiet, cli.verbose).await
         }
         Command::Runs { command, ledger } => runs::command(command, ledger).await,
+        Command::Plans { command, ledger } => plans::command(command, ledger).await,
         command @ (Command::Approve { .. }
         | Command::Reject { .. }
         | Command::Edit { .. }

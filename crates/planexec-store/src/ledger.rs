@@ -624,6 +624,18 @@ impl RunStore for SqlStore {
             .collect()
     }
 
+    async fn save_template(&self, template: &planexec::templates::PlanTemplate) -> Result<(), StoreError> {
+        crate::templates::save(&self.pool, &self.location, template).await
+    }
+
+    async fn list_templates(&self) -> Result<Vec<planexec::templates::PlanTemplate>, StoreError> {
+        crate::templates::list(&self.pool, &self.location).await
+    }
+
+    async fn delete_template(&self, id: &str) -> Result<bool, StoreError> {
+        crate::templates::delete(&self.pool, &self.location, id).await
+    }
+
     async fn take_lease(&self, run_id: &str, lease: &Lease, now: u64) -> Result<Option<Lease>, StoreError> {
         let doing = "take a run's lease";
         // One conditional UPDATE: of two processes racing, exactly one matches.

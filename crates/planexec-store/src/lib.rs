@@ -4,7 +4,7 @@
 //!
 //! One file a concern: what differs per database in `sqlite` and `postgres`
 //! (and `backend`, which asks the right one); the shared SQL in
-//! `ledger`, `rows` and `schema`; opening in `open`; errors in `error`. Both
+//! `ledger`, `rows`, `schema` and `templates` (plan reuse); opening in `open`; errors in `error`. Both
 //! databases pass one conformance suite (`tests/conformance.rs`).
 //!
 //! ```no_run
@@ -29,6 +29,7 @@ mod postgres;
 mod rows;
 mod schema;
 mod sqlite;
+mod templates;
 
 pub use ledger::SqlStore;
 pub use schema::SCHEMA_VERSION;

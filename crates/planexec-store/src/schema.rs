@@ -105,6 +105,13 @@ const MIGRATIONS: &[&str] = &[
     // 4: what the runtime changed in a plan the model wrote (calls written
     // twice merged, the small-model help's mends), with its plan version.
     "ALTER TABLE plan_versions ADD COLUMN mends TEXT;",
+    // 5: plan templates: the plans of runs that succeeded, with their task's
+    // literals as parameters, for reuse by tasks of the same shape.
+    "CREATE TABLE plan_templates (
+        id TEXT PRIMARY KEY,
+        body TEXT NOT NULL,
+        saved_at BIGINT NOT NULL
+    );",
 ];
 
 /// The schema version this build writes.

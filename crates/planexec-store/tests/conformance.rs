@@ -345,6 +345,31 @@ async fn conformance(store: Arc<dyn RunStore>) {
     assert!(fresh.steps.is_empty() && fresh.plans.is_empty() && fresh.exchanges.is_empty());
     agent_steps(store.as_ref()).await;
     waiting_decisions_and_leases(store.as_ref()).await;
+    plan_templates(store.as_ref()).await;
+}
+
+/// Plan templates: saved whole, newest first, one per id, forgotten on request.
+async fn plan_templates(store: &dyn RunStore) {
+    use planexec::templates::PlanTemplate;
+    assert!(store.list_templates().await.unwrap().is_empty());
+    let first = PlanTemplate::learn("Read a.txt and b.txt", &plan(&["s1"]), "run-1");
+    let other = PlanTemplate::learn("Count the lines of c.txt", &plan(&["s1", "s2"]), "run-2");
+    store.save_template(&first).await.unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    store.save_template(&other).await.unwrap();
+    assert_eq!(store.list_templates().await.unwrap(), [other.clone(), first.clone()]);
+    // Saving one with the same id replaces it, and it is now the newest.
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    let marked = PlanTemplate {
+        failed: Some("run-3 had to revise it".into()),
+        reused: 4,
+        ..first.clone()
+    };
+    store.save_template(&marked).await.unwrap();
+    assert_eq!(store.list_templates().await.unwrap(), [marked.clone(), other.clone()]);
+    assert!(store.delete_template(&first.id).await.unwrap());
+    assert!(!store.delete_template(&first.id).await.unwrap());
+    assert_eq!(store.list_templates().await.unwrap(), [other]);
 }
 
 /// What a paused run waits for, its decisions in order, and its lease.

@@ -45,6 +45,13 @@ pub enum Event {
         before: Vec<crate::plan::Step>,
         after: Vec<crate::plan::Step>,
     },
+    /// The run starts from the stored plan of an earlier run of the same
+    /// shape ([`crate::templates`]), filled with this task's literals: no
+    /// planner call. The plan is still reviewed as any other.
+    PlanReused {
+        template: String,
+        from_run: String,
+    },
     /// The small-model help showed the planner the worked plan of this task.
     WorkedPlanShown {
         task: String,

@@ -46,6 +46,11 @@ impl Ledger {
         self.store.is_some()
     }
 
+    /// The store behind it, for what a run keeps beyond its own record (plan templates).
+    pub fn store(&self) -> Option<&Arc<dyn RunStore>> {
+        self.store.as_ref()
+    }
+
     /// The first write that failed, if any.
     pub fn failure(&self) -> Option<StoreError> {
         self.failure.lock().unwrap().clone()

@@ -47,7 +47,8 @@
 //! | [`schedule`] | DAG execution: parallelism, steps from a stream |
 //! | [`policy`] | limits, modes and permissions, the no-progress rule, the [`Approver`] |
 //! | [`budget`], [`accounting`], [`events`] | spend limits, tokens and cost per role, the event stream |
-//! | `context.rs`, `prompt.rs`, [`json`] | what the roles share: the run context, the system prompt, reading a model's JSON |
+//! | `context.rs`, `prompt/`, [`json`] | what the roles share: the run context, the prompts (one shared prefix, or compact per role), reading a model's JSON |
+//! | [`templates`] | plan reuse: a succeeded run's plan kept with its task's literals as parameters, filled for a task of the same shape |
 //! | [`llm`] | the model port ([`llm::ChatModel`]); providers behind the `http` feature, cassettes, the scripted model |
 //! | [`tools`] | the tool port ([`tools::Tool`]), the registry, built-in tools, the shell |
 //! | [`store`] | the ledger port ([`RunStore`]) and the in-memory store |
@@ -92,6 +93,7 @@ pub mod schedule;
 pub mod store;
 pub mod strategy;
 mod synthesizer;
+pub mod templates;
 pub mod text;
 pub mod tools;
 mod verdict;
@@ -107,8 +109,8 @@ pub use llm::{ChatModel, LlmError, Prepared, Role};
 pub use models::{ModelRef, Models};
 pub use plan::{Plan, PlanError, PlanErrors, Step, StepKind};
 pub use policy::{
-    Approval, ApproveLater, Approver, AutoApprove, Fallback, Mode, Permission, PromptStyle, Recover, ResumeOptions,
-    RunOptions, StepSelection,
+    Approval, ApproveLater, Approver, AutoApprove, Fallback, Mode, Permission, PlanReuse, PromptStyle, Recover,
+    ResumeOptions, RunOptions, StepSelection,
 };
 pub use report::{PlanVersion, RunReport, RunStatus};
 pub use result::{StepResult, StepStatus};

@@ -68,6 +68,9 @@ pub struct RunOptions {
     /// How the run's prompts are laid out: one long prefix shared by every
     /// call, or compact prompts per role ([`PromptStyle`]).
     pub prompt_style: PromptStyle,
+    /// Whether a run may start from the stored plan of an earlier run of the
+    /// same shape instead of a planner call ([`PlanReuse`]).
+    pub plan_reuse: PlanReuse,
     /// How long a run's lease on the ledger lasts without a heartbeat (renewed
     /// every third of it): a run left by a killed process can be taken over
     /// after this long.
@@ -147,6 +150,41 @@ impl PromptStyle {
     }
 }
 
+/// Whether a run may start from a stored plan ([`crate::templates`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanReuse {
+    /// Always ask the planner.
+    Off,
+    /// Reuse a plan only for the same task (the same words and literals).
+    Exact,
+    /// Reuse a plan for a task of the same shape: the same words, with
+    /// other literals (file names, numbers, words an argument is) in their places.
+    #[default]
+    Similar,
+}
+
+impl PlanReuse {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PlanReuse::Off => "off",
+            PlanReuse::Exact => "exact",
+            PlanReuse::Similar => "similar",
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<PlanReuse, String> {
+        match text.trim() {
+            "off" => Ok(PlanReuse::Off),
+            "exact" => Ok(PlanReuse::Exact),
+            "similar" => Ok(PlanReuse::Similar),
+            other => Err(format!(
+                "unknown plan reuse setting `{other}`: use off, exact or similar"
+            )),
+        }
+    }
+}
+
 /// What happens first when a tool step fails (after its retries).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -203,6 +241,7 @@ impl Default for RunOptions {
             recover: Recover::Agent,
             verify: false,
             prompt_style: PromptStyle::Auto,
+            plan_reuse: PlanReuse::Similar,
             lease_ttl: Duration::from_secs(30),
         }
     }
@@ -229,6 +268,7 @@ impl RunOptions {
             "recover": self.recover.as_str(),
             "verify": self.verify,
             "prompt_style": self.prompt_style.as_str(),
+            "plan_reuse": self.plan_reuse.as_str(),
             "stall_replans": self.stall_replans,
         })
     }

@@ -22,6 +22,7 @@ use crate::llm::Role;
 pub use crate::report::Waiting;
 use crate::report::{Clarification, PlanVersion, RunReport, RunStatus};
 use crate::result::{StepResult, StepStatus};
+use crate::templates::PlanTemplate;
 
 /// What kind of failure a store hit; decides what the user is told to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -378,6 +379,12 @@ pub trait RunStore: Send + Sync {
     async fn take_lease(&self, run_id: &str, lease: &Lease, now: u64) -> Result<Option<Lease>, StoreError>;
     /// Give the lease up, if `owner` holds it.
     async fn release_lease(&self, run_id: &str, owner: &str) -> Result<(), StoreError>;
+    /// Keep a plan template, replacing the one with its id.
+    async fn save_template(&self, template: &PlanTemplate) -> Result<(), StoreError>;
+    /// Every plan template, the most recently saved first.
+    async fn list_templates(&self) -> Result<Vec<PlanTemplate>, StoreError>;
+    /// Forget a plan template; `false` if there was none with this id.
+    async fn delete_template(&self, id: &str) -> Result<bool, StoreError>;
 }
 
 /// Summary of a stored run (shared by stores that hold whole [`StoredRun`]s).
@@ -400,6 +407,8 @@ pub fn summarize(run: &StoredRun) -> RunSummary {
 #[derive(Default)]
 pub struct MemoryStore {
     runs: Mutex<BTreeMap<String, StoredRun>>,
+    /// Plan templates, in the order they were last saved.
+    templates: Mutex<Vec<PlanTemplate>>,
 }
 
 impl MemoryStore {
@@ -609,5 +618,22 @@ impl RunStore for MemoryStore {
             }
         }
         Ok(())
+    }
+    async fn save_template(&self, template: &PlanTemplate) -> Result<(), StoreError> {
+        let mut templates = self.templates.lock().unwrap();
+        templates.retain(|t| t.id != template.id);
+        templates.insert(0, template.clone());
+        Ok(())
+    }
+
+    async fn list_templates(&self) -> Result<Vec<PlanTemplate>, StoreError> {
+        Ok(self.templates.lock().unwrap().clone())
+    }
+
+    async fn delete_template(&self, id: &str) -> Result<bool, StoreError> {
+        let mut templates = self.templates.lock().unwrap();
+        let before = templates.len();
+        templates.retain(|t| t.id != id);
+        Ok(templates.len() < before)
     }
 }

@@ -139,6 +139,15 @@ impl RunStore for JournalStore {
     async fn release_lease(&self, run_id: &str, owner: &str) -> Result<(), StoreError> {
         self.inner.release_lease(run_id, owner).await
     }
+    async fn save_template(&self, template: &planexec::templates::PlanTemplate) -> Result<(), StoreError> {
+        self.inner.save_template(template).await
+    }
+    async fn list_templates(&self) -> Result<Vec<planexec::templates::PlanTemplate>, StoreError> {
+        self.inner.list_templates().await
+    }
+    async fn delete_template(&self, id: &str) -> Result<bool, StoreError> {
+        self.inner.delete_template(id).await
+    }
 }
 
 // ---------------------------------------------------------------------------

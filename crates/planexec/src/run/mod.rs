@@ -95,6 +95,8 @@ pub(crate) struct Run {
     /// The files the task says to write that did not exist when this
     /// session of the run began: the ones it must write to succeed.
     pub new_outputs: Vec<String>,
+    /// The plan template this run began with, when its first plan was reused.
+    pub reused: Option<crate::templates::PlanTemplate>,
 }
 
 impl Run {
@@ -120,6 +122,7 @@ impl Run {
             owner: None,
             revised_for_outputs: false,
             new_outputs,
+            reused: None,
         }
     }
 
@@ -236,6 +239,26 @@ impl Run {
         }
     }
 
+    /// What plan reuse keeps of the run ([`crate::templates::after_run`]): a
+    /// run that succeeded teaches its plan (unless it fell back to a loop);
+    /// one that began with a reused plan and failed, or was rejected, marks
+    /// that template. Runs that stopped for other reasons say nothing of it.
+    async fn keep_template(&self, status: RunStatus, error: Option<&str>) {
+        let Some(store) = self.ctx.recording.ledger.store() else {
+            return;
+        };
+        if self.ctx.setting.options.plan_reuse == crate::policy::PlanReuse::Off || self.fell_back() {
+            return;
+        }
+        let outcome = match status {
+            RunStatus::Succeeded => Ok(self.replans),
+            RunStatus::Failed | RunStatus::Rejected => Err(error.unwrap_or(status.as_str()).to_string()),
+            _ => return,
+        };
+        let plan = self.plan.as_ref();
+        crate::templates::after_run(store, (&self.task, &self.id), plan, self.reused.as_ref(), outcome).await;
+    }
+
     /// End the run: the ledger's last write, the last event, the report.
     pub async fn finish(mut self, outcome: Result<String, Exit>) -> RunReport {
         let waiting = match &outcome {
@@ -246,6 +269,7 @@ impl Run {
         if let Some(w) = &waiting {
             self.ctx.recording.ledger.waiting(w).await;
         }
+        self.keep_template(status, error.as_deref()).await;
         let elapsed_ms = self.earlier_ms + self.started.elapsed().as_millis() as u64;
         let mut steps = self.records;
         crate::report::add_unrun_steps(&mut steps, self.plan.as_ref(), &self.plans);

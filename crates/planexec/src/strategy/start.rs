@@ -34,11 +34,24 @@ pub(crate) async fn begin(strategy: &dyn Drive, run: &mut Run, start: Start) -> 
             run.adopt(given, "given plan".to_string()).await;
             (None, false)
         }
-        Start::New(None) => {
-            let first = strategy.first_plan(run).await?;
-            run.adopt(first.plan, first.origin.to_string()).await;
-            (first.ran, false)
-        }
+        Start::New(None) => match reused_plan(run).await {
+            Some(reused) => {
+                let from = &reused.template;
+                let reason = format!("reused from run {} (plan template {})", from.run_id, from.id);
+                run.ctx.recording.events.emit(Event::PlanReused {
+                    template: from.id.clone(),
+                    from_run: from.run_id.clone(),
+                });
+                run.reused = Some(reused.template);
+                run.adopt(reused.plan, reason).await;
+                (None, false)
+            }
+            None => {
+                let first = strategy.first_plan(run).await?;
+                run.adopt(first.plan, first.origin.to_string()).await;
+                (first.ran, false)
+            }
+        },
     };
     if let Some(reason) = run.plan().infeasible.clone() {
         return Err(Exit::infeasible(format!(
@@ -59,6 +72,14 @@ pub(crate) async fn begin(strategy: &dyn Drive, run: &mut Run, start: Start) -> 
         (false, None) => review(run).await?,
     }
     Ok(ran)
+}
+
+/// The stored plan of an earlier run that fits this run's task, if the run
+/// has a ledger and its `plan_reuse` allows one ([`crate::templates`]).
+async fn reused_plan(run: &Run) -> Option<crate::templates::Reused> {
+    let store = run.ctx.recording.ledger.store()?;
+    let setting = &run.ctx.setting;
+    crate::templates::find(store, &run.task, &setting.tools, &setting.options).await
 }
 
 /// A plan from outside the planner (a file, an edit) must be valid and must not ask questions.
