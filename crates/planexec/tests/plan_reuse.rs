@@ -188,3 +188,41 @@ async fn a_reused_plan_that_fails_is_replanned_and_its_template_marked() {
     assert_eq!(templates.len(), 1);
     assert!(templates[0].failed.is_none() && templates[0].run_id == third.run_id);
 }
+
+#[tokio::test]
+async fn a_plan_is_reused_only_in_the_workspace_it_was_made_for() {
+    let s = setup();
+    s.server
+        .role("planner")
+        .reply(Reply::json(&sum_plan("a.txt", "b.txt", "sum.txt")));
+    let (first, _) = s.run(&task("a.txt", "b.txt", "sum.txt"), PlanReuse::Similar).await;
+    assert_eq!(first.status, RunStatus::Succeeded, "{:?}", first.error);
+    let here = s.store.list_templates().await.unwrap()[0].workspace.clone().unwrap();
+    assert!(
+        here.ends_with(s.dir.path().file_name().unwrap().to_str().unwrap()),
+        "{here}"
+    );
+
+    // The same shape in another folder: its files are not the ones the plan was made for.
+    let (other_dir, other_tools) = workspace_tools();
+    for file in ["x.txt", "y.txt"] {
+        std::fs::write(other_dir.path().join(file), "1\n").unwrap();
+    }
+    s.server
+        .role("planner")
+        .reply(Reply::json(&sum_plan("x.txt", "y.txt", "z.txt")));
+    let report = builder(&s.server, planexec::ToolRegistry::new())
+        .tools(Arc::new(other_tools))
+        .store(s.store.clone())
+        .options(options())
+        .build()
+        .run(&task("x.txt", "y.txt", "z.txt"))
+        .await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    assert_eq!(s.server.requests_from("planner").len(), 2, "planned anew");
+    assert_eq!(
+        s.store.list_templates().await.unwrap().len(),
+        2,
+        "one template per workspace"
+    );
+}

@@ -250,13 +250,22 @@ impl Run {
         if self.ctx.setting.options.plan_reuse == crate::policy::PlanReuse::Off || self.fell_back() {
             return;
         }
+        let first = self.plans.first().map(|v| &v.plan);
         let outcome = match status {
-            RunStatus::Succeeded => Ok(self.replans),
+            RunStatus::Succeeded => Ok(first != self.plan.as_ref()),
             RunStatus::Failed | RunStatus::Rejected => Err(error.unwrap_or(status.as_str()).to_string()),
             _ => return,
         };
         let plan = self.plan.as_ref();
-        crate::templates::after_run(store, (&self.task, &self.id), plan, self.reused.as_ref(), outcome).await;
+        let tools = &self.ctx.setting.tools;
+        crate::templates::after_run(
+            store,
+            (&self.task, &self.id, tools),
+            plan,
+            self.reused.as_ref(),
+            outcome,
+        )
+        .await;
     }
 
     /// End the run: the ledger's last write, the last event, the report.

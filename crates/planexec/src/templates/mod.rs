@@ -42,8 +42,12 @@ pub(crate) async fn find(
         }
     };
     let limits = options.plan_limits();
+    let here = workspace_of(tools);
     templates.into_iter().find_map(|template| {
-        if template.failed.is_some() || template.tools.iter().any(|t| tools.get(t).is_none()) {
+        let usable = template.failed.is_none()
+            && template.workspace == here
+            && template.tools.iter().all(|t| tools.get(t).is_some());
+        if !usable {
             return None;
         }
         let values = template.match_task(task)?;
@@ -56,24 +60,33 @@ pub(crate) async fn find(
     })
 }
 
-/// After a run: learn the plan it succeeded with, or record how a reused
-/// template did. `reused` is the template the run began with; `plan` the
-/// plan in force at its end, `replans` how often it was revised.
+/// The workspace folder of a run's tools, as a template records it.
+fn workspace_of(tools: &ToolRegistry) -> Option<String> {
+    tools.workspace().map(|w| w.root().to_string_lossy().into_owned())
+}
+
+/// How a run that kept a template ended: `Ok(revised)` when it succeeded
+/// (`revised`: its plan at the end is not the one it began with), or why not.
+pub(crate) type Outcome = Result<bool, String>;
+
+/// After a run with these `tools`: learn the plan it succeeded with, or
+/// record how a reused template did. `reused` is the template the run began
+/// with; `plan` the plan in force at its end.
 pub(crate) async fn after_run(
     store: &Arc<dyn RunStore>,
-    (task, run_id): (&str, &str),
+    (task, run_id, tools): (&str, &str, &ToolRegistry),
     plan: Option<&Plan>,
     reused: Option<&PlanTemplate>,
-    outcome: Result<u32, String>,
+    outcome: Outcome,
 ) {
     let template = match (reused, outcome, plan) {
         // Reused as it was and done: one more success.
-        (Some(template), Ok(0), _) => PlanTemplate {
+        (Some(template), Ok(false), _) => PlanTemplate {
             reused: template.reused + 1,
             ..template.clone()
         },
         // Reused, and it needed revising or the run failed: marked.
-        (Some(template), Ok(_), _) => PlanTemplate {
+        (Some(template), Ok(true), _) => PlanTemplate {
             failed: Some(format!("run {run_id} had to revise it")),
             ..template.clone()
         },
@@ -81,7 +94,9 @@ pub(crate) async fn after_run(
             failed: Some(format!("run {run_id}: {why}")),
             ..template.clone()
         },
-        (None, Ok(_), Some(plan)) if !plan.steps.is_empty() => PlanTemplate::learn(task, plan, run_id),
+        (None, Ok(_), Some(plan)) if !plan.steps.is_empty() => {
+            PlanTemplate::learn(task, plan, run_id).in_workspace(workspace_of(tools))
+        }
         _ => return,
     };
     if let Err(e) = store.save_template(&template).await {

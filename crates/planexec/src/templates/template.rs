@@ -26,6 +26,11 @@ pub struct PlanTemplate {
     pub plan: Plan,
     /// The tools its steps call (every one must be available to reuse it).
     pub tools: Vec<String>,
+    /// The workspace folder its run's tools worked in, if they had one: a
+    /// plan is reused only in the workspace it was made for (its other
+    /// literals, paths the task did not name, are that workspace's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
     /// The run it was learned from.
     pub run_id: String,
     /// Milliseconds since the Unix epoch.
@@ -203,10 +208,22 @@ impl PlanTemplate {
             params,
             plan: marked,
             tools,
+            workspace: None,
             run_id: run_id.to_string(),
             created_at: crate::result::now_ms(),
             reused: 0,
             failed: None,
+        }
+    }
+
+    /// The template bound to the workspace folder `workspace`: reused there
+    /// only, with an id of its own (one template per shape and workspace).
+    pub fn in_workspace(self, workspace: Option<String>) -> PlanTemplate {
+        let key = format!("{}\n{}", self.shape(), workspace.as_deref().unwrap_or_default());
+        PlanTemplate {
+            id: fnv(&key),
+            workspace,
+            ..self
         }
     }
 
