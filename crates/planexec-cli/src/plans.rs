@@ -25,11 +25,21 @@ pub async fn command(command: PlansCommand, ledger: LedgerArgs) -> Result<u8, Ba
             }
         }
         PlansCommand::Forget { ids } => {
-            // Resolve every id first, so a typo forgets nothing.
-            let found: Vec<&PlanTemplate> = ids.iter().map(|id| find(&templates, id)).collect::<Result<_, _>>()?;
-            for template in found {
-                store.delete_template(&template.id).await.map_err(|e| e.to_string())?;
-                outln!("forgot plan template {}", template.id);
+            // Resolve every id first, so a typo forgets nothing (a whole id
+            // is taken as it is: its row may be one that cannot be read).
+            let found: Vec<String> = ids
+                .iter()
+                .map(|id| match find(&templates, id) {
+                    Ok(t) => Ok(t.id.clone()),
+                    Err(_) if id.len() == 16 => Ok(id.clone()),
+                    Err(e) => Err(e),
+                })
+                .collect::<Result<_, _>>()?;
+            for id in found {
+                match store.delete_template(&id).await.map_err(|e| e.to_string())? {
+                    true => outln!("forgot plan template {id}"),
+                    false => return Err(BadInput(format!("no plan template {id} in the ledger"))),
+                }
             }
         }
     }

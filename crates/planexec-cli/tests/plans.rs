@@ -69,7 +69,7 @@ fn a_task_of_the_same_shape_reuses_the_plan_and_plans_can_be_listed_shown_and_fo
     assert!(out.status.success(), "{stderr}");
     assert!(stdout.contains("reused 1x"), "{stdout}");
     assert!(
-        stdout.contains("read {0} and {1} add the two numbers and write the sum to {2}"),
+        stdout.contains("read {0} and {1} , add the two numbers , and write the sum to {2}"),
         "{stdout}"
     );
     let (_, stdout, _) = run(planexec(dir.path()).args(["plans", "list", "--json", "--db", db]));

@@ -2,32 +2,28 @@
 //! shape's id, newest first. A template is small and read whole, so it is
 //! stored as it is, not spread over columns.
 
-use planexec::store::{StoreError, StoreErrorKind};
+use planexec::store::StoreError;
 use planexec::templates::PlanTemplate;
 use sqlx::AnyPool;
 
 use crate::error::classify;
 use crate::rows::{get_string, to_i64};
 
-/// Keep `template`, replacing the one with its id.
+/// Keep `template`, replacing the one with its id, in one statement (two
+/// runs saving the same template at once cannot collide).
 pub(crate) async fn save(pool: &AnyPool, location: &str, template: &PlanTemplate) -> Result<(), StoreError> {
-    let doing = "save a plan template";
-    let fail = |e| classify(e, location, doing);
     let body = serde_json::to_string(template).unwrap_or_default();
-    let mut tx = pool.begin().await.map_err(fail)?;
-    sqlx::query("DELETE FROM plan_templates WHERE id = $1")
-        .bind(&template.id)
-        .execute(&mut *tx)
-        .await
-        .map_err(fail)?;
-    sqlx::query("INSERT INTO plan_templates (id, body, saved_at) VALUES ($1, $2, $3)")
-        .bind(&template.id)
-        .bind(body)
-        .bind(to_i64(planexec::result::now_ms()))
-        .execute(&mut *tx)
-        .await
-        .map_err(fail)?;
-    tx.commit().await.map_err(fail)
+    sqlx::query(
+        "INSERT INTO plan_templates (id, body, saved_at) VALUES ($1, $2, $3) \
+         ON CONFLICT (id) DO UPDATE SET body = excluded.body, saved_at = excluded.saved_at",
+    )
+    .bind(&template.id)
+    .bind(body)
+    .bind(to_i64(planexec::result::now_ms()))
+    .execute(pool)
+    .await
+    .map_err(|e| classify(e, location, "save a plan template"))?;
+    Ok(())
 }
 
 /// Every template, the most recently saved first.
@@ -36,19 +32,21 @@ pub(crate) async fn list(pool: &AnyPool, location: &str) -> Result<Vec<PlanTempl
         .fetch_all(pool)
         .await
         .map_err(|e| classify(e, location, "read the plan templates"))?;
-    rows.iter()
-        .map(|row| {
-            serde_json::from_str(&get_string(row, "body")).map_err(|e| {
+    // A row that cannot be read (written by another version, damaged) is
+    // passed over, not allowed to stop reuse of every other template.
+    Ok(rows
+        .iter()
+        .filter_map(|row| match serde_json::from_str(&get_string(row, "body")) {
+            Ok(template) => Some(template),
+            Err(e) => {
                 let id = get_string(row, "id");
-                StoreError::new(
-                    StoreErrorKind::Corrupt,
-                    format!(
-                        "plan template {id} in {location} cannot be read: {e}; `planexec plans forget {id}` removes it"
-                    ),
-                )
-            })
+                tracing::warn!(
+                    "plan template {id} in {location} cannot be read ({e}); `planexec plans forget {id}` removes it"
+                );
+                None
+            }
         })
-        .collect()
+        .collect())
 }
 
 /// Forget the template `id`; `false` if there was none.

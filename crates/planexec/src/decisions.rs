@@ -165,6 +165,11 @@ pub async fn reject(store: &dyn RunStore, run_id: &str, reason: &str, by: &str) 
         elapsed_ms: run.elapsed_ms,
     };
     store.finish_run(run_id, &end).await?;
+    // A plan reused from a template and rejected: that template is not reused again.
+    if let Some(first) = run.plans.first() {
+        let why = format!("run {run_id} was rejected by {by}: {reason}");
+        crate::templates::mark_reused(store, &first.reason, &why).await;
+    }
     Ok(())
 }
 

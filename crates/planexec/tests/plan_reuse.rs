@@ -226,3 +226,48 @@ async fn a_plan_is_reused_only_in_the_workspace_it_was_made_for() {
         "one template per workspace"
     );
 }
+
+#[tokio::test]
+async fn a_react_trace_is_not_learned_and_a_rejected_reused_plan_marks_its_template() {
+    let s = setup();
+    // A ReAct run has a trace of calls, not a plan: nothing to learn from it.
+    s.server.role("executor").replies(vec![
+        Reply::tool_call("read_file", &json!({"path": "a.txt"})),
+        Reply::content("a.txt holds 2."),
+    ]);
+    let react = builder(&s.server, planexec::ToolRegistry::new())
+        .tools(s.tools.clone())
+        .store(s.store.clone())
+        .options(RunOptions {
+            strategy: planexec::Strategy::React,
+            ..options()
+        })
+        .build()
+        .run("What number is in a.txt?")
+        .await;
+    assert_eq!(react.status, RunStatus::Succeeded, "{:?}", react.error);
+    assert!(s.store.list_templates().await.unwrap().is_empty());
+
+    s.server
+        .role("planner")
+        .reply(Reply::json(&sum_plan("a.txt", "b.txt", "sum.txt")));
+    let (first, _) = s.run(&task("a.txt", "b.txt", "sum.txt"), PlanReuse::Similar).await;
+    assert_eq!(first.status, RunStatus::Succeeded, "{:?}", first.error);
+    // A run that waits for a person, decided later from elsewhere: rejected.
+    let waiting = builder(&s.server, planexec::ToolRegistry::new())
+        .tools(s.tools.clone())
+        .store(s.store.clone())
+        .approver(Arc::new(planexec::ApproveLater))
+        .options(options())
+        .build()
+        .run(&task("x.txt", "y.txt", "total.txt"))
+        .await;
+    assert_eq!(waiting.status, RunStatus::AwaitingApproval, "{:?}", waiting.error);
+    assert!(waiting.plans[0].reason.starts_with("reused from run"));
+    planexec::decisions::reject(s.store.as_ref(), &waiting.run_id, "wrong files", "me")
+        .await
+        .unwrap();
+    let template = &s.store.list_templates().await.unwrap()[0];
+    let why = template.failed.as_deref().unwrap_or_default();
+    assert!(why.contains("rejected by me: wrong files"), "{template:?}");
+}

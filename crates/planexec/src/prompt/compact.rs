@@ -120,6 +120,8 @@ const PLAN_FORMAT: &str = r#"{"goal": "<the task in one sentence>", "steps": [{"
 - "{{s1}}" inside an argument is s1's output ("{{s1.field}}" one field of it); list s1 in depends_on.
 - List only real dependencies: independent steps run in parallel.
 - Use a tool wherever one fits, with exactly its args; read only files the workspace has.
+- Numbers and text the task gives are used as given (in args, in an expression), never read from a file.
+- If the task needs a file that does not exist: "steps": [], "infeasible": "<the file> does not exist".
 - The last step does the task's last piece of work; the final answer is written separately.
 - If the task cannot be done: "steps": [], "infeasible": "<why>". Where it leaves something open, choose and say so in "assumptions": ["..."].
 "#;

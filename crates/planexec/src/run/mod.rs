@@ -240,32 +240,40 @@ impl Run {
     }
 
     /// What plan reuse keeps of the run ([`crate::templates::after_run`]): a
-    /// run that succeeded teaches its plan (unless it fell back to a loop);
-    /// one that began with a reused plan and failed, or was rejected, marks
+    /// run that succeeded with the plan it was given for its task teaches it
+    /// (not a ReAct trace, a fallback, or a plan revised, recovered or
+    /// clarified on the way: those hold what this run saw); one that began
+    /// with a reused plan and had to change it, failed or was rejected marks
     /// that template. Runs that stopped for other reasons say nothing of it.
     async fn keep_template(&self, status: RunStatus, error: Option<&str>) {
         let Some(store) = self.ctx.recording.ledger.store() else {
             return;
         };
-        if self.ctx.setting.options.plan_reuse == crate::policy::PlanReuse::Off || self.fell_back() {
+        let off = self.ctx.setting.options.plan_reuse == crate::policy::PlanReuse::Off;
+        if off || self.fell_back() || self.plans.is_empty() {
             return;
         }
-        let first = self.plans.first().map(|v| &v.plan);
+        let recovered = self.records.iter().any(|r| r.agent.is_none() && !r.calls.is_empty());
+        let changed = self.plans.first().map(|v| &v.plan) != self.plan.as_ref();
         let outcome = match status {
-            RunStatus::Succeeded => Ok(first != self.plan.as_ref()),
+            RunStatus::Succeeded => Ok(changed || recovered || !self.clarifications.is_empty()),
             RunStatus::Failed | RunStatus::Rejected => Err(error.unwrap_or(status.as_str()).to_string()),
             _ => return,
         };
-        let plan = self.plan.as_ref();
+        // Resumed: the template it began with is named in its first version.
+        let reused = match &self.reused {
+            Some(t) => Some(t.clone()),
+            None => match crate::templates::reused_in(&self.plans[0].reason) {
+                Some(id) => crate::templates::load(store.as_ref(), id).await,
+                None => None,
+            },
+        };
         let tools = &self.ctx.setting.tools;
-        crate::templates::after_run(
-            store,
-            (&self.task, &self.id, tools),
-            plan,
-            self.reused.as_ref(),
-            outcome,
-        )
-        .await;
+        let (run, plan) = (
+            (self.task.as_str(), self.id.as_str(), tools.as_ref()),
+            self.plan.as_ref(),
+        );
+        crate::templates::after_run(store.as_ref(), run, plan, reused.as_ref(), outcome).await;
     }
 
     /// End the run: the ledger's last write, the last event, the report.

@@ -37,7 +37,7 @@ pub(crate) async fn begin(strategy: &dyn Drive, run: &mut Run, start: Start) -> 
         Start::New(None) => match reused_plan(run).await {
             Some(reused) => {
                 let from = &reused.template;
-                let reason = format!("reused from run {} (plan template {})", from.run_id, from.id);
+                let reason = crate::templates::reason(from);
                 run.ctx.recording.events.emit(Event::PlanReused {
                     template: from.id.clone(),
                     from_run: from.run_id.clone(),
@@ -79,7 +79,7 @@ pub(crate) async fn begin(strategy: &dyn Drive, run: &mut Run, start: Start) -> 
 async fn reused_plan(run: &Run) -> Option<crate::templates::Reused> {
     let store = run.ctx.recording.ledger.store()?;
     let setting = &run.ctx.setting;
-    crate::templates::find(store, &run.task, &setting.tools, &setting.options).await
+    crate::templates::find(store.as_ref(), &run.task, &setting.tools, &setting.options).await
 }
 
 /// A plan from outside the planner (a file, an edit) must be valid and must not ask questions.

@@ -6,8 +6,6 @@
 
 mod template;
 
-use std::sync::Arc;
-
 pub use template::PlanTemplate;
 
 use crate::plan::{self, Plan};
@@ -26,7 +24,7 @@ pub(crate) struct Reused {
 /// task's literals (`exact`: only with the same literals), and valid for
 /// this run. A store that cannot be read gives none (the planner plans).
 pub(crate) async fn find(
-    store: &Arc<dyn RunStore>,
+    store: &dyn RunStore,
     task: &str,
     tools: &ToolRegistry,
     options: &RunOptions,
@@ -73,7 +71,7 @@ pub(crate) type Outcome = Result<bool, String>;
 /// record how a reused template did. `reused` is the template the run began
 /// with; `plan` the plan in force at its end.
 pub(crate) async fn after_run(
-    store: &Arc<dyn RunStore>,
+    store: &dyn RunStore,
     (task, run_id, tools): (&str, &str, &ToolRegistry),
     plan: Option<&Plan>,
     reused: Option<&PlanTemplate>,
@@ -94,12 +92,51 @@ pub(crate) async fn after_run(
             failed: Some(format!("run {run_id}: {why}")),
             ..template.clone()
         },
-        (None, Ok(_), Some(plan)) if !plan.steps.is_empty() => {
+        // Planned for this task alone and run as planned: learned. (A plan
+        // that was revised, recovered or clarified holds what this run saw.)
+        (None, Ok(false), Some(plan)) if !plan.steps.is_empty() => {
             PlanTemplate::learn(task, plan, run_id).in_workspace(workspace_of(tools))
         }
         _ => return,
     };
     if let Err(e) = store.save_template(&template).await {
         tracing::warn!(error = %e, "the plan template could not be saved");
+    }
+}
+
+/// The plan version reason of a reused plan: it names the run and the
+/// template, so a resumed run (or a decision taken in another process)
+/// knows which template it began with.
+pub(crate) fn reason(template: &PlanTemplate) -> String {
+    format!("reused from run {} (plan template {})", template.run_id, template.id)
+}
+
+/// The template a plan version's `reason` says it was reused from.
+pub fn reused_in(reason: &str) -> Option<&str> {
+    let rest = reason.strip_prefix("reused from run ")?;
+    rest.split_once("(plan template ")?.1.strip_suffix(')')
+}
+
+/// The stored template `id`, if the store has it.
+pub(crate) async fn load(store: &dyn RunStore, id: &str) -> Option<PlanTemplate> {
+    let templates = store.list_templates().await.ok()?;
+    templates.into_iter().find(|t| t.id == id)
+}
+
+/// Mark the template a run's first plan was reused from (if it was) as not
+/// to be reused, saying why: the run was rejected or failed outside a run
+/// loop (a decision taken later, from another process).
+pub async fn mark_reused(store: &dyn RunStore, first_reason: &str, why: &str) {
+    let Some(id) = reused_in(first_reason) else {
+        return;
+    };
+    if let Some(template) = load(store, id).await {
+        let marked = PlanTemplate {
+            failed: Some(why.to_string()),
+            ..template
+        };
+        if let Err(e) = store.save_template(&marked).await {
+            tracing::warn!(error = %e, "the plan template could not be marked");
+        }
     }
 }

@@ -91,11 +91,38 @@ enum Place {
     Param(usize),
 }
 
+/// The pieces of `text` a shape is made of, in order: its tokens, and each
+/// other mark that is not a space (`*`, `>`, `,`): "6 * 7" and "6 + 7"
+/// are not the same task. The marks that end it are left out.
+fn pieces(text: &str) -> Vec<(bool, &str)> {
+    fn marks<'a>(between: &'a str, out: &mut Vec<(bool, &'a str)>) {
+        for (i, c) in between.char_indices().filter(|(_, c)| !c.is_whitespace()) {
+            out.push((false, &between[i..i + c.len_utf8()]));
+        }
+    }
+    let mut out = Vec::new();
+    let mut at = 0;
+    for (start, token) in tokens(text) {
+        marks(&text[at..start], &mut out);
+        out.push((true, token));
+        at = start + token.len();
+    }
+    marks(&text[at..], &mut out);
+    // How a task ends ("." or "?" or none) does not change what it asks.
+    while out
+        .last()
+        .is_some_and(|(is_token, p)| !is_token && matches!(*p, "." | "?" | "!"))
+    {
+        out.pop();
+    }
+    out
+}
+
 /// The shape of `task` with `params` open.
 fn shape(task: &str, params: &[String]) -> Vec<Place> {
-    tokens(task)
+    pieces(task)
         .into_iter()
-        .map(|(_, t)| match params.iter().position(|p| p == t) {
+        .map(|(is_token, t)| match params.iter().position(|p| is_token && p == t) {
             Some(i) => Place::Param(i),
             None => Place::Word(t.to_lowercase()),
         })
@@ -236,17 +263,17 @@ impl PlanTemplate {
     /// shape; `None` when it does not.
     pub fn match_task(&self, task: &str) -> Option<Vec<String>> {
         let places = shape(&self.task, &self.params);
-        let given = tokens(task);
+        let given = pieces(task);
         if given.len() != places.len() {
             return None;
         }
         let mut values: Vec<Option<String>> = vec![None; self.params.len()];
-        for (place, (_, token)) in places.iter().zip(given) {
+        for (place, (is_token, token)) in places.iter().zip(given) {
             match place {
                 Place::Word(word) if *word == token.to_lowercase() => {}
                 Place::Word(_) => return None,
                 Place::Param(i) => {
-                    if kind(token) != kind(&self.params[*i]) {
+                    if !is_token || kind(token) != kind(&self.params[*i]) {
                         return None;
                     }
                     match &values[*i] {
@@ -300,7 +327,7 @@ mod tests {
         assert_eq!(t.tools, ["calculator", "read_file", "write_file"]);
         assert_eq!(
             t.shape(),
-            "read {0} and {1} add the sum of a to b times {2} and write the sum to {3}"
+            "read {0} and {1} , add the sum of a to b times {2} , and write the sum to {3}"
         );
     }
 
@@ -329,6 +356,23 @@ mod tests {
         );
         assert!(t.match_task(&TASK.replace("b.txt", "b")).is_none(), "a word for a path");
         assert!(t.match_task(&format!("{TASK} Then stop.")).is_none());
+    }
+
+    #[test]
+    fn an_operator_or_a_mark_is_part_of_the_shape() {
+        let plan: Plan = serde_json::from_value(json!({"goal": "6 * 7", "steps": [
+            {"id": "s1", "description": "multiply", "tool": "calculator", "args": {"expression": "6 * 7"}, "depends_on": []}]}))
+        .unwrap();
+        let t = PlanTemplate::learn("What is 6 * 7?", &plan, "r");
+        assert_eq!(t.params, ["6", "7"]);
+        assert_eq!(t.match_task("what is 8 * 9?").unwrap(), ["8", "9"]);
+        assert!(t.match_task("What is 6 + 7?").is_none(), "another operator");
+        assert_eq!(
+            t.match_task("What is 6 * 7").unwrap(),
+            ["6", "7"],
+            "how it ends does not matter"
+        );
+        assert!(t.match_task("What is (6 * 7)?").is_none(), "not the same marks");
     }
 
     #[test]

@@ -243,7 +243,7 @@ impl Tool for Calculator {
         "Evaluate an arithmetic expression: + - * / % ^, parentheses, comparisons < > <= >= == != (1 if true, 0 if false), sqrt abs round(x, digits) floor ceil ln log10 exp min max pow, pi, e. Of a text such as {{s1}}: count(text) counts its non-empty lines (or a JSON list's items), words(text) its words, chars(text) its characters; sum, mean, min, max(text) of the numbers in it. A date 2024-04-15 is its day number: subtract two for the days between."
     }
     fn summary(&self) -> &str {
-        "Arithmetic: + - * / % ^ ( ), round(x, n), sqrt, min, max; sum, mean, min, max or count(text) of a text's numbers or lines."
+        "Arithmetic: + - * / % ^ ( ), round(x, n), sqrt, min, max; of a text: sum, mean, min, max of its numbers, count (lines), words, chars; a date 2024-04-15 is a day number."
     }
     fn parameters(&self) -> Value {
         string_args(&[("expression", "an arithmetic expression")])

@@ -46,6 +46,8 @@ pub struct Shell {
     workspace: Arc<Workspace>,
     config: ShellConfig,
     description: String,
+    /// The one-line summary a compact prompt shows: its limit and allowlist.
+    summary: String,
 }
 
 impl Shell {
@@ -54,16 +56,23 @@ impl Shell {
             "Run a command in the workspace folder (as is, or with sh -c when it uses shell syntax such as pipes), with no input and a {}s time limit. Returns exit_code, stdout and stderr; fails when the command exits non-zero.",
             config.timeout.as_secs().max(1)
         );
+        let mut summary = format!(
+            "Run a command in the workspace ({} s limit): exit_code, stdout, stderr.",
+            config.timeout.as_secs().max(1)
+        );
         if !config.allow.is_empty() {
-            description.push_str(&format!(
+            let allowed = format!(
                 " Read-only commands (no pipes, redirections or `;`): {}.",
                 config.allow.join(", ")
-            ));
+            );
+            description.push_str(&allowed);
+            summary.push_str(&allowed);
         }
         Shell {
             workspace,
             config,
             description,
+            summary,
         }
     }
 
@@ -226,7 +235,7 @@ impl Tool for Shell {
         &self.description
     }
     fn summary(&self) -> &str {
-        "Run a command in the workspace (60 s limit): exit_code, stdout, stderr."
+        &self.summary
     }
     fn parameters(&self) -> Value {
         json!({
