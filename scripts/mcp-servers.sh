@@ -2,7 +2,7 @@
 # Installs the MCP servers used by the integration tests into
 # ${PLANEXEC_MCP_HOME:-$HOME/.cache/planexec/mcp} and prints that directory:
 #   npm  -> $dir/npm  (node_modules/.bin/mcp-server-{filesystem,memory,everything})
-#   pip  -> $dir/venv (bin/mcp-server-{time,git})
+#   pip  -> $dir/venv (bin/mcp-server-{time,git}, and the `mcp` SDK's client)
 # Versions are pinned. Idempotent: does nothing when the pinned versions are
 # already installed. Progress goes to stderr; stdout is only the directory.
 set -euo pipefail
@@ -15,6 +15,8 @@ NPM_PKGS=(
 PIP_PKGS=(
   "mcp-server-time==2026.10.19"
   "mcp-server-git==2026.10.19"
+  # The official Python SDK, whose client drives `planexec mcp-server` in tests.
+  "mcp==2.3.0"
 )
 
 dir=${PLANEXEC_MCP_HOME:-$HOME/.cache/planexec/mcp}

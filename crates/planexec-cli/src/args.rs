@@ -186,6 +186,21 @@ pub enum Command {
         #[command(flatten)]
         ledger: LedgerArgs,
     },
+    /// planexec as an MCP server on stdio: tools plan, run, runs_show, approve, reject.
+    #[command(
+        name = "mcp-server",
+        after_help = "A client's config (Claude Code, Cursor, …):\n  {\"mcpServers\": {\"planexec\": {\"command\": \"planexec\", \"args\": [\"mcp-server\", \"--workspace\", \"/path/to/project\"]}}}\n\nExamples:\n  planexec mcp-server --workspace . --mode ask\n  planexec mcp-server --workspace . --mode auto --yes --local-model small"
+    )]
+    McpServer {
+        /// Approve plans without a person; otherwise a run waits for the `approve` tool
+        /// (or `planexec approve`, the API, the viewer).
+        #[arg(long, short = 'y')]
+        yes: bool,
+        #[command(flatten)]
+        common: CommonArgs,
+        #[command(flatten)]
+        ledger: LedgerArgs,
+    },
     /// Recorded runs: list, show, export, remove.
     Runs {
         #[command(subcommand)]

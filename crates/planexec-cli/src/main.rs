@@ -28,6 +28,7 @@ mod config;
 mod decide;
 mod display;
 mod execute;
+mod mcp_server;
 mod model;
 mod outcome;
 mod plans;
@@ -116,6 +117,7 @@ async fn dispatch(cli: Cli) -> Result<u8, BadInput> {
         }
         Command::Runs { command, ledger } => runs::command(command, ledger).await,
         Command::Plans { command, ledger } => plans::command(command, ledger).await,
+        Command::McpServer { common, ledger, yes } => mcp_server::command(common, ledger, yes, cli.verbose).await,
         command @ (Command::Approve { .. }
         | Command::Reject { .. }
         | Command::Edit { .. }

@@ -1,0 +1,143 @@
+//! `planexec mcp-server` driven by a real MCP client, the official Python SDK
+//! (installed by scripts/mcp-servers.sh), against the scripted
+//! OpenAI-compatible server: the client lists planexec's tools, calls `run`
+//! on a task that writes a file, gets progress notifications and the answer;
+//! the file exists and the run is in the ledger. Without `--yes` a run waits
+//! for the `approve` tool, which runs it.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{planexec, run};
+use planexec_testkit::{mcp::mcp_home, Reply, ScriptedServer};
+use serde_json::{json, Value};
+
+fn script(server: &ScriptedServer) {
+    server.role("planner").always(Reply::json(&json!({"goal": "double", "steps": [
+        {"id": "s1", "description": "read n.txt", "tool": "read_file", "args": {"path": "n.txt"}, "depends_on": []},
+        {"id": "s2", "description": "double it", "tool": "calculator", "args": {"expression": "{{s1}} * 2"}, "depends_on": ["s1"]},
+        {"id": "s3", "description": "write out.txt", "tool": "write_file", "args": {"path": "out.txt", "content": "{{s2}}"}, "depends_on": ["s2"]}]})));
+    server
+        .role("synthesizer")
+        .containing("You are the checker")
+        .always(Reply::json(&json!({"done": true, "wrong": ""})));
+    server
+        .role("synthesizer")
+        .always(Reply::content("out.txt now holds 42 [s3]."));
+}
+
+/// The Python client calling `tool` with `args` on `planexec mcp-server SERVER_ARGS`.
+fn call(python: &Path, dir: &Path, tool: &str, args: Value, server_args: &[&str]) -> Value {
+    let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_client.py");
+    // The server is started by the client, with the test's isolated environment.
+    let isolated = planexec(dir);
+    let mut cmd = Command::new(python);
+    cmd.current_dir(dir)
+        .arg(client)
+        .arg(env!("CARGO_BIN_EXE_planexec"))
+        .arg(tool)
+        .arg(args.to_string())
+        .arg("--")
+        .args(server_args)
+        .env_clear();
+    for (key, value) in isolated.get_envs() {
+        if let Some(value) = value {
+            cmd.env(key, value);
+        }
+    }
+    cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", std::env::var_os("HOME").unwrap_or_default());
+    let (out, stdout, stderr) = run(&mut cmd);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"))
+}
+
+#[test]
+fn a_python_mcp_client_runs_a_task_with_progress_and_the_run_is_in_the_ledger() {
+    let Some(home) = mcp_home() else {
+        return;
+    };
+    let python = home.python("python");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("n.txt"), "21\n").unwrap();
+    let server = ScriptedServer::start();
+    script(&server);
+    let url = server.base_url();
+    let db = dir.path().join("ledger.db");
+    let db = db.to_str().unwrap();
+    let workspace = dir.path().to_str().unwrap();
+    let base = [
+        "--workspace",
+        workspace,
+        "--base-url",
+        &url,
+        "--db",
+        db,
+        "--mode",
+        "auto",
+    ];
+
+    let args: Vec<&str> = base.iter().copied().chain(["--yes"]).collect();
+    let task = json!({"task": "Double the number in n.txt and write it to out.txt."});
+    let got = call(&python, dir.path(), "run", task, &args);
+    assert_eq!(got["tools"], json!(["plan", "run", "runs_show", "approve", "reject"]));
+    assert_eq!(got["text"], json!("out.txt now holds 42 [s3]."), "{got}");
+    assert_eq!(got["is_error"], json!(false));
+    assert_eq!(std::fs::read_to_string(dir.path().join("out.txt")).unwrap(), "42");
+    let progress = got["progress"].as_array().unwrap();
+    assert!(
+        progress
+            .iter()
+            .any(|p| p["message"] == json!("s3 done") && p["total"] == json!(3.0)),
+        "{got}"
+    );
+    let run_id = got["structured"]["run_id"].as_str().unwrap().to_string();
+    assert_eq!(got["structured"]["status"], json!("succeeded"));
+    let (_, stdout, _) = run(planexec(dir.path()).args(["runs", "list", "--json", "--db", db]));
+    assert!(stdout.contains(&run_id), "the run is in the ledger: {stdout}");
+
+    // A client may narrow the server's mode, not widen it.
+    let got = call(
+        &python,
+        dir.path(),
+        "run",
+        json!({"task": "x", "mode": "auto"}),
+        &[
+            "--workspace",
+            workspace,
+            "--base-url",
+            &url,
+            "--db",
+            db,
+            "--mode",
+            "plan",
+        ],
+    );
+    assert_eq!(got["is_error"], json!(true));
+    assert!(
+        got["text"]
+            .as_str()
+            .unwrap()
+            .contains("a client may narrow the mode, not widen it"),
+        "{got}"
+    );
+
+    // Without --yes the run waits; the `approve` tool runs it.
+    std::fs::remove_file(dir.path().join("out.txt")).unwrap();
+    let task = json!({"task": "Double the number in n.txt and write it to out.txt.", "mode": "auto"});
+    let got = call(&python, dir.path(), "run", task, &base);
+    assert_eq!(got["structured"]["status"], json!("awaiting_approval"), "{got}");
+    assert!(
+        got["text"].as_str().unwrap().contains("call `approve` with run_id"),
+        "{got}"
+    );
+    assert!(!dir.path().join("out.txt").exists(), "nothing ran before the approval");
+    let waiting = got["structured"]["run_id"].as_str().unwrap().to_string();
+    let got = call(&python, dir.path(), "approve", json!({"run_id": waiting}), &base);
+    assert_eq!(got["structured"]["status"], json!("succeeded"), "{got}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("out.txt")).unwrap(), "42");
+    let got = call(&python, dir.path(), "runs_show", json!({"run_id": waiting}), &base);
+    assert_eq!(got["structured"]["report"]["status"], json!("succeeded"), "{got}");
+}
