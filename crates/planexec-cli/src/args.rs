@@ -42,9 +42,13 @@ pub enum Command {
         after_help = "Examples:\n  planexec run \"Sum the numbers in data/prices.txt and write the total to total.txt\"\n  planexec run \"List the files here\" --yes --json | jq .answer\n  OPENAI_BASE_URL=http://localhost:11434/v1 planexec run \"...\" --model qwen2.5-coder:1.5b --yes"
     )]
     Run {
-        /// The task, in plain words.
-        #[arg(value_parser = task_text)]
-        task: String,
+        /// The task, in plain words (with --mcp-prompt: the prompt's NAME=VALUE arguments).
+        #[arg(value_parser = task_text, required_unless_present = "mcp_prompt", num_args = 0..)]
+        task: Vec<String>,
+        /// Take the task from an MCP server's prompt, SERVER/PROMPT (`planexec tools list`
+        /// shows them), with its arguments as NAME=VALUE after it.
+        #[arg(long, value_name = "SERVER/PROMPT")]
+        mcp_prompt: Option<String>,
         #[command(flatten)]
         run: RunFlags,
         #[command(flatten)]
@@ -441,6 +445,34 @@ fn task_text(text: &str) -> Result<String, String> {
         );
     }
     Ok(text.to_string())
+}
+
+/// Where a run's task comes from: words, or an MCP server's prompt.
+pub enum TaskSource {
+    Words(String),
+    McpPrompt {
+        spec: String,
+        arguments: Vec<(String, String)>,
+    },
+}
+
+impl TaskSource {
+    /// The task of `run`: its words, or with `--mcp-prompt` the prompt and its NAME=VALUE arguments.
+    pub fn of(words: Vec<String>, mcp_prompt: Option<String>) -> Result<TaskSource, String> {
+        let Some(spec) = mcp_prompt else {
+            return Ok(TaskSource::Words(words.join(" ")));
+        };
+        let arguments = words
+            .iter()
+            .map(|w| match w.split_once('=') {
+                Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
+                _ => Err(format!(
+                    "with --mcp-prompt the words after it are the prompt's arguments, NAME=VALUE; `{w}` is not one"
+                )),
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(TaskSource::McpPrompt { spec, arguments })
+    }
 }
 
 pub fn parse_format(s: &str) -> Result<Format, String> {

@@ -10,7 +10,7 @@ use planexec::{
     Agent, Approver, AutoApprove, CancelToken, Effect, Plan, ResumeError, ResumeOptions, RunReport, RunStatus,
 };
 
-use crate::args::{CommonArgs, LedgerArgs, RunFlags};
+use crate::args::{CommonArgs, LedgerArgs, RunFlags, TaskSource};
 use crate::config::Config;
 use crate::display::init_logging;
 use crate::display::Display;
@@ -21,7 +21,7 @@ use crate::setup::{self, build_agent, cassette, open_tools, side_effect_tools, C
 
 /// `run` and `exec`: plan (unless given), review, execute, answer.
 pub async fn execute(
-    task: String,
+    task: TaskSource,
     given: Option<(PathBuf, Plan)>,
     flags: RunFlags,
     common: CommonArgs,
@@ -42,6 +42,7 @@ pub async fn execute(
     let tools = open_tools(&common.workspace(), &config, &common.mcp).await?;
     let display = Display::new(quiet, side_effect_tools(&tools.registry));
     init_logging(verbose, &display);
+    let task = tools.or_shutdown(tools.task(task).await).await?;
 
     if let Some((path, plan)) = &given {
         let valid = planexec::plan::validate(plan, &tools.registry, &options.plan_limits())

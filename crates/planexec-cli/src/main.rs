@@ -81,10 +81,14 @@ async fn dispatch(cli: Cli) -> Result<u8, BadInput> {
     match cli.command {
         Command::Run {
             task,
+            mcp_prompt,
             run,
             common,
             ledger,
-        } => execute::execute(task, None, run, common, ledger, quiet, cli.verbose).await,
+        } => {
+            let task = args::TaskSource::of(task, mcp_prompt)?;
+            execute::execute(task, None, run, common, ledger, quiet, cli.verbose).await
+        }
         Command::Exec {
             plan,
             task,
@@ -94,6 +98,7 @@ async fn dispatch(cli: Cli) -> Result<u8, BadInput> {
         } => {
             let loaded = read_plan_file(&plan)?;
             let task = task.unwrap_or_else(|| loaded.goal.clone());
+            let task = args::TaskSource::Words(task);
             execute::execute(task, Some((plan, loaded)), run, common, ledger, quiet, cli.verbose).await
         }
         Command::Resume {

@@ -43,7 +43,28 @@ impl Tools {
         }
     }
 
-    /// `tools list`: built-ins, then each server's tools, with effect classes.
+    /// The task a run gets: its words, or the text of an MCP server's prompt.
+    pub async fn task(&self, source: crate::args::TaskSource) -> Result<String, BadInput> {
+        match source {
+            crate::args::TaskSource::Words(words) => Ok(words),
+            crate::args::TaskSource::McpPrompt { spec, arguments } => match &self.mcp {
+                Some(mcp) => mcp.prompt_text(&spec, &arguments).await.map_err(|e| BadInput(e.0)),
+                None => Err(BadInput(format!(
+                    "--mcp-prompt {spec}: no MCP server is configured; add one with --mcp NAME=COMMAND or [[mcp_servers]]"
+                ))),
+            },
+        }
+    }
+
+    /// The prompts of every MCP server: (server, prompt).
+    fn prompts(&self) -> Vec<(String, planexec_mcp::Prompt)> {
+        self.mcp
+            .iter()
+            .flat_map(|m| m.servers().iter())
+            .flat_map(|s| s.prompts().into_iter().map(|p| (s.name().to_string(), p)))
+            .collect()
+    }
+
     /// The tools by where they come from: built-in (`None`), then each MCP server.
     fn groups(&self) -> Vec<(Option<String>, Vec<Arc<planexec::tools::ToolEntry>>)> {
         let servers: Vec<String> = self
@@ -80,7 +101,20 @@ impl Tools {
                 })
             })
             .collect();
-        serde_json::json!({ "tools": tools })
+        let prompts: Vec<serde_json::Value> = self
+            .prompts()
+            .into_iter()
+            .map(|(server, p)| {
+                let arguments: Vec<serde_json::Value> = p
+                    .arguments
+                    .iter()
+                    .flatten()
+                    .map(|a| serde_json::json!({"name": a.name, "required": a.required == Some(true)}))
+                    .collect();
+                serde_json::json!({"server": server, "name": p.name, "description": p.description, "arguments": arguments})
+            })
+            .collect();
+        serde_json::json!({ "tools": tools, "prompts": prompts })
     }
 
     pub fn listing(&self) -> String {
@@ -109,6 +143,23 @@ impl Tools {
         }
         if self.registry.entries().iter().any(|e| e.effect_overridden()) {
             out.push_str("(* = effect class set in planexec.toml)\n");
+        }
+        let prompts = self.prompts();
+        if !prompts.is_empty() {
+            out.push_str(&format!(
+                "prompts ({}; a task with `planexec run --mcp-prompt SERVER/PROMPT NAME=VALUE…`)\n",
+                prompts.len()
+            ));
+        }
+        for (server, p) in prompts {
+            let args: Vec<String> = p
+                .arguments
+                .iter()
+                .flatten()
+                .map(|a| format!("{}{}", a.name, if a.required == Some(true) { "" } else { "?" }))
+                .collect();
+            let about = p.description.as_deref().unwrap_or("");
+            out.push_str(&format!("  {server}/{}({})  {about}\n", p.name, args.join(", ")));
         }
         out
     }

@@ -263,3 +263,100 @@ fn a_stdio_server_sees_a_minimal_environment_not_the_api_keys() {
     assert!(!seen.contains("token-never-shared"), "{seen}");
     assert!(!seen.contains("OPENAI_API_KEY"), "{seen}");
 }
+
+/// server-everything's resources and prompts: `tools list` shows the
+/// `mcp_resource` tool and the prompts; a task taken from a prompt
+/// (`--mcp-prompt`) is what the planner plans, and a step reads a resource.
+#[test]
+fn a_prompt_is_a_task_and_a_resource_is_read_by_a_plan_step() {
+    let Some(home) = mcp_home() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let everything = format!("ev={}", home.npm("mcp-server-everything").display());
+    let (out, stdout, stderr) = run(planexec(dir.path()).args(["tools", "list", "--mcp", &everything]));
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains("mcp_resource"), "{stdout}");
+    assert!(stdout.contains("ev/args-prompt(city, state?)"), "{stdout}");
+    let (_, stdout, _) = run(planexec(dir.path()).args(["tools", "list", "--json", "--mcp", &everything]));
+    let listed: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let resource = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == json!("mcp_resource"))
+        .unwrap();
+    let uris = resource["parameters"]["properties"]["uri"]["enum"].to_string();
+    assert!(
+        uris.contains("demo://resource/static/document/architecture.md"),
+        "{uris}"
+    );
+
+    let server = ScriptedServer::start();
+    server
+        .role("planner")
+        .always(Reply::json(&json!({"goal": "weather", "steps": [
+        {"id": "s1", "description": "read the architecture document", "tool": "mcp_resource",
+         "args": {"uri": "demo://resource/static/document/architecture.md"}, "depends_on": []}]})));
+    server
+        .role("synthesizer")
+        .containing("You are the checker")
+        .always(Reply::json(&json!({"done": true, "wrong": ""})));
+    server.role("synthesizer").always(Reply::content("Read [s1]."));
+    let (out, stdout, stderr) = run(planexec(dir.path()).args([
+        "run",
+        "--mcp-prompt",
+        "ev/args-prompt",
+        "city=Paris",
+        "--mcp",
+        &everything,
+        "--yes",
+        "--json",
+        "--base-url",
+        &server.base_url(),
+    ]));
+    assert!(out.status.success(), "{stderr}");
+    let planner = server.requests_from("planner")[0].prompt_text();
+    assert!(
+        planner.contains("Task: What's weather in Paris?"),
+        "the prompt is the task: {planner}"
+    );
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["task"], json!("What's weather in Paris?"));
+    let read = report["steps"][0]["output"].as_str().unwrap_or_default();
+    assert!(
+        read.contains("Everything Server") && read.contains("Architecture"),
+        "{read}"
+    );
+
+    // A prompt's required argument left out, or an unknown prompt: said, nothing runs.
+    let (out, _, stderr) = run(planexec(dir.path()).args([
+        "run",
+        "--mcp-prompt",
+        "ev/args-prompt",
+        "--mcp",
+        &everything,
+        "--yes",
+        "--base-url",
+        &server.base_url(),
+    ]));
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("prompt `ev/args-prompt` needs city: add NAME=VALUE"),
+        "{stderr}"
+    );
+    let (out, _, stderr) = run(planexec(dir.path()).args([
+        "run",
+        "--mcp-prompt",
+        "ev/nope",
+        "--mcp",
+        &everything,
+        "--yes",
+        "--base-url",
+        &server.base_url(),
+    ]));
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("has no prompt `nope`; its prompts: simple-prompt, args-prompt"),
+        "{stderr}"
+    );
+    assert_eq!(server.requests_from("planner").len(), 1);
+}

@@ -18,28 +18,37 @@ pub(crate) fn text_of(blocks: &[ContentBlock]) -> String {
     blocks.iter().map(block_text).collect::<Vec<_>>().join("\n")
 }
 
+/// A resource's contents as text, one part per paragraph.
+pub(crate) fn resources_text(contents: &[ResourceContents]) -> String {
+    contents.iter().map(resource_text).collect::<Vec<_>>().join("\n")
+}
+
 fn block_text(block: &ContentBlock) -> String {
     match block {
         ContentBlock::Text(t) => t.text.clone(),
         ContentBlock::Image(i) => described("image", &i.mime_type, i.data.len()),
         ContentBlock::Audio(a) => described("audio", &a.mime_type, a.data.len()),
-        ContentBlock::Resource(r) => match &r.resource {
-            ResourceContents::TextResourceContents { uri, text, .. } => format!("[resource {uri}]\n{text}"),
-            ResourceContents::BlobResourceContents {
-                uri, mime_type, blob, ..
-            } => format!(
-                "[resource {uri}: {}]",
-                described(
-                    "binary",
-                    mime_type.as_deref().unwrap_or("application/octet-stream"),
-                    blob.len()
-                )
-                .trim_matches(['[', ']'])
-            ),
-            _ => "[a resource of a kind planexec does not know; not shown]".to_string(),
-        },
+        ContentBlock::Resource(r) => resource_text(&r.resource),
         ContentBlock::ResourceLink(link) => format!("[resource link: {}]", link.uri),
         _ => "[a content block of a kind planexec does not know; not shown]".to_string(),
+    }
+}
+
+fn resource_text(resource: &ResourceContents) -> String {
+    match resource {
+        ResourceContents::TextResourceContents { uri, text, .. } => format!("[resource {uri}]\n{text}"),
+        ResourceContents::BlobResourceContents {
+            uri, mime_type, blob, ..
+        } => format!(
+            "[resource {uri}: {}]",
+            described(
+                "binary",
+                mime_type.as_deref().unwrap_or("application/octet-stream"),
+                blob.len()
+            )
+            .trim_matches(['[', ']'])
+        ),
+        _ => "[a resource of a kind planexec does not know; not shown]".to_string(),
     }
 }
 

@@ -15,11 +15,17 @@
 //!   it again;
 //! - a result with `isError` is a step failure carrying the server's message.
 //!
+//! Besides tools, a server's resources are one built-in tool, `mcp_resource`
+//! ([`resources`]), and its prompts are task templates
+//! ([`McpServers::prompt_text`]), both listed when it starts.
+//!
 //! [`McpServers::shutdown`] stops them when the run ends.
 
 mod config;
 mod content;
 mod error;
+mod offers;
+pub mod resources;
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -39,6 +45,7 @@ use tokio::io::AsyncBufReadExt;
 
 pub use config::{McpServerConfig, McpServerToml, McpTransport};
 pub use error::McpError;
+pub use rmcp::model::Prompt;
 
 /// Lines of a server's stderr kept to explain why it failed.
 const STDERR_LINES: usize = 20;
@@ -69,7 +76,45 @@ impl McpServers {
             all.shutdown().await;
             return Err(e);
         }
+        if let Err(e) = all.register_resources(registry) {
+            all.shutdown().await;
+            return Err(e);
+        }
         Ok(all)
+    }
+
+    /// The `mcp_resource` tool over every server's resources, when any has some.
+    fn register_resources(&self, registry: &Arc<ToolRegistry>) -> Result<(), McpError> {
+        let offered: Vec<resources::Offered> = self.servers.iter().flat_map(|s| s.resources()).collect();
+        let readers = self
+            .servers
+            .iter()
+            .filter(|s| !s.resources().is_empty())
+            .map(|s| s.clone() as Arc<dyn resources::ReadResource>)
+            .collect();
+        match resources::ResourceTool::new(offered, readers) {
+            Some(tool) => registry
+                .insert(Arc::new(tool))
+                .map_err(|e| McpError(format!("the MCP resources tool: {e}"))),
+            None => Ok(()),
+        }
+    }
+
+    /// The text of prompt `spec` (`server/name`) with `arguments`, to use as a task.
+    pub async fn prompt_text(&self, spec: &str, arguments: &[(String, String)]) -> Result<String, McpError> {
+        let Some((server, name)) = spec.split_once('/') else {
+            return Err(McpError(format!(
+                "--mcp-prompt {spec}: write SERVER/PROMPT, e.g. everything/simple-prompt (`planexec tools list` shows them)"
+            )));
+        };
+        let found = self.get(server).ok_or_else(|| {
+            let names: Vec<&str> = self.servers.iter().map(|s| s.name()).collect();
+            McpError(format!(
+                "--mcp-prompt {spec}: no MCP server `{server}` (servers: {})",
+                names.join(", ")
+            ))
+        })?;
+        found.prompt_text(name, arguments).await
     }
 
     pub fn servers(&self) -> &[Arc<McpServer>] {
@@ -98,6 +143,9 @@ pub struct McpServer {
     starts: AtomicU32,
     /// Set by [`McpServers::shutdown`]: no restart, no late re-registration.
     stopped: AtomicBool,
+    /// What it offered when it started besides tools (see `offers.rs`).
+    resources: Mutex<Vec<resources::Offered>>,
+    prompts: Mutex<Vec<rmcp::model::Prompt>>,
 }
 
 struct Connection {
@@ -118,6 +166,8 @@ impl McpServer {
             refreshes: AtomicU32::new(0),
             starts: AtomicU32::new(0),
             stopped: AtomicBool::new(false),
+            resources: Mutex::default(),
+            prompts: Mutex::default(),
         })
     }
 
@@ -199,6 +249,10 @@ impl McpServer {
             })?;
         connection.generation = self.starts.fetch_add(1, Ordering::SeqCst) + 1;
         self.register(tools)?;
+        let offers = self.list_offers(connection.service.peer());
+        if tokio::time::timeout(self.config.startup_timeout, offers).await.is_err() {
+            tracing::warn!(server = %self.config.name, "listing its resources and prompts took too long; left out");
+        }
         *slot = Some(connection);
         Ok(())
     }
