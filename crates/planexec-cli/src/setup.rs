@@ -403,6 +403,25 @@ impl Recorders {
     }
 }
 
+/// The agent of one run of a long-lived server (`serve`, `mcp-server`),
+/// recorded in `ledger`: its plan approved at once, or with `later` waiting
+/// for a decision recorded in the ledger (nobody is at a terminal).
+pub fn server_agent(
+    config: &Config,
+    models: &ModelSetup,
+    options: RunOptions,
+    tools: Arc<ToolRegistry>,
+    ledger: Recorded,
+    later: bool,
+) -> Result<Agent, BadInput> {
+    let approver: Arc<dyn Approver> = if later {
+        Arc::new(planexec::ApproveLater)
+    } else {
+        Arc::new(planexec::AutoApprove)
+    };
+    assemble_agent(config, models, options, tools, approver, Some(ledger))
+}
+
 /// An agent from a model setup made earlier (`bench` makes one for all its runs).
 pub fn assemble_agent(
     config: &Config,

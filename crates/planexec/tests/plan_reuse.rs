@@ -73,6 +73,16 @@ impl Setup {
         (report, events)
     }
 
+    /// The a.txt + b.txt task, planned by the planner: it leaves the template.
+    async fn plan_and_run_the_first_task(&self) -> (planexec::RunReport, Vec<Event>) {
+        self.server
+            .role("planner")
+            .reply(Reply::json(&sum_plan("a.txt", "b.txt", "sum.txt")));
+        let (first, events) = self.run(&task("a.txt", "b.txt", "sum.txt"), PlanReuse::Similar).await;
+        assert_eq!(first.status, RunStatus::Succeeded, "{:?}", first.error);
+        (first, events)
+    }
+
     fn read(&self, file: &str) -> String {
         std::fs::read_to_string(self.dir.path().join(file)).unwrap_or_default()
     }
@@ -81,11 +91,7 @@ impl Setup {
 #[tokio::test]
 async fn a_task_of_the_same_shape_runs_the_stored_plan_with_no_planner_call() {
     let s = setup();
-    s.server
-        .role("planner")
-        .reply(Reply::json(&sum_plan("a.txt", "b.txt", "sum.txt")));
-    let (first, _) = s.run(&task("a.txt", "b.txt", "sum.txt"), PlanReuse::Similar).await;
-    assert_eq!(first.status, RunStatus::Succeeded, "{:?}", first.error);
+    let (first, _) = s.plan_and_run_the_first_task().await;
     assert_eq!(s.read("sum.txt"), "42");
     let templates = s.store.list_templates().await.unwrap();
     assert_eq!(templates.len(), 1);
@@ -144,11 +150,7 @@ async fn a_task_of_the_same_shape_runs_the_stored_plan_with_no_planner_call() {
 #[tokio::test]
 async fn a_reused_plan_that_fails_is_replanned_and_its_template_marked() {
     let s = setup();
-    s.server
-        .role("planner")
-        .reply(Reply::json(&sum_plan("a.txt", "b.txt", "sum.txt")));
-    let (first, _) = s.run(&task("a.txt", "b.txt", "sum.txt"), PlanReuse::Similar).await;
-    assert_eq!(first.status, RunStatus::Succeeded, "{:?}", first.error);
+    s.plan_and_run_the_first_task().await;
 
     // missing.txt does not exist: the reused plan's read fails (no recovery
     // agent is scripted), and the replanner revises the plan as usual.
@@ -192,11 +194,7 @@ async fn a_reused_plan_that_fails_is_replanned_and_its_template_marked() {
 #[tokio::test]
 async fn a_plan_is_reused_only_in_the_workspace_it_was_made_for() {
     let s = setup();
-    s.server
-        .role("planner")
-        .reply(Reply::json(&sum_plan("a.txt", "b.txt", "sum.txt")));
-    let (first, _) = s.run(&task("a.txt", "b.txt", "sum.txt"), PlanReuse::Similar).await;
-    assert_eq!(first.status, RunStatus::Succeeded, "{:?}", first.error);
+    s.plan_and_run_the_first_task().await;
     let here = s.store.list_templates().await.unwrap()[0].workspace.clone().unwrap();
     assert!(
         here.ends_with(s.dir.path().file_name().unwrap().to_str().unwrap()),
@@ -248,11 +246,7 @@ async fn a_react_trace_is_not_learned_and_a_rejected_reused_plan_marks_its_templ
     assert_eq!(react.status, RunStatus::Succeeded, "{:?}", react.error);
     assert!(s.store.list_templates().await.unwrap().is_empty());
 
-    s.server
-        .role("planner")
-        .reply(Reply::json(&sum_plan("a.txt", "b.txt", "sum.txt")));
-    let (first, _) = s.run(&task("a.txt", "b.txt", "sum.txt"), PlanReuse::Similar).await;
-    assert_eq!(first.status, RunStatus::Succeeded, "{:?}", first.error);
+    s.plan_and_run_the_first_task().await;
     // A run that waits for a person, decided later from elsewhere: rejected.
     let waiting = builder(&s.server, planexec::ToolRegistry::new())
         .tools(s.tools.clone())

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use planexec::render::{self, Annotations};
-use planexec::{Agent, ApproveLater, Approver, AutoApprove, CancelToken, Mode, ResumeOptions, RunOptions, RunReport};
+use planexec::{Agent, CancelToken, Mode, ResumeOptions, RunOptions, RunReport};
 use planexec::{RunStatus, RunStore, Strategy, ToolRegistry};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject, ListToolsResult,
@@ -27,7 +27,7 @@ use serde_json::{json, Value};
 use crate::args::{CommonArgs, LedgerArgs};
 use crate::config::Config;
 use crate::outcome::{BadInput, EXIT_OK};
-use crate::setup::{assemble_agent, model_setup, open_tools, Cassette, ModelSetup, Recorded};
+use crate::setup::{model_setup, open_tools, server_agent, Cassette, ModelSetup, Recorded};
 
 /// What every tool call shares.
 pub struct McpServer {
@@ -46,24 +46,12 @@ type Outcome = Result<CallToolResult, String>;
 impl McpServer {
     /// An agent for one call, with the server's options narrowed as asked.
     fn agent(&self, options: RunOptions) -> Result<Agent, String> {
-        let approver: Arc<dyn Approver> = if self.approve {
-            Arc::new(AutoApprove)
-        } else {
-            Arc::new(ApproveLater)
-        };
         let recorded = Recorded {
             store: self.store.clone(),
             workspace: self.workspace.clone(),
         };
-        assemble_agent(
-            &self.config,
-            &self.models,
-            options,
-            self.tools.clone(),
-            approver,
-            Some(recorded),
-        )
-        .map_err(|e| e.0)
+        let tools = self.tools.clone();
+        server_agent(&self.config, &self.models, options, tools, recorded, !self.approve).map_err(|e| e.0)
     }
 
     /// The server's options with the mode a client asked for, if it is no wider.

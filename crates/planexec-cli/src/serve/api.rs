@@ -14,7 +14,7 @@ use axum::Json;
 use futures::stream::{self, Stream, StreamExt};
 use planexec::decisions::{self, DecisionError};
 use planexec::store::RunFilter;
-use planexec::{Agent, ApproveLater, Approver, AutoApprove, CancelToken, ResumeOptions, RunStatus};
+use planexec::{Agent, CancelToken, ResumeOptions, RunStatus};
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
@@ -22,7 +22,7 @@ use super::bodies::{
     ApiError, Approved, Cancelled, Decide, Edited, ListQuery, NewRun, Rejected, RunList, RunShown, RunStarted, Steered,
 };
 use super::server::Server;
-use crate::setup::{assemble_agent, Recorded};
+use crate::setup::{server_agent, Recorded};
 
 type Shared = State<Arc<Server>>;
 
@@ -70,22 +70,17 @@ fn agent_for(
     cancel: CancelToken,
 ) -> Result<(Agent, tokio::sync::oneshot::Receiver<String>), String> {
     let options = server.config.run_options()?;
-    let approver: Arc<dyn Approver> = if later {
-        Arc::new(ApproveLater)
-    } else {
-        Arc::new(AutoApprove)
-    };
     let recorded = Recorded {
         store: server.store.clone(),
         workspace: server.workspace.clone(),
     };
-    let agent = assemble_agent(
+    let agent = server_agent(
         &server.config,
         &server.models,
         options,
         server.tools.clone(),
-        approver,
-        Some(recorded),
+        recorded,
+        later,
     )
     .map_err(|e| e.0)?;
     let (tx, rx) = tokio::sync::oneshot::channel();

@@ -58,11 +58,7 @@ fn arguments(schema: &Value) -> String {
     let Some(props) = schema.get("properties").and_then(Value::as_object) else {
         return String::new();
     };
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+    let required = super::required(schema);
     let mut parts = Vec::new();
     for (name, prop) in props {
         let Some(kind) = kind(prop) else {

@@ -173,15 +173,20 @@ pub(crate) fn workspace_files(tools: &ToolRegistry) -> Option<String> {
     Some(out.trim_end().to_string())
 }
 
-/// `{"path": "<file path>", "n": <number>}` for a flat object schema; `None` otherwise.
-fn args_template(schema: &serde_json::Value) -> Option<String> {
+/// The names a JSON Schema's `required` lists.
+pub(crate) fn required(schema: &serde_json::Value) -> Vec<&str> {
     use serde_json::Value;
-    let props = schema.get("properties")?.as_object()?;
-    let required: Vec<&str> = schema
+    schema
         .get("required")
         .and_then(Value::as_array)
         .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+/// `{"path": "<file path>", "n": <number>}` for a flat object schema; `None` otherwise.
+fn args_template(schema: &serde_json::Value) -> Option<String> {
+    let props = schema.get("properties")?.as_object()?;
+    let required = required(schema);
     let mut parts = Vec::new();
     for (name, prop) in props {
         let value = value_template(name, prop)?;
