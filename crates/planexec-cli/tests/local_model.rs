@@ -547,3 +547,47 @@ fn a_task_that_needs_an_optional_mcp_argument_gets_it() {
         );
     }
 }
+
+/// `planexec mcp-server` on the embedded model, driven by the official
+/// Python MCP client (scripts/mcp-servers.sh installs it): `run` plans and
+/// carries out the three-step task with no server and no key.
+#[test]
+fn an_mcp_client_runs_a_task_on_the_embedded_model() {
+    let Some(home) = planexec_testkit::mcp::mcp_home() else {
+        return;
+    };
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = fixture();
+    let model = model();
+    let db = dir.path().join("ledger.db");
+    let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_client.py");
+    let isolated = planexec(dir.path());
+    let mut cmd = Command::new(home.python("python"));
+    cmd.current_dir(dir.path())
+        .arg(client)
+        .arg(env!("CARGO_BIN_EXE_planexec"))
+        .arg("run")
+        .arg(serde_json::json!({"task": "Read a.txt and b.txt, add the two numbers, and write the sum to sum.txt."}).to_string())
+        .arg("--")
+        .args(["--workspace", dir.path().to_str().unwrap(), "--mode", "auto", "--yes"])
+        .arg("--model-path")
+        .arg(&model)
+        .arg("--db")
+        .arg(&db)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", std::env::var_os("HOME").unwrap_or_default());
+    for (key, value) in isolated.get_envs() {
+        if let Some(value) = value {
+            cmd.env(key, value);
+        }
+    }
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let got: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"));
+    assert_eq!(got["structured"]["status"], "succeeded", "{got:#}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("sum.txt")).unwrap().trim(), "42");
+    assert!(!got["progress"].as_array().unwrap().is_empty(), "{got:#}");
+}
