@@ -567,7 +567,10 @@ fn an_mcp_client_runs_a_task_on_the_embedded_model() {
         .arg(client)
         .arg(env!("CARGO_BIN_EXE_planexec"))
         .arg("run")
-        .arg(serde_json::json!({"task": "Read a.txt and b.txt, add the two numbers, and write the sum to sum.txt."}).to_string())
+        .arg(
+            serde_json::json!({"task": "Read a.txt and b.txt, add the two numbers, and write the sum to sum.txt."})
+                .to_string(),
+        )
         .arg("--")
         .args(["--workspace", dir.path().to_str().unwrap(), "--mode", "auto", "--yes"])
         .arg("--model-path")
@@ -588,6 +591,9 @@ fn an_mcp_client_runs_a_task_on_the_embedded_model() {
     assert!(out.status.success(), "{stdout}\n{stderr}");
     let got: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"));
     assert_eq!(got["structured"]["status"], "succeeded", "{got:#}");
-    assert_eq!(std::fs::read_to_string(dir.path().join("sum.txt")).unwrap().trim(), "42");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("sum.txt")).unwrap().trim(),
+        "42"
+    );
     assert!(!got["progress"].as_array().unwrap().is_empty(), "{got:#}");
 }

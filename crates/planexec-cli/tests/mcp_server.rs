@@ -30,6 +30,18 @@ fn script(server: &ScriptedServer) {
 
 /// The Python client calling `tool` with `args` on `planexec mcp-server SERVER_ARGS`.
 fn call(python: &Path, dir: &Path, tool: &str, args: Value, server_args: &[&str]) -> Value {
+    call_eliciting(python, dir, tool, args, server_args, None)
+}
+
+/// [`call`] by a client that can elicit, answering every request with `answer`.
+fn call_eliciting(
+    python: &Path,
+    dir: &Path,
+    tool: &str,
+    args: Value,
+    server_args: &[&str],
+    answer: Option<Value>,
+) -> Value {
     let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_client.py");
     // The server is started by the client, with the test's isolated environment.
     let isolated = planexec(dir);
@@ -49,6 +61,9 @@ fn call(python: &Path, dir: &Path, tool: &str, args: Value, server_args: &[&str]
     }
     cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", std::env::var_os("HOME").unwrap_or_default());
+    if let Some(answer) = answer {
+        cmd.env("ELICIT_ANSWER", answer.to_string());
+    }
     let (out, stdout, stderr) = run(&mut cmd);
     assert!(out.status.success(), "{stdout}\n{stderr}");
     serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"))
@@ -140,4 +155,51 @@ fn a_python_mcp_client_runs_a_task_with_progress_and_the_run_is_in_the_ledger() 
     assert_eq!(std::fs::read_to_string(dir.path().join("out.txt")).unwrap(), "42");
     let got = call(&python, dir.path(), "runs_show", json!({"run_id": waiting}), &base);
     assert_eq!(got["structured"]["report"]["status"], json!("succeeded"), "{got}");
+}
+
+#[test]
+fn a_client_that_can_elicit_approves_the_plan_and_confirms_each_write() {
+    let Some(home) = mcp_home() else {
+        return;
+    };
+    let python = home.python("python");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("n.txt"), "21\n").unwrap();
+    let server = ScriptedServer::start();
+    script(&server);
+    let url = server.base_url();
+    let db = dir.path().join("ledger.db");
+    let workspace = dir.path().to_str().unwrap();
+    // ask mode, no --yes: the person behind the client decides.
+    let args = [
+        "--workspace",
+        workspace,
+        "--base-url",
+        &url,
+        "--db",
+        db.to_str().unwrap(),
+        "--mode",
+        "ask",
+    ];
+    let task = json!({"task": "Double the number in n.txt and write it to out.txt."});
+    let yes = json!({"approve": true, "confirm": true});
+    let got = call_eliciting(&python, dir.path(), "run", task.clone(), &args, Some(yes));
+    assert_eq!(got["structured"]["status"], json!("succeeded"), "{got}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("out.txt")).unwrap(), "42");
+    let asked = got["elicited"].as_array().unwrap();
+    assert!(
+        asked[0].as_str().unwrap().starts_with("planexec planned this; run it?"),
+        "{got}"
+    );
+    assert!(
+        asked.iter().any(|m| m.as_str().unwrap().contains("calls write_file")),
+        "the write was confirmed: {got}"
+    );
+
+    // Declined: the run ends rejected and nothing is written.
+    std::fs::remove_file(dir.path().join("out.txt")).unwrap();
+    let no = json!({"approve": false});
+    let got = call_eliciting(&python, dir.path(), "run", task, &args, Some(no));
+    assert_eq!(got["structured"]["status"], json!("rejected"), "{got}");
+    assert!(!dir.path().join("out.txt").exists());
 }

@@ -8,6 +8,7 @@
 //! are recorded in the ledger; without `--yes` a run waits there for
 //! `approve` (a tool of this server, `planexec approve`, the API or the viewer).
 
+mod elicit;
 mod tools;
 
 use std::path::PathBuf;
@@ -27,7 +28,7 @@ use serde_json::{json, Value};
 use crate::args::{CommonArgs, LedgerArgs};
 use crate::config::Config;
 use crate::outcome::{BadInput, EXIT_OK};
-use crate::setup::{model_setup, open_tools, server_agent, Cassette, ModelSetup, Recorded};
+use crate::setup::{assemble_agent, model_setup, open_tools, server_agent, Cassette, ModelSetup, Recorded};
 
 /// What every tool call shares.
 pub struct McpServer {
@@ -45,13 +46,23 @@ type Outcome = Result<CallToolResult, String>;
 
 impl McpServer {
     /// An agent for one call, with the server's options narrowed as asked.
-    fn agent(&self, options: RunOptions) -> Result<Agent, String> {
+    /// An agent for one call. Who approves its plan: nobody (`--yes`), the
+    /// person behind the client when it can elicit, or a decision recorded
+    /// later in the ledger (`approve`).
+    fn agent(&self, options: RunOptions, peer: &Peer<RoleServer>) -> Result<Agent, String> {
         let recorded = Recorded {
             store: self.store.clone(),
             workspace: self.workspace.clone(),
         };
         let tools = self.tools.clone();
-        server_agent(&self.config, &self.models, options, tools, recorded, !self.approve).map_err(|e| e.0)
+        if self.approve || !elicit::supported(peer) {
+            return server_agent(&self.config, &self.models, options, tools, recorded, !self.approve).map_err(|e| e.0);
+        }
+        let approver = Arc::new(elicit::Eliciting {
+            peer: peer.clone(),
+            side_effect_tools: crate::setup::side_effect_tools(&self.tools),
+        });
+        assemble_agent(&self.config, &self.models, options, tools, approver, Some(recorded)).map_err(|e| e.0)
     }
 
     /// The server's options with the mode a client asked for, if it is no wider.
@@ -75,9 +86,9 @@ impl McpServer {
         Ok(options)
     }
 
-    async fn plan(&self, args: JsonObject) -> Outcome {
+    async fn plan(&self, args: JsonObject, context: &RequestContext<RoleServer>) -> Outcome {
         let task = tools::text(&args, "task")?;
-        let agent = self.agent(self.options(&args)?)?;
+        let agent = self.agent(self.options(&args)?, &context.peer)?;
         let plan = agent.plan(&task).await.map_err(|e| e.to_string())?;
         let notes = Annotations {
             side_effect_tools: crate::setup::side_effect_tools(&self.tools),
@@ -91,7 +102,7 @@ impl McpServer {
 
     async fn run(&self, args: JsonObject, context: &RequestContext<RoleServer>) -> Outcome {
         let task = tools::text(&args, "task")?;
-        let agent = self.agent(self.options(&args)?)?;
+        let agent = self.agent(self.options(&args)?, &context.peer)?;
         let cancel = CancelToken::new();
         follow(&agent, context, &cancel);
         Ok(outcome(&agent.run_cancellable(&task, None, &cancel).await))
@@ -106,7 +117,7 @@ impl McpServer {
             .map_err(|e| e.to_string())?;
         tracing::info!(run = %run.run_id, "approved {}", waited.describe());
         // Decided: the run goes on here (a later step in ask mode may wait again).
-        let agent = self.agent(self.config.run_options()?)?;
+        let agent = self.agent(self.config.run_options()?, &context.peer)?;
         let cancel = CancelToken::new();
         follow(&agent, context, &cancel);
         let report = agent
@@ -238,7 +249,7 @@ impl ServerHandler for McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
         let outcome = match request.name.as_ref() {
-            "plan" => self.plan(args).await,
+            "plan" => self.plan(args, &context).await,
             "run" => self.run(args, &context).await,
             "runs_show" => self.show(args).await,
             "approve" => self.approve(args, &context).await,
