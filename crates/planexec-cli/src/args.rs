@@ -193,13 +193,19 @@ pub enum Command {
     /// planexec as an MCP server on stdio: tools plan, run, runs_show, approve, reject.
     #[command(
         name = "mcp-server",
-        after_help = "A client's config (Claude Code, Cursor, …):\n  {\"mcpServers\": {\"planexec\": {\"command\": \"planexec\", \"args\": [\"mcp-server\", \"--workspace\", \"/path/to/project\"]}}}\n\nExamples:\n  planexec mcp-server --workspace . --mode ask\n  planexec mcp-server --workspace . --mode auto --yes --local-model small"
+        after_help = "A client's config (Claude Code, Cursor, …):\n  {\"mcpServers\": {\"planexec\": {\"command\": \"planexec\", \"args\": [\"mcp-server\", \"--workspace\", \"/path/to/project\"]}}}\n\nExamples:\n  planexec mcp-server --workspace . --mode ask\n  planexec mcp-server --http 127.0.0.1:8788 --workspace .\n  planexec mcp-server --workspace . --mode auto --yes --local-model small"
     )]
     McpServer {
-        /// Approve plans without a person; otherwise a run waits for the `approve` tool
-        /// (or `planexec approve`, the API, the viewer).
+        /// Approve plans without a person; otherwise a client that can elicit is asked,
+        /// and with others a run waits for the `approve` tool (or `planexec approve`).
         #[arg(long, short = 'y')]
         yes: bool,
+        /// Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio.
+        #[arg(long, value_name = "HOST:PORT")]
+        http: Option<String>,
+        /// Bearer token clients must send over HTTP (required off loopback).
+        #[arg(long, env = "PLANEXEC_TOKEN", hide_env_values = true)]
+        token: Option<String>,
         #[command(flatten)]
         common: CommonArgs,
         #[command(flatten)]

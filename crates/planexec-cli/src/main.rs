@@ -122,7 +122,13 @@ async fn dispatch(cli: Cli) -> Result<u8, BadInput> {
         }
         Command::Runs { command, ledger } => runs::command(command, ledger).await,
         Command::Plans { command, ledger } => plans::command(command, ledger).await,
-        Command::McpServer { common, ledger, yes } => mcp_server::command(common, ledger, yes, cli.verbose).await,
+        Command::McpServer {
+            common,
+            ledger,
+            yes,
+            http,
+            token,
+        } => mcp_server::command(common, ledger, yes, (http, token), cli.verbose).await,
         command @ (Command::Approve { .. }
         | Command::Reject { .. }
         | Command::Edit { .. }

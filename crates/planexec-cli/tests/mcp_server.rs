@@ -203,3 +203,94 @@ fn a_client_that_can_elicit_approves_the_plan_and_confirms_each_write() {
     assert_eq!(got["structured"]["status"], json!("rejected"), "{got}");
     assert!(!dir.path().join("out.txt").exists());
 }
+
+/// `planexec mcp-server --http`, started here; killed when dropped.
+struct HttpServer(std::process::Child);
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Start `planexec mcp-server --http 127.0.0.1:0 ARGS` and read its URL from its first line.
+fn start_http(dir: &Path, args: &[&str]) -> (HttpServer, String) {
+    use std::io::BufRead;
+    let mut child = planexec(dir)
+        .args(["mcp-server", "--http", "127.0.0.1:0"])
+        .args(args)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let server = HttpServer(child);
+    let first = lines.next().unwrap().unwrap();
+    let url = first
+        .split("listening on ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{first}"))
+        .trim()
+        .to_string();
+    // Keep draining stderr so the server never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines.by_ref() {});
+    (server, url)
+}
+
+#[test]
+fn over_streamable_http_with_a_token_a_client_runs_a_task() {
+    let Some(home) = mcp_home() else {
+        return;
+    };
+    let python = home.python("python");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("n.txt"), "21\n").unwrap();
+    let server = ScriptedServer::start();
+    script(&server);
+    let db = dir.path().join("ledger.db");
+    let workspace = dir.path().to_str().unwrap();
+    let base = server.base_url();
+    let args = [
+        "--workspace",
+        workspace,
+        "--base-url",
+        &base,
+        "--db",
+        db.to_str().unwrap(),
+        "--mode",
+        "auto",
+        "--yes",
+        "--token",
+        "s3cret",
+    ];
+    let (_running, url) = start_http(dir.path(), &args);
+    assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"), "{url}");
+    let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_client.py");
+    let task = json!({"task": "Double the number in n.txt and write it to out.txt."}).to_string();
+    let out = Command::new(&python)
+        .args([client.to_str().unwrap(), &url, "run", &task])
+        .env("MCP_TOKEN", "s3cret")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(got["structured"]["status"], json!("succeeded"), "{got}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("out.txt")).unwrap(), "42");
+    // Without the token: refused.
+    let out = Command::new(&python)
+        .args([client.to_str().unwrap(), &url, "run", &task])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "a client without the token is refused");
+
+    // Off loopback, no token: refused before anything starts.
+    let (out, _, stderr) = run(planexec(dir.path()).args(["mcp-server", "--http", "0.0.0.0:0"]));
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("needs a bearer token: pass --token"), "{stderr}");
+}

@@ -9,6 +9,7 @@
 //! `approve` (a tool of this server, `planexec approve`, the API or the viewer).
 
 mod elicit;
+mod http;
 mod tools;
 
 use std::path::PathBuf;
@@ -30,8 +31,19 @@ use crate::config::Config;
 use crate::outcome::{BadInput, EXIT_OK};
 use crate::setup::{assemble_agent, model_setup, open_tools, server_agent, Cassette, ModelSetup, Recorded};
 
+/// The server: cheap to clone, one per client session over HTTP.
+#[derive(Clone)]
+pub struct McpServer(Arc<Setup>);
+
+impl std::ops::Deref for McpServer {
+    type Target = Setup;
+    fn deref(&self) -> &Setup {
+        &self.0
+    }
+}
+
 /// What every tool call shares.
-pub struct McpServer {
+pub struct Setup {
     store: Arc<dyn RunStore>,
     config: Config,
     models: ModelSetup,
@@ -266,28 +278,42 @@ impl ServerHandler for McpServer {
     }
 }
 
-/// `planexec mcp-server`: open the ledger, tools and models once, then serve on stdio.
-pub async fn command(common: CommonArgs, ledger: LedgerArgs, yes: bool, verbose: u8) -> Result<u8, BadInput> {
+/// `planexec mcp-server`: open the ledger, tools and models once, then
+/// serve on stdio, or with `http` on streamable HTTP at that address.
+pub async fn command(
+    common: CommonArgs,
+    ledger: LedgerArgs,
+    yes: bool,
+    (http, token): (Option<String>, Option<String>),
+    verbose: u8,
+) -> Result<u8, BadInput> {
+    let listen = match &http {
+        Some(addr) => Some(http::checked(addr, token.as_deref())?),
+        None => None,
+    };
     let workspace = common.workspace();
     let config = Config::load(&workspace, &common.flags())?;
     let options = config.run_options()?;
-    // stdout carries the protocol: nothing else may be printed there.
+    // stdout carries the protocol on stdio: nothing else may be printed there.
     let display = crate::display::Display::new(true, Vec::new());
     crate::display::init_logging(verbose, &display);
     let store = crate::runs::open(ledger.db.as_deref()).await?;
     let models = model_setup(&config, &options, &Cassette::default())?;
     let tools = open_tools(&workspace, &config, &common.mcp).await?;
-    let server = McpServer {
+    let server = McpServer(Arc::new(Setup {
         store,
         config,
         models,
         tools: tools.registry.clone(),
         workspace,
         approve: yes,
-    };
-    let served = match server.serve(rmcp::transport::stdio()).await {
-        Ok(running) => running.waiting().await.map(|_| ()).map_err(|e| e.to_string()),
-        Err(e) => Err(e.to_string()),
+    }));
+    let served = match listen {
+        Some(addr) => http::serve(server, addr, token).await,
+        None => match server.serve(rmcp::transport::stdio()).await {
+            Ok(running) => running.waiting().await.map(|_| ()).map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        },
     };
     tools.shutdown().await;
     served.map_err(|e| BadInput(format!("the MCP server stopped: {e}")))?;

@@ -56,7 +56,7 @@ pub fn router(server: Arc<Server>) -> Router {
 }
 
 /// Equal in time whatever the first differing byte (a token check must not leak it).
-fn same_secret(a: &[u8], b: &[u8]) -> bool {
+pub fn same_secret(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
