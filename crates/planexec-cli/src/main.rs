@@ -122,19 +122,13 @@ async fn dispatch(cli: Cli) -> Result<u8, BadInput> {
         }
         Command::Runs { command, ledger } => runs::command(command, ledger).await,
         Command::Plans { command, ledger } => plans::command(command, ledger).await,
-        Command::McpServer {
-            common,
-            ledger,
-            yes,
-            http,
-            token,
-        } => mcp_server::command(common, ledger, yes, (http, token), cli.verbose).await,
         command @ (Command::Approve { .. }
         | Command::Reject { .. }
         | Command::Edit { .. }
         | Command::Steer { .. }
         | Command::Cancel { .. }
-        | Command::Serve { .. }) => dispatch_decisions(command, quiet, cli.verbose).await,
+        | Command::Serve { .. }
+        | Command::McpServer { .. }) => dispatch_decisions(command, quiet, cli.verbose).await,
         Command::Plan {
             task,
             output,
@@ -240,7 +234,7 @@ pub(crate) fn read_plan_file(path: &Path) -> Result<Plan, BadInput> {
     planexec::plan::parse_plan_file(&text).map_err(|e| BadInput(format!("{}: {e}", path.display())))
 }
 
-/// The commands for runs that wait for people: decisions, and the server.
+/// The commands for runs that wait for people: decisions, and the servers (HTTP API, MCP).
 async fn dispatch_decisions(command: Command, quiet: bool, verbose: u8) -> Result<u8, BadInput> {
     match command {
         Command::Approve {
@@ -285,6 +279,13 @@ async fn dispatch_decisions(command: Command, quiet: bool, verbose: u8) -> Resul
             common,
             ledger,
         } => serve::command(listen, token, common, ledger, quiet, verbose).await,
+        Command::McpServer {
+            common,
+            ledger,
+            yes,
+            http,
+            token,
+        } => mcp_server::command(common, ledger, yes, (http, token), verbose).await,
         // dispatch sends only the commands above here.
         _ => Err(BadInput("not a decision or serve command".to_string())),
     }

@@ -12,7 +12,6 @@ use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
-use super::McpServer;
 use crate::outcome::BadInput;
 use crate::serve::{needs_token, same_secret};
 
@@ -29,8 +28,12 @@ pub fn checked(addr: &str, token: Option<&str>) -> Result<SocketAddr, BadInput> 
     Ok(parsed)
 }
 
-/// Serve `server` at `http://ADDR/mcp` until Ctrl-C.
-pub async fn serve(server: McpServer, addr: SocketAddr, token: Option<String>) -> Result<(), String> {
+/// Serve `server` (a fresh clone of it for each client session) at
+/// `http://ADDR/mcp` until Ctrl-C.
+pub async fn serve<H>(server: H, addr: SocketAddr, token: Option<String>) -> Result<(), String>
+where
+    H: rmcp::ServerHandler + Clone + Send + Sync + 'static,
+{
     // Host checks guard a loopback server against DNS rebinding; off
     // loopback the token does, and clients name the machine as they like.
     let config = match needs_token(&addr) {
