@@ -62,6 +62,7 @@ struct FileConfig {
     plan_reuse: Option<String>,
     recover: Option<String>,
     verify: Option<bool>,
+    sampling_in_plan_mode: Option<bool>,
     shell: Option<ShellSection>,
     http: Option<HttpSection>,
     mcp_servers: Option<Vec<planexec_mcp::McpServerToml>>,
@@ -262,6 +263,7 @@ const KEYS: &[(&str, Option<&str>)] = &[
     ("plan_reuse", Some("similar")),
     ("recover", Some("agent")),
     ("verify", Some("true")),
+    ("sampling_in_plan_mode", Some("false")),
     ("shell.enabled", Some("true")),
     ("shell.allow", Some("")),
     ("shell.timeout", Some("60")),
@@ -436,6 +438,10 @@ impl Config {
         put("plan_reuse", file.plan_reuse);
         put("recover", file.recover);
         put("verify", file.verify.map(|v| v.to_string()));
+        put(
+            "sampling_in_plan_mode",
+            file.sampling_in_plan_mode.map(|v| v.to_string()),
+        );
         let shell = file.shell.unwrap_or_default();
         put("shell.enabled", shell.enabled.map(|v| v.to_string()));
         put("shell.allow", shell.allow.map(|v| v.join("\n")));
@@ -569,6 +575,7 @@ impl Config {
             plan_reuse: self.plan_reuse()?,
             recover: self.recover()?,
             verify: self.switch("verify")?,
+            sampling_in_plan_mode: self.switch("sampling_in_plan_mode")?,
             parallelism: positive("limits.parallelism", self.number("limits.parallelism")?)? as usize,
             step_timeout: Duration::try_from_secs_f64(timeout).map_err(|_| {
                 format!(

@@ -360,3 +360,84 @@ fn a_prompt_is_a_task_and_a_resource_is_read_by_a_plan_step() {
     );
     assert_eq!(server.requests_from("planner").len(), 1);
 }
+
+/// server-everything's `trigger-sampling-request` asks its client's model:
+/// planexec answers with the run's executor model, counted under role
+/// `sampling` in the usage and the ledger; in plan mode it refuses unless
+/// `sampling_in_plan_mode` allows it.
+#[test]
+fn a_servers_sampling_request_is_answered_by_the_executor_model_and_counted() {
+    let Some(home) = mcp_home() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // The user's own config (trusted): the server, and its sampling tool taken
+    // as read-only so that plan mode may call it.
+    let user = dir.path().join(".no-user-config/planexec");
+    std::fs::create_dir_all(&user).unwrap();
+    let config = format!(
+        "[[mcp_servers]]\nname = \"ev\"\ncommand = \"{}\"\n\n[tools.\"ev.trigger-sampling-request\"]\neffect = \"read_only\"\n",
+        home.npm("mcp-server-everything").display()
+    );
+    std::fs::write(user.join("config.toml"), &config).unwrap();
+    let server = ScriptedServer::start();
+    server
+        .role("sampling")
+        .always(Reply::content("hi from the executor model"));
+    server.role("synthesizer").always(Reply::content("done [s1]"));
+    let plan = plan_file(
+        dir.path(),
+        json!([{"id": "s1", "description": "ask the server to sample", "tool": "ev.trigger-sampling-request",
+                "args": {"prompt": "Say hi", "maxTokens": 20}, "depends_on": []}]),
+    );
+    let db = dir.path().join("ledger.db");
+    let db = db.to_str().unwrap();
+    let exec = |mode: &str| {
+        run(planexec(dir.path()).args([
+            "exec",
+            &plan,
+            "--yes",
+            "--json",
+            "--mode",
+            mode,
+            "--verify",
+            "off",
+            "--db",
+            db,
+            "--base-url",
+            &server.base_url(),
+        ]))
+    };
+    let (out, stdout, stderr) = exec("auto");
+    assert!(out.status.success(), "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let output = report["steps"][0]["output"].to_string();
+    assert!(output.contains("hi from the executor model"), "{output}");
+    assert_eq!(report["usage"]["sampling"]["calls"], json!(1), "{}", report["usage"]);
+    let asked = server.requests_from("sampling")[0].prompt_text();
+    assert!(
+        asked.contains("Say hi") && asked.contains("You are a helpful test server."),
+        "{asked}"
+    );
+    let run_id = report["run_id"].as_str().unwrap();
+    let (_, exported, _) = run(planexec(dir.path()).args(["runs", "export", run_id, "--db", db]));
+    assert!(
+        exported.contains("\"role\": \"sampling\""),
+        "the ledger has the exchange"
+    );
+
+    // Plan mode: refused, and the server says so in the step's failure.
+    let (_, stdout, stderr) = exec("plan");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let said = report["steps"][0].to_string();
+    assert!(said.contains("refused in plan mode"), "{said}");
+    assert_eq!(server.requests_from("sampling").len(), 1, "no model call for it");
+
+    // Allowed in config: answered in plan mode too.
+    std::fs::write(
+        user.join("config.toml"),
+        format!("sampling_in_plan_mode = true\n{config}"),
+    )
+    .unwrap();
+    let (out, stdout, stderr) = exec("plan");
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains("hi from the executor model"), "{stdout}");
+}

@@ -26,6 +26,7 @@ mod content;
 mod error;
 mod offers;
 pub mod resources;
+mod sampling;
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -146,6 +147,8 @@ pub struct McpServer {
     /// What it offered when it started besides tools (see `offers.rs`).
     resources: Mutex<Vec<resources::Offered>>,
     prompts: Mutex<Vec<rmcp::model::Prompt>>,
+    /// The running calls that answer the server's sampling requests.
+    samplers: sampling::Samplers,
 }
 
 struct Connection {
@@ -168,6 +171,7 @@ impl McpServer {
             stopped: AtomicBool::new(false),
             resources: Mutex::default(),
             prompts: Mutex::default(),
+            samplers: sampling::Samplers::default(),
         })
     }
 
@@ -472,8 +476,24 @@ impl ClientHandler for Handler {
         }
     }
 
+    /// A server's sampling request: answered by the run whose step is
+    /// calling this server's tool (see `sampling.rs`; deprecated by SEP-2577,
+    /// still sent by servers).
+    #[allow(deprecated)]
+    async fn create_message(
+        &self,
+        params: rmcp::model::CreateMessageRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
+        let Some(server) = self.server.upgrade() else {
+            return Err(rmcp::ErrorData::internal_error("the run has ended", None));
+        };
+        server.samplers.answer(params).await
+    }
+
     fn get_info(&self) -> ClientConfig {
         let mut info = ClientConfig::default();
+        info.capabilities.sampling = Some(rmcp::model::SamplingCapability::default());
         info.client_info.name = "planexec".to_string();
         info.client_info.version = env!("CARGO_PKG_VERSION").to_string();
         info
@@ -539,5 +559,14 @@ impl Tool for McpTool {
     }
     async fn call(&self, args: Value) -> Result<Value, ToolError> {
         self.server.call(&self.remote_name, args, self.idempotent).await
+    }
+    /// The call, answering the server's sampling requests with the run's `sampler` meanwhile.
+    async fn call_sampling(
+        &self,
+        args: Value,
+        sampler: &dyn planexec::tools::sampling::Sampler,
+    ) -> Result<Value, ToolError> {
+        let call = self.server.call(&self.remote_name, args, self.idempotent);
+        self.server.samplers.during(sampler, call).await
     }
 }

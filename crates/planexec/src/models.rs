@@ -58,7 +58,8 @@ impl Models {
     pub fn get(&self, role: Role) -> &ModelRef {
         match role {
             Role::Planner => &self.planner,
-            Role::Executor => &self.executor,
+            // A tool's model calls are the executor's to answer.
+            Role::Executor | Role::Sampling => &self.executor,
             Role::Replanner => &self.replanner,
             Role::Synthesizer => &self.synthesizer,
             Role::Agent => &self.agent,
@@ -68,7 +69,7 @@ impl Models {
     fn slot(&mut self, role: Role) -> &mut ModelRef {
         match role {
             Role::Planner => &mut self.planner,
-            Role::Executor => &mut self.executor,
+            Role::Executor | Role::Sampling => &mut self.executor,
             Role::Replanner => &mut self.replanner,
             Role::Synthesizer => &mut self.synthesizer,
             Role::Agent => &mut self.agent,

@@ -71,6 +71,9 @@ pub struct RunOptions {
     /// Whether a run may start from the stored plan of an earlier run of the
     /// same shape instead of a planner call ([`PlanReuse`]).
     pub plan_reuse: PlanReuse,
+    /// Whether an MCP server's sampling request is answered in plan mode
+    /// (it is refused there unless this says so).
+    pub sampling_in_plan_mode: bool,
     /// How long a run's lease on the ledger lasts without a heartbeat (renewed
     /// every third of it): a run left by a killed process can be taken over
     /// after this long.
@@ -242,6 +245,7 @@ impl Default for RunOptions {
             verify: false,
             prompt_style: PromptStyle::Auto,
             plan_reuse: PlanReuse::Similar,
+            sampling_in_plan_mode: false,
             lease_ttl: Duration::from_secs(30),
         }
     }

@@ -1035,7 +1035,11 @@ async fn execute(
         args: args.clone(),
     });
     let mut inner = Tally::default();
-    let outcome = call_checked(setting, recording, control, &as_step, entry, args.clone(), &mut inner).await;
+    // An agent step's own calls answer no sampling request (yet): said so to the server.
+    let sampler =
+        crate::tools::sampling::Refuse("sampling is answered for a plan's tool steps, not inside an agent step");
+    let parts = (setting, recording, control);
+    let outcome = call_checked(parts, &as_step, entry, args.clone(), &sampler, &mut inner).await;
     tally.attempts += inner.attempts;
     let finished_at = now_ms();
     let (status, output, error) = match outcome {

@@ -95,12 +95,11 @@ pub(super) fn resolve_for(
 /// Validate resolved arguments, ask the mode, then call the tool, retrying
 /// retryable errors. The output comes back within the run's output caps.
 pub(super) async fn call_checked(
-    setting: &Setting,
-    recording: &Recording,
-    control: &Control,
+    (setting, recording, control): (&Setting, &Recording, &Control),
     step: &Step,
     entry: &ToolEntry,
     args: Value,
+    sampler: &dyn crate::tools::sampling::Sampler,
     tally: &mut Tally,
 ) -> Result<Value, ToolError> {
     let problems = entry.check_args(&args, false);
@@ -115,7 +114,7 @@ pub(super) async fn call_checked(
     let mut retry = 0;
     loop {
         tally.attempts += 1;
-        match entry.tool.call(args.clone()).await {
+        match entry.tool.call_sampling(args.clone(), sampler).await {
             Ok(v) => return Ok(output::cap_value(v, setting.options.output_caps)),
             Err(e) if e.kind == ToolErrorKind::Retryable && retry < setting.options.tool_retries => {
                 let delay = setting.options.retry_backoff.saturating_mul(1 << retry.min(10));

@@ -13,6 +13,7 @@ mod agent_step;
 mod call;
 mod expected;
 mod recover;
+mod sampling;
 mod shown;
 mod tally;
 
@@ -234,20 +235,14 @@ async fn call_tool(
     let direct = match resolve_for(&entry, &step.args, &|id| dep_output(deps, id)) {
         Ok(args) => {
             tally.args = Some(Value::Object(args.clone()));
-            call_checked(
-                &ctx.setting,
-                &ctx.recording,
-                &ctx.control,
-                step,
-                &entry,
-                Value::Object(args),
-                tally,
-            )
-            .await
-            .and_then(|output| match empty_and_written(&ctx.setting, plan, step, &output) {
-                Some(why) => Err(ToolError::new(ToolErrorKind::NotFound, why)),
-                None => Ok(output),
-            })
+            let sampler = sampling::RunSampler::new(&ctx.calls, &ctx.setting, step);
+            let parts = (&ctx.setting, &ctx.recording, &ctx.control);
+            call_checked(parts, step, &entry, Value::Object(args), &sampler, tally)
+                .await
+                .and_then(|output| match empty_and_written(&ctx.setting, plan, step, &output) {
+                    Some(why) => Err(ToolError::new(ToolErrorKind::NotFound, why)),
+                    None => Ok(output),
+                })
         }
         Err(e) => Err(ToolError::invalid_args(e.to_string())),
     };

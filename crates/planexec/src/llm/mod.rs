@@ -33,15 +33,19 @@ pub enum Role {
     Synthesizer,
     /// The turns of an agent step's tool-using loop.
     Agent,
+    /// A model call a tool asked for while it ran (an MCP server's sampling
+    /// request), answered by the executor's model.
+    Sampling,
 }
 
 impl Role {
-    pub const ALL: [Role; 5] = [
+    pub const ALL: [Role; 6] = [
         Role::Planner,
         Role::Executor,
         Role::Replanner,
         Role::Synthesizer,
         Role::Agent,
+        Role::Sampling,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -51,6 +55,7 @@ impl Role {
             Role::Replanner => "replanner",
             Role::Synthesizer => "synthesizer",
             Role::Agent => "agent",
+            Role::Sampling => "sampling",
         }
     }
 }

@@ -16,6 +16,7 @@ mod read_csv;
 mod registry;
 mod replace_in_file;
 mod reverse_text;
+pub mod sampling;
 mod search;
 mod set_value;
 pub mod shell;

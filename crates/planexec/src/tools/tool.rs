@@ -161,6 +161,13 @@ pub trait Tool: Send + Sync {
     }
     /// Run the tool. `args` has already been checked against [`Tool::parameters`].
     async fn call(&self, args: Value) -> Result<Value, ToolError>;
+    /// [`Tool::call`] for a tool that may ask a model something while it
+    /// runs (an MCP server's sampling request): `sampler` answers for the
+    /// run. The executor calls this; the default ignores the sampler.
+    async fn call_sampling(&self, args: Value, sampler: &dyn super::sampling::Sampler) -> Result<Value, ToolError> {
+        let _ = sampler;
+        self.call(args).await
+    }
 }
 
 /// A text's first sentence: up to the first stop followed by a capital
