@@ -209,6 +209,14 @@ impl Approver for CliApprover {
         ));
         false
     }
+    async fn elicit(
+        &self,
+        step: &planexec::Step,
+        question: &planexec::tools::asking::Question,
+    ) -> Option<serde_json::Value> {
+        self.terminal.as_ref()?.elicit(step, question).await
+    }
+
     async fn rerun_inflight(&self, step: &planexec::Step, args: Option<&serde_json::Value>) -> Option<bool> {
         match &self.terminal {
             Some(terminal) => terminal.rerun_inflight(step, args).await,

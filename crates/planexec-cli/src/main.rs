@@ -28,6 +28,7 @@ mod config;
 mod decide;
 mod display;
 mod execute;
+mod form;
 mod mcp_server;
 mod model;
 mod outcome;

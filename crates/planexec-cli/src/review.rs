@@ -188,6 +188,39 @@ impl Approver for TerminalReviewer {
         )
     }
 
+    /// An MCP server's question: shown, then each field of its form asked
+    /// in turn; declined unless the person says to answer.
+    async fn elicit(&self, step: &Step, question: &planexec::tools::asking::Question) -> Option<Value> {
+        let tool = step.tool.as_deref().unwrap_or("?");
+        let opening = format!(
+            "Step {} ({tool}) asks: {}
+Answer it? [y/N] ",
+            step.id, question.message
+        );
+        if !matches!(
+            ask(&self.display, opening).await?.to_ascii_lowercase().as_str(),
+            "y" | "yes"
+        ) {
+            return None;
+        }
+        let mut answers = Vec::new();
+        for field in crate::form::fields(&question.schema) {
+            let mut tries = 0;
+            loop {
+                match crate::form::parse(&field, &ask(&self.display, crate::form::prompt(&field)).await?) {
+                    Ok(Some(value)) => break answers.push((field.name.clone(), value)),
+                    Ok(None) => break,
+                    Err(why) if tries < 2 => {
+                        tries += 1;
+                        self.display.println(&format!("  {why}"));
+                    }
+                    Err(_) => return None,
+                }
+            }
+        }
+        Some(crate::form::object(answers))
+    }
+
     async fn rerun_inflight(&self, step: &Step, args: Option<&Value>) -> Option<bool> {
         let prompt = format!(
             "Step {} ({}) was running {} with {} when the run stopped, so its effect may or may not have happened.\nRun it again [r], or take it as done [d]? ",

@@ -209,3 +209,69 @@ fn ask_mode_asks_before_each_side_effect_even_with_yes() {
     assert!(out.contains("the user declined to run `write_file`"), "{out}");
     assert!(!dir.path().join("out.txt").exists());
 }
+
+/// server-everything's `trigger-elicitation-request` asks its client's user
+/// for a form: planexec puts it to the person at the terminal, field by
+/// field, sends the answers back, and records the exchange in the ledger.
+#[test]
+fn a_servers_elicitation_is_answered_at_the_terminal_and_recorded() {
+    let Some(home) = planexec_testkit::mcp::mcp_home() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let user = dir.path().join(".no-user-config/planexec");
+    std::fs::create_dir_all(&user).unwrap();
+    let config = format!(
+        "[[mcp_servers]]\nname = \"ev\"\ncommand = \"{}\"\n",
+        home.npm("mcp-server-everything").display()
+    );
+    std::fs::write(user.join("config.toml"), config).unwrap();
+    let plan = dir.path().join("plan.json");
+    let steps = json!([{"id": "s1", "description": "ask the user", "tool": "ev.trigger-elicitation-request", "args": {}, "depends_on": []}]);
+    std::fs::write(&plan, json!({"goal": "ask", "steps": steps}).to_string()).unwrap();
+    let server = ScriptedServer::start();
+    server.role("synthesizer").always(Reply::content("asked [s1]"));
+    let db = dir.path().join("ledger.db");
+    // Answer it, give the one required field (the name), Enter for every other field.
+    let typed = format!("y\nAda Lovelace\n{}", "\n".repeat(20));
+    let (code, out) = on_terminal(
+        dir.path(),
+        &[
+            "exec",
+            plan.to_str().unwrap(),
+            "--yes",
+            "--mode",
+            "auto",
+            "--verify",
+            "off",
+            "--json",
+            "--db",
+            db.to_str().unwrap(),
+            "--base-url",
+            &server.base_url(),
+        ],
+        &typed,
+        &[],
+    );
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("Step s1 (ev.trigger-elicitation-request) asks: Please provide inputs"),
+        "{out}"
+    );
+    assert!(out.contains("name: Your full, legal name (required): "), "{out}");
+    assert!(
+        out.contains("User provided the requested information") && out.contains("Ada Lovelace"),
+        "{out}"
+    );
+    // The ledger holds the question and the answer.
+    let run_id = out.split("\"run_id\": \"").nth(1).unwrap().split('"').next().unwrap();
+    let exported = Command::new(env!("CARGO_BIN_EXE_planexec"))
+        .args(["runs", "export", run_id, "--db", db.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let exported = String::from_utf8_lossy(&exported.stdout);
+    assert!(
+        exported.contains("\"action\": \"answer\"") && exported.contains("Ada Lovelace"),
+        "{exported}"
+    );
+}

@@ -21,12 +21,12 @@
 //!
 //! [`McpServers::shutdown`] stops them when the run ends.
 
+mod asks;
 mod config;
 mod content;
 mod error;
 mod offers;
 pub mod resources;
-mod sampling;
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -147,8 +147,8 @@ pub struct McpServer {
     /// What it offered when it started besides tools (see `offers.rs`).
     resources: Mutex<Vec<resources::Offered>>,
     prompts: Mutex<Vec<rmcp::model::Prompt>>,
-    /// The running calls that answer the server's sampling requests.
-    samplers: sampling::Samplers,
+    /// The running calls that answer the server's sampling and elicitation requests.
+    askers: asks::Askers,
 }
 
 struct Connection {
@@ -171,7 +171,7 @@ impl McpServer {
             stopped: AtomicBool::new(false),
             resources: Mutex::default(),
             prompts: Mutex::default(),
-            samplers: sampling::Samplers::default(),
+            askers: asks::Askers::default(),
         })
     }
 
@@ -477,7 +477,7 @@ impl ClientHandler for Handler {
     }
 
     /// A server's sampling request: answered by the run whose step is
-    /// calling this server's tool (see `sampling.rs`; deprecated by SEP-2577,
+    /// calling this server's tool (see `asks.rs`; deprecated by SEP-2577,
     /// still sent by servers).
     #[allow(deprecated)]
     async fn create_message(
@@ -488,12 +488,28 @@ impl ClientHandler for Handler {
         let Some(server) = self.server.upgrade() else {
             return Err(rmcp::ErrorData::internal_error("the run has ended", None));
         };
-        server.samplers.answer(params).await
+        server.askers.sample(params).await
+    }
+
+    /// A server's elicitation: put to the run whose step is calling this
+    /// server's tool (its approver), or declined.
+    async fn create_elicitation(
+        &self,
+        params: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        let Some(server) = self.server.upgrade() else {
+            return Ok(rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Decline));
+        };
+        server.askers.elicit(params).await
     }
 
     fn get_info(&self) -> ClientConfig {
         let mut info = ClientConfig::default();
         info.capabilities.sampling = Some(rmcp::model::SamplingCapability::default());
+        info.capabilities.elicitation = Some(
+            rmcp::model::ElicitationCapability::new().with_form(rmcp::model::FormElicitationCapability::default()),
+        );
         info.client_info.name = "planexec".to_string();
         info.client_info.version = env!("CARGO_PKG_VERSION").to_string();
         info
@@ -560,13 +576,9 @@ impl Tool for McpTool {
     async fn call(&self, args: Value) -> Result<Value, ToolError> {
         self.server.call(&self.remote_name, args, self.idempotent).await
     }
-    /// The call, answering the server's sampling requests with the run's `sampler` meanwhile.
-    async fn call_sampling(
-        &self,
-        args: Value,
-        sampler: &dyn planexec::tools::sampling::Sampler,
-    ) -> Result<Value, ToolError> {
+    /// The call, answering the server's requests with the run's `asker` meanwhile.
+    async fn call_asking(&self, args: Value, asker: &dyn planexec::tools::asking::Asker) -> Result<Value, ToolError> {
         let call = self.server.call(&self.remote_name, args, self.idempotent);
-        self.server.samplers.during(sampler, call).await
+        self.server.askers.during(asker, call).await
     }
 }

@@ -441,6 +441,13 @@ pub trait Approver: Send + Sync {
         true
     }
 
+    /// A question a tool asks while `step` runs (an MCP server's
+    /// elicitation): the answer, an object following `question.schema`, or
+    /// `None` to decline. The default declines: nobody is there to answer.
+    async fn elicit(&self, _step: &Step, _question: &crate::tools::asking::Question) -> Option<Value> {
+        None
+    }
+
     /// On resume: a step with side effects was running when the run stopped, so
     /// its effect may or may not have happened. `Some(true)` runs it again,
     /// `Some(false)` takes it as done; `None` (the default) cannot decide, and

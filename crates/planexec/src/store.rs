@@ -295,6 +295,14 @@ pub enum Action {
     SteerApplied { steer: u64, version: u32 },
     /// Stop the run (it ends `interrupted` and can be resumed).
     Cancel,
+    /// A question a tool asked while step `step` ran (an MCP server's
+    /// elicitation), and the answer given (`None`: declined, or nobody could answer).
+    Answer {
+        step: String,
+        question: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        answer: Option<Value>,
+    },
 }
 
 impl Decision {

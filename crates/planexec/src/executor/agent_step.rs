@@ -1035,11 +1035,10 @@ async fn execute(
         args: args.clone(),
     });
     let mut inner = Tally::default();
-    // An agent step's own calls answer no sampling request (yet): said so to the server.
-    let sampler =
-        crate::tools::sampling::Refuse("sampling is answered for a plan's tool steps, not inside an agent step");
+    // An agent step's own calls answer no sampling or elicitation request (yet): said so to the server.
+    let asker = crate::tools::asking::Refuse("sampling is answered for a plan's tool steps, not inside an agent step");
     let parts = (setting, recording, control);
-    let outcome = call_checked(parts, &as_step, entry, args.clone(), &sampler, &mut inner).await;
+    let outcome = call_checked(parts, &as_step, entry, args.clone(), &asker, &mut inner).await;
     tally.attempts += inner.attempts;
     let finished_at = now_ms();
     let (status, output, error) = match outcome {

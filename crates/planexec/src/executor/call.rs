@@ -99,7 +99,7 @@ pub(super) async fn call_checked(
     step: &Step,
     entry: &ToolEntry,
     args: Value,
-    sampler: &dyn crate::tools::sampling::Sampler,
+    asker: &dyn crate::tools::asking::Asker,
     tally: &mut Tally,
 ) -> Result<Value, ToolError> {
     let problems = entry.check_args(&args, false);
@@ -114,7 +114,7 @@ pub(super) async fn call_checked(
     let mut retry = 0;
     loop {
         tally.attempts += 1;
-        match entry.tool.call_sampling(args.clone(), sampler).await {
+        match entry.tool.call_asking(args.clone(), asker).await {
             Ok(v) => return Ok(output::cap_value(v, setting.options.output_caps)),
             Err(e) if e.kind == ToolErrorKind::Retryable && retry < setting.options.tool_retries => {
                 let delay = setting.options.retry_backoff.saturating_mul(1 << retry.min(10));

@@ -10,10 +10,10 @@
 //! agent step runs a small tool-using loop ([`agent_step`]).
 
 mod agent_step;
+mod asking;
 mod call;
 mod expected;
 mod recover;
-mod sampling;
 mod shown;
 mod tally;
 
@@ -235,9 +235,9 @@ async fn call_tool(
     let direct = match resolve_for(&entry, &step.args, &|id| dep_output(deps, id)) {
         Ok(args) => {
             tally.args = Some(Value::Object(args.clone()));
-            let sampler = sampling::RunSampler::new(&ctx.calls, &ctx.setting, step);
+            let asker = asking::RunAsker::new(ctx, step);
             let parts = (&ctx.setting, &ctx.recording, &ctx.control);
-            call_checked(parts, step, &entry, Value::Object(args), &sampler, tally)
+            call_checked(parts, step, &entry, Value::Object(args), &asker, tally)
                 .await
                 .and_then(|output| match empty_and_written(&ctx.setting, plan, step, &output) {
                     Some(why) => Err(ToolError::new(ToolErrorKind::NotFound, why)),

@@ -6,6 +6,7 @@
 //! and the executor calls through it. Built-in tools live in [`builtin`].
 
 mod args;
+pub mod asking;
 pub mod builtin;
 mod calculator;
 mod glob;
@@ -16,7 +17,6 @@ mod read_csv;
 mod registry;
 mod replace_in_file;
 mod reverse_text;
-pub mod sampling;
 mod search;
 mod set_value;
 pub mod shell;

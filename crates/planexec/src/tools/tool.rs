@@ -161,11 +161,11 @@ pub trait Tool: Send + Sync {
     }
     /// Run the tool. `args` has already been checked against [`Tool::parameters`].
     async fn call(&self, args: Value) -> Result<Value, ToolError>;
-    /// [`Tool::call`] for a tool that may ask a model something while it
-    /// runs (an MCP server's sampling request): `sampler` answers for the
-    /// run. The executor calls this; the default ignores the sampler.
-    async fn call_sampling(&self, args: Value, sampler: &dyn super::sampling::Sampler) -> Result<Value, ToolError> {
-        let _ = sampler;
+    /// [`Tool::call`] for a tool that may ask the run something while it
+    /// runs (an MCP server's sampling or elicitation request): `asker`
+    /// answers for the run. The executor calls this; the default ignores it.
+    async fn call_asking(&self, args: Value, asker: &dyn super::asking::Asker) -> Result<Value, ToolError> {
+        let _ = asker;
         self.call(args).await
     }
 }
