@@ -120,6 +120,10 @@ pub enum Command {
         /// The step whose call is approved (when the run waits for a step).
         #[arg(long, value_name = "ID")]
         step: Option<String>,
+        /// The answer, when the run waits for one (a tool's question, as an MCP
+        /// server's elicitation): a JSON object following the question's form.
+        #[arg(long, value_name = "JSON")]
+        answer: Option<String>,
         /// Continue the run here right away.
         #[arg(long)]
         resume: bool,

@@ -38,6 +38,8 @@ fn refused(e: DecisionError) -> BadInput {
 pub struct Approve {
     pub run_id: String,
     pub step: Option<String>,
+    /// The answer to the question the run waits for, as JSON.
+    pub answer: Option<String>,
     pub resume: bool,
     pub by: Option<String>,
 }
@@ -52,9 +54,18 @@ pub async fn approve(
 ) -> Result<u8, BadInput> {
     let (store, run) = open(&ledger, &args.run_id).await?;
     let by = who(args.by);
-    let waited = decisions::approve(store.as_ref(), &run.run_id, args.step.as_deref(), &by)
-        .await
-        .map_err(refused)?;
+    let waited = match &args.answer {
+        Some(text) => {
+            let answer: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+                BadInput(format!(
+                    "--answer is not JSON ({e}); give an object, e.g. '{{\"name\": \"Ada\"}}'"
+                ))
+            })?;
+            decisions::answer(store.as_ref(), &run.run_id, answer, &by).await
+        }
+        None => decisions::approve(store.as_ref(), &run.run_id, args.step.as_deref(), &by).await,
+    }
+    .map_err(refused)?;
     eprintln!("approved {} of run {} (by {by})", waited.describe(), run.run_id);
     if !args.resume {
         eprintln!("continue it with: planexec resume {}", run.run_id);

@@ -241,6 +241,7 @@ async fn dispatch_decisions(command: Command, quiet: bool, verbose: u8) -> Resul
         Command::Approve {
             run_id,
             step,
+            answer,
             resume,
             by,
             run,
@@ -250,6 +251,7 @@ async fn dispatch_decisions(command: Command, quiet: bool, verbose: u8) -> Resul
             let args = decide::Approve {
                 run_id,
                 step,
+                answer,
                 resume,
                 by,
             };

@@ -301,16 +301,19 @@ pub async fn command(command: RunsCommand, ledger: LedgerArgs) -> Result<u8, Bad
 
 /// How to go on with a run that waits, for the messages of `run`, `resume` and `approve`.
 pub fn how_to_decide(run_id: &str, waiting: &Waiting) -> String {
-    let step = match waiting {
-        Waiting::Step { step_id, .. } => format!(" --step {step_id}"),
-        Waiting::Plan { .. } => String::new(),
-    };
-    let edit = match waiting {
-        Waiting::Plan { .. } => format!("\n  planexec edit {run_id}                  # change the plan, then resume"),
-        Waiting::Step { .. } => String::new(),
+    let (approve, edit) = match waiting {
+        Waiting::Plan { .. } => (
+            String::new(),
+            format!("\n  planexec edit {run_id}                  # change the plan, then resume"),
+        ),
+        Waiting::Step { step_id, .. } => (format!(" --step {step_id}"), String::new()),
+        Waiting::Answer { schema, .. } => (
+            " --answer '{…}'".to_string(),
+            format!("\n  (the answer is a JSON object following {schema})"),
+        ),
     };
     format!(
-        "run {run_id} waits for {}. Decide from any terminal:\n  planexec approve {run_id}{step} --resume   # approve and continue here\n  planexec reject {run_id} --reason \"…\"{edit}\n  planexec steer {run_id} \"…\"            # a message for the replanner",
+        "run {run_id} waits for {}. Decide from any terminal:\n  planexec approve {run_id}{approve} --resume   # approve and continue here\n  planexec reject {run_id} --reason \"…\"{edit}\n  planexec steer {run_id} \"…\"            # a message for the replanner",
         waiting.describe()
     )
 }

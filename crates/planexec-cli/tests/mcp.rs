@@ -441,3 +441,74 @@ fn a_servers_sampling_request_is_answered_by_the_executor_model_and_counted() {
     assert!(out.status.success(), "{stderr}");
     assert!(stdout.contains("hi from the executor model"), "{stdout}");
 }
+
+/// With nobody to answer now (`--approve later`), a server's elicitation
+/// makes the run wait in the ledger; `planexec approve RUN --answer JSON`
+/// gives the answer later, and the resumed step gets it.
+#[test]
+fn a_servers_elicitation_waits_in_the_ledger_and_is_answered_later_with_approve() {
+    let Some(home) = mcp_home() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let user = dir.path().join(".no-user-config/planexec");
+    std::fs::create_dir_all(&user).unwrap();
+    let config = format!(
+        "[[mcp_servers]]\nname = \"ev\"\ncommand = \"{}\"\n",
+        home.npm("mcp-server-everything").display()
+    );
+    std::fs::write(user.join("config.toml"), config).unwrap();
+    let server = ScriptedServer::start();
+    server.role("synthesizer").always(Reply::content("asked [s1]"));
+    let plan = plan_file(
+        dir.path(),
+        json!([{"id": "s1", "description": "ask the user", "tool": "ev.trigger-elicitation-request", "args": {}, "depends_on": []}]),
+    );
+    let db = dir.path().join("ledger.db");
+    let db = db.to_str().unwrap();
+    let url = server.base_url();
+    let common = [
+        "--approve",
+        "later",
+        "--mode",
+        "auto",
+        "--verify",
+        "off",
+        "--db",
+        db,
+        "--base-url",
+        &url,
+    ];
+    let (out, stdout, stderr) = run(planexec(dir.path()).args(["exec", &plan, "--json"]).args(common));
+    assert!(out.status.success(), "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let run_id = report["run_id"].as_str().unwrap().to_string();
+    // The plan is approved; the step runs and its server asks: the run waits again.
+    let (_, _, stderr) = run(planexec(dir.path()).args(["approve", &run_id, "--resume"]).args(common));
+    assert!(
+        stderr.contains("waits for an answer to the question of step s1: Please provide inputs"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("planexec approve {run_id} --answer")),
+        "{stderr}"
+    );
+    // A wrong kind of decision is refused and says what to give.
+    let (out, _, stderr) = run(planexec(dir.path()).args(["approve", &run_id, "--db", db]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr.contains("give the answer (planexec approve RUN --answer JSON"),
+        "{stderr}"
+    );
+    // The answer, later: the step runs again and the server gets it.
+    let answer = json!({"name": "Ada Lovelace"}).to_string();
+    let (out, stdout, stderr) = run(planexec(dir.path())
+        .args(["approve", &run_id, "--answer", &answer, "--resume", "--json"])
+        .args(common));
+    assert!(out.status.success(), "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["status"], json!("succeeded"), "{report}");
+    let output = report["steps"].to_string();
+    assert!(
+        output.contains("User provided the requested information") && output.contains("Ada Lovelace"),
+        "{output}"
+    );
+}

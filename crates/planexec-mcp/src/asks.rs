@@ -16,7 +16,8 @@
 
 use std::sync::Mutex;
 
-use planexec::tools::asking::{Asker, Question, Sampled, SamplingRequest, Speaker};
+use planexec::tools::asking::{Asker, Elicited, Question, Sampled, SamplingRequest, Speaker};
+use planexec::ToolError;
 use rmcp::model::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, ElicitationAction, Role,
     SamplingMessage, SamplingMessageContentBlock,
@@ -28,7 +29,7 @@ use tokio::sync::{mpsc, oneshot};
 /// A request on its way to a running call, with where its answer goes.
 enum Asked {
     Sample(SamplingRequest, oneshot::Sender<Result<Sampled, String>>),
-    Elicit(Question, oneshot::Sender<Option<Value>>),
+    Elicit(Question, oneshot::Sender<Elicited>),
 }
 
 /// The running calls of one server that can answer its requests.
@@ -39,8 +40,14 @@ pub(crate) struct Askers {
 }
 
 impl Askers {
-    /// Run `call` while answering, with `asker`, the requests that come for it.
-    pub async fn during<T>(&self, asker: &dyn Asker, call: impl std::future::Future<Output = T>) -> T {
+    /// Run `call` while answering, with `asker`, the requests that come for
+    /// it. A question the run cannot answer now stops the call: the step
+    /// fails as waiting, and the run pauses for the answer.
+    pub async fn during(
+        &self,
+        asker: &dyn Asker,
+        call: impl std::future::Future<Output = Result<Value, ToolError>>,
+    ) -> Result<Value, ToolError> {
         let (tx, mut rx) = mpsc::unbounded_channel::<Asked>();
         let id = self.next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         self.open.lock().unwrap_or_else(|e| e.into_inner()).push((id, tx));
@@ -50,7 +57,13 @@ impl Askers {
                 out = &mut call => break out,
                 Some(asked) = rx.recv() => match asked {
                     Asked::Sample(request, reply) => { let _ = reply.send(asker.sample(request).await); }
-                    Asked::Elicit(question, reply) => { let _ = reply.send(asker.elicit(question).await); }
+                    Asked::Elicit(question, reply) => {
+                        let elicited = asker.elicit(question).await;
+                        let _ = reply.send(elicited.clone());
+                        if let Elicited::Waits(why) = elicited {
+                            break Err(ToolError::denied(format!("not done yet: the run waits for {why}")));
+                        }
+                    }
                 },
             }
         };
@@ -115,13 +128,15 @@ impl Askers {
         if target.send(Asked::Elicit(question, reply)).is_err() {
             return Ok(ElicitResult::new(ElicitationAction::Decline));
         }
-        Ok(match answer.await.ok().flatten() {
-            Some(content) => {
+        Ok(match answer.await {
+            Ok(Elicited::Answer(content)) => {
                 let mut result = ElicitResult::new(ElicitationAction::Accept);
                 result.content = Some(content);
                 result
             }
-            None => ElicitResult::new(ElicitationAction::Decline),
+            // The run waits for a person: this call is being stopped.
+            Ok(Elicited::Waits(_)) => ElicitResult::new(ElicitationAction::Cancel),
+            _ => ElicitResult::new(ElicitationAction::Decline),
         })
     }
 }

@@ -370,6 +370,9 @@ impl Agent {
         ctx.control
             .inbox
             .approve_calls(crate::decisions::approved_calls(&stored.decisions));
+        ctx.control
+            .inbox
+            .give_answers(crate::decisions::given_answers(&stored.decisions));
         for x in &stored.exchanges {
             ctx.calls.meter.add(x.role, x.tokens(), x.latency_ms, x.cost);
         }

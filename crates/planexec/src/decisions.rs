@@ -51,6 +51,42 @@ pub fn approved_calls(decisions: &[Decision]) -> Vec<(String, Value)> {
         .collect()
 }
 
+/// Answers people gave to tools' questions while the run waited: `(step id, question, answer)`.
+pub fn given_answers(decisions: &[Decision]) -> Vec<(String, String, Value)> {
+    decisions
+        .iter()
+        .filter_map(|d| match &d.action {
+            Action::Answer {
+                step,
+                question,
+                answer: Some(answer),
+            } => Some((step.clone(), question.clone(), answer.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Answer the question the run waits for (a tool's, asked while a step
+/// ran) with `answer`, an object following its schema. The run stays
+/// paused until it is resumed; its step then runs again and gets it.
+pub async fn answer(store: &dyn RunStore, run_id: &str, answer: Value, by: &str) -> Result<Waiting, DecisionError> {
+    let (_, waits) = waiting(store, run_id, "answer").await?;
+    let Waiting::Answer { step_id, question, .. } = &waits else {
+        return Err(DecisionError::NotAQuestion {
+            run_id: run_id.to_string(),
+            waits: waits.describe(),
+        });
+    };
+    let action = Action::Answer {
+        step: step_id.clone(),
+        question: question.clone(),
+        answer: Some(answer),
+    };
+    store.add_decision(run_id, &Decision::new(by, action)).await?;
+    store.set_waiting(run_id, None).await?;
+    Ok(waits)
+}
+
 /// Why a decision was not recorded. Nothing was changed.
 #[derive(Debug, thiserror::Error)]
 pub enum DecisionError {
@@ -76,6 +112,10 @@ pub enum DecisionError {
         status: RunStatus,
         what: &'static str,
     },
+    #[error("run {run_id} waits for {waits}, not for an answer: approve or reject it instead")]
+    NotAQuestion { run_id: String, waits: String },
+    #[error("run {run_id} waits for {waits}: give the answer (planexec approve RUN --answer JSON, or `answer` in the API's approve)")]
+    NeedsAnswer { run_id: String, waits: String },
     #[error("the edited plan is not valid:\n{0}")]
     InvalidPlan(crate::plan::PlanErrors),
     #[error("{0}")]
@@ -134,6 +174,12 @@ pub async fn approve(
             step: Some(step_id.clone()),
             args: Some(args.clone()),
         },
+        Waiting::Answer { .. } => {
+            return Err(DecisionError::NeedsAnswer {
+                run_id: run_id.to_string(),
+                waits: waits.describe(),
+            })
+        }
         _ => {
             return Err(DecisionError::OtherStep {
                 run_id: run_id.to_string(),

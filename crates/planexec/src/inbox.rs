@@ -21,6 +21,8 @@ pub(crate) struct Inbox {
     pause: Mutex<Option<Waiting>>,
     cancelled_by: Mutex<Option<String>>,
     approved: Mutex<Vec<(String, Value)>>,
+    /// Answers to tools' questions given while the run waited: (step, question, answer).
+    answers: Mutex<Vec<(String, String, Value)>>,
     /// Fired to hold the pass in progress; a new one per pass.
     hold: Mutex<CancelToken>,
 }
@@ -66,6 +68,19 @@ impl Inbox {
     /// Who cancelled the run from the ledger, if someone did.
     pub fn cancelled_by(&self) -> Option<String> {
         self.cancelled_by.lock().unwrap().clone()
+    }
+
+    pub fn give_answers(&self, answers: Vec<(String, String, Value)>) {
+        self.answers.lock().unwrap().extend(answers);
+    }
+
+    /// The answer a person gave, while the run waited, to `question` of step `step_id`.
+    pub fn answer(&self, step_id: &str, question: &str) -> Option<Value> {
+        let answers = self.answers.lock().unwrap();
+        answers
+            .iter()
+            .find(|(s, q, _)| s == step_id && q == question)
+            .map(|(_, _, a)| a.clone())
     }
 
     pub fn approve_calls(&self, calls: Vec<(String, Value)>) {

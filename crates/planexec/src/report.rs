@@ -82,6 +82,14 @@ pub enum Waiting {
         tool: String,
         args: serde_json::Value,
     },
+    /// A person's answer to the question a tool asked while step `step_id`
+    /// ran (an MCP server's elicitation): an object following `schema`.
+    Answer {
+        plan_version: u32,
+        step_id: String,
+        question: String,
+        schema: serde_json::Value,
+    },
 }
 
 impl Waiting {
@@ -93,6 +101,9 @@ impl Waiting {
                 step_id, tool, args, ..
             } => {
                 format!("confirmation of step {step_id}: {tool} {args}")
+            }
+            Waiting::Answer { step_id, question, .. } => {
+                format!("an answer to the question of step {step_id}: {question}")
             }
         }
     }

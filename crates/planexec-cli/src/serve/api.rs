@@ -288,7 +288,11 @@ pub async fn approve(State(server): Shared, Path(id): Path<String>, body: Bytes)
         Ok(d) => d,
         Err(e) => return error(StatusCode::BAD_REQUEST, e),
     };
-    let waited = match decisions::approve(server.store.as_ref(), &id, d.step.as_deref(), &decider(&d)).await {
+    let decided = match d.answer.clone() {
+        Some(answer) => decisions::answer(server.store.as_ref(), &id, answer, &decider(&d)).await,
+        None => decisions::approve(server.store.as_ref(), &id, d.step.as_deref(), &decider(&d)).await,
+    };
+    let waited = match decided {
         Ok(w) => w,
         Err(e) => return refused(e),
     };

@@ -45,6 +45,11 @@ pub struct Decide {
     /// `approve`: the step whose confirmation is given, for a run that waits on a step.
     #[serde(default)]
     pub step: Option<String>,
+    /// `approve`: the answer, for a run that waits for one (a tool's question,
+    /// such as an MCP server's elicitation): an object following its form.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub answer: Option<serde_json::Value>,
     /// `reject`: why (required).
     #[serde(default)]
     pub reason: Option<String>,

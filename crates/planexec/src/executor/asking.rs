@@ -7,27 +7,31 @@
 //!   mode unless `sampling_in_plan_mode` allows it: a read-only run should
 //!   not spend tokens on a server's behalf without being told it may.
 //! - a question goes to the run's approver (the person at the terminal, for
-//!   the CLI), and the answer is recorded in the ledger as a decision.
+//!   the CLI), and the answer is recorded in the ledger as a decision; when
+//!   nobody can answer now (`--approve later`, `serve`), the run waits in the
+//!   ledger for one and the step runs again once it is given.
 
 use async_trait::async_trait;
-use serde_json::Value;
 
 use crate::context::RunContext;
 use crate::llm::{ChatRequest, Message, Role};
 use crate::plan::Step;
 use crate::policy::Mode;
+use crate::report::Waiting;
 use crate::store::{Action, Decision};
-use crate::tools::asking::{Asker, Question, Sampled, SamplingRequest, Speaker};
+use crate::tools::asking::{Asker, Elicited, Question, Sampled, SamplingRequest, Speaker};
 
 /// Answers what one step's tool call asks.
 pub(super) struct RunAsker<'a> {
     ctx: &'a RunContext,
     step: &'a Step,
+    /// The plan version the step runs under.
+    version: u32,
 }
 
 impl<'a> RunAsker<'a> {
-    pub fn new(ctx: &'a RunContext, step: &'a Step) -> RunAsker<'a> {
-        RunAsker { ctx, step }
+    pub fn new(ctx: &'a RunContext, step: &'a Step, version: u32) -> RunAsker<'a> {
+        RunAsker { ctx, step, version }
     }
 }
 
@@ -62,8 +66,23 @@ impl Asker for RunAsker<'_> {
         })
     }
 
-    async fn elicit(&self, question: Question) -> Option<Value> {
-        let answer = self.ctx.control.approver.elicit(self.step, &question).await;
+    async fn elicit(&self, question: Question) -> Elicited {
+        let control = &self.ctx.control;
+        if let Some(answer) = control.inbox.answer(&self.step.id, &question.message) {
+            return Elicited::Answer(answer); // given while the run waited: recorded then
+        }
+        if control.approver.decides_later() {
+            let waiting = Waiting::Answer {
+                plan_version: self.version,
+                step_id: self.step.id.clone(),
+                question: question.message.clone(),
+                schema: question.schema.clone(),
+            };
+            let why = waiting.describe();
+            control.inbox.pause(waiting);
+            return Elicited::Waits(why);
+        }
+        let answer = control.approver.elicit(self.step, &question).await;
         let action = Action::Answer {
             step: self.step.id.clone(),
             question: question.message,
@@ -74,6 +93,6 @@ impl Asker for RunAsker<'_> {
             .ledger
             .decision(&Decision::new("approver", action))
             .await;
-        answer
+        answer.map_or(Elicited::Declined, Elicited::Answer)
     }
 }

@@ -235,7 +235,7 @@ async fn call_tool(
     let direct = match resolve_for(&entry, &step.args, &|id| dep_output(deps, id)) {
         Ok(args) => {
             tally.args = Some(Value::Object(args.clone()));
-            let asker = asking::RunAsker::new(ctx, step);
+            let asker = asking::RunAsker::new(ctx, step, tally.version);
             let parts = (&ctx.setting, &ctx.recording, &ctx.control);
             call_checked(parts, step, &entry, Value::Object(args), &asker, tally)
                 .await

@@ -46,12 +46,22 @@ pub trait Asker: Send + Sync {
     /// The model's reply, or why there is none (refused, over budget, the model failed).
     async fn sample(&self, request: SamplingRequest) -> Result<Sampled, String>;
 
-    /// The person's answer (an object following the question's schema), or
-    /// `None` when they declined or nobody can answer now.
-    async fn elicit(&self, question: Question) -> Option<Value> {
+    /// The person's answer (an object following the question's schema), a
+    /// decline, or that the run waits for it (the call is then stopped and
+    /// its step runs again once someone has answered).
+    async fn elicit(&self, question: Question) -> Elicited {
         let _ = question;
-        None
+        Elicited::Declined
     }
+}
+
+/// What came of a question.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Elicited {
+    Answer(Value),
+    Declined,
+    /// Nobody can answer now: the run waits in the ledger; this says for what.
+    Waits(String),
 }
 
 /// An asker that answers nothing, saying why.
