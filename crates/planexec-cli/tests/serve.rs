@@ -466,3 +466,62 @@ fn decode_base64(text: &str) -> Vec<u8> {
     }
     out
 }
+
+/// A server's elicitation in a run of `planexec serve`: the run waits for an
+/// answer (`waiting.for` = `answer`, with the form), and `approve` with an
+/// `answer` gives it; the resumed step hands it to the server.
+#[test]
+fn an_mcp_servers_question_waits_and_is_answered_through_the_api() {
+    let Some(home) = planexec_testkit::mcp::mcp_home() else {
+        return;
+    };
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let user = ws.path().join(".no-user-config/planexec");
+    std::fs::create_dir_all(&user).unwrap();
+    let config = format!(
+        "[[mcp_servers]]\nname = \"ev\"\ncommand = \"{}\"\n",
+        home.npm("mcp-server-everything").display()
+    );
+    std::fs::write(user.join("config.toml"), config).unwrap();
+    let model = ScriptedServer::start();
+    model.role("planner").always(Reply::json(&json!({"goal": "ask", "steps": [
+        {"id": "s1", "description": "ask the user", "tool": "ev.trigger-elicitation-request", "args": {}, "depends_on": []}]})));
+    model.role("synthesizer").always(Reply::content("asked [s1]"));
+    let server = serve(ws.path(), &data.path().join("ledger.db"), &model, &["--verify", "off"]);
+    let a = server.addr.as_str();
+    let (code, body) = http(a, "POST", "/runs", &[], br#"{"task": "Ask me for my name"}"#);
+    assert_eq!(code, 202, "{body}");
+    let run_id = json_of(&body)["run_id"].as_str().unwrap().to_string();
+    wait_for(a, &[], &run_id, "awaiting_approval");
+    let (code, body) = http(a, "POST", &format!("/runs/{run_id}/approve"), &[], b"{}");
+    assert_eq!(code, 200, "{body}");
+    // The step ran, the server asked: the run waits for the answer.
+    let start = Instant::now();
+    let waiting = loop {
+        let run = wait_for(a, &[], &run_id, "awaiting_approval");
+        if run["waiting"]["for"] == "answer" {
+            break run;
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "{run}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(
+        waiting["waiting"]["question"]
+            .as_str()
+            .unwrap()
+            .starts_with("Please provide inputs"),
+        "{waiting}"
+    );
+    assert_eq!(waiting["waiting"]["schema"]["required"], json!(["name"]));
+    let (code, body) = http(
+        a,
+        "POST",
+        &format!("/runs/{run_id}/approve"),
+        &[],
+        br#"{"answer": {"name": "Ada Lovelace"}}"#,
+    );
+    assert_eq!(code, 200, "{body}");
+    let done = wait_for(a, &[], &run_id, "succeeded");
+    assert!(done["report"]["steps"].to_string().contains("Ada Lovelace"), "{done}");
+}
