@@ -42,6 +42,20 @@ fn call_eliciting(
     server_args: &[&str],
     answer: Option<Value>,
 ) -> Value {
+    let answer = answer.map(|a| a.to_string());
+    let env: Vec<(&str, &str)> = answer.iter().map(|a| ("ELICIT_ANSWER", a.as_str())).collect();
+    call_with_env(python, dir, tool, args, server_args, &env)
+}
+
+/// [`call`] with the client's environment variables `env` (see mcp_client.py).
+fn call_with_env(
+    python: &Path,
+    dir: &Path,
+    tool: &str,
+    args: Value,
+    server_args: &[&str],
+    env: &[(&str, &str)],
+) -> Value {
     let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_client.py");
     // The server is started by the client, with the test's isolated environment.
     let isolated = planexec(dir);
@@ -61,8 +75,8 @@ fn call_eliciting(
     }
     cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", std::env::var_os("HOME").unwrap_or_default());
-    if let Some(answer) = answer {
-        cmd.env("ELICIT_ANSWER", answer.to_string());
+    for (key, value) in env {
+        cmd.env(key, value);
     }
     let (out, stdout, stderr) = run(&mut cmd);
     assert!(out.status.success(), "{stdout}\n{stderr}");
@@ -293,4 +307,43 @@ fn over_streamable_http_with_a_token_a_client_runs_a_task() {
     let (out, _, stderr) = run(planexec(dir.path()).args(["mcp-server", "--http", "0.0.0.0:0"]));
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("needs a bearer token: pass --token"), "{stderr}");
+}
+
+#[test]
+fn a_client_that_cancels_run_stops_the_run() {
+    let Some(home) = mcp_home() else {
+        return;
+    };
+    let python = home.python("python");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("n.txt"), "21\n").unwrap();
+    let server = ScriptedServer::start();
+    server.role("planner").always(Reply::json(&json!({"goal": "double", "steps": [
+        {"id": "s1", "description": "read n.txt", "tool": "read_file", "args": {"path": "n.txt"}, "depends_on": []}]})));
+    // The answer would take a minute: the client cancels long before.
+    server
+        .role("synthesizer")
+        .always(Reply::content("too late").with_delay(std::time::Duration::from_secs(60)));
+    let url = server.base_url();
+    let db = dir.path().join("ledger.db");
+    let args = [
+        "--workspace",
+        dir.path().to_str().unwrap(),
+        "--base-url",
+        &url,
+        "--db",
+        db.to_str().unwrap(),
+        "--mode",
+        "auto",
+        "--yes",
+        "--verify",
+        "off",
+    ];
+    let task = json!({"task": "Double the number in n.txt and write it to out.txt."});
+    let got = call_with_env(&python, dir.path(), "run", task, &args, &[("CANCEL_AFTER", "3")]);
+    assert!(
+        got["progress"][0]["message"].as_str().unwrap().starts_with("run run-"),
+        "{got}"
+    );
+    assert_eq!(got["shown"]["report"]["status"], json!("interrupted"), "{got}");
 }

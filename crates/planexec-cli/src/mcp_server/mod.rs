@@ -186,6 +186,10 @@ fn follow(agent: &Agent, context: &RequestContext<RoleServer>, cancel: &CancelTo
     agent.events().on_event(move |event| {
         let mut state = state.lock().unwrap();
         let message = match event {
+            // First, so that a client knows the run (for runs_show, approve) before it ends.
+            planexec::Event::RunStarted { run_id, .. } | planexec::Event::RunResumed { run_id, .. } => {
+                format!("run {run_id} started")
+            }
             planexec::Event::PlanProposed { version, plan, .. } => {
                 state.1 = Some(plan.steps.len());
                 format!("plan version {version}: {} steps", plan.steps.len())
