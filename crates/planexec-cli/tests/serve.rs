@@ -469,9 +469,10 @@ fn decode_base64(text: &str) -> Vec<u8> {
 
 /// A server's elicitation in a run of `planexec serve`: the run waits for an
 /// answer (`waiting.for` = `answer`, with the form), and `approve` with an
-/// `answer` gives it; the resumed step hands it to the server.
+/// `answer` gives it (from the viewer's form, or the API without a browser);
+/// the resumed step hands it to the server.
 #[test]
-fn an_mcp_servers_question_waits_and_is_answered_through_the_api() {
+fn an_mcp_servers_question_waits_and_is_answered_in_the_viewer() {
     let Some(home) = planexec_testkit::mcp::mcp_home() else {
         return;
     };
@@ -514,14 +515,28 @@ fn an_mcp_servers_question_waits_and_is_answered_through_the_api() {
         "{waiting}"
     );
     assert_eq!(waiting["waiting"]["schema"]["required"], json!(["name"]));
-    let (code, body) = http(
-        a,
-        "POST",
-        &format!("/runs/{run_id}/approve"),
-        &[],
-        br#"{"answer": {"name": "Ada Lovelace"}}"#,
-    );
-    assert_eq!(code, 200, "{body}");
+    // Answered in the viewer when a browser is here, else through the API.
+    match Browser::start() {
+        Some(browser) => {
+            browser.call("POST", "/url", json!({"url": format!("http://{a}/")}));
+            browser.until(&format!("document.querySelector('[data-run=\"{run_id}\"]')"));
+            browser.click(&format!("[data-run=\"{run_id}\"]"));
+            browser.until("!document.getElementById('answer-form').hidden");
+            let question = browser.script("return document.getElementById('question').textContent;");
+            assert!(
+                question.as_str().unwrap().starts_with("Please provide inputs"),
+                "{question}"
+            );
+            browser
+                .script("document.getElementById('answer-json').value = '{\"name\": \"Ada Lovelace\"}'; return null;");
+            browser.click("#send-answer");
+        }
+        None => {
+            let answer = br#"{"answer": {"name": "Ada Lovelace"}}"#;
+            let (code, body) = http(a, "POST", &format!("/runs/{run_id}/approve"), &[], answer);
+            assert_eq!(code, 200, "{body}");
+        }
+    }
     let done = wait_for(a, &[], &run_id, "succeeded");
     assert!(done["report"]["steps"].to_string().contains("Ada Lovelace"), "{done}");
 }
