@@ -219,13 +219,7 @@ fn a_servers_elicitation_is_answered_at_the_terminal_and_recorded() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let user = dir.path().join(".no-user-config/planexec");
-    std::fs::create_dir_all(&user).unwrap();
-    let config = format!(
-        "[[mcp_servers]]\nname = \"ev\"\ncommand = \"{}\"\n",
-        home.npm("mcp-server-everything").display()
-    );
-    std::fs::write(user.join("config.toml"), config).unwrap();
+    home.everything_in_user_config(dir.path(), "");
     let plan = dir.path().join("plan.json");
     let steps = json!([{"id": "s1", "description": "ask the user", "tool": "ev.trigger-elicitation-request", "args": {}, "depends_on": []}]);
     std::fs::write(&plan, json!({"goal": "ask", "steps": steps}).to_string()).unwrap();

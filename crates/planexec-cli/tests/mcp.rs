@@ -371,13 +371,8 @@ fn a_servers_sampling_request_is_answered_by_the_executor_model_and_counted() {
     let dir = tempfile::tempdir().unwrap();
     // The user's own config (trusted): the server, and its sampling tool taken
     // as read-only so that plan mode may call it.
-    let user = dir.path().join(".no-user-config/planexec");
-    std::fs::create_dir_all(&user).unwrap();
-    let config = format!(
-        "[[mcp_servers]]\nname = \"ev\"\ncommand = \"{}\"\n\n[tools.\"ev.trigger-sampling-request\"]\neffect = \"read_only\"\n",
-        home.npm("mcp-server-everything").display()
-    );
-    std::fs::write(user.join("config.toml"), &config).unwrap();
+    let read_only = "[tools.\"ev.trigger-sampling-request\"]\neffect = \"read_only\"\n";
+    home.everything_in_user_config(dir.path(), read_only);
     let server = ScriptedServer::start();
     server
         .role("sampling")
@@ -432,11 +427,7 @@ fn a_servers_sampling_request_is_answered_by_the_executor_model_and_counted() {
     assert_eq!(server.requests_from("sampling").len(), 1, "no model call for it");
 
     // Allowed in config: answered in plan mode too.
-    std::fs::write(
-        user.join("config.toml"),
-        format!("sampling_in_plan_mode = true\n{config}"),
-    )
-    .unwrap();
+    home.everything_in_user_config(dir.path(), &format!("sampling_in_plan_mode = true\n{read_only}"));
     let (out, stdout, stderr) = exec("plan");
     assert!(out.status.success(), "{stderr}");
     assert!(stdout.contains("hi from the executor model"), "{stdout}");
@@ -449,13 +440,7 @@ fn a_servers_sampling_request_is_answered_by_the_executor_model_and_counted() {
 fn a_servers_elicitation_waits_in_the_ledger_and_is_answered_later_with_approve() {
     let Some(home) = mcp_home() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let user = dir.path().join(".no-user-config/planexec");
-    std::fs::create_dir_all(&user).unwrap();
-    let config = format!(
-        "[[mcp_servers]]\nname = \"ev\"\ncommand = \"{}\"\n",
-        home.npm("mcp-server-everything").display()
-    );
-    std::fs::write(user.join("config.toml"), config).unwrap();
+    home.everything_in_user_config(dir.path(), "");
     let server = ScriptedServer::start();
     server.role("synthesizer").always(Reply::content("asked [s1]"));
     let plan = plan_file(

@@ -478,13 +478,7 @@ fn an_mcp_servers_question_waits_and_is_answered_in_the_viewer() {
     };
     let ws = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
-    let user = ws.path().join(".no-user-config/planexec");
-    std::fs::create_dir_all(&user).unwrap();
-    let config = format!(
-        "[[mcp_servers]]\nname = \"ev\"\ncommand = \"{}\"\n",
-        home.npm("mcp-server-everything").display()
-    );
-    std::fs::write(user.join("config.toml"), config).unwrap();
+    home.everything_in_user_config(ws.path(), "");
     let model = ScriptedServer::start();
     model.role("planner").always(Reply::json(&json!({"goal": "ask", "steps": [
         {"id": "s1", "description": "ask the user", "tool": "ev.trigger-elicitation-request", "args": {}, "depends_on": []}]})));

@@ -30,6 +30,22 @@ impl McpHome {
         self.0.join("npm/node_modules/.bin").join(name)
     }
 
+    /// server-everything as MCP server `ev` in the user's own (trusted)
+    /// config of a test workspace (`.no-user-config/planexec/config.toml`,
+    /// which the tests' `XDG_CONFIG_HOME` points at), followed by `more`.
+    /// Returns the config file's path.
+    pub fn everything_in_user_config(&self, workspace: &std::path::Path, more: &str) -> PathBuf {
+        let dir = workspace.join(".no-user-config/planexec");
+        std::fs::create_dir_all(&dir).unwrap();
+        let text = format!(
+            "{more}\n[[mcp_servers]]\nname = \"ev\"\ncommand = \"{}\"\n",
+            self.npm("mcp-server-everything").display()
+        );
+        let file = dir.join("config.toml");
+        std::fs::write(&file, text).unwrap();
+        file
+    }
+
     /// A PyPI server's executable, e.g. `mcp-server-git`.
     pub fn python(&self, name: &str) -> PathBuf {
         self.0.join("venv/bin").join(name)
