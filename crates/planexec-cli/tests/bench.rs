@@ -216,25 +216,29 @@ fn workload_plans() -> Vec<(&'static str, Value)> {
 }
 
 /// `planexec bench examples/bench/workloads.jsonl` on plan-execute against
-/// `server`, with the prompt style given: the JSON report's runs.
-fn bench_workloads(server: &ScriptedServer, style: &str) -> Vec<Value> {
+/// `server` (as `provider`: `openai` or `anthropic`), with the prompt style
+/// given: the JSON report's runs.
+fn bench_workloads(server: &ScriptedServer, style: &str, provider: &str) -> Vec<Value> {
     let workloads = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/bench/workloads.jsonl");
     let dir = tempfile::tempdir().unwrap();
-    let (out, stdout, stderr) = run(planexec(dir.path()).args([
-        "bench",
-        workloads.to_str().unwrap(),
-        "--strategy",
-        "plan-execute",
-        "--max-steps",
-        "40",
-        "--verify",
-        "false",
-        "--prompt-style",
-        style,
-        "--json",
-        "--base-url",
-        &server.base_url(),
-    ]));
+    let (out, stdout, stderr) = run(planexec(dir.path())
+        .env("PLANEXEC_PROVIDER", provider)
+        .env("ANTHROPIC_API_KEY", "sk-ant-test")
+        .args([
+            "bench",
+            workloads.to_str().unwrap(),
+            "--strategy",
+            "plan-execute",
+            "--max-steps",
+            "40",
+            "--verify",
+            "false",
+            "--prompt-style",
+            style,
+            "--json",
+            "--base-url",
+            &server.base_url(),
+        ]));
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     let report: Value = serde_json::from_str(&stdout).unwrap();
     report["runs"].as_array().unwrap().clone()
@@ -260,8 +264,9 @@ fn the_bench_workloads_send_at_most_twice_the_peer_prompt_tokens_in_two_calls() 
     server
         .role("synthesizer")
         .always(Reply::content("Done: the total is in the file [s2]."));
-    let compact = bench_workloads(&server, "auto");
-    let shared = bench_workloads(&server, "shared");
+    let compact = bench_workloads(&server, "auto", "openai");
+    let shared = bench_workloads(&server, "shared", "openai");
+    let anthropic = bench_workloads(&server, "auto", "anthropic");
     let tokens = |runs: &[Value], name: &str| -> (u64, Value) {
         let run = runs.iter().find(|r| r["task"] == json!(name)).unwrap();
         assert_eq!(
@@ -278,8 +283,9 @@ fn the_bench_workloads_send_at_most_twice_the_peer_prompt_tokens_in_two_calls() 
     for (name, peer) in PEER_PROMPT_TOKENS {
         let (prompt, by_role) = tokens(&compact, name);
         let (shared_prompt, _) = tokens(&shared, name);
+        let (anthropic_prompt, anthropic_roles) = tokens(&anthropic, name);
         figures.push_str(&format!(
-            "{name}: {prompt} prompt tokens ({:.2}x the peer's {peer}; shared prompt {shared_prompt}), by role {by_role}\n",
+            "{name}: {prompt} prompt tokens ({:.2}x the peer's {peer}; shared prompt {shared_prompt}; anthropic {anthropic_prompt} by role {anthropic_roles}), by role {by_role}\n",
             prompt as f64 / peer as f64
         ));
         assert!(
