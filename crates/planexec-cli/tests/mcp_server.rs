@@ -347,3 +347,57 @@ fn a_client_that_cancels_run_stops_the_run() {
     );
     assert_eq!(got["shown"]["report"]["status"], json!("interrupted"), "{got}");
 }
+
+/// A run of the MCP server whose step's own MCP server asks a question:
+/// with a client that cannot elicit, the run waits, and `approve` with an
+/// `answer` gives it.
+#[test]
+fn a_question_from_a_steps_server_is_answered_with_the_approve_tool() {
+    let Some(home) = mcp_home() else {
+        return;
+    };
+    let python = home.python("python");
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start();
+    server.role("planner").always(Reply::json(&json!({"goal": "ask", "steps": [
+        {"id": "s1", "description": "ask the user", "tool": "ev.trigger-elicitation-request", "args": {}, "depends_on": []}]})));
+    server.role("synthesizer").always(Reply::content("asked [s1]"));
+    let url = server.base_url();
+    let db = dir.path().join("ledger.db");
+    let everything = format!("ev={}", home.npm("mcp-server-everything").display());
+    let args = [
+        "--workspace",
+        dir.path().to_str().unwrap(),
+        "--base-url",
+        &url,
+        "--db",
+        db.to_str().unwrap(),
+        "--mode",
+        "auto",
+        "--verify",
+        "off",
+        "--mcp",
+        &everything,
+    ];
+    let got = call(&python, dir.path(), "run", json!({"task": "Ask me for my name"}), &args);
+    let run_id = got["structured"]["run_id"].as_str().unwrap().to_string();
+    // The plan first, then the question: two decisions.
+    let got = call(&python, dir.path(), "approve", json!({"run_id": run_id}), &args);
+    assert_eq!(got["structured"]["status"], json!("awaiting_approval"), "{got}");
+    assert!(
+        got["text"]
+            .as_str()
+            .unwrap()
+            .contains("an answer to the question of step s1"),
+        "{got}"
+    );
+    let answer = json!({"run_id": run_id, "answer": {"name": "Ada Lovelace"}});
+    let got = call(&python, dir.path(), "approve", answer, &args);
+    assert_eq!(got["structured"]["status"], json!("succeeded"), "{got}");
+    assert!(
+        got["structured"]["report"]["steps"]
+            .to_string()
+            .contains("Ada Lovelace"),
+        "{got}"
+    );
+}

@@ -124,9 +124,14 @@ impl McpServer {
         let id = tools::text(&args, "run_id")?;
         let step = tools::optional(&args, "step")?;
         let run = crate::runs::find(self.store.as_ref(), &id).await?;
-        let waited = planexec::decisions::approve(self.store.as_ref(), &run.run_id, step.as_deref(), "mcp")
-            .await
-            .map_err(|e| e.to_string())?;
+        let store = self.store.as_ref();
+        let waited = match args.get("answer") {
+            Some(answer) if !answer.is_null() => {
+                planexec::decisions::answer(store, &run.run_id, answer.clone(), "mcp").await
+            }
+            _ => planexec::decisions::approve(store, &run.run_id, step.as_deref(), "mcp").await,
+        }
+        .map_err(|e| e.to_string())?;
         tracing::info!(run = %run.run_id, "approved {}", waited.describe());
         // Decided: the run goes on here (a later step in ask mode may wait again).
         let agent = self.agent(self.config.run_options()?, &context.peer)?;

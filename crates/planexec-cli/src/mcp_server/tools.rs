@@ -32,8 +32,9 @@ pub fn list() -> Vec<Tool> {
         ),
         tool(
             "approve",
-            "Approve what a waiting run waits for (its plan, or a step's call), and let it go on here: its outcome as `run` gives it.",
-            json!({"run_id": run_id, "step": {"type": "string", "description": "the step, when the run waits for one"}}),
+            "Approve what a waiting run waits for (its plan, or a step's call; or give the answer to a question it waits for), and let it go on here: its outcome as `run` gives it.",
+            json!({"run_id": run_id, "step": {"type": "string", "description": "the step, when the run waits for one"},
+                   "answer": {"type": "object", "description": "the answer, when the run waits for one (an object following the question's form, shown by runs_show)"}}),
             &["run_id"],
             false,
         ),
