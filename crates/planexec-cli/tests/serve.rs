@@ -524,6 +524,11 @@ fn an_mcp_servers_question_waits_and_is_answered_in_the_viewer() {
             browser
                 .script("document.getElementById('answer-json').value = '{\"name\": \"Ada Lovelace\"}'; return null;");
             browser.click("#send-answer");
+            // The viewer has sent it once its form is gone (or says why not).
+            browser
+                .until("document.getElementById('answer-form').hidden || document.getElementById('error').textContent");
+            let error = browser.script("return document.getElementById('error').textContent;");
+            assert_eq!(error, json!(""), "the viewer could not send the answer");
         }
         None => {
             let answer = br#"{"answer": {"name": "Ada Lovelace"}}"#;
