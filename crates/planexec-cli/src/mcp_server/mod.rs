@@ -116,8 +116,9 @@ impl McpServer {
         let task = tools::text(&args, "task")?;
         let agent = self.agent(self.options(&args)?, &context.peer)?;
         let cancel = CancelToken::new();
-        follow(&agent, context, &cancel);
-        Ok(outcome(&agent.run_cancellable(&task, None, &cancel).await))
+        follow(&agent, context);
+        let report = unless_cancelled(context, &cancel, agent.run_cancellable(&task, None, &cancel)).await;
+        Ok(outcome(&report))
     }
 
     async fn approve(&self, args: JsonObject, context: &RequestContext<RoleServer>) -> Outcome {
@@ -136,9 +137,10 @@ impl McpServer {
         // Decided: the run goes on here (a later step in ask mode may wait again).
         let agent = self.agent(self.config.run_options()?, &context.peer)?;
         let cancel = CancelToken::new();
-        follow(&agent, context, &cancel);
-        let report = agent
-            .resume(&run.run_id, &ResumeOptions::default(), &cancel)
+        follow(&agent, context);
+        let options = ResumeOptions::default();
+        let resumed = agent.resume(&run.run_id, &options, &cancel);
+        let report = unless_cancelled(context, &cancel, resumed)
             .await
             .map_err(|e| e.to_string())?;
         Ok(outcome(&report))
@@ -165,15 +167,27 @@ impl McpServer {
     }
 }
 
+/// `run` to its end; if the client cancels the call first, the run is told
+/// to stop (`cancel`) and still awaited, so it ends recorded as interrupted.
+/// Nothing outlives the call.
+async fn unless_cancelled<T>(
+    context: &RequestContext<RoleServer>,
+    cancel: &CancelToken,
+    run: impl std::future::Future<Output = T>,
+) -> T {
+    tokio::pin!(run);
+    tokio::select! {
+        out = &mut run => out,
+        _ = context.ct.cancelled() => {
+            cancel.cancel();
+            run.await
+        }
+    }
+}
+
 /// Send the client a progress notification for each step that ends (when
-/// it asked for progress), and stop the run when the client cancels the call.
-fn follow(agent: &Agent, context: &RequestContext<RoleServer>, cancel: &CancelToken) {
-    let ct = context.ct.clone();
-    let stop = cancel.clone();
-    tokio::spawn(async move {
-        ct.cancelled().await;
-        stop.cancel();
-    });
+/// it asked for progress).
+fn follow(agent: &Agent, context: &RequestContext<RoleServer>) {
     let Some(token) = context.meta.get_progress_token() else {
         return;
     };
