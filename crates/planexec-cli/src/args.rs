@@ -664,6 +664,7 @@ impl CommonArgs {
             max_cost: self.max_cost,
             max_time: self.max_time,
             approval: None,
+            ..Flags::default()
         }
     }
 }

@@ -149,6 +149,10 @@ pub struct Flags {
     pub agents: Vec<String>,
     pub base_url: Option<String>,
     pub api_key: Option<String>,
+    /// Set by the library's other shells (the Python package's `api_key`
+    /// for an `anthropic/…` model); the CLI reads `ANTHROPIC_*` only.
+    pub anthropic_base_url: Option<String>,
+    pub anthropic_api_key: Option<String>,
     pub model: Option<String>,
     pub model_path: Option<String>,
     pub local_model: Option<String>,
@@ -468,7 +472,7 @@ impl Config {
     }
 
     fn apply_flags(&mut self, f: &Flags) {
-        let pairs: [(&'static str, &str, Option<String>); 26] = [
+        let pairs: [(&'static str, &str, Option<String>); 28] = [
             ("mode", "mode", f.mode.clone()),
             ("approve", "approval", f.approval.clone()),
             ("strategy", "strategy", f.strategy.clone()),
@@ -485,6 +489,8 @@ impl Config {
             ("local-model", "local_model", f.local_model.clone()),
             ("base-url", "base_url", f.base_url.clone()),
             ("api-key", "api_key", f.api_key.clone()),
+            ("anthropic-base-url", "anthropic_base_url", f.anthropic_base_url.clone()),
+            ("anthropic-api-key", "anthropic_api_key", f.anthropic_api_key.clone()),
             ("model", "model", f.model.clone()),
             ("planner-model", "models.planner", f.planner_model.clone()),
             ("executor-model", "models.executor", f.executor_model.clone()),
