@@ -319,11 +319,14 @@ async fn build(settings: Settings, python_tools: Vec<PythonTool>) -> Result<Buil
     };
     for tool in python_tools {
         let name = tool.name().to_string();
-        registry.insert(Arc::new(tool)).map_err(|e| {
-            BadSettings(format!(
-                "tool `{name}`: {e}; give it another name with @planexec.tool(name=...)"
-            ))
-        })?;
+        if registry.get(&name).is_some() {
+            return Err(BadSettings(format!(
+                "there is already a tool named `{name}` (a built-in, an MCP server's or another of yours): give yours another name with @planexec.tool(name=...), or pass builtin_tools=False"
+            )));
+        }
+        registry
+            .insert(Arc::new(tool))
+            .map_err(|e| BadSettings(format!("tool `{name}`: {e}")))?;
     }
     let store = match &settings.store {
         Some(target) => Some(planexec_cli::runs::open(Some(target)).await?),
