@@ -236,6 +236,30 @@ impl NativeAgent {
         serde_json::Value::Array(listed).to_string()
     }
 
+    /// Call tool `name` `times` times in a row, as a step would (outside a
+    /// run: no events, no ledger): the seconds it took, for the benchmark of
+    /// what a call costs across the boundary.
+    fn time_tool_calls(&self, py: Python<'_>, name: String, args: String, times: u32) -> PyResult<f64> {
+        let entry = self
+            .built
+            .tools
+            .get(&name)
+            .ok_or_else(|| errors::config(format!("no tool named `{name}`")))?;
+        let args: serde_json::Value =
+            serde_json::from_str(&args).map_err(|e| errors::config(format!("the arguments are not JSON: {e}")))?;
+        blocking::wait(py, None, async move {
+            let started = std::time::Instant::now();
+            for _ in 0..times {
+                entry
+                    .tool
+                    .call(args.clone())
+                    .await
+                    .map_err(|e| errors::RunFailed::new_err(e.message))?;
+            }
+            Ok(started.elapsed().as_secs_f64())
+        })?
+    }
+
     /// Which provider and model the agent uses.
     fn model(&self) -> String {
         self.built.models.describe()

@@ -4,7 +4,7 @@
 //! `(verdict, payload)` (`approve`, `reject` with a reason, `feedback` with
 //! text, `edit` with a plan as JSON), and `_confirm(step_json, args_json,
 //! effect)`, answering whether a call with side effects may run. Callbacks
-//! run on the blocking pool: a person may take their time.
+//! run on planexec's Python threads: a person may take their time.
 
 use std::sync::Arc;
 
@@ -30,7 +30,7 @@ impl PythonApprover {
         call: impl FnOnce(Python<'_>, &Py<PyAny>) -> PyResult<T> + Send + 'static,
     ) -> Result<T, String> {
         let callbacks = self.callbacks.clone();
-        tokio::task::spawn_blocking(move || Python::attach(|py| call(py, &callbacks).map_err(|e| e.to_string())))
+        crate::threads::call(move |py| call(py, &callbacks).map_err(|e| e.to_string()))
             .await
             .map_err(|e| e.to_string())?
     }

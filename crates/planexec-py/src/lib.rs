@@ -12,6 +12,7 @@
 //! | `tool.rs` | a Python function as a [`planexec::Tool`] (sync on a thread pool, async on an event loop) |
 //! | `approver.rs` | Python callbacks as a [`planexec::Approver`] |
 //! | `ledger.rs` | decisions on recorded runs from any process, and `pull_model` |
+//! | `threads.rs` | the threads that call Python, each keeping its thread state |
 //! | `blocking.rs` | the runtime, and waiting for it with the GIL released and Ctrl-C honoured |
 //! | `errors.rs` | the exception classes, with planexec's messages |
 
@@ -20,6 +21,7 @@ mod approver;
 mod blocking;
 mod errors;
 mod ledger;
+mod threads;
 mod tool;
 
 use pyo3::prelude::*;

@@ -6,8 +6,8 @@
 //! `_invoke_async(args, done)` for a coroutine function, which schedules it on
 //! an event loop (the caller's, for `arun`) and calls `done` when it ends.
 //! Both answer `(ok, text, kind)`: the result as JSON, or the exception's
-//! message and the kind of failure it is. A plain function runs on tokio's
-//! blocking pool, so parallel steps really run in parallel whenever the
+//! message and the kind of failure it is. A plain function runs on one of
+//! planexec's Python threads ([`crate::threads`]), so parallel steps really run in parallel whenever the
 //! function releases the GIL (I/O, `time.sleep`, native code).
 
 use std::sync::{Arc, Mutex};
@@ -20,6 +20,7 @@ use pyo3::types::{PyCFunction, PyTuple};
 use serde_json::Value;
 
 use crate::errors::BadSettings;
+use crate::threads;
 
 /// What a Python tool call answered: ok, the text, the kind of failure.
 type Outcome = (bool, String, String);
@@ -60,19 +61,17 @@ impl PythonTool {
         })
     }
 
-    /// A plain function, on the blocking pool.
+    /// A plain function, on a Python thread.
     async fn call_sync(&self, args: String) -> Result<Outcome, String> {
         let adapter = self.adapter.clone();
-        tokio::task::spawn_blocking(move || {
-            Python::attach(|py| {
-                adapter
-                    .call_method1(py, "_invoke", (args,))
-                    .and_then(|r| r.extract::<Outcome>(py))
-                    .map_err(|e| e.to_string())
-            })
+        threads::call(move |py| {
+            adapter
+                .call_method1(py, "_invoke", (args,))
+                .and_then(|r| r.extract::<Outcome>(py))
+                .map_err(|e| e.to_string())
         })
         .await
-        .map_err(|e| e.to_string())?
+        .map_err(|_| "planexec could not start a thread to call Python".to_string())?
     }
 
     /// A coroutine function, scheduled on an event loop; `done` is called from
@@ -81,21 +80,19 @@ impl PythonTool {
         let (sender, receiver) = tokio::sync::oneshot::channel::<Outcome>();
         let sender = Arc::new(Mutex::new(Some(sender)));
         let adapter = self.adapter.clone();
-        tokio::task::spawn_blocking(move || {
-            Python::attach(|py| {
-                let done = PyCFunction::new_closure(py, None, None, move |args: &Bound<'_, PyTuple>, _kwargs| {
-                    let outcome: Outcome = args.extract()?;
-                    if let Some(sender) = sender.lock().ok().and_then(|mut s| s.take()) {
-                        let _ = sender.send(outcome);
-                    }
-                    PyResult::Ok(())
-                })?;
-                adapter.call_method1(py, "_invoke_async", (args, done)).map(|_| ())
-            })
-            .map_err(|e| e.to_string())
+        threads::call(move |py| {
+            let done = PyCFunction::new_closure(py, None, None, move |args: &Bound<'_, PyTuple>, _kwargs| {
+                let outcome: Outcome = args.extract()?;
+                if let Some(sender) = sender.lock().ok().and_then(|mut s| s.take()) {
+                    let _ = sender.send(outcome);
+                }
+                PyResult::Ok(())
+            })?;
+            adapter.call_method1(py, "_invoke_async", (args, done)).map(|_| ())
         })
         .await
-        .map_err(|e| e.to_string())??;
+        .map_err(|_| "planexec could not start a thread to call Python".to_string())?
+        .map_err(|e| e.to_string())?;
         receiver
             .await
             .map_err(|_| "the event loop running the tool stopped before it finished".to_string())

@@ -15,7 +15,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, List, Optional, Union
 
-ReplyBody = Union[dict, Callable[[dict], dict]]
+# A message, or a function of the request body and its role header that gives one.
+ReplyBody = Union[dict, Callable[[dict, Optional[str]], dict]]
 
 
 def content(text: str) -> dict:
@@ -115,7 +116,7 @@ class ScriptedServer:
             reply = rule.replies[0] if rule.always else rule.replies.pop(0)
         if self.delay:
             time.sleep(self.delay)
-        message = reply(request) if callable(reply) else reply
+        message = reply(request, role) if callable(reply) else reply
         prompt = sum(len(json.dumps(m)) for m in request.get("messages", [])) // 4
         completion = len(json.dumps(message)) // 4
         return 200, {
