@@ -161,9 +161,11 @@ impl NativeAgent {
     /// Check a plan against the agent's tools and limits: `None` when valid, else the problems.
     fn check_plan(&self, plan: &str) -> PyResult<Option<String>> {
         let plan: Plan = serde_json::from_str(plan).map_err(|e| PlanError::new_err(format!("not a plan: {e}")))?;
-        Ok(planexec::plan::validate(&plan, &self.built.tools, &self.built.options.plan_limits())
-            .err()
-            .map(|e| e.to_string()))
+        Ok(
+            planexec::plan::validate(&plan, &self.built.tools, &self.built.options.plan_limits())
+                .err()
+                .map(|e| e.to_string()),
+        )
     }
 
     /// Run `task` (with `plan`, as JSON, instead of asking the planner): the report as JSON.
@@ -205,7 +207,11 @@ impl NativeAgent {
         // A step with side effects that was running at a crash is taken as
         // not done only when the caller says so (the CLI's --rerun-inflight).
         let options = ResumeOptions {
-            rerun_inflight: if rerun_inflight { StepSelection::All } else { StepSelection::None },
+            rerun_inflight: if rerun_inflight {
+                StepSelection::All
+            } else {
+                StepSelection::None
+            },
             ..ResumeOptions::default()
         };
         let cancel = CancelToken::new();

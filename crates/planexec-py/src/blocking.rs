@@ -37,9 +37,8 @@ where
     let runtime = runtime()?;
     let mut handle = runtime.spawn(work);
     loop {
-        let finished = py.detach(|| {
-            runtime.block_on(async { tokio::time::timeout(Duration::from_millis(100), &mut handle).await })
-        });
+        let finished = py
+            .detach(|| runtime.block_on(async { tokio::time::timeout(Duration::from_millis(100), &mut handle).await }));
         if let Ok(joined) = finished {
             return joined.map_err(|e| PyErr::new::<pyo3::exceptions::PyRuntimeError, _>(e.to_string()));
         }

@@ -18,8 +18,18 @@ create_exception!(
     PlanexecError,
     "The planner's plan (or a plan given to execute) is not valid, or no plan could be made."
 );
-create_exception!(planexec, RunFailed, PlanexecError, "A run ended without doing its task.");
-create_exception!(planexec, BudgetExceeded, RunFailed, "A run stopped at its token, cost or time budget.");
+create_exception!(
+    planexec,
+    RunFailed,
+    PlanexecError,
+    "A run ended without doing its task."
+);
+create_exception!(
+    planexec,
+    BudgetExceeded,
+    RunFailed,
+    "A run stopped at its token, cost or time budget."
+);
 create_exception!(planexec, Rejected, RunFailed, "The plan was rejected.");
 create_exception!(
     planexec,

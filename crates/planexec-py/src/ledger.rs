@@ -101,8 +101,10 @@ fn report(py: Python<'_>, store: String, run_id: String) -> PyResult<Option<Stri
 #[pyo3(signature = (name="default", quiet=true))]
 fn pull_model(py: Python<'_>, name: &str, quiet: bool) -> PyResult<()> {
     let wanted = name.to_string();
-    let code = blocking::wait(py, None, async move { planexec_cli::model::pull(&wanted, None, quiet).await })?
-        .map_err(|e| errors::config(e.0))?;
+    let code = blocking::wait(py, None, async move {
+        planexec_cli::model::pull(&wanted, None, quiet).await
+    })?
+    .map_err(|e| errors::config(e.0))?;
     if code != 0 {
         return Err(errors::config(format!("pulling model `{name}` failed")));
     }

@@ -38,10 +38,11 @@ impl PythonTool {
     /// Read a `planexec.Tool` object's declaration.
     pub fn from_python(adapter: &Bound<'_, PyAny>) -> Result<PythonTool, BadSettings> {
         let text = |attr: &str| -> Result<String, BadSettings> {
-            adapter
-                .getattr(attr)
-                .and_then(|v| v.extract::<String>())
-                .map_err(|e| BadSettings(format!("a tool has no usable `{attr}`: {e}; make tools with @planexec.tool")))
+            adapter.getattr(attr).and_then(|v| v.extract::<String>()).map_err(|e| {
+                BadSettings(format!(
+                    "a tool has no usable `{attr}`: {e}; make tools with @planexec.tool"
+                ))
+            })
         };
         let name = text("name")?;
         let parameters: Value = serde_json::from_str(&text("parameters_json")?)
