@@ -41,6 +41,9 @@ if ! pip_ok; then
   pip_ok || { echo "python-tests.sh: pip install did not give the pinned versions" >&2; exit 1; }
 fi
 
+# The PostgreSQL ledger test needs the throwaway server (reused when running).
+export PLANEXEC_TEST_POSTGRES_URL=${PLANEXEC_TEST_POSTGRES_URL:-$(bash scripts/postgres.sh)}
+
 wheels=$(mktemp -d)
 trap 'rm -rf "$wheels"' EXIT
 echo "== the wheel (maturin build)" >&2

@@ -358,6 +358,7 @@ async fn build(settings: Settings, python_tools: Vec<PythonTool>) -> Result<Buil
             .insert(Arc::new(tool))
             .map_err(|e| BadSettings(format!("tool `{name}`: {e}")))?;
     }
+    check_profiles(&options, &registry)?;
     let store = match &settings.store {
         Some(target) => Some(planexec_cli::runs::open(Some(target)).await?),
         None if later => {
@@ -379,6 +380,24 @@ async fn build(settings: Settings, python_tools: Vec<PythonTool>) -> Result<Buil
         workspace,
         later,
     })
+}
+
+/// Every tool an agent profile names matches a tool the agent has: a typo
+/// in `agents={…}` is said at once, not when a plan first uses the profile.
+fn check_profiles(options: &RunOptions, registry: &ToolRegistry) -> Result<(), BadSettings> {
+    let names = registry.names();
+    for profile in &options.agents {
+        for pattern in &profile.tools {
+            if !names.iter().any(|name| planexec::agents::glob_matches(pattern, name)) {
+                return Err(BadSettings(format!(
+                    "agent `{}` may call `{pattern}`, which is no tool of this agent (tools: {})",
+                    profile.name,
+                    names.join(", ")
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The MCP servers' tools (named `server.tool`) without the built-ins

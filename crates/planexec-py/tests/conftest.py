@@ -23,7 +23,7 @@ def clean_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
     for name in list(os.environ):
-        if name.startswith(("PLANEXEC_", "OPENAI_", "ANTHROPIC_")) and name != "PLANEXEC_TEST_MODEL":
+        if name.startswith(("PLANEXEC_", "OPENAI_", "ANTHROPIC_")) and not name.startswith(("PLANEXEC_TEST_", "PLANEXEC_REQUIRE_")):
             monkeypatch.delenv(name)
 
 
