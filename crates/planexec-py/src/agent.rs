@@ -130,6 +130,28 @@ struct Built {
     later: bool,
 }
 
+/// A run's cancellation, for a caller that cannot send Ctrl-C to the
+/// waiting thread (an `arun` whose asyncio task is cancelled).
+#[pyclass(frozen, module = "planexec._native")]
+pub struct Cancel {
+    token: CancelToken,
+}
+
+#[pymethods]
+impl Cancel {
+    #[new]
+    fn new() -> Cancel {
+        Cancel {
+            token: CancelToken::new(),
+        }
+    }
+
+    /// Stop the run: running steps are cancelled and it ends `interrupted`.
+    fn cancel(&self) {
+        self.token.cancel();
+    }
+}
+
 #[pyclass(frozen, module = "planexec._native")]
 pub struct NativeAgent {
     built: Arc<Built>,
@@ -169,7 +191,7 @@ impl NativeAgent {
     }
 
     /// Run `task` (with `plan`, as JSON, instead of asking the planner): the report as JSON.
-    #[pyo3(signature = (task, plan=None, approver=None, on_event=None))]
+    #[pyo3(signature = (task, plan=None, approver=None, on_event=None, cancel=None))]
     fn run(
         &self,
         py: Python<'_>,
@@ -177,6 +199,7 @@ impl NativeAgent {
         plan: Option<String>,
         approver: Option<Py<PyAny>>,
         on_event: Option<Py<PyAny>>,
+        cancel: Option<Py<Cancel>>,
     ) -> PyResult<String> {
         let plan = plan
             .map(|text| serde_json::from_str::<Plan>(&text))
@@ -184,7 +207,7 @@ impl NativeAgent {
             .map_err(|e| PlanError::new_err(format!("not a plan: {e}")))?;
         let agent = self.agent(self.approver(approver))?;
         forward_events(&agent, on_event);
-        let cancel = CancelToken::new();
+        let cancel = cancel.map(|c| c.get().token.clone()).unwrap_or_default();
         let token = cancel.clone();
         let report = blocking::wait(py, Some(cancel), async move {
             agent.run_cancellable(&task, plan, &token).await

@@ -50,9 +50,15 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-/// A configuration problem as [`ConfigError`].
+/// A configuration problem as [`ConfigError`]. Where the CLI's message
+/// names `planexec model pull`, a Python user is told their way too (a
+/// `pip install` brings no `planexec` command).
 pub fn config(message: impl Into<String>) -> PyErr {
-    ConfigError::new_err(message.into())
+    let mut message = message.into();
+    if message.contains("planexec model pull") {
+        message.push_str(" (from Python: planexec.pull_model(\"default\") or planexec.pull_model(\"small\"))");
+    }
+    ConfigError::new_err(message)
 }
 
 impl From<BadSettings> for PyErr {

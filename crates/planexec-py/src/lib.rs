@@ -30,6 +30,7 @@ use pyo3::prelude::*;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     m.add_class::<agent::NativeAgent>()?;
+    m.add_class::<agent::Cancel>()?;
     ledger::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

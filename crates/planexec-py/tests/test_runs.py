@@ -212,3 +212,37 @@ def test_the_gil_is_released_while_a_run_waits(server, make_agent):
     stop.set()
     counter.join()
     assert len(counted) >= 10, "another Python thread could not run during the run"
+
+
+def test_cancelling_an_arun_stops_the_run_and_records_it(server, make_agent, tmp_path):
+    started = threading.Event()
+
+    @planexec.tool(effect="read_only")
+    async def wait_long(name: str) -> str:
+        """Wait for a long time."""
+        started.set()
+        await asyncio.sleep(30)
+        return name
+
+    plan = plan_of(("s1", "wait_long", {"name": "x"}, ()), ("s2", "wait_long", {"name": "y"}, ("s1",)))
+    server.on("planner", json_content(plan))
+    server.always("synthesizer", content("unused"))
+    store = str(tmp_path / "runs.db")
+    agent = make_agent([wait_long], store=store)
+    run_ids = []
+
+    async def main():
+        task = asyncio.ensure_future(
+            agent.arun("wait", on_event=lambda e: run_ids.append(e.data["run_id"]) if e.kind == "run_started" else None)
+        )
+        while not started.is_set():
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    # Stopped, not waited out: the run ended interrupted, its second step never ran.
+    recorded = planexec.report(run_ids[0], store=store)
+    assert recorded.status == "interrupted", recorded.report
+    assert not any(s["id"] == "s2" and s["status"] == "succeeded" for s in recorded.steps)

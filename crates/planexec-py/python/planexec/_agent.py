@@ -141,8 +141,16 @@ class Agent:
         if plan is not None:
             self.check(plan)
         given = plan.to_json() if plan is not None else None
+        cancel = _native.Cancel()
         with _CallersLoop(loop):
-            return await loop.run_in_executor(None, lambda: self._run(task, given, approve, confirm, on_event))
+            running = loop.run_in_executor(None, lambda: self._run(task, given, approve, confirm, on_event, cancel))
+            try:
+                return await asyncio.shield(running)
+            except asyncio.CancelledError:
+                # The task was cancelled: stop the run, and let it record how it ended.
+                cancel.cancel()
+                await asyncio.wait([running])
+                raise
 
     def stream(
         self,
@@ -186,8 +194,8 @@ class Agent:
             raise _native.ConfigError("this agent has no store: create it with store='runs.db' (or a postgres:// URL)")
         return self.store
 
-    def _run(self, task, plan_json, approve, confirm, on_event) -> Result:
-        text = self._native.run(task, plan_json, _callbacks(approve, confirm), _events(on_event))
+    def _run(self, task, plan_json, approve, confirm, on_event, cancel=None) -> Result:
+        text = self._native.run(task, plan_json, _callbacks(approve, confirm), _events(on_event), cancel)
         return Result.from_json(text)
 
 
