@@ -308,7 +308,9 @@ pub async fn resume(
         );
         return Ok(EXIT_OK);
     }
-    if let (RunStatus::AwaitingApproval, Some(waiting)) = (stored.status, &stored.waiting) {
+    // Calls approved while others of their wave still wait run on; with none, say how to decide.
+    let nothing_approved = planexec::decisions::approved_calls_to_run(&stored).is_empty();
+    if let (RunStatus::AwaitingApproval, Some(waiting), true) = (stored.status, &stored.waiting, nothing_approved) {
         return Err(BadInput(runs::how_to_decide(&stored.run_id, waiting)));
     }
     let interactive = std::io::stdin().is_terminal();

@@ -306,7 +306,16 @@ pub fn how_to_decide(run_id: &str, waiting: &Waiting) -> String {
             String::new(),
             format!("\n  planexec edit {run_id}                  # change the plan, then resume"),
         ),
-        Waiting::Step { step_id, .. } => (format!(" --step {step_id}"), String::new()),
+        Waiting::Step { step_id, also, .. } if also.is_empty() => (format!(" --step {step_id}"), String::new()),
+        // Several calls of one pass: all at once, or each on its own.
+        Waiting::Step { .. } => (
+            String::new(),
+            waiting
+                .calls()
+                .iter()
+                .map(|c| format!("\n  planexec approve {run_id} --step {}   # only this call; resume runs it while the others wait", c.step_id))
+                .collect(),
+        ),
         Waiting::Answer { schema, .. } => (
             " --answer '{…}'".to_string(),
             format!("\n  (the answer is a JSON object following {schema})"),

@@ -160,3 +160,54 @@ fn approval_later_in_the_config_file_makes_runs_wait_unless_yes_says_otherwise()
         "the bad value stopped the run before planning"
     );
 }
+
+/// Two writes of one wave in ask mode wait together; the terminal says how to
+/// approve each; `approve --step s2 --resume` runs s2 while s1 still waits;
+/// `reject` then ends the run with s2's file written and recorded.
+#[test]
+fn two_parallel_writes_wait_together_and_one_is_approved_before_the_other() {
+    let server = ScriptedServer::start();
+    server.role("planner").always(Reply::json(&json!({"goal": "notes", "steps": [
+        {"id": "s1", "description": "write a", "tool": "write_file", "args": {"path": "a.txt", "content": "A"}, "depends_on": []},
+        {"id": "s2", "description": "write b", "tool": "write_file", "args": {"path": "b.txt", "content": "B"}, "depends_on": []}
+    ]})));
+    server.role("synthesizer").always(Reply::content("written"));
+    let (ws, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let db = data.path().join("ledger.db");
+    let cli = |args: &[&str]| run(planexec(ws.path(), &db, &server).args(args));
+
+    let (out, _, stderr) = cli(&["run", "Write the notes", "--approve", "later", "--mode", "ask"]);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let run_id = run_id_in(&stderr[stderr.find("planexec approve").unwrap()..]);
+    let (out, _, stderr) = cli(&["approve", &run_id, "--resume", "--approve", "later"]);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("confirmation of step s1: write_file") && stderr.contains("step s2: write_file"),
+        "both writes wait at once: {stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("planexec approve {run_id} --step s2")),
+        "{stderr}"
+    );
+
+    let (out, _, stderr) = cli(&["approve", &run_id, "--step", "s2", "--resume", "--approve", "later"]);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(std::fs::read_to_string(ws.path().join("b.txt")).unwrap(), "B");
+    assert!(!ws.path().join("a.txt").exists(), "s1 still waits: {stderr}");
+    assert!(stderr.contains("waits for confirmation of step s1"), "{stderr}");
+
+    let (out, _, stderr) = cli(&["reject", &run_id, "--reason", "no a.txt"]);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let (_, exported, _) = cli(&["runs", "export", &run_id]);
+    let exported: Value = serde_json::from_str(&exported).unwrap();
+    assert_eq!(exported["status"], "rejected");
+    let s2 = exported["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|s| s["result"]["id"] == "s2")
+        .cloned();
+    assert_eq!(s2.unwrap()["result"]["status"], "succeeded", "{exported:#}");
+    assert!(!ws.path().join("a.txt").exists());
+}

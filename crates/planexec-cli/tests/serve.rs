@@ -31,7 +31,13 @@ fn serve(workspace: &Path, db: &Path, model: &ScriptedServer, extra: &[&str]) ->
     let mut cmd = common::planexec(workspace);
     cmd.env("PLANEXEC_DB", db)
         .env("OPENAI_BASE_URL", model.base_url())
-        .args(["serve", "--listen", "127.0.0.1:0", "--mode", "auto"])
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        // Auto unless the test chooses a mode.
+        .args(if extra.contains(&"--mode") {
+            &[][..]
+        } else {
+            &["--mode", "auto"][..]
+        })
         .args(extra)
         .stdin(Stdio::null())
         .stderr(Stdio::piped());
@@ -538,4 +544,75 @@ fn an_mcp_servers_question_waits_and_is_answered_in_the_viewer() {
     }
     let done = wait_for(a, &[], &run_id, "succeeded");
     assert!(done["report"]["steps"].to_string().contains("Ada Lovelace"), "{done}");
+}
+
+/// Two writes of one wave in ask mode wait together: the viewer's button for
+/// s2 approves it alone and the run goes on with it while s1 waits; the API
+/// then approves s1 and the run finishes.
+#[test]
+fn parallel_calls_waiting_together_are_approved_one_by_one_over_http_and_in_the_viewer() {
+    let Some(browser) = Browser::start() else { return };
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let model = ScriptedServer::start();
+    model.role("planner").always(Reply::json(&json!({"goal": "notes", "steps": [
+        {"id": "s1", "description": "write a", "tool": "write_file", "args": {"path": "a.txt", "content": "A"}, "depends_on": []},
+        {"id": "s2", "description": "write b", "tool": "write_file", "args": {"path": "b.txt", "content": "B"}, "depends_on": []}
+    ]})));
+    model.role("synthesizer").always(Reply::content("both written"));
+    let server = serve(ws.path(), &data.path().join("ledger.db"), &model, &["--mode", "ask"]);
+    let (code, body) = http(&server.addr, "POST", "/runs", &[], br#"{"task": "Write two notes"}"#);
+    assert_eq!(code, 202, "{body}");
+    let run_id = json_of(&body)["run_id"].as_str().unwrap().to_string();
+    wait_for(&server.addr, &[], &run_id, "awaiting_approval");
+    let approve = |body: &[u8]| http(&server.addr, "POST", &format!("/runs/{run_id}/approve"), &[], body);
+    let (code, body) = approve(br#"{"by": "alice"}"#);
+    assert_eq!(code, 200, "{body}");
+
+    // Both calls wait at once.
+    let both = || {
+        let (_, body) = http(&server.addr, "GET", &format!("/runs/{run_id}"), &[], b"");
+        let shown = json_of(&body);
+        (shown["status"] == "awaiting_approval" && shown["waiting"]["also"].as_array().is_some_and(|a| a.len() == 1))
+            .then_some(shown)
+    };
+    let start = Instant::now();
+    let shown = loop {
+        if let Some(shown) = both() {
+            break shown;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the two calls never waited together"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let waiting: Vec<&str> = std::iter::once(&shown["waiting"])
+        .chain(shown["waiting"]["also"].as_array().unwrap())
+        .map(|c| c["step_id"].as_str().unwrap())
+        .collect();
+    assert!(waiting.contains(&"s1") && waiting.contains(&"s2"), "{shown:#}");
+
+    // In the viewer, each waiting call has its own button: s2 alone runs, s1 still waits.
+    browser.call("POST", "/url", json!({"url": format!("http://{}/", server.addr)}));
+    browser.until(&format!("document.querySelector('[data-run=\"{run_id}\"]')"));
+    browser.click(&format!("[data-run=\"{run_id}\"]"));
+    browser.until("document.querySelectorAll('.approve-call').length === 2");
+    browser.click(".approve-call[data-step='s2']");
+    let start = Instant::now();
+    while !ws.path().join("b.txt").exists() {
+        assert!(start.elapsed() < Duration::from_secs(30), "s2 never ran");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let shown = wait_for(&server.addr, &[], &run_id, "awaiting_approval");
+    assert_eq!(shown["waiting"]["step_id"], "s1", "{shown:#}");
+    assert!(shown["waiting"].get("also").is_none(), "{shown:#}");
+    assert!(!ws.path().join("a.txt").exists());
+
+    // Then s1, over the API: the run finishes.
+    let (code, body) = approve(br#"{"step": "s1", "by": "alice"}"#);
+    assert_eq!(code, 200, "{body}");
+    wait_for(&server.addr, &[], &run_id, "succeeded");
+    assert_eq!(std::fs::read_to_string(ws.path().join("a.txt")).unwrap(), "A");
+    assert_eq!(std::fs::read_to_string(ws.path().join("b.txt")).unwrap(), "B");
 }

@@ -185,6 +185,7 @@ async fn a_step_with_side_effects_waits_for_its_own_approval_with_its_resolved_a
             step_id: "s2".into(),
             tool: "append".into(),
             args: json!({"key": "s2", "input": "fetch(a)"}),
+            also: Vec::new(),
         };
         assert_eq!(report.waiting, Some(expected));
         assert_eq!(count(&work.path().join("calls").join("s2")), 0);
@@ -205,6 +206,69 @@ async fn a_step_with_side_effects_waits_for_its_own_approval_with_its_resolved_a
             "the read was not repeated"
         );
         assert_eq!(count(&work.path().join("effects").join("s2")), 1);
+    }
+}
+
+/// Two calls with side effects in one wave (and a read beside them): both
+/// wait at once, each is decided on its own, in any order; the approved one
+/// runs on resume while the other still waits; rejecting the run then keeps
+/// what ran, recorded.
+#[tokio::test]
+async fn the_parallel_calls_of_a_wave_wait_together_and_are_decided_one_by_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start();
+    server
+        .role("planner")
+        .always(Reply::json(&json!({"goal": "count", "steps": [
+            step("s1", "append", "one", &[]),
+            step("s2", "append", "two", &[]),
+            step("s3", "fetch", "a", &[]),
+        ]})));
+    server.role("synthesizer").always(Reply::content("done"));
+    for store in ledgers(dir.path()).await {
+        let work = tempfile::tempdir().unwrap();
+        let agent = agent_with(&server, work.path(), 5, &store, Mode::Ask, Arc::new(ApproveLater));
+        let run = agent.run("count things").await;
+        agent.approve(&run.run_id, None, "dan").await.unwrap();
+        let (options, cancel) = (ResumeOptions::default(), CancelToken::new());
+        let resume = || agent.resume(&run.run_id, &options, &cancel);
+        let report = resume().await.unwrap();
+
+        // Both writes wait at once; the read, which needs no decision, ran.
+        assert_eq!(report.status, RunStatus::AwaitingApproval, "{:?}", report.error);
+        let waits = report.waiting.clone().expect("what it waits for");
+        let mut waiting: Vec<String> = waits.calls().into_iter().map(|c| c.step_id).collect();
+        waiting.sort();
+        assert_eq!(waiting, ["s1", "s2"], "{waits:?}");
+        assert_eq!(count(&work.path().join("calls").join("s3")), 1);
+        assert_eq!(count(&work.path().join("effects").join("s1")), 0);
+        assert_eq!(count(&work.path().join("effects").join("s2")), 0);
+
+        // s2 first: s1 still waits, in the ledger too.
+        let approved = agent.approve(&run.run_id, Some("s2"), "dan").await.unwrap();
+        assert_eq!(approved.calls().len(), 1, "{approved:?}");
+        let stored = store.load_run(&run.run_id).await.unwrap().unwrap();
+        assert_eq!(stored.status, RunStatus::AwaitingApproval);
+        let still: Vec<String> = stored.waiting.unwrap().calls().into_iter().map(|c| c.step_id).collect();
+        assert_eq!(still, ["s1"]);
+
+        // Resumed: s2 runs while s1 still waits; the read is not repeated.
+        let report = resume().await.unwrap();
+        assert_eq!(report.status, RunStatus::AwaitingApproval, "{:?}", report.error);
+        let waits = report.waiting.clone().unwrap();
+        assert_eq!(waits.calls().len(), 1, "{waits:?}");
+        assert_eq!(waits.calls()[0].step_id, "s1");
+        assert_eq!(count(&work.path().join("effects").join("s2")), 1);
+        assert_eq!(count(&work.path().join("effects").join("s1")), 0);
+        assert_eq!(count(&work.path().join("calls").join("s3")), 1);
+
+        // Rejected now: s2's effect stays done, and recorded.
+        agent.reject(&run.run_id, "not s1", "dan").await.unwrap();
+        let stored = store.load_run(&run.run_id).await.unwrap().unwrap();
+        assert_eq!(stored.status, RunStatus::Rejected);
+        let s2 = stored.steps.iter().rev().find(|s| s.result.id == "s2").unwrap();
+        assert_eq!(s2.result.status, StepStatus::Succeeded);
+        assert_eq!(count(&work.path().join("effects").join("s1")), 0);
     }
 }
 

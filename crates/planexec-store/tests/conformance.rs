@@ -381,6 +381,7 @@ async fn waiting_decisions_and_leases(store: &dyn RunStore) {
         step_id: "s2".into(),
         tool: "append".into(),
         args: json!({"input": "x"}),
+        also: Vec::new(),
     };
     store.set_waiting("run-w", Some(&waits)).await.unwrap();
     assert_eq!(store.load_run("run-w").await.unwrap().unwrap().waiting, Some(waits));

@@ -334,10 +334,14 @@ impl Agent {
             });
         }
         if let (RunStatus::AwaitingApproval, Some(waits)) = (stored.status, &stored.waiting) {
-            return Err(ResumeError::AwaitingApproval {
-                run_id: run_id.to_string(),
-                waits: waits.describe(),
-            });
+            // Calls approved while others of their pass still wait run now;
+            // with none approved, there is nothing to go on with.
+            if crate::decisions::approved_calls_to_run(&stored).is_empty() {
+                return Err(ResumeError::AwaitingApproval {
+                    run_id: run_id.to_string(),
+                    waits: waits.describe(),
+                });
+            }
         }
         let stop = cancel.child();
         // Agent steps' inner calls share the sequence with the steps.

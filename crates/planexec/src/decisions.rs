@@ -16,7 +16,7 @@ use crate::plan::Plan;
 use crate::policy::PlanCheck;
 use crate::report::{PlanVersion, RunStatus};
 use crate::result::now_ms;
-use crate::store::{Action, Decision, RunEnd, RunStore, StoreError, StoredRun, Waiting};
+use crate::store::{Action, Decision, RunEnd, RunStore, StoreError, StoredRun, Waiting, WaitingCall};
 
 /// Steering messages of `decisions` that no plan revision has read yet: `(seq, message)`.
 pub fn pending_steers(decisions: &[Decision]) -> Vec<(u64, String)> {
@@ -48,6 +48,20 @@ pub fn approved_calls(decisions: &[Decision]) -> Vec<(String, Value)> {
             } => Some((step.clone(), args.clone())),
             _ => None,
         })
+        .collect()
+}
+
+/// The calls approved (`(step id, arguments)`) whose steps have not run
+/// since: what a resumed run goes on with while other calls still wait.
+pub fn approved_calls_to_run(run: &StoredRun) -> Vec<(String, Value)> {
+    let ran = |step: &str| {
+        run.steps
+            .iter()
+            .any(|s| s.result.id == step && s.result.status == crate::result::StepStatus::Succeeded)
+    };
+    approved_calls(&run.decisions)
+        .into_iter()
+        .filter(|(step, _)| !ran(step))
         .collect()
 }
 
@@ -146,8 +160,11 @@ async fn waiting(
     }
 }
 
-/// Approve what the run waits for (the plan, or the step's call when `step`
-/// names it or is `None`). The run stays paused until it is resumed.
+/// Approve what the run waits for: the plan, or the calls waiting for
+/// confirmation (with `step`, that step's call only: the others go on
+/// waiting, each decided on its own, in any order). The run stays paused
+/// until it is resumed; a resumed run runs the approved calls and asks again
+/// for the ones still waiting. Returns what was approved.
 pub async fn approve(
     store: &dyn RunStore,
     run_id: &str,
@@ -155,42 +172,63 @@ pub async fn approve(
     by: &str,
 ) -> Result<Waiting, DecisionError> {
     let (_, waits) = waiting(store, run_id, "approve").await?;
-    let action = match &waits {
+    match &waits {
         Waiting::Plan { version } if step.is_none() => {
             store.approve_plan(run_id, *version).await?;
-            Action::Approve {
+            let action = Action::Approve {
                 version: *version,
                 step: None,
                 args: None,
-            }
+            };
+            store.add_decision(run_id, &Decision::new(by, action)).await?;
+            store.set_waiting(run_id, None).await?;
+            Ok(waits)
         }
-        Waiting::Step {
-            plan_version,
-            step_id,
-            args,
-            ..
-        } if step.is_none_or(|s| s == step_id) => Action::Approve {
-            version: *plan_version,
-            step: Some(step_id.clone()),
-            args: Some(args.clone()),
-        },
-        Waiting::Answer { .. } => {
-            return Err(DecisionError::NeedsAnswer {
-                run_id: run_id.to_string(),
-                waits: waits.describe(),
-            })
-        }
-        _ => {
-            return Err(DecisionError::OtherStep {
-                run_id: run_id.to_string(),
-                waits: waits.describe(),
-                step: step.unwrap_or_default().to_string(),
-            })
-        }
-    };
-    store.add_decision(run_id, &Decision::new(by, action)).await?;
-    store.set_waiting(run_id, None).await?;
-    Ok(waits)
+        Waiting::Step { plan_version, .. } => approve_calls(store, run_id, &waits, *plan_version, step, by).await,
+        Waiting::Answer { .. } => Err(DecisionError::NeedsAnswer {
+            run_id: run_id.to_string(),
+            waits: waits.describe(),
+        }),
+        Waiting::Plan { .. } => Err(DecisionError::OtherStep {
+            run_id: run_id.to_string(),
+            waits: waits.describe(),
+            step: step.unwrap_or_default().to_string(),
+        }),
+    }
+}
+
+/// Approve `step`'s waiting call, or every waiting call; the rest stay waiting.
+async fn approve_calls(
+    store: &dyn RunStore,
+    run_id: &str,
+    waits: &Waiting,
+    plan_version: u32,
+    step: Option<&str>,
+    by: &str,
+) -> Result<Waiting, DecisionError> {
+    let (chosen, rest): (Vec<WaitingCall>, Vec<WaitingCall>) = waits
+        .calls()
+        .into_iter()
+        .partition(|c| step.is_none_or(|s| s == c.step_id));
+    if chosen.is_empty() {
+        return Err(DecisionError::OtherStep {
+            run_id: run_id.to_string(),
+            waits: waits.describe(),
+            step: step.unwrap_or_default().to_string(),
+        });
+    }
+    for call in &chosen {
+        let action = Action::Approve {
+            version: plan_version,
+            step: Some(call.step_id.clone()),
+            args: Some(call.args.clone()),
+        };
+        store.add_decision(run_id, &Decision::new(by, action)).await?;
+    }
+    store
+        .set_waiting(run_id, Waiting::for_calls(plan_version, rest).as_ref())
+        .await?;
+    Ok(Waiting::for_calls(plan_version, chosen).unwrap_or_else(|| waits.clone()))
 }
 
 /// Reject what the run waits for: it ends `rejected`, with `reason` in its report.

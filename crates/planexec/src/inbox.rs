@@ -46,10 +46,23 @@ impl Inbox {
         !self.steers.lock().unwrap().is_empty()
     }
 
-    /// The run must wait for `waiting` (the first pause of a pass wins).
+    /// The run must wait for `waiting`. A call's confirmation joins the other
+    /// calls of the pass that wait for theirs, and holds nothing: the steps
+    /// that need no decision go on, so a wave's decisions are all asked at
+    /// once. Any other pause holds the pass, and the first of those wins.
     pub fn pause(&self, waiting: Waiting) {
-        self.pause.lock().unwrap().get_or_insert(waiting);
-        self.hold.lock().unwrap().cancel();
+        let mut pause = self.pause.lock().unwrap();
+        let call = waiting.calls().into_iter().next();
+        let (kept, holds) = match (pause.take(), call) {
+            (None, call) => (waiting, call.is_none()),
+            (Some(held @ Waiting::Step { .. }), Some(call)) => (held.with_call(call), false),
+            (Some(first), _) => (first, true),
+        };
+        *pause = Some(kept);
+        drop(pause);
+        if holds {
+            self.hold.lock().unwrap().cancel();
+        }
     }
 
     pub fn take_pause(&self) -> Option<Waiting> {
@@ -58,7 +71,10 @@ impl Inbox {
 
     /// Whether step `step_id` is paused waiting for its confirmation.
     pub fn is_paused_at(&self, step_id: &str) -> bool {
-        matches!(&*self.pause.lock().unwrap(), Some(Waiting::Step { step_id: s, .. }) if s == step_id)
+        let pause = self.pause.lock().unwrap();
+        pause
+            .as_ref()
+            .is_some_and(|w| w.calls().iter().any(|c| c.step_id == step_id))
     }
 
     pub fn cancelled(&self, by: &str) {

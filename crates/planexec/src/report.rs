@@ -75,12 +75,17 @@ impl RunStatus {
 pub enum Waiting {
     /// Approval of this plan version.
     Plan { version: u32 },
-    /// Confirmation of a call with side effects, with its resolved arguments.
+    /// Confirmation of a call with side effects, with its resolved arguments;
+    /// with `also`, the other calls of the same pass that wait for theirs.
+    /// Each is decided on its own, in any order; the run goes on when it is
+    /// resumed, running the approved calls while the others still wait.
     Step {
         plan_version: u32,
         step_id: String,
         tool: String,
         args: serde_json::Value,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        also: Vec<WaitingCall>,
     },
     /// A person's answer to the question a tool asked while step `step_id`
     /// ran (an MCP server's elicitation): an object following `schema`.
@@ -92,19 +97,80 @@ pub enum Waiting {
     },
 }
 
+/// A call with side effects that waits for its confirmation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WaitingCall {
+    pub step_id: String,
+    pub tool: String,
+    pub args: serde_json::Value,
+}
+
 impl Waiting {
     /// One line for people: what a decision would be about.
     pub fn describe(&self) -> String {
         match self {
             Waiting::Plan { version } => format!("approval of plan v{version}"),
-            Waiting::Step {
-                step_id, tool, args, ..
-            } => {
-                format!("confirmation of step {step_id}: {tool} {args}")
+            Waiting::Step { .. } => {
+                let calls: Vec<String> = self
+                    .calls()
+                    .iter()
+                    .map(|c| format!("step {}: {} {}", c.step_id, c.tool, c.args))
+                    .collect();
+                format!("confirmation of {}", calls.join("; "))
             }
             Waiting::Answer { step_id, question, .. } => {
                 format!("an answer to the question of step {step_id}: {question}")
             }
+        }
+    }
+}
+
+impl Waiting {
+    /// The calls waiting for confirmation (none unless [`Waiting::Step`]), first to last.
+    pub fn calls(&self) -> Vec<WaitingCall> {
+        match self {
+            Waiting::Step {
+                step_id,
+                tool,
+                args,
+                also,
+                ..
+            } => std::iter::once(WaitingCall {
+                step_id: step_id.clone(),
+                tool: tool.clone(),
+                args: args.clone(),
+            })
+            .chain(also.iter().cloned())
+            .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The confirmations of `plan_version` still waited for: `None` when there is none.
+    pub fn for_calls(plan_version: u32, calls: Vec<WaitingCall>) -> Option<Waiting> {
+        let mut calls = calls.into_iter();
+        let first = calls.next()?;
+        Some(Waiting::Step {
+            plan_version,
+            step_id: first.step_id,
+            tool: first.tool,
+            args: first.args,
+            also: calls.collect(),
+        })
+    }
+
+    /// Add the confirmation of another call of the same pass (a step already
+    /// waiting is not added twice).
+    pub fn with_call(self, call: WaitingCall) -> Waiting {
+        match self {
+            Waiting::Step { plan_version, .. } => {
+                let mut calls = self.calls();
+                if !calls.iter().any(|c| c.step_id == call.step_id) {
+                    calls.push(call);
+                }
+                Waiting::for_calls(plan_version, calls).unwrap_or(self)
+            }
+            other => other,
         }
     }
 }

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use crate::cancel::CancelToken;
 use crate::plan::{Plan, Step};
-use crate::result::StepResult;
+use crate::result::{StepResult, StepStatus};
 
 /// The outputs of the steps a step depends on, in `depends_on` order.
 pub type DependencyOutputs = Vec<(String, Value)>;
@@ -192,9 +192,11 @@ where
                     ready.push(Reverse(d));
                 }
             }
-        } else {
+        } else if result.status != StepStatus::Pending {
             outcome.failed.push(result.id.clone());
         }
+        // A step that waits for a person's decision (`Pending`) has not
+        // failed: its dependents wait with it, the other steps go on.
         outcome.results.push(result);
     }
     outcome

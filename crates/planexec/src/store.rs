@@ -19,8 +19,8 @@ use serde_json::Value;
 
 use crate::accounting::{RoleUsage, Usage};
 use crate::llm::Role;
-pub use crate::report::Waiting;
 use crate::report::{Clarification, PlanVersion, RunReport, RunStatus};
+pub use crate::report::{Waiting, WaitingCall};
 use crate::result::{StepResult, StepStatus};
 use crate::templates::PlanTemplate;
 

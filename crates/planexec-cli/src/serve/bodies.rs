@@ -91,7 +91,10 @@ pub struct RunShown {
     pub task: String,
     #[schema(value_type = String, example = "awaiting_approval")]
     pub status: RunStatus,
-    /// What the run waits for (its plan, or a step's confirmation), if it waits.
+    /// What the run waits for, if it waits: its plan (`for: plan`), an
+    /// answer (`for: answer`), or the confirmation of calls (`for: step`: the
+    /// first call's `step_id`, `tool` and `args`, and in `also` the other
+    /// calls of the same wave, each approved on its own with `step`).
     #[schema(value_type = Option<Object>)]
     pub waiting: Option<Waiting>,
     /// Every decision made about the run, in order.

@@ -50,6 +50,7 @@ pub(super) async fn permit(
                 step_id: step.id.clone(),
                 tool: name.to_string(),
                 args: args.clone(),
+                also: Vec::new(),
             });
             Err(ToolError::denied(format!(
                 "not run yet: `{name}` with {args} waits for a person's approval"
