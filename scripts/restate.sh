@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Install the pinned Restate server from npm into
+# ${PLANEXEC_RESTATE_HOME:-$HOME/.cache/planexec/restate}, start it on loopback
+# with its data folder there (a server already answering on the admin port is
+# reused), wait until its admin API answers, and print where it listens:
+#   RESTATE_INGRESS=http://127.0.0.1:PORT
+#   RESTATE_ADMIN=http://127.0.0.1:PORT
+# so `eval "$(bash scripts/restate.sh)"` sets both. Progress and the server's
+# log go to stderr and $home/server.log. Stop it with `bash scripts/restate.sh stop`.
+# (The server is BSL-licensed: planexec depends on it, and copies none of it.)
+set -euo pipefail
+
+VERSION=1.7.12
+home=${PLANEXEC_RESTATE_HOME:-$HOME/.cache/planexec/restate}
+data=${PLANEXEC_RESTATE_DATA:-$home/data}
+ingress_port=${PLANEXEC_RESTATE_INGRESS_PORT:-18080}
+admin_port=${PLANEXEC_RESTATE_ADMIN_PORT:-19070}
+node_port=${PLANEXEC_RESTATE_NODE_PORT:-15122}
+bin="$home/node_modules/.bin/restate-server"
+ingress="http://127.0.0.1:$ingress_port"
+admin="http://127.0.0.1:$admin_port"
+
+if [ "${1:-}" = "stop" ]; then
+  if [ -f "$home/server.pid" ]; then kill "$(cat "$home/server.pid")" 2>/dev/null || true; rm -f "$home/server.pid"; fi
+  exit 0
+fi
+
+installed() {
+  [ -x "$bin" ] || return 1
+  local have
+  have=$(sed -n 's/^[[:space:]]*"version":[[:space:]]*"\([^"]*\)".*/\1/p' \
+    "$home/node_modules/@restatedev/restate-server/package.json" 2>/dev/null | head -n1)
+  [ "$have" = "$VERSION" ]
+}
+if ! installed; then
+  if ! command -v npm >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    echo "restate.sh: installing nodejs and npm from apt" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm >&2
+  fi
+  command -v npm >/dev/null 2>&1 || { echo "restate.sh: npm not found; install Node.js 20 or later" >&2; exit 1; }
+  echo "restate.sh: installing @restatedev/restate-server@$VERSION into $home" >&2
+  mkdir -p "$home"
+  npm install --prefix "$home" --no-audit --no-fund --save-exact --loglevel=error \
+    "@restatedev/restate-server@$VERSION" >&2
+  installed || { echo "restate.sh: npm install did not give restate-server $VERSION" >&2; exit 1; }
+fi
+
+answers() { curl -fsS -m 2 "$admin/health" >/dev/null 2>&1; }
+if ! answers; then
+  mkdir -p "$data"
+  echo "restate.sh: starting restate-server $VERSION (data in $data, log in $home/server.log)" >&2
+  RESTATE_INGRESS__BIND_ADDRESS="127.0.0.1:$ingress_port" \
+  RESTATE_ADMIN__BIND_ADDRESS="127.0.0.1:$admin_port" \
+  RESTATE_BIND_ADDRESS="127.0.0.1:$node_port" \
+  RESTATE_LISTEN_MODE=tcp \
+    nohup "$bin" --no-logo --base-dir "$data" --node-name planexec >>"$home/server.log" 2>&1 </dev/null &
+  echo $! >"$home/server.pid"
+  for _ in $(seq 1 120); do
+    answers && break
+    kill -0 "$(cat "$home/server.pid")" 2>/dev/null || { tail -20 "$home/server.log" >&2; echo "restate.sh: the server exited" >&2; exit 1; }
+    sleep 0.5
+  done
+  answers || { tail -20 "$home/server.log" >&2; echo "restate.sh: the admin API never answered on $admin" >&2; exit 1; }
+fi
+echo "RESTATE_INGRESS=$ingress"
+echo "RESTATE_ADMIN=$admin"
