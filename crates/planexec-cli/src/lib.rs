@@ -59,26 +59,44 @@ use outcome::{BadInput, EXIT_BAD_INPUT, EXIT_OK, EXIT_RUN_FAILED};
 
 /// The `planexec` program: parse the command line, run the command, exit.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    ExitCode::from(run(std::env::args_os()))
+}
+
+/// Run the program on `args` (the first is the program's name) and give its
+/// exit code: how `planexec` runs, and how the Python package's `planexec`
+/// command (a console script) runs the same program.
+pub fn run<I, T>(args: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            // --help and --version are "errors" that print to stdout and exit 0.
+            let _ = e.print();
+            return u8::try_from(e.exit_code()).unwrap_or(EXIT_BAD_INPUT);
+        }
+    };
     if let Some(Err(message)) = cli.config.as_deref().map(config::use_file) {
         eprintln!("error: {message}");
-        return ExitCode::from(EXIT_BAD_INPUT);
+        return EXIT_BAD_INPUT;
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::from(EXIT_RUN_FAILED);
+            return EXIT_RUN_FAILED;
         }
     };
     let result = runtime.block_on(dispatch(cli));
     // A prompt interrupted by Ctrl-C leaves a thread blocked on stdin: do not wait for it.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     match result {
-        Ok(code) => ExitCode::from(code),
+        Ok(code) => code,
         Err(BadInput(message)) => {
             eprintln!("error: {message}");
-            ExitCode::from(EXIT_BAD_INPUT)
+            EXIT_BAD_INPUT
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Decisions on runs recorded in a ledger, from any process (`planexec.approve`,
 //! `reject`, `steer`, `answer`), a recorded run's report, and fetching the
 //! embedded model (`planexec.pull_model`): the CLI's `approve`, `runs show`
-//! and `model pull`, for Python.
+//! and `model pull`, for Python; and the whole CLI, as the package's
+//! `planexec` command.
 
 use std::sync::Arc;
 
@@ -18,6 +19,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(steer, m)?)?;
     m.add_function(wrap_pyfunction!(report, m)?)?;
     m.add_function(wrap_pyfunction!(pull_model, m)?)?;
+    m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     Ok(())
 }
 
@@ -109,4 +111,14 @@ fn pull_model(py: Python<'_>, name: &str, quiet: bool) -> PyResult<()> {
         return Err(errors::config(format!("pulling model `{name}` failed")));
     }
     Ok(())
+}
+
+/// The `planexec` command-line program on `argv` (the Python package's
+/// console script): its exit code. The GIL is released while it runs.
+#[pyfunction]
+fn cli_main(py: Python<'_>, argv: Vec<String>) -> u8 {
+    let args: Vec<String> = std::iter::once("planexec".to_string())
+        .chain(argv.into_iter().skip(1))
+        .collect();
+    py.detach(|| planexec_cli::run(args))
 }

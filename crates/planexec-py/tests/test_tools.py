@@ -141,3 +141,18 @@ def test_a_tool_whose_name_is_taken_is_refused_with_what_to_do(make_agent):
 
     with pytest.raises(planexec.ConfigError, match="another name"):
         make_agent([read_file])
+
+
+def test_the_package_brings_the_planexec_command(workspace):
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    command = shutil.which("planexec", path=str(Path(sys.executable).parent))
+    assert command, "pip installed no planexec command next to the interpreter"
+    listed = subprocess.run([command, "tools", "list", "--workspace", str(workspace)], capture_output=True, text=True)
+    assert listed.returncode == 0, listed.stderr
+    assert "read_file" in listed.stdout and "write_file" in listed.stdout, listed.stdout
+    bad = subprocess.run([command, "run", "x", "--strategy", "magic", "--yes"], cwd=workspace, capture_output=True, text=True)
+    assert bad.returncode == 2 and "magic" in bad.stderr, bad.stderr
