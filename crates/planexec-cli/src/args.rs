@@ -194,6 +194,26 @@ pub enum Command {
         #[command(flatten)]
         ledger: LedgerArgs,
     },
+    /// Serve planexec's Restate handlers: Restate sends this worker steps to run (see scripts/restate.sh).
+    #[command(
+        after_help = "Start the server (eval \"$(bash scripts/restate.sh)\"), then one worker per machine:\n  planexec worker --listen 127.0.0.1:9080 --name w1 --register \"$RESTATE_ADMIN\" --mode auto\n\nA worker runs the steps it is sent with its own tools, workspace and models; each step's\nresult is journaled by Restate, so a step that finished never runs again. Nobody is at a\nworker to confirm a call: start it in --mode auto, or --mode plan for read-only steps."
+    )]
+    Worker {
+        /// Where to serve the handlers (HTTP/2, as Restate calls them).
+        #[arg(long, default_value = "127.0.0.1:9080", value_name = "HOST:PORT")]
+        listen: String,
+        /// This worker's name, in each step's result (default: worker-PID).
+        #[arg(long)]
+        name: Option<String>,
+        /// Register the worker with the Restate server whose admin API is at this URL.
+        #[arg(long, value_name = "ADMIN_URL", env = "RESTATE_ADMIN")]
+        register: Option<String>,
+        /// The URL Restate reaches this worker at (default: http://LISTEN).
+        #[arg(long, value_name = "URL")]
+        advertise: Option<String>,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
     /// planexec as an MCP server on stdio: tools plan, run, runs_show, approve, reject.
     #[command(
         name = "mcp-server",

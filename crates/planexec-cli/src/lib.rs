@@ -44,6 +44,7 @@ pub mod runs;
 mod serve;
 pub mod setup;
 pub mod trust;
+mod worker;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -154,6 +155,27 @@ async fn dispatch(cli: Cli) -> Result<u8, BadInput> {
         | Command::Cancel { .. }
         | Command::Serve { .. }
         | Command::McpServer { .. }) => dispatch_decisions(command, quiet, cli.verbose).await,
+        Command::Worker {
+            listen,
+            name,
+            register,
+            advertise,
+            common,
+        } => {
+            let name = name.unwrap_or_else(|| format!("worker-{}", std::process::id()));
+            worker::command(
+                worker::WorkerArgs {
+                    listen,
+                    name,
+                    register,
+                    advertise,
+                },
+                common,
+                quiet,
+                cli.verbose,
+            )
+            .await
+        }
         Command::Plan {
             task,
             output,

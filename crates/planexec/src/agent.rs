@@ -20,11 +20,11 @@ use crate::help::PlanHelp;
 use crate::ledger::Ledger;
 use crate::llm::{ChatModel, LlmError, Prepared, Role};
 use crate::models::{ModelRef, Models};
-use crate::plan::Plan;
+use crate::plan::{Plan, Step};
 use crate::planner;
 use crate::policy::{Approver, AutoApprove, ResumeOptions, RunOptions};
 use crate::report::{RunReport, RunStatus};
-use crate::result::now_ms;
+use crate::result::{now_ms, StepResult};
 use crate::run::owner::{Claim, Owner};
 use crate::run::resume::{self, ResumeError};
 use crate::run::{new_run_id, Run, RunError, Start};
@@ -240,6 +240,25 @@ impl Agent {
         planner::plan_with_questions(&ctx, task, &mut Vec::new())
             .await
             .map(|planned| planned.plan)
+    }
+
+    /// Run one step of `plan` (its version `version`) on its own, given its
+    /// dependencies' outputs: what a worker does with a step a durable engine
+    /// sends it. The step is executed as in a run (the mode's permission,
+    /// retries, recovery of a failed call, an agent step's loop), but nothing
+    /// is written to a ledger and no decision waits: the agent's approver
+    /// decides at once. The result says what happened.
+    pub async fn run_step(
+        &self,
+        plan: &Plan,
+        version: u32,
+        step: &Step,
+        deps: crate::schedule::DependencyOutputs,
+        cancel: &CancelToken,
+    ) -> StepResult {
+        let stop = cancel.child();
+        let ctx = self.context(Ledger::new(None, &new_run_id(), stop.clone(), 0, 0), stop, 0);
+        crate::executor::run_step(&ctx, plan, version, step.clone(), deps).await
     }
 
     /// Plan, approve, execute and answer a task.

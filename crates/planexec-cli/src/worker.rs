@@ -1,0 +1,77 @@
+//! `worker`: serve planexec's Restate handlers (`planexec_restate`), so a
+//! Restate server sends this process steps to run with its own tools,
+//! workspace and models, and journals what came of them.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use planexec::{AutoApprove, Mode};
+
+use crate::args::CommonArgs;
+use crate::config::Config;
+use crate::display::{init_logging, Display};
+use crate::outcome::{BadInput, EXIT_OK};
+use crate::setup::{assemble_agent, model_setup, open_tools, Cassette};
+
+pub struct WorkerArgs {
+    pub listen: String,
+    pub name: String,
+    pub register: Option<String>,
+    pub advertise: Option<String>,
+}
+
+pub async fn command(args: WorkerArgs, common: CommonArgs, quiet: bool, verbose: u8) -> Result<u8, BadInput> {
+    let addr: SocketAddr = args.listen.parse().map_err(|e| {
+        BadInput(format!(
+            "--listen {} is not HOST:PORT ({e}); e.g. 127.0.0.1:9080",
+            args.listen
+        ))
+    })?;
+    let workspace = common.workspace();
+    let config = Config::load(&workspace, &common.flags())?;
+    let options = config.run_options()?;
+    if options.mode == Mode::Ask {
+        return Err(BadInput(
+            "a worker runs the steps it is sent with nobody there to confirm a call: start it with --mode auto (or --mode plan, for read-only steps)".to_string(),
+        ));
+    }
+    let display = Display::new(quiet, Vec::new());
+    init_logging(verbose, &display);
+    let models = model_setup(&config, &options, &Cassette::default())?;
+    let tools = open_tools(&workspace, &config, &common.mcp).await?;
+    let agent = assemble_agent(
+        &config,
+        &models,
+        options,
+        tools.registry.clone(),
+        Arc::new(AutoApprove),
+        None,
+    );
+    let agent = Arc::new(tools.or_shutdown(agent).await?);
+    let bound = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| BadInput(format!("cannot listen on {addr}: {e}")));
+    let listener = tools.or_shutdown(bound).await?;
+    let local = listener.local_addr().map(|a| a.to_string()).unwrap_or(args.listen);
+    let url = args.advertise.unwrap_or_else(|| format!("http://{local}"));
+    // The first line says where: a script (or a test) reads the address from it.
+    eprintln!("planexec worker {} serving Restate handlers at {url}", args.name);
+    let serving = tokio::spawn(planexec_restate::worker::serve(
+        agent,
+        args.name.clone(),
+        listener,
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+        },
+    ));
+    if let Some(admin) = &args.register {
+        if let Err(e) = planexec_restate::worker::register(admin, &url).await {
+            serving.abort();
+            return tools.or_shutdown(Err(BadInput(e))).await;
+        }
+        eprintln!("registered with Restate at {admin}");
+    }
+    let _ = serving.await;
+    tools.shutdown().await;
+    Ok(EXIT_OK)
+}
