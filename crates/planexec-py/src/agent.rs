@@ -206,13 +206,16 @@ impl NativeAgent {
             .transpose()
             .map_err(|e| PlanError::new_err(format!("not a plan: {e}")))?;
         let agent = self.agent(self.approver(approver))?;
-        forward_events(&agent, on_event);
+        let events = Events::forward(&agent, on_event);
         let cancel = cancel.map(|c| c.get().token.clone()).unwrap_or_default();
         let token = cancel.clone();
         let report = blocking::wait(py, Some(cancel), async move {
             agent.run_cancellable(&task, plan, &token).await
-        })?;
-        Ok(serde_json::to_string(&report).unwrap_or_default())
+        });
+        if let Some(events) = events {
+            events.finish(py);
+        }
+        Ok(serde_json::to_string(&report?).unwrap_or_default())
     }
 
     /// Continue a run recorded in the store: the report as JSON.
@@ -226,7 +229,7 @@ impl NativeAgent {
         rerun_inflight: bool,
     ) -> PyResult<String> {
         let agent = self.agent(self.approver(approver))?;
-        forward_events(&agent, on_event);
+        let events = Events::forward(&agent, on_event);
         // A step with side effects that was running at a crash is taken as
         // not done only when the caller says so (the CLI's --rerun-inflight).
         let options = ResumeOptions {
@@ -241,8 +244,11 @@ impl NativeAgent {
         let token = cancel.clone();
         let report = blocking::wait(py, Some(cancel), async move {
             agent.resume(&run_id, &options, &token).await
-        })?
-        .map_err(|e| errors::RunFailed::new_err(e.to_string()))?;
+        });
+        if let Some(events) = events {
+            events.finish(py);
+        }
+        let report = report?.map_err(errors::resume)?;
         Ok(serde_json::to_string(&report).unwrap_or_default())
     }
 
@@ -335,20 +341,50 @@ impl NativeAgent {
     }
 }
 
-/// Each event of the run, as JSON, to `on_event` (it must return quickly:
-/// the Python half puts it on a queue).
-fn forward_events(agent: &Agent, on_event: Option<Py<PyAny>>) {
-    let Some(on_event) = on_event else {
-        return;
-    };
-    agent.events().on_event(move |event| {
-        let text = serde_json::to_string(event).unwrap_or_default();
-        Python::attach(|py| {
-            if let Err(e) = on_event.call1(py, (text,)) {
-                e.print(py);
+/// Each event of the run, as JSON, to `on_event`: called in order on a
+/// Python thread of its own, never on the runtime's threads (which must not
+/// wait for the GIL, or run Python code that may call back into planexec).
+/// [`Events::finish`] after the run delivers every event before it returns.
+struct Events {
+    sender: std::sync::mpsc::Sender<Option<String>>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Events {
+    fn forward(agent: &Agent, on_event: Option<Py<PyAny>>) -> Option<Events> {
+        let on_event = on_event?;
+        let (sender, receiver) = std::sync::mpsc::channel::<Option<String>>();
+        let to_bus = std::sync::Mutex::new(sender.clone());
+        agent.events().on_event(move |event| {
+            if let Ok(to_bus) = to_bus.lock() {
+                let _ = to_bus.send(Some(serde_json::to_string(event).unwrap_or_default()));
             }
         });
-    });
+        // Behind a lock only so the wait can release the GIL (`detach` wants `Sync`).
+        let receiver = std::sync::Mutex::new(receiver);
+        let thread = std::thread::Builder::new()
+            .name("planexec-events".to_string())
+            .spawn(move || {
+                Python::attach(|py| loop {
+                    match py.detach(|| receiver.lock().map_err(|_| ()).and_then(|r| r.recv().map_err(|_| ()))) {
+                        Ok(Some(text)) => {
+                            if let Err(e) = on_event.call1(py, (text,)) {
+                                e.print(py);
+                            }
+                        }
+                        Ok(None) | Err(()) => break,
+                    }
+                })
+            })
+            .ok()?;
+        Some(Events { sender, thread })
+    }
+
+    /// Wait until every event sent so far has been handed to the callback.
+    fn finish(self, py: Python<'_>) {
+        let _ = self.sender.send(None);
+        let _ = py.detach(|| self.thread.join());
+    }
 }
 
 /// Read the configuration, start the tools (built-ins and MCP servers, as the

@@ -81,3 +81,16 @@ impl From<String> for BadSettings {
         BadSettings(e)
     }
 }
+
+/// Why a resume did not start, as the exception a caller can act on: no
+/// such run or no store is a setting to fix; a run that waits needs a
+/// decision; one that finished or is owned elsewhere cannot go on.
+pub fn resume(e: planexec::ResumeError) -> PyErr {
+    use planexec::ResumeError as R;
+    let message = e.to_string();
+    match e {
+        R::NoStore | R::NotFound { .. } => config(message),
+        R::AwaitingApproval { .. } => DecisionError::new_err(message),
+        _ => RunFailed::new_err(message),
+    }
+}

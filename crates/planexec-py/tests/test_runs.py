@@ -246,3 +246,37 @@ def test_cancelling_an_arun_stops_the_run_and_records_it(server, make_agent, tmp
     recorded = planexec.report(run_ids[0], store=store)
     assert recorded.status == "interrupted", recorded.report
     assert not any(s["id"] == "s2" and s["status"] == "succeeded" for s in recorded.steps)
+
+
+def test_async_callbacks_and_awaitable_results_are_awaited(server, make_agent):
+    sent = []
+
+    class Sender:
+        """A callable object whose call is a coroutine (not a coroutine function)."""
+
+        __name__ = "send"
+
+        async def __call__(self, text: str) -> str:
+            await asyncio.sleep(0)
+            sent.append(text)
+            return f"sent {text}"
+
+    send = planexec.tool(Sender(), name="send", effect="writes_workspace")
+    plan = plan_of(("s1", "send", {"text": "yes"}, ()), ("s2", "send", {"text": "no"}, ()))
+    server.on("planner", json_content(plan))
+    server.always("synthesizer", content("one sent"))
+
+    async def approve(plan):
+        await asyncio.sleep(0)
+        return True
+
+    async def confirm(step, args, effect):
+        await asyncio.sleep(0)
+        return args["text"] == "yes"
+
+    result = make_agent([send], mode="ask").run("send both", approve=approve, confirm=confirm)
+    # An async confirm that says no is a no (a coroutine is not a yes), and the
+    # call's coroutine ran: its result is the step's output, not a coroutine's repr.
+    assert sent == ["yes"], result.report
+    s1 = next(s for s in result.steps if s["id"] == "s1")
+    assert s1["output"] == "sent yes", s1

@@ -261,6 +261,12 @@ async fn the_parallel_calls_of_a_wave_wait_together_and_are_decided_one_by_one()
         assert_eq!(count(&work.path().join("effects").join("s2")), 1);
         assert_eq!(count(&work.path().join("effects").join("s1")), 0);
         assert_eq!(count(&work.path().join("calls").join("s3")), 1);
+        let stored = store.load_run(&run.run_id).await.unwrap().unwrap();
+        let still: Vec<String> = stored.waiting.unwrap().calls().into_iter().map(|c| c.step_id).collect();
+        assert_eq!(still, ["s1"], "the ledger shows what it waits for now");
+        // s2's approval is spent: with no new decision there is nothing to go on with.
+        let e = resume().await.unwrap_err();
+        assert!(matches!(e, ResumeError::AwaitingApproval { .. }), "{e}");
 
         // Rejected now: s2's effect stays done, and recorded.
         agent.reject(&run.run_id, "not s1", "dan").await.unwrap();

@@ -51,17 +51,38 @@ pub fn approved_calls(decisions: &[Decision]) -> Vec<(String, Value)> {
         .collect()
 }
 
-/// The calls approved (`(step id, arguments)`) whose steps have not run
-/// since: what a resumed run goes on with while other calls still wait.
+/// The calls approved while the run waited on calls (`(step id,
+/// arguments)`) that it has not acted on since: of the plan version in
+/// force, for steps still in it, with no result of the step recorded after
+/// the decision. What a resumed run goes on with while other calls still
+/// wait; empty when it waits for anything else.
 pub fn approved_calls_to_run(run: &StoredRun) -> Vec<(String, Value)> {
-    let ran = |step: &str| {
+    let Some(Waiting::Step { plan_version, .. }) = &run.waiting else {
+        return Vec::new();
+    };
+    let Some(current) = run.plans.last().filter(|v| v.version == *plan_version) else {
+        return Vec::new();
+    };
+    let settled_after = |step: &str, at: u64| {
         run.steps
             .iter()
-            .any(|s| s.result.id == step && s.result.status == crate::result::StepStatus::Succeeded)
+            .any(|s| s.result.id == step && s.result.finished_at.is_some_and(|f| f >= at))
     };
-    approved_calls(&run.decisions)
-        .into_iter()
-        .filter(|(step, _)| !ran(step))
+    run.decisions
+        .iter()
+        .filter_map(|d| match &d.action {
+            Action::Approve {
+                version,
+                step: Some(step),
+                args: Some(args),
+            } if version == plan_version
+                && current.plan.steps.iter().any(|s| &s.id == step)
+                && !settled_after(step, d.at) =>
+            {
+                Some((step.clone(), args.clone()))
+            }
+            _ => None,
+        })
         .collect()
 }
 

@@ -19,6 +19,9 @@ use crate::store::Waiting;
 pub(crate) struct Inbox {
     steers: Mutex<VecDeque<(u64, String)>>,
     pause: Mutex<Option<Waiting>>,
+    /// Every step that paused in this pass, whichever pause was kept: each
+    /// runs again on resume (and asks again), none has failed.
+    paused: Mutex<Vec<String>>,
     cancelled_by: Mutex<Option<String>>,
     approved: Mutex<Vec<(String, Value)>>,
     /// Answers to tools' questions given while the run waited: (step, question, answer).
@@ -51,6 +54,9 @@ impl Inbox {
     /// that need no decision go on, so a wave's decisions are all asked at
     /// once. Any other pause holds the pass, and the first of those wins.
     pub fn pause(&self, waiting: Waiting) {
+        if let Some(step) = waiting.step_id() {
+            self.paused.lock().unwrap().push(step.to_string());
+        }
         let mut pause = self.pause.lock().unwrap();
         let call = waiting.calls().into_iter().next();
         let (kept, holds) = match (pause.take(), call) {
@@ -66,15 +72,13 @@ impl Inbox {
     }
 
     pub fn take_pause(&self) -> Option<Waiting> {
+        self.paused.lock().unwrap().clear();
         self.pause.lock().unwrap().take()
     }
 
-    /// Whether step `step_id` is paused waiting for its confirmation.
+    /// Whether step `step_id` paused in this pass (for a confirmation or an answer).
     pub fn is_paused_at(&self, step_id: &str) -> bool {
-        let pause = self.pause.lock().unwrap();
-        pause
-            .as_ref()
-            .is_some_and(|w| w.calls().iter().any(|c| c.step_id == step_id))
+        self.paused.lock().unwrap().iter().any(|s| s == step_id)
     }
 
     pub fn cancelled(&self, by: &str) {

@@ -159,13 +159,21 @@ impl Waiting {
         })
     }
 
-    /// Add the confirmation of another call of the same pass (a step already
-    /// waiting is not added twice).
+    /// The step a pause is about (none for a plan's approval).
+    pub fn step_id(&self) -> Option<&str> {
+        match self {
+            Waiting::Plan { .. } => None,
+            Waiting::Step { step_id, .. } | Waiting::Answer { step_id, .. } => Some(step_id),
+        }
+    }
+
+    /// Add the confirmation of another call of the same pass (the same call
+    /// is not added twice; an agent step's two calls are two).
     pub fn with_call(self, call: WaitingCall) -> Waiting {
         match self {
             Waiting::Step { plan_version, .. } => {
                 let mut calls = self.calls();
-                if !calls.iter().any(|c| c.step_id == call.step_id) {
+                if !calls.iter().any(|c| c.step_id == call.step_id && c.args == call.args) {
                     calls.push(call);
                 }
                 Waiting::for_calls(plan_version, calls).unwrap_or(self)

@@ -16,7 +16,7 @@ import threading
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Union
 
 from . import _native
-from ._tools import Tool, _CallersLoop
+from ._tools import Tool, _CallersLoop, settle
 from ._types import Event, Plan, Result, Step
 
 ApproveCallback = Callable[[Plan], Union[bool, Plan, str, None]]
@@ -242,7 +242,7 @@ class _Callbacks:
     def _review(self, plan_json: str) -> tuple:
         if self.approve is None:
             return ("approve", "")
-        verdict = self.approve(Plan.from_json(plan_json))
+        verdict = settle(self.approve(Plan.from_json(plan_json)))
         if verdict is True:
             return ("approve", "")
         if isinstance(verdict, Plan):
@@ -254,7 +254,7 @@ class _Callbacks:
     def _confirm(self, step_json: str, args_json: str, effect: str) -> bool:
         if self.confirm is None:
             return True
-        return bool(self.confirm(Step.from_dict(json.loads(step_json)), json.loads(args_json), effect))
+        return bool(settle(self.confirm(Step.from_dict(json.loads(step_json)), json.loads(args_json), effect)))
 
 
 def _callbacks(approve: Optional[ApproveCallback], confirm: Optional[ConfirmCallback]) -> Optional[_Callbacks]:

@@ -66,7 +66,7 @@ class Tool:
     def _invoke(self, args_json: str) -> tuple:
         try:
             kwargs = self._arguments(args_json)
-            return (True, _encode(self.func(**kwargs)), "")
+            return (True, _encode(settle(self.func(**kwargs))), "")
         except BaseException as error:  # noqa: BLE001 - every failure becomes the step's error
             return _failure(error)
 
@@ -137,6 +137,19 @@ def _event_loop() -> asyncio.AbstractEventLoop:
             threading.Thread(target=loop.run_forever, name="planexec-tools", daemon=True).start()
             _background = loop
         return _background
+
+
+def settle(value: Any) -> Any:
+    """``value``, or what it gives when awaited (a coroutine from a callable
+    that is not a coroutine function, an ``async`` callback), awaited on the
+    event loop coroutine tools use. Called on planexec's threads, never on a loop's."""
+    if not inspect.isawaitable(value):
+        return value
+
+    async def wait() -> Any:
+        return await value
+
+    return asyncio.run_coroutine_threadsafe(wait(), _event_loop()).result()
 
 
 class _CallersLoop:
@@ -211,12 +224,27 @@ def _schema_of(signature: inspect.Signature, hints: dict, docs: dict) -> dict:
             default = param.default
             if isinstance(default, enum.Enum):
                 default = default.value
-            if default is None or isinstance(default, (str, int, float, bool, list, dict)):
+            if _is_json(default):
                 schema = {**schema, "default": default}
-        elif not optional:
+        elif not optional or param.name not in hints:
+            # No default: required, whatever its type says (an unannotated one too).
             required.append(param.name)
         properties[param.name] = schema
     return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+
+
+def _is_json(value: Any) -> bool:
+    """Whether ``value`` can be a schema's default: plain, finite JSON."""
+    try:
+        json.dumps(value, allow_nan=False)
+        return True
+    except (TypeError, ValueError):
+        return False
+
+
+def _is_union(origin: Any) -> bool:
+    """``Union[...]``/``Optional[...]``, and ``X | Y`` (``types.UnionType``, Python 3.10+)."""
+    return origin is typing.Union or (origin is not None and getattr(origin, "__name__", "") == "UnionType")
 
 
 _SCALARS = {str: "string", int: "integer", float: "number", bool: "boolean"}
@@ -226,7 +254,7 @@ def _schema_of_type(hint: Any) -> tuple:
     """The JSON Schema of a type hint, and whether it admits None."""
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
-    if origin is typing.Union or (origin is not None and getattr(origin, "__name__", "") == "UnionType"):
+    if _is_union(origin):
         rest = [a for a in args if a is not type(None)]
         optional = len(rest) < len(args)
         if len(rest) == 1:
@@ -268,7 +296,7 @@ def _decode(value: Any, hint: Any) -> Any:
     if value is None:
         return None
     origin = typing.get_origin(hint)
-    if origin is typing.Union:
+    if _is_union(origin):
         rest = [a for a in typing.get_args(hint) if a is not type(None)]
         return _decode(value, rest[0]) if len(rest) == 1 else value
     if hasattr(hint, "model_validate"):
