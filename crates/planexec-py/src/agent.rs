@@ -365,14 +365,12 @@ impl Events {
         let thread = std::thread::Builder::new()
             .name("planexec-events".to_string())
             .spawn(move || {
-                Python::attach(|py| loop {
-                    match py.detach(|| receiver.lock().map_err(|_| ()).and_then(|r| r.recv().map_err(|_| ()))) {
-                        Ok(Some(text)) => {
-                            if let Err(e) = on_event.call1(py, (text,)) {
-                                e.print(py);
-                            }
+                Python::attach(|py| {
+                    let next = || receiver.lock().map_err(|_| ()).and_then(|r| r.recv().map_err(|_| ()));
+                    while let Ok(Some(text)) = py.detach(next) {
+                        if let Err(e) = on_event.call1(py, (text,)) {
+                            e.print(py);
                         }
-                        Ok(None) | Err(()) => break,
                     }
                 })
             })
