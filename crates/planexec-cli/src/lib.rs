@@ -155,27 +155,7 @@ async fn dispatch(cli: Cli) -> Result<u8, BadInput> {
         | Command::Cancel { .. }
         | Command::Serve { .. }
         | Command::McpServer { .. }) => dispatch_decisions(command, quiet, cli.verbose).await,
-        Command::Worker {
-            listen,
-            name,
-            register,
-            advertise,
-            common,
-        } => {
-            let name = name.unwrap_or_else(|| format!("worker-{}", std::process::id()));
-            worker::command(
-                worker::WorkerArgs {
-                    listen,
-                    name,
-                    register,
-                    advertise,
-                },
-                common,
-                quiet,
-                cli.verbose,
-            )
-            .await
-        }
+        command @ Command::Worker { .. } => worker::dispatch(command, quiet, cli.verbose).await,
         Command::Plan {
             task,
             output,

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use planexec::{AutoApprove, Mode};
 
-use crate::args::CommonArgs;
+use crate::args::{Command, CommonArgs};
 use crate::config::Config;
 use crate::display::{init_logging, Display};
 use crate::outcome::{BadInput, EXIT_OK};
@@ -18,6 +18,28 @@ pub struct WorkerArgs {
     pub name: String,
     pub register: Option<String>,
     pub advertise: Option<String>,
+}
+
+/// `planexec worker …`.
+pub async fn dispatch(command: Command, quiet: bool, verbose: u8) -> Result<u8, BadInput> {
+    let Command::Worker {
+        listen,
+        name,
+        register,
+        advertise,
+        common,
+    } = command
+    else {
+        return Err(BadInput("not a worker command".to_string()));
+    };
+    let name = name.unwrap_or_else(|| format!("worker-{}", std::process::id()));
+    let args = WorkerArgs {
+        listen,
+        name,
+        register,
+        advertise,
+    };
+    self::command(args, common, quiet, verbose).await
 }
 
 pub async fn command(args: WorkerArgs, common: CommonArgs, quiet: bool, verbose: u8) -> Result<u8, BadInput> {
