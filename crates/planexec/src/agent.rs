@@ -400,6 +400,10 @@ impl Agent {
             ctx.calls.meter.add(x.role, x.tokens(), x.latency_ms, x.cost);
         }
         ctx.recording.ledger.reopen().await;
+        if stored.waiting.is_some() {
+            // Resumed with calls approved while others of their wave still wait.
+            ctx.recording.ledger.clear_waiting().await;
+        }
         let mut run = Run::restore(ctx, &stored);
         run.owner = owner;
         run.ctx.recording.journal.load(stored.calls.iter().map(|c| &c.result));

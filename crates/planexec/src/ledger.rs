@@ -82,10 +82,14 @@ impl Ledger {
         self.write(|s, _| s.create_run(header)).await
     }
 
-    /// The run goes on: it waits for nothing now (a pass that pauses again
-    /// records what it waits for), so no report shows a stale `waiting`.
     pub async fn reopen(&self) -> bool {
-        self.write(|s, id| s.reopen_run(id)).await && self.write(|s, id| s.set_waiting(id, None)).await
+        self.write(|s, id| s.reopen_run(id)).await
+    }
+
+    /// The run waits for nothing now (a pass that pauses again records what
+    /// it waits for), so no report shows a stale `waiting`.
+    pub async fn clear_waiting(&self) -> bool {
+        self.write(|s, id| s.set_waiting(id, None)).await
     }
 
     pub async fn plan(&self, version: &PlanVersion, replans: u32) -> bool {
