@@ -27,8 +27,9 @@ pub fn runtime() -> PyResult<&'static Runtime> {
 
 /// Run `work` on the runtime and wait for it. On Ctrl-C (or any pending
 /// signal whose handler raises), `cancel` is cancelled, the work is waited
-/// for (so a cancelled run still records how it ended), and the exception
-/// is raised. Without a token the work is dropped at once.
+/// for (so a cancelled run still records how it ended; a second Ctrl-C stops
+/// the waiting), and the exception is raised. Without a token the work is
+/// dropped at once.
 pub fn wait<F>(py: Python<'_>, cancel: Option<CancelToken>, work: F) -> PyResult<F::Output>
 where
     F: Future + Send + 'static,
@@ -43,14 +44,25 @@ where
             return joined.map_err(|e| PyErr::new::<pyo3::exceptions::PyRuntimeError, _>(e.to_string()));
         }
         if let Err(interrupt) = py.check_signals() {
-            match &cancel {
-                Some(token) => {
-                    token.cancel();
-                    let _ = py.detach(|| runtime.block_on(&mut handle));
-                }
-                None => handle.abort(),
+            if let Some(token) = &cancel {
+                token.cancel();
+                settle(py, runtime, &mut handle);
             }
+            handle.abort();
             return Err(interrupt);
+        }
+    }
+}
+
+/// Let cancelled work end (and record how it ended), unless a second Ctrl-C
+/// says not to wait: then it is dropped.
+fn settle<T: Send + 'static>(py: Python<'_>, runtime: &Runtime, handle: &mut tokio::task::JoinHandle<T>) {
+    loop {
+        let finished = py.detach(|| {
+            runtime.block_on(async { tokio::time::timeout(Duration::from_millis(100), &mut *handle).await })
+        });
+        if finished.is_ok() || py.check_signals().is_err() {
+            return;
         }
     }
 }

@@ -129,3 +129,42 @@ def test_a_run_killed_with_its_process_resumes_without_repeating_finished_steps(
     # s1 finished before the kill and is not run again; s2 was in flight and is.
     assert calls_log.read_text().split() == ["fast", "slow", "slow"]
     assert server.roles().count("planner") == 1
+
+
+CTRL_C_CHILD = """
+    import asyncio, json, os, planexec
+
+    @planexec.tool(effect="read_only")
+    async def wait_long(name: str) -> str:
+        open(os.environ["STARTED"], "w").close()
+        await asyncio.sleep(60)
+        return name
+
+    agent = planexec.Agent(
+        model="openai-compatible/scripted", base_url=os.environ["BASE_URL"], api_key="sk-test",
+        tools=[wait_long], workspace=os.environ["WS"], store=os.environ["STORE"], verify=False,
+    )
+
+    def on_event(event):
+        if event.kind == "run_started":
+            print(json.dumps({"run_id": event.data["run_id"]}), flush=True)
+
+    agent.run("wait", on_event=on_event)
+"""
+
+
+def test_ctrl_c_cancels_a_blocking_run_and_the_ledger_says_interrupted(server, workspace, tmp_path):
+    started = tmp_path / "started"
+    store = str(tmp_path / "runs.db")
+    server.on("planner", json_content(plan_of(("s1", "wait_long", {"name": "x"}, ()))))
+    server.always("synthesizer", content("unused"))
+    child = python(CTRL_C_CHILD, STARTED=str(started), BASE_URL=server.base_url, WS=str(workspace), STORE=store)
+    run_id = json.loads(child.stdout.readline())["run_id"]
+    deadline = time.monotonic() + 60
+    while not started.exists():
+        assert time.monotonic() < deadline and child.poll() is None, child.stderr.read()
+        time.sleep(0.05)
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate(timeout=60)
+    assert child.returncode != 0 and "KeyboardInterrupt" in err, err
+    assert planexec.report(run_id, store=store).status == "interrupted"
