@@ -280,3 +280,19 @@ def test_async_callbacks_and_awaitable_results_are_awaited(server, make_agent):
     assert sent == ["yes"], result.report
     s1 = next(s for s in result.steps if s["id"] == "s1")
     assert s1["output"] == "sent yes", s1
+
+
+def test_astream_yields_events_on_the_callers_loop(server, make_agent):
+    server.on("planner", json_content(plan_of(("s1", "slow_async", {"name": "h"}, ()))))
+    server.always("synthesizer", content("streamed async"))
+    agent = make_agent([slow_async])
+
+    async def main():
+        stream = agent.astream("one async step")
+        kinds = [event.kind async for event in stream]
+        return kinds, stream.result
+
+    kinds, result = asyncio.run(main())
+    assert kinds[0] == "run_started" and kinds[-1] == "run_finished", kinds
+    assert "step_finished" in kinds, kinds
+    assert result is not None and result.answer == "streamed async", result

@@ -19,12 +19,13 @@ from ._native import (
     RunFailed,
     __version__,
 )
-from ._agent import Agent, RunStream, answer, approve, pull_model, reject, report, steer
+from ._agent import Agent, AsyncRunStream, RunStream, answer, approve, pull_model, reject, report, steer
 from ._tools import Tool, tool
 from ._types import Event, Plan, Result, Step
 
 __all__ = [
     "Agent",
+    "AsyncRunStream",
     "BudgetExceeded",
     "ConfigError",
     "DecisionError",

@@ -164,6 +164,18 @@ class Agent:
         given = plan.to_json() if plan is not None else None
         return RunStream(lambda on_event: self._run(task, given, approve, confirm, on_event))
 
+    def astream(
+        self,
+        task: str,
+        *,
+        plan: Optional[Plan] = None,
+        approve: Optional[ApproveCallback] = None,
+        confirm: Optional[ConfirmCallback] = None,
+    ) -> "AsyncRunStream":
+        """``stream`` for asyncio: ``async for event in agent.astream(task)``;
+        ``.result`` once it ends. Leaving the loop early cancels the run."""
+        return AsyncRunStream(lambda on_event: self.arun(task, plan=plan, approve=approve, confirm=confirm, on_event=on_event))
+
     def resume(
         self,
         run_id: str,
@@ -230,6 +242,34 @@ class RunStream:
         self._thread.join()
         if self._error is not None:
             raise self._error
+
+
+class AsyncRunStream:
+    """The events of one run as an async iterator, on the caller's event loop.
+    After the loop, ``result`` holds how it ended; leaving the loop early
+    cancels the run (it ends ``interrupted``)."""
+
+    def __init__(self, start: Callable[[Callable[[Event], None]], Any]) -> None:
+        self.result: Optional[Result] = None
+        self._start = start
+
+    async def __aiter__(self):  # type: ignore[override]
+        loop = asyncio.get_running_loop()
+        events: "asyncio.Queue[Any]" = asyncio.Queue()
+        end = object()
+        running = asyncio.ensure_future(self._start(lambda event: loop.call_soon_threadsafe(events.put_nowait, event)))
+        running.add_done_callback(lambda _: events.put_nowait(end))
+        try:
+            while True:
+                item = await events.get()
+                if item is end:
+                    break
+                yield item
+            self.result = await running
+        finally:
+            if not running.done():
+                running.cancel()
+                await asyncio.wait([running])
 
 
 class _Callbacks:
