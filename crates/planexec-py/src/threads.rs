@@ -51,6 +51,12 @@ impl std::fmt::Display for Unstarted {
     }
 }
 
+/// Run `work` on a Python thread and do not wait for it (a clean-up that
+/// cannot wait: a drop).
+pub fn spawn(work: impl FnOnce(Python<'_>) + Send + 'static) {
+    drop(send(work));
+}
+
 fn send<T: Send + 'static>(work: impl FnOnce(Python<'_>) -> T + Send + 'static) -> tokio::sync::oneshot::Receiver<T> {
     let (done, answer) = tokio::sync::oneshot::channel();
     let threads = threads();

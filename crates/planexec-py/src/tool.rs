@@ -76,12 +76,14 @@ impl PythonTool {
     }
 
     /// A coroutine function, scheduled on an event loop; `done` is called from
-    /// the loop's thread when it ends.
+    /// the loop's thread when it ends. A call dropped before then (the step
+    /// timed out, the run was cancelled) cancels the coroutine: nothing of a
+    /// step that no longer runs goes on running.
     async fn call_async(&self, args: String) -> Result<Outcome, String> {
         let (sender, receiver) = tokio::sync::oneshot::channel::<Outcome>();
         let sender = Arc::new(Mutex::new(Some(sender)));
         let adapter = self.adapter.clone();
-        threads::call(move |py| {
+        let scheduled = threads::call(move |py| {
             let done = PyCFunction::new_closure(py, None, None, move |args: &Bound<'_, PyTuple>, _kwargs| {
                 let outcome: Outcome = args.extract()?;
                 if let Some(sender) = sender.lock().ok().and_then(|mut s| s.take()) {
@@ -89,14 +91,31 @@ impl PythonTool {
                 }
                 PyResult::Ok(())
             })?;
-            adapter.call_method1(py, "_invoke_async", (args, done)).map(|_| ())
+            adapter.call_method1(py, "_invoke_async", (args, done))
         })
         .await
-        .map_err(|_| "planexec could not start a thread to call Python".to_string())?
+        .map_err(|e| e.to_string())?
         .map_err(|e| e.to_string())?;
-        receiver
-            .await
-            .map_err(|_| "the event loop running the tool stopped before it finished".to_string())
+        let mut running = CancelOnDrop(Some(scheduled));
+        let outcome = receiver.await;
+        running.0 = None;
+        outcome.map_err(|_| "the event loop running the tool stopped before it finished".to_string())
+    }
+}
+
+/// The future of a scheduled coroutine (as `asyncio.run_coroutine_threadsafe`
+/// gives it), cancelled if it is dropped still set.
+struct CancelOnDrop(Option<Py<PyAny>>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(future) = self.0.take() {
+            threads::spawn(move |py| {
+                if !future.is_none(py) {
+                    let _ = future.call_method0(py, "cancel");
+                }
+            });
+        }
     }
 }
 

@@ -296,3 +296,24 @@ def test_astream_yields_events_on_the_callers_loop(server, make_agent):
     assert kinds[0] == "run_started" and kinds[-1] == "run_finished", kinds
     assert "step_finished" in kinds, kinds
     assert result is not None and result.answer == "streamed async", result
+
+
+def test_a_step_that_times_out_cancels_its_coroutine(server, make_agent):
+    cancelled = threading.Event()
+
+    @planexec.tool(effect="read_only")
+    async def sleepy(name: str) -> str:
+        """Sleep for a long time."""
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return name
+
+    server.on("planner", json_content(plan_of(("s1", "sleepy", {"name": "z"}, ()))))
+    server.always("synthesizer", content("unused"))
+    result = make_agent([sleepy], timeout=1, recover="replan", max_replans=0).run("sleep")
+    assert result.status == "failed", result.report
+    # The step is over, so is its coroutine (on planexec's own loop: nothing else would stop it).
+    assert cancelled.wait(10), "the coroutine of a step that timed out went on running"

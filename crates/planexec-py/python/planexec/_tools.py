@@ -70,12 +70,13 @@ class Tool:
         except BaseException as error:  # noqa: BLE001 - every failure becomes the step's error
             return _failure(error)
 
-    def _invoke_async(self, args_json: str, done: Callable[[bool, str, str], None]) -> None:
+    def _invoke_async(self, args_json: str, done: Callable[[bool, str, str], None]) -> Any:
+        """Schedule the call; its future (cancelled when the step is dropped), or None."""
         try:
             kwargs = self._arguments(args_json)
         except BaseException as error:  # noqa: BLE001
             done(*_failure(error))
-            return
+            return None
         future = asyncio.run_coroutine_threadsafe(self.func(**kwargs), _event_loop())
 
         def finished(f: Any) -> None:
@@ -85,6 +86,7 @@ class Tool:
                 done(*_failure(error))
 
         future.add_done_callback(finished)
+        return future
 
     def _arguments(self, args_json: str) -> dict:
         given = json.loads(args_json) if args_json else {}
