@@ -308,9 +308,7 @@ pub async fn resume(
         );
         return Ok(EXIT_OK);
     }
-    // Calls approved while others of their wave still wait run on; with none, say how to decide.
-    let nothing_approved = planexec::decisions::approved_calls_to_run(&stored).is_empty();
-    if let (RunStatus::AwaitingApproval, Some(waiting), true) = (stored.status, &stored.waiting, nothing_approved) {
+    if let Some(waiting) = planexec::decisions::undecided(&stored) {
         return Err(BadInput(runs::how_to_decide(&stored.run_id, waiting)));
     }
     let interactive = std::io::stdin().is_terminal();

@@ -23,7 +23,7 @@ use crate::models::{ModelRef, Models};
 use crate::plan::{Plan, Step};
 use crate::planner;
 use crate::policy::{Approver, AutoApprove, ResumeOptions, RunOptions};
-use crate::report::{RunReport, RunStatus};
+use crate::report::RunReport;
 use crate::result::{now_ms, StepResult};
 use crate::run::owner::{Claim, Owner};
 use crate::run::resume::{self, ResumeError};
@@ -352,15 +352,13 @@ impl Agent {
                 status: stored.status,
             });
         }
-        if let (RunStatus::AwaitingApproval, Some(waits)) = (stored.status, &stored.waiting) {
-            // Calls approved while others of their pass still wait run now;
-            // with none approved, there is nothing to go on with.
-            if crate::decisions::approved_calls_to_run(&stored).is_empty() {
-                return Err(ResumeError::AwaitingApproval {
-                    run_id: run_id.to_string(),
-                    waits: waits.describe(),
-                });
-            }
+        // Calls approved while others of their pass still wait run now;
+        // with nothing decided, there is nothing to go on with.
+        if let Some(waits) = crate::decisions::undecided(&stored) {
+            return Err(ResumeError::AwaitingApproval {
+                run_id: run_id.to_string(),
+                waits: waits.describe(),
+            });
         }
         let stop = cancel.child();
         // Agent steps' inner calls share the sequence with the steps.

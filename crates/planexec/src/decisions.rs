@@ -38,17 +38,21 @@ pub fn pending_steers(decisions: &[Decision]) -> Vec<(u64, String)> {
 
 /// A step call a person confirmed while the run waited: `(step id, arguments)`.
 pub fn approved_calls(decisions: &[Decision]) -> Vec<(String, Value)> {
-    decisions
-        .iter()
-        .filter_map(|d| match &d.action {
-            Action::Approve {
-                step: Some(step),
-                args: Some(args),
-                ..
-            } => Some((step.clone(), args.clone())),
-            _ => None,
-        })
+    call_approvals(decisions)
+        .map(|(_, _, step, args)| (step.to_string(), args.clone()))
         .collect()
+}
+
+/// Every approval of a step's call: the decision, its plan version, the step and the arguments.
+fn call_approvals(decisions: &[Decision]) -> impl Iterator<Item = (&Decision, u32, &str, &Value)> {
+    decisions.iter().filter_map(|d| match &d.action {
+        Action::Approve {
+            version,
+            step: Some(step),
+            args: Some(args),
+        } => Some((d, *version, step.as_str(), args)),
+        _ => None,
+    })
 }
 
 /// The calls approved while the run waited on calls (`(step id,
@@ -68,22 +72,23 @@ pub fn approved_calls_to_run(run: &StoredRun) -> Vec<(String, Value)> {
             .iter()
             .any(|s| s.result.id == step && s.result.finished_at.is_some_and(|f| f >= at))
     };
-    run.decisions
-        .iter()
-        .filter_map(|d| match &d.action {
-            Action::Approve {
-                version,
-                step: Some(step),
-                args: Some(args),
-            } if version == plan_version
-                && current.plan.steps.iter().any(|s| &s.id == step)
-                && !settled_after(step, d.at) =>
-            {
-                Some((step.clone(), args.clone()))
-            }
-            _ => None,
+    call_approvals(&run.decisions)
+        .filter(|(d, version, step, _)| {
+            version == plan_version && current.plan.steps.iter().any(|s| s.id == *step) && !settled_after(step, d.at)
         })
+        .map(|(_, _, step, args)| (step.to_string(), args.clone()))
         .collect()
+}
+
+/// What a run that cannot be resumed yet waits for: a decision nobody has
+/// made (it waits, and no approved call is left for a resume to run).
+/// `None` when a resume can go on.
+pub fn undecided(run: &StoredRun) -> Option<&Waiting> {
+    let waits = run
+        .waiting
+        .as_ref()
+        .filter(|_| run.status == RunStatus::AwaitingApproval)?;
+    approved_calls_to_run(run).is_empty().then_some(waits)
 }
 
 /// Answers people gave to tools' questions while the run waited: `(step id, question, answer)`.

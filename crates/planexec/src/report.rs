@@ -123,9 +123,7 @@ impl Waiting {
             }
         }
     }
-}
 
-impl Waiting {
     /// The calls waiting for confirmation (none unless [`Waiting::Step`]), first to last.
     pub fn calls(&self) -> Vec<WaitingCall> {
         match self {
