@@ -19,20 +19,14 @@ PIP_PKGS=(
   "mcp==2.3.0"
 )
 
+# shellcheck source=scripts/pinned.sh
+. "$(dirname "$0")/pinned.sh"
+
 dir=${PLANEXEC_MCP_HOME:-$HOME/.cache/planexec/mcp}
 mkdir -p "$dir"
 
 # --- npm ---------------------------------------------------------------------
-npm_ok() {
-  local spec name want have
-  for spec in "${NPM_PKGS[@]}"; do
-    name=${spec%@*}; want=${spec##*@}
-    [ -f "$dir/npm/node_modules/$name/package.json" ] || return 1
-    have=$(sed -n 's/^[[:space:]]*"version":[[:space:]]*"\([^"]*\)".*/\1/p' \
-      "$dir/npm/node_modules/$name/package.json" | head -n1)
-    [ "$have" = "$want" ] || return 1
-  done
-}
+npm_ok() { pinned_npm_ok "$dir/npm" "${NPM_PKGS[@]}"; }
 if ! npm_ok; then
   if ! command -v npm >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
     echo "mcp-servers.sh: installing nodejs and npm from apt" >&2
@@ -47,17 +41,7 @@ if ! npm_ok; then
 fi
 
 # --- pip ---------------------------------------------------------------------
-pip_ok() {
-  [ -x "$dir/venv/bin/python" ] || return 1
-  "$dir/venv/bin/python" - "${PIP_PKGS[@]}" <<'EOF' 2>/dev/null
-import sys
-from importlib.metadata import version
-for spec in sys.argv[1:]:
-    name, want = spec.split("==")
-    if version(name) != want:
-        sys.exit(1)
-EOF
-}
+pip_ok() { pinned_pip_ok "$dir/venv" "${PIP_PKGS[@]}"; }
 if ! pip_ok; then
   py=$(command -v python3 || command -v python || true)
   [ -n "$py" ] || { echo "mcp-servers.sh: python3 not found" >&2; exit 1; }

@@ -8,6 +8,8 @@
 # scripts/setup.sh installs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/pinned.sh
+. scripts/pinned.sh
 
 PIP_PKGS=(
   "maturin==1.16.0"
@@ -18,17 +20,7 @@ PIP_PKGS=(
 )
 
 venv=${PLANEXEC_PY_HOME:-$HOME/.cache/planexec/py}
-pip_ok() {
-  [ -x "$venv/bin/python" ] || return 1
-  "$venv/bin/python" - "${PIP_PKGS[@]}" <<'PY' 2>/dev/null
-import sys
-from importlib.metadata import version
-for spec in sys.argv[1:]:
-    name, want = spec.split("==")
-    if version(name) != want:
-        sys.exit(1)
-PY
-}
+pip_ok() { pinned_pip_ok "$venv" "${PIP_PKGS[@]}"; }
 if ! pip_ok; then
   py=$(command -v python3 || true)
   [ -n "$py" ] || { echo "python-tests.sh: python3 not found" >&2; exit 1; }

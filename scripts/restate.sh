@@ -10,6 +10,9 @@
 # (The server is BSL-licensed: planexec depends on it, and copies none of it.)
 set -euo pipefail
 
+# shellcheck source=scripts/pinned.sh
+. "$(dirname "$0")/pinned.sh"
+
 VERSION=1.7.12
 home=${PLANEXEC_RESTATE_HOME:-$HOME/.cache/planexec/restate}
 data=${PLANEXEC_RESTATE_DATA:-$home/data}
@@ -25,13 +28,7 @@ if [ "${1:-}" = "stop" ]; then
   exit 0
 fi
 
-installed() {
-  [ -x "$bin" ] || return 1
-  local have
-  have=$(sed -n 's/^[[:space:]]*"version":[[:space:]]*"\([^"]*\)".*/\1/p' \
-    "$home/node_modules/@restatedev/restate-server/package.json" 2>/dev/null | head -n1)
-  [ "$have" = "$VERSION" ]
-}
+installed() { [ -x "$bin" ] && pinned_npm_ok "$home" "@restatedev/restate-server@$VERSION"; }
 if ! installed; then
   if ! command -v npm >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
     echo "restate.sh: installing nodejs and npm from apt" >&2
