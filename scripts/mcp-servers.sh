@@ -26,19 +26,7 @@ dir=${PLANEXEC_MCP_HOME:-$HOME/.cache/planexec/mcp}
 mkdir -p "$dir"
 
 # --- npm ---------------------------------------------------------------------
-npm_ok() { pinned_npm_ok "$dir/npm" "${NPM_PKGS[@]}"; }
-if ! npm_ok; then
-  if ! command -v npm >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
-    echo "mcp-servers.sh: installing nodejs and npm from apt" >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm >&2
-  fi
-  command -v npm >/dev/null 2>&1 || { echo "mcp-servers.sh: npm not found; install Node.js 20 or later" >&2; exit 1; }
-  echo "mcp-servers.sh: installing npm packages into $dir/npm" >&2
-  mkdir -p "$dir/npm"
-  npm install --prefix "$dir/npm" --no-audit --no-fund --save-exact \
-    --loglevel=error "${NPM_PKGS[@]}" >&2
-  npm_ok || { echo "mcp-servers.sh: npm install did not give the pinned versions" >&2; exit 1; }
-fi
+pinned_npm_ok "$dir/npm" "${NPM_PKGS[@]}" || pinned_npm_install mcp-servers.sh "$dir/npm" "${NPM_PKGS[@]}"
 
 # --- pip ---------------------------------------------------------------------
 pip_ok() { pinned_pip_ok "$dir/venv" "${PIP_PKGS[@]}"; }

@@ -28,3 +28,20 @@ for spec in sys.argv[1:]:
         sys.exit(1)
 PY
 }
+
+# pinned_npm_install SCRIPT PREFIX NAME@VERSION...: install the packages into
+# PREFIX (Node.js and npm from apt first, when missing), then check the versions.
+# SCRIPT names the caller in messages.
+pinned_npm_install() {
+  local script=$1 prefix=$2
+  shift 2
+  if ! command -v npm >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    echo "$script: installing nodejs and npm from apt" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm >&2
+  fi
+  command -v npm >/dev/null 2>&1 || { echo "$script: npm not found; install Node.js 20 or later" >&2; return 1; }
+  echo "$script: installing $* into $prefix" >&2
+  mkdir -p "$prefix"
+  npm install --prefix "$prefix" --no-audit --no-fund --save-exact --loglevel=error "$@" >&2
+  pinned_npm_ok "$prefix" "$@" || { echo "$script: npm install did not give the pinned versions ($*)" >&2; return 1; }
+}

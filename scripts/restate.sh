@@ -28,19 +28,9 @@ if [ "${1:-}" = "stop" ]; then
   exit 0
 fi
 
-installed() { [ -x "$bin" ] && pinned_npm_ok "$home" "@restatedev/restate-server@$VERSION"; }
-if ! installed; then
-  if ! command -v npm >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
-    echo "restate.sh: installing nodejs and npm from apt" >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm >&2
-  fi
-  command -v npm >/dev/null 2>&1 || { echo "restate.sh: npm not found; install Node.js 20 or later" >&2; exit 1; }
-  echo "restate.sh: installing @restatedev/restate-server@$VERSION into $home" >&2
-  mkdir -p "$home"
-  npm install --prefix "$home" --no-audit --no-fund --save-exact --loglevel=error \
-    "@restatedev/restate-server@$VERSION" >&2
-  installed || { echo "restate.sh: npm install did not give restate-server $VERSION" >&2; exit 1; }
-fi
+pinned_npm_ok "$home" "@restatedev/restate-server@$VERSION" \
+  || pinned_npm_install restate.sh "$home" "@restatedev/restate-server@$VERSION"
+[ -x "$bin" ] || { echo "restate.sh: $bin is missing after the install" >&2; exit 1; }
 
 answers() { curl -fsS -m 2 "$admin/health" >/dev/null 2>&1; }
 if ! answers; then
