@@ -206,6 +206,8 @@ impl SqlStore {
                     model_calls: get_u64(&s, "model_calls") as u32,
                     calls: Vec::new(),
                     refused: false,
+                    // Not kept in the SQL ledger: the Restate run's report has it.
+                    worker: None,
                 },
             });
         }

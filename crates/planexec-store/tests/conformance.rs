@@ -45,6 +45,7 @@ fn result(id: &str, status: StepStatus, output: Option<serde_json::Value>) -> St
         model_calls: 0,
         calls: Vec::new(),
         refused: false,
+        worker: None,
     }
 }
 

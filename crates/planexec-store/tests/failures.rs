@@ -36,6 +36,7 @@ fn done(id: &str, output: serde_json::Value) -> StepResult {
         model_calls: 0,
         calls: Vec::new(),
         refused: false,
+        worker: None,
     }
 }
 

@@ -136,6 +136,7 @@ async fn scheduler_overhead() {
             model_calls: 0,
             calls: Vec::new(),
             refused: false,
+            worker: None,
         }
     })
     .await;

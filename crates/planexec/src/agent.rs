@@ -32,6 +32,18 @@ use crate::store::{RunHeader, RunStore, Waiting};
 use crate::strategy::{self, Drive};
 use crate::tools::ToolRegistry;
 
+/// A run to make on a durable engine ([`Agent::run_on`]).
+pub struct EngineRun {
+    /// The run's id: the engine's key for it, the same on every replay.
+    pub run_id: String,
+    pub task: String,
+    /// A plan made elsewhere; `None`: the planner makes one.
+    pub plan: Option<Plan>,
+    pub engine: Arc<dyn crate::engine::RunEngine>,
+    /// Who reviews the plan and confirms calls; `None`: the agent's approver.
+    pub approver: Option<Arc<dyn Approver>>,
+}
+
 /// A configured plan-and-execute agent. Cheap to share; each run has its own state.
 pub struct Agent {
     models: Models,
@@ -167,12 +179,14 @@ impl Agent {
                 meter,
                 events: self.events.clone(),
                 ledger: ledger.clone(),
+                engine: None,
             },
             setting: Setting {
                 tools: self.tools.clone(),
                 options: self.options.clone(),
                 help: self.wants_help().then(|| self.help.clone()),
                 compact: self.compact_prompts(),
+                engine: None,
             },
             recording: Recording {
                 events: self.events.clone(),
@@ -298,21 +312,7 @@ impl Agent {
         let stop = cancel.child();
         let ledger = Ledger::new(self.store.clone(), &run_id, stop.clone(), 0, 0);
         let ctx = self.context(ledger, stop, 0);
-        self.events.emit(Event::RunStarted {
-            run_id: run_id.clone(),
-            task: task.to_string(),
-        });
-        let mut options = self.options.to_json();
-        if let Some(obj) = options.as_object_mut() {
-            obj.extend(self.run_info.clone());
-        }
-        let header = RunHeader {
-            run_id: run_id.clone(),
-            task: task.to_string(),
-            options,
-            started_at: now_ms(),
-        };
-        ctx.recording.ledger.create(&header).await;
+        self.start_record(&ctx, &run_id, task, &self.options).await;
         let owner = match &self.store {
             Some(store) => self.claim(store, &run_id, &ctx.control, 0).await.ok().flatten(),
             None => None,
@@ -321,6 +321,58 @@ impl Agent {
         run.owner = owner;
         let outcome = strategy::drive(driver, &mut run, Start::New(plan)).await;
         run.finish(outcome).await
+    }
+
+    /// Announce a new run and create its record in the ledger.
+    async fn start_record(&self, ctx: &RunContext, run_id: &str, task: &str, options: &RunOptions) {
+        self.events.emit(Event::RunStarted {
+            run_id: run_id.to_string(),
+            task: task.to_string(),
+        });
+        let mut recorded = options.to_json();
+        if let Some(obj) = recorded.as_object_mut() {
+            obj.extend(self.run_info.clone());
+        }
+        let header = RunHeader {
+            run_id: run_id.to_string(),
+            task: task.to_string(),
+            options: recorded,
+            started_at: now_ms(),
+        };
+        ctx.recording.ledger.create(&header).await;
+    }
+
+    /// Run a task on a durable engine ([`crate::engine`]) as run `run_id`:
+    /// the same loop as [`Agent::run`], with the run's model calls kept by
+    /// the engine and its passes run by it, and `approver` (if given) in
+    /// place of the agent's. Called again with the same id after a crash,
+    /// on an engine that replays, it makes the same run: the ledger's record
+    /// of the run is written again from the start (its rows are the
+    /// engine's, replayed). No fallback loop runs (its calls would be
+    /// neither kept nor replayable); a strategy the engine cannot drive is
+    /// an error, before anything is recorded.
+    pub async fn run_on(&self, on: EngineRun) -> Result<RunReport, String> {
+        if let Some(why) = crate::engine::unsupported(self.options.strategy) {
+            return Err(why);
+        }
+        if let Some(store) = &self.store {
+            store.delete_run(&on.run_id).await.map_err(|e| e.to_string())?;
+        }
+        let stop = CancelToken::new();
+        let ledger = Ledger::new(self.store.clone(), &on.run_id, stop.clone(), 0, 0);
+        let mut ctx = self.context(ledger, stop, 0);
+        ctx.setting.options.fallback = crate::policy::Fallback::Stop;
+        ctx.setting.engine = Some(on.engine.clone());
+        ctx.calls.engine = Some(on.engine);
+        if let Some(approver) = on.approver {
+            ctx.control.approver = approver;
+        }
+        let options = ctx.setting.options.clone();
+        self.start_record(&ctx, &on.run_id, &on.task, &options).await;
+        let mut run = Run::new(ctx, on.run_id, &on.task);
+        let driver = strategy::driver(self.options.strategy);
+        let outcome = strategy::drive(driver, &mut run, Start::New(on.plan)).await;
+        Ok(run.finish(outcome).await)
     }
 
     /// Continue a run recorded in the ledger after a crash, Ctrl-C or failure.

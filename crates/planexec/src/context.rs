@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::accounting::Meter;
+use crate::engine::RunEngine;
 use crate::events::{Event, EventBus};
 use crate::llm::{ChatRequest, ChatResponse, LlmError, TextSink};
 use crate::models::{ModelRef, Models};
@@ -41,6 +42,8 @@ pub(crate) struct Setting {
     /// Whether its prompts are compact, per role, rather than one shared
     /// prefix ([`crate::PromptStyle`], decided for the planner's model).
     pub compact: bool,
+    /// The durable engine the run executes on; `None`: in this process.
+    pub engine: Option<Arc<dyn RunEngine>>,
 }
 
 impl Setting {
@@ -105,6 +108,8 @@ pub(crate) struct ModelCalls {
     /// The run's event bus and ledger, shared with its [`Recording`].
     pub events: EventBus,
     pub ledger: Arc<crate::ledger::Ledger>,
+    /// The durable engine that keeps each call's outcome, if the run is on one.
+    pub engine: Option<Arc<dyn RunEngine>>,
 }
 
 impl ModelCalls {
@@ -147,9 +152,10 @@ impl ModelCalls {
             .then(|| serde_json::to_string(&request.messages).unwrap_or_default());
         // The request is kept for the ledger only when there is one.
         let sent = self.ledger.is_enabled().then(|| request.clone());
-        let outcome = match on_text {
-            Some(sink) => model.provider.chat_stream(request, sink).await,
-            None => model.provider.chat(request).await,
+        let outcome = match (&self.engine, on_text) {
+            (Some(engine), _) => journaled_chat(engine.as_ref(), model.provider.clone(), request).await,
+            (None, Some(sink)) => model.provider.chat_stream(request, sink).await,
+            (None, None) => model.provider.chat(request).await,
         };
         let latency_ms = started.elapsed().as_millis() as u64;
         let cost = match &outcome {
@@ -194,4 +200,30 @@ impl ModelCalls {
         });
         Ok(response)
     }
+}
+
+/// A model call kept by `engine`: made once; on a replay its reply (or its
+/// error) comes from what the engine kept. Nothing streams on an engine.
+async fn journaled_chat(
+    engine: &dyn RunEngine,
+    provider: Arc<dyn crate::llm::ChatModel>,
+    request: ChatRequest,
+) -> Result<ChatResponse, LlmError> {
+    let what = format!("{} call", request.role);
+    let work = Box::pin(async move {
+        match provider.chat(request).await {
+            Ok(response) => serde_json::json!({ "ok": response }),
+            Err(e) => serde_json::json!({ "error": e.kind(), "message": e.to_string() }),
+        }
+    });
+    let kept = engine
+        .journaled(&what, work)
+        .await
+        .map_err(|e| LlmError::Connection(format!("the engine could not make the {what}: {e}")))?;
+    if let Some(response) = kept.get("ok") {
+        return serde_json::from_value(response.clone())
+            .map_err(|e| LlmError::InvalidResponse(format!("the engine kept a reply that cannot be read: {e}")));
+    }
+    let message = kept["message"].as_str().unwrap_or("the model call failed").to_string();
+    Err(LlmError::from_kind(kept["error"].as_str().unwrap_or(""), message))
 }

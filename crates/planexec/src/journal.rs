@@ -71,6 +71,7 @@ mod tests {
             model_calls: 0,
             calls: Vec::new(),
             refused: false,
+            worker: None,
         }
     }
 

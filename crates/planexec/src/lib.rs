@@ -45,6 +45,7 @@
 //! | [`help`] | the port for model-specific help with plans ([`PlanHelp`]) and the record of it ([`Mend`]) |
 //! | [`mends`] | planexec's help for small local models: plan rewrite rules, one file per family, and worked plans; outside the core, switched by `mend` |
 //! | [`schedule`] | DAG execution: parallelism, steps from a stream |
+//! | [`engine`] | the port of the engine a run executes on (in process by default; durable engines journal its model calls and run its passes elsewhere) |
 //! | [`policy`] | limits, modes and permissions, the no-progress rule, the [`Approver`] |
 //! | [`budget`], [`accounting`], [`events`] | spend limits, tokens and cost per role, the event stream |
 //! | `context.rs`, `prompt/`, [`json`] | what the roles share: the run context, the prompts (one shared prefix, or compact per role), reading a model's JSON |
@@ -68,6 +69,7 @@ mod calls;
 pub mod cancel;
 mod context;
 pub mod decisions;
+pub mod engine;
 pub mod events;
 mod executor;
 mod file_shape;
@@ -98,11 +100,12 @@ pub mod text;
 pub mod tools;
 mod verdict;
 
-pub use agent::{Agent, AgentBuilder};
+pub use agent::{Agent, AgentBuilder, EngineRun};
 pub use agents::AgentProfile;
 pub use budget::Budget;
 pub use cancel::CancelToken;
 pub use decisions::DecisionError;
+pub use engine::{EngineError, Pass, RunEngine};
 pub use events::{Event, EventBus};
 pub use help::{Mend, MendMode, PlanHelp};
 pub use llm::{ChatModel, LlmError, Prepared, Role};

@@ -85,6 +85,10 @@ pub struct StepResult {
     /// a path outside the workspace): a decision, not a failure to work around.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub refused: bool,
+    /// The worker that ran the step, on a durable engine that spreads
+    /// steps over several (`None` in a local run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker: Option<String>,
 }
 
 impl StepResult {
@@ -104,6 +108,7 @@ impl StepResult {
             model_calls: 0,
             calls: Vec::new(),
             refused: false,
+            worker: None,
         }
     }
 

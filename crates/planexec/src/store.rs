@@ -512,6 +512,7 @@ impl RunStore for MemoryStore {
                     model_calls: 0,
                     calls: Vec::new(),
                     refused: false,
+                    worker: None,
                 },
             })
         })

@@ -944,6 +944,7 @@ async fn refused(
         model_calls: 0,
         calls: Vec::new(),
         refused: false,
+        worker: None,
     };
     let seq = recording.ledger.next_step_seq();
     recording.ledger.step_finished(seq, tally.version, &record).await;
@@ -1071,6 +1072,7 @@ async fn execute(
         model_calls: 0,
         calls: Vec::new(),
         refused: false,
+        worker: None,
     };
     recording.ledger.step_finished(seq, tally.version, &record).await;
     Ok(record)

@@ -154,6 +154,7 @@ async fn execute_step(ctx: &RunContext, plan: &Plan, version: u32, step: Step, d
         model_calls: tally.model_calls,
         calls: tally.calls,
         refused: tally.refused,
+        worker: None,
     }
 }
 

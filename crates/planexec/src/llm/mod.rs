@@ -248,6 +248,23 @@ impl LlmError {
             LlmError::BudgetExhausted(_) => "budget_exhausted",
         }
     }
+
+    /// The error of kind `kind` ([`LlmError::kind`]) with `message`: one
+    /// kept as text (by a durable engine) read back. An unknown kind is a
+    /// server error.
+    pub fn from_kind(kind: &str, message: String) -> LlmError {
+        match kind {
+            "auth" => LlmError::Auth(message),
+            "model_not_found" => LlmError::ModelNotFound(message),
+            "connection" => LlmError::Connection(message),
+            "rate_limited" => LlmError::RateLimited(message),
+            "bad_request" => LlmError::BadRequest(message),
+            "timeout" => LlmError::Timeout(message),
+            "invalid_response" => LlmError::InvalidResponse(message),
+            "budget_exhausted" => LlmError::BudgetExhausted(message),
+            _ => LlmError::Server(message),
+        }
+    }
 }
 
 /// A chat model provider.

@@ -61,7 +61,10 @@ pub(crate) async fn drive(strategy: &dyn Drive, run: &mut Run, start: Start) -> 
 /// or, when the run checks its work (`verify`), what the synthesizer's
 /// check of the files and the answer found wrong.
 pub(crate) async fn not_done(run: &Run, answer: &str) -> Result<Option<String>, Exit> {
-    let missing = crate::run::outputs::unwritten(run);
+    // A read of the workspace: on an engine, a replay must see what the run saw.
+    let unwritten = serde_json::to_value(crate::run::outputs::unwritten(run)).unwrap_or_default();
+    let missing: Vec<String> =
+        serde_json::from_value(super::on_engine::kept(run, "files the task names", unwritten).await).unwrap_or_default();
     if !missing.is_empty() {
         return Ok(Some(missing.join("; ")));
     }
@@ -110,6 +113,9 @@ async fn revised_for_outputs(run: &mut Run, answer: &str) -> Result<bool, Exit> 
 
 /// Run the steps of the plan in force that are not done yet.
 async fn execute_pass(run: &Run, dispatch: Dispatch) -> DagOutcome {
+    if let Some(engine) = &run.ctx.setting.engine {
+        return super::on_engine::pass(run, engine, &dispatch).await;
+    }
     let (ctx, plan, version) = (&run.ctx, run.plan(), run.version);
     let steps = futures::stream::iter(plan.steps.clone());
     let dispatch = dispatch.held_by(ctx.control.inbox.new_hold());

@@ -30,6 +30,7 @@ pub(crate) mod dag;
 mod drive;
 pub(crate) mod fallback;
 mod kind;
+pub(crate) mod on_engine;
 pub(crate) mod plan_execute;
 pub(crate) mod react;
 pub(crate) mod replan_each_step;
