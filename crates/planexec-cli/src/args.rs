@@ -52,6 +52,8 @@ pub enum Command {
         #[command(flatten)]
         run: RunFlags,
         #[command(flatten)]
+        engine: EngineArgs,
+        #[command(flatten)]
         common: CommonArgs,
         #[command(flatten)]
         ledger: LedgerArgs,
@@ -85,6 +87,8 @@ pub enum Command {
         task: Option<String>,
         #[command(flatten)]
         run: RunFlags,
+        #[command(flatten)]
+        engine: EngineArgs,
         #[command(flatten)]
         common: CommonArgs,
         #[command(flatten)]
@@ -131,6 +135,8 @@ pub enum Command {
         #[arg(long)]
         by: Option<String>,
         #[command(flatten)]
+        engine: EngineArgs,
+        #[command(flatten)]
         run: RunFlags,
         #[command(flatten)]
         common: CommonArgs,
@@ -146,6 +152,8 @@ pub enum Command {
         reason: String,
         #[arg(long)]
         by: Option<String>,
+        #[command(flatten)]
+        engine: EngineArgs,
         #[command(flatten)]
         ledger: LedgerArgs,
     },
@@ -213,6 +221,9 @@ pub enum Command {
         advertise: Option<String>,
         #[command(flatten)]
         common: CommonArgs,
+        /// Where the runs this worker drives are recorded (PostgreSQL when workers are on several machines).
+        #[command(flatten)]
+        ledger: LedgerArgs,
     },
     /// planexec as an MCP server on stdio: tools plan, run, runs_show, approve, reject.
     #[command(
@@ -335,7 +346,14 @@ pub enum RunsCommand {
     },
     /// A run's plan as a tree with each step's status, its executions, replans and answer.
     #[command(after_help = "Examples:\n  planexec runs show run-19a3c2e4f10-7b2d\n  planexec runs show run-19a3")]
-    Show { run_id: String },
+    Show {
+        run_id: String,
+        /// The run's record as JSON (on Restate: its report, or what it waits for).
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        engine: EngineArgs,
+    },
     /// Everything recorded for a run as JSON (plans, steps, model exchanges).
     #[command(
         after_help = "Examples:\n  planexec runs export run-19a3 > run.json\n  planexec runs export run-19a3 -o run.json"
@@ -381,6 +399,21 @@ pub fn parse_status(s: &str) -> Result<RunStatus, String> {
     RunStatus::parse(s).ok_or_else(|| {
         format!("unknown status `{s}`: use succeeded, failed, rejected, infeasible, interrupted, running, budget_exhausted or awaiting_approval")
     })
+}
+
+/// Where a run executes: here, or on the workers of a Restate server.
+#[derive(Args, Clone, Default)]
+pub struct EngineArgs {
+    /// local (in this process) or restate (on the workers behind a Restate server)
+    /// [env: PLANEXEC_ENGINE] [config: engine] [default: local].
+    #[arg(long, value_parser = ["local", "restate"])]
+    pub engine: Option<String>,
+    /// Restate's ingress URL [env: RESTATE_INGRESS] [config: restate.ingress] [default: http://127.0.0.1:8080].
+    #[arg(long, value_name = "URL")]
+    pub ingress: Option<String>,
+    /// On Restate: submit the run, print its id and return (the workers go on with it).
+    #[arg(long)]
+    pub detach: bool,
 }
 
 /// Where runs are recorded.

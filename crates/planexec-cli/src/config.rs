@@ -67,6 +67,16 @@ struct FileConfig {
     http: Option<HttpSection>,
     mcp_servers: Option<Vec<planexec_mcp::McpServerToml>>,
     agents: Option<BTreeMap<String, crate::agents::AgentToml>>,
+    engine: Option<String>,
+    restate: Option<RestateSection>,
+}
+
+/// `[restate]`: where the Restate server of `engine = "restate"` answers.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RestateSection {
+    ingress: Option<String>,
+    admin: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -183,7 +193,7 @@ pub struct Flags {
 
 /// Take out of `file` what only a trusted file may set: commands to start
 /// (MCP servers), the shell allowlist and switch, tools' effect classes and
-/// auto-approvals, and the mode. Returns the keys taken, for the notice.
+/// auto-approvals, the mode, and the engine runs go to. Returns the keys taken, for the notice.
 fn without_authority(file: &mut FileConfig) -> Vec<String> {
     let mut ignored = Vec::new();
     if let Some(servers) = file.mcp_servers.take().filter(|s| !s.is_empty()) {
@@ -213,6 +223,13 @@ fn without_authority(file: &mut FileConfig) -> Vec<String> {
     }
     if file.http.as_mut().and_then(|h| h.allow_hosts.take()).is_some() {
         ignored.push("http.allow_hosts".to_string());
+    }
+    // Where runs go (and with them the task and the workspace's files).
+    if file.engine.take().is_some() {
+        ignored.push("engine".to_string());
+    }
+    if file.restate.take().is_some() {
+        ignored.push("restate".to_string());
     }
     ignored
 }
@@ -272,6 +289,9 @@ const KEYS: &[(&str, Option<&str>)] = &[
     ("shell.allow", Some("")),
     ("shell.timeout", Some("60")),
     ("http.allow_hosts", Some("")),
+    ("engine", Some("local")),
+    ("restate.ingress", Some("http://127.0.0.1:8080")),
+    ("restate.admin", Some("http://127.0.0.1:9070")),
 ];
 
 /// Environment variables and the key each sets.
@@ -302,6 +322,9 @@ const ENV: &[(&str, &str)] = &[
     ("PLANEXEC_PLAN_REUSE", "plan_reuse"),
     ("PLANEXEC_RECOVER", "recover"),
     ("PLANEXEC_VERIFY", "verify"),
+    ("PLANEXEC_ENGINE", "engine"),
+    ("RESTATE_INGRESS", "restate.ingress"),
+    ("RESTATE_ADMIN", "restate.admin"),
 ];
 
 /// The user's config file: the one `--config` names, else
@@ -452,6 +475,10 @@ impl Config {
         put("shell.timeout", shell.timeout.map(|v| v.to_string()));
         let http = file.http.unwrap_or_default();
         put("http.allow_hosts", http.allow_hosts.map(|h| h.join(",")));
+        put("engine", file.engine);
+        let restate = file.restate.unwrap_or_default();
+        put("restate.ingress", restate.ingress);
+        put("restate.admin", restate.admin);
 
         for (model, price) in file.prices.unwrap_or_default() {
             put(

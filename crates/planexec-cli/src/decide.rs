@@ -18,7 +18,7 @@ use crate::setup::open_tools;
 use crate::{execute, runs};
 
 /// Who made a decision: `--by`, else the login name.
-fn who(by: Option<String>) -> String {
+pub(crate) fn who(by: Option<String>) -> String {
     by.or_else(|| std::env::var("USER").ok())
         .filter(|b| !b.trim().is_empty())
         .unwrap_or_else(|| "cli".to_string())

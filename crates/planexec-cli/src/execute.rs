@@ -103,7 +103,7 @@ fn approver_for(
     })
 }
 
-fn exit_code(report: &RunReport) -> u8 {
+pub(crate) fn exit_code(report: &RunReport) -> u8 {
     match report.status {
         // Paused as asked: the process did what it was told.
         RunStatus::Succeeded | RunStatus::AwaitingApproval => EXIT_OK,
@@ -136,7 +136,7 @@ where
     run(cancel).await
 }
 
-fn finish(display: &Display, report: &RunReport, json: bool) {
+pub(crate) fn finish(display: &Display, report: &RunReport, json: bool) {
     if json {
         outln!("{}", serde_json::to_string_pretty(report).unwrap_or_default());
     } else if let Some(answer) = &report.answer {

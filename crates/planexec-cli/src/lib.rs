@@ -36,6 +36,7 @@ mod execute;
 mod form;
 mod mcp_server;
 pub mod model;
+mod on_restate;
 pub mod outcome;
 mod plans;
 pub mod provider;
@@ -53,6 +54,7 @@ use clap::{CommandFactory, Parser};
 use planexec::render;
 use planexec::tools::{builtin, workspace::Workspace};
 use planexec::{Plan, ResumeOptions, StepSelection};
+use planexec_restate::decision::PlanDecision;
 
 use args::{AgentsCommand, Cli, Command, ConfigCommand, ToolsCommand};
 use config::{Config, Flags};
@@ -109,21 +111,34 @@ async fn dispatch(cli: Cli) -> Result<u8, BadInput> {
             task,
             mcp_prompt,
             run,
+            engine,
             common,
             ledger,
         } => {
             let task = args::TaskSource::of(task, mcp_prompt)?;
+            if let Some(ingress) = on_restate::target(&engine, &common.workspace())? {
+                let args::TaskSource::Words(words) = task else {
+                    return Err(BadInput(
+                        "--mcp-prompt works on local runs only: give the task in words".into(),
+                    ));
+                };
+                return on_restate::run(&ingress, words, None, &run, &engine, quiet).await;
+            }
             execute::execute(task, None, run, common, ledger, quiet, cli.verbose).await
         }
         Command::Exec {
             plan,
             task,
             run,
+            engine,
             common,
             ledger,
         } => {
             let loaded = read_plan_file(&plan)?;
             let task = task.unwrap_or_else(|| loaded.goal.clone());
+            if let Some(ingress) = on_restate::target(&engine, &common.workspace())? {
+                return on_restate::run(&ingress, task, Some(loaded), &run, &engine, quiet).await;
+            }
             let task = args::TaskSource::Words(task);
             execute::execute(task, Some((plan, loaded)), run, common, ledger, quiet, cli.verbose).await
         }
@@ -270,10 +285,15 @@ async fn dispatch_decisions(command: Command, quiet: bool, verbose: u8) -> Resul
             answer,
             resume,
             by,
+            engine,
             run,
             common,
             ledger,
         } => {
+            if let Some(ingress) = on_restate::target(&engine, &common.workspace())? {
+                let by = decide::who(by);
+                return on_restate::decide(&ingress, &run_id, PlanDecision::Approve { by }).await;
+            }
             let args = decide::Approve {
                 run_id,
                 step,
@@ -287,8 +307,15 @@ async fn dispatch_decisions(command: Command, quiet: bool, verbose: u8) -> Resul
             run_id,
             reason,
             by,
+            engine,
             ledger,
-        } => decide::reject(run_id, reason, by, ledger).await,
+        } => match on_restate::target(&engine, Path::new("."))? {
+            Some(ingress) => {
+                let by = decide::who(by);
+                on_restate::decide(&ingress, &run_id, PlanDecision::Reject { by, reason }).await
+            }
+            None => decide::reject(run_id, reason, by, ledger).await,
+        },
         Command::Edit {
             run_id,
             by,

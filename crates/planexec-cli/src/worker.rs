@@ -1,17 +1,17 @@
 //! `worker`: serve planexec's Restate handlers (`planexec_restate`), so a
-//! Restate server sends this process steps to run with its own tools,
-//! workspace and models, and journals what came of them.
+//! Restate server sends this process runs to drive and steps to run with
+//! its own tools, workspace and models, and journals what came of them.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use planexec::{AutoApprove, Mode};
 
-use crate::args::{Command, CommonArgs};
+use crate::args::{Command, CommonArgs, LedgerArgs};
 use crate::config::Config;
 use crate::display::{init_logging, Display};
 use crate::outcome::{BadInput, EXIT_OK};
-use crate::setup::{assemble_agent, model_setup, open_tools, Cassette};
+use crate::setup::{assemble_agent, model_setup, open_tools, Cassette, Recorded};
 
 pub struct WorkerArgs {
     pub listen: String,
@@ -28,6 +28,7 @@ pub async fn dispatch(command: Command, quiet: bool, verbose: u8) -> Result<u8, 
         register,
         advertise,
         common,
+        ledger,
     } = command
     else {
         return Err(BadInput("not a worker command".to_string()));
@@ -39,10 +40,16 @@ pub async fn dispatch(command: Command, quiet: bool, verbose: u8) -> Result<u8, 
         register,
         advertise,
     };
-    self::command(args, common, quiet, verbose).await
+    self::command(args, common, ledger, quiet, verbose).await
 }
 
-pub async fn command(args: WorkerArgs, common: CommonArgs, quiet: bool, verbose: u8) -> Result<u8, BadInput> {
+pub async fn command(
+    args: WorkerArgs,
+    common: CommonArgs,
+    ledger: LedgerArgs,
+    quiet: bool,
+    verbose: u8,
+) -> Result<u8, BadInput> {
     let addr: SocketAddr = args.listen.parse().map_err(|e| {
         BadInput(format!(
             "--listen {} is not HOST:PORT ({e}); e.g. 127.0.0.1:9080",
@@ -60,14 +67,20 @@ pub async fn command(args: WorkerArgs, common: CommonArgs, quiet: bool, verbose:
     let display = Display::new(quiet, Vec::new());
     init_logging(verbose, &display);
     let models = model_setup(&config, &options, &Cassette::default())?;
+    let store = crate::runs::open(ledger.db.as_deref()).await?;
     let tools = open_tools(&workspace, &config, &common.mcp).await?;
+    // The runs this worker drives are recorded as local runs are.
+    let recorded = Recorded {
+        store,
+        workspace: workspace.clone(),
+    };
     let agent = assemble_agent(
         &config,
         &models,
         options,
         tools.registry.clone(),
         Arc::new(AutoApprove),
-        None,
+        Some(recorded),
     );
     let agent = Arc::new(tools.or_shutdown(agent).await?);
     let bound = tokio::net::TcpListener::bind(addr)

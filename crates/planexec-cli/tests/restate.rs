@@ -53,12 +53,18 @@ impl Drop for Worker {
 
 /// `planexec worker` on a free port, registered with `admin`; returns once it says so.
 fn worker(workspace: &Path, name: &str, admin: &str, model: &ScriptedServer) -> Worker {
+    worker_at(workspace, name, "127.0.0.1:0", admin, model).0
+}
+
+/// `planexec worker` listening on `listen`, registered with `admin`: the
+/// worker and the URL it serves at, once it has registered.
+fn worker_at(workspace: &Path, name: &str, listen: &str, admin: &str, model: &ScriptedServer) -> (Worker, String) {
     let mut child = common::planexec(workspace)
         .env("OPENAI_BASE_URL", model.base_url())
         .args([
             "worker",
             "--listen",
-            "127.0.0.1:0",
+            listen,
             "--name",
             name,
             "--register",
@@ -73,12 +79,16 @@ fn worker(workspace: &Path, name: &str, admin: &str, model: &ScriptedServer) -> 
     // Killed and waited for when dropped, whatever happens next.
     let worker = Worker(child);
     let mut seen = Vec::new();
+    let mut url = String::new();
     for line in lines.by_ref() {
         let line = line.unwrap();
         seen.push(line.clone());
+        if let Some((_, at)) = line.split_once("serving Restate handlers at ") {
+            url = at.trim().to_string();
+        }
         if line.starts_with("registered with Restate") {
             std::thread::spawn(move || lines.for_each(drop));
-            return worker;
+            return (worker, url);
         }
     }
     panic!("the worker never registered: {seen:#?}");
@@ -145,4 +155,250 @@ fn a_step_sent_through_restate_runs_on_the_registered_worker_once() {
     assert_eq!(status, 200, "{again}");
     assert_eq!(again, response);
     assert!(!ws.path().join("sum.txt").exists(), "the step ran a second time");
+}
+
+/// A plain HTTP server that answers each GET with its path and counts the
+/// requests per path: how many times each step's call was made.
+struct CountingServer {
+    addr: std::net::SocketAddr,
+    counts: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, u32>>>,
+}
+
+impl CountingServer {
+    fn start() -> CountingServer {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let counts = std::sync::Arc::new(std::sync::Mutex::new(std::collections::HashMap::new()));
+        let kept = counts.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let counts = kept.clone();
+                std::thread::spawn(move || {
+                    let mut buf = [0u8; 4096];
+                    let n = stream.read(&mut buf).unwrap_or(0);
+                    let head = String::from_utf8_lossy(&buf[..n]).into_owned();
+                    let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
+                    *counts.lock().unwrap().entry(path.clone()).or_insert(0) += 1;
+                    let body = format!("page {path}");
+                    let _ = write!(
+                        stream,
+                        "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                });
+            }
+        });
+        CountingServer { addr, counts }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    fn count(&self, path: &str) -> u32 {
+        self.counts.lock().unwrap().get(path).copied().unwrap_or(0)
+    }
+}
+
+/// A user config for the test's processes: the counting server is a host
+/// `http_get` may read, and plans may be as wide as the test's.
+fn user_config(workspace: &Path) {
+    let dir = workspace.join(".no-user-config").join("planexec");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("config.toml"),
+        "[http]\nallow_hosts = [\"127.0.0.1\"]\n\n[limits]\nmax_steps = 40\nparallelism = 8\n",
+    )
+    .unwrap();
+}
+
+/// The JSON report a command printed on stdout.
+fn report_of(out: &std::process::Output) -> Value {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "no JSON report ({e}): stdout {stdout}\nstderr {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+#[test]
+fn a_wide_plan_on_restate_runs_each_step_once_and_ends_as_a_local_run() {
+    let Some((ingress, admin)) = restate() else { return };
+    let ws = tempfile::tempdir().unwrap();
+    user_config(ws.path());
+    let pages = CountingServer::start();
+    let steps: Vec<Value> = (1..=32)
+        .map(|i| {
+            json!({"id": format!("s{i}"), "description": format!("fetch page {i}"), "tool": "http_get",
+            "args": {"url": pages.url(&format!("/p{i}"))}, "depends_on": []})
+        })
+        .collect();
+    let plan = json!({"goal": "fetch 32 pages", "steps": steps});
+    std::fs::write(ws.path().join("plan.json"), plan.to_string()).unwrap();
+    let model = ScriptedServer::start();
+    model
+        .role("synthesizer")
+        .always(planexec_testkit::Reply::content("fetched the 32 pages"));
+    let _worker = worker(ws.path(), "w1", &admin, &model);
+
+    let out = common::planexec(ws.path())
+        .env("OPENAI_BASE_URL", model.base_url())
+        .args([
+            "exec",
+            "plan.json",
+            "--engine",
+            "restate",
+            "--ingress",
+            &ingress,
+            "--yes",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let on_restate = report_of(&out);
+    assert_eq!(on_restate["status"], "succeeded", "{on_restate:#}");
+    let steps = on_restate["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 32, "{on_restate:#}");
+    for step in steps {
+        assert_eq!(step["status"], "succeeded", "{step}");
+        assert_eq!(step["worker"], "w1", "{step}");
+    }
+    for i in 1..=32 {
+        assert_eq!(
+            pages.count(&format!("/p{i}")),
+            1,
+            "page {i} was fetched more or less than once"
+        );
+    }
+
+    // The same plan in this process: the same steps with the same outputs, the same answer.
+    let out = common::planexec(ws.path())
+        .env("OPENAI_BASE_URL", model.base_url())
+        .args(["exec", "plan.json", "--yes", "--json"])
+        .output()
+        .unwrap();
+    let local = report_of(&out);
+    assert_eq!(local["status"], "succeeded", "{local:#}");
+    assert_eq!(local["answer"], on_restate["answer"]);
+    let outputs = |report: &Value| -> std::collections::BTreeMap<String, Value> {
+        report["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| (s["id"].as_str().unwrap().to_string(), s["output"].clone()))
+            .collect()
+    };
+    assert_eq!(outputs(&local), outputs(&on_restate));
+}
+
+/// `runs show RUN --engine restate --json` until `done` says the answer is what it waits for.
+fn show_until(ws: &Path, ingress: &str, run_id: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let start = Instant::now();
+    loop {
+        let out = common::planexec(ws)
+            .args([
+                "runs",
+                "show",
+                run_id,
+                "--engine",
+                "restate",
+                "--ingress",
+                ingress,
+                "--json",
+            ])
+            .output()
+            .unwrap();
+        let shown = serde_json::from_slice::<Value>(&out.stdout).unwrap_or(Value::Null);
+        if done(&shown) {
+            return shown;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(90),
+            "run {run_id} never got there: {shown:#} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+#[test]
+fn a_run_waiting_for_approval_outlives_its_worker_and_is_approved_from_another_process() {
+    let Some((ingress, admin)) = restate() else { return };
+    let ws = tempfile::tempdir().unwrap();
+    let model = ScriptedServer::start();
+    model.role("planner").always(planexec_testkit::Reply::json(&json!({"goal": "sum", "steps": [
+        {"id": "s1", "description": "add", "tool": "calculator", "args": {"expression": "17 + 25"}, "depends_on": []},
+        {"id": "s2", "description": "write the sum", "tool": "write_file",
+         "args": {"path": "sum.txt", "content": "{{s1}}"}, "depends_on": ["s1"]}
+    ]})));
+    model
+        .role("synthesizer")
+        .always(planexec_testkit::Reply::content("sum.txt holds 42"));
+    let (first, url) = worker_at(ws.path(), "w1", "127.0.0.1:0", &admin, &model);
+
+    let out = common::planexec(ws.path())
+        .args([
+            "run",
+            "Add 17 and 25 into sum.txt",
+            "--engine",
+            "restate",
+            "--ingress",
+            &ingress,
+        ])
+        .args(["--approve", "later", "--detach", "--json"])
+        .output()
+        .unwrap();
+    let run_id = report_of(&out)["run_id"].as_str().unwrap().to_string();
+    let waiting = show_until(ws.path(), &ingress, &run_id, |s| !s["waiting"].is_null());
+    assert_eq!(
+        waiting["waiting"]["plan"]["steps"][1]["tool"], "write_file",
+        "{waiting:#}"
+    );
+    assert!(
+        !ws.path().join("sum.txt").exists(),
+        "a step ran before the plan was approved"
+    );
+
+    // Every worker stops while the run waits; one comes back where the first
+    // was, and the decision is made from another process.
+    drop(first);
+    std::thread::sleep(Duration::from_secs(1));
+    let listen = url.trim_start_matches("http://");
+    let _second = worker_at(ws.path(), "w2", listen, &admin, &model).0;
+    let out = common::planexec(ws.path())
+        .args([
+            "approve",
+            &run_id,
+            "--engine",
+            "restate",
+            "--ingress",
+            &ingress,
+            "--by",
+            "ana",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let report = show_until(ws.path(), &ingress, &run_id, |s| s["status"].is_string());
+    assert_eq!(report["status"], "succeeded", "{report:#}");
+    assert_eq!(std::fs::read_to_string(ws.path().join("sum.txt")).unwrap(), "42");
+    assert_eq!(report["steps"][1]["worker"], "w2", "{report:#}");
+    assert_eq!(model.requests_from("planner").len(), 1, "the plan was made again");
+
+    // A second decision on a run that waits for none is refused.
+    let out = common::planexec(ws.path())
+        .args(["approve", &run_id, "--engine", "restate", "--ingress", &ingress])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not waiting"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

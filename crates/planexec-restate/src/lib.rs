@@ -1,21 +1,35 @@
-//! planexec on Restate: a worker process serves Restate handlers that run
-//! planexec's work, so Restate spreads it over every worker and journals it.
+//! planexec on Restate: a run is a Restate workflow, its steps are calls
+//! to a Restate service, and a worker process serves both, so Restate
+//! spreads the work over every worker and journals it.
 //!
-//! This is the first piece of the Restate engine: the `PlanexecSteps`
-//! service. Its `run` handler executes one step of a plan with the worker's
-//! own tools and models ([`planexec::Agent::run_step`]) inside a journaled
-//! `ctx.run`, so a step that finished is never run again when Restate
-//! retries or replays the invocation (a worker that dies before the journal
-//! entry is written runs it again elsewhere). The response names the worker
-//! that ran it. The run workflow that plans, calls this service for each
-//! ready step and waits for decisions as durable promises comes next.
+//! - The `PlanexecRun` workflow, keyed by the run id, drives the run with
+//!   planexec's own loop ([`planexec::Agent::run_on`]): its planner,
+//!   replanner and synthesizer calls are journaled (`ctx.run`), each pass of
+//!   ready steps is a set of concurrent calls to `PlanexecSteps`, and a plan
+//!   review waits on a durable promise (`approval`) that the `approve` and
+//!   `reject` handlers resolve from any machine.
+//! - The `PlanexecSteps` service's `run` handler executes one step with the
+//!   worker's own tools and models ([`planexec::Agent::run_step`]) inside a
+//!   journaled `ctx.run`, so a step that finished is never run again when
+//!   Restate retries or replays (a worker that dies before the journal entry
+//!   is written runs it again). The response names the worker.
 //!
 //! | file | what it holds |
 //! |---|---|
 //! | `lib.rs` | the step request and response, the `PlanexecSteps` service |
+//! | `workflow.rs` | the `PlanexecRun` workflow: `run`, `approve`, `reject`, `status` |
+//! | `bridge.rs` | the engine the run loop sees, and the workflow's loop that serves it |
+//! | `pass.rs` | one pass of ready steps as journaled service calls, in a replayable order |
+//! | `decision.rs` | a person's decision on a plan, and the approver that waits for one |
+//! | `ingress.rs` | a client of Restate's ingress: submit a run, wait for it, decide on it |
 //! | `worker.rs` | serving the endpoint and registering it with Restate's admin API |
 
+mod bridge;
+pub mod decision;
+pub mod ingress;
+mod pass;
 pub mod worker;
+pub mod workflow;
 
 use std::sync::Arc;
 
@@ -57,7 +71,14 @@ impl Steps {
     }
 }
 
-#[restate_sdk::service(name = "PlanexecSteps")]
+#[restate_sdk::service(
+    name = "PlanexecSteps",
+    // An agent step or a slow tool makes no journal progress while it runs.
+    inactivity_timeout = "5m",
+    abort_timeout = "1h",
+    // A step whose worker died is sent again soon to a worker that is up.
+    invocation_retry_policy(initial_interval = "200ms", factor = 2.0, max_interval = "2s"),
+)]
 impl Steps {
     /// Run one step. Journaled: the response of a step that finished is
     /// replayed from the journal, never computed again.

@@ -1,5 +1,5 @@
 //! A worker: the Restate endpoint (HTTP/2, as Restate speaks to services)
-//! with planexec's handlers, and its registration with the server's admin API.
+//! with planexec's handlers (the run workflow and the steps service), and its registration with the server's admin API.
 
 use std::sync::Arc;
 
@@ -7,11 +7,15 @@ use planexec::Agent;
 use restate_sdk::prelude::{Endpoint, HttpServer};
 use tokio::net::TcpListener;
 
+use crate::workflow::Runs;
 use crate::Steps;
 
 /// Serve this worker's handlers on `listener` until `stop` completes.
 pub async fn serve(agent: Arc<Agent>, name: String, listener: TcpListener, stop: impl std::future::Future) {
-    let endpoint = Endpoint::builder().bind(Steps::new(agent, name)).build();
+    let endpoint = Endpoint::builder()
+        .bind(Steps::new(agent.clone(), name))
+        .bind(Runs::new(agent))
+        .build();
     HttpServer::new(endpoint).serve_with_cancel(listener, stop).await;
 }
 

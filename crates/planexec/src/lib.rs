@@ -118,7 +118,7 @@ pub use policy::{
 pub use report::{PlanVersion, RunReport, RunStatus};
 pub use result::{StepResult, StepStatus};
 pub use run::resume::{InflightStep, ResumeError};
-pub use run::RunError;
+pub use run::{new_run_id, RunError};
 pub use store::{MemoryStore, RunStore, StoreError};
 pub use strategy::{Profile, Strategy};
 pub use tools::{Effect, Tool, ToolError, ToolRegistry};

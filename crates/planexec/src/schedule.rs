@@ -87,6 +87,96 @@ where
     run_steps(steps, done, Dispatch::parallel(parallelism), cancel, run_step).await
 }
 
+/// Which steps of a pass may start: the ones that have arrived whose
+/// dependencies have succeeded, in plan order among the ready ones. The
+/// bookkeeping of [`run_steps`], kept apart so that an engine that must
+/// replay a pass in the same order ([`crate::engine`]) schedules the same way.
+#[derive(Debug, Default)]
+pub struct Frontier {
+    arrived: Vec<Step>,
+    outputs: HashMap<String, Value>,
+    /// Per arrived step, how many of its dependencies have not succeeded yet.
+    waiting_on: Vec<usize>,
+    /// Dependents by the id they wait for (which may not have arrived yet).
+    dependents: HashMap<String, Vec<usize>>,
+    ready: BinaryHeap<Reverse<usize>>,
+}
+
+impl Frontier {
+    /// A pass whose steps in `done` succeeded before it (their outputs given).
+    pub fn new(done: &HashMap<String, Value>) -> Frontier {
+        Frontier {
+            outputs: done.clone(),
+            ..Frontier::default()
+        }
+    }
+
+    /// A step has arrived; one done before the pass is skipped.
+    pub fn arrive(&mut self, step: Step) {
+        if self.outputs.contains_key(&step.id) {
+            return;
+        }
+        let i = self.arrived.len();
+        let mut unmet = 0;
+        for dep in &step.depends_on {
+            if !self.outputs.contains_key(dep) {
+                unmet += 1;
+                self.dependents.entry(dep.clone()).or_default().push(i);
+            }
+        }
+        self.waiting_on.push(unmet);
+        self.arrived.push(step);
+        if unmet == 0 {
+            self.ready.push(Reverse(i));
+        }
+    }
+
+    /// The first ready step in plan order, taken off the ready list: its
+    /// index, the step, and its dependencies' outputs.
+    pub fn next_ready(&mut self) -> Option<(usize, Step, DependencyOutputs)> {
+        let Reverse(i) = self.ready.pop()?;
+        let step = self.arrived[i].clone();
+        let deps = step
+            .depends_on
+            .iter()
+            .filter_map(|d| self.outputs.get(d).map(|v| (d.clone(), v.clone())))
+            .collect();
+        Some((i, step, deps))
+    }
+
+    /// The step at index `i` (as [`Frontier::next_ready`] gave it).
+    pub fn step(&self, i: usize) -> &Step {
+        &self.arrived[i]
+    }
+
+    /// Step `i` finished with `result`: if it succeeded, the steps that
+    /// waited only for it become ready.
+    pub fn finished(&mut self, i: usize, result: &StepResult) {
+        if !result.succeeded() {
+            return;
+        }
+        let id = self.arrived[i].id.clone();
+        self.outputs
+            .insert(id.clone(), result.output.clone().unwrap_or(Value::Null));
+        for d in self.dependents.remove(&id).unwrap_or_default() {
+            self.waiting_on[d] -= 1;
+            if self.waiting_on[d] == 0 {
+                self.ready.push(Reverse(d));
+            }
+        }
+    }
+}
+
+/// Add a finished step's `result` to `outcome`: a failure is noted; a step
+/// that waits for a person's decision (`Pending`) has not failed: its
+/// dependents wait with it, the other steps go on.
+pub fn keep(outcome: &mut DagOutcome, result: StepResult) {
+    if !result.succeeded() && result.status != StepStatus::Pending {
+        outcome.failed.push(result.id.clone());
+    }
+    outcome.results.push(result);
+}
+
 /// Run steps as they arrive on `steps`: each starts once it has arrived and
 /// the steps it depends on have succeeded (a dependency may arrive after its
 /// dependent). Ends when nothing runs and nothing more can start: the stream
@@ -106,12 +196,7 @@ where
     let parallelism = dispatch.parallelism.max(1);
     let mut steps = std::pin::pin!(steps.fuse());
     let mut open = true;
-    let mut arrived: Vec<Step> = Vec::new();
-    let mut outputs: HashMap<String, Value> = done.clone();
-    let mut waiting_on: Vec<usize> = Vec::new();
-    // Dependents by the id they wait for (which may not have arrived yet).
-    let mut dependents: HashMap<String, Vec<usize>> = HashMap::new();
-    let mut ready = BinaryHeap::new();
+    let mut frontier = Frontier::new(done);
     let mut started = 0usize;
 
     let mut outcome = DagOutcome::default();
@@ -124,14 +209,10 @@ where
             && !cancel.is_cancelled()
             && !dispatch.held()
         {
-            let Some(Reverse(i)) = ready.pop() else { break };
-            let step: &Step = &arrived[i];
-            let deps: DependencyOutputs = step
-                .depends_on
-                .iter()
-                .filter_map(|d| outputs.get(d).map(|v| (d.clone(), v.clone())))
-                .collect();
-            let fut = run_step(step.clone(), deps);
+            let Some((i, step, deps)) = frontier.next_ready() else {
+                break;
+            };
+            let fut = run_step(step, deps);
             started += 1;
             in_flight.push(i);
             running.push(async move { (i, fut.await) });
@@ -154,7 +235,7 @@ where
             .await;
         let (i, result) = match event {
             None => {
-                outcome.interrupted = in_flight.iter().map(|&i| arrived[i].id.clone()).collect();
+                outcome.interrupted = in_flight.iter().map(|&i| frontier.step(i).id.clone()).collect();
                 break;
             }
             Some(Err(None)) => {
@@ -162,42 +243,14 @@ where
                 continue;
             }
             Some(Err(Some(step))) => {
-                if done.contains_key(&step.id) {
-                    continue;
-                }
-                let i = arrived.len();
-                let mut unmet = 0;
-                for dep in &step.depends_on {
-                    if !outputs.contains_key(dep) {
-                        unmet += 1;
-                        dependents.entry(dep.clone()).or_default().push(i);
-                    }
-                }
-                waiting_on.push(unmet);
-                arrived.push(step);
-                if unmet == 0 {
-                    ready.push(Reverse(i));
-                }
+                frontier.arrive(step);
                 continue;
             }
             Some(Ok(finished)) => finished,
         };
         in_flight.retain(|&r| r != i);
-        if result.succeeded() {
-            let id = arrived[i].id.clone();
-            outputs.insert(id.clone(), result.output.clone().unwrap_or(Value::Null));
-            for d in dependents.remove(&id).unwrap_or_default() {
-                waiting_on[d] -= 1;
-                if waiting_on[d] == 0 {
-                    ready.push(Reverse(d));
-                }
-            }
-        } else if result.status != StepStatus::Pending {
-            outcome.failed.push(result.id.clone());
-        }
-        // A step that waits for a person's decision (`Pending`) has not
-        // failed: its dependents wait with it, the other steps go on.
-        outcome.results.push(result);
+        frontier.finished(i, &result);
+        keep(&mut outcome, result);
     }
     outcome
 }

@@ -3,7 +3,7 @@
 use crate::result::now_ms;
 
 /// A new run id.
-pub(crate) fn new_run_id() -> String {
+pub fn new_run_id() -> String {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u64(now_ms());

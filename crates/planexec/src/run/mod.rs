@@ -27,7 +27,7 @@ use crate::result::{now_ms, StepResult};
 use crate::store::{RunEnd, StoredRun, Waiting};
 
 pub use error::RunError;
-pub(crate) use id::new_run_id;
+pub use id::new_run_id;
 
 /// Where a run starts.
 pub(crate) enum Start {

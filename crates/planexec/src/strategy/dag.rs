@@ -64,7 +64,8 @@ pub(crate) async fn not_done(run: &Run, answer: &str) -> Result<Option<String>, 
     // A read of the workspace: on an engine, a replay must see what the run saw.
     let unwritten = serde_json::to_value(crate::run::outputs::unwritten(run)).unwrap_or_default();
     let missing: Vec<String> =
-        serde_json::from_value(super::on_engine::kept(run, "files the task names", unwritten).await).unwrap_or_default();
+        serde_json::from_value(super::on_engine::kept(run, "files the task names", unwritten).await)
+            .unwrap_or_default();
     if !missing.is_empty() {
         return Ok(Some(missing.join("; ")));
     }

@@ -1,0 +1,146 @@
+//! Runs on Restate from the command line. `run`/`exec --engine restate`
+//! submit the run to the server's ingress (the workers make it), follow it
+//! and print its report as a local run prints its own; `approve`/`reject`
+//! decide on the plan it waits for; `runs show` asks its workflow. Nothing
+//! here calls a model or a tool: the workers do, with their own settings.
+
+use std::path::Path;
+use std::time::Duration;
+
+use planexec::Plan;
+use planexec_restate::decision::PlanDecision;
+use planexec_restate::ingress::Ingress;
+use planexec_restate::workflow::RunRequest;
+use serde_json::json;
+
+use crate::args::{EngineArgs, RunFlags};
+use crate::config::{Config, Flags};
+use crate::display::Display;
+use crate::outcome::{BadInput, EXIT_OK, EXIT_RUN_FAILED};
+
+/// The ingress of the Restate server runs go to, when the engine (the
+/// flag, else `PLANEXEC_ENGINE`, else the config's `engine`) is `restate`;
+/// `None` for local runs.
+pub(crate) fn target(engine: &EngineArgs, workspace: &Path) -> Result<Option<Ingress>, BadInput> {
+    let config = Config::load(workspace, &Flags::default())?;
+    let chosen = engine.engine.as_deref().or(config.get("engine")).unwrap_or("local");
+    match chosen {
+        "local" => Ok(None),
+        "restate" => {
+            let url = engine.ingress.as_deref().or(config.get("restate.ingress"));
+            Ok(Some(Ingress::new(url.unwrap_or("http://127.0.0.1:8080"))))
+        }
+        other => Err(BadInput(format!(
+            "engine `{other}` is not known: use local (this process) or restate (the workers behind a Restate server)"
+        ))),
+    }
+}
+
+/// Submit a run to Restate; with `--detach` print its id and return, else
+/// wait for its report and print it.
+pub(crate) async fn run(
+    ingress: &Ingress,
+    task: String,
+    plan: Option<Plan>,
+    flags: &RunFlags,
+    engine: &EngineArgs,
+    quiet: bool,
+) -> Result<u8, BadInput> {
+    if flags.record.is_some() || flags.replay.is_some() {
+        return Err(BadInput(
+            "--record and --replay work on local runs; a run on Restate is journaled by Restate itself".to_string(),
+        ));
+    }
+    let run_id = planexec::new_run_id();
+    // The plan waits for a decision only when asked to: no one is at a
+    // worker's terminal to review it.
+    let request = RunRequest {
+        task,
+        plan,
+        approve: flags.approve.as_deref() == Some("later"),
+    };
+    ingress.submit(&run_id, &request).await?;
+    if engine.detach {
+        match flags.json {
+            true => outln!("{}", json!({ "run_id": run_id })),
+            false => outln!("{run_id}"),
+        }
+        return Ok(EXIT_OK);
+    }
+    let display = Display::new(quiet, Vec::new());
+    display.info(&format!("run {run_id} is on Restate; the workers make it"));
+    let report = follow(ingress, &run_id, &display).await?;
+    crate::execute::finish(&display, &report, flags.json);
+    Ok(crate::execute::exit_code(&report))
+}
+
+/// Wait for run `run_id`'s report, saying once how to decide when it waits
+/// for a decision on its plan.
+async fn follow(ingress: &Ingress, run_id: &str, display: &Display) -> Result<planexec::RunReport, BadInput> {
+    let report = ingress.wait(run_id);
+    tokio::pin!(report);
+    let mut told = false;
+    loop {
+        tokio::select! {
+            report = &mut report => return report.map_err(BadInput),
+            _ = tokio::time::sleep(Duration::from_secs(1)), if !told => {
+                let waits = ingress.status(run_id).await.map(|s| !s["waiting"].is_null()).unwrap_or(false);
+                if waits {
+                    display.println(&how_to_decide(run_id));
+                    told = true;
+                }
+            }
+        }
+    }
+}
+
+/// What to type to decide on a Restate run's plan.
+fn how_to_decide(run_id: &str) -> String {
+    format!(
+        "run {run_id} waits for a decision on its plan (planexec runs show {run_id} --engine restate shows it):\n  planexec approve {run_id} --engine restate\n  planexec reject {run_id} --engine restate --reason \"...\""
+    )
+}
+
+/// Decide on the plan run `run_id` waits for.
+pub(crate) async fn decide(ingress: &Ingress, run_id: &str, decision: PlanDecision) -> Result<u8, BadInput> {
+    let approved = matches!(decision, PlanDecision::Approve { .. });
+    ingress.decide(run_id, &decision).await?;
+    outln!(
+        "{} run {run_id}'s plan; the workers go on with it",
+        if approved { "approved" } else { "rejected" }
+    );
+    Ok(EXIT_OK)
+}
+
+/// Print a Restate run: its report once it has finished, else what it waits for.
+pub(crate) async fn show(ingress: &Ingress, run_id: &str, json: bool) -> Result<u8, BadInput> {
+    if let Some(report) = ingress.report(run_id).await? {
+        match json {
+            true => outln!("{}", serde_json::to_string_pretty(&report).unwrap_or_default()),
+            false => {
+                outln!("run {run_id}: {}", report.status.as_str());
+                for step in &report.steps {
+                    let worker = step.worker.as_deref().unwrap_or("-");
+                    outln!("  {} {} (worker {worker})", step.id, step.status.as_str());
+                }
+                if let Some(answer) = &report.answer {
+                    outln!("{answer}");
+                }
+            }
+        }
+        return Ok(if report.succeeded() { EXIT_OK } else { EXIT_RUN_FAILED });
+    }
+    let status = ingress.status(run_id).await?;
+    match json {
+        true => outln!("{}", serde_json::to_string_pretty(&status).unwrap_or_default()),
+        false if status["waiting"].is_null() => outln!("run {run_id}: running"),
+        false => {
+            outln!("run {run_id}: awaiting approval of its plan");
+            if let Ok(plan) = serde_json::from_value::<Plan>(status["waiting"]["plan"].clone()) {
+                outln!("{}", serde_json::to_string_pretty(&plan).unwrap_or_default());
+            }
+            outln!("{}", how_to_decide(run_id));
+        }
+    }
+    Ok(EXIT_OK)
+}
