@@ -204,12 +204,17 @@ pub enum Command {
     },
     /// Serve planexec's Restate handlers: Restate sends this worker steps to run (see scripts/restate.sh).
     #[command(
-        after_help = "Start the server (eval \"$(bash scripts/restate.sh)\"), then one worker per machine:\n  planexec worker --listen 127.0.0.1:9080 --name w1 --register \"$RESTATE_ADMIN\" --mode auto\n\nA worker runs the steps it is sent with its own tools, workspace and models; each step's\nresult is journaled by Restate, so a step that finished never runs again. Nobody is at a\nworker to confirm a call: start it in --mode auto, or --mode plan for read-only steps."
+        after_help = "Start the server (eval \"$(bash scripts/restate.sh)\"), then workers that share a pool:\n  planexec worker --pool 127.0.0.1:9080 --name w1 --register \"$RESTATE_ADMIN\" --mode auto\n  planexec worker --pool 127.0.0.1:9080 --name w2 --register \"$RESTATE_ADMIN\" --mode auto\n\nA worker drives the runs and runs the steps it is sent with its own tools, workspace and models; each step's\nresult is journaled by Restate, so a step that finished never runs again. Nobody is at a\nworker to confirm a call: start it in --mode auto, or --mode plan for read-only steps."
     )]
     Worker {
-        /// Where to serve the handlers (HTTP/2, as Restate calls them).
-        #[arg(long, default_value = "127.0.0.1:9080", value_name = "HOST:PORT")]
-        listen: String,
+        /// Where to serve the handlers (HTTP/2, as Restate calls them)
+        /// [default: 127.0.0.1:9080; with --pool, a free port].
+        #[arg(long, value_name = "HOST:PORT")]
+        listen: Option<String>,
+        /// Share the work with the other workers of the pool at this address:
+        /// join it, or serve it when nobody does (Restate is given the pool's URL).
+        #[arg(long, value_name = "HOST:PORT")]
+        pool: Option<String>,
         /// This worker's name, in each step's result (default: worker-PID).
         #[arg(long)]
         name: Option<String>,

@@ -15,6 +15,8 @@ use crate::setup::{assemble_agent, model_setup, open_tools, Cassette, Recorded};
 
 pub struct WorkerArgs {
     pub listen: String,
+    /// The pool to share the work in, if any.
+    pub pool: Option<String>,
     pub name: String,
     pub register: Option<String>,
     pub advertise: Option<String>,
@@ -24,6 +26,7 @@ pub struct WorkerArgs {
 pub async fn dispatch(command: Command, quiet: bool, verbose: u8) -> Result<u8, BadInput> {
     let Command::Worker {
         listen,
+        pool,
         name,
         register,
         advertise,
@@ -34,8 +37,16 @@ pub async fn dispatch(command: Command, quiet: bool, verbose: u8) -> Result<u8, 
         return Err(BadInput("not a worker command".to_string()));
     };
     let name = name.unwrap_or_else(|| format!("worker-{}", std::process::id()));
+    let listen = listen.unwrap_or_else(|| {
+        match pool {
+            Some(_) => "127.0.0.1:0",
+            None => "127.0.0.1:9080",
+        }
+        .to_string()
+    });
     let args = WorkerArgs {
         listen,
+        pool,
         name,
         register,
         advertise,
@@ -99,6 +110,29 @@ pub async fn command(
             let _ = tokio::signal::ctrl_c().await;
         },
     ));
+    if let Some(pool) = &args.pool {
+        let pool_addr: SocketAddr = match pool.parse() {
+            Ok(addr) => addr,
+            Err(e) => {
+                serving.abort();
+                let why = format!("--pool {pool} is not HOST:PORT ({e}); e.g. 127.0.0.1:9080");
+                return tools.or_shutdown(Err(BadInput(why))).await;
+            }
+        };
+        let member =
+            planexec_restate::worker::stay_in_pool(args.name.clone(), url, pool_addr, args.register.clone(), |said| {
+                match said {
+                    Ok(line) => eprintln!("{line}"),
+                    Err(e) => eprintln!("error: {e}"),
+                }
+            });
+        tokio::select! {
+            _ = member => {}
+            _ = serving => {}
+        }
+        tools.shutdown().await;
+        return Ok(EXIT_OK);
+    }
     if let Some(admin) = &args.register {
         if let Err(e) = planexec_restate::worker::register(admin, &url).await {
             serving.abort();

@@ -17,7 +17,13 @@ use serde_json::{json, Value};
 /// The running server's ingress and admin URLs, from `scripts/restate.sh`
 /// (it reuses a running server); `None` when it cannot start one, unless
 /// `PLANEXEC_REQUIRE_RESTATE` says the test must not skip.
-fn restate() -> Option<(String, String)> {
+///
+/// The tests take turns: Restate sends a service's new invocations to the
+/// deployment registered last, so two tests' workers on one server would
+/// take each other's steps.
+fn restate() -> Option<(String, String, std::sync::MutexGuard<'static, ()>)> {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/restate.sh");
     let out = Command::new("bash").arg(script).stderr(Stdio::inherit()).output();
     let urls = out.ok().filter(|o| o.status.success()).map(|o| {
@@ -30,7 +36,7 @@ fn restate() -> Option<(String, String)> {
         (get("RESTATE_INGRESS"), get("RESTATE_ADMIN"))
     });
     match urls {
-        Some((Some(ingress), Some(admin))) => Some((ingress, admin)),
+        Some((Some(ingress), Some(admin))) => Some((ingress, admin, turn)),
         _ => {
             assert!(
                 std::env::var_os("PLANEXEC_REQUIRE_RESTATE").is_none(),
@@ -53,25 +59,17 @@ impl Drop for Worker {
 
 /// `planexec worker` on a free port, registered with `admin`; returns once it says so.
 fn worker(workspace: &Path, name: &str, admin: &str, model: &ScriptedServer) -> Worker {
-    worker_at(workspace, name, "127.0.0.1:0", admin, model).0
+    worker_at(workspace, name, &["--listen", "127.0.0.1:0"], admin, model).0
 }
 
-/// `planexec worker` listening on `listen`, registered with `admin`: the
-/// worker and the URL it serves at, once it has registered.
-fn worker_at(workspace: &Path, name: &str, listen: &str, admin: &str, model: &ScriptedServer) -> (Worker, String) {
+/// `planexec worker` with `args` (where it listens, its pool), registered
+/// with `admin`: the worker and the URL it serves at, once it has
+/// registered or joined its pool.
+fn worker_at(workspace: &Path, name: &str, args: &[&str], admin: &str, model: &ScriptedServer) -> (Worker, String) {
     let mut child = common::planexec(workspace)
         .env("OPENAI_BASE_URL", model.base_url())
-        .args([
-            "worker",
-            "--listen",
-            listen,
-            "--name",
-            name,
-            "--register",
-            admin,
-            "--mode",
-            "auto",
-        ])
+        .args(["worker", "--name", name, "--register", admin, "--mode", "auto"])
+        .args(args)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -86,7 +84,7 @@ fn worker_at(workspace: &Path, name: &str, listen: &str, admin: &str, model: &Sc
         if let Some((_, at)) = line.split_once("serving Restate handlers at ") {
             url = at.trim().to_string();
         }
-        if line.starts_with("registered with Restate") {
+        if line.starts_with("registered with Restate") || line.starts_with("joined the pool") {
             std::thread::spawn(move || lines.for_each(drop));
             return (worker, url);
         }
@@ -118,7 +116,9 @@ fn post(url: &str, body: &Value, key: &str) -> (u16, Value) {
 
 #[test]
 fn a_step_sent_through_restate_runs_on_the_registered_worker_once() {
-    let Some((ingress, admin)) = restate() else { return };
+    let Some((ingress, admin, _turn)) = restate() else {
+        return;
+    };
     let ws = tempfile::tempdir().unwrap();
     let model = ScriptedServer::start();
     let _worker = worker(ws.path(), "w1", &admin, &model);
@@ -165,7 +165,8 @@ struct CountingServer {
 }
 
 impl CountingServer {
-    fn start() -> CountingServer {
+    /// A server that waits `delay` before each answer (a slow step).
+    fn answering_after(delay: Duration) -> CountingServer {
         use std::io::{Read, Write};
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
@@ -181,6 +182,7 @@ impl CountingServer {
                     let head = String::from_utf8_lossy(&buf[..n]).into_owned();
                     let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
                     *counts.lock().unwrap().entry(path.clone()).or_insert(0) += 1;
+                    std::thread::sleep(delay);
                     let body = format!("page {path}");
                     let _ = write!(
                         stream,
@@ -199,6 +201,10 @@ impl CountingServer {
 
     fn count(&self, path: &str) -> u32 {
         self.counts.lock().unwrap().get(path).copied().unwrap_or(0)
+    }
+
+    fn total(&self) -> u32 {
+        self.counts.lock().unwrap().values().sum()
     }
 }
 
@@ -225,12 +231,8 @@ fn report_of(out: &std::process::Output) -> Value {
     })
 }
 
-#[test]
-fn a_wide_plan_on_restate_runs_each_step_once_and_ends_as_a_local_run() {
-    let Some((ingress, admin)) = restate() else { return };
-    let ws = tempfile::tempdir().unwrap();
-    user_config(ws.path());
-    let pages = CountingServer::start();
+/// `plan.json`: 32 independent steps, each fetching its own page of `pages`.
+fn wide_plan(workspace: &Path, pages: &CountingServer) {
     let steps: Vec<Value> = (1..=32)
         .map(|i| {
             json!({"id": format!("s{i}"), "description": format!("fetch page {i}"), "tool": "http_get",
@@ -238,12 +240,31 @@ fn a_wide_plan_on_restate_runs_each_step_once_and_ends_as_a_local_run() {
         })
         .collect();
     let plan = json!({"goal": "fetch 32 pages", "steps": steps});
-    std::fs::write(ws.path().join("plan.json"), plan.to_string()).unwrap();
+    std::fs::write(workspace.join("plan.json"), plan.to_string()).unwrap();
+}
+
+/// A loopback address nobody listens on now.
+fn free_address() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().to_string()
+}
+
+#[test]
+fn a_wide_plan_on_two_workers_runs_each_step_once_on_both_and_ends_as_a_local_run() {
+    let Some((ingress, admin, _turn)) = restate() else {
+        return;
+    };
+    let ws = tempfile::tempdir().unwrap();
+    user_config(ws.path());
+    let pages = CountingServer::answering_after(Duration::from_millis(50));
+    wide_plan(ws.path(), &pages);
     let model = ScriptedServer::start();
     model
         .role("synthesizer")
         .always(planexec_testkit::Reply::content("fetched the 32 pages"));
-    let _worker = worker(ws.path(), "w1", &admin, &model);
+    let pool = free_address();
+    let _w1 = worker_at(ws.path(), "w1", &["--pool", &pool], &admin, &model).0;
+    let _w2 = worker_at(ws.path(), "w2", &["--pool", &pool], &admin, &model).0;
 
     let out = common::planexec(ws.path())
         .env("OPENAI_BASE_URL", model.base_url())
@@ -265,7 +286,12 @@ fn a_wide_plan_on_restate_runs_each_step_once_and_ends_as_a_local_run() {
     assert_eq!(steps.len(), 32, "{on_restate:#}");
     for step in steps {
         assert_eq!(step["status"], "succeeded", "{step}");
-        assert_eq!(step["worker"], "w1", "{step}");
+    }
+    for name in ["w1", "w2"] {
+        assert!(
+            steps.iter().any(|s| s["worker"] == name),
+            "{name} ran no step: {on_restate:#}"
+        );
     }
     for i in 1..=32 {
         assert_eq!(
@@ -327,7 +353,9 @@ fn show_until(ws: &Path, ingress: &str, run_id: &str, done: impl Fn(&Value) -> b
 
 #[test]
 fn a_run_waiting_for_approval_outlives_its_worker_and_is_approved_from_another_process() {
-    let Some((ingress, admin)) = restate() else { return };
+    let Some((ingress, admin, _turn)) = restate() else {
+        return;
+    };
     let ws = tempfile::tempdir().unwrap();
     let model = ScriptedServer::start();
     model.role("planner").always(planexec_testkit::Reply::json(&json!({"goal": "sum", "steps": [
@@ -338,7 +366,7 @@ fn a_run_waiting_for_approval_outlives_its_worker_and_is_approved_from_another_p
     model
         .role("synthesizer")
         .always(planexec_testkit::Reply::content("sum.txt holds 42"));
-    let (first, url) = worker_at(ws.path(), "w1", "127.0.0.1:0", &admin, &model);
+    let (first, url) = worker_at(ws.path(), "w1", &["--listen", "127.0.0.1:0"], &admin, &model);
 
     let out = common::planexec(ws.path())
         .args([
@@ -368,7 +396,7 @@ fn a_run_waiting_for_approval_outlives_its_worker_and_is_approved_from_another_p
     drop(first);
     std::thread::sleep(Duration::from_secs(1));
     let listen = url.trim_start_matches("http://");
-    let _second = worker_at(ws.path(), "w2", listen, &admin, &model).0;
+    let _second = worker_at(ws.path(), "w2", &["--listen", listen], &admin, &model).0;
     let out = common::planexec(ws.path())
         .args([
             "approve",
@@ -401,4 +429,74 @@ fn a_run_waiting_for_approval_outlives_its_worker_and_is_approved_from_another_p
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[test]
+fn a_worker_killed_mid_run_leaves_the_run_to_the_other_and_no_finished_step_runs_again() {
+    let Some((ingress, admin, _turn)) = restate() else {
+        return;
+    };
+    let ws = tempfile::tempdir().unwrap();
+    user_config(ws.path());
+    let pages = CountingServer::answering_after(Duration::from_millis(400));
+    wide_plan(ws.path(), &pages);
+    let model = ScriptedServer::start();
+    model
+        .role("synthesizer")
+        .always(planexec_testkit::Reply::content("fetched the 32 pages"));
+    let pool = free_address();
+    // The first worker serves the pool too: killing it tests the pool's move as well.
+    let mut w1 = worker_at(ws.path(), "w1", &["--pool", &pool], &admin, &model).0;
+    let _w2 = worker_at(ws.path(), "w2", &["--pool", &pool], &admin, &model).0;
+
+    let out = common::planexec(ws.path())
+        .args([
+            "exec",
+            "plan.json",
+            "--engine",
+            "restate",
+            "--ingress",
+            &ingress,
+            "--yes",
+            "--detach",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let run_id = report_of(&out)["run_id"].as_str().unwrap().to_string();
+    let start = Instant::now();
+    while pages.total() < 10 {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the run never started its steps"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    w1.0.kill().unwrap(); // SIGKILL: no goodbye to the pool or to Restate
+    let report = show_until(ws.path(), &ingress, &run_id, |s| s["status"].is_string());
+    assert_eq!(report["status"], "succeeded", "{report:#}");
+    let steps = report["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 32);
+    for step in steps {
+        let page = step["args"]["url"]
+            .as_str()
+            .unwrap()
+            .rsplit('/')
+            .next()
+            .unwrap()
+            .to_string();
+        let fetched = pages.count(&format!("/{page}"));
+        // A step journaled as done on w1 was never run again; one in flight when
+        // w1 died ran again on w2 (at most twice in all).
+        match step["worker"].as_str() {
+            Some("w1") => assert_eq!(fetched, 1, "{step} ran again after it finished"),
+            Some("w2") => assert!((1..=2).contains(&fetched), "{step} fetched {fetched} times"),
+            other => panic!("step ran on {other:?}: {step}"),
+        }
+    }
+    assert!(
+        steps.iter().any(|s| s["worker"] == "w1"),
+        "w1 finished no step before it died: {report:#}"
+    );
+    assert!(steps.iter().any(|s| s["worker"] == "w2"), "{report:#}");
 }

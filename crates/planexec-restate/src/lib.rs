@@ -22,12 +22,14 @@
 //! | `pass.rs` | one pass of ready steps as journaled service calls, in a replayable order |
 //! | `decision.rs` | a person's decision on a plan, and the approver that waits for one |
 //! | `ingress.rs` | a client of Restate's ingress: submit a run, wait for it, decide on it |
-//! | `worker.rs` | serving the endpoint and registering it with Restate's admin API |
+//! | `pool.rs` | the worker pool: one address in front of every worker, for Restate |
+//! | `worker.rs` | serving the endpoint, registering it with Restate's admin API, staying in a pool |
 
 mod bridge;
 pub mod decision;
 pub mod ingress;
 mod pass;
+pub mod pool;
 pub mod worker;
 pub mod workflow;
 

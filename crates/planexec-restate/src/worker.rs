@@ -7,6 +7,7 @@ use planexec::Agent;
 use restate_sdk::prelude::{Endpoint, HttpServer};
 use tokio::net::TcpListener;
 
+use crate::pool::{self, Member, Pool};
 use crate::workflow::Runs;
 use crate::Steps;
 
@@ -38,4 +39,47 @@ pub async fn register(admin_url: &str, endpoint_url: &str) -> Result<(), String>
         ));
     }
     Ok(())
+}
+
+/// Keep the worker named `name`, serving at `url`, in the pool at
+/// `pool_addr`, for as long as the returned future runs: join it every
+/// second and, when nobody serves the pool, serve it here and register it
+/// with Restate's admin API at `admin` (if given). `on_ready` is called once
+/// the worker is in a pool Restate knows of, with what happened.
+pub async fn stay_in_pool(
+    name: String,
+    url: String,
+    pool_addr: std::net::SocketAddr,
+    admin: Option<String>,
+    mut on_ready: impl FnMut(Result<String, String>),
+) {
+    let member = Member { name, url };
+    let pool_url = format!("http://{pool_addr}");
+    let http = reqwest::Client::new();
+    let mut hosting = false;
+    let mut ready = false;
+    loop {
+        let joined = pool::join(&http, &pool_url, &member).await.is_ok();
+        if !joined {
+            // Nobody serves the pool (its host stopped): serve it here.
+            if let Ok(listener) = tokio::net::TcpListener::bind(pool_addr).await {
+                tokio::spawn(pool::serve(Pool::new(), listener, std::future::pending::<()>()));
+                hosting = true;
+                ready = false;
+                continue; // join it at once
+            }
+        }
+        if joined && !ready {
+            ready = true;
+            let said = match (&admin, hosting) {
+                // The pool is this worker's: Restate learns of it (again).
+                (Some(admin), true) => register(admin, &pool_url)
+                    .await
+                    .map(|()| format!("registered with Restate at {admin}: the pool at {pool_url}")),
+                _ => Ok(format!("joined the pool at {pool_url}")),
+            };
+            on_ready(said);
+        }
+        tokio::time::sleep(pool::JOIN_EVERY).await;
+    }
 }
