@@ -24,7 +24,14 @@ ingress="http://127.0.0.1:$ingress_port"
 admin="http://127.0.0.1:$admin_port"
 
 if [ "${1:-}" = "stop" ]; then
-  if [ -f "$home/server.pid" ]; then kill "$(cat "$home/server.pid")" 2>/dev/null || true; rm -f "$home/server.pid"; fi
+  # Returns once the server has exited, so a start right after finds its ports free.
+  if [ -f "$home/server.pid" ]; then
+    pid=$(cat "$home/server.pid")
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+    rm -f "$home/server.pid"
+  fi
   exit 0
 fi
 

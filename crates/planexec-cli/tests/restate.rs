@@ -500,3 +500,139 @@ fn a_worker_killed_mid_run_leaves_the_run_to_the_other_and_no_finished_step_runs
     );
     assert!(steps.iter().any(|s| s["worker"] == "w2"), "{report:#}");
 }
+
+/// Stop the Restate server `scripts/restate.sh` started and start it again
+/// on its data folder; the admin API must have gone away in between.
+fn restart_restate(admin: &str) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/restate.sh");
+    let stopped = Command::new("bash").arg(&script).arg("stop").status().unwrap();
+    assert!(stopped.success());
+    let health = Command::new("curl")
+        .args(["-sf", "-m", "2", &format!("{admin}/health")])
+        .status()
+        .unwrap();
+    assert!(
+        !health.success(),
+        "the Restate server is still up: it was not started by scripts/restate.sh"
+    );
+    let started = Command::new("bash")
+        .arg(&script)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(started.success(), "scripts/restate.sh could not start the server again");
+}
+
+#[test]
+fn a_run_goes_on_after_the_restate_server_restarts_on_its_data() {
+    let Some((ingress, admin, _turn)) = restate() else {
+        return;
+    };
+    let ws = tempfile::tempdir().unwrap();
+    user_config(ws.path());
+    let pages = CountingServer::answering_after(Duration::from_millis(300));
+    wide_plan(ws.path(), &pages);
+    let model = ScriptedServer::start();
+    model
+        .role("synthesizer")
+        .always(planexec_testkit::Reply::content("fetched the 32 pages"));
+    let pool = free_address();
+    let _w1 = worker_at(ws.path(), "w1", &["--pool", &pool], &admin, &model).0;
+    let _w2 = worker_at(ws.path(), "w2", &["--pool", &pool], &admin, &model).0;
+
+    let out = common::planexec(ws.path())
+        .args([
+            "exec",
+            "plan.json",
+            "--engine",
+            "restate",
+            "--ingress",
+            &ingress,
+            "--yes",
+            "--detach",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let run_id = report_of(&out)["run_id"].as_str().unwrap().to_string();
+    let start = Instant::now();
+    while pages.total() < 12 {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the run never started its steps"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    restart_restate(&admin);
+    let before_restart = pages.total();
+
+    let report = show_until(ws.path(), &ingress, &run_id, |s| s["status"].is_string());
+    assert_eq!(report["status"], "succeeded", "{report:#}");
+    // Each page at least once; again only the calls in flight at the stop
+    // (at most the 8 running at a time), never one whose result was kept.
+    for i in 1..=32 {
+        assert!(pages.count(&format!("/p{i}")) >= 1, "page {i} was never fetched");
+    }
+    let again = pages.total() - 32;
+    assert!(
+        again <= 8,
+        "{again} calls ran again (fetched {before_restart} before the restart)"
+    );
+}
+
+#[test]
+fn a_hundred_runs_submitted_at_once_on_two_workers_all_finish() {
+    let Some((ingress, admin, _turn)) = restate() else {
+        return;
+    };
+    let ws = tempfile::tempdir().unwrap();
+    user_config(ws.path());
+    let pages = CountingServer::answering_after(Duration::from_millis(20));
+    let plan = json!({"goal": "fetch a page and double 21", "steps": [
+        {"id": "s1", "description": "fetch", "tool": "http_get", "args": {"url": pages.url("/page")}, "depends_on": []},
+        {"id": "s2", "description": "double", "tool": "calculator", "args": {"expression": "21 * 2"}, "depends_on": []}
+    ]});
+    std::fs::write(ws.path().join("plan.json"), plan.to_string()).unwrap();
+    let model = ScriptedServer::start();
+    model.role("synthesizer").always(planexec_testkit::Reply::content("42"));
+    let pool = free_address();
+    let _w1 = worker_at(ws.path(), "w1", &["--pool", &pool], &admin, &model).0;
+    let _w2 = worker_at(ws.path(), "w2", &["--pool", &pool], &admin, &model).0;
+
+    let run_ids: Vec<String> = (0..100)
+        .map(|_| {
+            let out = common::planexec(ws.path())
+                .args([
+                    "exec",
+                    "plan.json",
+                    "--engine",
+                    "restate",
+                    "--ingress",
+                    &ingress,
+                    "--yes",
+                    "--detach",
+                ])
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            String::from_utf8_lossy(&out.stdout).trim().to_string()
+        })
+        .collect();
+    let mut workers = std::collections::BTreeSet::new();
+    for run_id in &run_ids {
+        let report = show_until(ws.path(), &ingress, run_id, |s| s["status"].is_string());
+        assert_eq!(report["status"], "succeeded", "{report:#}");
+        let doubled = report["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == "s2")
+            .cloned();
+        assert_eq!(doubled.unwrap_or_default()["output"], 42, "{report:#}");
+        for step in report["steps"].as_array().unwrap() {
+            workers.insert(step["worker"].as_str().unwrap_or("none").to_string());
+        }
+    }
+    assert_eq!(pages.count("/page"), 100, "a run's call ran more or less than once");
+    assert_eq!(workers.into_iter().collect::<Vec<_>>(), ["w1", "w2"]);
+}
