@@ -150,6 +150,9 @@ pub enum Command {
         /// Why; the run's report shows it.
         #[arg(long)]
         reason: String,
+        /// On Restate: reject only this step's call (the run's other decisions stay open).
+        #[arg(long, value_name = "ID")]
+        step: Option<String>,
         #[arg(long)]
         by: Option<String>,
         #[command(flatten)]
@@ -204,7 +207,7 @@ pub enum Command {
     },
     /// Serve planexec's Restate handlers: Restate sends this worker steps to run (see scripts/restate.sh).
     #[command(
-        after_help = "Start the server (eval \"$(bash scripts/restate.sh)\"), then workers that share a pool:\n  planexec worker --pool 127.0.0.1:9080 --name w1 --register \"$RESTATE_ADMIN\" --mode auto\n  planexec worker --pool 127.0.0.1:9080 --name w2 --register \"$RESTATE_ADMIN\" --mode auto\n\nA worker drives the runs and runs the steps it is sent with its own tools, workspace and models; each step's\nresult is journaled by Restate, so a step that finished never runs again. Nobody is at a\nworker to confirm a call: start it in --mode auto, or --mode plan for read-only steps."
+        after_help = "Start the server (eval \"$(bash scripts/restate.sh)\"), then workers that share a pool:\n  planexec worker --pool 127.0.0.1:9080 --name w1 --register \"$RESTATE_ADMIN\" --mode auto\n  planexec worker --pool 127.0.0.1:9080 --name w2 --register \"$RESTATE_ADMIN\" --mode auto\n\nA worker drives the runs and runs the steps it is sent with its own tools, workspace and models; each step's\nresult is journaled by Restate, so a step that finished never runs again. In --mode ask a call\nwith side effects waits for `planexec approve RUN --step ID --engine restate` before any worker runs it."
     )]
     Worker {
         /// Where to serve the handlers (HTTP/2, as Restate calls them)

@@ -54,7 +54,6 @@ use clap::{CommandFactory, Parser};
 use planexec::render;
 use planexec::tools::{builtin, workspace::Workspace};
 use planexec::{Plan, ResumeOptions, StepSelection};
-use planexec_restate::decision::PlanDecision;
 
 use args::{AgentsCommand, Cli, Command, ConfigCommand, ToolsCommand};
 use config::{Config, Flags};
@@ -291,8 +290,13 @@ async fn dispatch_decisions(command: Command, quiet: bool, verbose: u8) -> Resul
             ledger,
         } => {
             if let Some(ingress) = on_restate::target(&engine, &common.workspace())? {
-                let by = decide::who(by);
-                return on_restate::decide(&ingress, &run_id, PlanDecision::Approve { by }).await;
+                let decision = on_restate::Decision {
+                    step,
+                    approve: true,
+                    by: decide::who(by),
+                    reason: String::new(),
+                };
+                return on_restate::decide(&ingress, &run_id, decision).await;
             }
             let args = decide::Approve {
                 run_id,
@@ -306,14 +310,23 @@ async fn dispatch_decisions(command: Command, quiet: bool, verbose: u8) -> Resul
         Command::Reject {
             run_id,
             reason,
+            step,
             by,
             engine,
             ledger,
         } => match on_restate::target(&engine, Path::new("."))? {
             Some(ingress) => {
-                let by = decide::who(by);
-                on_restate::decide(&ingress, &run_id, PlanDecision::Reject { by, reason }).await
+                let decision = on_restate::Decision {
+                    step,
+                    approve: false,
+                    by: decide::who(by),
+                    reason,
+                };
+                on_restate::decide(&ingress, &run_id, decision).await
             }
+            None if step.is_some() => Err(BadInput(
+                "--step rejects one call of a run on Restate; a local run's `reject` rejects the run (its approved calls are kept)".into(),
+            )),
             None => decide::reject(run_id, reason, by, ledger).await,
         },
         Command::Edit {

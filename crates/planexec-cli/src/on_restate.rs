@@ -8,10 +8,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use planexec::Plan;
-use planexec_restate::decision::PlanDecision;
+use planexec_restate::decision::{PlanDecision, StepDecision};
 use planexec_restate::ingress::Ingress;
 use planexec_restate::workflow::RunRequest;
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::args::{EngineArgs, RunFlags};
 use crate::config::{Config, Flags};
@@ -74,41 +74,84 @@ pub(crate) async fn run(
     Ok(crate::execute::exit_code(&report))
 }
 
-/// Wait for run `run_id`'s report, saying once how to decide when it waits
-/// for a decision on its plan.
+/// Wait for run `run_id`'s report, saying how to decide whenever what it
+/// waits for changes.
 async fn follow(ingress: &Ingress, run_id: &str, display: &Display) -> Result<planexec::RunReport, BadInput> {
     let report = ingress.wait(run_id);
     tokio::pin!(report);
-    let mut told = false;
+    let mut told = Value::Null;
     loop {
         tokio::select! {
             report = &mut report => return report.map_err(BadInput),
-            _ = tokio::time::sleep(Duration::from_secs(1)), if !told => {
-                let waits = ingress.status(run_id).await.map(|s| !s["waiting"].is_null()).unwrap_or(false);
-                if waits {
-                    display.println(&how_to_decide(run_id));
-                    told = true;
+            _ = tokio::time::sleep(Duration::from_secs(1)) => {
+                let waiting = ingress.status(run_id).await.map(|s| s["waiting"].clone()).unwrap_or_default();
+                if !waiting.is_null() && waiting != told {
+                    display.println(&how_to_decide(run_id, &waiting));
                 }
+                told = waiting;
             }
         }
     }
 }
 
-/// What to type to decide on a Restate run's plan.
-fn how_to_decide(run_id: &str) -> String {
-    format!(
-        "run {run_id} waits for a decision on its plan (planexec runs show {run_id} --engine restate shows it):\n  planexec approve {run_id} --engine restate\n  planexec reject {run_id} --engine restate --reason \"...\""
-    )
+/// What to type to decide on what a Restate run waits for (`waiting`, from
+/// its `status`): its plan, or each call its mode asks about.
+fn how_to_decide(run_id: &str, waiting: &Value) -> String {
+    let on = "--engine restate";
+    let Some(calls) = waiting["calls"].as_array() else {
+        return format!(
+            "run {run_id} waits for a decision on its plan (planexec runs show {run_id} {on} shows it):\n  planexec approve {run_id} {on}\n  planexec reject {run_id} {on} --reason \"...\""
+        );
+    };
+    let mut text = format!(
+        "run {run_id} waits for a decision on {} call(s); each is decided on its own:",
+        calls.len()
+    );
+    for call in calls {
+        let step = call["step_id"].as_str().unwrap_or("?");
+        text += &format!(
+            "\n  {step}: {} {}\n    planexec approve {run_id} --step {step} {on}\n    planexec reject {run_id} --step {step} {on} --reason \"...\"",
+            call["tool"].as_str().unwrap_or("?"),
+            call["args"]
+        );
+    }
+    text
 }
 
-/// Decide on the plan run `run_id` waits for.
-pub(crate) async fn decide(ingress: &Ingress, run_id: &str, decision: PlanDecision) -> Result<u8, BadInput> {
-    let approved = matches!(decision, PlanDecision::Approve { .. });
-    ingress.decide(run_id, &decision).await?;
-    outln!(
-        "{} run {run_id}'s plan; the workers go on with it",
-        if approved { "approved" } else { "rejected" }
-    );
+/// A decision from `approve` or `reject`: on the plan, or with `step` on one call.
+pub(crate) struct Decision {
+    pub step: Option<String>,
+    pub approve: bool,
+    pub by: String,
+    pub reason: String,
+}
+
+/// Decide on what run `run_id` waits for: its plan, or one step's call.
+pub(crate) async fn decide(ingress: &Ingress, run_id: &str, d: Decision) -> Result<u8, BadInput> {
+    let verb = if d.approve { "approved" } else { "rejected" };
+    match d.step {
+        Some(step) => {
+            let decision = StepDecision {
+                step: step.clone(),
+                approve: d.approve,
+                by: d.by,
+                reason: d.reason,
+            };
+            ingress.decide_step(run_id, &decision).await?;
+            outln!("{verb} step {step} of run {run_id}; the workers go on with it");
+        }
+        None => {
+            let decision = match d.approve {
+                true => PlanDecision::Approve { by: d.by },
+                false => PlanDecision::Reject {
+                    by: d.by,
+                    reason: d.reason,
+                },
+            };
+            ingress.decide(run_id, &decision).await?;
+            outln!("{verb} run {run_id}'s plan; the workers go on with it");
+        }
+    }
     Ok(EXIT_OK)
 }
 
@@ -135,11 +178,11 @@ pub(crate) async fn show(ingress: &Ingress, run_id: &str, json: bool) -> Result<
         true => outln!("{}", serde_json::to_string_pretty(&status).unwrap_or_default()),
         false if status["waiting"].is_null() => outln!("run {run_id}: running"),
         false => {
-            outln!("run {run_id}: awaiting approval of its plan");
+            outln!("run {run_id}: awaiting approval");
             if let Ok(plan) = serde_json::from_value::<Plan>(status["waiting"]["plan"].clone()) {
                 outln!("{}", serde_json::to_string_pretty(&plan).unwrap_or_default());
             }
-            outln!("{}", how_to_decide(run_id));
+            outln!("{}", how_to_decide(run_id, &status["waiting"]));
         }
     }
     Ok(EXIT_OK)

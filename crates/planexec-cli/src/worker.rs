@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use planexec::{AutoApprove, Mode};
+use planexec::AutoApprove;
 
 use crate::args::{Command, CommonArgs, LedgerArgs};
 use crate::config::Config;
@@ -70,11 +70,6 @@ pub async fn command(
     let workspace = common.workspace();
     let config = Config::load(&workspace, &common.flags())?;
     let options = config.run_options()?;
-    if options.mode == Mode::Ask {
-        return Err(BadInput(
-            "a worker runs the steps it is sent with nobody there to confirm a call: start it with --mode auto (or --mode plan, for read-only steps)".to_string(),
-        ));
-    }
     let display = Display::new(quiet, Vec::new());
     init_logging(verbose, &display);
     let models = model_setup(&config, &options, &Cassette::default())?;

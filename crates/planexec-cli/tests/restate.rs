@@ -57,18 +57,18 @@ impl Drop for Worker {
     }
 }
 
-/// `planexec worker` on a free port, registered with `admin`; returns once it says so.
-fn worker(workspace: &Path, name: &str, admin: &str, model: &ScriptedServer) -> Worker {
-    worker_at(workspace, name, &["--listen", "127.0.0.1:0"], admin, model).0
-}
-
 /// `planexec worker` with `args` (where it listens, its pool), registered
 /// with `admin`: the worker and the URL it serves at, once it has
 /// registered or joined its pool.
 fn worker_at(workspace: &Path, name: &str, args: &[&str], admin: &str, model: &ScriptedServer) -> (Worker, String) {
     let mut child = common::planexec(workspace)
         .env("OPENAI_BASE_URL", model.base_url())
-        .args(["worker", "--name", name, "--register", admin, "--mode", "auto"])
+        .args(["worker", "--name", name, "--register", admin])
+        .args(if args.contains(&"--mode") {
+            &[][..]
+        } else {
+            &["--mode", "auto"][..]
+        })
         .args(args)
         .stderr(Stdio::piped())
         .spawn()
@@ -90,71 +90,6 @@ fn worker_at(workspace: &Path, name: &str, args: &[&str], admin: &str, model: &S
         }
     }
     panic!("the worker never registered: {seen:#?}");
-}
-
-/// POST `body` to `url` with an idempotency key (through curl, as the ingress
-/// speaks plain HTTP): the status and the JSON answer.
-fn post(url: &str, body: &Value, key: &str) -> (u16, Value) {
-    let out = Command::new("curl")
-        .args([
-            "-sS",
-            "-m",
-            "60",
-            "-w",
-            "\n%{http_code}",
-            "-H",
-            "content-type: application/json",
-        ])
-        .args(["-H", &format!("idempotency-key: {key}"), "-d", &body.to_string(), url])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let (answer, status) = text.rsplit_once('\n').unwrap_or((&text, "0"));
-    let answer = serde_json::from_str(answer).unwrap_or(Value::String(answer.to_string()));
-    (status.trim().parse().unwrap_or(0), answer)
-}
-
-#[test]
-fn a_step_sent_through_restate_runs_on_the_registered_worker_once() {
-    let Some((ingress, admin, _turn)) = restate() else {
-        return;
-    };
-    let ws = tempfile::tempdir().unwrap();
-    let model = ScriptedServer::start();
-    let _worker = worker(ws.path(), "w1", &admin, &model);
-    let step = json!({"id": "s2", "description": "write the sum", "tool": "write_file",
-        "args": {"path": "sum.txt", "content": "{{s1}}"}, "depends_on": ["s1"]});
-    let request = json!({
-        "plan": {"goal": "sum", "steps": [
-            {"id": "s1", "description": "add", "tool": "calculator", "args": {"expression": "17 + 25"}, "depends_on": []},
-            step
-        ]},
-        "plan_version": 1,
-        "step": step,
-        "deps": [["s1", 42]],
-    });
-    let key = format!("test-{}", std::process::id());
-    let url = format!("{ingress}/PlanexecSteps/run");
-    let start = Instant::now();
-    let (status, response) = loop {
-        // Right after registration the ingress may not route to the service yet.
-        let (status, response) = post(&url, &request, &key);
-        if status != 404 || start.elapsed() > Duration::from_secs(20) {
-            break (status, response);
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    };
-    assert_eq!(status, 200, "{response}");
-    assert_eq!(response["worker"], "w1", "{response}");
-    assert_eq!(response["result"]["status"], "succeeded", "{response}");
-    assert_eq!(std::fs::read_to_string(ws.path().join("sum.txt")).unwrap(), "42");
-
-    // The same request again: Restate answers from its journal; the step does not run again.
-    std::fs::remove_file(ws.path().join("sum.txt")).unwrap();
-    let (status, again) = post(&url, &request, &key);
-    assert_eq!(status, 200, "{again}");
-    assert_eq!(again, response);
-    assert!(!ws.path().join("sum.txt").exists(), "the step ran a second time");
 }
 
 /// A plain HTTP server that answers each GET with its path and counts the
@@ -635,4 +570,109 @@ fn a_hundred_runs_submitted_at_once_on_two_workers_all_finish() {
     }
     assert_eq!(pages.count("/page"), 100, "a run's call ran more or less than once");
     assert_eq!(workers.into_iter().collect::<Vec<_>>(), ["w1", "w2"]);
+}
+
+#[test]
+fn calls_of_one_wave_wait_for_their_decisions_together_and_each_is_decided_on_its_own() {
+    let Some((ingress, admin, _turn)) = restate() else {
+        return;
+    };
+    let ws = tempfile::tempdir().unwrap();
+    let model = ScriptedServer::start();
+    model.role("planner").always(planexec_testkit::Reply::json(&json!({"goal": "two notes", "steps": [
+        {"id": "s1", "description": "write a", "tool": "write_file", "args": {"path": "a.txt", "content": "A"}, "depends_on": []},
+        {"id": "s2", "description": "write b", "tool": "write_file", "args": {"path": "b.txt", "content": "B"}, "depends_on": []}
+    ]})));
+    model
+        .role("synthesizer")
+        .always(planexec_testkit::Reply::content("wrote the notes"));
+    let _worker = worker_at(
+        ws.path(),
+        "w1",
+        &["--listen", "127.0.0.1:0", "--mode", "ask"],
+        &admin,
+        &model,
+    )
+    .0;
+
+    let out = common::planexec(ws.path())
+        .args([
+            "run",
+            "Write a.txt and b.txt",
+            "--engine",
+            "restate",
+            "--ingress",
+            &ingress,
+        ])
+        .args(["--yes", "--detach", "--json"])
+        .output()
+        .unwrap();
+    let run_id = report_of(&out)["run_id"].as_str().unwrap().to_string();
+    let waiting_for = |shown: &Value| -> Vec<String> {
+        let calls = shown["waiting"]["calls"].as_array().cloned().unwrap_or_default();
+        calls
+            .iter()
+            .map(|c| c["step_id"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    // Both calls wait at once.
+    show_until(ws.path(), &ingress, &run_id, |s| waiting_for(s) == ["s1", "s2"]);
+    let decide = |verb: &str, step: &str| {
+        common::planexec(ws.path())
+            .args([
+                verb,
+                &run_id,
+                "--step",
+                step,
+                "--engine",
+                "restate",
+                "--ingress",
+                &ingress,
+            ])
+            .args(if verb == "reject" {
+                &["--reason", "not a.txt"][..]
+            } else {
+                &[][..]
+            })
+            .output()
+            .unwrap()
+    };
+
+    // s2 first: it runs while s1 still waits.
+    let out = decide("approve", "s2");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    show_until(ws.path(), &ingress, &run_id, |s| waiting_for(s) == ["s1"]);
+    let start = Instant::now();
+    while !ws.path().join("b.txt").exists() {
+        assert!(start.elapsed() < Duration::from_secs(30), "s2 never ran");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!ws.path().join("a.txt").exists(), "s1 ran before it was decided");
+
+    // s1 rejected: s2's effect stays done and recorded; s1 never ran.
+    let out = decide("reject", "s1");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report = show_until(ws.path(), &ingress, &run_id, |s| s["status"].is_string());
+    assert_eq!(report["status"], "failed", "{report:#}");
+    let step = |id: &str| {
+        report["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == id)
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(step("s2")["status"], "succeeded", "{report:#}");
+    assert_eq!(step("s1")["refused"], true, "{report:#}");
+    assert!(
+        step("s1")["error"].as_str().unwrap().contains("not a.txt"),
+        "{report:#}"
+    );
+    assert_eq!(std::fs::read_to_string(ws.path().join("b.txt")).unwrap(), "B");
+    assert!(!ws.path().join("a.txt").exists());
+
+    // Decided once: a second decision on s1 is refused.
+    let out = decide("approve", "s1");
+    assert!(!out.status.success());
 }

@@ -98,6 +98,7 @@ pub(crate) const WAITING: &str = "waiting";
 /// request fails and the run stops.
 pub(crate) async fn serve(
     ctx: &WorkflowContext<'_>,
+    agent: &planexec::Agent,
     mut requests: mpsc::UnboundedReceiver<Request>,
 ) -> Result<(), TerminalError> {
     let mut reviews = 0;
@@ -108,7 +109,7 @@ pub(crate) async fn serve(
                 let _ = reply.send(value);
             }
             Request::Pass { pass, reply } => {
-                let outcome = crate::pass::run(ctx, pass).await?;
+                let outcome = crate::pass::run(ctx, agent, pass).await?;
                 let _ = reply.send(outcome);
             }
             Request::Review { plan, reply } => {

@@ -1,5 +1,5 @@
-//! A person's decision on a Restate run's plan, and the approver that waits
-//! for it: the run's workflow waits on a durable promise, which any process
+//! A person's decision on a Restate run's plan or on one of its calls, and
+//! the approver that waits for a plan's: the run's workflow waits on a durable promise, which any process
 //! resolves through the workflow's `approve` / `reject` handlers (the CLI,
 //! `serve`, another program), once.
 
@@ -24,6 +24,18 @@ pub enum PlanDecision {
     Edit { by: String, plan: Plan },
     /// Revise the plan with this feedback, then ask again.
     Feedback { by: String, feedback: String },
+}
+
+/// What a person decided about one call a run waits to make (ask mode).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepDecision {
+    /// The step whose call is decided.
+    pub step: String,
+    pub approve: bool,
+    pub by: String,
+    /// Why, when it is rejected.
+    #[serde(default)]
+    pub reason: String,
 }
 
 /// The approver of a run on Restate: with `wait`, each review of the plan

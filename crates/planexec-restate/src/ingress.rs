@@ -7,7 +7,7 @@ use std::time::Duration;
 use planexec::RunReport;
 use serde_json::Value;
 
-use crate::decision::PlanDecision;
+use crate::decision::{PlanDecision, StepDecision};
 use crate::workflow::RunRequest;
 
 /// The ingress at a URL (e.g. `http://127.0.0.1:8080`).
@@ -63,6 +63,13 @@ impl Ingress {
     /// Decide on the plan run `run_id` waits for.
     pub async fn decide(&self, run_id: &str, decision: &PlanDecision) -> Result<Value, String> {
         let url = format!("{}/PlanexecRun/{run_id}/decide", self.url);
+        let body = serde_json::to_value(decision).map_err(|e| e.to_string())?;
+        self.post(&url, &body).await
+    }
+
+    /// Decide on one call run `run_id` waits to make.
+    pub async fn decide_step(&self, run_id: &str, decision: &StepDecision) -> Result<Value, String> {
+        let url = format!("{}/PlanexecRun/{run_id}/decide_step", self.url);
         let body = serde_json::to_value(decision).map_err(|e| e.to_string())?;
         self.post(&url, &body).await
     }

@@ -75,6 +75,9 @@ impl Steps {
 
 #[restate_sdk::service(
     name = "PlanexecSteps",
+    // Steps come from the run workflow, which has had them confirmed as
+    // the mode says; nothing outside Restate sends one past that.
+    ingress_private = true,
     // An agent step or a slow tool makes no journal progress while it runs.
     inactivity_timeout = "5m",
     abort_timeout = "1h",

@@ -1,64 +1,146 @@
 //! One pass over a plan on Restate: each ready step is a call to the
 //! `PlanexecSteps` service, which Restate sends to a worker and journals;
-//! the calls of a wave are in flight together. Which step starts next is
-//! decided by planexec's own scheduler state ([`Frontier`]) from the order in
-//! which calls finished, and that order comes from Restate
-//! ([`DurableFuturesUnordered`]), so a replay starts the same steps in the
+//! the calls of a wave are in flight together. A step the mode says a person
+//! must confirm waits first for its own decision (an awakeable, listed in the
+//! workflow's `waiting` state), while the other steps go on; an approved step
+//! is then sent, a rejected one is refused. Which step starts next is decided
+//! by planexec's own scheduler state ([`Frontier`]) from the order in which
+//! calls and decisions came back, and that order comes from Restate
+//! ([`DurableFuturesUnordered`]), so a replay makes the same calls in the
 //! same order.
 
 use std::collections::HashMap;
+use std::pin::Pin;
 
 use planexec::engine::Pass;
-use planexec::schedule::{self, DagOutcome, Frontier};
-use planexec::{StepResult, StepStatus};
+use planexec::schedule::{self, DagOutcome, DependencyOutputs, Frontier};
+use planexec::{Agent, Step, StepResult, StepStatus};
+use restate_sdk::context::DurableFuture;
 use restate_sdk::prelude::*;
+use serde_json::{json, Value};
 
+use crate::bridge::WAITING;
+use crate::decision::StepDecision;
 use crate::{StepRequest, StepResponse, StepsClient};
 
+/// What came back: a step's call, or a person's decision on a step.
+enum Came {
+    Step(Result<Json<StepResponse>, TerminalError>),
+    Decided(Result<Json<StepDecision>, TerminalError>),
+}
+
+type InFlight<'a> = Pin<Box<dyn DurableFuture<Output = Came> + Send + 'a>>;
+
+/// The steps that wait for a decision, by frontier index, and the calls
+/// listed for deciders (with each one's awakeable id).
+#[derive(Default)]
+struct Parked {
+    steps: HashMap<usize, (Step, DependencyOutputs)>,
+    listed: Vec<Value>,
+}
+
 /// Run `pass` as the core's scheduler would ([`planexec::schedule::run_steps`]).
-pub(crate) async fn run(ctx: &WorkflowContext<'_>, pass: Pass) -> Result<DagOutcome, TerminalError> {
+pub(crate) async fn run(ctx: &WorkflowContext<'_>, agent: &Agent, pass: Pass) -> Result<DagOutcome, TerminalError> {
     let mut frontier = Frontier::new(&pass.done);
     for step in &pass.plan.steps {
         frontier.arrive(step.clone());
     }
     let parallelism = pass.parallelism.max(1);
-    let mut running = DurableFuturesUnordered::new();
-    // The frontier's index of the step behind each call.
+    let mut in_flight: DurableFuturesUnordered<InFlight<'_>> = DurableFuturesUnordered::new();
+    // The frontier's index of the step behind each future.
     let mut step_of: HashMap<usize, usize> = HashMap::new();
-    let mut started = 0usize;
-    let mut outcome = DagOutcome::default();
+    let mut parked = Parked::default();
+    let (mut started, mut outcome) = (0usize, DagOutcome::default());
     loop {
-        while outcome.failed.is_empty() && running.len() < parallelism && started < pass.max_steps {
+        while outcome.failed.is_empty()
+            && in_flight.len() - parked.steps.len() < parallelism
+            && started < pass.max_steps
+        {
             let Some((i, step, deps)) = frontier.next_ready() else {
                 break;
             };
-            let request = StepRequest {
-                plan: pass.plan.clone(),
-                plan_version: pass.version,
-                step,
-                deps,
-            };
-            let call = ctx.service_client::<StepsClient>().run(Json(request)).call();
-            step_of.insert(running.push(call), i);
             started += 1;
+            let future = match agent.confirmation_for(&step, &deps) {
+                Some(call) => {
+                    let (awakeable, decided) = ctx.awakeable::<Json<StepDecision>>();
+                    let mut listed = serde_json::to_value(&call).unwrap_or_default();
+                    listed["awakeable"] = Value::String(awakeable);
+                    parked.listed.push(listed);
+                    parked.steps.insert(i, (step, deps));
+                    ctx.set(WAITING, Json(json!({"for": "calls", "calls": parked.listed})));
+                    Box::pin(decided.map(Came::Decided)) as InFlight<'_>
+                }
+                None => send(ctx, &pass, step, deps),
+            };
+            step_of.insert(in_flight.push(future), i);
         }
-        let Some((call, response)) = running.next().await? else {
+        let Some((k, came)) = in_flight.next().await? else {
             break;
         };
-        let i = step_of[&call];
-        let result = match response {
-            Ok(Json(StepResponse { worker, result })) => StepResult {
-                worker: Some(worker),
-                ..result
-            },
-            // The steps service gave up on the call (it is terminal): the step failed.
-            Err(e) => StepResult {
-                error: Some(format!("the worker's call failed: {e}")),
-                ..StepResult::not_run(frontier.step(i), StepStatus::Failed)
-            },
+        let i = step_of.remove(&k).expect("every future is a step's");
+        let result = match came {
+            Came::Step(response) => step_result(frontier.step(i), response),
+            Came::Decided(decision) => {
+                let (step, deps) = unpark(ctx, &mut parked, i);
+                match decision {
+                    Ok(Json(d)) if d.approve => {
+                        step_of.insert(in_flight.push(send(ctx, &pass, step, deps)), i);
+                        continue;
+                    }
+                    Ok(Json(d)) => refused(&step, &format!("rejected by {}: {}", d.by, d.reason)),
+                    Err(e) => refused(&step, &format!("the decision failed: {e}")),
+                }
+            }
         };
         frontier.finished(i, &result);
         schedule::keep(&mut outcome, result);
     }
     Ok(outcome)
+}
+
+/// The call of `step` to the steps service (journaled when made).
+fn send<'a>(ctx: &'a WorkflowContext<'_>, pass: &Pass, step: Step, deps: DependencyOutputs) -> InFlight<'a> {
+    let request = StepRequest {
+        plan: pass.plan.clone(),
+        plan_version: pass.version,
+        step,
+        deps,
+    };
+    let call = ctx.service_client::<StepsClient>().run(Json(request)).call();
+    Box::pin(call.map(Came::Step))
+}
+
+/// Take step `i` off the parked list, and off the calls deciders see.
+fn unpark(ctx: &WorkflowContext<'_>, parked: &mut Parked, i: usize) -> (Step, DependencyOutputs) {
+    let (step, deps) = parked.steps.remove(&i).expect("a decided step was parked");
+    parked.listed.retain(|c| c["step_id"] != step.id.as_str());
+    match parked.listed.is_empty() {
+        true => ctx.clear(WAITING),
+        false => ctx.set(WAITING, Json(json!({"for": "calls", "calls": parked.listed}))),
+    }
+    (step, deps)
+}
+
+/// What came of a step's call, with the worker that ran it.
+fn step_result(step: &Step, response: Result<Json<StepResponse>, TerminalError>) -> StepResult {
+    match response {
+        Ok(Json(StepResponse { worker, result })) => StepResult {
+            worker: Some(worker),
+            ..result
+        },
+        // The steps service gave up on the call (it is terminal): the step failed.
+        Err(e) => StepResult {
+            error: Some(format!("the worker's call failed: {e}")),
+            ..StepResult::not_run(step, StepStatus::Failed)
+        },
+    }
+}
+
+/// A step a person did not let run: refused, a decision the run stops at.
+fn refused(step: &Step, why: &str) -> StepResult {
+    StepResult {
+        error: Some(why.to_string()),
+        refused: true,
+        ..StepResult::not_run(step, StepStatus::Failed)
+    }
 }

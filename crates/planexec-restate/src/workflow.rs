@@ -1,6 +1,7 @@
 //! The `PlanexecRun` workflow: one run, keyed by its run id. `run` drives it
 //! from task to report (once per id, as Restate runs a workflow); `decide`
-//! resolves the plan review it waits for; `status` says what it waits for.
+//! resolves the plan review it waits for, `decide_step` one call it waits to
+//! make; `status` says what it waits for.
 
 use std::sync::Arc;
 
@@ -10,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::bridge::{self, Bridge, WAITING};
-use crate::decision::{PlanDecision, PromiseApprover};
+use crate::decision::{PlanDecision, PromiseApprover, StepDecision};
 
 /// A run to make: its task, a plan made elsewhere (else the planner makes
 /// one), and whether a person approves the plan before any step runs.
@@ -58,7 +59,10 @@ impl Runs {
         let agent = self.agent.clone();
         // The loop and the server of its requests go on together; the
         // server ends when the loop, done, drops its engine.
-        let (report, served) = futures::join!(async move { agent.run_on(on).await }, bridge::serve(&ctx, requests));
+        let (report, served) = futures::join!(
+            async move { agent.run_on(on).await },
+            bridge::serve(&ctx, &self.agent, requests)
+        );
         served?;
         let report = report.map_err(TerminalError::new)?;
         Ok(Json(report))
@@ -83,6 +87,37 @@ impl Runs {
         let promise = waiting["promise"].as_str().unwrap_or("approval").to_string();
         ctx.resolve_promise(&promise, Json(decision));
         Ok(Json(json!({"run_id": ctx.key(), "decided": promise})))
+    }
+
+    /// Decide on one call the run waits to make (its mode asks for each
+    /// call with side effects). Refused when it does not wait for that step.
+    #[handler]
+    async fn decide_step(
+        &self,
+        ctx: SharedWorkflowContext<'_>,
+        Json(decision): Json<StepDecision>,
+    ) -> HandlerResult<Json<Value>> {
+        let waiting: Option<Json<Value>> = ctx.get(WAITING).await?;
+        let waiting = waiting.map(|Json(w)| w).unwrap_or_default();
+        let calls = waiting["calls"].as_array().cloned().unwrap_or_default();
+        let Some(call) = calls.iter().find(|c| c["step_id"] == decision.step.as_str()) else {
+            let pending: Vec<&str> = calls.iter().filter_map(|c| c["step_id"].as_str()).collect();
+            return Err(TerminalError::new(format!(
+                "run {} does not wait for a decision on step {} (it waits for: {})",
+                ctx.key(),
+                decision.step,
+                if pending.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    pending.join(", ")
+                }
+            ))
+            .into());
+        };
+        let awakeable = call["awakeable"].as_str().unwrap_or_default().to_string();
+        let step = decision.step.clone();
+        ctx.resolve_awakeable(&awakeable, Json(decision));
+        Ok(Json(json!({"run_id": ctx.key(), "decided": step})))
     }
 
     /// What the run waits for now: `{"waiting": null}` while it runs.

@@ -28,7 +28,7 @@ use crate::result::{now_ms, StepResult};
 use crate::run::owner::{Claim, Owner};
 use crate::run::resume::{self, ResumeError};
 use crate::run::{new_run_id, Run, RunError, Start};
-use crate::store::{RunHeader, RunStore, Waiting};
+use crate::store::{RunHeader, RunStore, Waiting, WaitingCall};
 use crate::strategy::{self, Drive};
 use crate::tools::ToolRegistry;
 
@@ -273,6 +273,43 @@ impl Agent {
         let stop = cancel.child();
         let ctx = self.context(Ledger::new(None, &new_run_id(), stop.clone(), 0, 0), stop, 0);
         crate::executor::run_step(&ctx, plan, version, step.clone(), deps).await
+    }
+
+    /// The call a person must confirm before `step` runs under this agent's
+    /// mode, given its dependencies' outputs, if any: a tool step's call
+    /// (arguments resolved as far as they can be), or for an agent step the
+    /// step itself when its profile may call a tool the mode would confirm.
+    /// A durable engine asks for this before it sends the step to a worker,
+    /// where nobody is there to confirm it.
+    pub fn confirmation_for(&self, step: &Step, deps: &crate::schedule::DependencyOutputs) -> Option<WaitingCall> {
+        let confirms = |name: &str, args: &Value| {
+            self.tools.get(name).is_some_and(|entry| {
+                self.options.permission(name, entry.effect(args)) == crate::policy::Permission::Confirm
+            })
+        };
+        match step.kind() {
+            crate::plan::StepKind::Tool(tool) => {
+                let lookup = |id: &str| crate::executor::dep_output(deps, id);
+                let args = crate::plan::resolve_args(&step.args, &lookup)
+                    .map(Value::Object)
+                    .unwrap_or_else(|_| Value::Object(step.args.clone()));
+                confirms(tool, &args).then(|| WaitingCall {
+                    step_id: step.id.clone(),
+                    tool: tool.to_string(),
+                    args,
+                })
+            }
+            crate::plan::StepKind::Agent(name) => {
+                let profile = self.options.agents.iter().find(|a| a.name == name)?;
+                let mut tools = self.tools.names().into_iter().filter(|t| profile.allows(t));
+                tools.any(|t| confirms(&t, &Value::Null)).then(|| WaitingCall {
+                    step_id: step.id.clone(),
+                    tool: format!("agent {name}"),
+                    args: serde_json::json!({ "task": step.description }),
+                })
+            }
+            crate::plan::StepKind::Reasoning => None,
+        }
     }
 
     /// Plan, approve, execute and answer a task.
