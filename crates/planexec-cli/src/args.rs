@@ -221,6 +221,9 @@ pub enum Command {
         /// This worker's name, in each step's result (default: worker-PID).
         #[arg(long)]
         name: Option<String>,
+        /// Most steps this worker runs at once; more wait for a slot.
+        #[arg(long, default_value_t = 8, value_name = "N")]
+        capacity: usize,
         /// Register the worker with the Restate server whose admin API is at this URL.
         #[arg(long, value_name = "ADMIN_URL", env = "RESTATE_ADMIN")]
         register: Option<String>,
@@ -310,11 +313,11 @@ pub enum Command {
     },
     /// Run a task file under several strategies and compare success, model calls, tokens, cost, time and replans.
     #[command(
-        after_help = "Each line of TASKS is a JSON object: {\"name\": …, \"task\": …, \"workspace\": \"folder\", \"check\": …}\nwhere check is {\"answer_contains\": …}, {\"file\": …, \"contains\"|\"equals\": …} or {\"command\": …} (exits 0),\nor a list of them (also {\"absent\": file}, {\"no_tool\": name}, {\"says\": text}, {\"status\": \"infeasible\"}).\nEach run gets a fresh copy of the workspace folder (relative to TASKS).\nRuns are unattended: the plan is approved and tools run as --mode auto with every confirmation answered yes.\n\nA suite (--suite DIR) is a folder with tune.jsonl (the part changes are tried on), heldout.jsonl and\nheldout-2.jsonl (parts only reported: held-out-1, spent, and held-out-2); it prints a pass-rate table per part,\nunder the configured strategy unless --strategy.\n\nExamples:\n  planexec bench examples/bench/tasks.jsonl\n  planexec bench --suite examples/tasks --local-model small\n  planexec bench --suite examples/tasks --part held-out-2\n  planexec bench tasks.jsonl --strategy plan-execute,react --repeat 3\n  planexec bench tasks.jsonl --json > results.json"
+        after_help = "Each line of TASKS is a JSON object: {\"name\": …, \"task\": …, \"workspace\": \"folder\", \"check\": …}\nwhere check is {\"answer_contains\": …}, {\"file\": …, \"contains\"|\"equals\": …} or {\"command\": …} (exits 0),\nor a list of them (also {\"absent\": file}, {\"no_tool\": name}, {\"says\": text}, {\"status\": \"infeasible\"}).\nEach run gets a fresh copy of the workspace folder (relative to TASKS).\nRuns are unattended: the plan is approved and tools run as --mode auto with every confirmation answered yes.\n\nA suite (--suite DIR) is a folder with tune.jsonl (the part changes are tried on), heldout.jsonl and\nheldout-2.jsonl (parts only reported: held-out-1, spent, and held-out-2); it prints a pass-rate table per part,\nunder the configured strategy unless --strategy.\n\nExamples:\n  planexec bench examples/bench/tasks.jsonl\n  planexec bench --suite examples/tasks --local-model small\n  planexec bench --suite examples/tasks --part held-out-2\n  planexec bench tasks.jsonl --strategy plan-execute,react --repeat 3\n  planexec bench tasks.jsonl --json > results.json\n  planexec bench --engine restate      # runs on Restate: overhead per step, one worker against two"
     )]
     Bench {
         /// The task file (JSON Lines), e.g. examples/bench/tasks.jsonl.
-        #[arg(required_unless_present = "suite", conflicts_with = "suite")]
+        #[arg(required_unless_present_any = ["suite", "engine"], conflicts_with = "suite")]
         tasks: Option<PathBuf>,
         /// A suite folder (tune.jsonl and heldout.jsonl), e.g. examples/tasks.
         #[arg(long, value_name = "DIR")]
@@ -328,6 +331,11 @@ pub enum Command {
         /// Print every run and the summary as JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// --engine restate: measure runs on Restate instead (its overhead per step
+        /// against a local run; 100 runs on one worker against two), with a scripted
+        /// model and workers in this process, on the server at --ingress / restate.admin.
+        #[command(flatten)]
+        engine: EngineArgs,
         #[command(flatten)]
         common: CommonArgs,
     },

@@ -225,8 +225,10 @@ async fn dispatch(cli: Cli) -> Result<u8, BadInput> {
             part,
             repeat,
             json,
+            engine,
             common,
         } => match bench::Source::from_args(tasks, suite, part) {
+            _ if engine.engine.as_deref() == Some("restate") => on_restate::bench(&engine, json).await,
             Ok(source) => bench::bench(source, repeat, json, common, quiet, cli.verbose).await,
             Err(e) => Err(e),
         },

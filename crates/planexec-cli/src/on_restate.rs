@@ -8,6 +8,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use planexec::Plan;
+use planexec_restate::bench::BenchOptions;
 use planexec_restate::decision::{PlanDecision, StepDecision};
 use planexec_restate::ingress::Ingress;
 use planexec_restate::workflow::RunRequest;
@@ -185,5 +186,48 @@ pub(crate) async fn show(ingress: &Ingress, run_id: &str, json: bool) -> Result<
             outln!("{}", how_to_decide(run_id, &status["waiting"]));
         }
     }
+    Ok(EXIT_OK)
+}
+
+/// `planexec bench --engine restate` ([`planexec_restate::bench`]).
+pub(crate) async fn bench(engine: &EngineArgs, json: bool) -> Result<u8, BadInput> {
+    let config = Config::load(Path::new("."), &Flags::default())?;
+    let mut options = BenchOptions::default();
+    if let Some(url) = engine.ingress.as_deref().or(config.get("restate.ingress")) {
+        options.ingress = url.to_string();
+    }
+    if let Some(url) = config.get("restate.admin") {
+        options.admin = url.to_string();
+    }
+    let scratch = tempfile::tempdir().map_err(|e| BadInput(format!("no scratch folder for the bench: {e}")))?;
+    eprintln!(
+        "measuring on Restate at {} (admin {}): its own workers join a new pool there",
+        options.ingress, options.admin
+    );
+    let figures = planexec_restate::bench::run(&options, scratch.path())
+        .await
+        .map_err(BadInput)?;
+    if json {
+        outln!("{}", serde_json::to_string_pretty(&figures).unwrap_or_default());
+        return Ok(EXIT_OK);
+    }
+    outln!(
+        "overhead per step: {:.1} ms ({} steps of {} ms in a chain: {:.0} ms on Restate, {:.0} ms in process)",
+        figures.overhead_ms_per_step,
+        options.chain,
+        options.step_ms,
+        figures.chain_restate_ms,
+        figures.chain_local_ms
+    );
+    outln!(
+        "{} runs of {} parallel {} ms steps: {:.2} s on one worker, {:.2} s on two ({:.2}x the throughput; {} steps at once per worker)",
+        options.runs,
+        options.width,
+        options.step_ms,
+        figures.one_worker_s,
+        figures.two_workers_s,
+        figures.throughput_ratio,
+        options.capacity
+    );
     Ok(EXIT_OK)
 }

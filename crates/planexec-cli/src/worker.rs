@@ -15,6 +15,7 @@ use crate::setup::{assemble_agent, model_setup, open_tools, Cassette, Recorded};
 
 pub struct WorkerArgs {
     pub listen: String,
+    pub capacity: usize,
     /// The pool to share the work in, if any.
     pub pool: Option<String>,
     pub name: String,
@@ -28,6 +29,7 @@ pub async fn dispatch(command: Command, quiet: bool, verbose: u8) -> Result<u8, 
         listen,
         pool,
         name,
+        capacity,
         register,
         advertise,
         common,
@@ -46,6 +48,7 @@ pub async fn dispatch(command: Command, quiet: bool, verbose: u8) -> Result<u8, 
     });
     let args = WorkerArgs {
         listen,
+        capacity,
         pool,
         name,
         register,
@@ -100,6 +103,7 @@ pub async fn command(
     let serving = tokio::spawn(planexec_restate::worker::serve(
         agent,
         args.name.clone(),
+        args.capacity,
         listener,
         async {
             let _ = tokio::signal::ctrl_c().await;

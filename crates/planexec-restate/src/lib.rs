@@ -21,10 +21,12 @@
 //! | `bridge.rs` | the engine the run loop sees, and the workflow's loop that serves it |
 //! | `pass.rs` | one pass of ready steps as journaled service calls, in a replayable order |
 //! | `decision.rs` | a person's decision on a plan, and the approver that waits for one |
+//! | `bench.rs` | `planexec bench --engine restate`: overhead per step, throughput on one worker and two |
 //! | `ingress.rs` | a client of Restate's ingress: submit a run, wait for it, decide on it |
 //! | `pool.rs` | the worker pool: one address in front of every worker, for Restate |
 //! | `worker.rs` | serving the endpoint, registering it with Restate's admin API, staying in a pool |
 
+pub mod bench;
 mod bridge;
 pub mod decision;
 pub mod ingress;
@@ -58,17 +60,21 @@ pub struct StepResponse {
     pub result: StepResult,
 }
 
-/// The `PlanexecSteps` service: runs the steps Restate hands this worker.
+/// The `PlanexecSteps` service: runs the steps Restate hands this worker,
+/// at most `capacity` at once (more wait for a slot: a worker is a machine
+/// of a given size, and the pool sends the next step to the next worker).
 pub struct Steps {
     agent: Arc<Agent>,
     worker: String,
+    slots: Arc<tokio::sync::Semaphore>,
 }
 
 impl Steps {
-    pub fn new(agent: Arc<Agent>, worker: impl Into<String>) -> Steps {
+    pub fn new(agent: Arc<Agent>, worker: impl Into<String>, capacity: usize) -> Steps {
         Steps {
             agent,
             worker: worker.into(),
+            slots: Arc::new(tokio::sync::Semaphore::new(capacity.max(1))),
         }
     }
 }
@@ -91,8 +97,14 @@ impl Steps {
     async fn run(&self, ctx: Context<'_>, Json(request): Json<StepRequest>) -> HandlerResult<Json<StepResponse>> {
         let agent = self.agent.clone();
         let worker = self.worker.clone();
+        let slots = self.slots.clone();
         let response = ctx
             .run(|| async move {
+                // Inside the journaled block: a replayed step takes no slot.
+                let _slot = slots
+                    .acquire_owned()
+                    .await
+                    .map_err(|e| TerminalError::new(e.to_string()))?;
                 let result = agent
                     .run_step(
                         &request.plan,

@@ -11,10 +11,17 @@ use crate::pool::{self, Member, Pool};
 use crate::workflow::Runs;
 use crate::Steps;
 
-/// Serve this worker's handlers on `listener` until `stop` completes.
-pub async fn serve(agent: Arc<Agent>, name: String, listener: TcpListener, stop: impl std::future::Future) {
+/// Serve this worker's handlers on `listener` until `stop` completes,
+/// running at most `capacity` steps at once.
+pub async fn serve(
+    agent: Arc<Agent>,
+    name: String,
+    capacity: usize,
+    listener: TcpListener,
+    stop: impl std::future::Future,
+) {
     let endpoint = Endpoint::builder()
-        .bind(Steps::new(agent.clone(), name))
+        .bind(Steps::new(agent.clone(), name, capacity))
         .bind(Runs::new(agent))
         .build();
     HttpServer::new(endpoint).serve_with_cancel(listener, stop).await;
