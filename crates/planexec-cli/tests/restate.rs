@@ -676,3 +676,57 @@ fn calls_of_one_wave_wait_for_their_decisions_together_and_each_is_decided_on_it
     let out = decide("approve", "s1");
     assert!(!out.status.success());
 }
+
+#[test]
+fn a_call_with_side_effects_in_flight_when_its_workers_die_is_not_run_again_blindly() {
+    let Some((ingress, admin, _turn)) = restate() else {
+        return;
+    };
+    let ws = tempfile::tempdir().unwrap();
+    let plan = json!({"goal": "log", "steps": [
+        {"id": "s1", "description": "log, slowly", "tool": "shell",
+         "args": {"command": "echo started >> log.txt; sleep 5; echo done >> log.txt"}, "depends_on": []}
+    ]});
+    std::fs::write(ws.path().join("plan.json"), plan.to_string()).unwrap();
+    let model = ScriptedServer::start();
+    model
+        .role("synthesizer")
+        .always(planexec_testkit::Reply::content("logged"));
+    let pool = free_address();
+    let w1 = worker_at(ws.path(), "w1", &["--pool", &pool], &admin, &model).0;
+
+    let out = common::planexec(ws.path())
+        .args([
+            "exec",
+            "plan.json",
+            "--engine",
+            "restate",
+            "--ingress",
+            &ingress,
+            "--yes",
+            "--detach",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let run_id = report_of(&out)["run_id"].as_str().unwrap().to_string();
+    let log = ws.path().join("log.txt");
+    let start = Instant::now();
+    while !log.exists() {
+        assert!(start.elapsed() < Duration::from_secs(30), "the step never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(w1); // killed mid-call, and with it the pool
+    let _w2 = worker_at(ws.path(), "w2", &["--pool", &pool], &admin, &model).0;
+
+    let report = show_until(ws.path(), &ingress, &run_id, |s| s["status"].is_string());
+    assert_eq!(report["status"], "failed", "{report:#}");
+    let error = report["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("may or may not have happened") && error.contains("w1"),
+        "{report:#}"
+    );
+    // (The first call's shell may finish on its own: a killed worker's child lives on.)
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(text.matches("started").count(), 1, "the call ran again: {text}");
+}

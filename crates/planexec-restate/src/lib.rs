@@ -92,14 +92,32 @@ impl Steps {
 )]
 impl Steps {
     /// Run one step. Journaled: the response of a step that finished is
-    /// replayed from the journal, never computed again.
+    /// replayed from the journal, never computed again. A step that must not
+    /// silently run twice (a call with side effects, an agent step) first
+    /// journals its start; found started by an earlier attempt and not
+    /// finished, it was in flight when its worker stopped, and it is not run
+    /// again blindly: it ends refused, saying so, and the run stops there,
+    /// as a local run's resume would ask first.
     #[handler]
     async fn run(&self, ctx: Context<'_>, Json(request): Json<StepRequest>) -> HandlerResult<Json<StepResponse>> {
         let agent = self.agent.clone();
         let worker = self.worker.clone();
         let slots = self.slots.clone();
+        let attempt = attempt_id(&worker);
+        let started_by = match must_not_repeat(&agent, &request.step) {
+            true => {
+                let this = attempt.clone();
+                let Json(first) = ctx.run(|| async move { Ok(Json(this)) }).name("started").await?;
+                Some(first)
+            }
+            false => None,
+        };
         let response = ctx
             .run(|| async move {
+                if let Some(first) = started_by.filter(|first| *first != attempt) {
+                    let result = in_flight_at_a_stop(&request.step, &first);
+                    return Ok(Json(StepResponse { worker, result }));
+                }
                 // Inside the journaled block: a replayed step takes no slot.
                 let _slot = slots
                     .acquire_owned()
@@ -119,5 +137,46 @@ impl Steps {
             .name("step")
             .await?;
         Ok(response)
+    }
+}
+
+/// Whether running `step` twice could do twice what it does: a tool call
+/// that is not idempotent, or an agent step (its calls are its own).
+fn must_not_repeat(agent: &Agent, step: &Step) -> bool {
+    match step.kind() {
+        planexec::StepKind::Tool(tool) => !agent.tools().is_idempotent(tool),
+        planexec::StepKind::Agent(_) => true,
+        planexec::StepKind::Reasoning => false,
+    }
+}
+
+/// An id for this attempt at an invocation, different from every other
+/// attempt's (a new one after a worker stopped): the worker's name, the
+/// time, and a count.
+fn attempt_id(worker: &str) -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    format!("{worker}/{nanos}/{}", COUNT.fetch_add(1, Ordering::Relaxed))
+}
+
+/// The result of a step found started by the earlier attempt `first` and
+/// never finished.
+fn in_flight_at_a_stop(step: &Step, first: &str) -> StepResult {
+    let worker = first.split('/').next().unwrap_or("?");
+    let what = step
+        .tool
+        .as_deref()
+        .map(|t| format!("its {t} call"))
+        .unwrap_or("the step".into());
+    StepResult {
+        error: Some(format!(
+            "it was running on worker {worker} when that worker stopped; {what} has side effects that may or may not have happened, so it is not run again blindly: check what it did, then run what is left"
+        )),
+        refused: true,
+        ..StepResult::not_run(step, planexec::StepStatus::Interrupted)
     }
 }
