@@ -7,6 +7,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use planexec::store::Waiting;
 use planexec::Plan;
 use planexec_restate::bench::BenchOptions;
 use planexec_restate::decision::{PlanDecision, StepDecision};
@@ -99,21 +100,23 @@ async fn follow(ingress: &Ingress, run_id: &str, display: &Display) -> Result<pl
 /// its `status`): its plan, or each call its mode asks about.
 fn how_to_decide(run_id: &str, waiting: &Value) -> String {
     let on = "--engine restate";
-    let Some(calls) = waiting["calls"].as_array() else {
+    let calls = serde_json::from_value::<Waiting>(waiting.clone())
+        .map(|w| w.calls())
+        .unwrap_or_default();
+    if calls.is_empty() {
         return format!(
             "run {run_id} waits for a decision on its plan (planexec runs show {run_id} {on} shows it):\n  planexec approve {run_id} {on}\n  planexec reject {run_id} {on} --reason \"...\""
         );
-    };
+    }
     let mut text = format!(
         "run {run_id} waits for a decision on {} call(s); each is decided on its own:",
         calls.len()
     );
     for call in calls {
-        let step = call["step_id"].as_str().unwrap_or("?");
+        let step = call.step_id;
         text += &format!(
             "\n  {step}: {} {}\n    planexec approve {run_id} --step {step} {on}\n    planexec reject {run_id} --step {step} {on} --reason \"...\"",
-            call["tool"].as_str().unwrap_or("?"),
-            call["args"]
+            call.tool, call.args
         );
     }
     text

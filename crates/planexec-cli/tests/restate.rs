@@ -609,11 +609,10 @@ fn calls_of_one_wave_wait_for_their_decisions_together_and_each_is_decided_on_it
         .unwrap();
     let run_id = report_of(&out)["run_id"].as_str().unwrap().to_string();
     let waiting_for = |shown: &Value| -> Vec<String> {
-        let calls = shown["waiting"]["calls"].as_array().cloned().unwrap_or_default();
-        calls
-            .iter()
-            .map(|c| c["step_id"].as_str().unwrap_or("").to_string())
-            .collect()
+        let waiting = serde_json::from_value::<planexec::store::Waiting>(shown["waiting"].clone());
+        waiting
+            .map(|w| w.calls().into_iter().map(|c| c.step_id).collect())
+            .unwrap_or_default()
     };
     // Both calls wait at once.
     show_until(ws.path(), &ingress, &run_id, |s| waiting_for(s) == ["s1", "s2"]);

@@ -121,10 +121,10 @@ pub(crate) async fn serve(
                     continue;
                 };
                 reviews += 1;
-                ctx.set(
-                    WAITING,
-                    Json(json!({"for": "approval", "promise": promise, "plan": plan})),
-                );
+                // The core's `Waiting` for a plan (its review's number as the
+                // version), with the plan and the promise that takes the decision.
+                let waiting = json!({"for": "plan", "version": reviews, "promise": promise, "plan": plan});
+                ctx.set(WAITING, Json(waiting));
                 let Json(decision) = ctx.promise::<Json<PlanDecision>>(promise).await?;
                 ctx.clear(WAITING);
                 let _ = reply.send(decision);

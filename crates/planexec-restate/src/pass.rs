@@ -14,10 +14,11 @@ use std::pin::Pin;
 
 use planexec::engine::Pass;
 use planexec::schedule::{self, DagOutcome, DependencyOutputs, Frontier};
+use planexec::store::{Waiting, WaitingCall};
 use planexec::{Agent, Step, StepResult, StepStatus};
 use restate_sdk::context::DurableFuture;
 use restate_sdk::prelude::*;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::bridge::WAITING;
 use crate::decision::StepDecision;
@@ -32,11 +33,31 @@ enum Came {
 type InFlight<'a> = Pin<Box<dyn DurableFuture<Output = Came> + Send + 'a>>;
 
 /// The steps that wait for a decision, by frontier index, and the calls
-/// listed for deciders (with each one's awakeable id).
+/// deciders see, each with the awakeable that takes its decision.
 #[derive(Default)]
 struct Parked {
     steps: HashMap<usize, (Step, DependencyOutputs)>,
-    listed: Vec<Value>,
+    calls: Vec<(WaitingCall, String)>,
+}
+
+impl Parked {
+    /// Say in the workflow's state what the run waits for: the core's
+    /// [`Waiting`] (what `runs show` and `serve` read), with the awakeables.
+    fn publish(&self, ctx: &WorkflowContext<'_>, plan_version: u32) {
+        let calls = self.calls.iter().map(|(c, _)| c.clone()).collect();
+        let Some(waiting) = Waiting::for_calls(plan_version, calls) else {
+            ctx.clear(WAITING);
+            return;
+        };
+        let mut shown = serde_json::to_value(waiting).unwrap_or_default();
+        let awakeables: serde_json::Map<String, Value> = self
+            .calls
+            .iter()
+            .map(|(c, id)| (c.step_id.clone(), Value::String(id.clone())))
+            .collect();
+        shown["awakeables"] = Value::Object(awakeables);
+        ctx.set(WAITING, Json(shown));
+    }
 }
 
 /// Run `pass` as the core's scheduler would ([`planexec::schedule::run_steps`]).
@@ -63,11 +84,9 @@ pub(crate) async fn run(ctx: &WorkflowContext<'_>, agent: &Agent, pass: Pass) ->
             let future = match agent.confirmation_for(&step, &deps) {
                 Some(call) => {
                     let (awakeable, decided) = ctx.awakeable::<Json<StepDecision>>();
-                    let mut listed = serde_json::to_value(&call).unwrap_or_default();
-                    listed["awakeable"] = Value::String(awakeable);
-                    parked.listed.push(listed);
+                    parked.calls.push((call, awakeable));
                     parked.steps.insert(i, (step, deps));
-                    ctx.set(WAITING, Json(json!({"for": "calls", "calls": parked.listed})));
+                    parked.publish(ctx, pass.version);
                     Box::pin(decided.map(Came::Decided)) as InFlight<'_>
                 }
                 None => send(ctx, &pass, step, deps),
@@ -81,7 +100,7 @@ pub(crate) async fn run(ctx: &WorkflowContext<'_>, agent: &Agent, pass: Pass) ->
         let result = match came {
             Came::Step(response) => step_result(frontier.step(i), response),
             Came::Decided(decision) => {
-                let (step, deps) = unpark(ctx, &mut parked, i);
+                let (step, deps) = unpark(ctx, &mut parked, i, pass.version);
                 match decision {
                     Ok(Json(d)) if d.approve => {
                         step_of.insert(in_flight.push(send(ctx, &pass, step, deps)), i);
@@ -111,13 +130,10 @@ fn send<'a>(ctx: &'a WorkflowContext<'_>, pass: &Pass, step: Step, deps: Depende
 }
 
 /// Take step `i` off the parked list, and off the calls deciders see.
-fn unpark(ctx: &WorkflowContext<'_>, parked: &mut Parked, i: usize) -> (Step, DependencyOutputs) {
+fn unpark(ctx: &WorkflowContext<'_>, parked: &mut Parked, i: usize, plan_version: u32) -> (Step, DependencyOutputs) {
     let (step, deps) = parked.steps.remove(&i).expect("a decided step was parked");
-    parked.listed.retain(|c| c["step_id"] != step.id.as_str());
-    match parked.listed.is_empty() {
-        true => ctx.clear(WAITING),
-        false => ctx.set(WAITING, Json(json!({"for": "calls", "calls": parked.listed}))),
-    }
+    parked.calls.retain(|(c, _)| c.step_id != step.id);
+    parked.publish(ctx, plan_version);
     (step, deps)
 }
 

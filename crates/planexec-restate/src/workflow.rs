@@ -77,9 +77,9 @@ impl Runs {
         Json(decision): Json<PlanDecision>,
     ) -> HandlerResult<Json<Value>> {
         let waiting: Option<Json<Value>> = ctx.get(WAITING).await?;
-        let Some(Json(waiting)) = waiting else {
+        let Some(Json(waiting)) = waiting.filter(|Json(w)| w["for"] == "plan") else {
             return Err(TerminalError::new(format!(
-                "run {} is not waiting for a decision on its plan (it is running, finished, or was decided already)",
+                "run {} is not waiting for a decision on its plan (it is running, finished, waits for calls, or was decided already)",
                 ctx.key()
             ))
             .into());
@@ -99,9 +99,13 @@ impl Runs {
     ) -> HandlerResult<Json<Value>> {
         let waiting: Option<Json<Value>> = ctx.get(WAITING).await?;
         let waiting = waiting.map(|Json(w)| w).unwrap_or_default();
-        let calls = waiting["calls"].as_array().cloned().unwrap_or_default();
-        let Some(call) = calls.iter().find(|c| c["step_id"] == decision.step.as_str()) else {
-            let pending: Vec<&str> = calls.iter().filter_map(|c| c["step_id"].as_str()).collect();
+        let awakeables = waiting["awakeables"].as_object().cloned().unwrap_or_default();
+        let Some(awakeable) = awakeables
+            .get(&decision.step)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+        else {
+            let pending: Vec<&str> = awakeables.keys().map(String::as_str).collect();
             return Err(TerminalError::new(format!(
                 "run {} does not wait for a decision on step {} (it waits for: {})",
                 ctx.key(),
@@ -114,7 +118,6 @@ impl Runs {
             ))
             .into());
         };
-        let awakeable = call["awakeable"].as_str().unwrap_or_default().to_string();
         let step = decision.step.clone();
         ctx.resolve_awakeable(&awakeable, Json(decision));
         Ok(Json(json!({"run_id": ctx.key(), "decided": step})))
