@@ -200,6 +200,10 @@ pub enum Command {
         /// Bearer token clients must send (required off loopback).
         #[arg(long, env = "PLANEXEC_TOKEN", hide_env_values = true)]
         token: Option<String>,
+        /// With --engine restate, runs start and are decided on Restate (its workers
+        /// make them; give them this server's --db).
+        #[command(flatten)]
+        engine: EngineArgs,
         #[command(flatten)]
         common: CommonArgs,
         #[command(flatten)]

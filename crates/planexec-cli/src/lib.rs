@@ -347,9 +347,10 @@ async fn dispatch_decisions(command: Command, quiet: bool, verbose: u8) -> Resul
         Command::Serve {
             listen,
             token,
+            engine,
             common,
             ledger,
-        } => serve::command(listen, token, common, ledger, quiet, verbose).await,
+        } => serve::command(listen, token, engine, common, ledger, quiet, verbose).await,
         Command::McpServer {
             common,
             ledger,

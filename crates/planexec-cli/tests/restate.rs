@@ -729,3 +729,104 @@ fn a_call_with_side_effects_in_flight_when_its_workers_die_is_not_run_again_blin
     let text = std::fs::read_to_string(&log).unwrap();
     assert_eq!(text.matches("started").count(), 1, "the call ran again: {text}");
 }
+
+/// GET or POST (with `body`) `url` through curl: the JSON answer.
+fn http(method: &str, url: &str, body: Option<&Value>) -> Value {
+    let mut cmd = Command::new("curl");
+    cmd.args(["-sS", "-m", "30", "-X", method, url]);
+    if let Some(body) = body {
+        cmd.args(["-H", "content-type: application/json", "-d", &body.to_string()]);
+    }
+    let out = cmd.output().unwrap();
+    serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
+}
+
+#[test]
+fn serve_on_restate_starts_a_run_and_its_viewer_api_approves_it() {
+    let Some((ingress, admin, _turn)) = restate() else {
+        return;
+    };
+    let ws = tempfile::tempdir().unwrap();
+    let db = ws.path().join("ledger.db");
+    let model = ScriptedServer::start();
+    model.role("planner").always(planexec_testkit::Reply::json(&json!({"goal": "sum", "steps": [
+        {"id": "s1", "description": "add", "tool": "calculator", "args": {"expression": "17 + 25"}, "depends_on": []},
+        {"id": "s2", "description": "write the sum", "tool": "write_file",
+         "args": {"path": "sum.txt", "content": "{{s1}}"}, "depends_on": ["s1"]}
+    ]})));
+    model
+        .role("synthesizer")
+        .always(planexec_testkit::Reply::content("sum.txt holds 42"));
+    let db_arg = db.to_str().unwrap();
+    let _worker = worker_at(
+        ws.path(),
+        "w1",
+        &["--listen", "127.0.0.1:0", "--db", db_arg],
+        &admin,
+        &model,
+    )
+    .0;
+    let mut serve = common::planexec(ws.path())
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--engine",
+            "restate",
+            "--ingress",
+            &ingress,
+            "--db",
+            db_arg,
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(serve.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let base = line
+        .split("http://")
+        .nth(1)
+        .unwrap_or_else(|| panic!("serve said: {line}"));
+    let base = base.split('/').next().unwrap().to_string();
+    let serve = Worker(serve); // stopped when dropped
+    let api = |path: &str| format!("http://{base}{path}");
+
+    let started = http(
+        "POST",
+        &api("/runs"),
+        Some(&json!({"task": "Add 17 and 25 into sum.txt", "approve": "later"})),
+    );
+    let run_id = started["run_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{started}"))
+        .to_string();
+    let start = Instant::now();
+    let shown = loop {
+        let shown = http("GET", &api(&format!("/runs/{run_id}")), None);
+        if shown["status"] == "awaiting_approval" {
+            break shown;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "never waited: {shown:#}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(shown["waiting"]["for"], "plan", "{shown:#}");
+    let approved = http(
+        "POST",
+        &api(&format!("/runs/{run_id}/approve")),
+        Some(&json!({"by": "ana"})),
+    );
+    assert_eq!(approved["run_id"], run_id.as_str(), "{approved}");
+    let start = Instant::now();
+    loop {
+        let shown = http("GET", &api(&format!("/runs/{run_id}")), None);
+        if shown["status"] == "succeeded" {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "never finished: {shown:#}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(std::fs::read_to_string(ws.path().join("sum.txt")).unwrap(), "42");
+    drop(serve);
+}

@@ -74,15 +74,12 @@ fn agent_for(
         store: server.store.clone(),
         workspace: server.workspace.clone(),
     };
-    let agent = server_agent(
-        &server.config,
-        &server.models,
-        options,
-        server.tools.clone(),
-        recorded,
-        later,
-    )
-    .map_err(|e| e.0)?;
+    let models = server
+        .models
+        .as_ref()
+        .ok_or("this server's runs are made by Restate's workers, not here")?;
+    let agent =
+        server_agent(&server.config, models, options, server.tools.clone(), recorded, later).map_err(|e| e.0)?;
     let (tx, rx) = tokio::sync::oneshot::channel();
     let tx = std::sync::Mutex::new(Some(tx));
     let id = std::sync::Mutex::new(known_id);
@@ -169,6 +166,12 @@ pub async fn start_run(State(server): Shared, body: Bytes) -> Response {
             )
         }
     };
+    if let Some(ingress) = &server.restate {
+        return match super::on_restate::start(ingress, request.task, later).await {
+            Ok(started) => (StatusCode::ACCEPTED, Json(started)).into_response(),
+            Err(e) => error(StatusCode::BAD_GATEWAY, e),
+        };
+    }
     match spawn(&server, Some(request.task), None, later).await {
         Ok(run_id) => (
             StatusCode::ACCEPTED,
@@ -212,7 +215,7 @@ pub async fn show_run(State(server): Shared, Path(id): Path<String>) -> Response
     match server.store.load_run(&id).await {
         Ok(Some(run)) => {
             let report = run.report();
-            Json(RunShown {
+            let shown = RunShown {
                 run_id: run.run_id,
                 task: run.task,
                 status: run.status,
@@ -221,8 +224,12 @@ pub async fn show_run(State(server): Shared, Path(id): Path<String>) -> Response
                 lease: run.lease,
                 resumes: run.resumes,
                 report,
-            })
-            .into_response()
+            };
+            let shown = match &server.restate {
+                Some(ingress) => super::on_restate::with_waiting(ingress, shown).await,
+                None => shown,
+            };
+            Json(shown).into_response()
         }
         Ok(None) => error(StatusCode::NOT_FOUND, format!("there is no run {id}")),
         Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e),
@@ -288,6 +295,17 @@ pub async fn approve(State(server): Shared, Path(id): Path<String>, body: Bytes)
         Ok(d) => d,
         Err(e) => return error(StatusCode::BAD_REQUEST, e),
     };
+    if let Some(ingress) = &server.restate {
+        return match super::on_restate::decide(ingress, &id, &d, decider(&d), true).await {
+            Ok(approved) => Json(Approved {
+                approved,
+                run_id: id,
+                resumed: true,
+            })
+            .into_response(),
+            Err(e) => error(StatusCode::CONFLICT, e),
+        };
+    }
     let decided = match d.answer.clone() {
         Some(answer) => decisions::answer(server.store.as_ref(), &id, answer, &decider(&d)).await,
         None => decisions::approve(server.store.as_ref(), &id, d.step.as_deref(), &decider(&d)).await,
@@ -327,6 +345,12 @@ pub async fn reject(State(server): Shared, Path(id): Path<String>, body: Bytes) 
             "`reason` is missing: say why the run is rejected",
         );
     };
+    if let Some(ingress) = &server.restate {
+        return match super::on_restate::decide(ingress, &id, &d, decider(&d), false).await {
+            Ok(_) => Json(Rejected { rejected: id, reason }).into_response(),
+            Err(e) => error(StatusCode::CONFLICT, e),
+        };
+    }
     match decisions::reject(server.store.as_ref(), &id, &reason, &decider(&d)).await {
         Ok(()) => Json(Rejected { rejected: id, reason }).into_response(),
         Err(e) => refused(e),

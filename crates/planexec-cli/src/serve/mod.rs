@@ -13,10 +13,13 @@
 //! | `POST /runs/{id}/approve\|reject\|edit\|steer\|cancel` | decisions |
 //!
 //! It listens on loopback by default; any other address needs a bearer token.
+//! With `--engine restate` runs start and are decided through Restate's
+//! ingress and the workers make them ([`on_restate`]).
 
 mod api;
 mod bodies;
 mod hub;
+mod on_restate;
 mod routes;
 mod server;
 
@@ -31,7 +34,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 
-use crate::args::{CommonArgs, LedgerArgs};
+use crate::args::{CommonArgs, EngineArgs, LedgerArgs};
 use crate::config::Config;
 use crate::display::{init_logging, Display};
 use crate::outcome::{BadInput, EXIT_OK};
@@ -102,6 +105,7 @@ pub async fn run(server: Arc<Server>, listener: tokio::net::TcpListener) -> std:
 pub async fn command(
     listen: String,
     token: Option<String>,
+    engine: EngineArgs,
     common: CommonArgs,
     ledger: LedgerArgs,
     quiet: bool,
@@ -117,12 +121,17 @@ pub async fn command(
         )));
     }
     let workspace = common.workspace();
+    let restate = crate::on_restate::target(&engine, &workspace)?;
     let config = Config::load(&workspace, &common.flags())?;
     let options = config.run_options()?;
     let display = Display::new(quiet, Vec::new());
     init_logging(verbose, &display);
     let store = runs::open(ledger.db.as_deref()).await?;
-    let models = model_setup(&config, &options, &Cassette::default())?;
+    // Runs on Restate are made by its workers, with their own models.
+    let models = match restate {
+        Some(_) => None,
+        None => Some(model_setup(&config, &options, &Cassette::default())?),
+    };
     let tools = open_tools(&workspace, &config, &common.mcp).await?;
     let bound = tokio::net::TcpListener::bind(addr)
         .await
@@ -137,6 +146,7 @@ pub async fn command(
         hub: Default::default(),
         running: Default::default(),
         token,
+        restate,
     });
     let bound = listener.local_addr().map(|a| a.to_string()).unwrap_or(listen);
     // The first line says where: a script (or a test) reads the port from it.

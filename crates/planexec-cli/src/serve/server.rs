@@ -16,7 +16,8 @@ use crate::setup::ModelSetup;
 pub struct Server {
     pub store: Arc<dyn RunStore>,
     pub config: Config,
-    pub models: ModelSetup,
+    /// The models of runs made here (none when runs go to Restate's workers).
+    pub models: Option<ModelSetup>,
     pub tools: Arc<ToolRegistry>,
     pub workspace: PathBuf,
     pub hub: hub::Hub,
@@ -24,4 +25,7 @@ pub struct Server {
     pub running: Mutex<HashMap<String, CancelToken>>,
     /// Required as `Authorization: Bearer …` when set.
     pub token: Option<String>,
+    /// With `--engine restate`: runs start and are decided through this
+    /// ingress, and the workers make them.
+    pub restate: Option<planexec_restate::ingress::Ingress>,
 }
