@@ -179,6 +179,8 @@ pub enum Command {
         #[arg(long)]
         by: Option<String>,
         #[command(flatten)]
+        engine: EngineArgs,
+        #[command(flatten)]
         ledger: LedgerArgs,
     },
     /// Stop a run from any terminal: a running one within seconds, a paused one now. Resumable.

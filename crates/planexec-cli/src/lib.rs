@@ -341,8 +341,12 @@ async fn dispatch_decisions(command: Command, quiet: bool, verbose: u8) -> Resul
             run_id,
             message,
             by,
+            engine,
             ledger,
-        } => decide::steer(run_id, message, by, ledger).await,
+        } => match on_restate::target(&engine, Path::new("."))? {
+            Some(ingress) => on_restate::steer(&ingress, &run_id, &message).await,
+            None => decide::steer(run_id, message, by, ledger).await,
+        },
         Command::Cancel { run_id, by, ledger } => decide::cancel(run_id, by, ledger).await,
         Command::Serve {
             listen,

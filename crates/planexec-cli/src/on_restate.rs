@@ -159,6 +159,16 @@ pub(crate) async fn decide(ingress: &Ingress, run_id: &str, d: Decision) -> Resu
     Ok(EXIT_OK)
 }
 
+/// Send a Restate run a steering message.
+pub(crate) async fn steer(ingress: &Ingress, run_id: &str, message: &str) -> Result<u8, BadInput> {
+    let sent = ingress.steer(run_id, message).await?;
+    outln!(
+        "sent run {run_id} steering message {}: its replanner follows it at the run's next decision point",
+        sent["steer"]
+    );
+    Ok(EXIT_OK)
+}
+
 /// Print a Restate run: its report once it has finished, else what it waits for.
 pub(crate) async fn show(ingress: &Ingress, run_id: &str, json: bool) -> Result<u8, BadInput> {
     if let Some(report) = ingress.report(run_id).await? {

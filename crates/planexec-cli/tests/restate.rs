@@ -830,3 +830,78 @@ fn serve_on_restate_starts_a_run_and_its_viewer_api_approves_it() {
     assert_eq!(std::fs::read_to_string(ws.path().join("sum.txt")).unwrap(), "42");
     drop(serve);
 }
+
+#[test]
+fn a_run_on_restate_follows_a_steering_message_sent_from_another_process() {
+    let Some((ingress, admin, _turn)) = restate() else {
+        return;
+    };
+    let ws = tempfile::tempdir().unwrap();
+    user_config(ws.path());
+    let pages = CountingServer::answering_after(Duration::from_millis(1500));
+    let model = ScriptedServer::start();
+    model.role("planner").always(planexec_testkit::Reply::json(&json!({"goal": "fetch", "steps": [
+        {"id": "s1", "description": "fetch the page", "tool": "http_get", "args": {"url": pages.url("/page")}, "depends_on": []}
+    ]})));
+    model.role("replanner").always(planexec_testkit::Reply::json(&json!({"goal": "fetch, then note it", "steps": [
+        {"id": "s1", "description": "fetch the page", "tool": "http_get", "args": {"url": pages.url("/page")}, "depends_on": []},
+        {"id": "s2", "description": "note it", "tool": "write_file",
+         "args": {"path": "note.txt", "content": "fetched"}, "depends_on": ["s1"]}
+    ]})));
+    model
+        .role("synthesizer")
+        .always(planexec_testkit::Reply::content("fetched and noted"));
+    let _worker = worker_at(ws.path(), "w1", &["--listen", "127.0.0.1:0"], &admin, &model).0;
+
+    let out = common::planexec(ws.path())
+        .args([
+            "run",
+            "Fetch the page",
+            "--engine",
+            "restate",
+            "--ingress",
+            &ingress,
+            "--yes",
+            "--detach",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let run_id = report_of(&out)["run_id"].as_str().unwrap().to_string();
+    let start = Instant::now();
+    while pages.count("/page") == 0 {
+        assert!(start.elapsed() < Duration::from_secs(30), "the step never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = common::planexec(ws.path())
+        .args([
+            "steer",
+            &run_id,
+            "also write note.txt",
+            "--engine",
+            "restate",
+            "--ingress",
+            &ingress,
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let report = show_until(ws.path(), &ingress, &run_id, |s| s["status"].is_string());
+    assert_eq!(report["status"], "succeeded", "{report:#}");
+    assert_eq!(std::fs::read_to_string(ws.path().join("note.txt")).unwrap(), "fetched");
+    let reasons: Vec<&str> = report["plans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["reason"].as_str())
+        .collect();
+    assert!(
+        reasons.iter().any(|r| r.starts_with("steered: also write note.txt")),
+        "{reasons:?}"
+    );
+    assert_eq!(pages.count("/page"), 1, "the fetched page was fetched again");
+    let asked = model.requests_from("replanner");
+    assert_eq!(asked.len(), 1);
+    assert!(asked[0].prompt_text().contains("also write note.txt"));
+}

@@ -36,6 +36,8 @@ pub(crate) enum Request {
         plan: Plan,
         reply: oneshot::Sender<PlanDecision>,
     },
+    /// The steering messages sent since the last time.
+    Steering { reply: oneshot::Sender<Vec<String>> },
 }
 
 /// The run loop's engine: a sender of [`Request`]s to the workflow.
@@ -74,7 +76,18 @@ impl RunEngine for Bridge {
     async fn run_pass(&self, pass: Pass) -> Result<DagOutcome, EngineError> {
         self.ask(|reply| Request::Pass { pass, reply }).await
     }
+
+    async fn steering(&self) -> Result<Vec<String>, EngineError> {
+        self.ask(|reply| Request::Steering { reply }).await
+    }
 }
+
+/// Names of the durable promises that carry a run's steering messages, in
+/// the order they are sent (the `steer` handler resolves the first free one).
+pub(crate) const STEERS: [&str; 16] = [
+    "steer", "steer/2", "steer/3", "steer/4", "steer/5", "steer/6", "steer/7", "steer/8", "steer/9", "steer/10",
+    "steer/11", "steer/12", "steer/13", "steer/14", "steer/15", "steer/16",
+];
 
 /// Names of the durable promises of successive plan reviews of one run
 /// (a review after feedback is a new promise). Static because Restate's
@@ -101,9 +114,20 @@ pub(crate) async fn serve(
     agent: &planexec::Agent,
     mut requests: mpsc::UnboundedReceiver<Request>,
 ) -> Result<(), TerminalError> {
-    let mut reviews = 0;
+    let (mut reviews, mut steered) = (0, 0);
     while let Some(request) = requests.recv().await {
         match request {
+            Request::Steering { reply } => {
+                let mut messages = Vec::new();
+                while let Some(promise) = STEERS.get(steered) {
+                    match ctx.peek_promise::<Json<String>>(promise).await? {
+                        Some(Json(message)) => messages.push(message),
+                        None => break,
+                    }
+                    steered += 1;
+                }
+                let _ = reply.send(messages);
+            }
             Request::Journal { name, work, reply } => {
                 let Json(value) = ctx.run(|| async move { Ok(Json(work.await)) }).name(name).await?;
                 let _ = reply.send(value);

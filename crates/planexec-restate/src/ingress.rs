@@ -74,6 +74,12 @@ impl Ingress {
         self.post(&url, &body).await
     }
 
+    /// Send run `run_id` a steering message.
+    pub async fn steer(&self, run_id: &str, message: &str) -> Result<Value, String> {
+        let url = format!("{}/PlanexecRun/{run_id}/steer", self.url);
+        self.post(&url, &Value::String(message.to_string())).await
+    }
+
     /// POST `body`; a service Restate does not know yet (a worker registered
     /// a moment ago) is asked again for a few seconds.
     async fn post(&self, url: &str, body: &Value) -> Result<Value, String> {

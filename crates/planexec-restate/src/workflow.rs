@@ -123,6 +123,24 @@ impl Runs {
         Ok(Json(json!({"run_id": ctx.key(), "decided": step})))
     }
 
+    /// Send the run a steering message: at its next decision point the
+    /// replanner revises the steps not yet run to follow it.
+    #[handler]
+    async fn steer(&self, ctx: SharedWorkflowContext<'_>, Json(message): Json<String>) -> HandlerResult<Json<Value>> {
+        for (n, promise) in bridge::STEERS.iter().enumerate() {
+            if ctx.peek_promise::<Json<String>>(promise).await?.is_none() {
+                ctx.resolve_promise(promise, Json(message));
+                return Ok(Json(json!({"run_id": ctx.key(), "steer": n + 1})));
+            }
+        }
+        Err(TerminalError::new(format!(
+            "run {} has had {} steering messages, as many as it takes",
+            ctx.key(),
+            bridge::STEERS.len()
+        ))
+        .into())
+    }
+
     /// What the run waits for now: `{"waiting": null}` while it runs.
     #[handler]
     async fn status(&self, ctx: SharedWorkflowContext<'_>) -> HandlerResult<Json<Value>> {

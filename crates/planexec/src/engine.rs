@@ -53,6 +53,13 @@ pub trait RunEngine: Send + Sync {
     /// Run one pass over the plan's ready steps ([`Pass`]). The outcome's
     /// results are in the order they finished, as the engine will replay them.
     async fn run_pass(&self, pass: Pass) -> Result<DagOutcome, EngineError>;
+
+    /// Steering messages people sent the run since it last asked, oldest
+    /// first (the engine keeps them, so a replay gets the same ones at the
+    /// same point). The default: none.
+    async fn steering(&self) -> Result<Vec<String>, EngineError> {
+        Ok(Vec::new())
+    }
 }
 
 /// Why a run with these settings cannot go on an engine, if it cannot: the

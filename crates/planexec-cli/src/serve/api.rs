@@ -408,6 +408,15 @@ pub async fn steer(State(server): Shared, Path(id): Path<String>, body: Bytes) -
             "`message` is missing: say what the run should do differently",
         );
     };
+    if let Some(ingress) = &server.restate {
+        return match ingress.steer(&id, &message).await {
+            Ok(sent) => Json(Steered {
+                steer: sent["steer"].as_u64().unwrap_or_default(),
+            })
+            .into_response(),
+            Err(e) => error(StatusCode::CONFLICT, e),
+        };
+    }
     match decisions::steer(server.store.as_ref(), &id, &message, &decider(&d)).await {
         Ok(seq) => Json(Steered { steer: seq }).into_response(),
         Err(e) => refused(e),

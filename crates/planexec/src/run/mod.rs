@@ -92,6 +92,8 @@ pub(crate) struct Run {
     /// The run was revised once already because files its task names were
     /// not written ([`outputs::unwritten`]).
     pub revised_for_outputs: bool,
+    /// Steering messages taken from a durable engine so far (their numbers).
+    pub steered_on_engine: u64,
     /// The files the task says to write that did not exist when this
     /// session of the run began: the ones it must write to succeed.
     pub new_outputs: Vec<String>,
@@ -121,6 +123,7 @@ impl Run {
             tried: Vec::new(),
             owner: None,
             revised_for_outputs: false,
+            steered_on_engine: 0,
             new_outputs,
             reused: None,
         }

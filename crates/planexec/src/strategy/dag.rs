@@ -37,6 +37,7 @@ pub(crate) async fn drive(strategy: &dyn Drive, run: &mut Run, start: Start) -> 
             }
         };
         let (ran, failed) = keep_results(run, outcome)?;
+        steer::collect(run).await;
         if run.ctx.control.inbox.has_steer() && failed.is_none() {
             continue; // a person steered: the revision comes before the answer
         }

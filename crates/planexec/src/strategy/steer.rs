@@ -10,8 +10,22 @@ use crate::replanner::ReplanTrigger;
 use crate::run::{Exit, Run};
 use crate::store::{Action, Decision};
 
-/// Apply every steering message waiting in the run's inbox, oldest first.
+/// On a durable engine, move the steering messages it kept since the last
+/// time into the run's inbox (elsewhere the ledger's heartbeat fills it).
+pub(crate) async fn collect(run: &mut Run) {
+    let Some(engine) = run.ctx.setting.engine.clone() else {
+        return;
+    };
+    for message in engine.steering().await.unwrap_or_default() {
+        run.steered_on_engine += 1;
+        run.ctx.control.inbox.steer(run.steered_on_engine, message);
+    }
+}
+
+/// Apply every steering message waiting in the run's inbox (or, on a
+/// durable engine, kept by it), oldest first.
 pub(crate) async fn apply(run: &mut Run) -> Result<(), Exit> {
+    collect(run).await;
     while let Some((seq, message)) = run.ctx.control.inbox.next_steer() {
         let current = run.plan().clone();
         let completed = run.completed(&current);
