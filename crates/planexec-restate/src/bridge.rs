@@ -16,7 +16,7 @@ use restate_sdk::prelude::*;
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::decision::PlanDecision;
+use crate::decision::{PlanDecision, WAITING};
 
 /// What the run loop asks of the workflow.
 pub(crate) enum Request {
@@ -102,9 +102,6 @@ const REVIEWS: [&str; 8] = [
     "approval/7",
     "approval/8",
 ];
-
-/// The state key that says what the run waits for, for the `status` handler.
-pub(crate) const WAITING: &str = "waiting";
 
 /// Serve the run loop's requests, in order, until it drops its bridge. An
 /// error is Restate's (the invocation was cancelled): the loop's next

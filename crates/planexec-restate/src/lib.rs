@@ -20,12 +20,14 @@
 //! | `workflow.rs` | the `PlanexecRun` workflow: `run`, `approve`, `reject`, `status` |
 //! | `bridge.rs` | the engine the run loop sees, and the workflow's loop that serves it |
 //! | `pass.rs` | one pass of ready steps as journaled service calls, in a replayable order |
-//! | `decision.rs` | a person's decision on a plan, and the approver that waits for one |
+//! | `decision.rs` | a person's decision on a plan or a call, and the state that says what a run waits for |
+//! | `approver.rs` | the approver of a Restate run: a plan review waits for a decision |
 //! | `bench.rs` | `planexec bench --engine restate`: overhead per step, throughput on one worker and two |
 //! | `ingress.rs` | a client of Restate's ingress: submit a run, wait for it, decide on it |
 //! | `pool.rs` | the worker pool: one address in front of every worker, for Restate |
 //! | `worker.rs` | serving the endpoint, registering it with Restate's admin API, staying in a pool |
 
+mod approver;
 pub mod bench;
 mod bridge;
 pub mod decision;

@@ -20,8 +20,7 @@ use restate_sdk::context::DurableFuture;
 use restate_sdk::prelude::*;
 use serde_json::Value;
 
-use crate::bridge::WAITING;
-use crate::decision::StepDecision;
+use crate::decision::{StepDecision, WAITING};
 use crate::{StepRequest, StepResponse, StepsClient};
 
 /// What came back: a step's call, or a person's decision on a step.

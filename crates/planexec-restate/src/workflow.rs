@@ -10,8 +10,9 @@ use restate_sdk::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::bridge::{self, Bridge, WAITING};
-use crate::decision::{PlanDecision, PromiseApprover, StepDecision};
+use crate::approver::PromiseApprover;
+use crate::bridge::{self, Bridge};
+use crate::decision::{PlanDecision, StepDecision, WAITING};
 
 /// A run to make: its task, a plan made elsewhere (else the planner makes
 /// one), and whether a person approves the plan before any step runs.

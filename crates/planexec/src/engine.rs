@@ -66,11 +66,11 @@ pub trait RunEngine: Send + Sync {
 /// engine runs passes of a plan, so a strategy without one (react) or one
 /// that runs steps while the plan streams in (compiler) stays local.
 pub fn unsupported(strategy: Strategy) -> Option<String> {
-    match strategy {
-        Strategy::PlanExecute | Strategy::ReplanEachStep | Strategy::Rewoo => None,
-        other => Some(format!(
+    let profile = strategy.profile();
+    (!profile.makes_plans || profile.streams_plan).then(|| {
+        format!(
             "the {} strategy runs in one process; on a durable engine use plan-execute, replan-each-step or rewoo",
-            other.as_str()
-        )),
-    }
+            strategy.as_str()
+        )
+    })
 }
