@@ -25,7 +25,7 @@ use crate::{StepRequest, StepResponse, StepsClient};
 
 /// What came back: a step's call, or a person's decision on a step.
 enum Came {
-    Step(Result<Json<StepResponse>, TerminalError>),
+    Step(Box<Result<Json<StepResponse>, TerminalError>>),
     Decided(Result<Json<StepDecision>, TerminalError>),
 }
 
@@ -97,7 +97,7 @@ pub(crate) async fn run(ctx: &WorkflowContext<'_>, agent: &Agent, pass: Pass) ->
         };
         let i = step_of.remove(&k).expect("every future is a step's");
         let result = match came {
-            Came::Step(response) => step_result(frontier.step(i), response),
+            Came::Step(response) => step_result(frontier.step(i), *response),
             Came::Decided(decision) => {
                 let (step, deps) = unpark(ctx, &mut parked, i, pass.version);
                 match decision {
@@ -125,7 +125,7 @@ fn send<'a>(ctx: &'a WorkflowContext<'_>, pass: &Pass, step: Step, deps: Depende
         deps,
     };
     let call = ctx.service_client::<StepsClient>().run(Json(request)).call();
-    Box::pin(call.map(Came::Step))
+    Box::pin(call.map(|response| Came::Step(Box::new(response))))
 }
 
 /// Take step `i` off the parked list, and off the calls deciders see.
