@@ -106,41 +106,7 @@ where
 async fn dispatch(cli: Cli) -> Result<u8, BadInput> {
     let quiet = cli.quiet;
     match cli.command {
-        Command::Run {
-            task,
-            mcp_prompt,
-            run,
-            engine,
-            common,
-            ledger,
-        } => {
-            let task = args::TaskSource::of(task, mcp_prompt)?;
-            if let Some(ingress) = on_restate::target(&engine, &common.workspace())? {
-                let args::TaskSource::Words(words) = task else {
-                    return Err(BadInput(
-                        "--mcp-prompt works on local runs only: give the task in words".into(),
-                    ));
-                };
-                return on_restate::run(&ingress, words, None, &run, &engine, quiet).await;
-            }
-            execute::execute(task, None, run, common, ledger, quiet, cli.verbose).await
-        }
-        Command::Exec {
-            plan,
-            task,
-            run,
-            engine,
-            common,
-            ledger,
-        } => {
-            let loaded = read_plan_file(&plan)?;
-            let task = task.unwrap_or_else(|| loaded.goal.clone());
-            if let Some(ingress) = on_restate::target(&engine, &common.workspace())? {
-                return on_restate::run(&ingress, task, Some(loaded), &run, &engine, quiet).await;
-            }
-            let task = args::TaskSource::Words(task);
-            execute::execute(task, Some((plan, loaded)), run, common, ledger, quiet, cli.verbose).await
-        }
+        command @ (Command::Run { .. } | Command::Exec { .. }) => dispatch_runs(command, quiet, cli.verbose).await,
         Command::Resume {
             run_id,
             rerun_inflight,
@@ -160,7 +126,7 @@ async fn dispatch(cli: Cli) -> Result<u8, BadInput> {
             };
             execute::resume(run_id, options, run, common, ledger, quiet, cli.verbose).await
         }
-        Command::Runs { command, ledger } => runs::command(command, ledger).await,
+        Command::Runs { command, ledger } => runs_command(command, ledger).await,
         Command::Plans { command, ledger } => plans::command(command, ledger).await,
         command @ (Command::Approve { .. }
         | Command::Reject { .. }
@@ -275,6 +241,58 @@ fn trust_file(path: &Path, forget: bool) -> Result<u8, BadInput> {
 pub(crate) fn read_plan_file(path: &Path) -> Result<Plan, BadInput> {
     let text = std::fs::read_to_string(path).map_err(|e| BadInput(format!("cannot read {}: {e}", path.display())))?;
     planexec::plan::parse_plan_file(&text).map_err(|e| BadInput(format!("{}: {e}", path.display())))
+}
+
+/// `run` and `exec`: in this process, or submitted to Restate (`--engine restate`).
+async fn dispatch_runs(command: Command, quiet: bool, verbose: u8) -> Result<u8, BadInput> {
+    match command {
+        Command::Run {
+            task,
+            mcp_prompt,
+            run,
+            engine,
+            common,
+            ledger,
+        } => {
+            let task = args::TaskSource::of(task, mcp_prompt)?;
+            if let Some(ingress) = on_restate::target(&engine, &common.workspace())? {
+                let args::TaskSource::Words(words) = task else {
+                    return Err(BadInput(
+                        "--mcp-prompt works on local runs only: give the task in words".into(),
+                    ));
+                };
+                return on_restate::run(&ingress, words, None, &run, &engine, quiet).await;
+            }
+            execute::execute(task, None, run, common, ledger, quiet, verbose).await
+        }
+        Command::Exec {
+            plan,
+            task,
+            run,
+            engine,
+            common,
+            ledger,
+        } => {
+            let loaded = read_plan_file(&plan)?;
+            let task = task.unwrap_or_else(|| loaded.goal.clone());
+            if let Some(ingress) = on_restate::target(&engine, &common.workspace())? {
+                return on_restate::run(&ingress, task, Some(loaded), &run, &engine, quiet).await;
+            }
+            let task = args::TaskSource::Words(task);
+            execute::execute(task, Some((plan, loaded)), run, common, ledger, quiet, verbose).await
+        }
+        _ => Err(BadInput("not a run command".to_string())),
+    }
+}
+
+/// `runs …`: from the ledger; `runs show` of a run on Restate from its workflow.
+async fn runs_command(command: args::RunsCommand, ledger: args::LedgerArgs) -> Result<u8, BadInput> {
+    if let args::RunsCommand::Show { run_id, json, engine } = &command {
+        if let Some(ingress) = on_restate::target(engine, Path::new("."))? {
+            return on_restate::show(&ingress, run_id, *json).await;
+        }
+    }
+    runs::command(command, ledger).await
 }
 
 /// The commands for runs that wait for people: decisions, and the servers (HTTP API, MCP).

@@ -2,7 +2,7 @@
 //! list|show|export|rm`. Everything here goes through the library's
 //! `RunStore` trait; the SQLite/PostgreSQL store is only opened here.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use planexec::render::{self, Annotations};
@@ -268,10 +268,7 @@ pub async fn command(command: RunsCommand, ledger: LedgerArgs) -> Result<u8, Bad
         RunsCommand::List { status, limit, json } => {
             out!("{}", list(store.as_ref(), status, limit, json).await?);
         }
-        RunsCommand::Show { run_id, json, engine } => {
-            if let Some(ingress) = crate::on_restate::target(&engine, Path::new("."))? {
-                return crate::on_restate::show(&ingress, &run_id, json).await;
-            }
+        RunsCommand::Show { run_id, json, .. } => {
             let run = find(store.as_ref(), &run_id).await?;
             if json {
                 outln!("{}", serde_json::to_string_pretty(&run).unwrap_or_default());
