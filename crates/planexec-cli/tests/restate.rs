@@ -184,6 +184,62 @@ fn free_address() -> String {
     listener.local_addr().unwrap().to_string()
 }
 
+/// A run of the wide plan on two pooled workers (the first serves the pool),
+/// each page answered after `delay`, submitted detached; returned once
+/// `started` pages were fetched.
+struct WideRun {
+    ws: tempfile::TempDir,
+    pages: CountingServer,
+    _model: ScriptedServer,
+    workers: Vec<Worker>,
+    run_id: String,
+}
+
+impl WideRun {
+    fn start(ingress: &str, admin: &str, delay: Duration, started: u32) -> WideRun {
+        let ws = tempfile::tempdir().unwrap();
+        user_config(ws.path());
+        let pages = CountingServer::answering_after(delay);
+        wide_plan(ws.path(), &pages);
+        let model = ScriptedServer::start();
+        model
+            .role("synthesizer")
+            .always(planexec_testkit::Reply::content("fetched the 32 pages"));
+        let pool = free_address();
+        let workers = ["w1", "w2"].map(|name| worker_at(ws.path(), name, &["--pool", &pool], admin, &model).0);
+        let out = common::planexec(ws.path())
+            .args([
+                "exec",
+                "plan.json",
+                "--engine",
+                "restate",
+                "--ingress",
+                ingress,
+                "--yes",
+                "--detach",
+                "--json",
+            ])
+            .output()
+            .unwrap();
+        let run_id = report_of(&out)["run_id"].as_str().unwrap().to_string();
+        let start = Instant::now();
+        while pages.total() < started {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "the run never started its steps"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        WideRun {
+            ws,
+            pages,
+            _model: model,
+            workers: workers.into(),
+            run_id,
+        }
+    }
+}
+
 #[test]
 fn a_wide_plan_on_two_workers_runs_each_step_once_on_both_and_ends_as_a_local_run() {
     let Some((ingress, admin, _turn)) = restate() else {
@@ -371,43 +427,10 @@ fn a_worker_killed_mid_run_leaves_the_run_to_the_other_and_no_finished_step_runs
     let Some((ingress, admin, _turn)) = restate() else {
         return;
     };
-    let ws = tempfile::tempdir().unwrap();
-    user_config(ws.path());
-    let pages = CountingServer::answering_after(Duration::from_millis(400));
-    wide_plan(ws.path(), &pages);
-    let model = ScriptedServer::start();
-    model
-        .role("synthesizer")
-        .always(planexec_testkit::Reply::content("fetched the 32 pages"));
-    let pool = free_address();
-    // The first worker serves the pool too: killing it tests the pool's move as well.
-    let mut w1 = worker_at(ws.path(), "w1", &["--pool", &pool], &admin, &model).0;
-    let _w2 = worker_at(ws.path(), "w2", &["--pool", &pool], &admin, &model).0;
-
-    let out = common::planexec(ws.path())
-        .args([
-            "exec",
-            "plan.json",
-            "--engine",
-            "restate",
-            "--ingress",
-            &ingress,
-            "--yes",
-            "--detach",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    let run_id = report_of(&out)["run_id"].as_str().unwrap().to_string();
-    let start = Instant::now();
-    while pages.total() < 10 {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "the run never started its steps"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    w1.0.kill().unwrap(); // SIGKILL: no goodbye to the pool or to Restate
+    let mut wide = WideRun::start(&ingress, &admin, Duration::from_millis(400), 10);
+    let run_id = wide.run_id.clone();
+    wide.workers[0].0.kill().unwrap(); // SIGKILL: no goodbye to the pool or to Restate
+    let (ws, pages) = (&wide.ws, &wide.pages);
     let report = show_until(ws.path(), &ingress, &run_id, |s| s["status"].is_string());
     assert_eq!(report["status"], "succeeded", "{report:#}");
     let steps = report["steps"].as_array().unwrap();
@@ -463,41 +486,8 @@ fn a_run_goes_on_after_the_restate_server_restarts_on_its_data() {
     let Some((ingress, admin, _turn)) = restate() else {
         return;
     };
-    let ws = tempfile::tempdir().unwrap();
-    user_config(ws.path());
-    let pages = CountingServer::answering_after(Duration::from_millis(300));
-    wide_plan(ws.path(), &pages);
-    let model = ScriptedServer::start();
-    model
-        .role("synthesizer")
-        .always(planexec_testkit::Reply::content("fetched the 32 pages"));
-    let pool = free_address();
-    let _w1 = worker_at(ws.path(), "w1", &["--pool", &pool], &admin, &model).0;
-    let _w2 = worker_at(ws.path(), "w2", &["--pool", &pool], &admin, &model).0;
-
-    let out = common::planexec(ws.path())
-        .args([
-            "exec",
-            "plan.json",
-            "--engine",
-            "restate",
-            "--ingress",
-            &ingress,
-            "--yes",
-            "--detach",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    let run_id = report_of(&out)["run_id"].as_str().unwrap().to_string();
-    let start = Instant::now();
-    while pages.total() < 12 {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "the run never started its steps"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let wide = WideRun::start(&ingress, &admin, Duration::from_millis(300), 12);
+    let (ws, pages, run_id) = (&wide.ws, &wide.pages, wide.run_id.clone());
     restart_restate(&admin);
     let before_restart = pages.total();
 
