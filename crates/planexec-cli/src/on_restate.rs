@@ -81,18 +81,45 @@ pub(crate) async fn run(
 async fn follow(ingress: &Ingress, run_id: &str, display: &Display) -> Result<planexec::RunReport, BadInput> {
     let report = ingress.wait(run_id);
     tokio::pin!(report);
-    let mut told = Value::Null;
+    let (mut told, mut shown) = (Value::Null, 0);
     loop {
         tokio::select! {
-            report = &mut report => return report.map_err(BadInput),
-            _ = tokio::time::sleep(Duration::from_secs(1)) => {
-                let waiting = ingress.status(run_id).await.map(|s| s["waiting"].clone()).unwrap_or_default();
+            report = &mut report => {
+                // The steps that finished since the last look, from the report.
+                let report = report.map_err(BadInput)?;
+                for step in report.steps.iter().skip(shown).filter(|s| s.started_at.is_some()) {
+                    display.println(&finished_line(&serde_json::to_value(step).unwrap_or_default()));
+                }
+                return Ok(report);
+            }
+            _ = tokio::time::sleep(Duration::from_millis(500)) => {
+                let status = ingress.status(run_id).await.unwrap_or_default();
+                let finished = status["finished"].as_array().cloned().unwrap_or_default();
+                for step in finished.iter().skip(shown) {
+                    display.println(&finished_line(step));
+                }
+                shown = shown.max(finished.len());
+                let waiting = status["waiting"].clone();
                 if !waiting.is_null() && waiting != told {
                     display.println(&how_to_decide(run_id, &waiting));
                 }
                 told = waiting;
             }
         }
+    }
+}
+
+/// One line for a step a Restate run finished: `✓ s3 http_get (w2)`.
+fn finished_line(step: &Value) -> String {
+    let mark = if step["status"] == "succeeded" { "✓" } else { "✗" };
+    let what = step["tool"].as_str().unwrap_or("reasoning");
+    let worker = step["worker"].as_str().unwrap_or("?");
+    match step["error"].as_str() {
+        Some(error) => format!(
+            "  {mark} {} {what} ({worker}): {error}",
+            step["id"].as_str().unwrap_or("?")
+        ),
+        None => format!("  {mark} {} {what} ({worker})", step["id"].as_str().unwrap_or("?")),
     }
 }
 
@@ -190,7 +217,12 @@ pub(crate) async fn show(ingress: &Ingress, run_id: &str, json: bool) -> Result<
     let status = ingress.status(run_id).await?;
     match json {
         true => outln!("{}", serde_json::to_string_pretty(&status).unwrap_or_default()),
-        false if status["waiting"].is_null() => outln!("run {run_id}: running"),
+        false if status["waiting"].is_null() => {
+            outln!("run {run_id}: running");
+            for step in status["finished"].as_array().into_iter().flatten() {
+                outln!("{}", finished_line(step));
+            }
+        }
         false => {
             outln!("run {run_id}: awaiting approval");
             if let Ok(plan) = serde_json::from_value::<Plan>(status["waiting"]["plan"].clone()) {

@@ -273,6 +273,9 @@ fn a_wide_plan_on_two_workers_runs_each_step_once_on_both_and_ends_as_a_local_ru
         .unwrap();
     let on_restate = report_of(&out);
     assert_eq!(on_restate["status"], "succeeded", "{on_restate:#}");
+    // Followed as a local run is: a line per finished step, with its worker.
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(said.matches("✓ s").count(), 32, "{said}");
     let steps = on_restate["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 32, "{on_restate:#}");
     for step in steps {

@@ -112,6 +112,7 @@ pub(crate) async fn serve(
     mut requests: mpsc::UnboundedReceiver<Request>,
 ) -> Result<(), TerminalError> {
     let (mut reviews, mut steered) = (0, 0);
+    let mut finished = Vec::new();
     while let Some(request) = requests.recv().await {
         match request {
             Request::Steering { reply } => {
@@ -130,7 +131,7 @@ pub(crate) async fn serve(
                 let _ = reply.send(value);
             }
             Request::Pass { pass, reply } => {
-                let outcome = crate::pass::run(ctx, agent, pass).await?;
+                let outcome = crate::pass::run(ctx, agent, pass, &mut finished).await?;
                 let _ = reply.send(outcome);
             }
             Request::Review { plan, reply } => {

@@ -35,3 +35,7 @@ pub struct StepDecision {
 /// The key of the workflow state that says what a run waits for (the
 /// core's `Waiting`, with what takes the decision), read by `status`.
 pub(crate) const WAITING: &str = "waiting";
+
+/// The key of the workflow state that lists the steps finished so far (id,
+/// status, tool, worker, error), for `status`: how a run is followed.
+pub(crate) const FINISHED: &str = "finished";

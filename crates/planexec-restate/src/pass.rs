@@ -18,9 +18,9 @@ use planexec::store::{Waiting, WaitingCall};
 use planexec::{Agent, Step, StepResult, StepStatus};
 use restate_sdk::context::DurableFuture;
 use restate_sdk::prelude::*;
-use serde_json::Value;
+use serde_json::{json, Value};
 
-use crate::decision::{StepDecision, WAITING};
+use crate::decision::{StepDecision, FINISHED, WAITING};
 use crate::{StepRequest, StepResponse, StepsClient};
 
 /// What came back: a step's call, or a person's decision on a step.
@@ -60,7 +60,13 @@ impl Parked {
 }
 
 /// Run `pass` as the core's scheduler would ([`planexec::schedule::run_steps`]).
-pub(crate) async fn run(ctx: &WorkflowContext<'_>, agent: &Agent, pass: Pass) -> Result<DagOutcome, TerminalError> {
+/// Each step's end is added to `finished`, which the workflow's state shows.
+pub(crate) async fn run(
+    ctx: &WorkflowContext<'_>,
+    agent: &Agent,
+    pass: Pass,
+    finished: &mut Vec<Value>,
+) -> Result<DagOutcome, TerminalError> {
     let mut frontier = Frontier::new(&pass.done);
     for step in &pass.plan.steps {
         frontier.arrive(step.clone());
@@ -111,6 +117,9 @@ pub(crate) async fn run(ctx: &WorkflowContext<'_>, agent: &Agent, pass: Pass) ->
             }
         };
         frontier.finished(i, &result);
+        finished.push(json!({"id": result.id, "status": result.status, "tool": result.tool,
+            "worker": result.worker, "error": result.error}));
+        ctx.set(FINISHED, Json(finished.clone()));
         schedule::keep(&mut outcome, result);
     }
     Ok(outcome)

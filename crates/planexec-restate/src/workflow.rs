@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use crate::approver::PromiseApprover;
 use crate::bridge::{self, Bridge};
-use crate::decision::{PlanDecision, StepDecision, WAITING};
+use crate::decision::{PlanDecision, StepDecision, FINISHED, WAITING};
 
 /// A run to make: its task, a plan made elsewhere (else the planner makes
 /// one), and whether a person approves the plan before any step runs.
@@ -142,10 +142,16 @@ impl Runs {
         .into())
     }
 
-    /// What the run waits for now: `{"waiting": null}` while it runs.
+    /// What the run waits for now (`waiting`: null while it runs) and the
+    /// steps finished so far (`finished`).
     #[handler]
     async fn status(&self, ctx: SharedWorkflowContext<'_>) -> HandlerResult<Json<Value>> {
         let waiting: Option<Json<Value>> = ctx.get(WAITING).await?;
-        Ok(Json(json!({"run_id": ctx.key(), "waiting": waiting.map(|Json(w)| w)})))
+        let finished: Option<Json<Value>> = ctx.get(FINISHED).await?;
+        Ok(Json(json!({
+            "run_id": ctx.key(),
+            "waiting": waiting.map(|Json(w)| w),
+            "finished": finished.map(|Json(f)| f).unwrap_or_else(|| json!([])),
+        })))
     }
 }
