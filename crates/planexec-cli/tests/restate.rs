@@ -207,21 +207,7 @@ impl WideRun {
             .always(planexec_testkit::Reply::content("fetched the 32 pages"));
         let pool = free_address();
         let workers = ["w1", "w2"].map(|name| worker_at(ws.path(), name, &["--pool", &pool], admin, &model).0);
-        let out = common::planexec(ws.path())
-            .args([
-                "exec",
-                "plan.json",
-                "--engine",
-                "restate",
-                "--ingress",
-                ingress,
-                "--yes",
-                "--detach",
-                "--json",
-            ])
-            .output()
-            .unwrap();
-        let run_id = report_of(&out)["run_id"].as_str().unwrap().to_string();
+        let run_id = submit(ws.path(), ingress, &["exec", "plan.json", "--yes"]);
         let start = Instant::now();
         while pages.total() < started {
             assert!(
@@ -313,6 +299,16 @@ fn a_wide_plan_on_two_workers_runs_each_step_once_on_both_and_ends_as_a_local_ru
             .collect()
     };
     assert_eq!(outputs(&local), outputs(&on_restate));
+}
+
+/// Submit `command` (`run …` or `exec …`) to Restate, detached: the run's id.
+fn submit(ws: &Path, ingress: &str, command: &[&str]) -> String {
+    let out = common::planexec(ws)
+        .args(command)
+        .args(["--engine", "restate", "--ingress", ingress, "--detach", "--json"])
+        .output()
+        .unwrap();
+    report_of(&out)["run_id"].as_str().unwrap().to_string()
 }
 
 /// `runs show RUN --engine restate --json` until `done` says the answer is what it waits for.
@@ -687,21 +683,7 @@ fn a_call_with_side_effects_in_flight_when_its_workers_die_is_not_run_again_blin
     let pool = free_address();
     let w1 = worker_at(ws.path(), "w1", &["--pool", &pool], &admin, &model).0;
 
-    let out = common::planexec(ws.path())
-        .args([
-            "exec",
-            "plan.json",
-            "--engine",
-            "restate",
-            "--ingress",
-            &ingress,
-            "--yes",
-            "--detach",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    let run_id = report_of(&out)["run_id"].as_str().unwrap().to_string();
+    let run_id = submit(ws.path(), &ingress, &["exec", "plan.json", "--yes"]);
     let log = ws.path().join("log.txt");
     let start = Instant::now();
     while !log.exists() {
@@ -846,21 +828,7 @@ fn a_run_on_restate_follows_a_steering_message_sent_from_another_process() {
         .always(planexec_testkit::Reply::content("fetched and noted"));
     let _worker = worker_at(ws.path(), "w1", &["--listen", "127.0.0.1:0"], &admin, &model).0;
 
-    let out = common::planexec(ws.path())
-        .args([
-            "run",
-            "Fetch the page",
-            "--engine",
-            "restate",
-            "--ingress",
-            &ingress,
-            "--yes",
-            "--detach",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    let run_id = report_of(&out)["run_id"].as_str().unwrap().to_string();
+    let run_id = submit(ws.path(), &ingress, &["run", "Fetch the page", "--yes"]);
     let start = Instant::now();
     while pages.count("/page") == 0 {
         assert!(start.elapsed() < Duration::from_secs(30), "the step never started");
