@@ -319,7 +319,7 @@ pub enum Command {
     },
     /// Run a task file under several strategies and compare success, model calls, tokens, cost, time and replans.
     #[command(
-        after_help = "Each line of TASKS is a JSON object: {\"name\": …, \"task\": …, \"workspace\": \"folder\", \"check\": …}\nwhere check is {\"answer_contains\": …}, {\"file\": …, \"contains\"|\"equals\": …} or {\"command\": …} (exits 0),\nor a list of them (also {\"absent\": file}, {\"no_tool\": name}, {\"says\": text}, {\"status\": \"infeasible\"}).\nEach run gets a fresh copy of the workspace folder (relative to TASKS).\nRuns are unattended: the plan is approved and tools run as --mode auto with every confirmation answered yes.\n\nA suite (--suite DIR) is a folder with tune.jsonl (the part changes are tried on), heldout.jsonl and\nheldout-2.jsonl (parts only reported: held-out-1, spent, and held-out-2); it prints a pass-rate table per part,\nunder the configured strategy unless --strategy.\n\nExamples:\n  planexec bench examples/bench/tasks.jsonl\n  planexec bench --suite examples/tasks --local-model small\n  planexec bench --suite examples/tasks --part held-out-2\n  planexec bench tasks.jsonl --strategy plan-execute,react --repeat 3\n  planexec bench tasks.jsonl --json > results.json\n  planexec bench --engine restate      # runs on Restate: overhead per step, one worker against two"
+        after_help = "Each line of TASKS is a JSON object: {\"name\": …, \"task\": …, \"workspace\": \"folder\", \"check\": …}\nwhere check is {\"answer_contains\": …}, {\"file\": …, \"contains\"|\"equals\": …} or {\"command\": …} (exits 0),\nor a list of them (also {\"absent\": file}, {\"no_tool\": name}, {\"says\": text}, {\"status\": \"infeasible\"}).\nEach run gets a fresh copy of the workspace folder (relative to TASKS).\nRuns are unattended: the plan is approved and tools run as --mode auto with every confirmation answered yes.\n\nA suite (--suite DIR) is a folder with tune.jsonl (the part changes are tried on), heldout.jsonl,\nheldout-2.jsonl and heldout-3.jsonl (parts only reported: held-out-1 and -2, spent, and held-out-3); it prints a pass-rate table per part,\nunder the configured strategy unless --strategy.\n\nExamples:\n  planexec bench examples/bench/tasks.jsonl\n  planexec bench --suite examples/tasks --local-model small\n  planexec bench --suite examples/tasks --part held-out-3\n  planexec bench tasks.jsonl --strategy plan-execute,react --repeat 3\n  planexec bench tasks.jsonl --json > results.json\n  planexec bench --engine restate      # runs on Restate: overhead per step, one worker against two"
     )]
     Bench {
         /// The task file (JSON Lines), e.g. examples/bench/tasks.jsonl.
@@ -328,7 +328,7 @@ pub enum Command {
         /// A suite folder (tune.jsonl and heldout.jsonl), e.g. examples/tasks.
         #[arg(long, value_name = "DIR")]
         suite: Option<PathBuf>,
-        /// Only this part of the suite: tune, held-out-1 or held-out-2.
+        /// Only this part of the suite: tune, held-out-1, held-out-2 or held-out-3.
         #[arg(long, requires = "suite")]
         part: Option<String>,
         /// Runs of each task under each strategy; the table shows medians.

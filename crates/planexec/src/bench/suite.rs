@@ -6,7 +6,9 @@
 //! while changes were made has steered them and is spent: it stays, named
 //! for what it is, and a new one is written before the next round
 //! (`heldout.jsonl` is `held-out-1`, spent over twelve rounds;
-//! `heldout-2.jsonl` is `held-out-2`). The table has one row per part and
+//! `heldout-2.jsonl` is `held-out-2`, run once at the end of issue 39's
+//! first round and read since; `heldout-3.jsonl` is `held-out-3`, written
+//! before the next round). The table has one row per part and
 //! strategy: pass rate, runs that said `succeeded` while their check failed,
 //! time and model calls per task, and prompt tokens per task for each role
 //! (the latency a local model pays).
@@ -21,13 +23,14 @@ use crate::strategy::Strategy;
 
 /// The suite's parts: file name and the part's name in the table. A suite
 /// needs the first two; the later held-out parts are read when present.
-pub const PARTS: [(&str, &str); 3] = [
+pub const PARTS: [(&str, &str); 4] = [
     ("tune.jsonl", "tune"),
     ("heldout.jsonl", "held-out-1"),
     ("heldout-2.jsonl", "held-out-2"),
+    ("heldout-3.jsonl", "held-out-3"),
 ];
 
-/// The part names, for messages: `tune, held-out-1, held-out-2`.
+/// The part names, for messages: `tune, held-out-1, held-out-2, held-out-3`.
 fn part_names() -> String {
     PARTS.map(|(_, name)| name).join(", ")
 }
@@ -50,7 +53,7 @@ pub fn load_suite(dir: &Path, only: Option<&str>) -> Result<Vec<BenchTask>, Stri
         }
         if !path.is_file() {
             return Err(format!(
-                "{} is not a suite: it has no {file} (a suite folder holds tune.jsonl and heldout.jsonl, and may hold heldout-2.jsonl)",
+                "{} is not a suite: it has no {file} (a suite folder holds tune.jsonl and heldout.jsonl, and may hold heldout-2.jsonl and heldout-3.jsonl)",
                 dir.display()
             ));
         }
@@ -234,7 +237,11 @@ mod tests {
         let tasks = load_suite(&dir, None).unwrap();
         let part = |p: &str| tasks.iter().filter(|t| t.part.as_deref() == Some(p)).count();
         assert!(
-            tasks.len() >= 40 && part("tune") >= 20 && part("held-out-1") >= 20 && part("held-out-2") >= 30,
+            tasks.len() >= 40
+                && part("tune") >= 20
+                && part("held-out-1") >= 20
+                && part("held-out-2") >= 30
+                && part("held-out-3") >= 30,
             "{}",
             tasks.len()
         );
@@ -267,6 +274,6 @@ mod tests {
         assert_eq!(tune[0].part.as_deref(), Some("tune"));
         assert!(load_suite(dir.path(), Some("test"))
             .unwrap_err()
-            .contains("tune, held-out-1, held-out-2"));
+            .contains("tune, held-out-1, held-out-2, held-out-3"));
     }
 }

@@ -1,0 +1,2 @@
+# TODO: split this module
+print('hi')  # TODO remove
