@@ -866,3 +866,45 @@ fn a_run_on_restate_follows_a_steering_message_sent_from_another_process() {
     assert_eq!(asked.len(), 1);
     assert!(asked[0].prompt_text().contains("also write note.txt"));
 }
+
+#[test]
+fn the_model_calls_a_worker_makes_for_a_step_count_in_the_runs_usage() {
+    let Some((ingress, admin, _turn)) = restate() else {
+        return;
+    };
+    let ws = tempfile::tempdir().unwrap();
+    let plan = json!({"goal": "a haiku", "steps": [
+        {"id": "s1", "description": "write a haiku about rivers", "depends_on": []}
+    ]});
+    std::fs::write(ws.path().join("plan.json"), plan.to_string()).unwrap();
+    let model = ScriptedServer::start();
+    model
+        .role("executor")
+        .always(planexec_testkit::Reply::content("water finds its way").with_usage(40, 6));
+    model
+        .role("synthesizer")
+        .always(planexec_testkit::Reply::content("a haiku"));
+    let _worker = worker_at(ws.path(), "w1", &["--listen", "127.0.0.1:0"], &admin, &model).0;
+    let out = common::planexec(ws.path())
+        .args([
+            "exec",
+            "plan.json",
+            "--engine",
+            "restate",
+            "--ingress",
+            &ingress,
+            "--yes",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let report = report_of(&out);
+    assert_eq!(report["status"], "succeeded", "{report:#}");
+    // The reasoning step's call, made on the worker, is in the run's usage.
+    assert_eq!(report["usage"]["executor"]["calls"], 1, "{report:#}");
+    assert_eq!(report["usage"]["executor"]["prompt_tokens"], 40, "{report:#}");
+    assert!(
+        report["usage"]["synthesizer"]["calls"].as_u64().unwrap_or(0) >= 1,
+        "{report:#}"
+    );
+}

@@ -55,11 +55,13 @@ pub struct StepRequest {
     pub deps: Vec<(String, serde_json::Value)>,
 }
 
-/// What came of a step, and the worker that ran it.
+/// What came of a step, the worker that ran it, and the model calls it made.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StepResponse {
     pub worker: String,
     pub result: StepResult,
+    #[serde(default)]
+    pub usage: planexec::accounting::Usage,
 }
 
 /// The `PlanexecSteps` service: runs the steps Restate hands this worker,
@@ -118,14 +120,15 @@ impl Steps {
             .run(|| async move {
                 if let Some(first) = started_by.filter(|first| *first != attempt) {
                     let result = in_flight_at_a_stop(&request.step, &first);
-                    return Ok(Json(StepResponse { worker, result }));
+                    let usage = Default::default();
+                    return Ok(Json(StepResponse { worker, result, usage }));
                 }
                 // Inside the journaled block: a replayed step takes no slot.
                 let _slot = slots
                     .acquire_owned()
                     .await
                     .map_err(|e| TerminalError::new(e.to_string()))?;
-                let result = agent
+                let (result, usage) = agent
                     .run_step(
                         &request.plan,
                         request.plan_version,
@@ -134,7 +137,7 @@ impl Steps {
                         &CancelToken::new(),
                     )
                     .await;
-                Ok(Json(StepResponse { worker, result }))
+                Ok(Json(StepResponse { worker, result, usage }))
             })
             .name("step")
             .await?;

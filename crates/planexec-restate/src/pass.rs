@@ -103,7 +103,12 @@ pub(crate) async fn run(
         };
         let i = step_of.remove(&k).expect("every future is a step's");
         let result = match came {
-            Came::Step(response) => step_result(frontier.step(i), *response),
+            Came::Step(response) => {
+                if let Ok(Json(r)) = response.as_ref() {
+                    outcome.usage.merge(&r.usage);
+                }
+                step_result(frontier.step(i), *response)
+            }
             Came::Decided(decision) => {
                 let (step, deps) = unpark(ctx, &mut parked, i, pass.version);
                 match decision {
@@ -148,7 +153,7 @@ fn unpark(ctx: &WorkflowContext<'_>, parked: &mut Parked, i: usize, plan_version
 /// What came of a step's call, with the worker that ran it.
 fn step_result(step: &Step, response: Result<Json<StepResponse>, TerminalError>) -> StepResult {
     match response {
-        Ok(Json(StepResponse { worker, result })) => StepResult {
+        Ok(Json(StepResponse { worker, result, .. })) => StepResult {
             worker: Some(worker),
             ..result
         },

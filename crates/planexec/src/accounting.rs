@@ -80,11 +80,38 @@ impl RoleUsage {
     }
 }
 
+impl RoleUsage {
+    /// Add another tally of the same role (calls made elsewhere).
+    pub fn merge(&mut self, other: &RoleUsage) {
+        self.calls += other.calls;
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+        self.latency_ms += other.latency_ms;
+        self.cost = match (self.cost, other.cost) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
+    }
+}
+
 /// Per-role tallies of a run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage(pub BTreeMap<Role, RoleUsage>);
 
 impl Usage {
+    /// Add the tallies of `other`, role by role.
+    pub fn merge(&mut self, other: &Usage) {
+        for (role, tally) in &other.0 {
+            let entry = self.0.entry(*role).or_insert_with(|| RoleUsage {
+                cost: Some(0.0),
+                ..RoleUsage::default()
+            });
+            entry.merge(tally);
+        }
+    }
+
     pub fn role(&self, role: Role) -> RoleUsage {
         self.0.get(&role).cloned().unwrap_or_default()
     }
@@ -158,6 +185,14 @@ impl Meter {
     /// USD of every call whose price is known.
     pub fn known_cost(&self) -> f64 {
         *self.known_cost.lock().unwrap()
+    }
+
+    /// Count the calls tallied in `other`, made elsewhere (a step a durable
+    /// engine ran on a worker), so the run's usage and budget include them.
+    pub fn merge(&self, other: &Usage) {
+        self.usage.lock().unwrap().merge(other);
+        let known: f64 = other.0.values().filter_map(|u| u.cost).sum();
+        *self.known_cost.lock().unwrap() += known;
     }
 
     pub fn snapshot(&self) -> Usage {

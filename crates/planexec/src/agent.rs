@@ -261,7 +261,8 @@ impl Agent {
     /// sends it. The step is executed as in a run (the mode's permission,
     /// retries, recovery of a failed call, an agent step's loop), but nothing
     /// is written to a ledger and no decision waits: the agent's approver
-    /// decides at once. The result says what happened.
+    /// decides at once. The result says what happened; the usage is the
+    /// model calls the step made (for the run to count).
     pub async fn run_step(
         &self,
         plan: &Plan,
@@ -269,10 +270,11 @@ impl Agent {
         step: &Step,
         deps: crate::schedule::DependencyOutputs,
         cancel: &CancelToken,
-    ) -> StepResult {
+    ) -> (StepResult, crate::accounting::Usage) {
         let stop = cancel.child();
         let ctx = self.context(Ledger::new(None, &new_run_id(), stop.clone(), 0, 0), stop, 0);
-        crate::executor::run_step(&ctx, plan, version, step.clone(), deps).await
+        let result = crate::executor::run_step(&ctx, plan, version, step.clone(), deps).await;
+        (result, ctx.calls.meter.snapshot())
     }
 
     /// The call a person must confirm before `step` runs under this agent's

@@ -33,6 +33,9 @@ pub struct DagOutcome {
     pub failed: Vec<String>,
     /// Ids of the steps that were running when the run was cancelled (their work is dropped).
     pub interrupted: Vec<String>,
+    /// Model calls the steps made elsewhere (on a durable engine's workers),
+    /// for the run to count; empty when they ran in the run's process.
+    pub usage: crate::accounting::Usage,
 }
 
 /// How much one pass may start.

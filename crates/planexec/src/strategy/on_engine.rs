@@ -42,6 +42,8 @@ pub(super) async fn pass(run: &Run, engine: &Arc<dyn RunEngine>, dispatch: &Disp
             };
         }
     };
+    // The workers' model calls count toward the run's usage and budget.
+    run.ctx.calls.meter.merge(&outcome.usage);
     let ledger = &run.ctx.recording.ledger;
     for result in outcome.results.iter().filter(|r| r.status != StepStatus::Pending) {
         ledger.step_finished(ledger.next_step_seq(), run.version, result).await;
