@@ -81,6 +81,14 @@ impl RoleUsage {
 }
 
 impl RoleUsage {
+    /// A tally of no calls (whose cost, so far, is known: zero).
+    pub fn none() -> RoleUsage {
+        RoleUsage {
+            cost: Some(0.0),
+            ..RoleUsage::default()
+        }
+    }
+
     /// Add another tally of the same role (calls made elsewhere).
     pub fn merge(&mut self, other: &RoleUsage) {
         self.calls += other.calls;
@@ -101,14 +109,18 @@ impl RoleUsage {
 pub struct Usage(pub BTreeMap<Role, RoleUsage>);
 
 impl Usage {
+    /// Count one call of `role`; an unknown `cost` makes the role's unknown.
+    pub fn count(&mut self, role: Role, tokens: TokenUsage, latency_ms: u64, cost: Option<f64>) {
+        self.0
+            .entry(role)
+            .or_insert_with(RoleUsage::none)
+            .add(tokens, latency_ms, cost);
+    }
+
     /// Add the tallies of `other`, role by role.
     pub fn merge(&mut self, other: &Usage) {
         for (role, tally) in &other.0 {
-            let entry = self.0.entry(*role).or_insert_with(|| RoleUsage {
-                cost: Some(0.0),
-                ..RoleUsage::default()
-            });
-            entry.merge(tally);
+            self.0.entry(*role).or_insert_with(RoleUsage::none).merge(tally);
         }
     }
 
@@ -117,21 +129,9 @@ impl Usage {
     }
 
     pub fn total(&self) -> RoleUsage {
-        let mut total = RoleUsage {
-            cost: Some(0.0),
-            ..RoleUsage::default()
-        };
+        let mut total = RoleUsage::none();
         for u in self.0.values() {
-            total.calls += u.calls;
-            total.prompt_tokens += u.prompt_tokens;
-            total.completion_tokens += u.completion_tokens;
-            total.cache_read_tokens += u.cache_read_tokens;
-            total.cache_write_tokens += u.cache_write_tokens;
-            total.latency_ms += u.latency_ms;
-            total.cost = match (total.cost, u.cost) {
-                (Some(a), Some(b)) => Some(a + b),
-                _ => None,
-            };
+            total.merge(u);
         }
         total
     }
@@ -170,13 +170,7 @@ impl Meter {
 
     /// Count a call whose cost is already known (e.g. one recorded by an earlier session of the run).
     pub fn add(&self, role: Role, tokens: TokenUsage, latency_ms: u64, cost: Option<f64>) {
-        let mut usage = self.usage.lock().unwrap();
-        let entry = usage.0.entry(role).or_insert_with(|| RoleUsage {
-            cost: Some(0.0),
-            ..RoleUsage::default()
-        });
-        entry.add(tokens, latency_ms, cost);
-        drop(usage);
+        self.usage.lock().unwrap().count(role, tokens, latency_ms, cost);
         if let Some(c) = cost {
             *self.known_cost.lock().unwrap() += c;
         }

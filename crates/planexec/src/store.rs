@@ -17,7 +17,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::accounting::{RoleUsage, Usage};
+use crate::accounting::Usage;
 use crate::llm::Role;
 use crate::report::{Clarification, PlanVersion, RunReport, RunStatus};
 pub use crate::report::{Waiting, WaitingCall};
@@ -183,11 +183,7 @@ impl StoredRun {
     pub fn usage(&self) -> Usage {
         let mut usage = Usage::default();
         for x in &self.exchanges {
-            let entry = usage.0.entry(x.role).or_insert_with(|| RoleUsage {
-                cost: Some(0.0),
-                ..RoleUsage::default()
-            });
-            entry.add(x.tokens(), x.latency_ms, x.cost);
+            usage.count(x.role, x.tokens(), x.latency_ms, x.cost);
         }
         usage
     }
