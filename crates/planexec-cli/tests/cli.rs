@@ -960,15 +960,7 @@ fn an_agent_step_that_loops_stops_at_its_own_token_cap_and_the_other_steps_run()
     let config = "[agents.looper]\ntools = [\"list_dir\"]\nmax_turns = 50\nmax_tokens = 500\n";
     let (code, report) = exec_with_config(dir.path(), config, &plan, &server);
     assert_eq!(code, Some(1), "{report}");
-    let step = |id: &str| {
-        report["steps"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["id"] == id)
-            .cloned()
-            .unwrap_or_else(|| panic!("no {id} in {report}"))
-    };
+    let step = |id: &str| common::report_step(&report, id);
     let error = step("s1")["error"].as_str().unwrap_or_default().to_string();
     assert!(
         error.contains("agent `looper` stopped at its step budget (max_tokens 500): it spent 600 tokens"),

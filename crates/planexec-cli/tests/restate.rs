@@ -243,20 +243,7 @@ fn a_wide_plan_on_two_workers_runs_each_step_once_on_both_and_ends_as_a_local_ru
     let _w1 = worker_at(ws.path(), "w1", &["--pool", &pool], &admin, &model).0;
     let _w2 = worker_at(ws.path(), "w2", &["--pool", &pool], &admin, &model).0;
 
-    let out = common::planexec(ws.path())
-        .env("OPENAI_BASE_URL", model.base_url())
-        .args([
-            "exec",
-            "plan.json",
-            "--engine",
-            "restate",
-            "--ingress",
-            &ingress,
-            "--yes",
-            "--json",
-        ])
-        .output()
-        .unwrap();
+    let out = exec_followed(ws.path(), &ingress);
     let on_restate = report_of(&out);
     assert_eq!(on_restate["status"], "succeeded", "{on_restate:#}");
     // Followed as a local run is: a line per finished step, with its worker.
@@ -311,6 +298,23 @@ fn submit(ws: &Path, ingress: &str, command: &[&str]) -> String {
     report_of(&out)["run_id"].as_str().unwrap().to_string()
 }
 
+/// `exec plan.json` on Restate, followed to its end: the output, its report on stdout.
+fn exec_followed(ws: &Path, ingress: &str) -> std::process::Output {
+    common::planexec(ws)
+        .args([
+            "exec",
+            "plan.json",
+            "--engine",
+            "restate",
+            "--ingress",
+            ingress,
+            "--yes",
+            "--json",
+        ])
+        .output()
+        .unwrap()
+}
+
 /// `runs show RUN --engine restate --json` until `done` says the answer is what it waits for.
 fn show_until(ws: &Path, ingress: &str, run_id: &str, done: impl Fn(&Value) -> bool) -> Value {
     let start = Instant::now();
@@ -358,19 +362,11 @@ fn a_run_waiting_for_approval_outlives_its_worker_and_is_approved_from_another_p
         .always(planexec_testkit::Reply::content("sum.txt holds 42"));
     let (first, url) = worker_at(ws.path(), "w1", &["--listen", "127.0.0.1:0"], &admin, &model);
 
-    let out = common::planexec(ws.path())
-        .args([
-            "run",
-            "Add 17 and 25 into sum.txt",
-            "--engine",
-            "restate",
-            "--ingress",
-            &ingress,
-        ])
-        .args(["--approve", "later", "--detach", "--json"])
-        .output()
-        .unwrap();
-    let run_id = report_of(&out)["run_id"].as_str().unwrap().to_string();
+    let run_id = submit(
+        ws.path(),
+        &ingress,
+        &["run", "Add 17 and 25 into sum.txt", "--approve", "later"],
+    );
     let waiting = show_until(ws.path(), &ingress, &run_id, |s| !s["waiting"].is_null());
     assert_eq!(
         waiting["waiting"]["plan"]["steps"][1]["tool"], "write_file",
@@ -546,13 +542,7 @@ fn a_hundred_runs_submitted_at_once_on_two_workers_all_finish() {
     for run_id in &run_ids {
         let report = show_until(ws.path(), &ingress, run_id, |s| s["status"].is_string());
         assert_eq!(report["status"], "succeeded", "{report:#}");
-        let doubled = report["steps"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["id"] == "s2")
-            .cloned();
-        assert_eq!(doubled.unwrap_or_default()["output"], 42, "{report:#}");
+        assert_eq!(common::report_step(&report, "s2")["output"], 42, "{report:#}");
         for step in report["steps"].as_array().unwrap() {
             workers.insert(step["worker"].as_str().unwrap_or("none").to_string());
         }
@@ -584,19 +574,7 @@ fn calls_of_one_wave_wait_for_their_decisions_together_and_each_is_decided_on_it
     )
     .0;
 
-    let out = common::planexec(ws.path())
-        .args([
-            "run",
-            "Write a.txt and b.txt",
-            "--engine",
-            "restate",
-            "--ingress",
-            &ingress,
-        ])
-        .args(["--yes", "--detach", "--json"])
-        .output()
-        .unwrap();
-    let run_id = report_of(&out)["run_id"].as_str().unwrap().to_string();
+    let run_id = submit(ws.path(), &ingress, &["run", "Write a.txt and b.txt", "--yes"]);
     let waiting_for = |shown: &Value| -> Vec<String> {
         let waiting = serde_json::from_value::<planexec::store::Waiting>(shown["waiting"].clone());
         waiting
@@ -642,15 +620,7 @@ fn calls_of_one_wave_wait_for_their_decisions_together_and_each_is_decided_on_it
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let report = show_until(ws.path(), &ingress, &run_id, |s| s["status"].is_string());
     assert_eq!(report["status"], "failed", "{report:#}");
-    let step = |id: &str| {
-        report["steps"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["id"] == id)
-            .cloned()
-            .unwrap()
-    };
+    let step = |id: &str| common::report_step(&report, id);
     assert_eq!(step("s2")["status"], "succeeded", "{report:#}");
     assert_eq!(step("s1")["refused"], true, "{report:#}");
     assert!(
@@ -885,20 +855,7 @@ fn the_model_calls_a_worker_makes_for_a_step_count_in_the_runs_usage() {
         .role("synthesizer")
         .always(planexec_testkit::Reply::content("a haiku"));
     let _worker = worker_at(ws.path(), "w1", &["--listen", "127.0.0.1:0"], &admin, &model).0;
-    let out = common::planexec(ws.path())
-        .args([
-            "exec",
-            "plan.json",
-            "--engine",
-            "restate",
-            "--ingress",
-            &ingress,
-            "--yes",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    let report = report_of(&out);
+    let report = report_of(&exec_followed(ws.path(), &ingress));
     assert_eq!(report["status"], "succeeded", "{report:#}");
     // The reasoning step's call, made on the worker, is in the run's usage.
     assert_eq!(report["usage"]["executor"]["calls"], 1, "{report:#}");

@@ -34,3 +34,14 @@ pub fn run(cmd: &mut Command) -> (Output, String, String) {
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     (out, stdout, stderr)
 }
+
+/// Step `id` of a JSON run report (panics, naming the report, when it has none).
+pub fn report_step(report: &serde_json::Value, id: &str) -> serde_json::Value {
+    report["steps"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|s| s["id"] == id)
+        .cloned()
+        .unwrap_or_else(|| panic!("no step {id} in {report}"))
+}
