@@ -53,7 +53,6 @@ pub(crate) async fn run(
             "--record and --replay work on local runs; a run on Restate is journaled by Restate itself".to_string(),
         ));
     }
-    let run_id = planexec::new_run_id();
     // The plan waits for a decision only when asked to: no one is at a
     // worker's terminal to review it.
     let request = RunRequest {
@@ -61,7 +60,7 @@ pub(crate) async fn run(
         plan,
         approve: flags.approve.as_deref() == Some("later"),
     };
-    ingress.submit(&run_id, &request).await?;
+    let run_id = ingress.start(&request).await?;
     if engine.detach {
         match flags.json {
             true => outln!("{}", json!({ "run_id": run_id })),

@@ -160,15 +160,12 @@ async fn start_worker(
 /// Submit `runs` runs of `plan` at once and wait for all: the seconds it took.
 async fn many_runs(ingress: &Ingress, plan: &Plan, runs: usize) -> Result<f64, String> {
     let started = Instant::now();
-    let ids: Vec<String> = (0..runs)
-        .map(|_| planexec::new_run_id() + &format!("-{}", rand_suffix()))
-        .collect();
     let request = RunRequest {
         task: "wait".into(),
         plan: Some(plan.clone()),
         approve: false,
     };
-    futures::future::try_join_all(ids.iter().map(|id| ingress.submit(id, &request))).await?;
+    let ids = futures::future::try_join_all((0..runs).map(|_| ingress.start(&request))).await?;
     let reports = futures::future::try_join_all(ids.iter().map(|id| ingress.wait(id))).await?;
     if let Some(bad) = reports.iter().find(|r| !r.succeeded()) {
         return Err(format!(
@@ -179,13 +176,6 @@ async fn many_runs(ingress: &Ingress, plan: &Plan, runs: usize) -> Result<f64, S
         ));
     }
     Ok(started.elapsed().as_secs_f64())
-}
-
-/// Run ids made in one millisecond must still differ.
-fn rand_suffix() -> u64 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 /// Measure (see the module's doc). `workspace` is where the tools may write (nothing is).

@@ -25,6 +25,13 @@ impl Ingress {
         }
     }
 
+    /// Start a new run and return its id at once (the workflow runs on the workers).
+    pub async fn start(&self, request: &RunRequest) -> Result<String, String> {
+        let run_id = planexec::new_run_id();
+        self.submit(&run_id, request).await?;
+        Ok(run_id)
+    }
+
     /// Start run `run_id` and return at once (the workflow runs on the workers).
     pub async fn submit(&self, run_id: &str, request: &RunRequest) -> Result<(), String> {
         let url = format!("{}/PlanexecRun/{run_id}/run/send", self.url);

@@ -13,13 +13,12 @@ use super::bodies::{Decide, RunShown, RunStarted};
 
 /// Submit a run; its viewer page follows it by polling (its events are the workers').
 pub async fn start(ingress: &Ingress, task: String, later: bool) -> Result<RunStarted, String> {
-    let run_id = planexec::new_run_id();
     let request = RunRequest {
         task,
         plan: None,
         approve: later,
     };
-    ingress.submit(&run_id, &request).await?;
+    let run_id = ingress.start(&request).await?;
     Ok(RunStarted {
         events: format!("/runs/{run_id}/events"),
         run_id,
