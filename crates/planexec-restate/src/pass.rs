@@ -31,32 +31,33 @@ enum Came {
 
 type InFlight<'a> = Pin<Box<dyn DurableFuture<Output = Came> + Send + 'a>>;
 
-/// The steps that wait for a decision, by frontier index, and the calls
-/// deciders see, each with the awakeable that takes its decision.
-#[derive(Default)]
-struct Parked {
-    steps: HashMap<usize, (Step, DependencyOutputs)>,
-    calls: Vec<(WaitingCall, String)>,
+/// A step that waits for a decision: its frontier index, the step and its
+/// dependencies' outputs (to send it once approved), the call deciders see,
+/// and the awakeable that takes the decision.
+struct ParkedStep {
+    i: usize,
+    step: Step,
+    deps: DependencyOutputs,
+    call: WaitingCall,
+    awakeable: String,
 }
 
-impl Parked {
-    /// Say in the workflow's state what the run waits for: the core's
-    /// [`Waiting`] (what `runs show` and `serve` read), with the awakeables.
-    fn publish(&self, ctx: &WorkflowContext<'_>, plan_version: u32) {
-        let calls = self.calls.iter().map(|(c, _)| c.clone()).collect();
-        let Some(waiting) = Waiting::for_calls(plan_version, calls) else {
-            ctx.clear(WAITING);
-            return;
-        };
-        let mut shown = serde_json::to_value(waiting).unwrap_or_default();
-        let awakeables: serde_json::Map<String, Value> = self
-            .calls
-            .iter()
-            .map(|(c, id)| (c.step_id.clone(), Value::String(id.clone())))
-            .collect();
-        shown["awakeables"] = Value::Object(awakeables);
-        ctx.set(WAITING, Json(shown));
-    }
+/// Say in the workflow's state what the run waits for: the core's
+/// [`Waiting`] (what `runs show` and `serve` read) for the `parked` calls,
+/// with their awakeables.
+fn publish(ctx: &WorkflowContext<'_>, parked: &[ParkedStep], plan_version: u32) {
+    let calls = parked.iter().map(|p| p.call.clone()).collect();
+    let Some(waiting) = Waiting::for_calls(plan_version, calls) else {
+        ctx.clear(WAITING);
+        return;
+    };
+    let mut shown = serde_json::to_value(waiting).unwrap_or_default();
+    let awakeables: serde_json::Map<String, Value> = parked
+        .iter()
+        .map(|p| (p.step.id.clone(), Value::String(p.awakeable.clone())))
+        .collect();
+    shown["awakeables"] = Value::Object(awakeables);
+    ctx.set(WAITING, Json(shown));
 }
 
 /// Run `pass` as the core's scheduler would ([`planexec::schedule::run_steps`]).
@@ -75,13 +76,10 @@ pub(crate) async fn run(
     let mut in_flight: DurableFuturesUnordered<InFlight<'_>> = DurableFuturesUnordered::new();
     // The frontier's index of the step behind each future.
     let mut step_of: HashMap<usize, usize> = HashMap::new();
-    let mut parked = Parked::default();
+    let mut parked: Vec<ParkedStep> = Vec::new();
     let (mut started, mut outcome) = (0usize, DagOutcome::default());
     loop {
-        while outcome.failed.is_empty()
-            && in_flight.len() - parked.steps.len() < parallelism
-            && started < pass.max_steps
-        {
+        while outcome.failed.is_empty() && in_flight.len() - parked.len() < parallelism && started < pass.max_steps {
             let Some((i, step, deps)) = frontier.next_ready() else {
                 break;
             };
@@ -89,9 +87,14 @@ pub(crate) async fn run(
             let future = match agent.confirmation_for(&step, &deps) {
                 Some(call) => {
                     let (awakeable, decided) = ctx.awakeable::<Json<StepDecision>>();
-                    parked.calls.push((call, awakeable));
-                    parked.steps.insert(i, (step, deps));
-                    parked.publish(ctx, pass.version);
+                    parked.push(ParkedStep {
+                        i,
+                        step,
+                        deps,
+                        call,
+                        awakeable,
+                    });
+                    publish(ctx, &parked, pass.version);
                     Box::pin(decided.map(Came::Decided)) as InFlight<'_>
                 }
                 None => send(ctx, &pass, step, deps),
@@ -142,11 +145,16 @@ fn send<'a>(ctx: &'a WorkflowContext<'_>, pass: &Pass, step: Step, deps: Depende
     Box::pin(call.map(|response| Came::Step(Box::new(response))))
 }
 
-/// Take step `i` off the parked list, and off the calls deciders see.
-fn unpark(ctx: &WorkflowContext<'_>, parked: &mut Parked, i: usize, plan_version: u32) -> (Step, DependencyOutputs) {
-    let (step, deps) = parked.steps.remove(&i).expect("a decided step was parked");
-    parked.calls.retain(|(c, _)| c.step_id != step.id);
-    parked.publish(ctx, plan_version);
+/// Take step `i` off the parked steps, and so off the calls deciders see.
+fn unpark(
+    ctx: &WorkflowContext<'_>,
+    parked: &mut Vec<ParkedStep>,
+    i: usize,
+    plan_version: u32,
+) -> (Step, DependencyOutputs) {
+    let at = parked.iter().position(|p| p.i == i).expect("a decided step was parked");
+    let ParkedStep { step, deps, .. } = parked.remove(at);
+    publish(ctx, parked, plan_version);
     (step, deps)
 }
 
