@@ -108,7 +108,7 @@ impl Steps {
         let worker = self.worker.clone();
         let slots = self.slots.clone();
         let attempt = attempt_id(&worker);
-        let started_by = match must_not_repeat(&agent, &request.step) {
+        let started_by = match agent.must_not_repeat(&request.step) {
             true => {
                 let this = attempt.clone();
                 let Json(first) = ctx.run(|| async move { Ok(Json(this)) }).name("started").await?;
@@ -142,16 +142,6 @@ impl Steps {
             .name("step")
             .await?;
         Ok(response)
-    }
-}
-
-/// Whether running `step` twice could do twice what it does: a tool call
-/// that is not idempotent, or an agent step (its calls are its own).
-fn must_not_repeat(agent: &Agent, step: &Step) -> bool {
-    match step.kind() {
-        planexec::StepKind::Tool(tool) => !agent.tools().is_idempotent(tool),
-        planexec::StepKind::Agent(_) => true,
-        planexec::StepKind::Reasoning => false,
     }
 }
 

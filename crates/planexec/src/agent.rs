@@ -277,6 +277,14 @@ impl Agent {
         (result, ctx.calls.meter.snapshot())
     }
 
+    /// Whether running `step` twice could do twice what it does (a call that
+    /// is not idempotent, an agent step): such a step's start is recorded
+    /// before it runs, and one found started and unfinished after a crash is
+    /// not run again blindly.
+    pub fn must_not_repeat(&self, step: &Step) -> bool {
+        crate::executor::must_not_repeat(&self.tools, step)
+    }
+
     /// The call a person must confirm before `step` runs under this agent's
     /// mode, given its dependencies' outputs, if any: a tool step's call
     /// (arguments resolved as far as they can be), or for an agent step the

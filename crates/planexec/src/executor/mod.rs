@@ -53,12 +53,7 @@ pub(crate) async fn run_step(
     let seq = ctx.recording.ledger.next_step_seq();
     // Only a step that must not silently run twice needs its start on record
     // (an agent step's, so a resume knows it was under way).
-    let needs_start = match step.kind() {
-        StepKind::Tool(t) => !ctx.setting.tools.is_idempotent(t),
-        StepKind::Agent(_) => true,
-        StepKind::Reasoning => false,
-    };
-    if ctx.recording.ledger.is_enabled() && needs_start {
+    if ctx.recording.ledger.is_enabled() && must_not_repeat(&ctx.setting.tools, &step) {
         let lookup = |id: &str| dep_output(&deps, id);
         let args = plan::resolve_args(&step.args, &lookup).ok().map(Value::Object);
         let start = StepStart {
@@ -80,6 +75,16 @@ pub(crate) async fn run_step(
     let result = execute_step(ctx, plan, version, step, deps).await;
     ctx.recording.ledger.step_finished(seq, version, &result).await;
     result
+}
+
+/// Whether running `step` twice could do twice what it does: a tool call
+/// that is not idempotent, or an agent step (its calls are its own).
+pub(crate) fn must_not_repeat(tools: &crate::tools::ToolRegistry, step: &Step) -> bool {
+    match step.kind() {
+        StepKind::Tool(t) => !tools.is_idempotent(t),
+        StepKind::Agent(_) => true,
+        StepKind::Reasoning => false,
+    }
 }
 
 /// Run one step of `plan` (the plan gives the goal and the dependencies' descriptions).
