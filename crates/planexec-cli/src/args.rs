@@ -319,7 +319,7 @@ pub enum Command {
     },
     /// Run a task file under several strategies and compare success, model calls, tokens, cost, time and replans.
     #[command(
-        after_help = "Each line of TASKS is a JSON object: {\"name\": …, \"task\": …, \"workspace\": \"folder\", \"check\": …}\nwhere check is {\"answer_contains\": …}, {\"file\": …, \"contains\"|\"equals\": …} or {\"command\": …} (exits 0),\nor a list of them (also {\"absent\": file}, {\"no_tool\": name}, {\"says\": text}, {\"status\": \"infeasible\"}).\nEach run gets a fresh copy of the workspace folder (relative to TASKS).\nRuns are unattended: the plan is approved and tools run as --mode auto with every confirmation answered yes.\n\nA suite (--suite DIR) is a folder with tune.jsonl (the part changes are tried on), heldout.jsonl,\nheldout-2.jsonl and heldout-3.jsonl (parts only reported: held-out-1 and -2, spent, and held-out-3); it prints a pass-rate table per part,\nunder the configured strategy unless --strategy.\n\nExamples:\n  planexec bench examples/bench/tasks.jsonl\n  planexec bench --suite examples/tasks --local-model small\n  planexec bench --suite examples/tasks --part held-out-3\n  planexec bench tasks.jsonl --strategy plan-execute,react --repeat 3\n  planexec bench tasks.jsonl --json > results.json\n  planexec bench --engine restate      # runs on Restate: overhead per step, one worker against two"
+        after_help = "Each line of TASKS is a JSON object: {\"name\": …, \"task\": …, \"workspace\": \"folder\", \"check\": …}\nwhere check is {\"answer_contains\": …}, {\"file\": …, \"contains\"|\"equals\": …} or {\"command\": …} (exits 0),\nor a list of them (also {\"absent\": file}, {\"no_tool\": name}, {\"says\": text}, {\"status\": \"infeasible\"}).\nEach run gets a fresh copy of the workspace folder (relative to TASKS).\nRuns are unattended: the plan is approved and tools run as --mode auto with every confirmation answered yes.\n\nA suite (--suite DIR) is a folder with tune.jsonl (the part changes are tried on), heldout.jsonl,\nheldout-2.jsonl and heldout-3.jsonl (parts only reported: held-out-1 and -2, spent, and held-out-3); it prints a pass-rate table per part,\nunder the configured strategy unless --strategy.\n\nExamples:\n  planexec bench examples/bench/tasks.jsonl\n  planexec bench --suite examples/tasks --local-model small\n  planexec bench --suite examples/tasks --part held-out-3\n  planexec bench tasks.jsonl --strategy plan-execute,react --repeat 3\n  planexec bench tasks.jsonl --json > results.json\n  planexec bench --suite examples/tasks --part tune --db bench.db   # then: planexec runs show RUN --db bench.db\n  planexec bench --engine restate      # runs on Restate: overhead per step, one worker against two"
     )]
     Bench {
         /// The task file (JSON Lines), e.g. examples/bench/tasks.jsonl.
@@ -337,6 +337,10 @@ pub enum Command {
         /// Print every run and the summary as JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Record every run in this ledger (a SQLite file or a postgres:// URL), so
+        /// `planexec runs show RUN --db …` shows a failure's plan and steps; none by default.
+        #[arg(long, value_name = "FILE|URL")]
+        db: Option<String>,
         /// --engine restate: measure runs on Restate instead (its overhead per step
         /// against a local run; 100 runs on one worker against two), with a scripted
         /// model and workers in this process, on the server at --ingress / restate.admin.

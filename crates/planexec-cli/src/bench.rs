@@ -11,7 +11,7 @@ use crate::config::Config;
 use crate::display::init_logging;
 use crate::display::Display;
 use crate::outcome::{BadInput, EXIT_OK, EXIT_RUN_FAILED};
-use crate::setup::{assemble_agent, local_tools, model_setup, Cassette};
+use crate::setup::{assemble_agent, local_tools, model_setup, Cassette, Recorded};
 
 /// What to bench: one task file, or a suite folder (one part, or both).
 pub enum Source {
@@ -47,17 +47,18 @@ impl Source {
     }
 }
 
+/// How to bench: runs per task, the output's form, and the ledger to record runs in.
+pub struct How {
+    pub repeat: u32,
+    pub json: bool,
+    pub db: Option<String>,
+}
+
 /// `planexec bench`: every task under every chosen strategy, one run at a
 /// time, each in a fresh copy of its workspace, unattended (mode auto, every
-/// confirmation answered yes), with no ledger.
-pub async fn bench(
-    source: Source,
-    repeat: u32,
-    json: bool,
-    common: CommonArgs,
-    quiet: bool,
-    verbose: u8,
-) -> Result<u8, BadInput> {
+/// confirmation answered yes), recorded in a ledger only with `--db`.
+pub async fn bench(source: Source, how: How, common: CommonArgs, quiet: bool, verbose: u8) -> Result<u8, BadInput> {
+    let How { repeat, json, db } = how;
     let loaded = source.load()?;
     if repeat == 0 {
         return Err(BadInput("--repeat must be at least 1".to_string()));
@@ -73,6 +74,10 @@ pub async fn bench(
         Some(list) => list.split(',').map(Strategy::parse).collect::<Result<_, _>>()?,
     };
     let models = model_setup(&config, &config.run_options()?, &Cassette::default())?;
+    let store = match &db {
+        Some(db) => Some(crate::runs::open(Some(db)).await?),
+        None => None,
+    };
     if let Some(chosen) = &models.chosen {
         display.info(chosen);
     }
@@ -86,7 +91,11 @@ pub async fn bench(
         options.mode = Mode::Auto;
         let registry = local_tools(workspace, &config).map_err(|e| e.0)?;
         let approver = Arc::new(planexec::AutoApprove);
-        assemble_agent(&config, &models, options, Arc::new(registry), approver, None).map_err(|e| e.0)
+        let recorded = store.clone().map(|store| Recorded {
+            store,
+            workspace: workspace.to_path_buf(),
+        });
+        assemble_agent(&config, &models, options, Arc::new(registry), approver, recorded).map_err(|e| e.0)
     };
     let total = loaded.len() * strategies.len() * repeat as usize;
     let mut done = 0;
@@ -96,6 +105,9 @@ pub async fn bench(
         if !quiet {
             let verdict = match &run.failure {
                 None => "pass".to_string(),
+                Some(why) if store.is_some() => {
+                    format!("FAIL ({}) [{}]", planexec::text::truncate_chars(why, 100), run.run_id)
+                }
                 Some(why) => format!("FAIL ({})", planexec::text::truncate_chars(why, 100)),
             };
             eprintln!(

@@ -191,11 +191,15 @@ async fn dispatch(cli: Cli) -> Result<u8, BadInput> {
             part,
             repeat,
             json,
+            db,
             engine,
             common,
         } => match bench::Source::from_args(tasks, suite, part) {
             _ if engine.engine.as_deref() == Some("restate") => on_restate::bench(&engine, json).await,
-            Ok(source) => bench::bench(source, repeat, json, common, quiet, cli.verbose).await,
+            Ok(source) => {
+                let how = bench::How { repeat, json, db };
+                bench::bench(source, how, common, quiet, cli.verbose).await
+            }
             Err(e) => Err(e),
         },
         Command::Completions { shell } => {

@@ -297,6 +297,9 @@ pub struct BenchRun {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub part: Option<String>,
     pub strategy: Strategy,
+    /// The run's id: with a ledger, `planexec runs show ID` shows its plan and steps.
+    #[serde(default)]
+    pub run_id: String,
     pub passed: bool,
     /// Why the run did not pass.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -356,6 +359,7 @@ pub async fn run(
                     task: task.name.clone(),
                     part: task.part.clone(),
                     strategy,
+                    run_id: report.run_id.clone(),
                     passed: verdict.is_ok(),
                     failure: verdict.err(),
                     status: report.status.as_str().to_string(),
@@ -599,6 +603,7 @@ mod tests {
             task: task.into(),
             part: None,
             strategy,
+            run_id: String::new(),
             passed,
             failure: None,
             status: "succeeded".into(),

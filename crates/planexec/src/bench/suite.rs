@@ -186,6 +186,7 @@ mod tests {
             task: "t".into(),
             part: Some(part.into()),
             strategy: Strategy::PlanExecute,
+            run_id: String::new(),
             passed,
             failure: (!passed).then(|| "total.txt is \"41\", not \"42\"".to_string()),
             status: "succeeded".into(),
