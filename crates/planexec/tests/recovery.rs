@@ -279,6 +279,46 @@ async fn a_plan_run_that_leaves_the_named_file_unwritten_is_revised_then_fails()
     assert!(!dir.path().join("sum.txt").exists());
 }
 
+/// A task that says to save its result in a file that is there (a name
+/// with no extension) and a run that never writes it fails saying so; the
+/// same task whose plan writes the file succeeds.
+#[tokio::test]
+async fn a_file_to_change_in_place_left_as_it_was_fails_the_run() {
+    let task = "VERSION holds our release number. Bump the patch part by one and save the new version in VERSION.";
+    let only_reads = plan_json(vec![
+        step("s1", Some("read_file"), json!({"path": "VERSION"}), &[]),
+        step("s2", None, json!({}), &["s1"]),
+    ]);
+    let writes = plan_json(vec![
+        step("s1", Some("read_file"), json!({"path": "VERSION"}), &[]),
+        step("s2", Some("write_file"), json!({"path": "VERSION", "content": "2.4.10"}), &["s1"]),
+    ]);
+    for (plan, wrote) in [(only_reads, false), (writes, true)] {
+        let server = ScriptedServer::start();
+        let (dir, tools) = workspace_tools();
+        std::fs::write(dir.path().join("VERSION"), "2.4.9\n").unwrap();
+        server.role("planner").reply(Reply::json(&plan));
+        server.role("executor").always(Reply::content("2.4.10"));
+        server.role("replanner").always(Reply::json(&plan_json(vec![])));
+        server.role("synthesizer").always(Reply::content("The new version is 2.4.10."));
+        let options = RunOptions {
+            mend: planexec::MendMode::Off,
+            ..options()
+        };
+        let report = builder(&server, tools).options(options).build().run(task).await;
+        let on_disk = std::fs::read_to_string(dir.path().join("VERSION")).unwrap();
+        if wrote {
+            assert!(report.succeeded(), "{:?}", report.error);
+            assert_eq!(on_disk, "2.4.10");
+        } else {
+            assert_eq!(report.status, RunStatus::Failed, "{:?}", report.answer);
+            let error = report.error.unwrap();
+            assert!(error.contains("VERSION") && error.contains("as it was"), "{error}");
+            assert_eq!(on_disk, "2.4.9\n");
+        }
+    }
+}
+
 /// A glob that matched nothing, whose result a write would save, fails its
 /// step instead of writing an empty file; the run does not succeed.
 #[tokio::test]

@@ -40,9 +40,24 @@ fn as_path(word: &str) -> Option<&str> {
     (path_chars(stem) && ext_ok && name_ok).then_some(word)
 }
 
+/// A word that is the name of a file with no extension that is there
+/// (`VERSION`, `Makefile`): a path too, though it does not look like one.
+fn as_bare_file<'w>(word: &'w str, is_file: &dyn Fn(&str) -> bool) -> Option<&'w str> {
+    let word = word.trim_matches(|c: char| "`'\"()[]{}<>,;:!?".contains(c));
+    let word = word.strip_suffix('.').unwrap_or(word);
+    let bare = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "_-".contains(c));
+    (bare && is_file(word)).then_some(word)
+}
+
 /// The files `task` says to write: a path right after "to", "into", "in" or
 /// "as", with a writing verb earlier in the same sentence.
 pub fn outputs_named_by(task: &str) -> Vec<String> {
+    outputs_named_in(task, &|_| false)
+}
+
+/// [`outputs_named_by`], where a word that names a file `is_file` says is
+/// there counts as a path too, extension or not ("save it in VERSION").
+pub fn outputs_named_in(task: &str, is_file: &dyn Fn(&str) -> bool) -> Vec<String> {
     let mut outputs: Vec<String> = Vec::new();
     let mut verb_seen = false;
     let mut previous = "";
@@ -55,7 +70,7 @@ pub fn outputs_named_by(task: &str) -> Vec<String> {
         {
             verb_seen = true;
         }
-        let path = as_path(word);
+        let path = as_path(word).or_else(|| as_bare_file(word, is_file));
         if let Some(path) = path {
             if verb_seen && BEFORE_OUTPUT.contains(&previous) && !outputs.iter().any(|o| o == path) {
                 outputs.push(path.to_string());
@@ -123,6 +138,20 @@ pub fn new_outputs(task: &str, tools: &crate::tools::ToolRegistry) -> Vec<String
         .collect()
 }
 
+/// The files `task` says to write that are in the workspace of `tools` now
+/// (when a run begins): files to change, or inputs named in a sentence that
+/// also writes something ("write the name in name.txt to upper.txt").
+pub fn existing_outputs(task: &str, tools: &crate::tools::ToolRegistry) -> Vec<String> {
+    let Some(workspace) = tools.workspace() else {
+        return Vec::new();
+    };
+    let is_file = |path: &str| workspace.resolve(path).is_ok_and(|full| full.is_file());
+    outputs_named_in(task, &is_file)
+        .into_iter()
+        .filter(|path| is_file(path))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,6 +180,16 @@ mod tests {
         assert!(outputs_named_by("Summarise notes.txt. Then count to 3.").is_empty());
         assert!(outputs_named_by("Write a haiku. Then read poem.txt to me.").is_empty());
         assert!(outputs_named_by("What is 2.5 times 4? Write it to 4.2").is_empty());
+    }
+
+    #[test]
+    fn a_file_with_no_extension_is_an_output_when_it_is_there() {
+        let task = "VERSION holds our release number. Bump it and save the new version in VERSION.";
+        assert!(outputs_named_by(task).is_empty());
+        let there = |p: &str| p == "VERSION";
+        assert_eq!(outputs_named_in(task, &there), ["VERSION"]);
+        // A word that names no file is no path.
+        assert!(outputs_named_in("Save it in memory.", &there).is_empty());
     }
 
     #[test]

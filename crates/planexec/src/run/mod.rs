@@ -97,6 +97,9 @@ pub(crate) struct Run {
     /// The files the task says to write that did not exist when this
     /// session of the run began: the ones it must write to succeed.
     pub new_outputs: Vec<String>,
+    /// The files the task says to write that were there when this session
+    /// began: files to change in place (or inputs named beside an output).
+    pub old_outputs: Vec<String>,
     /// The plan template this run began with, when its first plan was reused.
     pub reused: Option<crate::templates::PlanTemplate>,
 }
@@ -104,6 +107,7 @@ pub(crate) struct Run {
 impl Run {
     pub fn new(ctx: RunContext, id: String, task: &str) -> Run {
         let new_outputs = crate::plan::new_outputs(task, &ctx.setting.tools);
+        let old_outputs = crate::plan::existing_outputs(task, &ctx.setting.tools);
         Run {
             ctx,
             id,
@@ -125,6 +129,7 @@ impl Run {
             revised_for_outputs: false,
             steered_on_engine: 0,
             new_outputs,
+            old_outputs,
             reused: None,
         }
     }

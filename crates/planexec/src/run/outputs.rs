@@ -14,9 +14,13 @@
 //! also takes inputs ("write the name in name.txt in upper case to
 //! upper.txt"), so only the files that did not exist when the run began
 //! are held to it ([`crate::plan::new_outputs`]), and not one the run tried to read (a
-//! misnamed input it recovered from). An edit in place of a file that is
-//! there is not checked here, rather than fail a run that did its work; the
-//! synthesizer's check ([`produced`]) looks at it.
+//! misnamed input it recovered from). A file that was there is held to it
+//! only when the run wrote none of the files the task names as outputs: a
+//! task that says to save something in a file that is there ("save the new
+//! version in VERSION") and a run that wrote nothing did not do its work,
+//! while a run that wrote `upper.txt` for "write the name in name.txt to
+//! upper.txt" did. Whether an edit in place is right is the synthesizer's
+//! check's to say ([`produced`]).
 
 use std::path::Path;
 
@@ -33,6 +37,18 @@ pub(crate) fn unwritten(run: &Run) -> Vec<String> {
         return Vec::new();
     };
     let mut missing = Vec::new();
+    let wrote_any = run
+        .new_outputs
+        .iter()
+        .chain(&run.old_outputs)
+        .any(|path| workspace.resolve(path).is_ok_and(|full| full.is_file() && written_by(run, path, &full)));
+    if !wrote_any {
+        for path in &run.old_outputs {
+            missing.push(format!(
+                "the task says to write {path}, and no step of this run wrote it (it is as it was)"
+            ));
+        }
+    }
     for path in &run.new_outputs {
         let Ok(full) = workspace.resolve(path) else { continue };
         // A missing file the run tried to read was an input, not an output
@@ -122,7 +138,9 @@ const SHOWN_CHARS: usize = 1500;
 pub(crate) fn produced(run: &Run, answer: &str) -> String {
     let mut out = String::new();
     if let Some(workspace) = run.ctx.setting.tools.workspace() {
-        for path in crate::plan::paths_named_by(&run.task) {
+        let mut named = crate::plan::paths_named_by(&run.task);
+        named.extend(run.old_outputs.iter().filter(|p| !named.contains(p)).cloned().collect::<Vec<_>>());
+        for path in named {
             let Ok(full) = workspace.resolve(&path) else { continue };
             let written = run.new_outputs.contains(&path) || written_by(run, &path, &full);
             if !full.is_file() || !written {
