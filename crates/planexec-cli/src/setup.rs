@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use planexec::llm::cassette::{Recorder, Replayer};
 use planexec::render::Annotations;
+use planexec::tools::python::Python;
 use planexec::tools::shell::Shell;
 use planexec::tools::{builtin, workspace::Workspace};
 use planexec::{Agent, Approver, ChatModel, ModelRef, Role, RunOptions, RunStore, ToolRegistry};
@@ -171,6 +172,11 @@ pub fn local_tools(workspace: &Path, config: &Config) -> Result<ToolRegistry, Ba
     let ws = Arc::new(Workspace::new(workspace).map_err(|e| BadInput(e.to_string()))?);
     let mut registry = builtin::registry((*ws).clone());
     if let Some(shell) = config.shell()? {
+        // A machine with Python 3 gets the python tool beside the shell: the
+        // same power, with a program in place of a command line.
+        if let Some(python) = Python::find(ws.clone(), shell.clone(), "python3") {
+            registry.register(Arc::new(python)).map_err(BadInput)?;
+        }
         registry.register(Arc::new(Shell::new(ws, shell))).map_err(BadInput)?;
     }
     let hosts = config.http_hosts();

@@ -291,7 +291,12 @@ async fn a_file_to_change_in_place_left_as_it_was_fails_the_run() {
     ]);
     let writes = plan_json(vec![
         step("s1", Some("read_file"), json!({"path": "VERSION"}), &[]),
-        step("s2", Some("write_file"), json!({"path": "VERSION", "content": "2.4.10"}), &["s1"]),
+        step(
+            "s2",
+            Some("write_file"),
+            json!({"path": "VERSION", "content": "2.4.10"}),
+            &["s1"],
+        ),
     ]);
     for (plan, wrote) in [(only_reads, false), (writes, true)] {
         let server = ScriptedServer::start();
@@ -300,7 +305,9 @@ async fn a_file_to_change_in_place_left_as_it_was_fails_the_run() {
         server.role("planner").reply(Reply::json(&plan));
         server.role("executor").always(Reply::content("2.4.10"));
         server.role("replanner").always(Reply::json(&plan_json(vec![])));
-        server.role("synthesizer").always(Reply::content("The new version is 2.4.10."));
+        server
+            .role("synthesizer")
+            .always(Reply::content("The new version is 2.4.10."));
         let options = RunOptions {
             mend: planexec::MendMode::Off,
             ..options()

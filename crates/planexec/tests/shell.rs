@@ -2,6 +2,8 @@
 //! input, a time limit that stops the command's children too, capped output,
 //! and an effect class that depends on the allowlist.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -170,4 +172,41 @@ async fn a_plain_command_runs_as_argv_without_a_shell() {
     assert_eq!(out["stdout"], "ab");
     let err = sh.call(json!({"command": "no-such-program-here x"})).await.unwrap_err();
     assert!(err.message.contains("no such program"), "{}", err.message);
+}
+
+/// A python step of a plan sees its dependencies' results as variables
+/// named by their ids, with no `{{s1}}` spliced into its code; the step's
+/// recorded arguments are the code the plan wrote, not those results.
+#[tokio::test]
+async fn a_python_step_reads_its_dependencies_as_variables() {
+    use planexec::tools::python::Python;
+    use planexec_testkit::{Reply, ScriptedServer};
+    let server = ScriptedServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("VERSION"), "2.4.9\n").unwrap();
+    let ws = Arc::new(Workspace::new(dir.path()).unwrap());
+    let mut tools = planexec::tools::builtin::registry((*ws).clone());
+    let python = Python::find(ws, ShellConfig::default(), "python3").expect("python3 on PATH");
+    tools.register(Arc::new(python)).unwrap();
+    let code = "major, minor, patch = s1.strip().split('.')\nprint(f'{major}.{minor}.{int(patch) + 1}')";
+    server.role("planner").reply(Reply::json(&json!({"goal": "bump", "steps": [
+        {"id": "s1", "description": "read the version", "tool": "read_file", "args": {"path": "VERSION"}, "depends_on": []},
+        {"id": "s2", "description": "bump the patch part", "tool": "python", "args": {"code": code}, "depends_on": ["s1"]},
+        {"id": "s3", "description": "save it", "tool": "write_file", "args": {"path": "VERSION", "content": "{{s2}}"}, "depends_on": ["s2"]}
+    ]})));
+    server
+        .role("synthesizer")
+        .always(Reply::content("VERSION is now 2.4.10."));
+    let report = common::builder(&server, tools)
+        .build()
+        .run("VERSION holds our release number. Bump the patch part and save it in VERSION.")
+        .await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    assert_eq!(std::fs::read_to_string(dir.path().join("VERSION")).unwrap(), "2.4.10");
+    let s2 = report.steps.iter().find(|s| s.id == "s2").unwrap();
+    assert_eq!(
+        s2.args,
+        Some(json!({"code": code})),
+        "the inputs are not part of the recorded call"
+    );
 }

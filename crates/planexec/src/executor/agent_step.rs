@@ -820,6 +820,7 @@ async fn call_tool(
             id: &call_id,
             entry: &entry,
             args: args.clone(),
+            inputs: reach.deps,
         },
         tally,
     )
@@ -889,6 +890,8 @@ async fn read_the_one_file(
             id: &call_id,
             entry,
             args,
+            // A read of a file takes no step's results.
+            inputs: &Vec::new(),
         },
         tally,
     )
@@ -985,6 +988,8 @@ struct InnerCall<'a> {
     id: &'a str,
     entry: &'a ToolEntry,
     args: Value,
+    /// The agent step's dependencies' results, for a tool that takes them.
+    inputs: &'a DependencyOutputs,
 }
 
 /// Check, confirm and run one inner call, recorded in the ledger (a side
@@ -1001,6 +1006,7 @@ async fn execute(
         id: call_id,
         entry,
         args,
+        inputs,
     } = call;
     let tool = entry.tool.name().to_string();
     // The call as a step of its own, for the approver and the ledger.
@@ -1039,7 +1045,7 @@ async fn execute(
     // An agent step's own calls answer no sampling or elicitation request (yet): said so to the server.
     let asker = crate::tools::asking::Refuse("sampling is answered for a plan's tool steps, not inside an agent step");
     let parts = (setting, recording, control);
-    let outcome = call_checked(parts, &as_step, entry, args.clone(), &asker, &mut inner).await;
+    let outcome = call_checked(parts, &as_step, entry, args.clone(), (&asker, inputs), &mut inner).await;
     tally.attempts += inner.attempts;
     let finished_at = now_ms();
     let (status, output, error) = match outcome {

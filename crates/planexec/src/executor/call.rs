@@ -100,7 +100,7 @@ pub(super) async fn call_checked(
     step: &Step,
     entry: &ToolEntry,
     args: Value,
-    asker: &dyn crate::tools::asking::Asker,
+    (asker, inputs): (&dyn crate::tools::asking::Asker, &DependencyOutputs),
     tally: &mut Tally,
 ) -> Result<Value, ToolError> {
     let problems = entry.check_args(&args, false);
@@ -112,6 +112,7 @@ pub(super) async fn call_checked(
         )));
     }
     permit(setting, control, step, entry, &args, tally).await?;
+    let args = with_inputs(entry, args, inputs);
     let mut retry = 0;
     loop {
         tally.attempts += 1;
@@ -131,4 +132,14 @@ pub(super) async fn call_checked(
             Err(e) => return Err(e),
         }
     }
+}
+
+/// `args` with the dependencies' results under the tool's
+/// [`inputs_argument`](crate::tools::Tool::inputs_argument), when it has one.
+fn with_inputs(entry: &ToolEntry, mut args: Value, inputs: &DependencyOutputs) -> Value {
+    if let (Some(name), Some(map)) = (entry.tool.inputs_argument(), args.as_object_mut()) {
+        let given: Map<String, Value> = inputs.iter().cloned().collect();
+        map.insert(name.to_string(), Value::Object(given));
+    }
+    args
 }

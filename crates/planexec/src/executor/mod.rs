@@ -243,7 +243,7 @@ async fn call_tool(
             tally.args = Some(Value::Object(args.clone()));
             let asker = asking::RunAsker::new(ctx, step, tally.version);
             let parts = (&ctx.setting, &ctx.recording, &ctx.control);
-            call_checked(parts, step, &entry, Value::Object(args), &asker, tally)
+            call_checked(parts, step, &entry, Value::Object(args), (&asker, deps), tally)
                 .await
                 .and_then(|output| match empty_and_written(&ctx.setting, plan, step, &output) {
                     Some(why) => Err(ToolError::new(ToolErrorKind::NotFound, why)),

@@ -29,7 +29,9 @@ pub use dedupe::merge_same_calls;
 pub use findings::findings;
 pub use inputs::{invented_inputs, names_file, names_input, texts_used_as_numbers, values_read_as_files};
 pub use links::{rename_step, step_references};
-pub use outputs::{existing_outputs, new_outputs, outputs_named_by, outputs_named_in, paths_named_by, unwritten_outputs};
+pub use outputs::{
+    existing_outputs, new_outputs, outputs_named_by, outputs_named_in, paths_named_by, unwritten_outputs,
+};
 pub use parse::{parse_plan_file, parse_plan_reply, ParseError, PlanStream};
 pub use schema::{is_strict_compatible, plan_schema, plan_schema_for, plan_schema_for_tools};
 pub use types::{Plan, Step, StepKind};

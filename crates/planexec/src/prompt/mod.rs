@@ -97,6 +97,16 @@ fn tool_hints(tools: &ToolRegistry) -> String {
         out.push_str(&format!("Which tool fits: {}.\n", hints.join("; ")));
     }
     if tools.get("calculator").is_some() {
+        out.push_str("The calculator does arithmetic, count, sum, mean, min and max of a text's lines, and words(...) counts words.\n");
+    }
+    // Where a program can do it, a small model's own picking is not trusted
+    // with it: a reasoning step reads a text, a program works on it exactly.
+    if tools.get("python").is_some() {
+        out.push_str("To pick, filter, extract, deduplicate, number, reformat or change lines or values of a file (the longest line, the names that appear twice, the rows with a value, a field of each record, a changed version number), use one python step that does the whole of that work: a program that opens the file by its path and prints the result, such as {\"code\": \"lines = open('quotes.txt').read().splitlines()\\nprint(max(lines, key=len))\"}. Each python step is a program of its own: variables do not carry over from one to the next, but the results of the steps in its depends_on are its variables s1, s2, …. A reasoning step is for writing prose about a text, not for working on it.\n");
+    } else {
+        out.push_str("To filter, extract, change the case of or pick something from a text, use a reasoning step that depends on the step with the text.\n");
+    }
+    if tools.get("calculator").is_some() {
         out.push_str("With a rate such as \"1 mile = 1.609344 km\", km to miles is {{s1}} / 1.609344 and miles to km is {{s1}} * 1.609344. Round in the same expression: round({{s1}} / 1.609344, 2).\n");
         if tools.get("search").is_some() {
             out.push_str("A part's share of a whole in percent is round(sum({{s2}}) / sum({{s1}}) * 100, 1), where s1 reads the list and s2 searches it for the part's lines.\n");
@@ -231,7 +241,6 @@ where each step is
 {"id": "s1", "description": "<what it does>", "tool": "<tool name>" or null, "args": {...}, "depends_on": ["<ids>"], "expected": "<what a good result looks like>" or null}
 Rules:
 - Use a tool whenever one fits, and give it exactly the args it lists. Do arithmetic with a calculator tool when there is one, never in a reasoning step.
-- The calculator does arithmetic, count, sum, mean, min and max of a text's lines, and words(...) counts words. To filter, extract, change the case of or pick something from a text, use a reasoning step that depends on the step with the text.
 - Read only files the workspace listing shows. Numbers and text given in the task are used as they are (in args, in a calculator expression), never read from a file.
 - If the task needs a file that does not exist, reply with "steps": [] and "infeasible": "<the file> does not exist".
 - "tool": null is a reasoning step: a model does it from the results of the steps in its depends_on. Give it "args": {}.

@@ -37,11 +37,11 @@ pub(crate) fn unwritten(run: &Run) -> Vec<String> {
         return Vec::new();
     };
     let mut missing = Vec::new();
-    let wrote_any = run
-        .new_outputs
-        .iter()
-        .chain(&run.old_outputs)
-        .any(|path| workspace.resolve(path).is_ok_and(|full| full.is_file() && written_by(run, path, &full)));
+    let wrote_any = run.new_outputs.iter().chain(&run.old_outputs).any(|path| {
+        workspace
+            .resolve(path)
+            .is_ok_and(|full| full.is_file() && written_by(run, path, &full))
+    });
     if !wrote_any {
         for path in &run.old_outputs {
             missing.push(format!(
@@ -139,7 +139,13 @@ pub(crate) fn produced(run: &Run, answer: &str) -> String {
     let mut out = String::new();
     if let Some(workspace) = run.ctx.setting.tools.workspace() {
         let mut named = crate::plan::paths_named_by(&run.task);
-        named.extend(run.old_outputs.iter().filter(|p| !named.contains(p)).cloned().collect::<Vec<_>>());
+        named.extend(
+            run.old_outputs
+                .iter()
+                .filter(|p| !named.contains(p))
+                .cloned()
+                .collect::<Vec<_>>(),
+        );
         for path in named {
             let Ok(full) = workspace.resolve(&path) else { continue };
             let written = run.new_outputs.contains(&path) || written_by(run, &path, &full);

@@ -258,7 +258,7 @@ impl Tool for Calculator {
         let expression = args.get("expression")?.as_str()?.trim();
         match expression.strip_prefix("{{").and_then(|e| e.strip_suffix("}}")) {
             Some(inner) if !inner.contains("{{") && !inner.contains("}}") => Some(format!(
-                "the expression `{expression}` is only another step's output, with no arithmetic: to count a text's lines or add up its numbers write count({expression}) or sum({expression}); to sort, filter, change or pick something from a text, use a reasoning step (\"tool\": null) that depends on the step with the text"
+                "the expression `{expression}` is only another step's output, with no arithmetic: to count a text's lines or add up its numbers write count({expression}) or sum({expression}); to sort, filter, change or pick something from a text, use a tool that does that (a python program, where the run has one) or a reasoning step (\"tool\": null) that depends on the step with the text"
             )),
             _ => never_evaluates(expression),
         }

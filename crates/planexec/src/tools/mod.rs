@@ -13,6 +13,7 @@ mod glob;
 #[cfg(feature = "http")]
 mod http_get;
 pub mod output;
+pub mod python;
 mod read_csv;
 mod registry;
 mod replace_in_file;

@@ -266,7 +266,7 @@ impl Tool for Shell {
         if command.trim().is_empty() {
             return Err(ToolError::invalid_args("the command is empty"));
         }
-        let mut cmd = match argv_of(command) {
+        let cmd = match argv_of(command) {
             Some(argv) => {
                 let mut cmd = tokio::process::Command::new(&argv[0]);
                 cmd.args(&argv[1..]);
@@ -278,45 +278,18 @@ impl Tool for Shell {
                 cmd
             }
         };
-        cmd.current_dir(self.workspace.root())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        // Its own process group, so a timeout stops what the command started too.
-        #[cfg(unix)]
-        cmd.process_group(0);
-        let mut child = cmd.spawn().map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => ToolError::not_found(format!("`{command}`: no such program")),
-            _ => ToolError::failed(format!("cannot start `{command}`: {e}")),
-        })?;
-        // Whatever ends this call (exit, time limit, the step dropped on Ctrl-C),
-        // nothing the command started outlives it.
-        let _group = GroupKill(child.id());
-        let keep = self.config.caps.max_bytes + 1;
-        let stdout = read_capped(child.stdout.take().expect("piped"), keep);
-        let stderr = read_capped(child.stderr.take().expect("piped"), keep);
-        let run = async {
-            let ((out, out_total), (err, err_total)) = tokio::join!(stdout, stderr);
-            let status = child.wait().await;
-            (out, out_total, err, err_total, status)
-        };
-        let (out, out_total, err, err_total, status) = match tokio::time::timeout(self.config.timeout, run).await {
-            Ok(done) => done,
-            Err(_) => {
-                return Err(ToolError::failed(format!(
-                    "`{command}` did not finish within {}s and was stopped",
-                    self.config.timeout.as_secs_f64()
-                )));
-            }
-        };
-        let status = status.map_err(|e| ToolError::failed(format!("waiting for `{command}` failed: {e}")))?;
-        let stdout = render(&out, out_total, self.config.caps);
-        let stderr = render(&err, err_total, self.config.caps);
-        let code = status.code();
-        if status.success() {
-            return Ok(json!({"exit_code": 0, "stdout": stdout, "stderr": stderr}));
+        let finished = run_captured(
+            cmd,
+            self.workspace.root(),
+            command,
+            self.config.timeout,
+            self.config.caps,
+        )
+        .await?;
+        if finished.success {
+            return Ok(json!({"exit_code": 0, "stdout": finished.stdout, "stderr": finished.stderr}));
         }
+        let (code, stdout, stderr) = (finished.code, finished.stdout, finished.stderr);
         let how = match code {
             Some(code) => format!("exited with code {code}"),
             None => "was killed by a signal".to_string(),
@@ -327,6 +300,82 @@ impl Tool for Shell {
             crate::text::truncate_chars(said.trim(), 500)
         )))
     }
+}
+
+/// How a process run by [`run_captured`] ended.
+pub(crate) struct Finished {
+    pub success: bool,
+    /// Its exit code; `None` when a signal killed it.
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Run `cmd` in `dir` with no standard input, in its own process group,
+/// keeping at most `caps` of its output, and stop it (with everything it
+/// started) past `timeout`. `label` names it in errors.
+pub(crate) async fn run_captured(
+    cmd: tokio::process::Command,
+    dir: &std::path::Path,
+    label: &str,
+    timeout: Duration,
+    caps: OutputCaps,
+) -> Result<Finished, ToolError> {
+    run_fed(cmd, (dir, None), label, timeout, caps).await
+}
+
+/// [`run_captured`], with `input` (when given) as the process's standard input.
+pub(crate) async fn run_fed(
+    mut cmd: tokio::process::Command,
+    (dir, input): (&std::path::Path, Option<Vec<u8>>),
+    label: &str,
+    timeout: Duration,
+    caps: OutputCaps,
+) -> Result<Finished, ToolError> {
+    cmd.current_dir(dir)
+        .stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    // Its own process group, so a timeout stops what the command started too.
+    #[cfg(unix)]
+    cmd.process_group(0);
+    let mut child = cmd.spawn().map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => ToolError::not_found(format!("`{label}`: no such program")),
+        _ => ToolError::failed(format!("cannot start `{label}`: {e}")),
+    })?;
+    // Whatever ends this call (exit, time limit, the step dropped on Ctrl-C),
+    // nothing the command started outlives it.
+    let _group = GroupKill(child.id());
+    if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+        // Written while the output is read, so a large input cannot stall
+        // on a full pipe; closed when written, so the program sees its end.
+        tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            let _ = stdin.write_all(&input).await;
+        });
+    }
+    let keep = caps.max_bytes + 1;
+    let stdout = read_capped(child.stdout.take().expect("piped"), keep);
+    let stderr = read_capped(child.stderr.take().expect("piped"), keep);
+    let run = async {
+        let ((out, out_total), (err, err_total)) = tokio::join!(stdout, stderr);
+        let status = child.wait().await;
+        (out, out_total, err, err_total, status)
+    };
+    let (out, out_total, err, err_total, status) = tokio::time::timeout(timeout, run).await.map_err(|_| {
+        ToolError::failed(format!(
+            "`{label}` did not finish within {}s and was stopped",
+            timeout.as_secs_f64()
+        ))
+    })?;
+    let status = status.map_err(|e| ToolError::failed(format!("waiting for `{label}` failed: {e}")))?;
+    Ok(Finished {
+        success: status.success(),
+        code: status.code(),
+        stdout: render(&out, out_total, caps),
+        stderr: render(&err, err_total, caps),
+    })
 }
 
 /// Kills the command's process group when dropped.

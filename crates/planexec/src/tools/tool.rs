@@ -159,6 +159,14 @@ pub trait Tool: Send + Sync {
     fn idempotent(&self) -> bool {
         self.effect() == Effect::ReadOnly
     }
+    /// The argument under which the executor hands this tool the results of
+    /// the step's dependencies, as `{"s1": <output>, …}`, beside the
+    /// arguments the plan wrote (after they were checked and confirmed, so
+    /// neither shows them): a program reads `s1` as a value instead of a
+    /// `{{s1}}` spliced into its code. `None` (the default): no such argument.
+    fn inputs_argument(&self) -> Option<&'static str> {
+        None
+    }
     /// Run the tool. `args` has already been checked against [`Tool::parameters`].
     async fn call(&self, args: Value) -> Result<Value, ToolError>;
     /// [`Tool::call`] for a tool that may ask the run something while it

@@ -1,0 +1,288 @@
+//! The `python` tool: a short Python 3 program, run in the workspace folder,
+//! whose printed output is the step's result.
+//!
+//! Picking, filtering, extracting, deduplicating or reformatting a text is
+//! where a small model's reasoning step goes wrong (the longest of five
+//! lines, the names that appear twice) and where no fixed tool fits every
+//! task. A program does it exactly, and the embedded model is a code model:
+//! it writes `print(max(open('quotes.txt').read().splitlines(), key=len))`
+//! far more reliably than it picks the line itself. This is the "code as
+//! action" of smolagents' CodeAgent, as one tool a plan step calls.
+//!
+//! A program can do anything the user can, so the tool is an external side
+//! effect like the shell: confirmed in `ask` mode, refused in `plan` mode.
+//! It runs with the shell's time limit and output caps, in its own process
+//! group (stopped with everything it started). Its error is the last lines
+//! of the traceback, which say what to change.
+//!
+//! The results of the step's dependencies are variables of the program,
+//! named by their step ids (`s1` is the text s1 returned): models write
+//! `s1.split('.')` as if the plan were a notebook, and a value handed over
+//! needs no quoting, where a `{{s1}}` spliced into code breaks on the first
+//! quote in it. The program, its inputs and a repaired copy (below) reach
+//! Python as JSON on its standard input, read by a short launcher.
+//!
+//! A model writing code inside a JSON string often means `\n` in a Python
+//! string literal and writes the JSON escape for a newline, so the program
+//! gets a line break inside `'...'` and does not compile. When the code as
+//! written does not compile, the launcher runs the copy with those breaks
+//! written as `\n` ([`newlines_in_literals_escaped`]) if that one does.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+
+use super::shell::{run_fed, ShellConfig};
+use super::workspace::Workspace;
+use super::{Effect, Tool, ToolError};
+
+/// Lines of a failed program's standard error its error keeps: a traceback's
+/// last lines name the line and the exception.
+const ERROR_LINES: usize = 6;
+
+/// What `python3 -c` runs: read the program, its inputs and its repaired
+/// copy from standard input, compile the program (or, when it does not
+/// compile, the copy, if that one does) and run it with the inputs as its
+/// variables.
+const LAUNCHER: &str = r#"import json, sys
+given = json.load(sys.stdin)
+scope = {"__name__": "__main__"}
+scope.update(given["inputs"])
+try:
+    program = compile(given["code"], "<program>", "exec")
+except SyntaxError:
+    try:
+        program = compile(given["fixed"] or "", "<program>", "exec") if given["fixed"] else None
+    except SyntaxError:
+        program = None
+    if program is None:
+        program = compile(given["code"], "<program>", "exec")
+del given
+exec(program, scope)
+"#;
+
+pub struct Python {
+    workspace: Arc<Workspace>,
+    config: ShellConfig,
+    /// The interpreter to run (`python3`).
+    program: String,
+}
+
+impl Python {
+    /// The tool, when `program` (such as `python3`) runs on this machine.
+    pub fn find(workspace: Arc<Workspace>, config: ShellConfig, program: &str) -> Option<Python> {
+        let runs = std::process::Command::new(program)
+            .arg("--version")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        runs.then(|| Python {
+            workspace,
+            config,
+            program: program.to_string(),
+        })
+    }
+}
+
+#[async_trait]
+impl Tool for Python {
+    fn name(&self) -> &str {
+        "python"
+    }
+    fn description(&self) -> &str {
+        "Run a short Python 3 program (standard library only) in the workspace folder and return what it prints. Use it for work on a text or a file that no other tool does in one call: to pick, filter, extract, deduplicate, number, reformat or compute with many values. The program opens the files it needs by their workspace paths (open('notes.txt')) and print()s the result, or writes the file the task asks for. The results of the steps in its depends_on are its variables, named by their ids: s1 is the text s1 returned."
+    }
+    fn summary(&self) -> &str {
+        "Run a Python 3 program (standard library) in the workspace; returns what it prints; s1 etc. are the results of its depends_on. For picking, filtering, extracting or reformatting a text or file."
+    }
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {"code": {"type": "string", "description": "the Python 3 program; it opens files by their workspace paths and prints its result"}},
+            "required": ["code"],
+            "additionalProperties": false
+        })
+    }
+    fn effect(&self) -> Effect {
+        Effect::External
+    }
+    fn inputs_argument(&self) -> Option<&'static str> {
+        Some("inputs")
+    }
+    async fn call(&self, args: Value) -> Result<Value, ToolError> {
+        let code = args
+            .get("code")
+            .and_then(Value::as_str)
+            .ok_or_else(|| ToolError::invalid_args("argument `code` must be a string"))?;
+        if code.trim().is_empty() {
+            return Err(ToolError::invalid_args("the program is empty"));
+        }
+        let inputs = args.get("inputs").cloned().unwrap_or_else(|| json!({}));
+        let given = json!({"code": code, "fixed": newlines_in_literals_escaped(code), "inputs": inputs});
+        let mut cmd = tokio::process::Command::new(&self.program);
+        // -I: isolated (no user site, no PYTHON* variables), so a program runs
+        // the same everywhere; the launcher reads the rest from standard input.
+        cmd.arg("-I").arg("-c").arg(LAUNCHER);
+        let finished = run_fed(
+            cmd,
+            (self.workspace.root(), Some(given.to_string().into_bytes())),
+            &self.program,
+            self.config.timeout,
+            self.config.caps,
+        )
+        .await?;
+        if finished.success {
+            return Ok(Value::String(finished.stdout.trim_end().to_string()));
+        }
+        let said = if finished.stderr.trim().is_empty() {
+            &finished.stdout
+        } else {
+            &finished.stderr
+        };
+        let lines: Vec<&str> = said.trim_end().lines().collect();
+        let tail = lines[lines.len().saturating_sub(ERROR_LINES)..].join("\n");
+        Err(ToolError::failed(format!("the program failed:\n{tail}")))
+    }
+}
+
+/// `code` with each line break inside a one-line string literal (`'…'`,
+/// `"…"`) written as `\n`; `None` when it has none. Comments, triple-quoted
+/// strings and escapes are read as Python reads them.
+pub fn newlines_in_literals_escaped(code: &str) -> Option<String> {
+    let chars: Vec<char> = code.chars().collect();
+    let mut out = String::with_capacity(code.len());
+    let mut changed = false;
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '#' {
+            while i < chars.len() && chars[i] != '\n' {
+                out.push(chars[i]);
+                i += 1;
+            }
+            continue;
+        }
+        if c != '\'' && c != '"' {
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        let triple = chars.get(i + 1) == Some(&c) && chars.get(i + 2) == Some(&c);
+        let quote: String = std::iter::repeat_n(c, if triple { 3 } else { 1 }).collect();
+        out.push_str(&quote);
+        i += quote.len();
+        while i < chars.len() {
+            let d = chars[i];
+            if d == '\\' {
+                out.push(d);
+                if let Some(&next) = chars.get(i + 1) {
+                    out.push(next);
+                }
+                i += 2;
+                continue;
+            }
+            if d == c && (!triple || (chars.get(i + 1) == Some(&c) && chars.get(i + 2) == Some(&c))) {
+                out.push_str(&quote);
+                i += quote.len();
+                break;
+            }
+            if d == '\n' && !triple {
+                out.push_str("\\n");
+                changed = true;
+            } else {
+                out.push(d);
+            }
+            i += 1;
+        }
+    }
+    changed.then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn python(dir: &std::path::Path) -> Option<Python> {
+        Python::find(
+            Arc::new(Workspace::new(dir).unwrap()),
+            ShellConfig::default(),
+            "python3",
+        )
+    }
+
+    #[tokio::test]
+    async fn a_program_reads_the_workspace_and_its_print_is_the_result() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("quotes.txt"),
+            "Less is more.\nFortune favours the bold.\nNo.\n",
+        )
+        .unwrap();
+        let Some(tool) = python(dir.path()) else {
+            panic!("python3 is needed by this test (scripts/setup.sh installs it)");
+        };
+        let out = tool
+            .call(json!({"code": "print(max(open('quotes.txt').read().splitlines(), key=len))"}))
+            .await
+            .unwrap();
+        assert_eq!(out, json!("Fortune favours the bold."));
+    }
+
+    #[tokio::test]
+    async fn a_failed_program_says_where_and_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let tool = python(dir.path()).expect("python3");
+        let err = tool
+            .call(json!({"code": "x = 1\nprint(open('missing.txt').read())"}))
+            .await
+            .unwrap_err();
+        assert!(err.message.starts_with("the program failed:"), "{}", err.message);
+        assert!(
+            err.message.contains("FileNotFoundError") && err.message.contains("missing.txt"),
+            "{}",
+            err.message
+        );
+        let empty = tool.call(json!({"code": "  "})).await.unwrap_err();
+        assert!(empty.message.contains("empty"), "{}", empty.message);
+        // The results of the step's dependencies are variables, by step id.
+        let out = tool
+            .call(json!({"code": "patch = int(s1.strip().split('.')[2]) + 1\nprint(f'2.4.{patch}', n)", "inputs": {"s1": "2.4.9\n", "n": 3}}))
+            .await
+            .unwrap();
+        assert_eq!(out, json!("2.4.10 3"));
+        // No program is no tool.
+        assert!(Python::find(
+            Arc::new(Workspace::new(dir.path()).unwrap()),
+            ShellConfig::default(),
+            "no-such-python"
+        )
+        .is_none());
+    }
+
+    #[tokio::test]
+    async fn a_line_break_meant_as_backslash_n_in_a_literal_still_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let tool = python(dir.path()).expect("python3");
+        // What a model writing `print('\\n'.join(xs))` in JSON often sends.
+        let code = "xs = ['a', 'b']\nprint('\n'.join(xs))";
+        assert_eq!(tool.call(json!({"code": code})).await.unwrap(), json!("a\nb"));
+        // Code that compiles as written runs as written.
+        let two_lines = "print('''x\ny''')";
+        assert_eq!(tool.call(json!({"code": two_lines})).await.unwrap(), json!("x\ny"));
+    }
+
+    #[test]
+    fn only_breaks_inside_one_line_literals_are_escaped() {
+        assert_eq!(
+            newlines_in_literals_escaped("a = 'x\ny'\nb = 2").as_deref(),
+            Some("a = 'x\\ny'\nb = 2")
+        );
+        assert_eq!(
+            newlines_in_literals_escaped("a = '''x\ny'''\n# it's\nb = \"\\\"\""),
+            None
+        );
+    }
+}
