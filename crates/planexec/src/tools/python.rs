@@ -42,24 +42,47 @@ use super::{Effect, Tool, ToolError};
 const ERROR_LINES: usize = 6;
 
 /// What `python3 -c` runs: read the program, its inputs and its repaired
-/// copy from standard input, compile the program (or, when it does not
-/// compile, the copy, if that one does) and run it with the inputs as its
-/// variables.
-const LAUNCHER: &str = r#"import json, sys
+/// copy from standard input, parse the program (or, when it does not
+/// parse, the copy, if that one does) and run it with the inputs as its
+/// variables. A program that prints nothing shows the value of its last
+/// line, an expression or an assignment to a name, as a notebook does
+/// (`patch = int(s1.split('.')[2]) + 1` returns the new patch number).
+const LAUNCHER: &str = r#"import ast, json, sys
 given = json.load(sys.stdin)
 scope = {"__name__": "__main__"}
 scope.update(given["inputs"])
 try:
-    program = compile(given["code"], "<program>", "exec")
+    tree = ast.parse(given["code"], "<program>")
 except SyntaxError:
-    try:
-        program = compile(given["fixed"] or "", "<program>", "exec") if given["fixed"] else None
-    except SyntaxError:
-        program = None
-    if program is None:
-        program = compile(given["code"], "<program>", "exec")
+    tree = None
+    if given["fixed"]:
+        try:
+            tree = ast.parse(given["fixed"], "<program>")
+        except SyntaxError:
+            pass
+    if tree is None:
+        tree = ast.parse(given["code"], "<program>")
 del given
-exec(program, scope)
+last = tree.body[-1] if tree.body else None
+shown = None
+if isinstance(last, ast.Expr):
+    tree.body[-1] = ast.copy_location(ast.Assign(targets=[ast.Name("_value_", ast.Store())], value=last.value), last)
+    shown = "_value_"
+elif isinstance(last, ast.Assign) and len(last.targets) == 1 and isinstance(last.targets[0], ast.Name):
+    shown = last.targets[0].id
+ast.fix_missing_locations(tree)
+class Written:
+    def __init__(self, out):
+        self.out, self.any = out, False
+    def write(self, text):
+        self.any = self.any or bool(text)
+        return self.out.write(text)
+    def __getattr__(self, name):
+        return getattr(self.out, name)
+sys.stdout = Written(sys.stdout)
+exec(compile(tree, "<program>", "exec"), scope)
+if not sys.stdout.any and shown is not None and scope.get(shown) is not None:
+    print(scope[shown])
 "#;
 
 pub struct Python {
@@ -120,6 +143,7 @@ impl Tool for Python {
         if code.trim().is_empty() {
             return Err(ToolError::invalid_args("the program is empty"));
         }
+        let code = &json_escapes_restored(code);
         let inputs = args.get("inputs").cloned().unwrap_or_else(|| json!({}));
         let given = json!({"code": code, "fixed": newlines_in_literals_escaped(code), "inputs": inputs});
         let mut cmd = tokio::process::Command::new(&self.program);
@@ -146,6 +170,14 @@ impl Tool for Python {
         let tail = lines[lines.len().saturating_sub(ERROR_LINES)..].join("\n");
         Err(ToolError::failed(format!("the program failed:\n{tail}")))
     }
+}
+
+/// `code` with the backspace and form feed characters a JSON string makes
+/// of `\b` and `\f` written back as those escapes: no program means the
+/// control characters, and `r'\bword\b'` (a regex's word boundary) is what
+/// a model wrote when its code arrives with them.
+fn json_escapes_restored(code: &str) -> String {
+    code.replace('\u{8}', "\\b").replace('\u{c}', "\\f")
 }
 
 /// `code` with each line break inside a one-line string literal (`'…'`,
@@ -253,6 +285,13 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(out, json!("2.4.10 3"));
+        // A program that prints nothing returns its last line's value.
+        let last = tool
+            .call(json!({"code": "patch = int(s1.split('.')[2]) + 1", "inputs": {"s1": "2.4.9"}}))
+            .await;
+        assert_eq!(last.unwrap(), json!("10"));
+        let expression = tool.call(json!({"code": "xs = [3, 1]\nsorted(xs)"})).await;
+        assert_eq!(expression.unwrap(), json!("[1, 3]"));
         // No program is no tool.
         assert!(Python::find(
             Arc::new(Workspace::new(dir.path()).unwrap()),
@@ -269,6 +308,9 @@ mod tests {
         // What a model writing `print('\\n'.join(xs))` in JSON often sends.
         let code = "xs = ['a', 'b']\nprint('\n'.join(xs))";
         assert_eq!(tool.call(json!({"code": code})).await.unwrap(), json!("a\nb"));
+        // `\b` in JSON is a backspace; in the regex it was a word boundary.
+        let words = "import re\nprint(re.findall(r'\u{8}\\d+\u{8}', 'a 12 b 3'))";
+        assert_eq!(tool.call(json!({"code": words})).await.unwrap(), json!("['12', '3']"));
         // Code that compiles as written runs as written.
         let two_lines = "print('''x\ny''')";
         assert_eq!(tool.call(json!({"code": two_lines})).await.unwrap(), json!("x\ny"));
