@@ -101,6 +101,54 @@ async fn a_failed_read_csv_is_recovered_by_an_agent_step_without_a_replan() {
     assert!(told.contains("its columns are region, amount"), "{told}");
 }
 
+/// A recovery may end with the step's value in words when every part of it
+/// is written in a result it was shown: the port read off the config it was
+/// shown stands as the failed read_json's output, with no replan; a value
+/// found nowhere (a guess) is the recovery giving up, and the replanner is asked.
+#[tokio::test]
+async fn a_recovery_answering_a_value_it_was_shown_does_the_step() {
+    for (answer, found) in [("8080", true), ("9999", false)] {
+        let server = ScriptedServer::start();
+        let (dir, tools) = workspace_tools();
+        std::fs::write(
+            dir.path().join("config.json"),
+            "{\"name\": \"shop\", \"server\": {\"port\": 8080}}",
+        )
+        .unwrap();
+        server.role("planner").reply(Reply::json(&plan_json(vec![
+            step("s1", Some("read_file"), json!({"path": "config.json"}), &[]),
+            step(
+                "s2",
+                Some("read_json"),
+                json!({"path": "config.json", "field": "server.number"}),
+                &["s1"],
+            ),
+            step(
+                "s3",
+                Some("write_file"),
+                json!({"path": "port.txt", "content": "{{s2}}"}),
+                &["s2"],
+            ),
+        ])));
+        server.role("agent").always(Reply::content(answer));
+        server.role("replanner").always(Reply::json(&plan_json(vec![])));
+        server.role("synthesizer").always(Reply::content("The port is 8080."));
+        let report = agent(&server, tools)
+            .run("Which port does config.json set? Write just the number to port.txt.")
+            .await;
+        if found {
+            assert!(report.succeeded(), "{:?}", report.error);
+            assert!(server.requests_from("replanner").is_empty(), "no replan");
+            assert_eq!(std::fs::read_to_string(dir.path().join("port.txt")).unwrap(), "8080");
+            assert_eq!(report.step("s2").unwrap().output, Some(json!("8080")));
+        } else {
+            assert!(!report.succeeded(), "{:?} {:?}", report.answer, report.steps);
+            assert!(!server.requests_from("replanner").is_empty(), "a guess is no recovery");
+            assert!(!dir.path().join("port.txt").exists());
+        }
+    }
+}
+
 /// A read of a file the goal names, which is not there, is a missing input
 /// the run must report: it is not recovered (a recovery would read another
 /// file in its place), and the run fails saying the file does not exist.

@@ -166,12 +166,16 @@ async fn turns(
         };
         let failure = doubt.as_ref().and_then(|d| d.failure(name));
         match reply {
-            // A recovery is done by its call; words are its giving up.
+            // A recovery is done by its call, or by the step's value copied
+            // from the results it was shown; other words are its giving up.
             Reply::Text(text) if finish != Finish::Answer => {
+                if let Some(value) = found_value(text.trim(), plan, step, deps, tally) {
+                    return Ok(value);
+                }
                 return Err(format!(
                     "agent `{name}` gave up: {}",
                     crate::text::one_line(text.trim(), 200)
-                ))
+                ));
             }
             // An answer with nothing under it is a guess (a small model reads
             // a made-up name, is told what the folder holds, and answers a
@@ -364,6 +368,42 @@ fn answer_or_echoed_error(name: &str, answer: &str, last_error: Option<String>) 
         Some(error) if echoes(&error) => Err(format!("agent `{name}` ended on the error of its last call: {error}")),
         _ => Ok(Value::String(answer.to_string())),
     }
+}
+
+/// Most characters of a value a recovery may answer in words.
+const FOUND_VALUE_CHARS: usize = 500;
+
+/// A recovery's answer in words as the step's output: when later steps use
+/// the step's output (it is a value, not an effect) and every line (or
+/// comma-separated part) of the answer appears, as written, in a result it
+/// was shown (the step's dependencies' or its own calls'). `8080` read off
+/// the config.json it was shown is the port; `631` for 37 × 23, found
+/// nowhere, is not.
+fn found_value(answer: &str, plan: &Plan, step: &Step, deps: &DependencyOutputs, tally: &Tally) -> Option<Value> {
+    let answer = answer.trim().trim_end_matches('.').trim();
+    let used = plan.steps.iter().any(|s| s.depends_on.contains(&step.id));
+    if !used || answer.is_empty() || answer.chars().count() > FOUND_VALUE_CHARS {
+        return None;
+    }
+    let mut seen: Vec<String> = deps.iter().map(|(_, v)| plan::value_as_text(v)).collect();
+    seen.extend(
+        tally
+            .calls
+            .iter()
+            .filter(|c| c.succeeded())
+            .filter_map(|c| c.output.as_ref().map(plan::value_as_text)),
+    );
+    let parts: Vec<&str> = if answer.contains('\n') {
+        answer.lines().collect()
+    } else {
+        answer.split(", ").collect()
+    };
+    let found = parts
+        .iter()
+        .map(|p| p.trim())
+        .filter(|p| !p.is_empty())
+        .all(|p| seen.iter().any(|text| text.contains(p)));
+    found.then(|| Value::String(answer.to_string()))
 }
 
 /// Whether an answer now would rest on nothing: the step has no

@@ -10,8 +10,11 @@
 //! read never turns into a write). It is done when a call of the step's own
 //! tool succeeds: that call's output, as the tool gave it, is the step's
 //! output. Its calls are recorded as the step's inner calls (`s2.1`, `s2.2`,
-//! …) and shown live, as an agent step's are. Only when it fails (it gives
-//! up in words, or its turns run out) is the replanner asked.
+//! …) and shown live, as an agent step's are. A step whose output later
+//! steps use may also be done by the loop answering with that output, when
+//! every part of it is written in a result the loop was shown (the port read
+//! off the config it was shown, where its program failed). Only when it
+//! fails (it gives up in words, or its turns run out) is the replanner asked.
 //!
 //! The errors a model can act on are the point: `sales.csv: no column
 //! "region, amount": its columns are region, amount` says what the call
@@ -143,7 +146,7 @@ fn opening(
     vec![
         Message::system(setting.system()),
         Message::user(format!(
-            "You are the executor, recovering one step. {}\n\n{}\nThe plan called `{tool}` {call} and it failed:\n{error}\n\nYour tools: {}. The step is done when a call of `{tool}` succeeds; its result is the step's result. Call `{tool}` now with corrected arguments, writing the values themselves where the error is in them. If the step cannot be done, say why in one sentence instead of calling a tool.",
+            "You are the executor, recovering one step. {}\n\n{}\nThe plan called `{tool}` {call} and it failed:\n{error}\n\nYour tools: {}. The step is done when a call of `{tool}` succeeds; its result is the step's result. Call `{tool}` now with corrected arguments, writing the values themselves where the error is in them. If the results above already show the step's result, you may instead reply with only that result, exactly as it appears there. If the step cannot be done, say why in one sentence instead of calling a tool.",
             instructions,
             step_context(setting, plan, step, deps),
             names.join(", ")
