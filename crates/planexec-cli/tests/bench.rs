@@ -299,3 +299,44 @@ fn the_bench_workloads_send_at_most_twice_the_peer_prompt_tokens_in_two_calls() 
     }
     eprintln!("{figures}");
 }
+
+/// With `--db`, every bench run is recorded: a failure's line names its run,
+/// and `runs show RUN --db` shows that run's plan and why it failed.
+#[test]
+fn bench_with_a_ledger_records_each_run_for_runs_show() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write_task_file(dir.path());
+    let server = ScriptedServer::start();
+    script(&server);
+    let url = server.base_url();
+    let db = dir.path().join("bench.db");
+    let db = db.to_str().unwrap();
+    let (out, _, stderr) = run(planexec(dir.path()).args([
+        "bench",
+        file.to_str().unwrap(),
+        "--strategy",
+        "plan-execute",
+        "--db",
+        db,
+        "--base-url",
+        &url,
+    ]));
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let failed = stderr
+        .lines()
+        .find(|l| l.contains("wrong / plan-execute: FAIL"))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    let run_id = failed
+        .rsplit_once('[')
+        .and_then(|(_, rest)| rest.split_once(']'))
+        .map(|(id, _)| id.to_string())
+        .unwrap_or_else(|| panic!("no run id in: {failed}"));
+    let (out, shown, stderr) = run(planexec(dir.path()).args(["runs", "show", &run_id, "--db", db]));
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        shown.contains("say the number in n.txt") && shown.contains("read_file"),
+        "{shown}"
+    );
+    let (_, listed, _) = run(planexec(dir.path()).args(["runs", "list", "--db", db]));
+    assert_eq!(listed.lines().filter(|l| l.starts_with("run-")).count(), 2, "{listed}");
+}

@@ -391,6 +391,9 @@ fn unreadable(reply: &str, error: impl std::fmt::Display) -> String {
     }
 }
 
+/// The temperature of the second, third, … attempt at a plan.
+const REASK_TEMPERATURES: [f32; 2] = [0.5, 0.9];
+
 /// Ask `role` for a plan until `accept` takes one, re-asking with the
 /// errors (after the run's help had its chance to mend them). On the last
 /// attempt a plan that is valid but has findings is taken as it is: what a
@@ -416,8 +419,10 @@ pub(crate) async fn request_plan(
         let mut request = plan_request(setting, role, messages.clone());
         if attempt > 1 {
             // Greedy decoding writes the plan it wrote before, whatever the
-            // errors say (small local models most): a re-ask samples.
-            request.temperature = Some(0.5);
+            // errors say (small local models most): a re-ask samples, and
+            // hotter each time (at 0.5 the 1.5B model wrote the same
+            // calculator expression over a file name three times running).
+            request.temperature = Some(REASK_TEMPERATURES[(attempt as usize - 2).min(REASK_TEMPERATURES.len() - 1)]);
         }
         let response = calls.chat(request).await?;
         // A model may answer through a tool call instead of text; take its arguments.

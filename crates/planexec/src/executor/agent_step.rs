@@ -29,7 +29,7 @@ use crate::policy::Mode;
 use crate::result::{self, inner_call_id, now_ms, StepResult, StepStatus};
 use crate::schedule::DependencyOutputs;
 use crate::store::StepStart;
-use crate::tools::ToolEntry;
+use crate::tools::{Effect, ToolEntry};
 
 /// When an agent loop's step is done.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -169,13 +169,8 @@ async fn turns(
             // A recovery is done by its call, or by the step's value copied
             // from the results it was shown; other words are its giving up.
             Reply::Text(text) if finish != Finish::Answer => {
-                if let Some(value) = found_value(text.trim(), plan, step, deps, tally) {
-                    return Ok(value);
-                }
-                return Err(format!(
-                    "agent `{name}` gave up: {}",
-                    crate::text::one_line(text.trim(), 200)
-                ));
+                return found_value(text.trim(), (&ctx.setting, plan, step), deps, tally)
+                    .ok_or_else(|| format!("agent `{name}` gave up: {}", crate::text::one_line(text.trim(), 200)))
             }
             // An answer with nothing under it is a guess (a small model reads
             // a made-up name, is told what the folder holds, and answers a
@@ -374,15 +369,28 @@ fn answer_or_echoed_error(name: &str, answer: &str, last_error: Option<String>) 
 const FOUND_VALUE_CHARS: usize = 500;
 
 /// A recovery's answer in words as the step's output: when later steps use
-/// the step's output (it is a value, not an effect) and every line (or
+/// the step's output or its tool writes no file (it is a value, not an
+/// effect) and every line (or
 /// comma-separated part) of the answer appears, as written, in a result it
 /// was shown (the step's dependencies' or its own calls'). `8080` read off
 /// the config.json it was shown is the port; `631` for 37 × 23, found
 /// nowhere, is not.
-fn found_value(answer: &str, plan: &Plan, step: &Step, deps: &DependencyOutputs, tally: &Tally) -> Option<Value> {
+fn found_value(
+    answer: &str,
+    (setting, plan, step): (&Setting, &Plan, &Step),
+    deps: &DependencyOutputs,
+    tally: &Tally,
+) -> Option<Value> {
     let answer = answer.trim().trim_end_matches('.').trim();
     let used = plan.steps.iter().any(|s| s.depends_on.contains(&step.id));
-    if !used || answer.is_empty() || answer.chars().count() > FOUND_VALUE_CHARS {
+    // A step no other step uses is for its effect, unless its tool has none
+    // a file could show (a program's printed answer to the task's question).
+    let writes = step
+        .tool
+        .as_deref()
+        .and_then(|t| setting.tools.get(t))
+        .is_some_and(|e| matches!(e.declared_effect(), Effect::WritesWorkspace | Effect::Irreversible));
+    if (!used && writes) || answer.is_empty() || answer.chars().count() > FOUND_VALUE_CHARS {
         return None;
     }
     let mut seen: Vec<String> = deps.iter().map(|(_, v)| plan::value_as_text(v)).collect();
@@ -402,8 +410,21 @@ fn found_value(answer: &str, plan: &Plan, step: &Step, deps: &DependencyOutputs,
         .iter()
         .map(|p| p.trim())
         .filter(|p| !p.is_empty())
-        .all(|p| seen.iter().any(|text| text.contains(p)));
+        .all(|p| seen.iter().any(|text| contains_whole(text, p)));
     found.then(|| Value::String(answer.to_string()))
+}
+
+/// Whether `part` stands in `text` as a whole: not inside a longer word or
+/// number (`3` is in "count: 3", not in "port 3000").
+fn contains_whole(text: &str, part: &str) -> bool {
+    let inner = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric());
+    text.match_indices(part).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + part.len()..].chars().next();
+        let glued_before = inner(before) && part.starts_with(char::is_alphanumeric);
+        let glued_after = inner(after) && part.ends_with(char::is_alphanumeric);
+        !glued_before && !glued_after
+    })
 }
 
 /// Whether an answer now would rest on nothing: the step has no
@@ -1122,4 +1143,22 @@ async fn execute(
     };
     recording.ledger.step_finished(seq, tally.version, &record).await;
     Ok(record)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::contains_whole;
+
+    #[test]
+    fn a_found_value_stands_whole_in_what_was_shown() {
+        assert!(contains_whole("{\"port\": 8080}", "8080"));
+        assert!(contains_whole("count: 3", "3"));
+        assert!(!contains_whole("port 3000", "3"));
+        assert!(!contains_whole("category", "cat"));
+        assert!(contains_whole("a 10.0.0.5 b", "10.0.0.5"));
+        assert!(contains_whole(
+            "x: Fortune favours the bold.",
+            "Fortune favours the bold."
+        ));
+    }
 }

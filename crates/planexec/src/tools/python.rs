@@ -119,15 +119,13 @@ impl Tool for Python {
         "Run a short Python 3 program (standard library only) in the workspace folder and return what it prints. Use it for work on a text or a file that no other tool does in one call: to pick, filter, extract, deduplicate, number, reformat or compute with many values. The program opens the files it needs by their workspace paths (open('notes.txt')) and print()s the result, or writes the file the task asks for. The results of the steps in its depends_on are its variables, named by their ids: s1 is the text s1 returned."
     }
     fn summary(&self) -> &str {
-        "Run a Python 3 program (standard library) in the workspace; returns what it prints; s1 etc. are the results of its depends_on. For picking, filtering, extracting or reformatting a text or file."
+        "Run a Python 3 program in the workspace; returns what it prints; its depends_on results are variables s1, …"
     }
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {"code": {"type": "string", "description": "the Python 3 program; it opens files by their workspace paths and prints its result"}},
-            "required": ["code"],
-            "additionalProperties": false
-        })
+        super::args::string_args(&[(
+            "code",
+            "the Python 3 program; it opens files by their workspace paths and prints its result",
+        )])
     }
     fn effect(&self) -> Effect {
         Effect::External
@@ -136,10 +134,7 @@ impl Tool for Python {
         Some("inputs")
     }
     async fn call(&self, args: Value) -> Result<Value, ToolError> {
-        let code = args
-            .get("code")
-            .and_then(Value::as_str)
-            .ok_or_else(|| ToolError::invalid_args("argument `code` must be a string"))?;
+        let code = super::args::str_arg(&args, "code")?;
         if code.trim().is_empty() {
             return Err(ToolError::invalid_args("the program is empty"));
         }

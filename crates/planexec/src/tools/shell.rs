@@ -238,12 +238,7 @@ impl Tool for Shell {
         &self.summary
     }
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {"command": {"type": "string", "description": "the command line, run in the workspace"}},
-            "required": ["command"],
-            "additionalProperties": false
-        })
+        super::args::string_args(&[("command", "the command line, run in the workspace")])
     }
     fn effect(&self) -> Effect {
         Effect::External
