@@ -85,6 +85,8 @@ struct ShellSection {
     enabled: Option<bool>,
     allow: Option<Vec<String>>,
     timeout: Option<f64>,
+    /// Offer the `python` tool beside the shell (where `python3` runs).
+    python: Option<bool>,
 }
 
 /// `[http]`: hosts `http_get` may reach as a read-only call (plan mode runs it, ask mode does not confirm it).
@@ -207,6 +209,9 @@ fn without_authority(file: &mut FileConfig) -> Vec<String> {
         if shell.enabled.take().is_some() {
             ignored.push("shell.enabled".to_string());
         }
+        if shell.python.take().is_some() {
+            ignored.push("shell.python".to_string());
+        }
     }
     if let Some(tools) = file.tools.as_mut() {
         for (tool, settings) in tools.settings.iter_mut() {
@@ -288,6 +293,7 @@ const KEYS: &[(&str, Option<&str>)] = &[
     ("shell.enabled", Some("true")),
     ("shell.allow", Some("")),
     ("shell.timeout", Some("60")),
+    ("shell.python", Some("false")),
     ("http.allow_hosts", Some("")),
     ("engine", Some("local")),
     ("restate.ingress", Some("http://127.0.0.1:8080")),
@@ -473,6 +479,7 @@ impl Config {
         put("shell.enabled", shell.enabled.map(|v| v.to_string()));
         put("shell.allow", shell.allow.map(|v| v.join("\n")));
         put("shell.timeout", shell.timeout.map(|v| v.to_string()));
+        put("shell.python", shell.python.map(|v| v.to_string()));
         let http = file.http.unwrap_or_default();
         put("http.allow_hosts", http.allow_hosts.map(|h| h.join(",")));
         put("engine", file.engine);
@@ -764,6 +771,11 @@ impl Config {
     }
 
     /// The shell tool's settings, or `None` when it is disabled.
+    /// Whether the `python` tool is offered with the shell (`[shell] python`).
+    pub fn python(&self) -> Result<bool, String> {
+        self.switch("shell.python")
+    }
+
     pub fn shell(&self) -> Result<Option<ShellConfig>, String> {
         let enabled = &self.entries["shell.enabled"];
         match enabled.value.as_str() {

@@ -172,9 +172,13 @@ pub fn local_tools(workspace: &Path, config: &Config) -> Result<ToolRegistry, Ba
     let ws = Arc::new(Workspace::new(workspace).map_err(|e| BadInput(e.to_string()))?);
     let mut registry = builtin::registry((*ws).clone());
     if let Some(shell) = config.shell()? {
-        // A machine with Python 3 gets the python tool beside the shell: the
-        // same power, with a program in place of a command line.
-        if let Some(python) = Python::find(ws.clone(), shell.clone(), "python3") {
+        // `[shell] python = true` adds the python tool beside the shell (the
+        // same power, a program in place of a command line) where python3
+        // runs. Off by default: on the task suite it has not yet paid for the
+        // change it makes to the embedded model's plans.
+        if config.python()? {
+            let python = Python::find(ws.clone(), shell.clone(), "python3")
+                .ok_or_else(|| BadInput("shell.python = true, but `python3 --version` does not run here: install Python 3 or set it to false".to_string()))?;
             registry.register(Arc::new(python)).map_err(BadInput)?;
         }
         registry.register(Arc::new(Shell::new(ws, shell))).map_err(BadInput)?;
