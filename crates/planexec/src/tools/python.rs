@@ -156,12 +156,7 @@ impl Tool for Python {
         if finished.success {
             return Ok(Value::String(finished.stdout.trim_end().to_string()));
         }
-        let said = if finished.stderr.trim().is_empty() {
-            &finished.stdout
-        } else {
-            &finished.stderr
-        };
-        let lines: Vec<&str> = said.trim_end().lines().collect();
+        let lines: Vec<&str> = finished.said().trim_end().lines().collect();
         let tail = lines[lines.len().saturating_sub(ERROR_LINES)..].join("\n");
         Err(ToolError::failed(format!("the program failed:\n{tail}")))
     }

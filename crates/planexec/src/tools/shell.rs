@@ -284,15 +284,13 @@ impl Tool for Shell {
         if finished.success {
             return Ok(json!({"exit_code": 0, "stdout": finished.stdout, "stderr": finished.stderr}));
         }
-        let (code, stdout, stderr) = (finished.code, finished.stdout, finished.stderr);
-        let how = match code {
+        let how = match finished.code {
             Some(code) => format!("exited with code {code}"),
             None => "was killed by a signal".to_string(),
         };
-        let said = if stderr.trim().is_empty() { &stdout } else { &stderr };
         Err(ToolError::failed(format!(
             "`{command}` {how}: {}",
-            crate::text::truncate_chars(said.trim(), 500)
+            crate::text::truncate_chars(finished.said().trim(), 500)
         )))
     }
 }
@@ -304,6 +302,18 @@ pub(crate) struct Finished {
     pub code: Option<i32>,
     pub stdout: String,
     pub stderr: String,
+}
+
+impl Finished {
+    /// What a failed process said about why: its standard error, or its
+    /// standard output when it wrote nothing to the error stream.
+    pub fn said(&self) -> &str {
+        if self.stderr.trim().is_empty() {
+            &self.stdout
+        } else {
+            &self.stderr
+        }
+    }
 }
 
 /// Run `cmd` in `dir` with no standard input, in its own process group,
