@@ -43,11 +43,7 @@ pub(crate) fn unwritten(run: &Run) -> Vec<String> {
             .is_ok_and(|full| full.is_file() && written_by(run, path, &full))
     });
     if !wrote_any {
-        for path in &run.old_outputs {
-            missing.push(format!(
-                "the task says to write {path}, and no step of this run wrote it (it is as it was)"
-            ));
-        }
+        missing.extend(run.old_outputs.iter().map(|path| as_it_was(path)));
     }
     for path in &run.new_outputs {
         let Ok(full) = workspace.resolve(path) else { continue };
@@ -61,12 +57,15 @@ pub(crate) fn unwritten(run: &Run) -> Vec<String> {
         } else if std::fs::read(&full).is_ok_and(|bytes| String::from_utf8_lossy(&bytes).trim().is_empty()) {
             missing.push(format!("the task says to write {path}, and it is empty"));
         } else if !written_by(run, path, &full) {
-            missing.push(format!(
-                "the task says to write {path}, and no step of this run wrote it (it is as it was)"
-            ));
+            missing.push(as_it_was(path));
         }
     }
     missing
+}
+
+/// What is missing of `path`, a file no step of the run wrote.
+fn as_it_was(path: &str) -> String {
+    format!("the task says to write {path}, and no step of this run wrote it (it is as it was)")
 }
 
 /// Whether `path` (at `full`) was written by the run: a succeeded call of
