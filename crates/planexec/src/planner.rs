@@ -163,8 +163,8 @@ pub(crate) async fn plan(
         if !may_ask && !p.questions.is_empty() {
             return Err(PlanErrors(vec![plan::PlanError::QuestionsNotAllowed]));
         }
-        plan::validate(&p, &setting.tools, &limits)?;
-        let mut found = plan::findings(&p, &setting.tools);
+        let mut found = plan::validate_leaving_args(&p, &setting.tools, &limits, &Default::default())?;
+        found.extend(plan::findings(&p, &setting.tools));
         found.extend(invented_inputs_once(&mut p, task, setting, &invented_sent_back));
         // Only a run that can write files is held to the task's outputs.
         if setting.tools.get("write_file").is_some() {

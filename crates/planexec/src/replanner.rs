@@ -108,13 +108,14 @@ pub(crate) async fn replan(
         // run's loop protection sees the repeat and stops (or falls back)
         // at once, instead of asking for the same step again and again.
         let mut merged = merge(setting, current, &kept, revised, failed_agent_step.as_deref())?;
-        plan::validate_with_done(&merged, &setting.tools, &limits, &done)?;
+        let mut missing = plan::validate_leaving_args(&merged, &setting.tools, &limits, &done)?;
         // What the findings say, held against the new steps only: a
         // completed step has run and cannot change.
-        let mut missing: Vec<PlanError> = plan::findings(&merged, &setting.tools)
-            .into_iter()
-            .filter(|e| e.step().is_none_or(|step| !done.contains(step)))
-            .collect();
+        missing.extend(
+            plan::findings(&merged, &setting.tools)
+                .into_iter()
+                .filter(|e| e.step().is_none_or(|step| !done.contains(step))),
+        );
         missing.extend(invented_inputs_once(&mut merged, task, setting, &invented_sent_back));
         if owes_outputs {
             missing.extend(plan::unwritten_outputs(&merged, task));

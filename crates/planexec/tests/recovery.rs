@@ -101,6 +101,48 @@ async fn a_failed_read_csv_is_recovered_by_an_agent_step_without_a_replan() {
     assert!(told.contains("its columns are region, amount"), "{told}");
 }
 
+/// A planner that writes the same refused arguments again after being told
+/// (a calculator expression over a file's name) no longer ends the run with
+/// no plan: the plan is taken, that step's call fails when it runs, and the
+/// recovery loop, shown the file's text, makes the call.
+#[tokio::test]
+async fn refused_arguments_on_every_attempt_are_left_to_recovery() {
+    let server = ScriptedServer::start();
+    let (dir, tools) = workspace_tools();
+    std::fs::write(dir.path().join("scores.txt"), "80\n90\n85\n80\n").unwrap();
+    server.role("planner").always(Reply::json(&plan_json(vec![
+        step("s1", Some("read_file"), json!({"path": "scores.txt"}), &[]),
+        step(
+            "s2",
+            Some("calculator"),
+            json!({"expression": "sum(scores) / count(scores)"}),
+            &["s1"],
+        ),
+        step(
+            "s3",
+            Some("write_file"),
+            json!({"path": "avg.txt", "content": "{{s2}}"}),
+            &["s2"],
+        ),
+    ])));
+    server.role("agent").reply(Reply::tool_call(
+        "calculator",
+        &json!({"expression": "(80 + 90 + 85 + 80) / 4"}),
+    ));
+    server.role("synthesizer").always(Reply::content("The average is 83.75."));
+    let report = agent(&server, tools)
+        .run("Compute the average of the scores in scores.txt and write it to avg.txt.")
+        .await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    assert_eq!(server.requests_from("planner").len(), 2, "sent back, written again, then taken");
+    let told = server.requests_from("planner")[1].prompt_text();
+    assert!(told.contains("arguments for `calculator` are invalid"), "{told}");
+    assert!(server.requests_from("replanner").is_empty(), "no replan");
+    assert_eq!(std::fs::read_to_string(dir.path().join("avg.txt")).unwrap(), "83.75");
+    let told = server.requests_from("agent")[0].prompt_text();
+    assert!(told.contains("90\n85"), "the recovery is shown the file's text: {told}");
+}
+
 /// A recovery may end with the step's value in words when every part of it
 /// is written in a result it was shown: the port read off the config it was
 /// shown stands as the failed read_json's output, with no replan; a value

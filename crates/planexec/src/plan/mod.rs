@@ -36,5 +36,7 @@ pub use parse::{parse_plan_file, parse_plan_reply, ParseError, PlanStream};
 pub use schema::{is_strict_compatible, plan_schema, plan_schema_for, plan_schema_for_tools};
 pub use types::{Plan, Step, StepKind};
 pub use unused::unused_results;
-pub use validate::{find_cycle, validate, validate_with_done, PlanError, PlanErrors, PlanLimits, MAX_QUESTIONS};
+pub use validate::{
+    find_cycle, validate, validate_leaving_args, validate_with_done, PlanError, PlanErrors, PlanLimits, MAX_QUESTIONS,
+};
 pub use waves::waves;

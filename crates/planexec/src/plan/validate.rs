@@ -208,6 +208,28 @@ pub fn validate(plan: &Plan, tools: &ToolRegistry, limits: &PlanLimits) -> Resul
     validate_with_done(plan, tools, limits, &HashSet::new())
 }
 
+/// Like [`validate_with_done`], for a planner's (or replanner's) reply:
+/// arguments a tool refuses ([`PlanError::InvalidArgs`]) are returned as
+/// findings, not errors, when nothing else is wrong. The reply is then sent
+/// back with them as before, but on the last attempt the plan is taken with
+/// that step as it is: when it runs, its call fails with the tool's message
+/// and is recovered (an agent step that sees its dependencies' results) or
+/// replanned, as any failed call is. Before, a plan whose one calculator
+/// expression named a file (`sum(scores)`) three times running ended the
+/// run with no plan at all.
+pub fn validate_leaving_args(
+    plan: &Plan,
+    tools: &ToolRegistry,
+    limits: &PlanLimits,
+    done: &HashSet<String>,
+) -> Result<Vec<PlanError>, PlanErrors> {
+    match validate_with_done(plan, tools, limits, done) {
+        Ok(()) => Ok(Vec::new()),
+        Err(errors) if errors.0.iter().all(|e| matches!(e, PlanError::InvalidArgs { .. })) => Ok(errors.0),
+        Err(errors) => Err(errors),
+    }
+}
+
 /// Like [`validate`], for a revised plan: steps in `done` have already run and are
 /// not counted against `max_steps`.
 pub fn validate_with_done(
