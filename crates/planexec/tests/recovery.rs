@@ -129,12 +129,18 @@ async fn refused_arguments_on_every_attempt_are_left_to_recovery() {
         "calculator",
         &json!({"expression": "(80 + 90 + 85 + 80) / 4"}),
     ));
-    server.role("synthesizer").always(Reply::content("The average is 83.75."));
+    server
+        .role("synthesizer")
+        .always(Reply::content("The average is 83.75."));
     let report = agent(&server, tools)
         .run("Compute the average of the scores in scores.txt and write it to avg.txt.")
         .await;
     assert!(report.succeeded(), "{:?}", report.error);
-    assert_eq!(server.requests_from("planner").len(), 2, "sent back, written again, then taken");
+    assert_eq!(
+        server.requests_from("planner").len(),
+        2,
+        "sent back, written again, then taken"
+    );
     let told = server.requests_from("planner")[1].prompt_text();
     assert!(told.contains("arguments for `calculator` are invalid"), "{told}");
     assert!(server.requests_from("replanner").is_empty(), "no replan");
