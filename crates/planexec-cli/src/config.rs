@@ -770,12 +770,12 @@ impl Config {
             .collect()
     }
 
-    /// The shell tool's settings, or `None` when it is disabled.
     /// Whether the `python` tool is offered with the shell (`[shell] python`).
     pub fn python(&self) -> Result<bool, String> {
         self.switch("shell.python")
     }
 
+    /// The shell tool's settings, or `None` when it is disabled.
     pub fn shell(&self) -> Result<Option<ShellConfig>, String> {
         let enabled = &self.entries["shell.enabled"];
         match enabled.value.as_str() {

@@ -211,8 +211,8 @@ pub fn validate(plan: &Plan, tools: &ToolRegistry, limits: &PlanLimits) -> Resul
 /// Like [`validate_with_done`], for a planner's (or replanner's) reply:
 /// arguments a tool refuses ([`PlanError::InvalidArgs`]) are returned as
 /// findings, not errors, when nothing else is wrong. The reply is then sent
-/// back with them as before, but on the last attempt the plan is taken with
-/// that step as it is: when it runs, its call fails with the tool's message
+/// back with them as before, but on the last attempt (or when the same plan
+/// comes back after being told) it is taken with that step as it is: when it runs, its call fails with the tool's message
 /// and is recovered (an agent step that sees its dependencies' results) or
 /// replanned, as any failed call is. Before, a plan whose one calculator
 /// expression named a file (`sum(scores)`) three times running ended the
