@@ -170,8 +170,10 @@ pub trait PlanHelp: Send + Sync {
     /// A worked plan to show beside `task`, if one fits it.
     fn worked_plan(&self, task: &str, tools: &ToolRegistry) -> Option<WorkedPlan>;
 
-    /// `plan` with the edits its `findings` call for, and what was done;
-    /// `None` unless every finding was mended (the planner fixes the rest).
+    /// `plan` with the edits its `findings` call for, as many as the rules
+    /// can make, and what was done; `None` when no finding could be mended.
+    /// The runtime checks the result again: what is left goes back to the
+    /// planner, or is met when its step runs.
     fn mend(&self, plan: &Plan, findings: &[PlanError], task: &str, tools: &ToolRegistry) -> Option<(Plan, Vec<Mend>)>;
 }
 

@@ -310,48 +310,69 @@ fn plan_request(setting: &Setting, role: Role, messages: Vec<Message>) -> ChatRe
 /// with its findings (empty when it is taken as it is).
 pub(crate) type Accept<'a> = &'a (dyn Fn(Plan) -> Result<(Plan, Vec<plan::PlanError>), PlanErrors> + Sync);
 
+/// What the run's small-model help made of a plan's findings.
+enum Mended {
+    /// A plan with nothing left to find: taken at once.
+    Clean(Planned),
+    /// A valid plan with findings no rule mends: taken on a last chance
+    /// (rather than the unmended plan), otherwise the planner is asked again.
+    WithFindings(Planned),
+    /// No help, no rule applied, or what they made is still no valid plan.
+    Not,
+}
+
 /// The plan with the edits its findings call for, by the run's small-model
-/// help ([`crate::mends`]), when they make it acceptable, with what was
-/// done; `None` when the run has no help or it cannot mend them. Tried
-/// before a re-ask: a small model asked again (sampling, so that it may
-/// change) as often writes a worse plan as a fixed one, and the edits are
-/// the ones the findings would ask for.
-fn mend(
-    setting: &Setting,
-    recording: &Recording,
-    accept: Accept<'_>,
-    candidate: Plan,
-    errors: &PlanErrors,
-    task: &str,
-) -> Option<Planned> {
-    let help = setting.help.as_ref()?;
+/// help ([`crate::mends`]), with what was done. Tried before a re-ask: a
+/// small model asked again (sampling, so that it may change) as often writes
+/// a worse plan as a fixed one, and the edits are the ones the findings
+/// would ask for. The mends' events are sent only when the plan is taken
+/// ([`taken`]).
+fn mend(setting: &Setting, accept: Accept<'_>, candidate: Plan, errors: &PlanErrors, task: &str) -> Mended {
+    let Some(help) = setting.help.as_ref() else {
+        return Mended::Not;
+    };
     // A mended plan is checked again, and may then show findings the first
     // check stopped before (a plan that failed validation was never checked
     // for the task's outputs): those are mended too, a few rounds at most.
     let mut plan = candidate;
     let mut errors = errors.clone();
     let mut mends = Vec::new();
+    let mut valid = None;
     for _ in 0..MEND_ROUNDS {
-        let (mended, done) = help.mend(&plan, &errors.0, task, &setting.tools)?;
+        let Some((mended, done)) = help.mend(&plan, &errors.0, task, &setting.tools) else {
+            break;
+        };
         plan = mended;
         mends.extend(done);
         match accept(plan.clone()) {
             Ok((accepted, found)) if found.is_empty() => {
-                for m in &mends {
-                    recording.events.emit(crate::events::Event::PlanMended {
-                        rule: m.rule.clone(),
-                        step: m.step.clone(),
-                        before: m.before.clone(),
-                        after: m.after.clone(),
-                    });
-                }
-                return Some(Planned { plan: accepted, mends });
+                return Mended::Clean(Planned { plan: accepted, mends });
             }
-            Ok((_, found)) => errors = PlanErrors(found),
+            Ok((accepted, found)) => {
+                valid = Some(accepted);
+                errors = PlanErrors(found);
+            }
             Err(more) => errors = more,
         }
     }
-    None
+    match valid {
+        Some(plan) => Mended::WithFindings(Planned { plan, mends }),
+        None => Mended::Not,
+    }
+}
+
+/// `planned` as the plan a role gives: its mends told as events, its calls
+/// written twice merged.
+fn taken(setting: &Setting, recording: &Recording, planned: Planned) -> Planned {
+    for m in &planned.mends {
+        recording.events.emit(crate::events::Event::PlanMended {
+            rule: m.rule.clone(),
+            step: m.step.clone(),
+            before: m.before.clone(),
+            after: m.after.clone(),
+        });
+    }
+    merged(setting, recording, planned)
 }
 
 /// Most rounds of mending a plan before the planner is asked again.
@@ -455,20 +476,26 @@ pub(crate) async fn request_plan(
             ),
             Ok(candidate) => match accept(candidate.clone()) {
                 Ok((accepted, found)) if found.is_empty() => return Ok(merged(setting, recording, accepted.into())),
-                Ok((accepted, found)) => match mend(setting, recording, accept, candidate, &PlanErrors(found.clone()), task) {
-                    Some(mended) => return Ok(merged(setting, recording, mended)),
-                    None if last_chance => {
-                        tracing::warn!("the plan is taken with findings the planner did not fix:\n{}", PlanErrors(found));
-                        return Ok(merged(setting, recording, accepted.into()));
-                    }
-                    None => {
+                Ok((accepted, found)) => match mend(setting, accept, candidate, &PlanErrors(found.clone()), task) {
+                    Mended::Clean(mended) => return Ok(taken(setting, recording, mended)),
+                    Mended::WithFindings(mended) if last_chance => return Ok(taken_with_findings(setting, recording, mended)),
+                    Mended::Not if last_chance => return Ok(taken_with_findings(setting, recording, accepted.into())),
+                    Mended::WithFindings(_) | Mended::Not => {
                         last_findings_only = true;
                         PlanErrors(found).to_string()
                     }
                 },
-                Err(errors) => match mend(setting, recording, accept, candidate, &errors, task) {
-                    Some(mended) => return Ok(merged(setting, recording, mended)),
-                    None => errors.to_string(),
+                Err(errors) => match mend(setting, accept, candidate, &errors, task) {
+                    Mended::Clean(mended) => return Ok(taken(setting, recording, mended)),
+                    Mended::WithFindings(mended) if last_chance => return Ok(taken_with_findings(setting, recording, mended)),
+                    // Mended into a plan that would be taken with findings:
+                    // the same reply again is taken so (as a plan with
+                    // only findings is), not asked about a third time.
+                    Mended::WithFindings(_) => {
+                        last_findings_only = true;
+                        errors.to_string()
+                    }
+                    Mended::Not => errors.to_string(),
                 },
             },
             Err(e) => unreadable(&reply, e),
@@ -493,6 +520,13 @@ pub(crate) async fn request_plan(
         errors: last_problem,
         last_reply,
     })
+}
+
+/// `planned`, taken with findings its planner did not fix: what they
+/// foresee is met when the step runs.
+fn taken_with_findings(setting: &Setting, recording: &Recording, planned: Planned) -> Planned {
+    tracing::warn!("the plan is taken with findings the planner did not fix");
+    taken(setting, recording, planned)
 }
 
 /// `planned` with the calls it writes twice merged into one, each merge

@@ -135,3 +135,35 @@ async fn a_hosted_providers_plan_is_sent_back_not_rewritten() {
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
     assert_eq!(model.requests_from(Role::Planner).len(), 1);
 }
+
+/// A reference missing from `depends_on` is a structural error, beside a
+/// finding no rule mends (a result waited for and never used). The mend
+/// declares the reference; what is left is a finding, so the same plan
+/// written again is taken as mended rather than the run end with no plan.
+/// Without the help the plan can never be taken.
+#[tokio::test]
+async fn a_mend_that_leaves_a_finding_is_taken_when_the_plan_comes_back() {
+    let undeclared = json!({"steps": [
+        {"id": "s1", "description": "the jpg files", "tool": "glob", "args": {"pattern": "photos/*.jpg"}, "depends_on": []},
+        {"id": "s2", "description": "count them", "tool": "calculator", "args": {"expression": "count({{s1}})"}, "depends_on": []},
+        {"id": "s3", "description": "a check", "tool": "calculator", "args": {"expression": "1 + 1"}, "depends_on": []},
+        {"id": "s4", "description": "save", "tool": "write_file", "args": {"path": "jpg.txt", "content": "{{s2}}"}, "depends_on": ["s2", "s3"]}
+    ]});
+    let (report, dir, events, _, model) =
+        run_planned(MendMode::Auto, true, vec![undeclared.clone(), undeclared.clone()]).await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    assert_eq!(std::fs::read_to_string(dir.path().join("jpg.txt")).unwrap(), "2");
+    assert_eq!(model.requests_from(Role::Planner).len(), 2);
+    let rules: Vec<&str> = report.plans[0].mends.iter().map(|m| m.rule.as_str()).collect();
+    assert_eq!(rules, ["reference-declared"]);
+    assert_eq!(report.plans[0].plan.step("s2").unwrap().depends_on, ["s1"]);
+    assert_eq!(
+        events.iter().filter(|e| matches!(e, Event::PlanMended { .. })).count(),
+        1,
+        "the mend is told once, when its plan is taken"
+    );
+    let (report, _, _, _, _) = run_planned(MendMode::Off, true, vec![undeclared.clone(), undeclared]).await;
+    assert_eq!(report.status, RunStatus::Failed);
+    let error = report.error.unwrap_or_default();
+    assert!(error.contains("not in its depends_on"), "{error}");
+}

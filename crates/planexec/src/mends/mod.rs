@@ -15,6 +15,7 @@
 //! | `calculator.rs` | a calculator expression over file names, CSV columns, JSON paths or a query; a count of a count |
 //! | `search.rs` | a search for a kind of file, for `column: value` in a CSV file, or matching a plain text |
 //! | `inputs.rs` | a value read as a file; a made-up input that stands for a number of the task |
+//! | `links.rs` | a `{{sN}}` a step uses and does not list in its `depends_on` |
 //! | `worked_plans.rs` | (no finding) a worked plan of the nearest kind, shown beside the task |
 //!
 //! Every rule that acts is a [`Mend`]: an [`crate::Event::PlanMended`], a
@@ -26,6 +27,7 @@
 
 mod calculator;
 mod inputs;
+mod links;
 mod outputs;
 mod search;
 mod steps;
@@ -44,15 +46,18 @@ impl PlanHelp for SmallModelHelp {
         worked_plans::nearest(task, tools)
     }
 
+    /// Every finding a rule here mends, in turn; the ones none mends are
+    /// left to the planner (the plan is checked again after).
     fn mend(&self, plan: &Plan, findings: &[PlanError], task: &str, tools: &ToolRegistry) -> Option<(Plan, Vec<Mend>)> {
         let mut current = plan.clone();
         let mut mends = Vec::new();
         for finding in findings {
-            let (rule, step, next) = mend_one(&current, finding, task, tools)?;
-            mends.push(Mend::between(rule, &step, &current, &next));
-            current = next;
+            if let Some((rule, step, next)) = mend_one(&current, finding, task, tools) {
+                mends.push(Mend::between(rule, &step, &current, &next));
+                current = next;
+            }
         }
-        Some((current, mends))
+        (!mends.is_empty()).then_some((current, mends))
     }
 }
 
@@ -67,6 +72,9 @@ fn mend_one(
     let mut next = plan.clone();
     let (rule, step) = match finding {
         PlanError::OutputNotWritten { path } => (outputs::write_last_result(&mut next, path)?, path.clone()),
+        PlanError::UndeclaredReference { step, reference, .. } => {
+            (links::reference_declared(&mut next, step, reference)?, step.clone())
+        }
         PlanError::CountOfACount { step, .. } => (calculator::count_dropped(&mut next, step)?, step.clone()),
         PlanError::PlainTextMatched { step, .. } => (search::plain_text_unmatched(&mut next, step)?, step.clone()),
         PlanError::ValueReadAsFile { step, .. } => (inputs::value_read_dropped(&mut next, step)?, step.clone()),
@@ -123,7 +131,23 @@ mod tests {
             dependency: "s2".into(),
         };
         assert!(SmallModelHelp
-            .mend(&old, &[unknown], "t", &ToolRegistry::new())
+            .mend(&old, &[unknown.clone()], "t", &ToolRegistry::new())
             .is_none());
+        // Beside one it mends, the mend is made and the other is left.
+        let undeclared = plan(serde_json::json!([
+            {"id": "s1", "description": "read", "tool": "read_file", "args": {"path": "a.txt"}, "depends_on": []},
+            {"id": "s2", "description": "save", "tool": "write_file", "args": {"path": "n.txt", "content": "{{s1}}"}, "depends_on": []}
+        ]));
+        let finding = PlanError::UndeclaredReference {
+            step: "s2".into(),
+            reference: "s1".into(),
+            location: "args.content".into(),
+        };
+        let (new, mends) = SmallModelHelp
+            .mend(&undeclared, &[unknown, finding], "t", &ToolRegistry::new())
+            .unwrap();
+        assert_eq!(new.steps[1].depends_on, ["s1"]);
+        assert_eq!(mends.len(), 1);
+        assert_eq!(mends[0].describe(), "reference-declared at s2: changed s2");
     }
 }

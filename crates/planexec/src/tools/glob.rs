@@ -79,7 +79,55 @@ fn segments(path: &str) -> Vec<Vec<char>> {
 
 /// Whether workspace path `path` matches `pattern`. A pattern with no `/`
 /// matches a file name in any folder (as `.gitignore` and `rg -g` read it).
+/// `{a,b}` is either, as in a shell, and so are patterns written side by
+/// side (`*.png *.gif`, `*.png, *.gif`): read as one pattern they match
+/// nothing, and an empty listing looks like an answer.
 pub(crate) fn glob_matches(pattern: &str, path: &str) -> bool {
+    alternatives(pattern).iter().any(|one| one_matches(one, path))
+}
+
+/// The patterns `pattern` stands for: its `{a,b}` groups expanded, and split
+/// where whitespace, `,` or `|` (outside braces) separates patterns that
+/// each have a wildcard (a name with a space in it stays whole).
+fn alternatives(pattern: &str) -> Vec<String> {
+    let mut pieces = Vec::new();
+    let (mut depth, mut start) = (0usize, 0usize);
+    for (i, c) in pattern.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            c if depth == 0 && (c.is_whitespace() || c == ',' || c == '|') => {
+                pieces.push(&pattern[start..i]);
+                start = i + c.len_utf8();
+            }
+            _ => {}
+        }
+    }
+    pieces.push(&pattern[start..]);
+    pieces.retain(|p| !p.is_empty());
+    let split = pieces.len() > 1 && pieces.iter().all(|p| is_pattern(p));
+    let wholes = if split { pieces } else { vec![pattern] };
+    wholes.into_iter().flat_map(braces_expanded).collect()
+}
+
+/// `pattern` with its first `{a,b,…}` group replaced by each choice in turn
+/// (and the rest expanded the same way); itself when it has none.
+fn braces_expanded(pattern: &str) -> Vec<String> {
+    let Some(open) = pattern.find('{') else {
+        return vec![pattern.to_string()];
+    };
+    let Some(close) = pattern[open..].find('}').map(|i| open + i) else {
+        return vec![pattern.to_string()];
+    };
+    let (head, tail) = (&pattern[..open], &pattern[close + 1..]);
+    pattern[open + 1..close]
+        .split(',')
+        .flat_map(|choice| braces_expanded(&format!("{head}{}{tail}", choice.trim())))
+        .collect()
+}
+
+/// Whether `path` matches one pattern with no alternatives.
+fn one_matches(pattern: &str, path: &str) -> bool {
     let pattern = pattern.trim().trim_start_matches("./");
     let pattern = if pattern.contains('/') {
         pattern.to_string()
@@ -108,7 +156,7 @@ impl Tool for Glob {
         "glob"
     }
     fn description(&self) -> &str {
-        "The workspace's files whose paths match a pattern, one per line: `*` is any part of a name, `**` any folders (data/*.csv, **/*.md; a pattern with no / matches file names in every folder). count({{s1}}) in the calculator counts them."
+        "The workspace's files whose paths match a pattern, one per line: `*` is any part of a name, `**` any folders, {a,b} either (data/*.csv, **/*.md, *.{png,gif}; a pattern with no / matches file names in every folder). count({{s1}}) in the calculator counts them."
     }
     fn summary(&self) -> &str {
         "The workspace paths matching a pattern (* and **), one per line."
@@ -151,6 +199,20 @@ mod tests {
         assert!(glob_matches("*.jpg", "photos/2024/cat.jpg"), "no slash: any folder");
         assert!(glob_matches("./report-?.md", "report-1.md"));
         assert!(!glob_matches("report-?.md", "report-12.md"));
+    }
+
+    #[test]
+    fn braces_and_patterns_side_by_side_are_alternatives() {
+        assert!(glob_matches("assets/*.{png,gif}", "assets/logo.gif"));
+        assert!(!glob_matches("assets/*.{png,gif}", "assets/logo.jpg"));
+        for both in ["assets/*.png assets/*.gif", "*.png, *.gif", "*.png|*.gif"] {
+            assert!(glob_matches(both, "assets/a.png"), "{both}");
+            assert!(glob_matches(both, "assets/b.gif"), "{both}");
+            assert!(!glob_matches(both, "assets/c.svg"), "{both}");
+        }
+        // A name with a space in it is one name, not two patterns.
+        assert!(glob_matches("notes/meeting notes.txt", "notes/meeting notes.txt"));
+        assert!(!glob_matches("notes/meeting notes.txt", "notes/meeting"));
     }
 
     #[tokio::test]
