@@ -9,6 +9,7 @@ mod args;
 pub mod asking;
 pub mod builtin;
 mod calculator;
+mod documents;
 mod glob;
 #[cfg(feature = "http")]
 mod http_get;

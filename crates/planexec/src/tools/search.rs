@@ -185,13 +185,14 @@ pub(super) fn field_of(document: &Value, field: &str) -> Result<Value, String> {
     value_at(document, &keys, &mut Vec::new())
 }
 
-/// Whether the JSON file at `file` has a value at the dotted `field` path,
-/// as `read_json` reads it (a plan check asks, to tell a field from a file).
+/// Whether the structured file at `file` (JSON, TOML, YAML, INI) has a
+/// value at the dotted `field` path, as `read_json` reads it (a plan check
+/// asks, to tell a field from a file).
 pub(crate) fn json_has_field(file: &std::path::Path, field: &str) -> bool {
     let Ok(text) = std::fs::read_to_string(file) else {
         return false;
     };
-    serde_json::from_str::<Value>(&text).is_ok_and(|document| field_of(&document, field).is_ok())
+    super::documents::parse(&file.to_string_lossy(), &text).is_ok_and(|document| field_of(&document, field).is_ok())
 }
 
 /// [`field_of`], or where its path is wrong the one value it leads to from
@@ -287,14 +288,14 @@ impl Tool for ReadJson {
         "read_json"
     }
     fn description(&self) -> &str {
-        "Read one field of a JSON file. field is a dotted path such as dependencies.tokio or items.0.name (\"\" for the whole file); items.price gives the price of every item of a list. A text value comes back without quotes."
+        "Read one field of a JSON file (or a TOML, YAML, INI or .env file, by its name). field is a dotted path such as dependencies.tokio, items.0.name or section.key (\"\" for the whole file); items.price gives the price of every item of a list. A text value comes back without quotes."
     }
     fn summary(&self) -> &str {
-        "One field of a JSON file by dotted path (\"\" for all of it)."
+        "One field of a JSON, TOML, YAML, INI or .env file by dotted path (\"\" for all of it)."
     }
     fn parameters(&self) -> Value {
         super::args::string_args(&[
-            ("path", "JSON file path relative to the workspace root"),
+            ("path", "JSON (or TOML, YAML, INI, .env) file path relative to the workspace root"),
             ("field", "dotted path of the field"),
         ])
     }
@@ -306,8 +307,7 @@ impl Tool for ReadJson {
         let field = str_arg(&args, "field")?;
         let full = self.0.resolve(path)?;
         let text = tokio::fs::read_to_string(&full).await.map_err(|e| io_error(path, e))?;
-        let document: Value =
-            serde_json::from_str(&text).map_err(|e| ToolError::failed(format!("`{path}` is not valid JSON: {e}")))?;
+        let document = super::documents::parse(path, &text).map_err(ToolError::failed)?;
         let field = without_list_name(&document, path, field);
         field_or_only_key(&document, field).map_err(|why| ToolError::invalid_args(format!("`{path}`: {why}")))
     }
