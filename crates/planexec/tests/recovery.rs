@@ -149,6 +149,34 @@ async fn refused_arguments_on_every_attempt_are_left_to_recovery() {
     assert!(told.contains("90\n85"), "the recovery is shown the file's text: {told}");
 }
 
+/// Refused arguments that the tool would still run fail when the plan is
+/// taken with them: `count(scores.txt)` counts the one line of its words
+/// and gives 1, which would be written as the answer. The step's call is
+/// refused with the plan check's reason, and recovery makes the count.
+#[tokio::test]
+async fn refused_arguments_the_tool_would_run_are_not_run() {
+    let server = ScriptedServer::start();
+    let (dir, tools) = workspace_tools();
+    std::fs::write(dir.path().join("scores.txt"), "80\n90\n85\n80\n").unwrap();
+    server.role("planner").always(Reply::json(&plan_json(vec![
+        step("s1", Some("read_file"), json!({"path": "scores.txt"}), &[]),
+        step("s2", Some("calculator"), json!({"expression": "count(scores.txt)"}), &["s1"]),
+        step("s3", Some("write_file"), json!({"path": "n.txt", "content": "{{s2}}"}), &["s2"]),
+    ])));
+    server.role("agent").reply(Reply::tool_call(
+        "calculator",
+        &json!({"expression": "1 + 1 + 1 + 1"}),
+    ));
+    server.role("synthesizer").always(Reply::content("There are 4 scores."));
+    let report = agent(&server, tools)
+        .run("How many scores are in scores.txt? Write the number to n.txt.")
+        .await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    assert_eq!(std::fs::read_to_string(dir.path().join("n.txt")).unwrap(), "4");
+    let told = server.requests_from("agent")[0].prompt_text();
+    assert!(told.contains("count(scores.txt)"), "the recovery is told the refused call: {told}");
+}
+
 /// A recovery may end with the step's value in words when every part of it
 /// is written in a result it was shown: the port read off the config it was
 /// shown stands as the failed read_json's output, with no replan; a value

@@ -238,7 +238,16 @@ async fn call_tool(
     if let Some(why) = unknown_input(step, deps) {
         return Err(why);
     }
-    let direct = match resolve_for(&entry, &step.args, &|id| dep_output(deps, id)) {
+    // A plan may be taken with arguments the tool's plan check refused (the
+    // planner kept them after being told): they fail here, to be recovered,
+    // rather than run and give a number that looks like an answer
+    // (`count(tickets.csv, status='open')` counts one line of words).
+    let refused = entry.tool.plan_check(&Value::Object(step.args.clone()));
+    let resolved = match refused {
+        Some(why) => Err(why),
+        None => resolve_for(&entry, &step.args, &|id| dep_output(deps, id)).map_err(|e| e.to_string()),
+    };
+    let direct = match resolved {
         Ok(args) => {
             tally.args = Some(Value::Object(args.clone()));
             let asker = asking::RunAsker::new(ctx, step, tally.version);
@@ -250,7 +259,7 @@ async fn call_tool(
                     None => Ok(output),
                 })
         }
-        Err(e) => Err(ToolError::invalid_args(e.to_string())),
+        Err(e) => Err(ToolError::invalid_args(e)),
     };
     let error = match direct {
         Ok(v) => return Ok(v),
