@@ -15,6 +15,11 @@
 //! group (stopped with everything it started). Its error is the last lines
 //! of the traceback, which say what to change.
 //!
+//! A model that writes code in a plan of tool calls calls the file tools
+//! from it too (`write_file('numbered.txt', text)`, a `NameError` before),
+//! so `read_file(path)` and `write_file(path, content)` are functions of
+//! the program: they do what `open` does, in the same folder, no more.
+//!
 //! The results of the step's dependencies are variables of the program,
 //! named by their step ids (`s1` is the text s1 returned): models write
 //! `s1.split('.')` as if the plan were a notebook, and a value handed over
@@ -49,7 +54,16 @@ const ERROR_LINES: usize = 6;
 /// (`patch = int(s1.split('.')[2]) + 1` returns the new patch number).
 const LAUNCHER: &str = r#"import ast, json, sys
 given = json.load(sys.stdin)
-scope = {"__name__": "__main__"}
+def read_file(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+def write_file(path, content):
+    if isinstance(content, (list, tuple)):
+        content = "\n".join(str(item) for item in content)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(str(content))
+    return "wrote " + path
+scope = {"__name__": "__main__", "read_file": read_file, "write_file": write_file}
 scope.update(given["inputs"])
 try:
     tree = ast.parse(given["code"], "<program>")
@@ -116,7 +130,7 @@ impl Tool for Python {
         "python"
     }
     fn description(&self) -> &str {
-        "Run a short Python 3 program (standard library only) in the workspace folder and return what it prints. Use it for work on a text or a file that no other tool does in one call: to pick, filter, extract, deduplicate, number, reformat or compute with many values. The program opens the files it needs by their workspace paths (open('notes.txt')) and print()s the result, or writes the file the task asks for. The results of the steps in its depends_on are its variables, named by their ids: s1 is the text s1 returned."
+        "Run a short Python 3 program (standard library only) in the workspace folder and return what it prints. Use it for work on a text or a file that no other tool does in one call: to pick, filter, extract, deduplicate, number, reformat or compute with many values. The program opens the files it needs by their workspace paths (open('notes.txt'), or read_file(path) and write_file(path, content)) and print()s the result, or writes the file the task asks for. The results of the steps in its depends_on are its variables, named by their ids: s1 is the text s1 returned."
     }
     fn summary(&self) -> &str {
         "Run a Python 3 program in the workspace; returns what it prints; its depends_on results are variables s1, …"
@@ -251,6 +265,20 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(out, json!("Fortune favours the bold."));
+    }
+
+    #[tokio::test]
+    async fn the_file_tools_are_functions_of_a_program() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("chores.txt"), "water the plants\ncall the plumber\n").unwrap();
+        let tool = python(dir.path()).expect("python3");
+        let code = "lines = read_file('chores.txt').splitlines()\nwrite_file('numbered.txt', [f'{i}. {l}' for i, l in enumerate(lines, 1)])";
+        let out = tool.call(json!({ "code": code })).await.unwrap();
+        assert_eq!(out, json!("wrote numbered.txt"));
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("numbered.txt")).unwrap(),
+            "1. water the plants\n2. call the plumber"
+        );
     }
 
     #[tokio::test]
