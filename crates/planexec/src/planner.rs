@@ -166,6 +166,7 @@ pub(crate) async fn plan(
         let mut found = plan::validate_leaving_args(&p, &setting.tools, &limits, &Default::default())?;
         found.extend(plan::findings(&p, &setting.tools));
         found.extend(invented_inputs_once(&mut p, task, setting, &invented_sent_back));
+        found.extend(plan::missing_inputs(&p, task, &setting.tools));
         // Only a run that can write files is held to the task's outputs.
         if setting.tools.get("write_file").is_some() {
             found.extend(plan::unwritten_outputs(&p, task));

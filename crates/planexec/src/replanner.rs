@@ -117,6 +117,7 @@ pub(crate) async fn replan(
                 .filter(|e| e.step().is_none_or(|step| !done.contains(step))),
         );
         missing.extend(invented_inputs_once(&mut merged, task, setting, &invented_sent_back));
+        missing.extend(plan::missing_inputs(&merged, task, &setting.tools));
         if owes_outputs {
             missing.extend(plan::unwritten_outputs(&merged, task));
         }

@@ -58,8 +58,8 @@ pub(crate) struct Verdict {
     pub wrong: String,
 }
 
-/// Whether `produced` (the files the task names as they are now, and the
-/// answer) does what `task` asks. A model's verdict: a run whose work
+/// Whether `produced` (the files the task names as they are now, inputs
+/// and outputs, and the answer) does what `task` asks. A model's verdict: a run whose work
 /// plainly does not fit its task (a listing where a count is asked, text
 /// spelled backwards where lower case is) is not reported as a success.
 pub(crate) async fn check(
@@ -68,8 +68,8 @@ pub(crate) async fn check(
     task: &str,
     produced: &str,
 ) -> Result<Verdict, LlmError> {
-    let instructions = "You are the checker: a run says it has done the task below. Look at what it produced and say whether it does exactly what the task asks: the right content, in the form the task asks for. Reply with only a JSON object: {\"done\": true, \"wrong\": \"\"} when it does, or {\"done\": false, \"wrong\": \"<what is wrong, in one sentence>\"} when it does not.";
-    let question = format!("{instructions}\n\nTask: {task}\n\nWhat the run produced:\n{produced}");
+    let instructions = "You are the checker: a run says it has done the task below. Look at what it produced and say whether it does exactly what the task asks: the right content (check it against the files the run was given, when they are shown), in the form the task asks for. Reply with only a JSON object: {\"done\": true, \"wrong\": \"\"} when it does, or {\"done\": false, \"wrong\": \"<what is wrong, in one sentence>\"} when it does not.";
+    let question = format!("{instructions}\n\nTask: {task}\n\n{produced}");
     let mut request = verdict::request(
         Role::Synthesizer,
         setting.system(),

@@ -1,7 +1,9 @@
 //! Inputs a small planner makes up: a number of the task read as a file
 //! ([`PlanError::ValueReadAsFile`](crate::plan::PlanError::ValueReadAsFile)),
 //! and a file nothing holds that stands for a number the task gives
-//! ([`PlanError::InventedInput`](crate::plan::PlanError::InventedInput)).
+//! ([`PlanError::InventedInput`](crate::plan::PlanError::InventedInput));
+//! and a file the task names that is nowhere, with the work planned on
+//! another ([`PlanError::NamedInputMissing`](crate::plan::PlanError::NamedInputMissing)).
 
 use crate::plan::Plan;
 use crate::tools::ToolRegistry;
@@ -25,6 +27,19 @@ pub(super) fn value_read_dropped(plan: &mut Plan, id: &str) -> Option<&'static s
         step.depends_on.retain(|d| d != id);
     }
     Some("value-read-dropped")
+}
+
+/// The plan made the answer the finding asks for: infeasible, because the
+/// file the task names is not there. The steps it had did the work on some
+/// other file, so none of them is kept; what is already done of a revised
+/// plan is kept by the replanner's merge.
+pub(super) fn missing_input_infeasible(plan: &mut Plan, path: &str) -> Option<&'static str> {
+    if plan.infeasible.is_some() {
+        return None;
+    }
+    plan.steps.clear();
+    plan.infeasible = Some(format!("{path} does not exist in the workspace"));
+    Some("named-input-missing")
 }
 
 /// Step `id`, reading the made-up input `path`, made the reasoning step its
@@ -93,6 +108,20 @@ mod tests {
             {"id": "s2", "description": "double", "tool": "calculator", "args": {"expression": "{{s1}} * 2"}, "depends_on": ["s1"]}
         ]));
         assert_eq!(value_read_dropped(&mut used, "s1"), None);
+    }
+
+    #[test]
+    fn a_plan_on_another_file_than_the_missing_one_becomes_a_refusal() {
+        let mut substituted = plan(serde_json::json!([
+            {"id": "s1", "description": "read", "tool": "read_file", "args": {"path": "payments.csv"}, "depends_on": []}
+        ]));
+        assert_eq!(
+            missing_input_infeasible(&mut substituted, "refunds.csv"),
+            Some("named-input-missing")
+        );
+        assert!(substituted.steps.is_empty());
+        assert_eq!(substituted.infeasible.as_deref(), Some("refunds.csv does not exist in the workspace"));
+        assert_eq!(missing_input_infeasible(&mut substituted, "refunds.csv"), None);
     }
 
     #[test]

@@ -14,7 +14,7 @@
 //! | `outputs.rs` | a file the task says to write and no step writes |
 //! | `calculator.rs` | a calculator expression over file names, CSV columns, JSON paths or a query; a count of a count |
 //! | `search.rs` | a search for a kind of file, for `column: value` in a CSV file, or matching a plain text |
-//! | `inputs.rs` | a value read as a file; a made-up input that stands for a number of the task |
+//! | `inputs.rs` | a value read as a file; a made-up input that stands for a number of the task; a file the task names that is nowhere |
 //! | `links.rs` | a `{{sN}}` a step uses and does not list in its `depends_on` |
 //! | `worked_plans.rs` | (no finding) a worked plan of the nearest kind, shown beside the task |
 //!
@@ -82,6 +82,7 @@ fn mend_one(
             inputs::invented_read_to_reasoning(&mut next, step, path, task, tools)?,
             step.clone(),
         ),
+        PlanError::NamedInputMissing { path } => (inputs::missing_input_infeasible(&mut next, path)?, path.clone()),
         PlanError::InvalidArgs { step, tool, .. } if tool == "calculator" => {
             (calculator::mended(&mut next, step, tools)?, step.clone())
         }

@@ -83,6 +83,40 @@ pub fn invented_inputs(plan: &Plan, task: &str, tools: &ToolRegistry) -> Vec<Pla
         .collect()
 }
 
+/// Most workspace entries looked through for a missing input's name; a
+/// bigger workspace is not checked (the file may be past the bound).
+const LOOKED_THROUGH: usize = 2000;
+
+/// An error for each file `task` names to read that is nowhere in the
+/// workspace of `tools` (not at its path, no file of its name in any folder)
+/// when no step of `plan` names it at all: the plan does the work on some
+/// other file in its place (the refunds added up from `payments.csv`),
+/// which is not what the task asked. A plan that reads the missing file
+/// fails when it runs and says so; one that says the task is infeasible
+/// is not checked.
+pub fn missing_inputs(plan: &Plan, task: &str, tools: &ToolRegistry) -> Vec<PlanError> {
+    let Some(workspace) = tools.workspace() else {
+        return Vec::new();
+    };
+    if plan.infeasible.is_some() || plan.steps.is_empty() {
+        return Vec::new();
+    }
+    let (entries, left_out) = workspace.listing(LOOKED_THROUGH);
+    if left_out > 0 {
+        return Vec::new();
+    }
+    let file_name = |path: &str| normal_path(path).rsplit('/').next().unwrap_or_default().to_string();
+    let anywhere = |path: &str| entries.iter().any(|(entry, _)| file_name(entry) == file_name(path));
+    let used = |path: &str| plan.steps.iter().any(|s| s.args.values().any(|v| mentions(v, path)));
+    super::paths_named_by(task)
+        .into_iter()
+        .filter(|path| names_input(task, path) && !path.contains(['*', '?']))
+        .filter(|path| !workspace.resolve(path).is_ok_and(|full| full.exists()))
+        .filter(|path| !anywhere(path) && !used(path))
+        .map(|path| PlanError::NamedInputMissing { path })
+        .collect()
+}
+
 /// Whether `task` names the file `path`: the path, or a file's name alone
 /// (`budget.txt`), not a word of the task (`crates/1/bottles` in "24
 /// bottles").
@@ -246,6 +280,38 @@ mod tests {
             message.contains("the task does not name it") && message.contains("as they are"),
             "{message}"
         );
+    }
+
+    #[test]
+    fn a_named_input_that_is_nowhere_and_unread_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("payments.csv"), "id,amount\n1,20\n").unwrap();
+        std::fs::create_dir(dir.path().join("data")).unwrap();
+        std::fs::write(dir.path().join("data/rates.csv"), "r\n1\n").unwrap();
+        let tools = builtin::registry(Workspace::new(dir.path()).unwrap());
+        let task = "Add up the amount column of refunds.csv and write the total to refund_total.txt.";
+        let reading = |path: &str| {
+            plan(serde_json::json!([
+                {"id": "s1", "description": "sum", "tool": "read_csv", "args": {"path": path, "column": "amount", "op": "sum"}, "depends_on": []},
+                {"id": "s2", "description": "save", "tool": "write_file", "args": {"path": "refund_total.txt", "content": "{{s1}}"}, "depends_on": ["s1"]}
+            ]))
+        };
+        // The work done on another file: the missing one is named; the
+        // output the task names is not an input.
+        assert_eq!(
+            missing_inputs(&reading("payments.csv"), task, &tools),
+            [PlanError::NamedInputMissing { path: "refunds.csv".into() }]
+        );
+        // Reading it (to fail and say so) is no finding, nor is a refusal.
+        assert!(missing_inputs(&reading("refunds.csv"), task, &tools).is_empty());
+        let mut refused = reading("payments.csv");
+        refused.steps.clear();
+        refused.infeasible = Some("refunds.csv does not exist".into());
+        assert!(missing_inputs(&refused, task, &tools).is_empty());
+        // A file of that name in a folder is there: the plan may read it.
+        let task = "Add up rates.csv into total.txt.";
+        assert!(missing_inputs(&reading("data/rates.csv"), task, &tools).is_empty());
+        assert!(missing_inputs(&reading("payments.csv"), task, &tools).is_empty());
     }
 
     #[test]

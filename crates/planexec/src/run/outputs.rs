@@ -131,10 +131,17 @@ fn writes(run: &Run, record: &StepResult, path: &str) -> bool {
 /// Most characters of one file the checker is shown.
 const SHOWN_CHARS: usize = 1500;
 
+/// Most input files the checker is shown.
+const SHOWN_INPUTS: usize = 3;
+
 /// What the run produced, for the synthesizer's check
-/// ([`crate::synthesizer::check`]): each file the task names that this run
-/// wrote, as it is now, and the answer it would give.
+/// ([`crate::synthesizer::check`]): the files the task names that the run
+/// did not write (its inputs, a few, so that a value can be checked
+/// against where it came from: the port under `[replica]`, the longest of
+/// the words listed), then each file the task names that this run wrote, as
+/// it is now, and the answer it would give.
 pub(crate) fn produced(run: &Run, answer: &str) -> String {
+    let mut inputs = String::new();
     let mut out = String::new();
     if let Some(workspace) = run.ctx.setting.tools.workspace() {
         let mut named = crate::plan::paths_named_by(&run.task);
@@ -145,19 +152,26 @@ pub(crate) fn produced(run: &Run, answer: &str) -> String {
                 .cloned()
                 .collect::<Vec<_>>(),
         );
+        let mut shown_inputs = 0;
         for path in named {
             let Ok(full) = workspace.resolve(&path) else { continue };
-            let written = run.new_outputs.contains(&path) || written_by(run, &path, &full);
-            if !full.is_file() || !written {
+            if !full.is_file() {
                 continue;
             }
+            let written = run.new_outputs.contains(&path) || written_by(run, &path, &full);
             let text = std::fs::read_to_string(&full).unwrap_or_default();
-            out.push_str(&format!(
-                "The file {path} now holds:\n{}\n\n",
-                crate::text::cut_to_budget(&text, SHOWN_CHARS).trim_end()
-            ));
+            let text = crate::text::cut_to_budget(&text, SHOWN_CHARS);
+            if written {
+                out.push_str(&format!("The file {path} now holds:\n{}\n\n", text.trim_end()));
+            } else if shown_inputs < SHOWN_INPUTS {
+                shown_inputs += 1;
+                inputs.push_str(&format!("The file {path} holds:\n{}\n\n", text.trim_end()));
+            }
         }
     }
     out.push_str(&format!("Its answer to the user: {}", answer.trim()));
-    out
+    match inputs.is_empty() {
+        true => format!("What the run produced:\n{out}"),
+        false => format!("What the run was given:\n{inputs}What the run produced:\n{out}"),
+    }
 }
