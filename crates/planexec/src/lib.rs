@@ -85,6 +85,7 @@ pub mod plan;
 mod planner;
 pub mod policy;
 mod prompt;
+mod recompute;
 pub mod refs;
 pub mod render;
 mod replanner;

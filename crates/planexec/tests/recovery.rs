@@ -583,3 +583,54 @@ async fn a_result_found_wrong_twice_fails_the_run() {
     let error = report.error.unwrap();
     assert!(error.contains("shout.txt is not in lower case"), "{error}");
 }
+
+/// With the `python` tool, and leave to run it, the check of a new file
+/// derives it a second time: a program written from the task alone runs on
+/// a copy of the workspace. Where it disagrees, the checker is shown what it
+/// printed and the plan is revised; where it agrees, the run succeeds with
+/// no verdict asked.
+#[tokio::test]
+async fn a_new_file_is_checked_against_a_program_written_from_the_task() {
+    let server = ScriptedServer::start();
+    let (dir, mut tools) = workspace_tools();
+    std::fs::write(dir.path().join("scores.json"), r#"{"Ade": 31, "Noor": 44, "Li": 12}"#).unwrap();
+    let workspace = std::sync::Arc::new(planexec::tools::workspace::Workspace::new(dir.path()).unwrap());
+    let python = planexec::tools::python::Python::find(workspace, Default::default(), "python3").expect("python3");
+    tools.register(std::sync::Arc::new(python)).unwrap();
+    let write = |id: &str, name: &str| {
+        plan_json(vec![step(id, Some("write_file"), json!({"path": "winner.txt", "content": name}), &[])])
+    };
+    server.role("planner").reply(Reply::json(&write("s1", "Ade")));
+    server.role("replanner").reply(Reply::json(&write("s2", "Noor")));
+    // Told to write winner.txt, the program would overwrite the run's file
+    // if it ran in the workspace; it runs on a copy.
+    let program = json!({"code": "import json\nd = json.load(open('scores.json'))\nbest = max(d, key=d.get)\nopen('winner.txt', 'w').write('x')\nprint(best)"});
+    server.role("synthesizer").replies(vec![
+        Reply::content("Ade has the most points."),
+        Reply::json(&program),
+        Reply::json(&json!({"done": false, "wrong": "Noor has the most points"})),
+        Reply::content("Noor has the most points."),
+        Reply::json(&program),
+    ]);
+    let options = RunOptions {
+        verify: true,
+        mode: planexec::Mode::Auto,
+        ..options()
+    };
+    let report = builder(&server, tools)
+        .options(options)
+        .build()
+        .run("scores.json lists players and their points. Who has the most points? Write the name to winner.txt.")
+        .await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    assert_eq!(std::fs::read_to_string(dir.path().join("winner.txt")).unwrap(), "Noor");
+    let asked = server.requests_from("synthesizer");
+    assert_eq!(asked.len(), 5, "no verdict once the program agrees");
+    assert!(!asked[1].prompt_text().contains("Ade has"), "the program is written without the run's work");
+    let check = asked[2].prompt_text();
+    assert!(
+        check.contains("A program written from the task alone (it may be wrong) computed what winner.txt must hold, and printed:\nNoor"),
+        "{check}"
+    );
+    assert!(check.contains("The file scores.json holds:"), "the checker sees the input: {check}");
+}

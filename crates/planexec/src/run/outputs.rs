@@ -128,6 +128,26 @@ fn writes(run: &Run, record: &StepResult, path: &str) -> bool {
         && names(record, path)
 }
 
+/// The one new file the task names that this run wrote, with what it holds
+/// now, when there is exactly one (a second derivation of it can be
+/// compared, [`crate::recompute`]); `None` otherwise.
+pub(crate) fn one_new_output(run: &Run) -> Option<(String, String)> {
+    let workspace = run.ctx.setting.tools.workspace()?;
+    let written: Vec<(String, String)> = run
+        .new_outputs
+        .iter()
+        .filter_map(|path| {
+            let full = workspace.resolve(path).ok()?;
+            let text = std::fs::read_to_string(&full).ok()?;
+            written_by(run, path, &full).then(|| (path.clone(), text))
+        })
+        .collect();
+    match <[_; 1]>::try_from(written) {
+        Ok([only]) => Some(only),
+        Err(_) => None,
+    }
+}
+
 /// Most characters of one file the checker is shown.
 const SHOWN_CHARS: usize = 1500;
 

@@ -73,7 +73,16 @@ pub(crate) async fn not_done(run: &Run, answer: &str) -> Result<Option<String>, 
     if !run.ctx.setting.options.verify {
         return Ok(None);
     }
-    let produced = crate::run::outputs::produced(run, answer);
+    let mut produced = crate::run::outputs::produced(run, answer);
+    match second_derivation(run).await? {
+        Some(second) if second.agrees => return Ok(None),
+        Some(second) => produced.push_str(&format!(
+            "\n\nA program written from the task alone (it may be wrong) computed what {} must hold, and printed:\n{}",
+            second.path,
+            crate::text::cut_to_budget(&second.printed, 1500).trim_end()
+        )),
+        None => {}
+    }
     let verdict = Run::guard(
         &run.ctx.control,
         synthesizer::check(&run.ctx.calls, &run.ctx.setting, &run.task, &produced),
@@ -88,6 +97,24 @@ pub(crate) async fn not_done(run: &Run, answer: &str) -> Result<Option<String>, 
         // A check that could not be made says nothing against the work.
         _ => None,
     })
+}
+
+/// A second derivation of the one new file the run wrote
+/// ([`crate::recompute`]), kept by the engine (it runs a program on the
+/// workspace); `None` when the run cannot make one.
+async fn second_derivation(run: &Run) -> Result<Option<crate::recompute::Recomputed>, Exit> {
+    let Some((path, written)) = crate::run::outputs::one_new_output(run) else {
+        return Ok(None);
+    };
+    let (calls, setting) = (&run.ctx.calls, &run.ctx.setting);
+    let second = Run::guard(
+        &run.ctx.control,
+        crate::recompute::recompute(calls, setting, &run.task, &path, &written),
+    )
+    .await?;
+    let second = serde_json::to_value(second).unwrap_or_default();
+    let kept = super::on_engine::kept(run, "second derivation", second).await;
+    Ok(serde_json::from_value(kept).unwrap_or_default())
 }
 
 /// Before the run is answered with `answer`: whether the work its task names

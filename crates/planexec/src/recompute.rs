@@ -1,0 +1,205 @@
+//! A second derivation of a file a run wrote, for the check of its work: a
+//! program written from the task alone computes what the file must hold,
+//! and runs on a copy of the workspace.
+//!
+//! The synthesizer's check ([`crate::synthesizer::check`]) is the run's own
+//! model judging the run's own work, and a small model rarely disagrees
+//! with what it is shown: it passed "Ade" as the top scorer and "sun" as the
+//! longest word. Two derivations by different routes (a plan of tool calls,
+//! and one program) that agree are evidence; where they differ the judge is
+//! shown both. Only where the run has the `python` tool and may run it
+//! without asking (a program is an external effect), and only for a file the
+//! run made new: an edit in place cannot be derived again from its result.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use crate::context::{ModelCalls, Setting};
+use crate::llm::Role;
+use crate::policy::Permission;
+use crate::tools::python::Python;
+use crate::tools::shell::ShellConfig;
+use crate::tools::workspace::Workspace;
+use crate::tools::Tool;
+use crate::verdict;
+
+/// What the second derivation of one file gave.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Recomputed {
+    pub path: String,
+    /// What the program printed.
+    pub printed: String,
+    /// Whether that is what the file holds ([`same_content`]).
+    pub agrees: bool,
+}
+
+/// Most bytes and files of a workspace copied for the program; a bigger
+/// workspace is not derived again.
+const COPIED_BYTES: u64 = 8 * 1024 * 1024;
+const COPIED_FILES: usize = 1000;
+
+/// The second derivation of `path` (which now holds `written`) for `task`,
+/// or `None` when the run cannot make one (no `python` tool, it would ask
+/// first, the workspace is too big to copy, the model wrote no program or
+/// the program failed).
+pub(crate) async fn recompute(
+    calls: &ModelCalls,
+    setting: &Setting,
+    task: &str,
+    path: &str,
+    written: &str,
+) -> Option<Recomputed> {
+    let entry = setting.tools.get("python")?;
+    let workspace = setting.tools.workspace()?;
+    if setting.options.permission("python", entry.effect(&json!({}))) != Permission::Run {
+        return None;
+    }
+    let code = program(calls, setting, task, path, workspace).await?;
+    let copy = ScratchCopy::of(workspace.root())?;
+    let python = Python::find(
+        std::sync::Arc::new(Workspace::new(&copy.0).ok()?),
+        ShellConfig::default(),
+        "python3",
+    )?;
+    let printed = python.call(json!({ "code": code })).await.ok()?;
+    let printed = crate::plan::value_as_text(&printed).trim().to_string();
+    if printed.is_empty() {
+        return None;
+    }
+    Some(Recomputed {
+        path: path.to_string(),
+        agrees: same_content(&printed, written),
+        printed,
+    })
+}
+
+/// The program the model writes for what `path` must hold, without seeing
+/// what the run wrote (so it is not led by it).
+async fn program(calls: &ModelCalls, setting: &Setting, task: &str, path: &str, workspace: &Workspace) -> Option<String> {
+    let (entries, _) = workspace.listing(40);
+    let files: Vec<&str> = entries.iter().map(|(p, _)| p.as_str()).filter(|p| *p != path).collect();
+    let question = format!(
+        "Write a short Python 3 program (standard library only) that computes exactly what the file {path} must hold when this task is done, and prints that content and nothing else. Do not write or change any file: only print. It runs in the workspace folder and opens the task's files by their paths.\n\nTask: {task}\n\nFiles in the workspace: {}\n\nReply with only a JSON object: {{\"code\": \"<the program>\"}}.",
+        files.join(", ")
+    );
+    let mut request = verdict::request_one(Role::Synthesizer, setting.system(), question, "program", "code");
+    request.max_tokens = Some(400);
+    let reply = calls.chat(request).await.ok()?.content.unwrap_or_default();
+    let code = verdict::read_one(&reply, "code")?;
+    (!code.trim().is_empty()).then_some(code)
+}
+
+/// Whether `a` and `b` are the same content: the same lines, trailing
+/// spaces and blank lines at either end aside, or the same number at the
+/// precision of the less precise (`7.5` and `7.50`, `7.32` and `7.324`).
+pub(crate) fn same_content(a: &str, b: &str) -> bool {
+    if let (Some(x), Some(y)) = (number(a), number(b)) {
+        let places = decimals(a.trim()).min(decimals(b.trim())) as i32;
+        let scale = 10f64.powi(places);
+        return (x * scale).round() == (y * scale).round();
+    }
+    lines(a) == lines(b)
+}
+
+/// `text` as one number, when it is one.
+fn number(text: &str) -> Option<f64> {
+    text.trim().parse::<f64>().ok().filter(|n| n.is_finite())
+}
+
+/// How many digits `number` has after its decimal point.
+fn decimals(number: &str) -> usize {
+    number.split_once('.').map_or(0, |(_, after)| after.len())
+}
+
+/// The lines of `text`, without trailing spaces and blank lines at its ends.
+fn lines(text: &str) -> Vec<&str> {
+    let all: Vec<&str> = text.lines().map(str::trim_end).collect();
+    let start = all.iter().position(|l| !l.is_empty()).unwrap_or(all.len());
+    let end = all.iter().rposition(|l| !l.is_empty()).map_or(start, |i| i + 1);
+    all[start..end].to_vec()
+}
+
+/// A copy of a workspace in a fresh temporary folder, removed when dropped.
+struct ScratchCopy(PathBuf);
+
+impl ScratchCopy {
+    /// A copy of the files under `root` (no `.git`, no symbolic links);
+    /// `None` when it holds more than [`COPIED_FILES`] files or
+    /// [`COPIED_BYTES`] bytes, or a copy fails.
+    fn of(root: &Path) -> Option<ScratchCopy> {
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let copy = ScratchCopy(std::env::temp_dir().join(format!("planexec-recompute-{}-{stamp}", std::process::id())));
+        let mut budget = (COPIED_FILES, COPIED_BYTES);
+        copy_tree(root, &copy.0, &mut budget).then_some(copy)
+    }
+}
+
+impl Drop for ScratchCopy {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Copy `from` into `to` within `budget` (files, bytes left); whether all of it was copied.
+fn copy_tree(from: &Path, to: &Path, budget: &mut (usize, u64)) -> bool {
+    let Ok(entries) = std::fs::read_dir(from) else {
+        return false;
+    };
+    if std::fs::create_dir_all(to).is_err() {
+        return false;
+    }
+    for entry in entries.flatten() {
+        let Ok(kind) = entry.file_type() else { return false };
+        let (source, target) = (entry.path(), to.join(entry.file_name()));
+        if kind.is_dir() && entry.file_name() != ".git" {
+            if !copy_tree(&source, &target, budget) {
+                return false;
+            }
+        } else if kind.is_file() {
+            let size = entry.metadata().map_or(u64::MAX, |m| m.len());
+            if budget.0 == 0 || size > budget.1 {
+                return false;
+            }
+            *budget = (budget.0 - 1, budget.1 - size);
+            if std::fs::copy(&source, &target).is_err() {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contents_are_the_same_as_lines_or_as_numbers_at_the_shown_precision() {
+        assert!(same_content("7.5", "7.50\n"));
+        assert!(same_content("7.32", "7.324"));
+        assert!(!same_content("7.32", "7.33"));
+        assert!(!same_content("12", "6"));
+        assert!(same_content("backend\ndocs\n", "\nbackend  \ndocs"));
+        assert!(!same_content("docs\nbackend", "backend\ndocs"));
+        assert!(!same_content("Ade", "Noor"));
+    }
+
+    #[test]
+    fn a_copy_holds_the_files_and_goes_away() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src/.git")).unwrap();
+        std::fs::write(dir.path().join("src/a.py"), "# TODO\n").unwrap();
+        std::fs::write(dir.path().join(".env.example"), "A=1\n").unwrap();
+        std::fs::write(dir.path().join("src/.git/HEAD"), "x").unwrap();
+        let copy = ScratchCopy::of(dir.path()).unwrap();
+        let at = copy.0.clone();
+        assert_eq!(std::fs::read_to_string(at.join("src/a.py")).unwrap(), "# TODO\n");
+        assert!(at.join(".env.example").is_file());
+        assert!(!at.join("src/.git").exists());
+        drop(copy);
+        assert!(!at.exists());
+    }
+}
