@@ -6,8 +6,9 @@
 //! model judging the run's own work, and a small model rarely disagrees
 //! with what it is shown: it passed "Ade" as the top scorer and "sun" as the
 //! longest word. Two derivations by different routes (a plan of tool calls,
-//! and one program) that agree are evidence; where they differ the judge is
-//! shown both. Only where the run has the `python` tool and may run it
+//! and a program) that agree are evidence the work is right; two programs
+//! that agree with each other and not with the file are evidence it is
+//! wrong. Anything less leaves the judgement to the check. Only where the run has the `python` tool and may run it
 //! without asking (a program is an external effect), and only for a file the
 //! run made new: an edit in place cannot be derived again from its result.
 
@@ -24,25 +25,31 @@ use crate::tools::workspace::Workspace;
 use crate::tools::Tool;
 use crate::verdict;
 
-/// What the second derivation of one file gave.
+/// What deriving one file again found.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub(crate) struct Recomputed {
-    pub path: String,
-    /// What the program printed.
-    pub printed: String,
-    /// Whether that is what the file holds ([`same_content`]).
-    pub agrees: bool,
+pub(crate) enum Recomputed {
+    /// A program printed what the file holds: two routes agree.
+    Agrees,
+    /// Two programs printed the same content (`printed`), and the file holds
+    /// something else.
+    Refuted { path: String, printed: String },
+    /// No two derivations agree (or a program failed): no evidence either way.
+    Unsure,
 }
 
-/// Most bytes and files of a workspace copied for the program; a bigger
+/// Most bytes and files of a workspace copied for the programs; a bigger
 /// workspace is not derived again.
 const COPIED_BYTES: u64 = 8 * 1024 * 1024;
 const COPIED_FILES: usize = 1000;
 
-/// The second derivation of `path` (which now holds `written`) for `task`,
-/// or `None` when the run cannot make one (no `python` tool, it would ask
-/// first, the workspace is too big to copy, the model wrote no program or
-/// the program failed).
+/// The temperature of the second program: a sample, not the first again.
+const SECOND_TEMPERATURE: f32 = 0.7;
+
+/// Derive `path` (which now holds `written`) again for `task`: a program,
+/// and when it does not print what the file holds, a second one sampled
+/// apart, as a tie-break (one program is a single model's guess, and a
+/// checker shown it took it for the run's work). `None` when the run cannot
+/// (no `python` tool, it would ask first, the workspace is too big to copy).
 pub(crate) async fn recompute(
     calls: &ModelCalls,
     setting: &Setting,
@@ -55,28 +62,54 @@ pub(crate) async fn recompute(
     if setting.options.permission("python", entry.effect(&json!({}))) != Permission::Run {
         return None;
     }
-    let code = program(calls, setting, task, path, workspace).await?;
     let copy = ScratchCopy::of(workspace.root())?;
     let python = Python::find(
         std::sync::Arc::new(Workspace::new(&copy.0).ok()?),
         ShellConfig::default(),
         "python3",
     )?;
+    let mut printed: Vec<String> = Vec::new();
+    for temperature in [None, Some(SECOND_TEMPERATURE)] {
+        let Some(out) = derived(calls, setting, (task, path, workspace), &python, temperature).await else {
+            continue;
+        };
+        if same_content(&out, written) {
+            return Some(Recomputed::Agrees);
+        }
+        printed.push(out);
+    }
+    Some(match printed.as_slice() {
+        [a, b] if same_content(a, b) => Recomputed::Refuted {
+            path: path.to_string(),
+            printed: a.clone(),
+        },
+        _ => Recomputed::Unsure,
+    })
+}
+
+/// What one program for `path` printed, run by `python` (on the copy);
+/// `None` when the model wrote none or it failed or printed nothing.
+async fn derived(
+    calls: &ModelCalls,
+    setting: &Setting,
+    (task, path, workspace): (&str, &str, &Workspace),
+    python: &Python,
+    temperature: Option<f32>,
+) -> Option<String> {
+    let code = program(calls, setting, (task, path, workspace), temperature).await?;
     let printed = python.call(json!({ "code": code })).await.ok()?;
     let printed = crate::plan::value_as_text(&printed).trim().to_string();
-    if printed.is_empty() {
-        return None;
-    }
-    Some(Recomputed {
-        path: path.to_string(),
-        agrees: same_content(&printed, written),
-        printed,
-    })
+    (!printed.is_empty()).then_some(printed)
 }
 
 /// The program the model writes for what `path` must hold, without seeing
 /// what the run wrote (so it is not led by it).
-async fn program(calls: &ModelCalls, setting: &Setting, task: &str, path: &str, workspace: &Workspace) -> Option<String> {
+async fn program(
+    calls: &ModelCalls,
+    setting: &Setting,
+    (task, path, workspace): (&str, &str, &Workspace),
+    temperature: Option<f32>,
+) -> Option<String> {
     let (entries, _) = workspace.listing(40);
     let files: Vec<&str> = entries.iter().map(|(p, _)| p.as_str()).filter(|p| *p != path).collect();
     let question = format!(
@@ -85,6 +118,7 @@ async fn program(calls: &ModelCalls, setting: &Setting, task: &str, path: &str, 
     );
     let mut request = verdict::request_one(Role::Synthesizer, setting.system(), question, "program", "code");
     request.max_tokens = Some(400);
+    request.temperature = temperature;
     let reply = calls.chat(request).await.ok()?.content.unwrap_or_default();
     let code = verdict::read_one(&reply, "code")?;
     (!code.trim().is_empty()).then_some(code)

@@ -585,12 +585,12 @@ async fn a_result_found_wrong_twice_fails_the_run() {
 }
 
 /// With the `python` tool, and leave to run it, the check of a new file
-/// derives it a second time: a program written from the task alone runs on
-/// a copy of the workspace. Where it disagrees, the checker is shown what it
-/// printed and the plan is revised; where it agrees, the run succeeds with
-/// no verdict asked.
+/// derives it again: a program written from the task alone runs on a copy
+/// of the workspace. Two programs that agree with each other and not with
+/// the file refute it (the plan is revised with what they computed); one
+/// that agrees with the file confirms it, with no verdict asked.
 #[tokio::test]
-async fn a_new_file_is_checked_against_a_program_written_from_the_task() {
+async fn a_new_file_is_checked_against_programs_written_from_the_task() {
     let server = ScriptedServer::start();
     let (dir, mut tools) = workspace_tools();
     std::fs::write(dir.path().join("scores.json"), r#"{"Ade": 31, "Noor": 44, "Li": 12}"#).unwrap();
@@ -608,7 +608,7 @@ async fn a_new_file_is_checked_against_a_program_written_from_the_task() {
     server.role("synthesizer").replies(vec![
         Reply::content("Ade has the most points."),
         Reply::json(&program),
-        Reply::json(&json!({"done": false, "wrong": "Noor has the most points"})),
+        Reply::json(&program),
         Reply::content("Noor has the most points."),
         Reply::json(&program),
     ]);
@@ -625,12 +625,51 @@ async fn a_new_file_is_checked_against_a_program_written_from_the_task() {
     assert!(report.succeeded(), "{:?}", report.error);
     assert_eq!(std::fs::read_to_string(dir.path().join("winner.txt")).unwrap(), "Noor");
     let asked = server.requests_from("synthesizer");
-    assert_eq!(asked.len(), 5, "no verdict once the program agrees");
-    assert!(!asked[1].prompt_text().contains("Ade has"), "the program is written without the run's work");
-    let check = asked[2].prompt_text();
+    assert_eq!(asked.len(), 5, "no verdict asked: the programs decided");
+    assert!(!asked[1].prompt_text().contains("Ade has"), "a program is written without the run's work");
+    let replan = server.requests_from("replanner")[0].prompt_text();
     assert!(
-        check.contains("A program written from the task alone (it may be wrong) computed what winner.txt must hold, and printed:\nNoor"),
-        "{check}"
+        replan.contains("two programs written from the task alone each computed that winner.txt must hold:\nNoor"),
+        "{replan}"
     );
-    assert!(check.contains("The file scores.json holds:"), "the checker sees the input: {check}");
+}
+
+/// Programs that do not agree with each other (nor with the file) are no
+/// evidence: the check's verdict decides, and it is shown the task's input.
+#[tokio::test]
+async fn programs_that_disagree_leave_the_verdict_to_the_check() {
+    let server = ScriptedServer::start();
+    let (dir, mut tools) = workspace_tools();
+    std::fs::write(dir.path().join("scores.json"), r#"{"Ade": 31, "Noor": 44, "Li": 12}"#).unwrap();
+    let workspace = std::sync::Arc::new(planexec::tools::workspace::Workspace::new(dir.path()).unwrap());
+    let python = planexec::tools::python::Python::find(workspace, Default::default(), "python3").expect("python3");
+    tools.register(std::sync::Arc::new(python)).unwrap();
+    server.role("planner").reply(Reply::json(&plan_json(vec![step(
+        "s1",
+        Some("write_file"),
+        json!({"path": "winner.txt", "content": "Noor"}),
+        &[],
+    )])));
+    server.role("synthesizer").replies(vec![
+        Reply::content("Noor has the most points."),
+        Reply::json(&json!({"code": "print('Li')"})),
+        Reply::json(&json!({"code": "print(min(['Ade', 'Noor']))"})),
+        Reply::json(&json!({"done": true, "wrong": ""})),
+    ]);
+    let options = RunOptions {
+        verify: true,
+        mode: planexec::Mode::Auto,
+        ..options()
+    };
+    let report = builder(&server, tools)
+        .options(options)
+        .build()
+        .run("scores.json lists players and their points. Who has the most points? Write the name to winner.txt.")
+        .await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    let asked = server.requests_from("synthesizer");
+    assert_eq!(asked.len(), 4);
+    let check = asked[3].prompt_text();
+    assert!(check.contains("The file scores.json holds:"), "{check}");
+    assert!(!check.contains("program"), "no program is shown to the checker: {check}");
 }

@@ -9,6 +9,7 @@ use super::{fallback, start, steer, Drive, Next};
 use crate::executor;
 use crate::plan::Step;
 use crate::policy;
+use crate::recompute::Recomputed;
 use crate::replanner::ReplanTrigger;
 use crate::result::{StepResult, StepStatus};
 use crate::run::{Exit, Run, RunError, Start};
@@ -73,16 +74,17 @@ pub(crate) async fn not_done(run: &Run, answer: &str) -> Result<Option<String>, 
     if !run.ctx.setting.options.verify {
         return Ok(None);
     }
-    let mut produced = crate::run::outputs::produced(run, answer);
     match second_derivation(run).await? {
-        Some(second) if second.agrees => return Ok(None),
-        Some(second) => produced.push_str(&format!(
-            "\n\nA program written from the task alone (it may be wrong) computed what {} must hold, and printed:\n{}",
-            second.path,
-            crate::text::cut_to_budget(&second.printed, 1500).trim_end()
-        )),
-        None => {}
+        Some(Recomputed::Agrees) => return Ok(None),
+        Some(Recomputed::Refuted { path, printed }) => {
+            return Ok(Some(format!(
+                "two programs written from the task alone each computed that {path} must hold:\n{}\nand it holds something else",
+                crate::text::cut_to_budget(&printed, 1500).trim_end()
+            )))
+        }
+        Some(Recomputed::Unsure) | None => {}
     }
+    let produced = crate::run::outputs::produced(run, answer);
     let verdict = Run::guard(
         &run.ctx.control,
         synthesizer::check(&run.ctx.calls, &run.ctx.setting, &run.task, &produced),
@@ -102,7 +104,7 @@ pub(crate) async fn not_done(run: &Run, answer: &str) -> Result<Option<String>, 
 /// A second derivation of the one new file the run wrote
 /// ([`crate::recompute`]), kept by the engine (it runs a program on the
 /// workspace); `None` when the run cannot make one.
-async fn second_derivation(run: &Run) -> Result<Option<crate::recompute::Recomputed>, Exit> {
+async fn second_derivation(run: &Run) -> Result<Option<Recomputed>, Exit> {
     let Some((path, written)) = crate::run::outputs::one_new_output(run) else {
         return Ok(None);
     };
