@@ -6,9 +6,9 @@
 //! model judging the run's own work, and a small model rarely disagrees
 //! with what it is shown: it passed "Ade" as the top scorer and "sun" as the
 //! longest word. Two derivations by different routes (a plan of tool calls,
-//! and a program) that agree are evidence the work is right; two programs
-//! that agree with each other and not with the file are evidence it is
-//! wrong. Anything less leaves the judgement to the check. Only where the run has the `python` tool and may run it
+//! and a program) that agree are evidence the work is right; two different
+//! programs that agree with each other and not with the file are evidence
+//! it is wrong. Anything less leaves the judgement to the check. Only where the run has the `python` tool and may run it
 //! without asking (a program is an external effect), and only for a file the
 //! run made new: an edit in place cannot be derived again from its result.
 
@@ -30,8 +30,8 @@ use crate::verdict;
 pub(crate) enum Recomputed {
     /// A program printed what the file holds: two routes agree.
     Agrees,
-    /// Two programs printed the same content (`printed`), and the file holds
-    /// something else.
+    /// Two different programs printed the same content (`printed`), and
+    /// the file holds something else.
     Refuted { path: String, printed: String },
     /// No two derivations agree (or a program failed): no evidence either way.
     Unsure,
@@ -68,18 +68,21 @@ pub(crate) async fn recompute(
         ShellConfig::default(),
         "python3",
     )?;
-    let mut printed: Vec<String> = Vec::new();
+    let mut derivations: Vec<(String, String)> = Vec::new();
     for temperature in [None, Some(SECOND_TEMPERATURE)] {
-        let Some(out) = derived(calls, setting, (task, path, workspace), &python, temperature).await else {
+        let Some((code, out)) = derived(calls, setting, (task, path, workspace), &python, temperature).await else {
             continue;
         };
         if same_content(&out, written) {
             return Some(Recomputed::Agrees);
         }
-        printed.push(out);
+        derivations.push((code, out));
     }
-    Some(match printed.as_slice() {
-        [a, b] if same_content(a, b) => Recomputed::Refuted {
+    // The same program twice is one derivation, however it was sampled (the
+    // 1.5B model wrote `print(len(lines))` twice for the lines holding ERROR).
+    let one_program = |a: &str, b: &str| a.split_whitespace().eq(b.split_whitespace());
+    Some(match derivations.as_slice() {
+        [(code_a, a), (code_b, b)] if same_content(a, b) && !one_program(code_a, code_b) => Recomputed::Refuted {
             path: path.to_string(),
             printed: a.clone(),
         },
@@ -87,19 +90,19 @@ pub(crate) async fn recompute(
     })
 }
 
-/// What one program for `path` printed, run by `python` (on the copy);
-/// `None` when the model wrote none or it failed or printed nothing.
+/// One program for `path` and what it printed, run by `python` (on the
+/// copy); `None` when the model wrote none or it failed or printed nothing.
 async fn derived(
     calls: &ModelCalls,
     setting: &Setting,
     (task, path, workspace): (&str, &str, &Workspace),
     python: &Python,
     temperature: Option<f32>,
-) -> Option<String> {
+) -> Option<(String, String)> {
     let code = program(calls, setting, (task, path, workspace), temperature).await?;
     let printed = python.call(json!({ "code": code })).await.ok()?;
     let printed = crate::plan::value_as_text(&printed).trim().to_string();
-    (!printed.is_empty()).then_some(printed)
+    (!printed.is_empty()).then_some((code, printed))
 }
 
 /// The program the model writes for what `path` must hold, without seeing

@@ -25,7 +25,14 @@ pub(crate) fn request_one(role: Role, system: String, question: String, name: &s
     structured(role, system, question, name, properties, json!([field]))
 }
 
-fn structured(role: Role, system: String, question: String, name: &str, properties: Value, required: Value) -> ChatRequest {
+fn structured(
+    role: Role,
+    system: String,
+    question: String,
+    name: &str,
+    properties: Value,
+    required: Value,
+) -> ChatRequest {
     let mut request = ChatRequest::new(role, "", vec![Message::system(system), Message::user(question)]);
     request.response_format = Some(JsonSchemaFormat {
         name: name.to_string(),

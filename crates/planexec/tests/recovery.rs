@@ -160,13 +160,22 @@ async fn refused_arguments_the_tool_would_run_are_not_run() {
     std::fs::write(dir.path().join("scores.txt"), "80\n90\n85\n80\n").unwrap();
     server.role("planner").always(Reply::json(&plan_json(vec![
         step("s1", Some("read_file"), json!({"path": "scores.txt"}), &[]),
-        step("s2", Some("calculator"), json!({"expression": "count(scores.txt)"}), &["s1"]),
-        step("s3", Some("write_file"), json!({"path": "n.txt", "content": "{{s2}}"}), &["s2"]),
+        step(
+            "s2",
+            Some("calculator"),
+            json!({"expression": "count(scores.txt)"}),
+            &["s1"],
+        ),
+        step(
+            "s3",
+            Some("write_file"),
+            json!({"path": "n.txt", "content": "{{s2}}"}),
+            &["s2"],
+        ),
     ])));
-    server.role("agent").reply(Reply::tool_call(
-        "calculator",
-        &json!({"expression": "1 + 1 + 1 + 1"}),
-    ));
+    server
+        .role("agent")
+        .reply(Reply::tool_call("calculator", &json!({"expression": "1 + 1 + 1 + 1"})));
     server.role("synthesizer").always(Reply::content("There are 4 scores."));
     let report = agent(&server, tools)
         .run("How many scores are in scores.txt? Write the number to n.txt.")
@@ -174,7 +183,10 @@ async fn refused_arguments_the_tool_would_run_are_not_run() {
     assert!(report.succeeded(), "{:?}", report.error);
     assert_eq!(std::fs::read_to_string(dir.path().join("n.txt")).unwrap(), "4");
     let told = server.requests_from("agent")[0].prompt_text();
-    assert!(told.contains("count(scores.txt)"), "the recovery is told the refused call: {told}");
+    assert!(
+        told.contains("count(scores.txt)"),
+        "the recovery is told the refused call: {told}"
+    );
 }
 
 /// A recovery may end with the step's value in words when every part of it
@@ -584,49 +596,69 @@ async fn a_result_found_wrong_twice_fails_the_run() {
     assert!(error.contains("shout.txt is not in lower case"), "{error}");
 }
 
-/// With the `python` tool, and leave to run it, the check of a new file
-/// derives it again: a program written from the task alone runs on a copy
-/// of the workspace. Two programs that agree with each other and not with
-/// the file refute it (the plan is revised with what they computed); one
-/// that agrees with the file confirms it, with no verdict asked.
-#[tokio::test]
-async fn a_new_file_is_checked_against_programs_written_from_the_task() {
-    let server = ScriptedServer::start();
+/// A workspace with scores.json, and the built-in tools with `python` on it.
+fn scores_with_python() -> (tempfile::TempDir, ToolRegistry) {
     let (dir, mut tools) = workspace_tools();
     std::fs::write(dir.path().join("scores.json"), r#"{"Ade": 31, "Noor": 44, "Li": 12}"#).unwrap();
     let workspace = std::sync::Arc::new(planexec::tools::workspace::Workspace::new(dir.path()).unwrap());
     let python = planexec::tools::python::Python::find(workspace, Default::default(), "python3").expect("python3");
     tools.register(std::sync::Arc::new(python)).unwrap();
+    (dir, tools)
+}
+
+/// The top-scorer task, checked, in `auto` mode (where a program may run unasked).
+async fn run_top_scorer(server: &ScriptedServer, tools: ToolRegistry) -> RunReport {
+    let options = RunOptions {
+        verify: true,
+        mode: planexec::Mode::Auto,
+        ..options()
+    };
+    builder(server, tools)
+        .options(options)
+        .build()
+        .run("scores.json lists players and their points. Who has the most points? Write the name to winner.txt.")
+        .await
+}
+
+/// With the `python` tool, and leave to run it, the check of a new file
+/// derives it again: a program written from the task alone runs on a copy
+/// of the workspace. Two different programs that agree with each other and
+/// not with the file refute it (the plan is revised with what they computed); one
+/// that agrees with the file confirms it, with no verdict asked.
+#[tokio::test]
+async fn a_new_file_is_checked_against_programs_written_from_the_task() {
+    let server = ScriptedServer::start();
+    let (dir, tools) = scores_with_python();
     let write = |id: &str, name: &str| {
-        plan_json(vec![step(id, Some("write_file"), json!({"path": "winner.txt", "content": name}), &[])])
+        plan_json(vec![step(
+            id,
+            Some("write_file"),
+            json!({"path": "winner.txt", "content": name}),
+            &[],
+        )])
     };
     server.role("planner").reply(Reply::json(&write("s1", "Ade")));
     server.role("replanner").reply(Reply::json(&write("s2", "Noor")));
     // Told to write winner.txt, the program would overwrite the run's file
     // if it ran in the workspace; it runs on a copy.
     let program = json!({"code": "import json\nd = json.load(open('scores.json'))\nbest = max(d, key=d.get)\nopen('winner.txt', 'w').write('x')\nprint(best)"});
+    let another = json!({"code": "import json\nscores = json.load(open('scores.json'))\nprint(sorted(scores, key=scores.get)[-1])"});
     server.role("synthesizer").replies(vec![
         Reply::content("Ade has the most points."),
         Reply::json(&program),
-        Reply::json(&program),
+        Reply::json(&another),
         Reply::content("Noor has the most points."),
         Reply::json(&program),
     ]);
-    let options = RunOptions {
-        verify: true,
-        mode: planexec::Mode::Auto,
-        ..options()
-    };
-    let report = builder(&server, tools)
-        .options(options)
-        .build()
-        .run("scores.json lists players and their points. Who has the most points? Write the name to winner.txt.")
-        .await;
+    let report = run_top_scorer(&server, tools).await;
     assert!(report.succeeded(), "{:?}", report.error);
     assert_eq!(std::fs::read_to_string(dir.path().join("winner.txt")).unwrap(), "Noor");
     let asked = server.requests_from("synthesizer");
     assert_eq!(asked.len(), 5, "no verdict asked: the programs decided");
-    assert!(!asked[1].prompt_text().contains("Ade has"), "a program is written without the run's work");
+    assert!(
+        !asked[1].prompt_text().contains("Ade has"),
+        "a program is written without the run's work"
+    );
     let replan = server.requests_from("replanner")[0].prompt_text();
     assert!(
         replan.contains("two programs written from the task alone each computed that winner.txt must hold:\nNoor"),
@@ -635,15 +667,18 @@ async fn a_new_file_is_checked_against_programs_written_from_the_task() {
 }
 
 /// Programs that do not agree with each other (nor with the file) are no
-/// evidence: the check's verdict decides, and it is shown the task's input.
+/// evidence, nor is the same program written twice: the check's verdict
+/// decides, and it is shown the task's input.
 #[tokio::test]
 async fn programs_that_disagree_leave_the_verdict_to_the_check() {
+    for second in ["print(min(['Ade', 'Noor']))", "print('Li')"] {
+        programs_leave_the_verdict(second).await;
+    }
+}
+
+async fn programs_leave_the_verdict(second: &str) {
     let server = ScriptedServer::start();
-    let (dir, mut tools) = workspace_tools();
-    std::fs::write(dir.path().join("scores.json"), r#"{"Ade": 31, "Noor": 44, "Li": 12}"#).unwrap();
-    let workspace = std::sync::Arc::new(planexec::tools::workspace::Workspace::new(dir.path()).unwrap());
-    let python = planexec::tools::python::Python::find(workspace, Default::default(), "python3").expect("python3");
-    tools.register(std::sync::Arc::new(python)).unwrap();
+    let (_dir, tools) = scores_with_python();
     server.role("planner").reply(Reply::json(&plan_json(vec![step(
         "s1",
         Some("write_file"),
@@ -653,23 +688,17 @@ async fn programs_that_disagree_leave_the_verdict_to_the_check() {
     server.role("synthesizer").replies(vec![
         Reply::content("Noor has the most points."),
         Reply::json(&json!({"code": "print('Li')"})),
-        Reply::json(&json!({"code": "print(min(['Ade', 'Noor']))"})),
+        Reply::json(&json!({ "code": second })),
         Reply::json(&json!({"done": true, "wrong": ""})),
     ]);
-    let options = RunOptions {
-        verify: true,
-        mode: planexec::Mode::Auto,
-        ..options()
-    };
-    let report = builder(&server, tools)
-        .options(options)
-        .build()
-        .run("scores.json lists players and their points. Who has the most points? Write the name to winner.txt.")
-        .await;
+    let report = run_top_scorer(&server, tools).await;
     assert!(report.succeeded(), "{:?}", report.error);
     let asked = server.requests_from("synthesizer");
     assert_eq!(asked.len(), 4);
     let check = asked[3].prompt_text();
     assert!(check.contains("The file scores.json holds:"), "{check}");
-    assert!(!check.contains("program"), "no program is shown to the checker: {check}");
+    assert!(
+        !check.contains("program"),
+        "no program is shown to the checker: {check}"
+    );
 }

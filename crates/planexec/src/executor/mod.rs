@@ -252,7 +252,8 @@ async fn call_tool(
             tally.args = Some(Value::Object(args.clone()));
             let asker = asking::RunAsker::new(ctx, step, tally.version);
             let parts = (&ctx.setting, &ctx.recording, &ctx.control);
-            call_checked(parts, step, &entry, Value::Object(args), (&asker, deps), tally)
+            let inputs = with_file_names(plan, step, deps);
+            call_checked(parts, step, &entry, Value::Object(args), (&asker, &inputs), tally)
                 .await
                 .and_then(|output| match empty_and_written(&ctx.setting, plan, step, &output) {
                     Some(why) => Err(ToolError::new(ToolErrorKind::NotFound, why)),
@@ -271,6 +272,28 @@ async fn call_tool(
     }
     tally.refused = error.kind == ToolErrorKind::Denied;
     Err(error.to_string())
+}
+
+/// `deps` with, under the key [`FILE_NAMES`](crate::tools::FILE_NAMES), the name of the file each
+/// dependency read (`name` for a read of `name.txt`) mapped to its id, for a
+/// tool given its dependencies' results as variables (`python`): models
+/// write `name.upper()` for the text of name.txt as readily as
+/// `s1.upper()`. The tool decides which names it can bind.
+fn with_file_names(plan: &Plan, step: &Step, deps: &DependencyOutputs) -> DependencyOutputs {
+    let names: serde_json::Map<String, Value> = step
+        .depends_on
+        .iter()
+        .filter_map(|id| {
+            let path = plan.step(id)?.args.get("path")?.as_str()?;
+            let stem = std::path::Path::new(path).file_stem()?.to_str()?;
+            Some((stem.to_string(), Value::String(id.clone())))
+        })
+        .collect();
+    let mut inputs = deps.clone();
+    if !names.is_empty() {
+        inputs.push((crate::tools::FILE_NAMES.to_string(), Value::Object(names)));
+    }
+    inputs
 }
 
 /// Why `output`, the result of tool step `step`, is a failure: it is empty

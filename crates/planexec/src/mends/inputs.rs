@@ -120,7 +120,10 @@ mod tests {
             Some("named-input-missing")
         );
         assert!(substituted.steps.is_empty());
-        assert_eq!(substituted.infeasible.as_deref(), Some("refunds.csv does not exist in the workspace"));
+        assert_eq!(
+            substituted.infeasible.as_deref(),
+            Some("refunds.csv does not exist in the workspace")
+        );
         assert_eq!(missing_input_infeasible(&mut substituted, "refunds.csv"), None);
     }
 

@@ -89,9 +89,10 @@ const LOOKED_THROUGH: usize = 2000;
 
 /// An error for each file `task` names to read that is nowhere in the
 /// workspace of `tools` (not at its path, no file of its name in any folder)
-/// when no step of `plan` names it at all: the plan does the work on some
-/// other file in its place (the refunds added up from `payments.csv`),
-/// which is not what the task asked. A plan that reads the missing file
+/// when no step of `plan` names it at all, and the plan reads files the
+/// task does not name and none it does: it does the work on another file in its place
+/// (the refunds added up from `payments.csv`), which is not what the task
+/// asked. A plan that reads the missing file
 /// fails when it runs and says so; one that says the task is infeasible
 /// is not checked.
 pub fn missing_inputs(plan: &Plan, task: &str, tools: &ToolRegistry) -> Vec<PlanError> {
@@ -101,6 +102,20 @@ pub fn missing_inputs(plan: &Plan, task: &str, tools: &ToolRegistry) -> Vec<Plan
     if plan.infeasible.is_some() || plan.steps.is_empty() {
         return Vec::new();
     }
+    // Only a plan that reads files the task does not name, and none it
+    // does, works "on another file in its place"; one that reads a file the
+    // task names (`a.txt or b.txt`, where a.txt is missing) is not.
+    let read_paths: Vec<&str> = plan
+        .steps
+        .iter()
+        .filter(|s| s.tool.as_deref().is_some_and(|t| !tools.has_side_effects(t)))
+        .filter_map(|s| s.args.get("path").and_then(Value::as_str))
+        .filter(|p| !p.contains("{{"))
+        .collect();
+    let reads_named = read_paths.iter().any(|p| names_file(task, p));
+    if reads_named || read_paths.is_empty() {
+        return Vec::new();
+    }
     let (entries, left_out) = workspace.listing(LOOKED_THROUGH);
     if left_out > 0 {
         return Vec::new();
@@ -108,9 +123,15 @@ pub fn missing_inputs(plan: &Plan, task: &str, tools: &ToolRegistry) -> Vec<Plan
     let file_name = |path: &str| normal_path(path).rsplit('/').next().unwrap_or_default().to_string();
     let anywhere = |path: &str| entries.iter().any(|(entry, _)| file_name(entry) == file_name(path));
     let used = |path: &str| plan.steps.iter().any(|s| s.args.values().any(|v| mentions(v, path)));
+    // `.csv` in "how many .csv files" is a kind of file, not a name: a name
+    // alone that is only an extension is left out (a missing `.env` too).
+    let a_kind = |path: &str| {
+        let name = file_name(path);
+        name.starts_with('.') && !name[1..].contains('.')
+    };
     super::paths_named_by(task)
         .into_iter()
-        .filter(|path| names_input(task, path) && !path.contains(['*', '?']))
+        .filter(|path| names_input(task, path) && !path.contains(['*', '?']) && !a_kind(path))
         .filter(|path| !workspace.resolve(path).is_ok_and(|full| full.exists()))
         .filter(|path| !anywhere(path) && !used(path))
         .map(|path| PlanError::NamedInputMissing { path })
@@ -300,14 +321,23 @@ mod tests {
         // output the task names is not an input.
         assert_eq!(
             missing_inputs(&reading("payments.csv"), task, &tools),
-            [PlanError::NamedInputMissing { path: "refunds.csv".into() }]
+            [PlanError::NamedInputMissing {
+                path: "refunds.csv".into()
+            }]
         );
-        // Reading it (to fail and say so) is no finding, nor is a refusal.
+        // Reading only files the task names ("a.txt or b.txt") is no
+        // substitution, nor is reading the missing one (to fail and say
+        // so), nor a refusal.
+        let task_or = "Add up the amount column of refunds.csv or payments.csv into refund_total.txt.";
+        assert!(missing_inputs(&reading("payments.csv"), task_or, &tools).is_empty());
         assert!(missing_inputs(&reading("refunds.csv"), task, &tools).is_empty());
         let mut refused = reading("payments.csv");
         refused.steps.clear();
         refused.infeasible = Some("refunds.csv does not exist".into());
         assert!(missing_inputs(&refused, task, &tools).is_empty());
+        // A kind of file is no name: "how many .py files" when there are none.
+        let task = "How many .py files are in src/? Write the number to n.txt.";
+        assert!(missing_inputs(&reading("payments.csv"), task, &tools).is_empty());
         // A file of that name in a folder is there: the plan may read it.
         let task = "Add up rates.csv into total.txt.";
         assert!(missing_inputs(&reading("data/rates.csv"), task, &tools).is_empty());

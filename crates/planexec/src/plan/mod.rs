@@ -27,7 +27,9 @@ pub use crate::refs::{
 };
 pub use dedupe::merge_same_calls;
 pub use findings::findings;
-pub use inputs::{invented_inputs, missing_inputs, names_file, names_input, texts_used_as_numbers, values_read_as_files};
+pub use inputs::{
+    invented_inputs, missing_inputs, names_file, names_input, texts_used_as_numbers, values_read_as_files,
+};
 pub use links::{rename_step, step_references};
 pub use outputs::{
     existing_outputs, new_outputs, outputs_named_by, outputs_named_in, paths_named_by, unwritten_outputs,

@@ -113,10 +113,16 @@ mod tests {
         assert_eq!(parse("Cargo.toml", toml).unwrap()["package"]["version"], json!("0.3.1"));
         let yaml = "service: checkout\nspec:\n  replicas: 3\n  ports: [80, 443]\n";
         let doc = parse("deploy/app.yml", yaml).unwrap();
-        assert_eq!((doc["spec"]["replicas"].clone(), doc["spec"]["ports"][1].clone()), (json!(3), json!(443)));
+        assert_eq!(
+            (doc["spec"]["replicas"].clone(), doc["spec"]["ports"][1].clone()),
+            (json!(3), json!(443))
+        );
         let ini = "; settings\nname = main\n[replica]\nhost = db2\nport = 5433\n[primary]\nport: 5432\n";
         let doc = parse("db.ini", ini).unwrap();
-        assert_eq!(doc, json!({"name": "main", "replica": {"host": "db2", "port": "5433"}, "primary": {"port": "5432"}}));
+        assert_eq!(
+            doc,
+            json!({"name": "main", "replica": {"host": "db2", "port": "5433"}, "primary": {"port": "5432"}})
+        );
         let env = "# copy to .env\nexport DATABASE_URL=\"postgres://localhost/app\"\nDEBUG=false\n";
         let doc = parse(".env.example", env).unwrap();
         assert_eq!(doc["DATABASE_URL"], json!("postgres://localhost/app"));

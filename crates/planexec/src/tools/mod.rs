@@ -35,3 +35,9 @@ pub use registry::{ToolEntry, ToolRegistry};
 pub(crate) use search::{file_kind_pattern, json_has_field, keyed_value_in_csv};
 pub use tool::{Effect, Tool, ToolError, ToolErrorKind};
 pub use typed::TypedTool;
+
+/// The key, among the inputs a tool with an
+/// [`inputs_argument`](Tool::inputs_argument) is given, of a map from the
+/// name of the file a dependency read (`name` for `name.txt`) to that
+/// dependency's id; `python` binds each as a variable where it can.
+pub const FILE_NAMES: &str = "__file_names__";

@@ -21,8 +21,10 @@
 //! the program: they do what `open` does, in the same folder, no more.
 //!
 //! The results of the step's dependencies are variables of the program,
-//! named by their step ids (`s1` is the text s1 returned): models write
-//! `s1.split('.')` as if the plan were a notebook, and a value handed over
+//! named by their step ids (`s1` is the text s1 returned), and a result read
+//! from a file also by the file's name (`name` for `name.txt`, unless that
+//! is a builtin or taken): models write `s1.split('.')` or `name.upper()`
+//! as if the plan were a notebook, and a value handed over
 //! needs no quoting, where a `{{s1}}` spliced into code breaks on the first
 //! quote in it. The program, its inputs and a repaired copy (below) reach
 //! Python as JSON on its standard input, read by a short launcher.
@@ -64,7 +66,12 @@ def write_file(path, content):
         f.write(str(content))
     return "wrote " + path
 scope = {"__name__": "__main__", "read_file": read_file, "write_file": write_file}
+names = given["inputs"].pop("__file_names__", {})
 scope.update(given["inputs"])
+import builtins, keyword
+for name, step in names.items():
+    if name.isidentifier() and not keyword.iskeyword(name) and not hasattr(builtins, name) and name not in scope and step in scope:
+        scope[name] = scope[step]
 try:
     tree = ast.parse(given["code"], "<program>")
 except SyntaxError:
@@ -265,6 +272,20 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(out, json!("Fortune favours the bold."));
+    }
+
+    #[tokio::test]
+    async fn a_result_read_from_a_file_is_also_named_by_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let tool = python(dir.path()).expect("python3");
+        let names = json!({"name": "s1", "sum": "s2", "class": "s1", "my-list": "s1"});
+        let inputs = json!({"s1": "Ada Lovelace", "s2": "3\n4", crate::tools::FILE_NAMES: names});
+        let out = tool
+            .call(json!({"code": "print(name.upper(), sum([1, 2]), s2.split())", "inputs": inputs}))
+            .await
+            .unwrap();
+        // `sum` stays the builtin; a keyword or no identifier is not bound.
+        assert_eq!(out, json!("ADA LOVELACE 3 ['3', '4']"));
     }
 
     #[tokio::test]

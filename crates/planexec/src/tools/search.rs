@@ -295,7 +295,10 @@ impl Tool for ReadJson {
     }
     fn parameters(&self) -> Value {
         super::args::string_args(&[
-            ("path", "JSON (or TOML, YAML, INI, .env) file path relative to the workspace root"),
+            (
+                "path",
+                "JSON (or TOML, YAML, INI, .env) file path relative to the workspace root",
+            ),
             ("field", "dotted path of the field"),
         ])
     }
