@@ -293,7 +293,7 @@ const KEYS: &[(&str, Option<&str>)] = &[
     ("shell.enabled", Some("true")),
     ("shell.allow", Some("")),
     ("shell.timeout", Some("60")),
-    ("shell.python", Some("false")),
+    ("shell.python", Some("true")),
     ("http.allow_hosts", Some("")),
     ("engine", Some("local")),
     ("restate.ingress", Some("http://127.0.0.1:8080")),
@@ -770,9 +770,13 @@ impl Config {
             .collect()
     }
 
-    /// Whether the `python` tool is offered with the shell (`[shell] python`).
-    pub fn python(&self) -> Result<bool, String> {
-        self.switch("shell.python")
+    /// Whether the `python` tool is offered with the shell (`[shell] python`),
+    /// and whether it was asked for (set in a file, the environment or a
+    /// flag): on by default where `python3` runs, an error where it does not
+    /// only when asked for.
+    pub fn python(&self) -> Result<(bool, bool), String> {
+        let asked = !matches!(self.entries["shell.python"].source, Source::Default);
+        Ok((self.switch("shell.python")?, asked))
     }
 
     /// The shell tool's settings, or `None` when it is disabled.

@@ -172,14 +172,18 @@ pub fn local_tools(workspace: &Path, config: &Config) -> Result<ToolRegistry, Ba
     let ws = Arc::new(Workspace::new(workspace).map_err(|e| BadInput(e.to_string()))?);
     let mut registry = builtin::registry((*ws).clone());
     if let Some(shell) = config.shell()? {
-        // `[shell] python = true` adds the python tool beside the shell (the
-        // same power, a program in place of a command line) where python3
-        // runs. Off by default: on the task suite it has not yet paid for the
-        // change it makes to the embedded model's plans.
-        if config.python()? {
-            let python = Python::find(ws.clone(), shell.clone(), "python3")
-                .ok_or_else(|| BadInput("shell.python = true, but `python3 --version` does not run here: install Python 3 or set it to false".to_string()))?;
-            registry.register(Arc::new(python)).map_err(BadInput)?;
+        // The python tool comes with the shell (the same power, a program in
+        // place of a command line) where python3 runs: on held-out-3 (spent)
+        // the 1.5B model passed 13 of 34 tasks with it and 4 without, the
+        // transformations no fixed tool does in one call. Set to false to
+        // leave it out; set to true, a machine without python3 is an error.
+        match config.python()? {
+            (false, _) => {}
+            (true, asked) => match Python::find(ws.clone(), shell.clone(), "python3") {
+                Some(python) => registry.register(Arc::new(python)).map_err(BadInput)?,
+                None if asked => return Err(BadInput("shell.python = true, but `python3 --version` does not run here: install Python 3 or set it to false".to_string())),
+                None => {}
+            },
         }
         registry.register(Arc::new(Shell::new(ws, shell))).map_err(BadInput)?;
     }
