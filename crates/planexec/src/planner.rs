@@ -418,7 +418,8 @@ const REASK_TEMPERATURES: [f32; 2] = [0.5, 0.9];
 
 /// Ask `role` for a plan until `accept` takes one, re-asking with the
 /// errors (after the run's help had its chance to mend them). On the last
-/// attempt a plan that is valid but has findings is taken as it is: what a
+/// attempt a plan that is valid but has findings is taken as it is (or, when
+/// the last reply is no such plan, the last one that was): what a
 /// finding foresees (a read that will fail, a text that is no number) is
 /// met when the step runs, where a recovery or the replanner deals with it,
 /// rather than the run end with no plan. The plan taken has its calls
@@ -437,6 +438,10 @@ pub(crate) async fn request_plan(
     let mut last_problem = String::new();
     let mut last_plan: Option<Plan> = None;
     let mut last_findings_only = false;
+    // The last plan that could be taken with findings: a later reply that
+    // is worse (the 0.5B planner, told its read was made up, "refused" the
+    // task with a copy of the message) does not throw it away.
+    let mut best: Option<Planned> = None;
     for attempt in 1..=attempts {
         let mut request = plan_request(setting, role, messages.clone());
         if attempt > 1 {
@@ -481,8 +486,12 @@ pub(crate) async fn request_plan(
                     Mended::Clean(mended) => return Ok(taken(setting, recording, mended)),
                     Mended::WithFindings(mended) if last_chance => return Ok(taken_with_findings(setting, recording, mended)),
                     Mended::Not if last_chance => return Ok(taken_with_findings(setting, recording, accepted.into())),
-                    Mended::WithFindings(_) | Mended::Not => {
-                        last_findings_only = true;
+                    Mended::WithFindings(mended) => {
+                        (last_findings_only, best) = (true, Some(mended));
+                        PlanErrors(found).to_string()
+                    }
+                    Mended::Not => {
+                        (last_findings_only, best) = (true, Some(accepted.into()));
                         PlanErrors(found).to_string()
                     }
                 },
@@ -492,8 +501,8 @@ pub(crate) async fn request_plan(
                     // Mended into a plan that would be taken with findings:
                     // the same reply again is taken so (as a plan with
                     // only findings is), not asked about a third time.
-                    Mended::WithFindings(_) => {
-                        last_findings_only = true;
+                    Mended::WithFindings(mended) => {
+                        (last_findings_only, best) = (true, Some(mended));
                         errors.to_string()
                     }
                     Mended::Not => errors.to_string(),
@@ -514,6 +523,9 @@ pub(crate) async fn request_plan(
         )));
         last_reply = reply;
         last_problem = problem;
+    }
+    if let Some(best) = best {
+        return Ok(taken_with_findings(setting, recording, best));
     }
     Err(RunError::Planning {
         role,

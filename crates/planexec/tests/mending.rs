@@ -167,3 +167,21 @@ async fn a_mend_that_leaves_a_finding_is_taken_when_the_plan_comes_back() {
     let error = report.error.unwrap_or_default();
     assert!(error.contains("not in its depends_on"), "{error}");
 }
+
+/// A planner told of a finding that answers with a refusal copied from the
+/// message (as the 0.5B model did) has not lost its plan: when no later
+/// reply can be taken, the last plan that could be, with its findings, is.
+#[tokio::test]
+async fn a_worse_reply_after_a_plan_with_findings_does_not_throw_the_plan_away() {
+    let with_finding = json!({"steps": [
+        {"id": "s1", "description": "the jpg files", "tool": "glob", "args": {"pattern": "photos/*.jpg"}, "depends_on": []},
+        {"id": "s2", "description": "count them", "tool": "calculator", "args": {"expression": "count({{s1}})"}, "depends_on": ["s1"]},
+        {"id": "s3", "description": "a check", "tool": "calculator", "args": {"expression": "1 + 1"}, "depends_on": []},
+        {"id": "s4", "description": "save", "tool": "write_file", "args": {"path": "jpg.txt", "content": "{{s2}}"}, "depends_on": ["s2", "s3"]}
+    ]});
+    let copied = json!({"steps": [], "infeasible": "step s4 waits for s3 but does not use its result: write {{s3}} in its args"});
+    let (report, dir, _, _, model) = run_planned(MendMode::Off, false, vec![with_finding, copied]).await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    assert_eq!(model.requests_from(Role::Planner).len(), 2);
+    assert_eq!(std::fs::read_to_string(dir.path().join("jpg.txt")).unwrap(), "2");
+}

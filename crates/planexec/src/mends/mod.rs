@@ -132,7 +132,7 @@ mod tests {
             dependency: "s2".into(),
         };
         assert!(SmallModelHelp
-            .mend(&old, &[unknown.clone()], "t", &ToolRegistry::new())
+            .mend(&old, std::slice::from_ref(&unknown), "t", &ToolRegistry::new())
             .is_none());
         // Beside one it mends, the mend is made and the other is left.
         let undeclared = plan(serde_json::json!([
