@@ -38,7 +38,8 @@ fn tools_list_shows_builtins_and_each_servers_tools_with_effects() {
     let fs = format!("fs={} {}", home.npm("mcp-server-filesystem").display(), root.display());
     let (out, stdout, stderr) = run(planexec(dir.path()).args(["tools", "list", "--mcp", &fs]));
     assert!(out.status.success(), "{stderr}");
-    assert!(stdout.starts_with("built-in (14 tools)\n"), "{stdout}");
+    // python comes with the shell where python3 runs (it does here).
+    assert!(stdout.starts_with("built-in (15 tools)\n"), "{stdout}");
     assert!(stdout.contains("MCP server `time` (2 tools)"), "{stdout}");
     assert!(stdout.contains("MCP server `fs` ("), "{stdout}");
     let line = |name: &str| {
@@ -49,6 +50,7 @@ fn tools_list_shows_builtins_and_each_servers_tools_with_effects() {
             .to_string()
     };
     assert!(line("shell").contains("external"));
+    assert!(line("python").contains("external"));
     assert!(line("time.get_current_time").contains("read_only"));
     assert!(line("fs.write_file").contains("irreversible"));
     assert!(
