@@ -8,9 +8,10 @@
 //! longest word. Two derivations by different routes (a plan of tool calls,
 //! and a program) that agree are evidence the work is right; two different
 //! programs that agree with each other and not with the file are evidence
-//! it is wrong. Anything less leaves the judgement to the check. Only where the run has the `python` tool and may run it
-//! without asking (a program is an external effect), and only for a file the
-//! run made new: an edit in place cannot be derived again from its result.
+//! it is wrong. Anything less leaves the judgement to the check. Only where
+//! the run has the `python` tool and may run it without asking (a program is
+//! an external effect), and only for a file the run made new: an edit in
+//! place cannot be derived again from its result.
 
 use std::path::{Path, PathBuf};
 

@@ -252,8 +252,17 @@ async fn call_tool(
             tally.args = Some(Value::Object(args.clone()));
             let asker = asking::RunAsker::new(ctx, step, tally.version);
             let parts = (&ctx.setting, &ctx.recording, &ctx.control);
-            let inputs = with_file_names(plan, step, deps);
-            call_checked(parts, step, &entry, Value::Object(args), (&asker, &inputs), tally)
+            // Only a tool given its inputs as variables gets the file names
+            // (and a copy of the dependencies' results to carry them).
+            let named;
+            let inputs = match entry.tool.inputs_argument() {
+                Some(_) => {
+                    named = with_file_names(plan, step, deps);
+                    &named
+                }
+                None => deps,
+            };
+            call_checked(parts, step, &entry, Value::Object(args), (&asker, inputs), tally)
                 .await
                 .and_then(|output| match empty_and_written(&ctx.setting, plan, step, &output) {
                     Some(why) => Err(ToolError::new(ToolErrorKind::NotFound, why)),

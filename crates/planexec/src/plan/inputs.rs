@@ -90,11 +90,10 @@ const LOOKED_THROUGH: usize = 2000;
 /// An error for each file `task` names to read that is nowhere in the
 /// workspace of `tools` (not at its path, no file of its name in any folder)
 /// when no step of `plan` names it at all, and the plan reads files the
-/// task does not name and none it does: it does the work on another file in its place
-/// (the refunds added up from `payments.csv`), which is not what the task
-/// asked. A plan that reads the missing file
-/// fails when it runs and says so; one that says the task is infeasible
-/// is not checked.
+/// task does not name and none it does: it does the work on another file in
+/// its place (the refunds added up from `payments.csv`), which is not what
+/// the task asked. A plan that reads the missing file fails when it runs and
+/// says so; one that says the task is infeasible is not checked.
 pub fn missing_inputs(plan: &Plan, task: &str, tools: &ToolRegistry) -> Vec<PlanError> {
     let Some(workspace) = tools.workspace() else {
         return Vec::new();
