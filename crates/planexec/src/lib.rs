@@ -93,6 +93,7 @@ pub mod report;
 pub mod result;
 mod run;
 pub mod schedule;
+mod scratch;
 pub mod store;
 pub mod strategy;
 mod synthesizer;

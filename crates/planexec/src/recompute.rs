@@ -13,13 +13,12 @@
 //! an external effect), and only for a file the run made new: an edit in
 //! place cannot be derived again from its result.
 
-use std::path::{Path, PathBuf};
-
 use serde_json::json;
 
 use crate::context::{ModelCalls, Setting};
 use crate::llm::Role;
 use crate::policy::Permission;
+use crate::scratch::{CopyLimit, ScratchDir};
 use crate::tools::python::Python;
 use crate::tools::shell::ShellConfig;
 use crate::tools::workspace::Workspace;
@@ -63,9 +62,13 @@ pub(crate) async fn recompute(
     if setting.options.permission("python", entry.effect(&json!({}))) != Permission::Run {
         return None;
     }
-    let copy = ScratchCopy::of(workspace.root())?;
+    let limit = CopyLimit {
+        files: COPIED_FILES,
+        bytes: COPIED_BYTES,
+    };
+    let copy = ScratchDir::copy_of(workspace.root(), "recompute", limit).ok()?;
     let python = Python::find(
-        std::sync::Arc::new(Workspace::new(&copy.0).ok()?),
+        std::sync::Arc::new(Workspace::new(copy.path()).ok()?),
         ShellConfig::default(),
         "python3",
     )?;
@@ -158,58 +161,6 @@ fn lines(text: &str) -> Vec<&str> {
     all[start..end].to_vec()
 }
 
-/// A copy of a workspace in a fresh temporary folder, removed when dropped.
-struct ScratchCopy(PathBuf);
-
-impl ScratchCopy {
-    /// A copy of the files under `root` (no `.git`, no symbolic links);
-    /// `None` when it holds more than [`COPIED_FILES`] files or
-    /// [`COPIED_BYTES`] bytes, or a copy fails.
-    fn of(root: &Path) -> Option<ScratchCopy> {
-        let stamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let copy = ScratchCopy(std::env::temp_dir().join(format!("planexec-recompute-{}-{stamp}", std::process::id())));
-        let mut budget = (COPIED_FILES, COPIED_BYTES);
-        copy_tree(root, &copy.0, &mut budget).then_some(copy)
-    }
-}
-
-impl Drop for ScratchCopy {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// Copy `from` into `to` within `budget` (files, bytes left); whether all of it was copied.
-fn copy_tree(from: &Path, to: &Path, budget: &mut (usize, u64)) -> bool {
-    let Ok(entries) = std::fs::read_dir(from) else {
-        return false;
-    };
-    if std::fs::create_dir_all(to).is_err() {
-        return false;
-    }
-    for entry in entries.flatten() {
-        let Ok(kind) = entry.file_type() else { return false };
-        let (source, target) = (entry.path(), to.join(entry.file_name()));
-        if kind.is_dir() && entry.file_name() != ".git" {
-            if !copy_tree(&source, &target, budget) {
-                return false;
-            }
-        } else if kind.is_file() {
-            let size = entry.metadata().map_or(u64::MAX, |m| m.len());
-            if budget.0 == 0 || size > budget.1 {
-                return false;
-            }
-            *budget = (budget.0 - 1, budget.1 - size);
-            if std::fs::copy(&source, &target).is_err() {
-                return false;
-            }
-        }
-    }
-    true
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,21 +174,5 @@ mod tests {
         assert!(same_content("backend\ndocs\n", "\nbackend  \ndocs"));
         assert!(!same_content("docs\nbackend", "backend\ndocs"));
         assert!(!same_content("Ade", "Noor"));
-    }
-
-    #[test]
-    fn a_copy_holds_the_files_and_goes_away() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("src/.git")).unwrap();
-        std::fs::write(dir.path().join("src/a.py"), "# TODO\n").unwrap();
-        std::fs::write(dir.path().join(".env.example"), "A=1\n").unwrap();
-        std::fs::write(dir.path().join("src/.git/HEAD"), "x").unwrap();
-        let copy = ScratchCopy::of(dir.path()).unwrap();
-        let at = copy.0.clone();
-        assert_eq!(std::fs::read_to_string(at.join("src/a.py")).unwrap(), "# TODO\n");
-        assert!(at.join(".env.example").is_file());
-        assert!(!at.join("src/.git").exists());
-        drop(copy);
-        assert!(!at.exists());
     }
 }

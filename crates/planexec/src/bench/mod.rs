@@ -31,6 +31,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::report::{RunReport, RunStatus};
+use crate::scratch::{CopyLimit, ScratchDir};
 use crate::strategy::Strategy;
 use crate::Agent;
 
@@ -137,48 +138,22 @@ pub fn load_tasks(path: &Path) -> Result<Vec<BenchTask>, String> {
     Ok(tasks)
 }
 
-/// A fresh copy of a task's fixture, removed when dropped.
-pub struct BenchWorkspace {
-    path: PathBuf,
-}
+/// A fresh copy of a task's fixture (or an empty folder), removed when dropped.
+pub struct BenchWorkspace(ScratchDir);
 
 impl BenchWorkspace {
     pub fn new(task: &BenchTask) -> Result<BenchWorkspace, String> {
-        use std::hash::{BuildHasher, Hasher};
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u64(crate::result::now_ms());
-        let path = std::env::temp_dir().join(format!("planexec-bench-{:x}", h.finish()));
-        std::fs::create_dir_all(&path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-        let ws = BenchWorkspace { path };
-        if let Some(fixture) = &task.workspace {
-            copy_dir(fixture, &ws.path).map_err(|e| format!("cannot copy {}: {e}", fixture.display()))?;
-        }
-        Ok(ws)
+        let dir = match &task.workspace {
+            Some(fixture) => ScratchDir::copy_of(fixture, "bench", CopyLimit::NONE)
+                .map_err(|e| format!("cannot copy {}: {e}", fixture.display()))?,
+            None => ScratchDir::new("bench").map_err(|e| format!("cannot create a bench workspace: {e}"))?,
+        };
+        Ok(BenchWorkspace(dir))
     }
 
     pub fn path(&self) -> &Path {
-        &self.path
+        self.0.path()
     }
-}
-
-impl Drop for BenchWorkspace {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.path);
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let target = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            copy_dir(&entry.path(), &target)?;
-        } else {
-            std::fs::copy(entry.path(), &target)?;
-        }
-    }
-    Ok(())
 }
 
 /// Whether a finished run passes its task's checks; the error says which failed and why.
