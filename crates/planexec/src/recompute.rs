@@ -18,6 +18,7 @@ use serde_json::json;
 use crate::context::{ModelCalls, Setting};
 use crate::llm::Role;
 use crate::policy::Permission;
+use crate::result::{StepResult, StepStatus};
 use crate::scratch::{CopyLimit, ScratchDir};
 use crate::tools::python::Python;
 use crate::tools::shell::ShellConfig;
@@ -45,18 +46,26 @@ const COPIED_FILES: usize = 1000;
 /// The temperature of the second program: a sample, not the first again.
 const SECOND_TEMPERATURE: f32 = 0.7;
 
-/// Derive `path` (which now holds `written`) again for `task`: a program,
-/// and when it does not print what the file holds, a second one sampled
-/// apart, as a tie-break (one program is a single model's guess, and a
-/// checker shown it took it for the run's work). `None` when the run cannot
-/// (no `python` tool, it would ask first, the workspace is too big to copy).
-pub(crate) async fn recompute(
-    calls: &ModelCalls,
-    setting: &Setting,
-    task: &str,
-    path: &str,
-    written: &str,
-) -> Option<Recomputed> {
+/// What a run made and how: the file the task named and what it holds, and
+/// the programs the run itself ran on the way (its `python` calls).
+pub(crate) struct Made<'a> {
+    pub path: &'a str,
+    pub written: &'a str,
+    pub programs: &'a [String],
+}
+
+/// Derive `made.path` again for `task`: a program, and when it does not
+/// print what the file holds, a second one sampled apart, as a tie-break
+/// (one program is a single model's guess, and a checker shown it took it
+/// for the run's work). A program the run itself ran is not a second route
+/// and is not counted. `None` when the run cannot (no `python` tool, it
+/// would ask first, the workspace is too big to copy).
+pub(crate) async fn recompute(calls: &ModelCalls, setting: &Setting, task: &str, made: Made<'_>) -> Option<Recomputed> {
+    let Made {
+        path,
+        written,
+        programs,
+    } = made;
     let entry = setting.tools.get("python")?;
     let workspace = setting.tools.workspace()?;
     if setting.options.permission("python", entry.effect(&json!({}))) != Permission::Run {
@@ -77,6 +86,12 @@ pub(crate) async fn recompute(
         let Some((code, out)) = derived(calls, setting, (task, path, workspace), &python, temperature).await else {
             continue;
         };
+        // The run's own program written again agrees with the run by
+        // construction (the 1.5B model wrote the run's `line[0].isupper()`
+        // again for the lines that start with a capital A): no evidence.
+        if programs.iter().any(|ran| one_program(ran, &code)) {
+            continue;
+        }
         if same_content(&out, written) {
             return Some(Recomputed::Agrees);
         }
@@ -84,7 +99,6 @@ pub(crate) async fn recompute(
     }
     // The same program twice is one derivation, however it was sampled (the
     // 1.5B model wrote `print(len(lines))` twice for the lines holding ERROR).
-    let one_program = |a: &str, b: &str| a.split_whitespace().eq(b.split_whitespace());
     Some(match derivations.as_slice() {
         [(code_a, a), (code_b, b)] if same_content(a, b) && !one_program(code_a, code_b) => Recomputed::Refuted {
             path: path.to_string(),
@@ -92,6 +106,29 @@ pub(crate) async fn recompute(
         },
         _ => Recomputed::Unsure,
     })
+}
+
+/// Whether two programs are the same, spacing aside.
+fn one_program(a: &str, b: &str) -> bool {
+    a.split_whitespace().eq(b.split_whitespace())
+}
+
+/// The programs among `records` (and their inner calls) that ran and
+/// succeeded: the `code` of each `python` call.
+pub(crate) fn programs_ran(records: &[StepResult]) -> Vec<String> {
+    let mut programs = Vec::new();
+    for record in records {
+        if record.tool.as_deref() == Some("python") && record.status == StepStatus::Succeeded {
+            let code = record
+                .args
+                .as_ref()
+                .and_then(|a| a.get("code"))
+                .and_then(|c| c.as_str());
+            programs.extend(code.map(str::to_string));
+        }
+        programs.extend(programs_ran(&record.calls));
+    }
+    programs
 }
 
 /// One program for `path` and what it printed, run by `python` (on the

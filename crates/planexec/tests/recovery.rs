@@ -101,6 +101,25 @@ async fn a_failed_read_csv_is_recovered_by_an_agent_step_without_a_replan() {
     assert!(told.contains("its columns are region, amount"), "{told}");
 }
 
+/// A workspace with four scores in scores.txt and a planner that always
+/// answers: read scores.txt, a calculator step with `expression`, write its
+/// result to `output`.
+fn scores_planned_with(server: &ScriptedServer, expression: &str, output: &str) -> (tempfile::TempDir, ToolRegistry) {
+    let (dir, tools) = workspace_tools();
+    std::fs::write(dir.path().join("scores.txt"), "80\n90\n85\n80\n").unwrap();
+    server.role("planner").always(Reply::json(&plan_json(vec![
+        step("s1", Some("read_file"), json!({"path": "scores.txt"}), &[]),
+        step("s2", Some("calculator"), json!({"expression": expression}), &["s1"]),
+        step(
+            "s3",
+            Some("write_file"),
+            json!({"path": output, "content": "{{s2}}"}),
+            &["s2"],
+        ),
+    ])));
+    (dir, tools)
+}
+
 /// A planner that writes the same refused arguments again after being told
 /// (a calculator expression over a file's name) no longer ends the run with
 /// no plan: the plan is taken, that step's call fails when it runs, and the
@@ -108,23 +127,7 @@ async fn a_failed_read_csv_is_recovered_by_an_agent_step_without_a_replan() {
 #[tokio::test]
 async fn refused_arguments_on_every_attempt_are_left_to_recovery() {
     let server = ScriptedServer::start();
-    let (dir, tools) = workspace_tools();
-    std::fs::write(dir.path().join("scores.txt"), "80\n90\n85\n80\n").unwrap();
-    server.role("planner").always(Reply::json(&plan_json(vec![
-        step("s1", Some("read_file"), json!({"path": "scores.txt"}), &[]),
-        step(
-            "s2",
-            Some("calculator"),
-            json!({"expression": "sum(scores) / count(scores)"}),
-            &["s1"],
-        ),
-        step(
-            "s3",
-            Some("write_file"),
-            json!({"path": "avg.txt", "content": "{{s2}}"}),
-            &["s2"],
-        ),
-    ])));
+    let (dir, tools) = scores_planned_with(&server, "sum(scores) / count(scores)", "avg.txt");
     server.role("agent").reply(Reply::tool_call(
         "calculator",
         &json!({"expression": "(80 + 90 + 85 + 80) / 4"}),
@@ -156,23 +159,7 @@ async fn refused_arguments_on_every_attempt_are_left_to_recovery() {
 #[tokio::test]
 async fn refused_arguments_the_tool_would_run_are_not_run() {
     let server = ScriptedServer::start();
-    let (dir, tools) = workspace_tools();
-    std::fs::write(dir.path().join("scores.txt"), "80\n90\n85\n80\n").unwrap();
-    server.role("planner").always(Reply::json(&plan_json(vec![
-        step("s1", Some("read_file"), json!({"path": "scores.txt"}), &[]),
-        step(
-            "s2",
-            Some("calculator"),
-            json!({"expression": "count(scores.txt)"}),
-            &["s1"],
-        ),
-        step(
-            "s3",
-            Some("write_file"),
-            json!({"path": "n.txt", "content": "{{s2}}"}),
-            &["s2"],
-        ),
-    ])));
+    let (dir, tools) = scores_planned_with(&server, "count(scores.txt)", "n.txt");
     server
         .role("agent")
         .reply(Reply::tool_call("calculator", &json!({"expression": "1 + 1 + 1 + 1"})));
@@ -701,4 +688,37 @@ async fn programs_leave_the_verdict(second: &str) {
         !check.contains("program"),
         "no program is shown to the checker: {check}"
     );
+}
+
+/// The run's own program written again is not a second route: it agrees
+/// with the file by construction (the 1.5B model wrote the run's wrong
+/// program again and the check passed it unasked). It is not counted, and
+/// the verdict decides.
+#[tokio::test]
+async fn the_runs_own_program_written_again_is_not_a_second_derivation() {
+    let server = ScriptedServer::start();
+    let (dir, tools) = scores_with_python();
+    let own = "import json\nprint(min(json.load(open('scores.json'))))";
+    server.role("planner").reply(Reply::json(&plan_json(vec![
+        step("s1", Some("python"), json!({ "code": own }), &[]),
+        step(
+            "s2",
+            Some("write_file"),
+            json!({"path": "winner.txt", "content": "{{s1}}"}),
+            &["s1"],
+        ),
+    ])));
+    let respaced = "import json\nprint( min(json.load(open('scores.json'))) )";
+    server.role("synthesizer").replies(vec![
+        Reply::content("Ade has the most points."),
+        Reply::json(&json!({ "code": own })),
+        Reply::json(&json!({ "code": respaced })),
+        Reply::json(&json!({"done": true, "wrong": ""})),
+    ]);
+    let report = run_top_scorer(&server, tools).await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    assert_eq!(std::fs::read_to_string(dir.path().join("winner.txt")).unwrap(), "Ade");
+    let asked = server.requests_from("synthesizer");
+    assert_eq!(asked.len(), 4, "the agreement of the run's own program is not taken");
+    assert!(asked[3].prompt_text().contains("The file scores.json holds:"));
 }

@@ -8,8 +8,9 @@
 //! (`heldout.jsonl` is `held-out-1`, spent over twelve rounds;
 //! `heldout-2.jsonl` is `held-out-2`, run once at the end of issue 39's
 //! first round and read since; `heldout-3.jsonl` is `held-out-3`, run once
-//! at the end of the second; `heldout-4.jsonl` is `held-out-4`, written
-//! before the third). The table has one row per part and
+//! at the end of the second; `heldout-4.jsonl` is `held-out-4`, run once at
+//! the end of the third; `heldout-5.jsonl` is `held-out-5`, written before
+//! `held-out-4` was run). The table has one row per part and
 //! strategy: pass rate, runs that said `succeeded` while their check failed,
 //! time and model calls per task, and prompt tokens per task for each role
 //! (the latency a local model pays).
@@ -24,15 +25,16 @@ use crate::strategy::Strategy;
 
 /// The suite's parts: file name and the part's name in the table. A suite
 /// needs the first two; the later held-out parts are read when present.
-pub const PARTS: [(&str, &str); 5] = [
+pub const PARTS: [(&str, &str); 6] = [
     ("tune.jsonl", "tune"),
     ("heldout.jsonl", "held-out-1"),
     ("heldout-2.jsonl", "held-out-2"),
     ("heldout-3.jsonl", "held-out-3"),
     ("heldout-4.jsonl", "held-out-4"),
+    ("heldout-5.jsonl", "held-out-5"),
 ];
 
-/// The part names, for messages: `tune, held-out-1, …, held-out-4`.
+/// The part names, for messages: `tune, held-out-1, …, held-out-5`.
 fn part_names() -> String {
     PARTS.map(|(_, name)| name).join(", ")
 }
@@ -55,7 +57,7 @@ pub fn load_suite(dir: &Path, only: Option<&str>) -> Result<Vec<BenchTask>, Stri
         }
         if !path.is_file() {
             return Err(format!(
-                "{} is not a suite: it has no {file} (a suite folder holds tune.jsonl and heldout.jsonl, and may hold heldout-2.jsonl to heldout-4.jsonl)",
+                "{} is not a suite: it has no {file} (a suite folder holds tune.jsonl and heldout.jsonl, and may hold heldout-2.jsonl to heldout-5.jsonl)",
                 dir.display()
             ));
         }
@@ -245,7 +247,8 @@ mod tests {
                 && part("held-out-1") >= 20
                 && part("held-out-2") >= 30
                 && part("held-out-3") >= 30
-                && part("held-out-4") >= 30,
+                && part("held-out-4") >= 30
+                && part("held-out-5") >= 30,
             "{}",
             tasks.len()
         );
@@ -278,6 +281,6 @@ mod tests {
         assert_eq!(tune[0].part.as_deref(), Some("tune"));
         assert!(load_suite(dir.path(), Some("test"))
             .unwrap_err()
-            .contains("tune, held-out-1, held-out-2, held-out-3, held-out-4"));
+            .contains("tune, held-out-1, held-out-2, held-out-3, held-out-4, held-out-5"));
     }
 }

@@ -17,6 +17,10 @@ const WRITE_VERBS: [&str; 17] = [
 ];
 /// Words that may stand right before an output file.
 const BEFORE_OUTPUT: [&str; 7] = ["to", "into", "in", "as", "named", "called", "file"];
+/// Verbs whose direct object is the file they bring about ("make
+/// unique.txt with …", "create hello.txt"); the object of "copy" or
+/// "append" is what is read.
+const CREATE_VERBS: [&str; 4] = ["make", "create", "generate", "produce"];
 
 /// A word that looks like a file path: `sum.txt`, `out/report.md`.
 ///
@@ -50,7 +54,10 @@ fn as_bare_file<'w>(word: &'w str, is_file: &dyn Fn(&str) -> bool) -> Option<&'w
 }
 
 /// The files `task` says to write: a path right after "to", "into", "in" or
-/// "as", with a writing verb earlier in the same sentence.
+/// "as", with a writing verb earlier in the same sentence; right after
+/// "into" whatever the verb ("collect the addresses into emails.txt": a
+/// file something goes into is where it ends up); or right after a verb of
+/// making ("make unique.txt with …").
 pub fn outputs_named_by(task: &str) -> Vec<String> {
     outputs_named_in(task, &|_| false)
 }
@@ -61,21 +68,22 @@ pub fn outputs_named_in(task: &str, is_file: &dyn Fn(&str) -> bool) -> Vec<Strin
     let mut outputs: Vec<String> = Vec::new();
     let mut verb_seen = false;
     let mut previous = "";
+    let mut after_create = false;
     for word in task.split_whitespace() {
         let lower = word.to_lowercase();
         let bare = lower.trim_matches(|c: char| !c.is_alphanumeric());
-        if WRITE_VERBS
-            .iter()
-            .any(|v| bare == *v || bare.strip_suffix('s') == Some(v))
-        {
+        let is_verb = |verbs: &[&str]| verbs.iter().any(|v| bare == *v || bare.strip_suffix('s') == Some(v));
+        if is_verb(&WRITE_VERBS) {
             verb_seen = true;
         }
         let path = as_path(word).or_else(|| as_bare_file(word, is_file));
         if let Some(path) = path {
-            if verb_seen && BEFORE_OUTPUT.contains(&previous) && !outputs.iter().any(|o| o == path) {
+            let destination = (verb_seen && BEFORE_OUTPUT.contains(&previous)) || previous == "into" || after_create;
+            if destination && !outputs.iter().any(|o| o == path) {
                 outputs.push(path.to_string());
             }
         }
+        after_create = is_verb(&CREATE_VERBS);
         // A sentence ends at its full stop; a path's own dot does not end one.
         if (word.ends_with('.') && path.is_none()) || word.ends_with(['?', '!', ';']) {
             verb_seen = false;
@@ -175,7 +183,20 @@ mod tests {
             outputs_named_by("Make a copy of config.ini named config.backup.ini."),
             ["config.backup.ini"]
         );
+        assert_eq!(
+            outputs_named_by(
+                "contacts.txt mixes names and addresses. Collect every address into emails.txt, one per line."
+            ),
+            ["emails.txt"]
+        );
+        assert_eq!(
+            outputs_named_by("Make unique.txt with each address once, keeping their order."),
+            ["unique.txt"]
+        );
+        assert_eq!(outputs_named_by("Create hello.txt holding one line."), ["hello.txt"]);
         // Inputs, and files named where nothing is written, are not outputs.
+        assert!(outputs_named_by("Copy notes.txt somewhere safe.").is_empty());
+        assert!(outputs_named_by("Make sure data.csv has a header.").is_empty());
         assert!(outputs_named_by("In config.json, set level to 4.").is_empty());
         assert!(outputs_named_by("Summarise notes.txt. Then count to 3.").is_empty());
         assert!(outputs_named_by("Write a haiku. Then read poem.txt to me.").is_empty());

@@ -109,9 +109,15 @@ async fn second_derivation(run: &Run) -> Result<Option<Recomputed>, Exit> {
         return Ok(None);
     };
     let (calls, setting) = (&run.ctx.calls, &run.ctx.setting);
+    let programs = crate::recompute::programs_ran(&run.records);
+    let made = crate::recompute::Made {
+        path: &path,
+        written: &written,
+        programs: &programs,
+    };
     let second = Run::guard(
         &run.ctx.control,
-        crate::recompute::recompute(calls, setting, &run.task, &path, &written),
+        crate::recompute::recompute(calls, setting, &run.task, made),
     )
     .await?;
     let second = serde_json::to_value(second).unwrap_or_default();
