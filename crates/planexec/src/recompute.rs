@@ -108,9 +108,10 @@ pub(crate) async fn recompute(calls: &ModelCalls, setting: &Setting, task: &str,
     })
 }
 
-/// Whether two programs are the same, spacing aside.
+/// Whether two programs are the same, spacing aside (`print( n )` is `print(n)`).
 fn one_program(a: &str, b: &str) -> bool {
-    a.split_whitespace().eq(b.split_whitespace())
+    let code = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+    code(a) == code(b)
 }
 
 /// The programs among `records` (and their inner calls) that ran and
