@@ -41,7 +41,13 @@ fn script(server: &ScriptedServer) {
         .role("planner")
         .containing("say the number")
         .always(Reply::json(&say));
-    // The CLI checks a run's work before it may succeed (verify, on by default).
+    // The CLI checks a run's work before it may succeed (verify, on by
+    // default): with python, a new file is first derived again by a program,
+    // and when it agrees no verdict is asked.
+    server
+        .role("synthesizer")
+        .containing("Write a short Python 3 program")
+        .always(Reply::json(&json!({"code": "print(int(open('n.txt').read()) * 2)"})));
     server
         .role("synthesizer")
         .containing("You are the checker")
@@ -87,7 +93,11 @@ fn bench_runs_every_task_under_each_strategy_and_reports_pass_and_fail() {
             .collect::<Vec<_>>()
     };
     assert_eq!(row("double", "plan-execute")[2], "1/1");
-    assert_eq!(row("double", "plan-execute")[3], "3", "planner, synthesizer and check");
+    assert_eq!(
+        row("double", "plan-execute")[3],
+        "3",
+        "planner, synthesizer and the check (a program that agrees, or the verdict without python)"
+    );
     assert_eq!(row("wrong", "rewoo")[2], "0/1");
     assert_eq!(row("(all)", "plan-execute")[2], "1/2");
     assert_eq!(row("(all)", "rewoo")[3], "6");
