@@ -18,7 +18,7 @@ use serde_json::json;
 use crate::context::{ModelCalls, Setting};
 use crate::llm::Role;
 use crate::policy::Permission;
-use crate::result::{StepResult, StepStatus};
+use crate::result::StepResult;
 use crate::scratch::{CopyLimit, ScratchDir};
 use crate::tools::python::Python;
 use crate::tools::shell::ShellConfig;
@@ -83,15 +83,10 @@ pub(crate) async fn recompute(calls: &ModelCalls, setting: &Setting, task: &str,
     )?;
     let mut derivations: Vec<(String, String)> = Vec::new();
     for temperature in [None, Some(SECOND_TEMPERATURE)] {
-        let Some((code, out)) = derived(calls, setting, (task, path, workspace), &python, temperature).await else {
+        let route = (task, path, workspace);
+        let Some((code, out)) = derived(calls, setting, route, (&python, programs), temperature).await else {
             continue;
         };
-        // The run's own program written again agrees with the run by
-        // construction (the 1.5B model wrote the run's `line[0].isupper()`
-        // again for the lines that start with a capital A): no evidence.
-        if programs.iter().any(|ran| one_program(ran, &code)) {
-            continue;
-        }
         if same_content(&out, written) {
             return Some(Recomputed::Agrees);
         }
@@ -119,7 +114,7 @@ fn one_program(a: &str, b: &str) -> bool {
 pub(crate) fn programs_ran(records: &[StepResult]) -> Vec<String> {
     let mut programs = Vec::new();
     for record in records {
-        if record.tool.as_deref() == Some("python") && record.status == StepStatus::Succeeded {
+        if record.tool.as_deref() == Some("python") && record.succeeded() {
             let code = record
                 .args
                 .as_ref()
@@ -133,15 +128,22 @@ pub(crate) fn programs_ran(records: &[StepResult]) -> Vec<String> {
 }
 
 /// One program for `path` and what it printed, run by `python` (on the
-/// copy); `None` when the model wrote none or it failed or printed nothing.
+/// copy); `None` when the model wrote none, it is one the run itself ran
+/// (`ran`), or it failed or printed nothing.
 async fn derived(
     calls: &ModelCalls,
     setting: &Setting,
     (task, path, workspace): (&str, &str, &Workspace),
-    python: &Python,
+    (python, ran): (&Python, &[String]),
     temperature: Option<f32>,
 ) -> Option<(String, String)> {
     let code = program(calls, setting, (task, path, workspace), temperature).await?;
+    // The run's own program written again agrees with the run by
+    // construction (the 1.5B model wrote the run's `line[0].isupper()` again
+    // for the lines that start with a capital A): no evidence, and not run.
+    if ran.iter().any(|own| one_program(own, &code)) {
+        return None;
+    }
     let printed = python.call(json!({ "code": code })).await.ok()?;
     let printed = crate::plan::value_as_text(&printed).trim().to_string();
     (!printed.is_empty()).then_some((code, printed))
