@@ -10,8 +10,9 @@
 //! programs that agree with each other and not with the file are evidence
 //! it is wrong. Anything less leaves the judgement to the check. Only where
 //! the run has the `python` tool and may run it without asking (a program is
-//! an external effect), and only for a file the run made new: an edit in
-//! place cannot be derived again from its result.
+//! an external effect), and only for a file the run made new, or one it
+//! changed in place whose content before the run is known: the programs run
+//! where it is as it was (an edit cannot be derived again from its result).
 
 use serde_json::json;
 
@@ -43,27 +44,33 @@ pub(crate) enum Recomputed {
 const COPIED_BYTES: u64 = 8 * 1024 * 1024;
 const COPIED_FILES: usize = 1000;
 
-/// The temperature of the second program: a sample, not the first again.
-const SECOND_TEMPERATURE: f32 = 0.7;
+/// The temperatures of the programs after the first (greedy) one: samples
+/// apart from it and from each other, each a tie-break of those before.
+const SAMPLE_TEMPERATURES: [f32; 2] = [0.7, 1.0];
 
-/// What a run made and how: the file the task named and what it holds, and
-/// the programs the run itself ran on the way (its `python` calls).
+/// What a run made and how: the file the task named, what it holds and
+/// what it held before the run (`None` for a new file), and the programs
+/// the run itself ran on the way (its `python` calls).
 pub(crate) struct Made<'a> {
     pub path: &'a str,
     pub written: &'a str,
+    pub before: Option<&'a str>,
     pub programs: &'a [String],
 }
 
 /// Derive `made.path` again for `task`: a program, and when it does not
-/// print what the file holds, a second one sampled apart, as a tie-break
-/// (one program is a single model's guess, and a checker shown it took it
-/// for the run's work). A program the run itself ran is not a second route
-/// and is not counted. `None` when the run cannot (no `python` tool, it
-/// would ask first, the workspace is too big to copy).
+/// print what the file holds, others sampled apart, as tie-breaks (one
+/// program is a single model's guess, and a checker shown it took it for the
+/// run's work). The first that prints what the file holds agrees with the
+/// run; two different programs that print the same other content refute
+/// it. A program the run itself ran is not a second route and is not
+/// counted. `None` when the run cannot (no `python` tool, it would ask
+/// first, the workspace is too big to copy).
 pub(crate) async fn recompute(calls: &ModelCalls, setting: &Setting, task: &str, made: Made<'_>) -> Option<Recomputed> {
     let Made {
         path,
         written,
+        before,
         programs,
     } = made;
     let entry = setting.tools.get("python")?;
@@ -76,31 +83,44 @@ pub(crate) async fn recompute(calls: &ModelCalls, setting: &Setting, task: &str,
         bytes: COPIED_BYTES,
     };
     let copy = ScratchDir::copy_of(workspace.root(), "recompute", limit).ok()?;
+    // An edit in place is derived from the file as it was.
+    if let Some(before) = before {
+        std::fs::write(copy.path().join(path), before).ok()?;
+    }
     let python = Python::find(
         std::sync::Arc::new(Workspace::new(copy.path()).ok()?),
         ShellConfig::default(),
         "python3",
     )?;
+    let temperatures = std::iter::once(None).chain(SAMPLE_TEMPERATURES.map(Some));
     let mut derivations: Vec<(String, String)> = Vec::new();
-    for temperature in [None, Some(SECOND_TEMPERATURE)] {
-        let route = (task, path, workspace);
+    for temperature in temperatures {
+        let route = Route {
+            task,
+            path,
+            workspace,
+            edit: before.is_some(),
+        };
         let Some((code, out)) = derived(calls, setting, route, (&python, programs), temperature).await else {
             continue;
         };
         if same_content(&out, written) {
             return Some(Recomputed::Agrees);
         }
+        // The same program twice is one derivation, however it was sampled (the
+        // 1.5B model wrote `print(len(lines))` twice for the lines holding ERROR).
+        let seconded = derivations
+            .iter()
+            .any(|(code_a, a)| same_content(a, &out) && !one_program(code_a, &code));
+        if seconded {
+            return Some(Recomputed::Refuted {
+                path: path.to_string(),
+                printed: out,
+            });
+        }
         derivations.push((code, out));
     }
-    // The same program twice is one derivation, however it was sampled (the
-    // 1.5B model wrote `print(len(lines))` twice for the lines holding ERROR).
-    Some(match derivations.as_slice() {
-        [(code_a, a), (code_b, b)] if same_content(a, b) && !one_program(code_a, code_b) => Recomputed::Refuted {
-            path: path.to_string(),
-            printed: a.clone(),
-        },
-        _ => Recomputed::Unsure,
-    })
+    Some(Recomputed::Unsure)
 }
 
 /// Whether two programs are the same, spacing aside (`print( n )` is `print(n)`).
@@ -127,17 +147,27 @@ pub(crate) fn programs_ran(records: &[StepResult]) -> Vec<String> {
     programs
 }
 
+/// What a program is asked for: what `path` must hold when `task` is done,
+/// in `workspace`; `edit`: the file is there, to be changed.
+#[derive(Clone, Copy)]
+struct Route<'a> {
+    task: &'a str,
+    path: &'a str,
+    workspace: &'a Workspace,
+    edit: bool,
+}
+
 /// One program for `path` and what it printed, run by `python` (on the
 /// copy); `None` when the model wrote none, it is one the run itself ran
 /// (`ran`), or it failed or printed nothing.
 async fn derived(
     calls: &ModelCalls,
     setting: &Setting,
-    (task, path, workspace): (&str, &str, &Workspace),
+    route: Route<'_>,
     (python, ran): (&Python, &[String]),
     temperature: Option<f32>,
 ) -> Option<(String, String)> {
-    let code = program(calls, setting, (task, path, workspace), temperature).await?;
+    let code = program(calls, setting, route, temperature).await?;
     // The run's own program written again agrees with the run by
     // construction (the 1.5B model wrote the run's `line[0].isupper()` again
     // for the lines that start with a capital A): no evidence, and not run.
@@ -154,11 +184,21 @@ async fn derived(
 async fn program(
     calls: &ModelCalls,
     setting: &Setting,
-    (task, path, workspace): (&str, &str, &Workspace),
+    Route {
+        task,
+        path,
+        workspace,
+        edit,
+    }: Route<'_>,
     temperature: Option<f32>,
 ) -> Option<String> {
     let (entries, _) = workspace.listing(40);
-    let files: Vec<&str> = entries.iter().map(|(p, _)| p.as_str()).filter(|p| *p != path).collect();
+    // A new file the run made is not shown: the program is not to read it.
+    let files: Vec<&str> = entries
+        .iter()
+        .map(|(p, _)| p.as_str())
+        .filter(|p| edit || *p != path)
+        .collect();
     let question = format!(
         "Write a short Python 3 program (standard library only) that computes exactly what the file {path} must hold when this task is done, and prints that content and nothing else. Do not write or change any file: only print. It runs in the workspace folder and opens the task's files by their paths.\n\nTask: {task}\n\nFiles in the workspace: {}\n\nReply with only a JSON object: {{\"code\": \"<the program>\"}}.",
         files.join(", ")

@@ -610,22 +610,19 @@ async fn run_top_scorer(server: &ScriptedServer, tools: ToolRegistry) -> RunRepo
 /// With the `python` tool, and leave to run it, the check of a new file
 /// derives it again: a program written from the task alone runs on a copy
 /// of the workspace. Two different programs that agree with each other and
-/// not with the file refute it (the plan is revised with what they computed); one
-/// that agrees with the file confirms it, with no verdict asked.
+/// not with the file refute it: the plan is revised, without the replanner,
+/// with a step that writes what they computed; a program that agrees with
+/// the file then confirms it, with no verdict asked.
 #[tokio::test]
-async fn a_new_file_is_checked_against_programs_written_from_the_task() {
+async fn a_file_two_programs_refute_is_written_with_what_they_computed() {
     let server = ScriptedServer::start();
     let (dir, tools) = scores_with_python();
-    let write = |id: &str, name: &str| {
-        plan_json(vec![step(
-            id,
-            Some("write_file"),
-            json!({"path": "winner.txt", "content": name}),
-            &[],
-        )])
-    };
-    server.role("planner").reply(Reply::json(&write("s1", "Ade")));
-    server.role("replanner").reply(Reply::json(&write("s2", "Noor")));
+    server.role("planner").reply(Reply::json(&plan_json(vec![step(
+        "s1",
+        Some("write_file"),
+        json!({"path": "winner.txt", "content": "Ade"}),
+        &[],
+    )])));
     // Told to write winner.txt, the program would overwrite the run's file
     // if it ran in the workspace; it runs on a copy.
     let program = json!({"code": "import json\nd = json.load(open('scores.json'))\nbest = max(d, key=d.get)\nopen('winner.txt', 'w').write('x')\nprint(best)"});
@@ -639,17 +636,151 @@ async fn a_new_file_is_checked_against_programs_written_from_the_task() {
     ]);
     let report = run_top_scorer(&server, tools).await;
     assert!(report.succeeded(), "{:?}", report.error);
-    assert_eq!(std::fs::read_to_string(dir.path().join("winner.txt")).unwrap(), "Noor");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("winner.txt")).unwrap().trim(),
+        "Noor"
+    );
     let asked = server.requests_from("synthesizer");
     assert_eq!(asked.len(), 5, "no verdict asked: the programs decided");
     assert!(
         !asked[1].prompt_text().contains("Ade has"),
         "a program is written without the run's work"
     );
-    let replan = server.requests_from("replanner")[0].prompt_text();
     assert!(
-        replan.contains("two programs written from the task alone each computed that winner.txt must hold:\nNoor"),
-        "{replan}"
+        server.requests_from("replanner").is_empty(),
+        "the programs' content needs no replanner"
+    );
+    let revision = report.plans.last().unwrap();
+    assert!(
+        revision
+            .reason
+            .contains("two programs written from the task alone each computed that winner.txt must hold:\nNoor"),
+        "{}",
+        revision.reason
+    );
+    let written = report.steps.last().unwrap();
+    assert_eq!(written.tool.as_deref(), Some("write_file"));
+    assert!(written.succeeded(), "{written:?}");
+}
+
+/// A third program breaks a tie: the first two disagree with the file and
+/// with each other, and the third prints what the second did, so two
+/// different programs refute the file.
+#[tokio::test]
+async fn a_third_program_breaks_a_tie_between_two() {
+    let server = ScriptedServer::start();
+    let (dir, tools) = scores_with_python();
+    server.role("planner").reply(Reply::json(&plan_json(vec![step(
+        "s1",
+        Some("write_file"),
+        json!({"path": "winner.txt", "content": "Ade"}),
+        &[],
+    )])));
+    let best = json!({"code": "import json\nd = json.load(open('scores.json'))\nprint(max(d, key=d.get))"});
+    server.role("synthesizer").replies(vec![
+        Reply::content("Ade has the most points."),
+        Reply::json(&json!({"code": "print('Li')"})),
+        Reply::json(&best),
+        Reply::json(&json!({"code": "print('Noor')"})),
+        Reply::content("Noor has the most points."),
+        Reply::json(&best),
+    ]);
+    let report = run_top_scorer(&server, tools).await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("winner.txt")).unwrap().trim(),
+        "Noor"
+    );
+    let asked = server.requests_from("synthesizer");
+    assert_eq!(
+        asked.len(),
+        6,
+        "three programs, the answer, and one program that confirms"
+    );
+    let temperatures: Vec<Option<f64>> = asked[1..4].iter().map(|r| r.body["temperature"].as_f64()).collect();
+    assert!(
+        temperatures[1].is_some() && temperatures[2].is_some() && temperatures[1] != temperatures[2],
+        "the tie-breaks are sampled apart: {temperatures:?}"
+    );
+}
+
+/// A file changed in place is derived again too: the programs run on a copy
+/// where it is as it was when the run began (run on the run's result, the
+/// upper-casing would agree with the run's extra line), and the checker is
+/// shown it before and after.
+#[tokio::test]
+async fn an_edit_in_place_is_derived_from_the_file_as_it_was() {
+    let server = ScriptedServer::start();
+    let (dir, tools) = scores_with_python();
+    std::fs::write(dir.path().join("names.txt"), "ada\nbo\n").unwrap();
+    server.role("planner").reply(Reply::json(&plan_json(vec![step(
+        "s1",
+        Some("write_file"),
+        json!({"path": "names.txt", "content": "ADA\nBO\nCY\n"}),
+        &[],
+    )])));
+    let upper = json!({"code": "print(open('names.txt').read().upper())"});
+    let again = json!({"code": "for line in open('names.txt'):\n    print(line.strip().upper())"});
+    server.role("synthesizer").replies(vec![
+        Reply::content("names.txt is in upper case."),
+        Reply::json(&upper),
+        Reply::json(&again),
+        Reply::content("names.txt is in upper case."),
+        Reply::json(&upper),
+    ]);
+    let options = RunOptions {
+        verify: true,
+        mode: planexec::Mode::Auto,
+        ..options()
+    };
+    let report = builder(&server, tools)
+        .options(options)
+        .build()
+        .run("Write the lines of names.txt in upper case back to names.txt.")
+        .await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("names.txt")).unwrap(),
+        "ADA\nBO\n"
+    );
+    let reason = &report.plans.last().unwrap().reason;
+    assert!(
+        reason.contains("names.txt must hold:\nADA\nBO\nand it holds"),
+        "{reason}"
+    );
+}
+
+/// Without programs to derive it, the checker of an edit in place is shown
+/// the file as it was and as it is: an edit is judged by what it changed.
+#[tokio::test]
+async fn the_checker_sees_an_edit_in_place_before_and_after() {
+    let server = ScriptedServer::start();
+    let (dir, tools) = workspace_tools();
+    std::fs::write(dir.path().join("names.txt"), "ada\nbo\n").unwrap();
+    server.role("planner").reply(Reply::json(&plan_json(vec![step(
+        "s1",
+        Some("write_file"),
+        json!({"path": "names.txt", "content": "ADA\nBO\n"}),
+        &[],
+    )])));
+    server.role("synthesizer").replies(vec![
+        Reply::content("names.txt is in upper case."),
+        Reply::json(&json!({"done": true, "wrong": ""})),
+    ]);
+    let options = RunOptions {
+        verify: true,
+        ..options()
+    };
+    let report = builder(&server, tools)
+        .options(options)
+        .build()
+        .run("Write the lines of names.txt in upper case back to names.txt.")
+        .await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    let check = server.requests_from("synthesizer")[1].prompt_text();
+    assert!(
+        check.contains("The file names.txt held before the run:\nada\nbo\n\nThe file names.txt now holds:\nADA\nBO"),
+        "{check}"
     );
 }
 
@@ -676,13 +807,14 @@ async fn programs_leave_the_verdict(second: &str) {
         Reply::content("Noor has the most points."),
         Reply::json(&json!({"code": "print('Li')"})),
         Reply::json(&json!({ "code": second })),
+        Reply::json(&json!({"code": "print('nobody')"})),
         Reply::json(&json!({"done": true, "wrong": ""})),
     ]);
     let report = run_top_scorer(&server, tools).await;
     assert!(report.succeeded(), "{:?}", report.error);
     let asked = server.requests_from("synthesizer");
-    assert_eq!(asked.len(), 4);
-    let check = asked[3].prompt_text();
+    assert_eq!(asked.len(), 5);
+    let check = asked[4].prompt_text();
     assert!(check.contains("The file scores.json holds:"), "{check}");
     assert!(
         !check.contains("program"),
@@ -713,12 +845,13 @@ async fn the_runs_own_program_written_again_is_not_a_second_derivation() {
         Reply::content("Ade has the most points."),
         Reply::json(&json!({ "code": own })),
         Reply::json(&json!({ "code": respaced })),
+        Reply::json(&json!({ "code": own })),
         Reply::json(&json!({"done": true, "wrong": ""})),
     ]);
     let report = run_top_scorer(&server, tools).await;
     assert!(report.succeeded(), "{:?}", report.error);
     assert_eq!(std::fs::read_to_string(dir.path().join("winner.txt")).unwrap(), "Ade");
     let asked = server.requests_from("synthesizer");
-    assert_eq!(asked.len(), 4, "the agreement of the run's own program is not taken");
-    assert!(asked[3].prompt_text().contains("The file scores.json holds:"));
+    assert_eq!(asked.len(), 5, "the agreement of the run's own program is not taken");
+    assert!(asked[4].prompt_text().contains("The file scores.json holds:"));
 }

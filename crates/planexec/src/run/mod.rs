@@ -100,6 +100,11 @@ pub(crate) struct Run {
     /// The files the task says to write that were there when this session
     /// began: files to change in place (or inputs named beside an output).
     pub old_outputs: Vec<String>,
+    /// What each of `old_outputs` held when the run began, so that the
+    /// check of an edit in place sees it before and after and can derive
+    /// it again ([`outputs::one_output`]). Empty where that is not known: a
+    /// resumed run, or one on an engine (its replay would read its own edits).
+    pub originals: Vec<(String, String)>,
     /// The plan template this run began with, when its first plan was reused.
     pub reused: Option<crate::templates::PlanTemplate>,
 }
@@ -108,6 +113,10 @@ impl Run {
     pub fn new(ctx: RunContext, id: String, task: &str) -> Run {
         let new_outputs = crate::plan::new_outputs(task, &ctx.setting.tools);
         let old_outputs = crate::plan::existing_outputs(task, &ctx.setting.tools);
+        let originals = match ctx.setting.engine {
+            Some(_) => Vec::new(),
+            None => originals(&ctx.setting.tools, &old_outputs),
+        };
         Run {
             ctx,
             id,
@@ -130,6 +139,7 @@ impl Run {
             steered_on_engine: 0,
             new_outputs,
             old_outputs,
+            originals,
             reused: None,
         }
     }
@@ -137,6 +147,8 @@ impl Run {
     /// A run picked up from the ledger: its plans, finished steps, counters.
     pub fn restore(ctx: RunContext, stored: &StoredRun) -> Run {
         let mut run = Run::new(ctx, stored.run_id.clone(), &stored.task);
+        // The files may hold what an earlier session wrote.
+        run.originals.clear();
         run.earlier_ms = stored.elapsed_ms;
         run.started_at_ms = stored.started_at;
         run.plans = stored.plans.clone();
@@ -338,4 +350,24 @@ impl Run {
             waiting,
         }
     }
+}
+
+/// Most bytes of a file to change whose content is kept when the run begins.
+const ORIGINAL_BYTES: u64 = 64 * 1024;
+
+/// What each of `paths` (files of the workspace of `tools`) holds now, for
+/// the text files of at most [`ORIGINAL_BYTES`].
+fn originals(tools: &crate::tools::ToolRegistry, paths: &[String]) -> Vec<(String, String)> {
+    let Some(workspace) = tools.workspace() else {
+        return Vec::new();
+    };
+    paths
+        .iter()
+        .filter_map(|path| {
+            let full = workspace.resolve(path).ok()?;
+            let small = std::fs::metadata(&full).ok()?.len() <= ORIGINAL_BYTES;
+            let text = small.then(|| std::fs::read_to_string(&full).ok()).flatten()?;
+            Some((path.clone(), text))
+        })
+        .collect()
 }

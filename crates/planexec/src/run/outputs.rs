@@ -128,23 +128,45 @@ fn writes(run: &Run, record: &StepResult, path: &str) -> bool {
         && names(record, path)
 }
 
-/// The one new file the task names that this run wrote, with what it holds
-/// now, when there is exactly one (a second derivation of it can be
-/// compared, [`crate::recompute`]); `None` otherwise.
-pub(crate) fn one_new_output(run: &Run) -> Option<(String, String)> {
+/// The one file the task names that this run wrote, so that a second
+/// derivation of it can be compared ([`crate::recompute`]).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Output {
+    pub path: String,
+    /// What it holds now.
+    pub now: String,
+    /// What it held when the run began: `None` for a file the run made.
+    pub before: Option<String>,
+}
+
+/// The one file the task names that this run wrote, new or changed in
+/// place (when what it held before is known, [`Run::originals`]); `None`
+/// when the run wrote none or several.
+pub(crate) fn one_output(run: &Run) -> Option<Output> {
     let workspace = run.ctx.setting.tools.workspace()?;
-    let written: Vec<(String, String)> = run
+    let original = |path: &str| {
+        run.originals
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, text)| text.clone())
+    };
+    let written: Vec<Output> = run
         .new_outputs
         .iter()
+        .chain(&run.old_outputs)
         .filter_map(|path| {
             let full = workspace.resolve(path).ok()?;
-            let text = std::fs::read_to_string(&full).ok()?;
-            written_by(run, path, &full).then(|| (path.clone(), text))
+            let now = std::fs::read_to_string(&full).ok()?;
+            written_by(run, path, &full).then(|| Output {
+                path: path.clone(),
+                now,
+                before: original(path),
+            })
         })
         .collect();
     match <[_; 1]>::try_from(written) {
-        Ok([only]) => Some(only),
-        Err(_) => None,
+        Ok([only]) if run.new_outputs.contains(&only.path) || only.before.is_some() => Some(only),
+        _ => None,
     }
 }
 
@@ -181,6 +203,14 @@ pub(crate) fn produced(run: &Run, answer: &str) -> String {
             let written = run.new_outputs.contains(&path) || written_by(run, &path, &full);
             let text = std::fs::read_to_string(&full).unwrap_or_default();
             let text = crate::text::cut_to_budget(&text, SHOWN_CHARS);
+            let before = run.originals.iter().find(|(p, _)| *p == path).map(|(_, b)| b);
+            if let (true, Some(before)) = (written, before) {
+                let before = crate::text::cut_to_budget(before, SHOWN_CHARS);
+                out.push_str(&format!(
+                    "The file {path} held before the run:\n{}\n\n",
+                    before.trim_end()
+                ));
+            }
             if written {
                 out.push_str(&format!("The file {path} now holds:\n{}\n\n", text.trim_end()));
             } else if shown_inputs < SHOWN_INPUTS {

@@ -27,6 +27,7 @@
 
 pub(crate) mod compiler;
 pub(crate) mod dag;
+mod derived;
 mod drive;
 pub(crate) mod fallback;
 mod kind;
