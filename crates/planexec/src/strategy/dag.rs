@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{derived, fallback, start, steer, Drive, Next};
+use super::{fallback, start, steer, Drive, Next};
 use crate::executor;
 use crate::plan::Step;
 use crate::policy;
@@ -151,9 +151,10 @@ async fn second_derivation(run: &Run) -> Result<Option<Recomputed>, Exit> {
 /// is not done ([`not_done`]). Once, while the replan bound allows and the
 /// run has not fallen back, the plan is revised to do it (`Ok(true)`: go on
 /// with the revision); otherwise the run fails and says what is not done.
-/// A file two programs refuted is written with what they computed
-/// ([`derived::write_what_programs_computed`]); anything else is the
-/// replanner's to revise.
+/// A file two programs refuted is the replanner's to revise too, not
+/// written with what they computed: the same model's programs share its
+/// mistakes (both multiplied by 1.609344 for "1 mile = 1.609344 km" where
+/// the run had divided), and a refutation is evidence, not the answer.
 async fn revised_for_outputs(run: &mut Run, answer: &str) -> Result<bool, Exit> {
     let Some(not_done) = not_done(run, answer).await? else {
         return Ok(false);
@@ -168,11 +169,6 @@ async fn revised_for_outputs(run: &mut Run, answer: &str) -> Result<bool, Exit> 
         )));
     }
     run.revised_for_outputs = true;
-    if let NotDone::Refuted { path, printed } = &not_done {
-        if derived::write_what_programs_computed(run, path, printed, &not_done.to_string()).await {
-            return Ok(true);
-        }
-    }
     let missing = not_done.to_string();
     let trigger = ReplanTrigger::Unanswered(&missing);
     revise(run, trigger, format!("not done yet: {missing}")).await?;

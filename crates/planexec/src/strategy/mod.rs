@@ -27,7 +27,6 @@
 
 pub(crate) mod compiler;
 pub(crate) mod dag;
-mod derived;
 mod drive;
 pub(crate) mod fallback;
 mod kind;
