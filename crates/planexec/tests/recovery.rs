@@ -550,18 +550,12 @@ async fn a_checked_result_that_does_not_fit_the_task_is_revised_once() {
 async fn a_result_found_wrong_twice_fails_the_run() {
     let server = ScriptedServer::start();
     let (_dir, tools) = workspace_tools();
-    server.role("planner").reply(Reply::json(&plan_json(vec![step(
-        "s1",
-        Some("write_file"),
-        json!({"path": "shout.txt", "content": "TEXT"}),
-        &[],
-    )])));
-    server.role("replanner").reply(Reply::json(&plan_json(vec![step(
-        "s2",
-        Some("write_file"),
-        json!({"path": "shout.txt", "content": "TEXT!"}),
-        &[],
-    )])));
+    server
+        .role("planner")
+        .reply(Reply::json(&one_write("s1", "shout.txt", "TEXT")));
+    server
+        .role("replanner")
+        .reply(Reply::json(&one_write("s2", "shout.txt", "TEXT!")));
     let wrong = Reply::json(&json!({"done": false, "wrong": "shout.txt is not in lower case"}));
     server.role("synthesizer").replies(vec![
         Reply::content("done"),
@@ -593,19 +587,34 @@ fn scores_with_python() -> (tempfile::TempDir, ToolRegistry) {
     (dir, tools)
 }
 
-/// The top-scorer task, checked, in `auto` mode (where a program may run unasked).
-async fn run_top_scorer(server: &ScriptedServer, tools: ToolRegistry) -> RunReport {
+/// A plan of one step, `id`, writing `content` to `path`.
+fn one_write(id: &str, path: &str, content: &str) -> serde_json::Value {
+    plan_json(vec![step(
+        id,
+        Some("write_file"),
+        json!({"path": path, "content": content}),
+        &[],
+    )])
+}
+
+/// `task`, checked (`verify`), in `mode`.
+async fn run_checked(server: &ScriptedServer, tools: ToolRegistry, task: &str, mode: planexec::Mode) -> RunReport {
     let options = RunOptions {
         verify: true,
-        mode: planexec::Mode::Auto,
+        mode,
         ..options()
     };
-    builder(server, tools)
-        .options(options)
-        .build()
-        .run("scores.json lists players and their points. Who has the most points? Write the name to winner.txt.")
-        .await
+    builder(server, tools).options(options).build().run(task).await
 }
+
+/// The top-scorer task, checked, in `auto` mode (where a program may run unasked).
+async fn run_top_scorer(server: &ScriptedServer, tools: ToolRegistry) -> RunReport {
+    let task = "scores.json lists players and their points. Who has the most points? Write the name to winner.txt.";
+    run_checked(server, tools, task, planexec::Mode::Auto).await
+}
+
+/// The edit in place the check is shown and derives.
+const UPPER_CASE_NAMES: &str = "Write the lines of names.txt in upper case back to names.txt.";
 
 /// With the `python` tool, and leave to run it, the check of a new file
 /// derives it again: a program written from the task alone runs on a copy
@@ -617,16 +626,12 @@ async fn run_top_scorer(server: &ScriptedServer, tools: ToolRegistry) -> RunRepo
 async fn a_new_file_is_checked_against_programs_written_from_the_task() {
     let server = ScriptedServer::start();
     let (dir, tools) = scores_with_python();
-    let write = |id: &str, name: &str| {
-        plan_json(vec![step(
-            id,
-            Some("write_file"),
-            json!({"path": "winner.txt", "content": name}),
-            &[],
-        )])
-    };
-    server.role("planner").reply(Reply::json(&write("s1", "Ade")));
-    server.role("replanner").reply(Reply::json(&write("s2", "Noor")));
+    server
+        .role("planner")
+        .reply(Reply::json(&one_write("s1", "winner.txt", "Ade")));
+    server
+        .role("replanner")
+        .reply(Reply::json(&one_write("s2", "winner.txt", "Noor")));
     // Told to write winner.txt, the program would overwrite the run's file
     // if it ran in the workspace; it runs on a copy.
     let program = json!({"code": "import json\nd = json.load(open('scores.json'))\nbest = max(d, key=d.get)\nopen('winner.txt', 'w').write('x')\nprint(best)"});
@@ -661,18 +666,12 @@ async fn a_new_file_is_checked_against_programs_written_from_the_task() {
 async fn a_third_program_breaks_a_tie_between_two() {
     let server = ScriptedServer::start();
     let (_dir, tools) = scores_with_python();
-    server.role("planner").reply(Reply::json(&plan_json(vec![step(
-        "s1",
-        Some("write_file"),
-        json!({"path": "winner.txt", "content": "Ade"}),
-        &[],
-    )])));
-    server.role("replanner").reply(Reply::json(&plan_json(vec![step(
-        "s2",
-        Some("write_file"),
-        json!({"path": "winner.txt", "content": "Noor"}),
-        &[],
-    )])));
+    server
+        .role("planner")
+        .reply(Reply::json(&one_write("s1", "winner.txt", "Ade")));
+    server
+        .role("replanner")
+        .reply(Reply::json(&one_write("s2", "winner.txt", "Noor")));
     let best = json!({"code": "import json\nd = json.load(open('scores.json'))\nprint(max(d, key=d.get))"});
     server.role("synthesizer").replies(vec![
         Reply::content("Ade has the most points."),
@@ -708,16 +707,12 @@ async fn an_edit_in_place_is_derived_from_the_file_as_it_was() {
     let server = ScriptedServer::start();
     let (dir, tools) = scores_with_python();
     std::fs::write(dir.path().join("names.txt"), "ada\nbo\n").unwrap();
-    let write = |id: &str, content: &str| {
-        plan_json(vec![step(
-            id,
-            Some("write_file"),
-            json!({"path": "names.txt", "content": content}),
-            &[],
-        )])
-    };
-    server.role("planner").reply(Reply::json(&write("s1", "ADA\nBO\nCY\n")));
-    server.role("replanner").reply(Reply::json(&write("s2", "ADA\nBO\n")));
+    server
+        .role("planner")
+        .reply(Reply::json(&one_write("s1", "names.txt", "ADA\nBO\nCY\n")));
+    server
+        .role("replanner")
+        .reply(Reply::json(&one_write("s2", "names.txt", "ADA\nBO\n")));
     let upper = json!({"code": "print(open('names.txt').read().upper())"});
     let again = json!({"code": "for line in open('names.txt'):\n    print(line.strip().upper())"});
     server.role("synthesizer").replies(vec![
@@ -727,16 +722,7 @@ async fn an_edit_in_place_is_derived_from_the_file_as_it_was() {
         Reply::content("names.txt is in upper case."),
         Reply::json(&upper),
     ]);
-    let options = RunOptions {
-        verify: true,
-        mode: planexec::Mode::Auto,
-        ..options()
-    };
-    let report = builder(&server, tools)
-        .options(options)
-        .build()
-        .run("Write the lines of names.txt in upper case back to names.txt.")
-        .await;
+    let report = run_checked(&server, tools, UPPER_CASE_NAMES, planexec::Mode::Auto).await;
     assert!(report.succeeded(), "{:?}", report.error);
     assert_eq!(
         std::fs::read_to_string(dir.path().join("names.txt")).unwrap(),
@@ -756,25 +742,14 @@ async fn the_checker_sees_an_edit_in_place_before_and_after() {
     let server = ScriptedServer::start();
     let (dir, tools) = workspace_tools();
     std::fs::write(dir.path().join("names.txt"), "ada\nbo\n").unwrap();
-    server.role("planner").reply(Reply::json(&plan_json(vec![step(
-        "s1",
-        Some("write_file"),
-        json!({"path": "names.txt", "content": "ADA\nBO\n"}),
-        &[],
-    )])));
+    server
+        .role("planner")
+        .reply(Reply::json(&one_write("s1", "names.txt", "ADA\nBO\n")));
     server.role("synthesizer").replies(vec![
         Reply::content("names.txt is in upper case."),
         Reply::json(&json!({"done": true, "wrong": ""})),
     ]);
-    let options = RunOptions {
-        verify: true,
-        ..options()
-    };
-    let report = builder(&server, tools)
-        .options(options)
-        .build()
-        .run("Write the lines of names.txt in upper case back to names.txt.")
-        .await;
+    let report = run_checked(&server, tools, UPPER_CASE_NAMES, options().mode).await;
     assert!(report.succeeded(), "{:?}", report.error);
     let check = server.requests_from("synthesizer")[1].prompt_text();
     assert!(
@@ -796,12 +771,9 @@ async fn programs_that_disagree_leave_the_verdict_to_the_check() {
 async fn programs_leave_the_verdict(second: &str) {
     let server = ScriptedServer::start();
     let (_dir, tools) = scores_with_python();
-    server.role("planner").reply(Reply::json(&plan_json(vec![step(
-        "s1",
-        Some("write_file"),
-        json!({"path": "winner.txt", "content": "Noor"}),
-        &[],
-    )])));
+    server
+        .role("planner")
+        .reply(Reply::json(&one_write("s1", "winner.txt", "Noor")));
     server.role("synthesizer").replies(vec![
         Reply::content("Noor has the most points."),
         Reply::json(&json!({"code": "print('Li')"})),
