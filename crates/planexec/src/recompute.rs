@@ -92,15 +92,15 @@ pub(crate) async fn recompute(calls: &ModelCalls, setting: &Setting, task: &str,
         ShellConfig::default(),
         "python3",
     )?;
+    let route = Route {
+        task,
+        path,
+        workspace,
+        edit: before.is_some(),
+    };
     let temperatures = std::iter::once(None).chain(SAMPLE_TEMPERATURES.map(Some));
     let mut derivations: Vec<(String, String)> = Vec::new();
     for temperature in temperatures {
-        let route = Route {
-            task,
-            path,
-            workspace,
-            edit: before.is_some(),
-        };
         let Some((code, out)) = derived(calls, setting, route, (&python, programs), temperature).await else {
             continue;
         };

@@ -101,9 +101,10 @@ pub(crate) struct Run {
     /// began: files to change in place (or inputs named beside an output).
     pub old_outputs: Vec<String>,
     /// What each of `old_outputs` held when the run began, so that the
-    /// check of an edit in place sees it before and after and can derive
-    /// it again ([`outputs::one_output`]). Empty where that is not known: a
-    /// resumed run, or one on an engine (its replay would read its own edits).
+    /// check of an edit in place (`verify`) sees it before and after and can
+    /// derive it again ([`outputs::one_output`]). Empty where that is not
+    /// known (a resumed run, or one on an engine: its replay would read its
+    /// own edits) or not wanted (a run that does not check its work).
     pub originals: Vec<(String, String)>,
     /// The plan template this run began with, when its first plan was reused.
     pub reused: Option<crate::templates::PlanTemplate>,
@@ -113,9 +114,9 @@ impl Run {
     pub fn new(ctx: RunContext, id: String, task: &str) -> Run {
         let new_outputs = crate::plan::new_outputs(task, &ctx.setting.tools);
         let old_outputs = crate::plan::existing_outputs(task, &ctx.setting.tools);
-        let originals = match ctx.setting.engine {
-            Some(_) => Vec::new(),
-            None => originals(&ctx.setting.tools, &old_outputs),
+        let originals = match ctx.setting.engine.is_none() && ctx.setting.options.verify {
+            true => originals(&ctx.setting.tools, &old_outputs),
+            false => Vec::new(),
         };
         Run {
             ctx,
@@ -164,6 +165,15 @@ impl Run {
             run.records.push(s.result.clone());
         }
         run
+    }
+
+    /// What `path` held when the run began, when it is one of
+    /// [`Run::originals`].
+    pub fn original(&self, path: &str) -> Option<&str> {
+        self.originals
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, text)| text.as_str())
     }
 
     /// The plan in force (a strategy that runs steps has one).

@@ -144,12 +144,6 @@ pub(crate) struct Output {
 /// when the run wrote none or several.
 pub(crate) fn one_output(run: &Run) -> Option<Output> {
     let workspace = run.ctx.setting.tools.workspace()?;
-    let original = |path: &str| {
-        run.originals
-            .iter()
-            .find(|(p, _)| p == path)
-            .map(|(_, text)| text.clone())
-    };
     let written: Vec<Output> = run
         .new_outputs
         .iter()
@@ -160,7 +154,7 @@ pub(crate) fn one_output(run: &Run) -> Option<Output> {
             written_by(run, path, &full).then(|| Output {
                 path: path.clone(),
                 now,
-                before: original(path),
+                before: run.original(path).map(str::to_string),
             })
         })
         .collect();
@@ -203,8 +197,7 @@ pub(crate) fn produced(run: &Run, answer: &str) -> String {
             let written = run.new_outputs.contains(&path) || written_by(run, &path, &full);
             let text = std::fs::read_to_string(&full).unwrap_or_default();
             let text = crate::text::cut_to_budget(&text, SHOWN_CHARS);
-            let before = run.originals.iter().find(|(p, _)| *p == path).map(|(_, b)| b);
-            if let (true, Some(before)) = (written, before) {
+            if let (true, Some(before)) = (written, run.original(&path)) {
                 let before = crate::text::cut_to_budget(before, SHOWN_CHARS);
                 out.push_str(&format!(
                     "The file {path} held before the run:\n{}\n\n",

@@ -58,55 +58,31 @@ pub(crate) async fn drive(strategy: &dyn Drive, run: &mut Run, start: Start) -> 
     }
 }
 
-/// What is not done of the work a run's task names, found before it is answered.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum NotDone {
-    /// Files the task names that are missing, empty or as they were, one line each.
-    Unwritten(Vec<String>),
-    /// Two programs written from the task alone each printed `printed` for
-    /// `path`, and the file holds something else ([`crate::recompute`]).
-    Refuted { path: String, printed: String },
-    /// The synthesizer's check found the work wrong, for this reason (empty: none given).
-    Judged(String),
-}
-
-impl std::fmt::Display for NotDone {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            NotDone::Unwritten(missing) => write!(f, "{}", missing.join("; ")),
-            NotDone::Refuted { path, printed } => write!(
-                f,
-                "two programs written from the task alone each computed that {path} must hold:\n{}\nand it holds something else",
-                crate::text::cut_to_budget(printed, 1500).trim_end()
-            ),
-            NotDone::Judged(wrong) if wrong.is_empty() => {
-                write!(f, "a check of the result found it does not do what the task asks")
-            }
-            NotDone::Judged(wrong) => write!(f, "a check of the result found: {wrong}"),
-        }
-    }
-}
-
 /// Before the run is answered: what is not done of the work its task names,
 /// if anything: a file it names that is missing ([`crate::run::outputs`]),
 /// or, when the run checks its work (`verify`), a file two programs derive
 /// otherwise, or what the synthesizer's check of the files and the answer
 /// found wrong.
-pub(crate) async fn not_done(run: &Run, answer: &str) -> Result<Option<NotDone>, Exit> {
+pub(crate) async fn not_done(run: &Run, answer: &str) -> Result<Option<String>, Exit> {
     // A read of the workspace: on an engine, a replay must see what the run saw.
     let unwritten = serde_json::to_value(crate::run::outputs::unwritten(run)).unwrap_or_default();
     let missing: Vec<String> =
         serde_json::from_value(super::on_engine::kept(run, "files the task names", unwritten).await)
             .unwrap_or_default();
     if !missing.is_empty() {
-        return Ok(Some(NotDone::Unwritten(missing)));
+        return Ok(Some(missing.join("; ")));
     }
     if !run.ctx.setting.options.verify {
         return Ok(None);
     }
     match second_derivation(run).await? {
         Some(Recomputed::Agrees) => return Ok(None),
-        Some(Recomputed::Refuted { path, printed }) => return Ok(Some(NotDone::Refuted { path, printed })),
+        Some(Recomputed::Refuted { path, printed }) => {
+            return Ok(Some(format!(
+                "two programs written from the task alone each computed that {path} must hold:\n{}\nand it holds something else",
+                crate::text::cut_to_budget(&printed, 1500).trim_end()
+            )))
+        }
         Some(Recomputed::Unsure) | None => {}
     }
     let produced = crate::run::outputs::produced(run, answer);
@@ -116,7 +92,11 @@ pub(crate) async fn not_done(run: &Run, answer: &str) -> Result<Option<NotDone>,
     )
     .await?;
     Ok(match verdict {
-        Ok(v) if !v.done => Some(NotDone::Judged(v.wrong)),
+        Ok(v) if !v.done => Some(if v.wrong.is_empty() {
+            "a check of the result found it does not do what the task asks".to_string()
+        } else {
+            format!("a check of the result found: {}", v.wrong)
+        }),
         // A check that could not be made says nothing against the work.
         _ => None,
     })
@@ -156,7 +136,7 @@ async fn second_derivation(run: &Run) -> Result<Option<Recomputed>, Exit> {
 /// mistakes (both multiplied by 1.609344 for "1 mile = 1.609344 km" where
 /// the run had divided), and a refutation is evidence, not the answer.
 async fn revised_for_outputs(run: &mut Run, answer: &str) -> Result<bool, Exit> {
-    let Some(not_done) = not_done(run, answer).await? else {
+    let Some(missing) = not_done(run, answer).await? else {
         return Ok(false);
     };
     if run.revised_for_outputs || !run.may_replan() || run.fell_back() {
@@ -165,11 +145,10 @@ async fn revised_for_outputs(run: &mut Run, answer: &str) -> Result<bool, Exit> 
             .map(|why| format!(" (the plan had stopped: {why})"))
             .unwrap_or_default();
         return Err(Exit::failed(format!(
-            "the work the task names is not done: {not_done}{before}"
+            "the work the task names is not done: {missing}{before}"
         )));
     }
     run.revised_for_outputs = true;
-    let missing = not_done.to_string();
     let trigger = ReplanTrigger::Unanswered(&missing);
     revise(run, trigger, format!("not done yet: {missing}")).await?;
     Ok(true)

@@ -53,13 +53,12 @@ impl Drive for React {
                 }
                 Turn::Answer(answer) => match super::dag::not_done(run, &answer).await? {
                     None => return Ok(answer),
-                    Some(not_done) if nudged => {
+                    Some(missing) if nudged => {
                         return Err(Exit::failed(format!(
-                            "the model answered, but the work the task names is not done: {not_done}"
+                            "the model answered, but the work the task names is not done: {missing}"
                         )))
                     }
-                    Some(not_done) => {
-                        let missing = not_done.to_string();
+                    Some(missing) => {
                         // An answer in words is not the file the task asks
                         // for: the model is told so once.
                         nudged = true;
