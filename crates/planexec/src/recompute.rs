@@ -58,15 +58,45 @@ pub(crate) struct Made<'a> {
     pub programs: &'a [String],
 }
 
+/// The programs a run's check has written for one file so far, in the order
+/// asked (greedy first), each with what it printed (`None`: no program, or
+/// one that failed or is the run's own). They depend on the task and the
+/// inputs only, so the check after a revision holds the revised file to
+/// them instead of asking again (three programs cost more than the run).
+#[derive(Debug, Default)]
+pub(crate) struct Derivations {
+    path: String,
+    asked: Vec<Option<(String, String)>>,
+}
+
+impl Derivations {
+    /// The programs asked for `path`: kept when it is the file asked for
+    /// before, forgotten otherwise.
+    fn of(&mut self, path: &str) -> &mut Vec<Option<(String, String)>> {
+        if self.path != path {
+            self.path = path.to_string();
+            self.asked.clear();
+        }
+        &mut self.asked
+    }
+}
+
 /// Derive `made.path` again for `task`: a program, and when it does not
 /// print what the file holds, others sampled apart, as tie-breaks (one
 /// program is a single model's guess, and a checker shown it took it for the
 /// run's work). The first that prints what the file holds agrees with the
 /// run; two different programs that print the same other content refute
 /// it. A program the run itself ran is not a second route and is not
-/// counted. `None` when the run cannot (no `python` tool, it would ask
-/// first, the workspace is too big to copy).
-pub(crate) async fn recompute(calls: &ModelCalls, setting: &Setting, task: &str, made: Made<'_>) -> Option<Recomputed> {
+/// counted. `known` holds the programs asked before for the file, and
+/// keeps the ones asked now. `None` when the run cannot (no `python` tool,
+/// it would ask first, the workspace is too big to copy).
+pub(crate) async fn recompute(
+    calls: &ModelCalls,
+    setting: &Setting,
+    task: &str,
+    made: Made<'_>,
+    known: &mut Derivations,
+) -> Option<Recomputed> {
     let Made {
         path,
         written,
@@ -99,11 +129,21 @@ pub(crate) async fn recompute(calls: &ModelCalls, setting: &Setting, task: &str,
         edit: before.is_some(),
     };
     let temperatures = std::iter::once(None).chain(SAMPLE_TEMPERATURES.map(Some));
+    let known = known.of(path);
     let mut derivations: Vec<(String, String)> = Vec::new();
-    for temperature in temperatures {
-        let Some((code, out)) = derived(calls, setting, route, (&python, programs), temperature).await else {
+    for (n, temperature) in temperatures.enumerate() {
+        if known.len() <= n {
+            let fresh = derived(calls, setting, route, (&python, programs), temperature).await;
+            known.push(fresh);
+        }
+        let Some((code, out)) = known[n].clone() else {
             continue;
         };
+        // A program the run ran since (a revision) is its route now; one
+        // that printed a report of writing the file is not its content.
+        if programs.iter().any(|own| one_program(own, &code)) || reports_writing(&out, path, written) {
+            continue;
+        }
         if same_content(&out, written) {
             return Some(Recomputed::Agrees);
         }
@@ -121,6 +161,14 @@ pub(crate) async fn recompute(calls: &ModelCalls, setting: &Setting, task: &str,
         derivations.push((code, out));
     }
     Some(Recomputed::Unsure)
+}
+
+/// Whether `printed` is a report about the file at `path` rather than what
+/// it holds: it names the file, and the file's content does not (a program
+/// told not to write printed "wrote both_clubs.txt" after writing it).
+fn reports_writing(printed: &str, path: &str, written: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    !name.is_empty() && printed.contains(name) && !written.contains(name)
 }
 
 /// Whether two programs are the same, spacing aside (`print( n )` is `print(n)`).
@@ -254,5 +302,13 @@ mod tests {
         assert!(same_content("backend\ndocs\n", "\nbackend  \ndocs"));
         assert!(!same_content("docs\nbackend", "backend\ndocs"));
         assert!(!same_content("Ade", "Noor"));
+    }
+
+    #[test]
+    fn a_printed_report_of_writing_the_file_is_not_its_content() {
+        assert!(reports_writing("Wrote both_clubs.txt", "out/both_clubs.txt", "Ana\nJo"));
+        assert!(!reports_writing("Ana\nJo", "both_clubs.txt", "Ana"));
+        // A file that lists itself may print its own name.
+        assert!(!reports_writing("index.txt\nnotes.txt", "index.txt", "index.txt"));
     }
 }

@@ -32,6 +32,13 @@ pub(crate) enum ReplanTrigger<'a> {
     },
     /// compiler: the joiner found the results do not answer the task yet.
     Unanswered(&'a str),
+    /// A check found the file the run wrote wrong (`finding`); the steps
+    /// that made it (`redo`, completed) are handed back to be written
+    /// again, not kept ([`crate::strategy`]'s `redo`).
+    FoundWrong {
+        finding: &'a str,
+        redo: &'a [Step],
+    },
     /// compiler: the streamed plan ended in something that cannot run.
     Unreadable(&'a str),
 }
@@ -46,10 +53,15 @@ pub(crate) async fn replan(
     completed: &[(Step, Value)],
     trigger: ReplanTrigger<'_>,
 ) -> Result<Planned, RunError> {
+    let redo: HashSet<String> = match &trigger {
+        ReplanTrigger::FoundWrong { redo, .. } => redo.iter().map(|s| s.id.clone()).collect(),
+        _ => HashSet::new(),
+    };
+    let (redone, completed): (Vec<_>, Vec<_>) = completed.iter().cloned().partition(|(s, _)| redo.contains(&s.id));
     let done: HashSet<String> = completed.iter().map(|(s, _)| s.id.clone()).collect();
     let mut context = format!("Task: {task}\n\nCurrent plan:\n{}\n\n", current.to_json_pretty());
-    context.push_str(&completed_text(setting, completed));
-    context.push_str(&trigger_text(&trigger));
+    context.push_str(&completed_text(setting, &completed));
+    context.push_str(&trigger_text(setting, &trigger, &redone));
     let failed_tool_step = match &trigger {
         ReplanTrigger::StepFailed { step, .. } if step.tool.is_some() => Some(*step),
         _ => None,
@@ -66,12 +78,15 @@ pub(crate) async fn replan(
         ReplanTrigger::StepFailed { .. } => {
             " Do not repeat the failed step unchanged: fix its arguments, use another tool, or take another route."
         }
+        ReplanTrigger::FoundWrong { .. } => {
+            " Write the steps to redo again, with the one that went wrong fixed: written unchanged, they give the same wrong result."
+        }
         _ => "",
     };
     let remaining: Vec<&str> = current
         .steps
         .iter()
-        .filter(|s| !done.contains(&s.id))
+        .filter(|s| !done.contains(&s.id) && !redo.contains(&s.id))
         .map(|s| s.id.as_str())
         .collect();
     context.push_str(&format!(
@@ -95,11 +110,10 @@ pub(crate) async fn replan(
         )),
     ];
     let limits = setting.options.plan_limits();
-    let kept: Vec<Step> = current.steps.iter().filter(|s| done.contains(&s.id)).cloned().collect();
     // A revision after a failure still owes the files the task asks for (a
     // small replanner drops the write along with the step it replaces).
-    let owes_outputs =
-        (failed_tool_step.is_some() || failed_agent_step.is_some()) && setting.tools.get("write_file").is_some();
+    let owes_outputs = (failed_tool_step.is_some() || failed_agent_step.is_some() || !redo.is_empty())
+        && setting.tools.get("write_file").is_some();
     // A made-up input is sent back once, as the planner's are (a small
     // replanner turned "a crate holds 24 bottles" into another invented file).
     let invented_sent_back = AtomicBool::new(false);
@@ -107,6 +121,16 @@ pub(crate) async fn replan(
         // A revision that repeats the failed step is taken as written: the
         // run's loop protection sees the repeat and stops (or falls back)
         // at once, instead of asking for the same step again and again.
+        // A step to redo that the revision names by reference, without
+        // writing it again, runs again as it was (a read the new steps
+        // count from); one it writes again runs as written.
+        let used = still_used(current, &redo, &revised.steps);
+        let kept: Vec<Step> = current
+            .steps
+            .iter()
+            .filter(|s| done.contains(&s.id) || used.contains(&s.id))
+            .cloned()
+            .collect();
         let mut merged = merge(setting, current, &kept, revised, failed_agent_step.as_deref())?;
         let mut missing = plan::validate_leaving_args(&merged, &setting.tools, &limits, &done)?;
         // What the findings say, held against the new steps only: a
@@ -146,8 +170,9 @@ fn completed_text(setting: &Setting, completed: &[(Step, Value)]) -> String {
     text
 }
 
-/// Why the plan is being revised, for the replanner's prompt.
-fn trigger_text(trigger: &ReplanTrigger<'_>) -> String {
+/// Why the plan is being revised, for the replanner's prompt; `redone`:
+/// the completed steps handed back to be written again, with their results.
+fn trigger_text(setting: &Setting, trigger: &ReplanTrigger<'_>, redone: &[(Step, Value)]) -> String {
     match trigger {
         ReplanTrigger::StepFailed { step, error } => format!(
             "Failed step: [{}] {} ({})\nError: {error}\n\n",
@@ -172,10 +197,37 @@ fn trigger_text(trigger: &ReplanTrigger<'_>) -> String {
         ReplanTrigger::Unanswered(missing) => format!(
             "All steps ran, but their results do not answer the task yet: {missing}\nAdd the steps that get what is missing.\n\n"
         ),
+        ReplanTrigger::FoundWrong { finding, .. } => {
+            let mut text = format!("All steps ran, but a check found the file they wrote wrong: {finding}\n\nThese steps made it; they are to redo, and their results are dropped:\n");
+            for (step, output) in redone {
+                let output = crate::text::cut_to_budget(&plan::value_as_text(output), setting.options.result_budget);
+                text.push_str(&format!("[{}] {} -> {}\n", step.id, step.description, output));
+            }
+            text.push_str("Find the step whose result is wrong and write these steps again with it fixed (a program that reads the wrong input, a wrong formula or argument).\n\n");
+            text
+        }
         ReplanTrigger::Unreadable(problem) => format!(
             "The plan was cut short: the steps after the completed ones could not be used:\n{problem}\n\n"
         ),
     }
+}
+
+/// The steps to `redo` (of `current`) that the revision's `steps` name
+/// without writing them again, and the ones those depend on.
+fn still_used(current: &Plan, redo: &HashSet<String>, steps: &[Step]) -> HashSet<String> {
+    let written: HashSet<&str> = steps.iter().map(|s| s.id.as_str()).collect();
+    let mut used = HashSet::new();
+    let named = |step: &Step| -> Vec<String> {
+        let references = plan::step_references(step).into_iter().map(|(_, r)| r.step);
+        step.depends_on.iter().cloned().chain(references).collect()
+    };
+    let mut to_visit: Vec<String> = steps.iter().flat_map(named).collect();
+    while let Some(id) = to_visit.pop() {
+        if redo.contains(&id) && !written.contains(id.as_str()) && used.insert(id.clone()) {
+            to_visit.extend(current.step(&id).map(named).unwrap_or_default());
+        }
+    }
+    used
 }
 
 /// The plan in force after a revision: the `kept` (completed) steps, then the

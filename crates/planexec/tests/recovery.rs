@@ -621,7 +621,8 @@ const UPPER_CASE_NAMES: &str = "Write the lines of names.txt in upper case back 
 /// of the workspace. Two different programs that agree with each other and
 /// not with the file refute it (the plan is revised with what they computed,
 /// by the replanner: the programs' content is evidence, not the answer);
-/// one that agrees with the file confirms it, with no verdict asked.
+/// one that agrees with the file confirms it, with no verdict asked. The
+/// revised file is held to the programs already written, not to new ones.
 #[tokio::test]
 async fn a_new_file_is_checked_against_programs_written_from_the_task() {
     let server = ScriptedServer::start();
@@ -641,13 +642,16 @@ async fn a_new_file_is_checked_against_programs_written_from_the_task() {
         Reply::json(&program),
         Reply::json(&another),
         Reply::content("Noor has the most points."),
-        Reply::json(&program),
     ]);
     let report = run_top_scorer(&server, tools).await;
     assert!(report.succeeded(), "{:?}", report.error);
     assert_eq!(std::fs::read_to_string(dir.path().join("winner.txt")).unwrap(), "Noor");
     let asked = server.requests_from("synthesizer");
-    assert_eq!(asked.len(), 5, "no verdict asked: the programs decided");
+    assert_eq!(
+        asked.len(),
+        4,
+        "no verdict, and no program asked again: the programs written decided"
+    );
     assert!(
         !asked[1].prompt_text().contains("Ade has"),
         "a program is written without the run's work"
@@ -679,15 +683,14 @@ async fn a_third_program_breaks_a_tie_between_two() {
         Reply::json(&best),
         Reply::json(&json!({"code": "print('Noor')"})),
         Reply::content("Noor has the most points."),
-        Reply::json(&best),
     ]);
     let report = run_top_scorer(&server, tools).await;
     assert!(report.succeeded(), "{:?}", report.error);
     let asked = server.requests_from("synthesizer");
     assert_eq!(
         asked.len(),
-        6,
-        "three programs, the answer, and one program that confirms"
+        5,
+        "three programs, and the answer: the revision agrees with the second"
     );
     let temperatures: Vec<Option<f64>> = asked[1..4].iter().map(|r| r.body["temperature"].as_f64()).collect();
     assert!(
@@ -696,6 +699,99 @@ async fn a_third_program_breaks_a_tie_between_two() {
     );
     let replan = server.requests_from("replanner")[0].prompt_text();
     assert!(replan.contains("winner.txt must hold:\nNoor"), "{replan}");
+}
+
+/// A file found wrong has the steps that made it redone: the replanner is
+/// handed them with their results, and its copy of them runs under their
+/// ids, so the program that went wrong, fixed, makes the file the
+/// programs derived. Kept as completed steps, the copy would not have run.
+#[tokio::test]
+async fn the_steps_that_made_a_wrong_file_are_redone() {
+    let server = ScriptedServer::start();
+    let (dir, tools) = scores_with_python();
+    std::fs::write(dir.path().join("scores.txt"), "71\n94\n88\n65\n90\n").unwrap();
+    let second = |code: &str| {
+        plan_json(vec![
+            step("s1", Some("read_file"), json!({"path": "scores.txt"}), &[]),
+            step("s2", Some("python"), json!({"code": code}), &["s1"]),
+            step(
+                "s3",
+                Some("write_file"),
+                json!({"path": "runner_up.txt", "content": "{{s2}}"}),
+                &["s2"],
+            ),
+        ])
+    };
+    // The first program reads the file unsorted; the revision sorts it.
+    server
+        .role("planner")
+        .reply(Reply::json(&second("print(open('scores.txt').read().split()[1])")));
+    server
+        .role("replanner")
+        .reply(Reply::json(&second("print(sorted(int(x) for x in s1.split())[-2])")));
+    server.role("synthesizer").replies(vec![
+        Reply::content("The runner-up scored 94."),
+        Reply::json(&json!({"code": "n = sorted(map(int, open('scores.txt').read().split()))\nprint(n[-2])"})),
+        Reply::json(&json!({"code": "v = [int(l) for l in open('scores.txt')]\nv.remove(max(v))\nprint(max(v))"})),
+        Reply::content("The runner-up scored 90."),
+    ]);
+    let task = "scores.txt holds one score per line. What is the second-highest score? Write it to runner_up.txt.";
+    let report = run_checked(&server, tools, task, planexec::Mode::Auto).await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    assert_eq!(std::fs::read_to_string(dir.path().join("runner_up.txt")).unwrap(), "90");
+    let replan = server.requests_from("replanner")[0].prompt_text();
+    assert!(replan.contains("they are to redo"), "{replan}");
+    assert!(replan.contains("[s2] ") && replan.contains("-> 94"), "{replan}");
+    let ran: Vec<(&str, String)> = report
+        .steps
+        .iter()
+        .map(|r| (r.id.as_str(), planexec::plan::value_as_text(r.output.as_ref().unwrap())))
+        .collect();
+    assert_eq!(ran.len(), 6, "each step ran twice: {ran:?}");
+    assert_eq!((ran[4].0, ran[4].1.as_str()), ("s2", "90"), "{ran:?}");
+}
+
+/// A step to redo that the revision names by reference, instead of writing
+/// it again, runs again as it was; the ones it neither writes nor names
+/// are gone from the plan.
+#[tokio::test]
+async fn a_step_to_redo_the_revision_still_names_stands() {
+    let server = ScriptedServer::start();
+    let (dir, tools) = scores_with_python();
+    std::fs::write(dir.path().join("scores.txt"), "71\n94\n88\n65\n90\n").unwrap();
+    server.role("planner").reply(Reply::json(&plan_json(vec![
+        step("s1", Some("read_file"), json!({"path": "scores.txt"}), &[]),
+        step("s2", Some("calculator"), json!({"expression": "max({{s1}})"}), &["s1"]),
+        step(
+            "s3",
+            Some("write_file"),
+            json!({"path": "top.txt", "content": "{{s2}}"}),
+            &["s2"],
+        ),
+    ])));
+    server.role("replanner").reply(Reply::json(&plan_json(vec![
+        step("s4", Some("calculator"), json!({"expression": "min({{s1}})"}), &["s1"]),
+        step(
+            "s5",
+            Some("write_file"),
+            json!({"path": "top.txt", "content": "{{s4}}"}),
+            &["s4"],
+        ),
+    ])));
+    server.role("synthesizer").replies(vec![
+        Reply::content("94"),
+        Reply::json(&json!({"done": false, "wrong": "top.txt holds the highest, the task asks for the lowest"})),
+        Reply::content("65"),
+        Reply::json(&json!({"done": true, "wrong": ""})),
+    ]);
+    let task = "scores.txt holds one score per line. Write the lowest score to top.txt.";
+    let report = run_checked(&server, tools, task, planexec::Mode::Ask).await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    assert_eq!(std::fs::read_to_string(dir.path().join("top.txt")).unwrap(), "65");
+    let revised: Vec<&str> = report.plans[1].plan.steps.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(revised, ["s1", "s4", "s5"], "s1 named, s2 and s3 dropped");
+    let ran: Vec<&str> = report.steps.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ran, ["s1", "s2", "s3", "s1", "s4", "s5"]);
 }
 
 /// A file changed in place is derived again too: the programs run on a copy

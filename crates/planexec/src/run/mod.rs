@@ -108,6 +108,9 @@ pub(crate) struct Run {
     pub originals: Vec<(String, String)>,
     /// The plan template this run began with, when its first plan was reused.
     pub reused: Option<crate::templates::PlanTemplate>,
+    /// The programs the check of the run's work wrote so far
+    /// ([`crate::recompute`]): a check after a revision does not ask again.
+    pub derivations: crate::recompute::Derivations,
 }
 
 impl Run {
@@ -142,6 +145,7 @@ impl Run {
             old_outputs,
             originals,
             reused: None,
+            derivations: Default::default(),
         }
     }
 
@@ -155,14 +159,19 @@ impl Run {
         run.plans = stored.plans.clone();
         run.replans = stored.replans;
         run.clarifications = stored.clarifications.clone();
+        let mut ran_in = HashMap::new();
         for s in &stored.steps {
             if s.result.status == crate::result::StepStatus::Running {
                 continue; // decided by the resume
             }
             if s.result.status.is_done() {
                 run.done.insert(s.result.id.clone(), s.result.output_for_dependents());
+                ran_in.insert(s.result.id.clone(), s.plan_version);
             }
             run.records.push(s.result.clone());
+        }
+        for id in redone(&run.plans, &run.done, &ran_in) {
+            run.done.remove(&id);
         }
         run
     }
@@ -380,4 +389,83 @@ fn originals(tools: &crate::tools::ToolRegistry, paths: &[String]) -> Vec<(Strin
             Some((path.clone(), text))
         })
         .collect()
+}
+
+/// The finished steps (`done`, each run in plan version `ran_in`) that no
+/// longer stand for the step of their id in the last of `plans`: a revision
+/// wrote it again differently (a step redone after the file it made was
+/// found wrong), or it depends on one that is not done.
+fn redone(plans: &[PlanVersion], done: &HashMap<String, Value>, ran_in: &HashMap<String, u32>) -> Vec<String> {
+    let Some(last) = plans.last().map(|v| &v.plan) else {
+        return Vec::new();
+    };
+    let as_ran = |id: &str| {
+        let version = ran_in.get(id)?;
+        plans.iter().find(|v| v.version == *version)?.plan.step(id)
+    };
+    let mut stale: Vec<String> = last
+        .steps
+        .iter()
+        .filter(|s| done.contains_key(&s.id) && as_ran(&s.id).is_some_and(|ran| ran != *s))
+        .map(|s| s.id.clone())
+        .collect();
+    // In plan order, a step comes after the steps it depends on.
+    for step in &last.steps {
+        let stands = |d: &String| done.contains_key(d) && !stale.contains(d);
+        if done.contains_key(&step.id) && !step.depends_on.iter().all(stands) && !stale.contains(&step.id) {
+            stale.push(step.id.clone());
+        }
+    }
+    stale
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn version(version: u32, steps: serde_json::Value) -> PlanVersion {
+        let plan: Plan = serde_json::from_value(serde_json::json!({"goal": "g", "steps": steps})).unwrap();
+        PlanVersion {
+            version,
+            reason: String::new(),
+            plan,
+            mends: Vec::new(),
+        }
+    }
+
+    /// A step written again differently after it ran, and the step that
+    /// depends on it, are not done on resume; a step written again as it
+    /// was, and one that ran in the last plan, are.
+    #[test]
+    fn a_step_redone_differently_is_not_done_on_resume() {
+        let step = |id: &str, code: &str, deps: &[&str]| serde_json::json!({"id": id, "description": id, "tool": "python", "args": {"code": code}, "depends_on": deps});
+        let plans = [
+            version(
+                1,
+                serde_json::json!([
+                    step("s1", "read", &[]),
+                    step("s2", "lines[1]", &["s1"]),
+                    step("s3", "write", &["s2"])
+                ]),
+            ),
+            version(
+                2,
+                serde_json::json!([
+                    step("s1", "read", &[]),
+                    step("s2", "sorted[-2]", &["s1"]),
+                    step("s3", "write", &["s2"]),
+                    step("s4", "x", &[])
+                ]),
+            ),
+        ];
+        let done: HashMap<String, Value> = ["s1", "s2", "s3", "s4"]
+            .iter()
+            .map(|id| (id.to_string(), Value::Null))
+            .collect();
+        let ran_in: HashMap<String, u32> = [("s1", 1), ("s2", 1), ("s3", 1), ("s4", 2)]
+            .iter()
+            .map(|(id, v)| (id.to_string(), *v))
+            .collect();
+        assert_eq!(redone(&plans, &done, &ran_in), ["s2", "s3"]);
+    }
 }

@@ -58,30 +58,46 @@ pub(crate) async fn drive(strategy: &dyn Drive, run: &mut Run, start: Start) -> 
     }
 }
 
+/// What of the work a task names is not done: `what`, said for a person
+/// and the replanner, and the file it is about when the file is there and
+/// its content was found wrong (`wrong_file`), not missing.
+pub(crate) struct NotDone {
+    pub what: String,
+    pub wrong_file: Option<String>,
+}
+
 /// Before the run is answered: what is not done of the work its task names,
 /// if anything: a file it names that is missing ([`crate::run::outputs`]),
 /// or, when the run checks its work (`verify`), a file two programs derive
 /// otherwise, or what the synthesizer's check of the files and the answer
 /// found wrong.
-pub(crate) async fn not_done(run: &Run, answer: &str) -> Result<Option<String>, Exit> {
+pub(crate) async fn not_done(run: &mut Run, answer: &str) -> Result<Option<NotDone>, Exit> {
     // A read of the workspace: on an engine, a replay must see what the run saw.
     let unwritten = serde_json::to_value(crate::run::outputs::unwritten(run)).unwrap_or_default();
     let missing: Vec<String> =
         serde_json::from_value(super::on_engine::kept(run, "files the task names", unwritten).await)
             .unwrap_or_default();
     if !missing.is_empty() {
-        return Ok(Some(missing.join("; ")));
+        return Ok(Some(NotDone {
+            what: missing.join("; "),
+            wrong_file: None,
+        }));
     }
     if !run.ctx.setting.options.verify {
         return Ok(None);
     }
-    match second_derivation(run).await? {
+    let output = crate::run::outputs::one_output(run);
+    match second_derivation(run, output.as_ref()).await? {
         Some(Recomputed::Agrees) => return Ok(None),
         Some(Recomputed::Refuted { path, printed }) => {
-            return Ok(Some(format!(
+            let what = format!(
                 "two programs written from the task alone each computed that {path} must hold:\n{}\nand it holds something else",
                 crate::text::cut_to_budget(&printed, 1500).trim_end()
-            )))
+            );
+            return Ok(Some(NotDone {
+                what,
+                wrong_file: Some(path),
+            }));
         }
         Some(Recomputed::Unsure) | None => {}
     }
@@ -91,25 +107,30 @@ pub(crate) async fn not_done(run: &Run, answer: &str) -> Result<Option<String>, 
         synthesizer::check(&run.ctx.calls, &run.ctx.setting, &run.task, &produced),
     )
     .await?;
-    Ok(match verdict {
-        Ok(v) if !v.done => Some(if v.wrong.is_empty() {
+    let what = match verdict {
+        Ok(v) if !v.done && v.wrong.is_empty() => {
             "a check of the result found it does not do what the task asks".to_string()
-        } else {
-            format!("a check of the result found: {}", v.wrong)
-        }),
+        }
+        Ok(v) if !v.done => format!("a check of the result found: {}", v.wrong),
         // A check that could not be made says nothing against the work.
-        _ => None,
-    })
+        _ => return Ok(None),
+    };
+    Ok(Some(NotDone {
+        what,
+        wrong_file: output.map(|o| o.path),
+    }))
 }
 
-/// A second derivation of the one file the run wrote
+/// A second derivation of `output`, the one file the run wrote
 /// ([`crate::recompute`]), kept by the engine (it runs a program on the
 /// workspace); `None` when the run cannot make one.
-async fn second_derivation(run: &Run) -> Result<Option<Recomputed>, Exit> {
-    let Some(output) = crate::run::outputs::one_output(run) else {
+async fn second_derivation(
+    run: &mut Run,
+    output: Option<&crate::run::outputs::Output>,
+) -> Result<Option<Recomputed>, Exit> {
+    let Some(output) = output else {
         return Ok(None);
     };
-    let (calls, setting) = (&run.ctx.calls, &run.ctx.setting);
     let programs = crate::recompute::programs_ran(&run.records);
     let made = crate::recompute::Made {
         path: &output.path,
@@ -117,11 +138,9 @@ async fn second_derivation(run: &Run) -> Result<Option<Recomputed>, Exit> {
         before: output.before.as_deref(),
         programs: &programs,
     };
-    let second = Run::guard(
-        &run.ctx.control,
-        crate::recompute::recompute(calls, setting, &run.task, made),
-    )
-    .await?;
+    let (calls, setting) = (&run.ctx.calls, &run.ctx.setting);
+    let derive = crate::recompute::recompute(calls, setting, &run.task, made, &mut run.derivations);
+    let second = Run::guard(&run.ctx.control, derive).await?;
     let second = serde_json::to_value(second).unwrap_or_default();
     let kept = super::on_engine::kept(run, "second derivation", second).await;
     Ok(serde_json::from_value(kept).unwrap_or_default())
@@ -131,10 +150,12 @@ async fn second_derivation(run: &Run) -> Result<Option<Recomputed>, Exit> {
 /// is not done ([`not_done`]). Once, while the replan bound allows and the
 /// run has not fallen back, the plan is revised to do it (`Ok(true)`: go on
 /// with the revision); otherwise the run fails and says what is not done.
-/// A file two programs refuted is the replanner's to revise too, not
-/// written with what they computed: the same model's programs share its
-/// mistakes (both multiplied by 1.609344 for "1 mile = 1.609344 km" where
-/// the run had divided), and a refutation is evidence, not the answer.
+/// A file found wrong has its steps redone ([`super::redo`]): the revision
+/// writes them again, as kept steps they would stand. A file two programs
+/// refuted is the replanner's to revise too, not written with what they
+/// computed: the same model's programs share its mistakes (both multiplied
+/// by 1.609344 for "1 mile = 1.609344 km" where the run had divided), and a
+/// refutation is evidence, not the answer.
 async fn revised_for_outputs(run: &mut Run, answer: &str) -> Result<bool, Exit> {
     let Some(missing) = not_done(run, answer).await? else {
         return Ok(false);
@@ -145,12 +166,27 @@ async fn revised_for_outputs(run: &mut Run, answer: &str) -> Result<bool, Exit> 
             .map(|why| format!(" (the plan had stopped: {why})"))
             .unwrap_or_default();
         return Err(Exit::failed(format!(
-            "the work the task names is not done: {missing}{before}"
+            "the work the task names is not done: {}{before}",
+            missing.what
         )));
     }
     run.revised_for_outputs = true;
-    let trigger = ReplanTrigger::Unanswered(&missing);
-    revise(run, trigger, format!("not done yet: {missing}")).await?;
+    let redo = match &missing.wrong_file {
+        Some(path) => super::redo::steps_that_made(run, path),
+        None => Vec::new(),
+    };
+    let trigger = match redo.is_empty() {
+        true => ReplanTrigger::Unanswered(&missing.what),
+        false => ReplanTrigger::FoundWrong {
+            finding: &missing.what,
+            redo: &redo,
+        },
+    };
+    revise(run, trigger, format!("not done yet: {}", missing.what)).await?;
+    // What they gave no longer stands: the revision's steps under their ids run.
+    for step in &redo {
+        run.done.remove(&step.id);
+    }
     Ok(true)
 }
 

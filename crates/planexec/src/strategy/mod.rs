@@ -33,6 +33,7 @@ mod kind;
 pub(crate) mod on_engine;
 pub(crate) mod plan_execute;
 pub(crate) mod react;
+mod redo;
 pub(crate) mod replan_each_step;
 pub(crate) mod rewoo;
 pub(crate) mod start;

@@ -55,7 +55,8 @@ impl Drive for React {
                     None => return Ok(answer),
                     Some(missing) if nudged => {
                         return Err(Exit::failed(format!(
-                            "the model answered, but the work the task names is not done: {missing}"
+                            "the model answered, but the work the task names is not done: {}",
+                            missing.what
                         )))
                     }
                     Some(missing) => {
@@ -64,7 +65,8 @@ impl Drive for React {
                         nudged = true;
                         history.push(Message::assistant(answer));
                         history.push(Message::user(format!(
-                            "That answer is not the work the task asks for: {missing}. Call the tools that do it now, then answer."
+                            "That answer is not the work the task asks for: {}. Call the tools that do it now, then answer.",
+                            missing.what
                         )));
                         continue;
                     }
