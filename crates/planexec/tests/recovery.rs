@@ -101,6 +101,45 @@ async fn a_failed_read_csv_is_recovered_by_an_agent_step_without_a_replan() {
     assert!(told.contains("its columns are region, amount"), "{told}");
 }
 
+/// A recovery that answers in words a value no result shows is told once
+/// that only the call does the step; its corrected call then does it, with
+/// no replan.
+#[tokio::test]
+async fn a_recovery_answering_in_words_is_asked_once_for_the_call() {
+    let server = ScriptedServer::start();
+    let (dir, tools) = workspace_tools();
+    std::fs::write(dir.path().join("sales.csv"), "region,amount\nnorth,120\nsouth,75\n").unwrap();
+    server.role("planner").reply(Reply::json(&plan_json(vec![
+        step(
+            "s1",
+            Some("read_csv"),
+            json!({"path": "sales.csv", "column": "total"}),
+            &[],
+        ),
+        step(
+            "s2",
+            Some("write_file"),
+            json!({"path": "amounts.txt", "content": "{{s1}}"}),
+            &["s1"],
+        ),
+    ])));
+    server.role("agent").replies(vec![
+        Reply::content("195"),
+        Reply::tool_call("read_csv", &json!({"path": "sales.csv", "column": "amount"})),
+    ]);
+    server.role("synthesizer").reply(Reply::content("Wrote the amounts."));
+    let report = agent(&server, tools)
+        .run("Copy the amounts of sales.csv, one per line, to amounts.txt.")
+        .await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    assert!(server.requests_from("replanner").is_empty(), "no replan");
+    assert_eq!(std::fs::read_to_string(dir.path().join("amounts.txt")).unwrap(), "120\n75");
+    let asked = server.requests_from("agent");
+    assert_eq!(asked.len(), 2);
+    let told = asked[1].prompt_text();
+    assert!(told.contains("only a call of `read_csv` that succeeds does"), "{told}");
+}
+
 /// A workspace with four scores in scores.txt and a planner that always
 /// answers: read scores.txt, a calculator step with `expression`, write its
 /// result to `output`.

@@ -138,7 +138,7 @@ async fn turns(
     let profile = &profile;
     let name = profile.name.as_str();
     let mut problem = None;
-    let (mut checked_doubt, mut told_failed_call) = (false, false);
+    let (mut checked_doubt, mut told_failed_call, mut told_to_call) = (false, false, false);
     for turn in 1..=profile.max_turns {
         let may_call = turn < profile.max_turns && !tools.is_empty();
         // The first turn acts: an agent step is one that must look before it
@@ -169,17 +169,21 @@ async fn turns(
             // A recovery is done by its call, or by the step's value copied
             // from the results it was shown; other words are its giving up.
             Reply::Text(text) if finish != Finish::Answer => {
-                return found_value(text.trim(), (&ctx.setting, plan, step), deps, tally)
-                    .ok_or_else(|| format!("agent `{name}` gave up: {}", crate::text::one_line(text.trim(), 200)))
+                if let Some(value) = found_value(text.trim(), (&ctx.setting, plan, step), deps, tally) {
+                    return Ok(value);
+                }
+                let gave_up = format!("agent `{name}` gave up: {}", crate::text::one_line(text.trim(), 200));
+                if !may_call || std::mem::replace(&mut told_to_call, true) {
+                    return Err(gave_up);
+                }
+                asked_again(&mut history, text, &call_asked_for(finish));
+                problem = Some(gave_up);
             }
             // An answer with nothing under it is a guess (a small model reads
             // a made-up name, is told what the folder holds, and answers a
             // number anyway): while it may still call, it is sent to look.
             Reply::Text(text) if !text.trim().is_empty() && may_call && unfounded(step, tally) => {
-                history.push(Message::assistant(text.clone()));
-                history.push(Message::user(
-                    "No call has succeeded yet, so that answer is a guess. Call the tool that gets what the step needs; the results above say what exists.",
-                ));
+                asked_again(&mut history, text, "No call has succeeded yet, so that answer is a guess. Call the tool that gets what the step needs; the results above say what exists.");
                 problem = Some("it answered before any call succeeded".to_string());
             }
             // A doubtful answer (a bare number no result shows, the name of a
@@ -187,8 +191,11 @@ async fn turns(
             // from its guess, or with where the answer is.
             Reply::Text(text) if may_call && !checked_doubt && doubt.is_some() => {
                 checked_doubt = true;
-                history.push(Message::assistant(text.clone()));
-                history.push(Message::user(doubt.as_ref().map(Doubt::question).unwrap_or_default()));
+                asked_again(
+                    &mut history,
+                    text,
+                    &doubt.as_ref().map(Doubt::question).unwrap_or_default(),
+                );
                 problem = doubt.as_ref().map(Doubt::problem);
             }
             // Asked once (or out of turns), and still doubtful: not a result.
@@ -196,18 +203,10 @@ async fn turns(
                 return Err(failure.unwrap_or_default())
             }
             Reply::Text(text) if !text.trim().is_empty() => return answer_or_echoed_error(name, text.trim(), problem),
-            Reply::Text(_) => {
-                problem = Some("the reply was empty".to_string());
-                history.push(Message::user(
-                    "Your reply was empty. Call a tool, or reply with the step's result.",
-                ));
-            }
+            Reply::Text(_) => problem = Some(told_how_to_reply(&mut history, None)),
             Reply::Garbled(why) => {
-                history.push(Message::assistant(response.content.clone().unwrap_or_default()));
-                history.push(Message::user(format!(
-                    "{why}. To call a tool, write only {{\"name\": \"<tool>\", \"arguments\": {{...}}}}; to finish, reply with the step's result in plain text."
-                )));
-                problem = Some(why);
+                let said = response.content.clone().unwrap_or_default();
+                problem = Some(told_how_to_reply(&mut history, Some((said, why))));
             }
             Reply::Call(call) if !may_call => {
                 problem = Some(format!("it called `{}` when it had to answer", call.name));
@@ -238,6 +237,41 @@ async fn turns(
         profile.max_turns,
         problem.map(|p| format!(" (last: {p})")).unwrap_or_default()
     ))
+}
+
+/// What the loop is told after an empty reply (`None`) or one it could not
+/// read (`said`, and `why`); returns the problem, for the loop's error.
+fn told_how_to_reply(history: &mut Vec<Message>, garbled: Option<(String, String)>) -> String {
+    match garbled {
+        None => {
+            history.push(Message::user(
+                "Your reply was empty. Call a tool, or reply with the step's result.",
+            ));
+            "the reply was empty".to_string()
+        }
+        Some((said, why)) => {
+            let how = format!("{why}. To call a tool, write only {{\"name\": \"<tool>\", \"arguments\": {{...}}}}; to finish, reply with the step's result in plain text.");
+            asked_again(history, said, &how);
+            why
+        }
+    }
+}
+
+/// `said`, then `question` about it, in `history`.
+fn asked_again(history: &mut Vec<Message>, said: String, question: &str) {
+    history.push(Message::assistant(said));
+    history.push(Message::user(question));
+}
+
+/// What a recovery that answered in words is told once: only the call does
+/// the step (the 1.5B model answered a count it had not computed, "3",
+/// where the program with its error fixed would have done it).
+fn call_asked_for(finish: Finish<'_>) -> String {
+    let own = match finish {
+        Finish::CallOf(own) => format!("a call of `{own}`"),
+        Finish::Answer => "a call".to_string(),
+    };
+    format!("A reply in words does not do the step: only {own} that succeeds does. Make that call now, with what the error named fixed; if the step cannot be done, say why.")
 }
 
 /// The tools a turn offers. A recovery's first turn is the corrected call of
