@@ -133,7 +133,10 @@ async fn a_recovery_answering_in_words_is_asked_once_for_the_call() {
         .await;
     assert!(report.succeeded(), "{:?}", report.error);
     assert!(server.requests_from("replanner").is_empty(), "no replan");
-    assert_eq!(std::fs::read_to_string(dir.path().join("amounts.txt")).unwrap(), "120\n75");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("amounts.txt")).unwrap(),
+        "120\n75"
+    );
     let asked = server.requests_from("agent");
     assert_eq!(asked.len(), 2);
     let told = asked[1].prompt_text();
