@@ -47,10 +47,10 @@ async fn traced_run(content: bool) -> (Vec<ReceivedSpan>, Vec<ReceivedPoint>) {
     let server = ScriptedServer::start();
     server.role("planner").reply(Reply::json(&json!({"goal": "g", "steps": [
         {"id": "s1", "description": "look up", "tool": "lookup", "args": {"key": "bad"}, "depends_on": []}]})));
-    // The failed call goes to a recovery agent first, which gives up.
-    server
-        .role("agent")
-        .reply(Reply::content("there is no key `bad` to look up").with_usage(60, 6));
+    // The failed call goes to a recovery agent first, which gives up (in
+    // words twice: the first time it is asked once for the call).
+    let gives_up = Reply::content("there is no key `bad` to look up").with_usage(60, 6);
+    server.role("agent").replies(vec![gives_up.clone(), gives_up]);
     server
         .role("replanner")
         .reply(Reply::json(&json!({"goal": "g", "steps": [
@@ -124,8 +124,8 @@ async fn a_run_becomes_a_span_tree_with_gen_ai_attributes() {
     let chats = by_name("chat gpt-test");
     assert_eq!(
         chats.len(),
-        5,
-        "planner, recovery agent, replanner, executor, synthesizer"
+        6,
+        "planner, recovery agent (twice), replanner, executor, synthesizer"
     );
     let role = |r: &str| chats.iter().find(|c| c.attributes["planexec.role"] == r).unwrap();
     assert_eq!(role("planner").parent, run.id);
@@ -170,7 +170,7 @@ async fn model_calls_are_counted_in_gen_ai_client_metrics() {
         .iter()
         .filter(|p| p.metric == "gen_ai.client.operation.duration")
         .collect();
-    assert_eq!(durations.iter().map(|p| p.count).sum::<u64>(), 5, "five model calls");
+    assert_eq!(durations.iter().map(|p| p.count).sum::<u64>(), 6, "six model calls");
     assert!(durations
         .iter()
         .all(|p| p.unit == "s" && !p.attributes.contains_key("error.type")));
