@@ -66,15 +66,9 @@ async fn a_plan_with_the_same_call_twice_runs_it_once() {
 #[tokio::test]
 async fn a_failed_read_csv_is_recovered_by_an_agent_step_without_a_replan() {
     let server = ScriptedServer::start();
-    let (dir, tools) = workspace_tools();
-    std::fs::write(dir.path().join("sales.csv"), "region,amount\nnorth,120\nsouth,75\n").unwrap();
+    let (dir, tools) = sales_csv();
     server.role("planner").reply(Reply::json(&plan_json(vec![
-        step(
-            "s1",
-            Some("read_csv"),
-            json!({"path": "sales.csv", "column": "region, amount"}),
-            &[],
-        ),
+        read_sales_column("region, amount"),
         step("s2", Some("calculator"), json!({"expression": "sum({{s1}})"}), &["s1"]),
         step(
             "s3",
@@ -101,21 +95,32 @@ async fn a_failed_read_csv_is_recovered_by_an_agent_step_without_a_replan() {
     assert!(told.contains("its columns are region, amount"), "{told}");
 }
 
+/// A workspace with sales.csv (columns region and amount), and the built-in tools on it.
+fn sales_csv() -> (tempfile::TempDir, ToolRegistry) {
+    let (dir, tools) = workspace_tools();
+    std::fs::write(dir.path().join("sales.csv"), "region,amount\nnorth,120\nsouth,75\n").unwrap();
+    (dir, tools)
+}
+
+/// Step s1: a read of `column` of sales.csv.
+fn read_sales_column(column: &str) -> serde_json::Value {
+    step(
+        "s1",
+        Some("read_csv"),
+        json!({"path": "sales.csv", "column": column}),
+        &[],
+    )
+}
+
 /// A recovery that answers in words a value no result shows is told once
 /// that only the call does the step; its corrected call then does it, with
 /// no replan.
 #[tokio::test]
 async fn a_recovery_answering_in_words_is_asked_once_for_the_call() {
     let server = ScriptedServer::start();
-    let (dir, tools) = workspace_tools();
-    std::fs::write(dir.path().join("sales.csv"), "region,amount\nnorth,120\nsouth,75\n").unwrap();
+    let (dir, tools) = sales_csv();
     server.role("planner").reply(Reply::json(&plan_json(vec![
-        step(
-            "s1",
-            Some("read_csv"),
-            json!({"path": "sales.csv", "column": "total"}),
-            &[],
-        ),
+        read_sales_column("total"),
         step(
             "s2",
             Some("write_file"),
@@ -546,26 +551,18 @@ async fn a_checked_result_that_does_not_fit_the_task_is_revised_once() {
             &["s1"],
         ),
     ])));
-    server.role("replanner").reply(Reply::json(&plan_json(vec![
-        step(
-            "s3",
-            Some("calculator"),
-            json!({"expression": "count({{s1}})"}),
-            &["s1"],
-        ),
-        step(
-            "s4",
-            Some("write_file"),
-            json!({"path": "n.txt", "content": "{{s3}}"}),
-            &["s3"],
-        ),
-    ])));
-    server.role("synthesizer").replies(vec![
-        Reply::content("Wrote the files to n.txt."),
-        Reply::json(&json!({"done": false, "wrong": "n.txt lists the files; the task asks how many"})),
-        Reply::content("There are 2 .jpg files; n.txt says 2."),
-        Reply::json(&json!({"done": true, "wrong": ""})),
-    ]);
+    server
+        .role("replanner")
+        .reply(Reply::json(&plan_json(calculated_and_written(
+            ("s3", "s4"),
+            "count({{s1}})",
+            "n.txt",
+        ))));
+    server.role("synthesizer").replies(judged_wrong_once(
+        "Wrote the files to n.txt.",
+        "n.txt lists the files; the task asks how many",
+        "There are 2 .jpg files; n.txt says 2.",
+    ));
     let options = RunOptions {
         verify: true,
         ..options()
@@ -627,6 +624,33 @@ fn scores_with_python() -> (tempfile::TempDir, ToolRegistry) {
     let python = planexec::tools::python::Python::find(workspace, Default::default(), "python3").expect("python3");
     tools.register(std::sync::Arc::new(python)).unwrap();
     (dir, tools)
+}
+
+/// A calculator step `calc` on `expression`, which reads step s1, and a
+/// step `write` writing its result to `path`.
+fn calculated_and_written((calc, write): (&str, &str), expression: &str, path: &str) -> Vec<serde_json::Value> {
+    let result = format!("{{{{{calc}}}}}");
+    vec![
+        step(calc, Some("calculator"), json!({"expression": expression}), &["s1"]),
+        step(
+            write,
+            Some("write_file"),
+            json!({"path": path, "content": result}),
+            &[calc],
+        ),
+    ]
+}
+
+/// The synthesizer's replies for a run found wrong once: its `first`
+/// answer, the verdict that it is `wrong`, the answer after the revision,
+/// and the verdict that it is done.
+fn judged_wrong_once(first: &str, wrong: &str, second: &str) -> Vec<Reply> {
+    vec![
+        Reply::content(first),
+        Reply::json(&json!({"done": false, "wrong": wrong})),
+        Reply::content(second),
+        Reply::json(&json!({"done": true, "wrong": ""})),
+    ]
 }
 
 /// A plan of one step, `id`, writing `content` to `path`.
@@ -801,31 +825,23 @@ async fn a_step_to_redo_the_revision_still_names_stands() {
     let server = ScriptedServer::start();
     let (dir, tools) = scores_with_python();
     std::fs::write(dir.path().join("scores.txt"), "71\n94\n88\n65\n90\n").unwrap();
-    server.role("planner").reply(Reply::json(&plan_json(vec![
-        step("s1", Some("read_file"), json!({"path": "scores.txt"}), &[]),
-        step("s2", Some("calculator"), json!({"expression": "max({{s1}})"}), &["s1"]),
-        step(
-            "s3",
-            Some("write_file"),
-            json!({"path": "top.txt", "content": "{{s2}}"}),
-            &["s2"],
-        ),
-    ])));
-    server.role("replanner").reply(Reply::json(&plan_json(vec![
-        step("s4", Some("calculator"), json!({"expression": "min({{s1}})"}), &["s1"]),
-        step(
-            "s5",
-            Some("write_file"),
-            json!({"path": "top.txt", "content": "{{s4}}"}),
-            &["s4"],
-        ),
-    ])));
-    server.role("synthesizer").replies(vec![
-        Reply::content("94"),
-        Reply::json(&json!({"done": false, "wrong": "top.txt holds the highest, the task asks for the lowest"})),
-        Reply::content("65"),
-        Reply::json(&json!({"done": true, "wrong": ""})),
-    ]);
+    let read = step("s1", Some("read_file"), json!({"path": "scores.txt"}), &[]);
+    let planned = std::iter::once(read)
+        .chain(calculated_and_written(("s2", "s3"), "max({{s1}})", "top.txt"))
+        .collect();
+    server.role("planner").reply(Reply::json(&plan_json(planned)));
+    server
+        .role("replanner")
+        .reply(Reply::json(&plan_json(calculated_and_written(
+            ("s4", "s5"),
+            "min({{s1}})",
+            "top.txt",
+        ))));
+    server.role("synthesizer").replies(judged_wrong_once(
+        "94",
+        "top.txt holds the highest, the task asks for the lowest",
+        "65",
+    ));
     let task = "scores.txt holds one score per line. Write the lowest score to top.txt.";
     let report = run_checked(&server, tools, task, planexec::Mode::Ask).await;
     assert!(report.succeeded(), "{:?}", report.error);

@@ -203,10 +203,10 @@ async fn turns(
                 return Err(failure.unwrap_or_default())
             }
             Reply::Text(text) if !text.trim().is_empty() => return answer_or_echoed_error(name, text.trim(), problem),
-            Reply::Text(_) => problem = Some(told_how_to_reply(&mut history, None)),
+            Reply::Text(_) => problem = Some(told_the_reply_was_empty(&mut history)),
             Reply::Garbled(why) => {
                 let said = response.content.clone().unwrap_or_default();
-                problem = Some(told_how_to_reply(&mut history, Some((said, why))));
+                problem = Some(told_how_to_reply(&mut history, said, why));
             }
             Reply::Call(call) if !may_call => {
                 problem = Some(format!("it called `{}` when it had to answer", call.name));
@@ -239,22 +239,21 @@ async fn turns(
     ))
 }
 
-/// What the loop is told after an empty reply (`None`) or one it could not
-/// read (`said`, and `why`); returns the problem, for the loop's error.
-fn told_how_to_reply(history: &mut Vec<Message>, garbled: Option<(String, String)>) -> String {
-    match garbled {
-        None => {
-            history.push(Message::user(
-                "Your reply was empty. Call a tool, or reply with the step's result.",
-            ));
-            "the reply was empty".to_string()
-        }
-        Some((said, why)) => {
-            let how = format!("{why}. To call a tool, write only {{\"name\": \"<tool>\", \"arguments\": {{...}}}}; to finish, reply with the step's result in plain text.");
-            asked_again(history, said, &how);
-            why
-        }
-    }
+/// What the loop is told after an empty reply; returns the problem, for
+/// the loop's error.
+fn told_the_reply_was_empty(history: &mut Vec<Message>) -> String {
+    history.push(Message::user(
+        "Your reply was empty. Call a tool, or reply with the step's result.",
+    ));
+    "the reply was empty".to_string()
+}
+
+/// What the loop is told after a reply it could not read (`said`, for
+/// `why`); returns the problem, for the loop's error.
+fn told_how_to_reply(history: &mut Vec<Message>, said: String, why: String) -> String {
+    let how = format!("{why}. To call a tool, write only {{\"name\": \"<tool>\", \"arguments\": {{...}}}}; to finish, reply with the step's result in plain text.");
+    asked_again(history, said, &how);
+    why
 }
 
 /// `said`, then `question` about it, in `history`.

@@ -12,8 +12,9 @@
 //! steps. A step that wrote another file or did what cannot be undone is
 //! kept. Nothing is redone when the file was there before the run: redoing
 //! an edit in place would read its own result. A step redone runs again
-//! only if the revision writes it again: a program that appended to a file
-//! would append again, as any revised step would.
+//! only if the revision writes it again or names it (then as it was): a
+//! program that appended to a file would append again, as any revised step
+//! would.
 
 use std::collections::HashSet;
 
