@@ -14,6 +14,8 @@
 //! changed in place whose content before the run is known: the programs run
 //! where it is as it was (an edit cannot be derived again from its result).
 
+use std::path::Path;
+
 use serde_json::json;
 
 use crate::context::{ModelCalls, Setting};
@@ -113,15 +115,16 @@ pub(crate) async fn recompute(
         bytes: COPIED_BYTES,
     };
     let copy = ScratchDir::copy_of(workspace.root(), "recompute", limit).ok()?;
-    // An edit in place is derived from the file as it was.
-    if let Some(before) = before {
-        std::fs::write(copy.path().join(path), before).ok()?;
-    }
     let python = Python::find(
         std::sync::Arc::new(Workspace::new(copy.path()).ok()?),
         ShellConfig::default(),
         "python3",
     )?;
+    let sandbox = Sandbox {
+        python: &python,
+        root: copy.path(),
+        before,
+    };
     let route = Route {
         task,
         path,
@@ -133,7 +136,7 @@ pub(crate) async fn recompute(
     let mut derivations: Vec<(String, String)> = Vec::new();
     for (n, temperature) in temperatures.enumerate() {
         if known.len() <= n {
-            let fresh = derived(calls, setting, route, (&python, programs), temperature).await;
+            let fresh = derived(calls, setting, route, (&sandbox, programs), temperature).await;
             known.push(fresh);
         }
         let Some((code, out)) = known[n].clone() else {
@@ -205,14 +208,48 @@ struct Route<'a> {
     edit: bool,
 }
 
-/// One program for `path` and what it printed, run by `python` (on the
-/// copy); `None` when the model wrote none, it is one the run itself ran
-/// (`ran`), or it failed or printed nothing.
+/// Where the programs run: `python` on a copy of the workspace at `root`,
+/// where the file is put back as it was before the run (`before`; absent
+/// for a new file) ahead of each program.
+struct Sandbox<'a> {
+    python: &'a Python,
+    root: &'a Path,
+    before: Option<&'a str>,
+}
+
+impl Sandbox<'_> {
+    /// Put `path` back as it was before the run: an edit in place is
+    /// derived from the file as it was, and a new file is not there to be
+    /// read (the copy was taken after the run wrote it) or left by the
+    /// program before.
+    fn reset(&self, path: &str) -> Option<()> {
+        let full = self.root.join(path);
+        match self.before {
+            Some(before) => std::fs::write(&full, before).ok(),
+            None if full.exists() => std::fs::remove_file(&full).ok(),
+            None => Some(()),
+        }
+    }
+
+    /// What a program left in `path`, when it wrote the file: its content,
+    /// when it is not as it was before and holds something.
+    fn left_in(&self, path: &str) -> Option<String> {
+        let now = std::fs::read_to_string(self.root.join(path)).ok()?;
+        (self.before != Some(now.as_str()) && !now.trim().is_empty()).then(|| now.trim().to_string())
+    }
+}
+
+/// One program for `path` and what it computed, run by `python` on the
+/// sandbox: the file, when the program wrote it (told to print, the 1.5B
+/// model's programs wrote `slug.txt` instead, and what they printed was
+/// nothing, "Wrote slug.txt" or the count `write` returns), else what it
+/// printed. `None` when the model wrote none, it
+/// is one the run itself ran (`ran`), or it failed or computed nothing.
 async fn derived(
     calls: &ModelCalls,
     setting: &Setting,
     route: Route<'_>,
-    (python, ran): (&Python, &[String]),
+    (sandbox, ran): (&Sandbox<'_>, &[String]),
     temperature: Option<f32>,
 ) -> Option<(String, String)> {
     let code = program(calls, setting, route, temperature).await?;
@@ -222,9 +259,11 @@ async fn derived(
     if ran.iter().any(|own| one_program(own, &code)) {
         return None;
     }
-    let printed = python.call(json!({ "code": code })).await.ok()?;
+    sandbox.reset(route.path)?;
+    let printed = sandbox.python.call(json!({ "code": code })).await.ok()?;
     let printed = crate::plan::value_as_text(&printed).trim().to_string();
-    (!printed.is_empty()).then_some((code, printed))
+    let computed = sandbox.left_in(route.path).unwrap_or(printed);
+    (!computed.is_empty()).then_some((code, computed))
 }
 
 /// The program the model writes for what `path` must hold, without seeing

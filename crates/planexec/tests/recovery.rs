@@ -701,7 +701,7 @@ async fn a_new_file_is_checked_against_programs_written_from_the_task() {
         .reply(Reply::json(&one_write("s2", "winner.txt", "Noor")));
     // Told to write winner.txt, the program would overwrite the run's file
     // if it ran in the workspace; it runs on a copy.
-    let program = json!({"code": "import json\nd = json.load(open('scores.json'))\nbest = max(d, key=d.get)\nopen('winner.txt', 'w').write('x')\nprint(best)"});
+    let program = json!({"code": "import json\nd = json.load(open('scores.json'))\nbest = max(d, key=d.get)\nopen('winner.txt', 'w').write(best)\nprint(best)"});
     let another = json!({"code": "import json\nscores = json.load(open('scores.json'))\nprint(sorted(scores, key=scores.get)[-1])"});
     server.role("synthesizer").replies(vec![
         Reply::content("Ade has the most points."),
@@ -944,6 +944,40 @@ async fn programs_leave_the_verdict(second: &str) {
     assert!(
         !check.contains("program"),
         "no program is shown to the checker: {check}"
+    );
+}
+
+/// A program that writes the file instead of printing it (the 1.5B
+/// model's did, told only to print) has computed what is in the file it
+/// left on the copy; two that did so alike refute the run's file. The run's
+/// new file is not on the copy for them to read and agree with.
+#[tokio::test]
+async fn a_program_that_writes_the_file_instead_of_printing_it_is_read_from_its_copy() {
+    let server = ScriptedServer::start();
+    let (dir, tools) = scores_with_python();
+    server
+        .role("planner")
+        .reply(Reply::json(&one_write("s1", "winner.txt", "Ade")));
+    server
+        .role("replanner")
+        .reply(Reply::json(&one_write("s2", "winner.txt", "Noor")));
+    let read_back = "import os\nprint(open('winner.txt').read() if os.path.exists('winner.txt') else '')";
+    let writes = "import json\nd = json.load(open('scores.json'))\nopen('winner.txt', 'w').write(max(d, key=d.get))";
+    let reports = "import json\nd = json.load(open('scores.json'))\nopen('winner.txt', 'w').write(sorted(d, key=d.get)[-1] + '\\n')\nprint('Wrote winner.txt')";
+    server.role("synthesizer").replies(vec![
+        Reply::content("Ade has the most points."),
+        Reply::json(&json!({ "code": read_back })),
+        Reply::json(&json!({ "code": writes })),
+        Reply::json(&json!({ "code": reports })),
+        Reply::content("Noor has the most points."),
+    ]);
+    let report = run_top_scorer(&server, tools).await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    assert_eq!(std::fs::read_to_string(dir.path().join("winner.txt")).unwrap(), "Noor");
+    let replan = server.requests_from("replanner")[0].prompt_text();
+    assert!(
+        replan.contains("two programs written from the task alone each computed that winner.txt must hold:\nNoor"),
+        "{replan}"
     );
 }
 
