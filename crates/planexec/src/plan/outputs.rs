@@ -93,6 +93,24 @@ pub fn outputs_named_in(task: &str, is_file: &dyn Fn(&str) -> bool) -> Vec<Strin
     outputs
 }
 
+/// The file `task` ends by putting something in, whatever its verb: its
+/// last path, when it stands right after "to", "in", "into", "as", … ("I
+/// need that tag, with its v, in newest_tag.txt"; "the month's name goes in
+/// best_month.txt"). An input can stand there too ("how many lines are in
+/// log.txt?"): only the workspace tells them apart ([`new_outputs`]).
+fn last_destination(task: &str) -> Option<String> {
+    let mut last = None;
+    let mut previous = "";
+    for word in task.split_whitespace().filter(|w| !w.contains("://")) {
+        if let Some(path) = as_path(word) {
+            last = BEFORE_OUTPUT.contains(&previous).then(|| path.to_string());
+        }
+        let bare = word.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
+        previous = BEFORE_OUTPUT.iter().find(|w| **w == bare).copied().unwrap_or("");
+    }
+    last
+}
+
 /// Every file path `task` names, wherever it stands (`a.txt`,
 /// `out/report.md`), in order, once each; not a URL.
 pub fn paths_named_by(task: &str) -> Vec<String> {
@@ -117,14 +135,15 @@ pub(super) fn mentions(value: &Value, path: &str) -> bool {
     }
 }
 
-/// An error for each file `task` says to write that no step of `plan` names
-/// in its arguments (an agent step may write anything, so a plan with one
-/// passes). A refusal or a plan of questions has nothing to check.
-pub fn unwritten_outputs(plan: &Plan, task: &str) -> Vec<PlanError> {
+/// An error for each file `task` says to write ([`outputs_named_by`], and
+/// the [`new_outputs`] in the workspace of `tools`) that no step of `plan`
+/// names in its arguments (an agent step may write anything, so a plan with
+/// one passes). A refusal or a plan of questions has nothing to check.
+pub fn unwritten_outputs(plan: &Plan, task: &str, tools: &crate::tools::ToolRegistry) -> Vec<PlanError> {
     if plan.steps.is_empty() || plan.steps.iter().any(|s| s.agent.is_some()) {
         return Vec::new();
     }
-    outputs_named_by(task)
+    joined(outputs_named_by(task), new_outputs(task, tools))
         .into_iter()
         .filter(|path| !plan.steps.iter().any(|s| s.args.values().any(|v| mentions(v, path))))
         .map(|path| PlanError::OutputNotWritten { path })
@@ -132,18 +151,36 @@ pub fn unwritten_outputs(plan: &Plan, task: &str) -> Vec<PlanError> {
 }
 
 /// The files `task` says to write that are not in the workspace of `tools`
-/// now (when a run begins).
+/// now (when a run begins): the ones it names with a verb of writing
+/// ([`outputs_named_by`]), or, when it names none so, the file it ends by
+/// putting something in ([`last_destination`]): one that is not there is to
+/// be made, whatever the verb. (One the run then reads was a missing input:
+/// [`crate::run::outputs`] does not hold the run to it.)
 pub fn new_outputs(task: &str, tools: &crate::tools::ToolRegistry) -> Vec<String> {
     let Some(workspace) = tools.workspace() else {
         return Vec::new();
     };
+    let mut named = outputs_named_by(task);
+    if named.is_empty() {
+        named.extend(last_destination(task));
+    }
     // A dotfile that is not there is more likely a kind of file (`.jpg
     // files`) than one to write.
-    outputs_named_by(task)
+    named
         .into_iter()
         .filter(|path| !path.rsplit('/').next().unwrap_or(path).starts_with('.'))
         .filter(|path| workspace.resolve(path).is_ok_and(|full| !full.exists()))
         .collect()
+}
+
+/// The paths of `first`, then those of `then` not among them.
+fn joined(mut first: Vec<String>, then: Vec<String>) -> Vec<String> {
+    for path in then {
+        if !first.contains(&path) {
+            first.push(path);
+        }
+    }
+    first
 }
 
 /// The files `task` says to write that are in the workspace of `tools` now
@@ -220,7 +257,9 @@ mod tests {
         ]}))
         .unwrap();
         let task = "How many lines of log.txt contain ERROR? Write the number to errors.txt.";
-        let errors = unwritten_outputs(&plan, task);
+        let dir = tempfile::tempdir().unwrap();
+        let tools = crate::tools::builtin::registry(crate::tools::workspace::Workspace::new(dir.path()).unwrap());
+        let errors = unwritten_outputs(&plan, task, &tools);
         assert_eq!(
             errors,
             [PlanError::OutputNotWritten {
@@ -234,13 +273,46 @@ mod tests {
             serde_json::from_value(serde_json::json!({"id": "s2", "description": "save", "tool": "write_file", "args": {"path": "errors.txt", "content": "{{s1}}"}, "depends_on": ["s1"]}))
                 .unwrap(),
         );
-        assert!(unwritten_outputs(&written, task).is_empty());
+        assert!(unwritten_outputs(&written, task, &tools).is_empty());
         let refused = Plan {
             steps: Vec::new(),
             infeasible: Some("log.txt does not exist".into()),
             ..plan
         };
-        assert!(unwritten_outputs(&refused, task).is_empty());
+        assert!(unwritten_outputs(&refused, task, &tools).is_empty());
+    }
+}
+
+#[cfg(test)]
+mod destination_tests {
+    use super::*;
+
+    /// A file the task puts something in that is not there is to be
+    /// written, whatever the verb; one that is there is an input.
+    #[test]
+    fn a_file_the_task_puts_something_in_that_is_not_there_is_an_output() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("tags.txt"), "v1.2.0\nv1.10.0\n").unwrap();
+        let tools = crate::tools::builtin::registry(crate::tools::workspace::Workspace::new(dir.path()).unwrap());
+        let task =
+            "tags.txt lists our release tags. Which is the highest? I need that tag, with its v, in newest_tag.txt.";
+        assert!(outputs_named_by(task).is_empty(), "no verb of writing");
+        assert_eq!(new_outputs(task, &tools), ["newest_tag.txt"]);
+        let reads_only: Plan = serde_json::from_value(serde_json::json!({"goal": "g", "steps": [
+            {"id": "s1", "description": "read", "tool": "read_file", "args": {"path": "tags.txt"}, "depends_on": []}
+        ]}))
+        .unwrap();
+        assert_eq!(
+            unwritten_outputs(&reads_only, task, &tools),
+            [PlanError::OutputNotWritten {
+                path: "newest_tag.txt".into()
+            }]
+        );
+        let from_there = "Which tag in tags.txt is the highest? Answer in the chat.";
+        assert!(
+            new_outputs(from_there, &tools).is_empty(),
+            "tags.txt is there: an input"
+        );
     }
 }
 
