@@ -981,6 +981,54 @@ async fn a_program_that_writes_the_file_instead_of_printing_it_is_read_from_its_
     );
 }
 
+/// A file not in the form the task names (a template of digits such as
+/// YYYY-MM-DD) is not the work, whatever a check would say: the step that
+/// wrote it is redone with the form said, and a run left with it fails.
+#[tokio::test]
+async fn a_file_not_in_the_form_the_task_names_is_redone() {
+    let task = "The invoice was issued on 2026-01-19 and is due 45 days later. Save the due date in due_date.txt as YYYY-MM-DD.";
+    let server = ScriptedServer::start();
+    let (dir, tools) = workspace_tools();
+    server
+        .role("planner")
+        .reply(Reply::json(&one_write("s1", "due_date.txt", "20518")));
+    server
+        .role("replanner")
+        .reply(Reply::json(&one_write("s1", "due_date.txt", "2026-03-05")));
+    server.role("synthesizer").replies(vec![
+        Reply::content("The due date is 20518."),
+        Reply::content("The due date is 2026-03-05."),
+    ]);
+    let report = builder(&server, tools).build().run(task).await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("due_date.txt")).unwrap(),
+        "2026-03-05"
+    );
+    let replan = server.requests_from("replanner")[0].prompt_text();
+    assert!(
+        replan.contains("the task asks for the form YYYY-MM-DD, and due_date.txt holds nothing in that form: 20518"),
+        "{replan}"
+    );
+
+    let server = ScriptedServer::start();
+    let (_dir, tools) = workspace_tools();
+    server
+        .role("planner")
+        .reply(Reply::json(&one_write("s1", "due_date.txt", "20518")));
+    server
+        .role("replanner")
+        .reply(Reply::json(&one_write("s1", "due_date.txt", "20518 days")));
+    server.role("synthesizer").replies(vec![
+        Reply::content("The due date is 20518."),
+        Reply::content("The due date is 20518 days."),
+    ]);
+    let report = builder(&server, tools).build().run(task).await;
+    assert_eq!(report.status, RunStatus::Failed);
+    let error = report.error.unwrap();
+    assert!(error.contains("holds nothing in that form"), "{error}");
+}
+
 /// The run's own program written again is not a second route: it agrees
 /// with the file by construction (the 1.5B model wrote the run's wrong
 /// program again and the check passed it unasked). It is not counted, and

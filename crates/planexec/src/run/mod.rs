@@ -7,6 +7,7 @@
 //! (a role could not go on) and, in [`resume`], why a resume did not start.
 
 mod error;
+pub(crate) mod form;
 mod id;
 pub(crate) mod outputs;
 pub(crate) mod owner;

@@ -68,7 +68,7 @@ pub(crate) struct NotDone {
 
 /// Before the run is answered: what is not done of the work its task names,
 /// if anything: a file it names that is missing ([`crate::run::outputs`]),
-/// or, when the run checks its work (`verify`), a file two programs derive
+/// one not in the form the task names ([`crate::run::form`]), or, when the run checks its work (`verify`), a file two programs derive
 /// otherwise, or what the synthesizer's check of the files and the answer
 /// found wrong.
 pub(crate) async fn not_done(run: &mut Run, answer: &str) -> Result<Option<NotDone>, Exit> {
@@ -81,6 +81,14 @@ pub(crate) async fn not_done(run: &mut Run, answer: &str) -> Result<Option<NotDo
         return Ok(Some(NotDone {
             what: missing.join("; "),
             wrong_file: None,
+        }));
+    }
+    let misshapen = serde_json::to_value(crate::run::form::misshapen(run)).unwrap_or_default();
+    let misshapen = super::on_engine::kept(run, "the form the task names", misshapen).await;
+    if let Ok(Some((path, what))) = serde_json::from_value::<Option<(String, String)>>(misshapen) {
+        return Ok(Some(NotDone {
+            what,
+            wrong_file: Some(path),
         }));
     }
     if !run.ctx.setting.options.verify {
