@@ -53,10 +53,11 @@ pub(crate) async fn replan(
     completed: &[(Step, Value)],
     trigger: ReplanTrigger<'_>,
 ) -> Result<Planned, RunError> {
-    let redo: HashSet<String> = match &trigger {
-        ReplanTrigger::FoundWrong { redo, .. } => redo.iter().map(|s| s.id.clone()).collect(),
-        _ => HashSet::new(),
+    let redo_steps: &[Step] = match &trigger {
+        ReplanTrigger::FoundWrong { redo, .. } => redo,
+        _ => &[],
     };
+    let redo: HashSet<String> = redo_steps.iter().map(|s| s.id.clone()).collect();
     let (redone, completed): (Vec<_>, Vec<_>) = completed.iter().cloned().partition(|(s, _)| redo.contains(&s.id));
     let done: HashSet<String> = completed.iter().map(|(s, _)| s.id.clone()).collect();
     let mut context = format!("Task: {task}\n\nCurrent plan:\n{}\n\n", current.to_json_pretty());
@@ -117,7 +118,9 @@ pub(crate) async fn replan(
     // A made-up input is sent back once, as the planner's are (a small
     // replanner turned "a crate holds 24 bottles" into another invented file).
     let invented_sent_back = AtomicBool::new(false);
+    let unchanged_sent_back = AtomicBool::new(false);
     let accept = |revised: Plan| -> Result<(Plan, Vec<PlanError>), PlanErrors> {
+        let unchanged = redo_unchanged_once(&revised, redo_steps, &unchanged_sent_back);
         // A revision that repeats the failed step is taken as written: the
         // run's loop protection sees the repeat and stops (or falls back)
         // at once, instead of asking for the same step again and again.
@@ -145,9 +148,29 @@ pub(crate) async fn replan(
         if owes_outputs {
             missing.extend(plan::unwritten_outputs(&merged, task, &setting.tools));
         }
+        missing.extend(unchanged);
         Ok((merged, missing))
     };
     request_plan(calls, setting, recording, Role::Replanner, messages, task, &accept).await
+}
+
+/// The steps to `redo` written back unchanged in `revised` (every step of
+/// it the same call as one of them), as a finding the first time
+/// (`sent_back` then holds): the 1.5B replanner, told a file was wrong,
+/// wrote the glob and the write that made it again as they were. After
+/// that the revision is taken as written, and the run's check says again
+/// what is wrong.
+fn redo_unchanged_once(revised: &Plan, redo: &[Step], sent_back: &AtomicBool) -> Option<PlanError> {
+    let same = |a: &Step, b: &Step| {
+        (a.tool.as_ref(), a.agent.as_ref(), &a.args) == (b.tool.as_ref(), b.agent.as_ref(), &b.args)
+            && (a.tool.is_some() || a.description == b.description)
+    };
+    let unchanged = !redo.is_empty()
+        && !revised.steps.is_empty()
+        && revised.steps.iter().all(|step| redo.iter().any(|r| same(r, step)));
+    (unchanged && !sent_back.swap(true, std::sync::atomic::Ordering::Relaxed)).then(|| PlanError::RedoUnchanged {
+        steps: redo.iter().map(|s| s.id.clone()).collect(),
+    })
 }
 
 /// What the completed steps gave, for the replanner's prompt.

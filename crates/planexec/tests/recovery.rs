@@ -1029,6 +1029,39 @@ async fn a_file_not_in_the_form_the_task_names_is_redone() {
     assert!(error.contains("holds nothing in that form"), "{error}");
 }
 
+/// A revision that writes the steps to redo back unchanged would give the
+/// same wrong file: it is sent back once with that said, and the fixed one
+/// runs.
+#[tokio::test]
+async fn steps_to_redo_written_back_unchanged_are_sent_back_once() {
+    let task = "The invoice was issued on 2026-01-19 and is due 45 days later. Save the due date in due_date.txt as YYYY-MM-DD.";
+    let server = ScriptedServer::start();
+    let (dir, tools) = workspace_tools();
+    let wrong = one_write("s1", "due_date.txt", "20518");
+    server.role("planner").reply(Reply::json(&wrong));
+    server.role("replanner").replies(vec![
+        Reply::json(&wrong),
+        Reply::json(&one_write("s1", "due_date.txt", "2026-03-05")),
+    ]);
+    server.role("synthesizer").replies(vec![
+        Reply::content("The due date is 20518."),
+        Reply::content("The due date is 2026-03-05."),
+    ]);
+    let report = builder(&server, tools).build().run(task).await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("due_date.txt")).unwrap(),
+        "2026-03-05"
+    );
+    let asked = server.requests_from("replanner");
+    assert_eq!(asked.len(), 2);
+    let sent_back = asked[1].prompt_text();
+    assert!(
+        sent_back.contains("the steps to redo (s1) are written unchanged"),
+        "{sent_back}"
+    );
+}
+
 /// The run's own program written again is not a second route: it agrees
 /// with the file by construction (the 1.5B model wrote the run's wrong
 /// program again and the check passed it unasked). It is not counted, and

@@ -127,6 +127,8 @@ pub enum PlanError {
     },
     #[error("step {step} repeats the failed step {failed} unchanged (same tool, same arguments), so it would fail the same way; change its arguments, use another tool, use a reasoning step (\"tool\": null) when the work is counting, sorting, filtering or picking from a text, or leave the steps out and set \"infeasible\" to why it cannot be done")]
     RepeatsFailedStep { step: String, failed: String },
+    #[error("the steps to redo ({}) are written unchanged (same tool, same arguments), so they would give the same wrong result again: change the one that went wrong (other arguments, another tool, or a program that computes it another way)", steps.join(", "))]
+    RedoUnchanged { steps: Vec<String> },
     #[error("the task asks to write `{path}`, but no step writes it: add a last step that calls write_file with path \"{path}\" and the result as its content ({{{{sN}}}} of the step with it)")]
     OutputNotWritten { path: String },
     #[error("step {step} reads `{value}` as a file, but it is a value the task gives, not a file: use it as it is (in the calculator's expression, or in the description of a reasoning step) and drop the read")]
