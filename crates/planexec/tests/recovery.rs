@@ -95,6 +95,41 @@ async fn a_failed_read_csv_is_recovered_by_an_agent_step_without_a_replan() {
     assert!(told.contains("its columns are region, amount"), "{told}");
 }
 
+/// A recovery cut off by the step's time limit leaves the step failed with
+/// its call's error, which the replanner is shown, not only "timed out".
+#[tokio::test]
+async fn a_recovery_cut_off_by_the_step_time_fails_with_the_calls_error() {
+    let server = ScriptedServer::start();
+    let (_dir, tools) = sales_csv();
+    server.role("planner").reply(Reply::json(&plan_json(vec![
+        read_sales_column("region, amount"),
+        step(
+            "s2",
+            Some("write_file"),
+            json!({"path": "amounts.txt", "content": "{{s1}}"}),
+            &["s1"],
+        ),
+    ])));
+    server.role("agent").reply(
+        Reply::tool_call("read_csv", &json!({"path": "sales.csv", "column": "amount"}))
+            .with_delay(std::time::Duration::from_secs(3)),
+    );
+    let options = RunOptions {
+        step_timeout: std::time::Duration::from_millis(500),
+        max_replans: 0,
+        ..options()
+    };
+    let report = builder(&server, tools)
+        .options(options)
+        .build()
+        .run("Copy the amounts of sales.csv to amounts.txt.")
+        .await;
+    assert_eq!(report.status, RunStatus::Failed);
+    let s1 = report.step("s1").unwrap().error.clone().unwrap();
+    assert!(s1.contains("its columns are region, amount"), "{s1}");
+    assert!(s1.contains("did not finish within the step's time limit"), "{s1}");
+}
+
 /// A workspace with sales.csv (columns region and amount), and the built-in tools on it.
 fn sales_csv() -> (tempfile::TempDir, ToolRegistry) {
     let (dir, tools) = workspace_tools();

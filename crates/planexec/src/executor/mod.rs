@@ -110,7 +110,7 @@ async fn execute_step(ctx: &RunContext, plan: &Plan, version: u32, step: Step, d
             .await
             {
                 Ok(outcome) => outcome,
-                Err(_) => Err(format!("timed out after {:?}", ctx.setting.options.step_timeout)),
+                Err(_) => Err(timed_out(ctx.setting.options.step_timeout, &tally)),
             }
         }
     };
@@ -160,6 +160,17 @@ async fn execute_step(ctx: &RunContext, plan: &Plan, version: u32, step: Step, d
         calls: tally.calls,
         refused: tally.refused,
         worker: None,
+    }
+}
+
+/// Why a step that ran out of `time` failed. One cut off while recovering
+/// from a failed call failed with that call's error: the replanner is to
+/// see it (the 1.5B replanner, told only "timed out after 120s", wrote the
+/// program that raised a ValueError again unchanged, twice).
+fn timed_out(time: std::time::Duration, tally: &Tally) -> String {
+    match &tally.recovering_from {
+        Some(error) => format!("{error} (recovery: it did not finish within the step's time limit of {time:?})"),
+        None => format!("timed out after {time:?}"),
     }
 }
 

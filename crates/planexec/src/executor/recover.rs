@@ -101,7 +101,9 @@ pub(super) async fn recover(
         deps,
         failed: Some((tool, [args, &written])),
     };
+    tally.recovering_from = Some(error.message.clone());
     let recovered = agent_step::run_loop(ctx, plan, step, agent, tally).await;
+    tally.recovering_from = None;
     match recovered {
         Ok(output) => {
             tally.args = tally.calls.last().and_then(|c| c.args.clone());

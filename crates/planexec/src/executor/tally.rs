@@ -26,4 +26,7 @@ pub(super) struct Tally {
     pub(super) cost: f64,
     /// When an agent loop for the step began, for its time limit.
     pub(super) loop_started: Option<std::time::Instant>,
+    /// The error of the step's own call, while a recovery of it runs: what
+    /// the step failed with if the recovery is cut off by the step's time.
+    pub(super) recovering_from: Option<String>,
 }
