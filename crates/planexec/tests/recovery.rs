@@ -148,8 +148,8 @@ fn read_sales_column(column: &str) -> serde_json::Value {
 }
 
 /// A recovery that answers in words a value no result shows is told once
-/// that only the call does the step; its corrected call then does it, with
-/// no replan.
+/// that only the call does the step, and must call from then on; its
+/// corrected call then does it, with no replan.
 #[tokio::test]
 async fn a_recovery_answering_in_words_is_asked_once_for_the_call() {
     let server = ScriptedServer::start();
@@ -181,6 +181,7 @@ async fn a_recovery_answering_in_words_is_asked_once_for_the_call() {
     assert_eq!(asked.len(), 2);
     let told = asked[1].prompt_text();
     assert!(told.contains("only a call of `read_csv` that succeeds does"), "{told}");
+    assert_eq!(asked[1].body["tool_choice"], "required", "told, it must call");
 }
 
 /// A workspace with four scores in scores.txt and a planner that always

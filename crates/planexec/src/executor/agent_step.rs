@@ -143,8 +143,10 @@ async fn turns(
         let may_call = turn < profile.max_turns && !tools.is_empty();
         // The first turn acts: an agent step is one that must look before it
         // answers (a step that needs no tool is a reasoning step), and a small
-        // model otherwise answers from its guess.
-        let must_call = may_call && turn == 1;
+        // model otherwise answers from its guess. A recovery told that only a
+        // call does its step is held to calls from then on: the 1.5B model,
+        // told so, answered in words again and the step failed.
+        let must_call = may_call && (turn == 1 || told_to_call);
         let response = ask_anew(
             &ctx.calls,
             &ctx.setting,
