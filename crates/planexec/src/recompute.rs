@@ -46,6 +46,10 @@ pub(crate) enum Recomputed {
 const COPIED_BYTES: u64 = 8 * 1024 * 1024;
 const COPIED_FILES: usize = 1000;
 
+/// Most files a program is shown the beginning of, and how much of each.
+const SHOWN_INPUTS: usize = 3;
+const SHOWN_INPUT_BYTES: usize = 1200;
+
 /// The temperatures of the programs after the first (greedy) one: samples
 /// apart from it and from each other, each a tie-break of those before.
 const SAMPLE_TEMPERATURES: [f32; 2] = [0.7, 1.0];
@@ -287,8 +291,9 @@ async fn program(
         .filter(|p| edit || *p != path)
         .collect();
     let question = format!(
-        "Write a short Python 3 program (standard library only) that computes exactly what the file {path} must hold when this task is done, and prints that content and nothing else. Do not write or change any file: only print. It runs in the workspace folder and opens the task's files by their paths.\n\nTask: {task}\n\nFiles in the workspace: {}\n\nReply with only a JSON object: {{\"code\": \"<the program>\"}}.",
-        files.join(", ")
+        "Write a short Python 3 program (standard library only) that computes exactly what the file {path} must hold when this task is done, and prints that content and nothing else. Do not write or change any file: only print. It runs in the workspace folder and opens the task's files by their paths.\n\nTask: {task}\n\nFiles in the workspace: {}\n{}\nReply with only a JSON object: {{\"code\": \"<the program>\"}}.",
+        files.join(", "),
+        inputs_shown(task, path, workspace)
     );
     let mut request = verdict::request_one(Role::Synthesizer, setting.system(), question, "program", "code");
     request.max_tokens = Some(400);
@@ -296,6 +301,29 @@ async fn program(
     let reply = calls.chat(request).await.ok()?.content.unwrap_or_default();
     let code = verdict::read_one(&reply, "code")?;
     (!code.trim().is_empty()).then_some(code)
+}
+
+/// The beginning of each file `task` names that is there (not the run's
+/// new file `path`), for the program to be written to the file's real form:
+/// told only the name of a CI workflow, the 1.5B model's programs listed
+/// the folder instead of counting the job's steps.
+fn inputs_shown(task: &str, path: &str, workspace: &Workspace) -> String {
+    let mut shown = String::new();
+    for named in crate::plan::paths_named_by(task).iter().take(SHOWN_INPUTS) {
+        // The file itself is the run's work (or, edited, no longer as it was).
+        if named == path {
+            continue;
+        }
+        let Ok(text) = workspace
+            .resolve(named)
+            .and_then(|full| std::fs::read_to_string(full).map_err(|e| crate::tools::ToolError::failed(e.to_string())))
+        else {
+            continue;
+        };
+        let head = crate::text::cut_to_budget(&text, SHOWN_INPUT_BYTES);
+        shown.push_str(&format!("\nThe file {named} begins:\n{}\n", head.trim_end()));
+    }
+    shown
 }
 
 /// Whether `a` and `b` are the same content: the same lines, trailing

@@ -758,6 +758,12 @@ async fn a_new_file_is_checked_against_programs_written_from_the_task() {
         !asked[1].prompt_text().contains("Ade has"),
         "a program is written without the run's work"
     );
+    assert!(
+        asked[1]
+            .prompt_text()
+            .contains("The file scores.json begins:\n{\"Ade\": 31"),
+        "a program is shown the beginning of the task's input"
+    );
     let replan = server.requests_from("replanner")[0].prompt_text();
     assert!(
         replan.contains("two programs written from the task alone each computed that winner.txt must hold:\nNoor"),
