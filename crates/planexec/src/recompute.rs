@@ -37,6 +37,10 @@ pub(crate) enum Recomputed {
     /// Two different programs printed the same content (`printed`), and
     /// the file holds something else.
     Refuted { path: String, printed: String },
+    /// A program printed what the run's own answer says the file holds
+    /// (`printed`), and the file holds something else, which the answer
+    /// does not say.
+    Contradicted { path: String, printed: String },
     /// No two derivations agree (or a program failed): no evidence either way.
     Unsure,
 }
@@ -62,6 +66,8 @@ pub(crate) struct Made<'a> {
     pub written: &'a str,
     pub before: Option<&'a str>,
     pub programs: &'a [String],
+    /// The run's answer, which says what it did.
+    pub answer: &'a str,
 }
 
 /// The programs a run's check has written for one file so far, in the order
@@ -108,6 +114,7 @@ pub(crate) async fn recompute(
         written,
         before,
         programs,
+        answer,
     } = made;
     let entry = setting.tools.get("python")?;
     let workspace = setting.tools.workspace()?;
@@ -167,7 +174,38 @@ pub(crate) async fn recompute(
         }
         derivations.push((code, out));
     }
-    Some(Recomputed::Unsure)
+    // The run's answer is a second route to what a file of one line must
+    // hold when it names a value other than the one written: held-out-6's slug run
+    // answered `ten-tips-for-better-sleep`, a program printed that, and
+    // the file held `ten tips for better sleep`.
+    let one_line = !written.trim().contains('\n');
+    let claimed = derivations
+        .into_iter()
+        .find(|(_, out)| one_line && says(answer, out) && !says(answer, written));
+    Some(match claimed {
+        Some((_, printed)) => Recomputed::Contradicted {
+            path: path.to_string(),
+            printed,
+        },
+        None => Recomputed::Unsure,
+    })
+}
+
+/// Whether `answer` says `value`, a one-line text, as a whole: not inside a
+/// longer word or number (`4` is not in `40`).
+fn says(answer: &str, value: &str) -> bool {
+    let value = value.trim();
+    if value.is_empty() || value.contains('\n') {
+        return false;
+    }
+    let part_of_word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-');
+    answer.match_indices(value).any(|(at, _)| {
+        let before = answer[..at].chars().next_back();
+        let after = answer[at + value.len()..].chars().next();
+        let after_is_decimal =
+            after == Some('.') && answer[at + value.len() + 1..].starts_with(|c: char| c.is_ascii_digit());
+        !part_of_word(before) && !part_of_word(after) && !after_is_decimal
+    })
 }
 
 /// Whether `printed` is a report about the file at `path` rather than what
@@ -369,6 +407,17 @@ mod tests {
         assert!(same_content("backend\ndocs\n", "\nbackend  \ndocs"));
         assert!(!same_content("docs\nbackend", "backend\ndocs"));
         assert!(!same_content("Ade", "Noor"));
+    }
+
+    #[test]
+    fn an_answer_says_a_value_as_a_whole() {
+        let answer = "The slug is ten-tips-for-better-sleep, stored in slug.txt. It runs 4 steps.";
+        assert!(says(answer, "ten-tips-for-better-sleep"));
+        assert!(says(answer, "4\n"));
+        assert!(!says(answer, "ten tips for better sleep"));
+        assert!(!says(answer, "tips"), "inside a longer word");
+        assert!(!says("It holds 40 rows and 4.5 kg.", "4"));
+        assert!(!says(answer, "a\nb"), "one line only");
     }
 
     #[test]

@@ -1104,6 +1104,40 @@ async fn steps_to_redo_written_back_unchanged_are_sent_back_once() {
     );
 }
 
+/// The run's answer is a route to a file of one line too: a program that
+/// prints what the answer says, where the file holds what it does not say,
+/// has the file redone, though no second program agrees.
+#[tokio::test]
+async fn a_program_that_prints_what_the_answer_says_and_the_file_does_not_hold_refutes_it() {
+    let server = ScriptedServer::start();
+    let (dir, tools) = scores_with_python();
+    server
+        .role("planner")
+        .reply(Reply::json(&one_write("s1", "winner.txt", "Ade")));
+    server
+        .role("replanner")
+        .reply(Reply::json(&one_write("s1", "winner.txt", "Noor")));
+    let best = json!({"code": "import json\nd = json.load(open('scores.json'))\nprint(max(d, key=d.get))"});
+    server.role("synthesizer").replies(vec![
+        Reply::content("Noor has the most points; the name is in winner.txt."),
+        Reply::json(&json!({"code": "print('Li')"})),
+        Reply::json(&best),
+        Reply::json(&json!({"code": "print('nobody')"})),
+        Reply::content("Noor has the most points."),
+    ]);
+    let report = run_top_scorer(&server, tools).await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    assert_eq!(std::fs::read_to_string(dir.path().join("winner.txt")).unwrap(), "Noor");
+    let replan = server.requests_from("replanner")[0].prompt_text();
+    assert!(
+        replan.contains(
+            "the run's answer says winner.txt holds Noor, and a program written from the task alone computed that too"
+        ),
+        "{replan}"
+    );
+    assert_eq!(server.requests_from("synthesizer").len(), 5, "no verdict asked");
+}
+
 /// The run's own program written again is not a second route: it agrees
 /// with the file by construction (the 1.5B model wrote the run's wrong
 /// program again and the check passed it unasked). It is not counted, and

@@ -95,12 +95,21 @@ pub(crate) async fn not_done(run: &mut Run, answer: &str) -> Result<Option<NotDo
         return Ok(None);
     }
     let output = crate::run::outputs::one_output(run);
-    match second_derivation(run, output.as_ref()).await? {
+    match second_derivation(run, output.as_ref(), answer).await? {
         Some(Recomputed::Agrees) => return Ok(None),
         Some(Recomputed::Refuted { path, printed }) => {
             let what = format!(
                 "two programs written from the task alone each computed that {path} must hold:\n{}\nand it holds something else",
                 crate::text::cut_to_budget(&printed, 1500).trim_end()
+            );
+            return Ok(Some(NotDone {
+                what,
+                wrong_file: Some(path),
+            }));
+        }
+        Some(Recomputed::Contradicted { path, printed }) => {
+            let what = format!(
+                "the run's answer says {path} holds {printed}, and a program written from the task alone computed that too, but the file holds something else"
             );
             return Ok(Some(NotDone {
                 what,
@@ -135,6 +144,7 @@ pub(crate) async fn not_done(run: &mut Run, answer: &str) -> Result<Option<NotDo
 async fn second_derivation(
     run: &mut Run,
     output: Option<&crate::run::outputs::Output>,
+    answer: &str,
 ) -> Result<Option<Recomputed>, Exit> {
     let Some(output) = output else {
         return Ok(None);
@@ -145,6 +155,7 @@ async fn second_derivation(
         written: &output.now,
         before: output.before.as_deref(),
         programs: &programs,
+        answer,
     };
     let (calls, setting) = (&run.ctx.calls, &run.ctx.setting);
     let derive = crate::recompute::recompute(calls, setting, &run.task, made, &mut run.derivations);
