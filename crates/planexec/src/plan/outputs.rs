@@ -287,8 +287,8 @@ mod tests {
 mod destination_tests {
     use super::*;
 
-    /// A file the task puts something in that is not there is to be
-    /// written, whatever the verb; one that is there is an input.
+    /// The file a task ends by putting something in, when it is not there,
+    /// is to be written, whatever the verb; one that is there is an input.
     #[test]
     fn a_file_the_task_puts_something_in_that_is_not_there_is_an_output() {
         let dir = tempfile::tempdir().unwrap();
@@ -313,6 +313,11 @@ mod destination_tests {
             new_outputs(from_there, &tools).is_empty(),
             "tags.txt is there: an input"
         );
+        // Only the last file named, and only when no file is named with a verb of writing.
+        let inputs_first = "Report the total of the numbers in a.txt, b.txt or c.txt.";
+        assert!(new_outputs(inputs_first, &tools).is_empty());
+        let written = "Add the numbers in a.txt and b.txt and write the sum to sum.txt.";
+        assert_eq!(new_outputs(written, &tools), ["sum.txt"]);
     }
 }
 
