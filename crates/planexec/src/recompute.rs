@@ -175,9 +175,9 @@ pub(crate) async fn recompute(
         derivations.push((code, out));
     }
     // The run's answer is a second route to what a file of one line must
-    // hold when it names a value other than the one written: held-out-6's slug run
-    // answered `ten-tips-for-better-sleep`, a program printed that, and
-    // the file held `ten tips for better sleep`.
+    // hold when it names a value other than the one written: held-out-6's
+    // slug run answered `ten-tips-for-better-sleep`, a program printed
+    // that, and the file held `ten tips for better sleep`.
     let one_line = !written.trim().contains('\n');
     let claimed = derivations
         .into_iter()
@@ -285,8 +285,8 @@ impl Sandbox<'_> {
 /// sandbox: the file, when the program wrote it (told to print, the 1.5B
 /// model's programs wrote `slug.txt` instead, and what they printed was
 /// nothing, "Wrote slug.txt" or the count `write` returns), else what it
-/// printed. `None` when the model wrote none, it
-/// is one the run itself ran (`ran`), or it failed or computed nothing.
+/// printed. `None` when the model wrote none, it is one the run itself ran
+/// (`ran`), or it failed or computed nothing.
 async fn derived(
     calls: &ModelCalls,
     setting: &Setting,
