@@ -1,0 +1,2 @@
+import sqlite3
+sqlite3.connect('dev.db').executescript(open('seed.sql').read())
