@@ -715,6 +715,22 @@ async fn run_top_scorer(server: &ScriptedServer, tools: ToolRegistry) -> RunRepo
     run_checked(server, tools, task, planexec::Mode::Auto).await
 }
 
+/// The top-scorer run's plans: the first writes Ade to winner.txt, and
+/// the revision (its step `revised`) writes Noor.
+fn ade_then_noor(server: &ScriptedServer, revised: &str) {
+    server
+        .role("planner")
+        .reply(Reply::json(&one_write("s1", "winner.txt", "Ade")));
+    server
+        .role("replanner")
+        .reply(Reply::json(&one_write(revised, "winner.txt", "Noor")));
+}
+
+/// A program that prints the top scorer of scores.json (Noor).
+fn top_scorer_program() -> serde_json::Value {
+    json!({"code": "import json\nd = json.load(open('scores.json'))\nprint(max(d, key=d.get))"})
+}
+
 /// The edit in place the check is shown and derives.
 const UPPER_CASE_NAMES: &str = "Write the lines of names.txt in upper case back to names.txt.";
 
@@ -729,12 +745,7 @@ const UPPER_CASE_NAMES: &str = "Write the lines of names.txt in upper case back 
 async fn a_new_file_is_checked_against_programs_written_from_the_task() {
     let server = ScriptedServer::start();
     let (dir, tools) = scores_with_python();
-    server
-        .role("planner")
-        .reply(Reply::json(&one_write("s1", "winner.txt", "Ade")));
-    server
-        .role("replanner")
-        .reply(Reply::json(&one_write("s2", "winner.txt", "Noor")));
+    ade_then_noor(&server, "s2");
     // Told to write winner.txt, the program would overwrite the run's file
     // if it ran in the workspace; it runs on a copy.
     let program = json!({"code": "import json\nd = json.load(open('scores.json'))\nbest = max(d, key=d.get)\nopen('winner.txt', 'w').write(best)\nprint(best)"});
@@ -778,17 +789,11 @@ async fn a_new_file_is_checked_against_programs_written_from_the_task() {
 async fn a_third_program_breaks_a_tie_between_two() {
     let server = ScriptedServer::start();
     let (_dir, tools) = scores_with_python();
-    server
-        .role("planner")
-        .reply(Reply::json(&one_write("s1", "winner.txt", "Ade")));
-    server
-        .role("replanner")
-        .reply(Reply::json(&one_write("s2", "winner.txt", "Noor")));
-    let best = json!({"code": "import json\nd = json.load(open('scores.json'))\nprint(max(d, key=d.get))"});
+    ade_then_noor(&server, "s2");
     server.role("synthesizer").replies(vec![
         Reply::content("Ade has the most points."),
         Reply::json(&json!({"code": "print('Li')"})),
-        Reply::json(&best),
+        Reply::json(&top_scorer_program()),
         Reply::json(&json!({"code": "print('Noor')"})),
         Reply::content("Noor has the most points."),
     ]);
@@ -997,12 +1002,7 @@ async fn programs_leave_the_verdict(second: &str) {
 async fn a_program_that_writes_the_file_instead_of_printing_it_is_read_from_its_copy() {
     let server = ScriptedServer::start();
     let (dir, tools) = scores_with_python();
-    server
-        .role("planner")
-        .reply(Reply::json(&one_write("s1", "winner.txt", "Ade")));
-    server
-        .role("replanner")
-        .reply(Reply::json(&one_write("s2", "winner.txt", "Noor")));
+    ade_then_noor(&server, "s2");
     let read_back = "import os\nprint(open('winner.txt').read() if os.path.exists('winner.txt') else '')";
     let writes = "import json\nd = json.load(open('scores.json'))\nopen('winner.txt', 'w').write(max(d, key=d.get))";
     let reports = "import json\nd = json.load(open('scores.json'))\nopen('winner.txt', 'w').write(sorted(d, key=d.get)[-1] + '\\n')\nprint('Wrote winner.txt')";
@@ -1111,17 +1111,11 @@ async fn steps_to_redo_written_back_unchanged_are_sent_back_once() {
 async fn a_program_that_prints_what_the_answer_says_and_the_file_does_not_hold_refutes_it() {
     let server = ScriptedServer::start();
     let (dir, tools) = scores_with_python();
-    server
-        .role("planner")
-        .reply(Reply::json(&one_write("s1", "winner.txt", "Ade")));
-    server
-        .role("replanner")
-        .reply(Reply::json(&one_write("s1", "winner.txt", "Noor")));
-    let best = json!({"code": "import json\nd = json.load(open('scores.json'))\nprint(max(d, key=d.get))"});
+    ade_then_noor(&server, "s1");
     server.role("synthesizer").replies(vec![
         Reply::content("Noor has the most points; the name is in winner.txt."),
         Reply::json(&json!({"code": "print('Li')"})),
-        Reply::json(&best),
+        Reply::json(&top_scorer_program()),
         Reply::json(&json!({"code": "print('nobody')"})),
         Reply::content("Noor has the most points."),
     ]);
