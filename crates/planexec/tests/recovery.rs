@@ -130,6 +130,48 @@ async fn a_recovery_cut_off_by_the_step_time_fails_with_the_calls_error() {
     assert!(s1.contains("did not finish within the step's time limit"), "{s1}");
 }
 
+/// A revision that drops a failed step and does its work no other way
+/// leaves the work undone: the run does not say `succeeded` (the 1.5B
+/// replanner kept only the reads of a version bump whose program failed).
+#[tokio::test]
+async fn a_revision_that_drops_the_failed_step_does_not_end_in_success() {
+    let server = ScriptedServer::start();
+    let (_dir, tools) = sales_csv();
+    let read = step("s1", Some("read_file"), json!({"path": "sales.csv"}), &[]);
+    server.role("planner").reply(Reply::json(&plan_json(vec![
+        read.clone(),
+        step(
+            "s2",
+            Some("replace_in_file"),
+            json!({"path": "sales.csv", "old": "north,999", "new": "north,121"}),
+            &["s1"],
+        ),
+    ])));
+    server.role("replanner").replies(vec![
+        Reply::json(&plan_json(vec![read.clone()])),
+        Reply::json(&plan_json(vec![read])),
+    ]);
+    server.role("synthesizer").replies(vec![
+        Reply::content("North now sells 121."),
+        Reply::content("North now sells 121."),
+    ]);
+    let options = RunOptions {
+        recover: planexec::Recover::Replan,
+        ..options()
+    };
+    let report = builder(&server, tools)
+        .options(options)
+        .build()
+        .run("Raise north's amount in sales.csv by one.")
+        .await;
+    assert_eq!(report.status, RunStatus::Failed);
+    let error = report.error.unwrap();
+    assert!(
+        error.contains("step s2 failed") && error.contains("the plan was revised without it"),
+        "{error}"
+    );
+}
+
 /// A workspace with sales.csv (columns region and amount), and the built-in tools on it.
 fn sales_csv() -> (tempfile::TempDir, ToolRegistry) {
     let (dir, tools) = workspace_tools();

@@ -176,7 +176,11 @@ async fn second_derivation(
 /// by 1.609344 for "1 mile = 1.609344 km" where the run had divided), and a
 /// refutation is evidence, not the answer.
 async fn revised_for_outputs(run: &mut Run, answer: &str) -> Result<bool, Exit> {
-    let Some(missing) = not_done(run, answer).await? else {
+    let missing = match abandoned(run) {
+        Some(what) => Some(NotDone { what, wrong_file: None }),
+        None => not_done(run, answer).await?,
+    };
+    let Some(missing) = missing else {
         return Ok(false);
     };
     if run.revised_for_outputs || !run.may_replan() || run.fell_back() {
@@ -207,6 +211,24 @@ async fn revised_for_outputs(run: &mut Run, answer: &str) -> Result<bool, Exit> 
         run.done.remove(&step.id);
     }
     Ok(true)
+}
+
+/// What a plan left undone when the last step that failed had no step run
+/// after it: the revision dropped the failed work instead of doing it
+/// another way. On held-out-7 the 1.5B replanner, after a version bump's
+/// program failed, kept only the two reads; the run ended with the file as
+/// it was, an answer saying the new version, and `succeeded`.
+fn abandoned(run: &Run) -> Option<String> {
+    let last_failed = run.records.iter().rposition(|r| r.status == StepStatus::Failed)?;
+    let failed = &run.records[last_failed];
+    let since = run.records[last_failed + 1..].iter().any(StepResult::succeeded);
+    (!since && !run.done.contains_key(&failed.id)).then(|| {
+        format!(
+            "step {} failed ({}) and the plan was revised without it: no step since did its work",
+            failed.id,
+            crate::text::one_line(failed.error.as_deref().unwrap_or("no error given"), 200)
+        )
+    })
 }
 
 /// Run the steps of the plan in force that are not done yet.
