@@ -352,9 +352,10 @@ fn inputs_shown(task: &str, path: &str, workspace: &Workspace) -> String {
         if named == path {
             continue;
         }
-        let Ok(text) = workspace
+        let Some(text) = workspace
             .resolve(named)
-            .and_then(|full| std::fs::read_to_string(full).map_err(|e| crate::tools::ToolError::failed(e.to_string())))
+            .ok()
+            .and_then(|full| std::fs::read_to_string(full).ok())
         else {
             continue;
         };

@@ -161,13 +161,16 @@ pub(crate) async fn replan(
 /// that the revision is taken as written, and the run's check says again
 /// what is wrong.
 fn redo_unchanged_once(revised: &Plan, redo: &[Step], sent_back: &AtomicBool) -> Option<PlanError> {
-    let same = |a: &Step, b: &Step| {
-        (a.tool.as_ref(), a.agent.as_ref(), &a.args) == (b.tool.as_ref(), b.agent.as_ref(), &b.args)
-            && (a.tool.is_some() || a.description == b.description)
-    };
+    // The same call as a step to redo, by the loop protection's measure
+    // (the arguments as written: neither has run in this revision).
+    let as_written = |args: &serde_json::Map<String, Value>| args.clone();
     let unchanged = !redo.is_empty()
         && !revised.steps.is_empty()
-        && revised.steps.iter().all(|step| redo.iter().any(|r| same(r, step)));
+        && revised.steps.iter().all(|step| {
+            redo.iter().any(|r| {
+                crate::policy::repeats_failed_step(r, &r.args, std::slice::from_ref(step), &as_written).is_some()
+            })
+        });
     (unchanged && !sent_back.swap(true, std::sync::atomic::Ordering::Relaxed)).then(|| PlanError::RedoUnchanged {
         steps: redo.iter().map(|s| s.id.clone()).collect(),
     })

@@ -88,9 +88,16 @@ pub fn outputs_named_in(task: &str, is_file: &dyn Fn(&str) -> bool) -> Vec<Strin
         if (word.ends_with('.') && path.is_none()) || word.ends_with(['?', '!', ';']) {
             verb_seen = false;
         }
-        previous = BEFORE_OUTPUT.iter().find(|w| **w == bare).copied().unwrap_or("");
+        previous = before_output(word);
     }
     outputs
+}
+
+/// `word` when it is one of the words that may stand before an output file
+/// ([`BEFORE_OUTPUT`]), case and punctuation aside; `""` otherwise.
+fn before_output(word: &str) -> &'static str {
+    let bare = word.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
+    BEFORE_OUTPUT.iter().find(|w| **w == bare).copied().unwrap_or("")
 }
 
 /// The file `task` ends by putting something in, whatever its verb: its
@@ -105,8 +112,7 @@ fn last_destination(task: &str) -> Option<String> {
         if let Some(path) = as_path(word) {
             last = BEFORE_OUTPUT.contains(&previous).then(|| path.to_string());
         }
-        let bare = word.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
-        previous = BEFORE_OUTPUT.iter().find(|w| **w == bare).copied().unwrap_or("");
+        previous = before_output(word);
     }
     last
 }
