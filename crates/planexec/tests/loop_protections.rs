@@ -244,10 +244,11 @@ async fn react_does_not_run_a_repeated_call_again() {
     );
 }
 
-/// A recovery that makes the failed call again, with the same arguments, is
-/// told so once, and stops the second time: the same call fails the same
-/// way, and each turn is seconds on a local model (it is asked again with
-/// some temperature first).
+/// A recovery that makes the failed call again, with the same arguments,
+/// starts anew once, shown the error without the failed arguments (a small
+/// model copies what it is shown), and stops the second time: the same
+/// call fails the same way, and each turn is seconds on a local model (it
+/// is asked again with some temperature first).
 #[tokio::test]
 async fn a_recovery_that_repeats_the_failed_call_stops_at_once() {
     let model = Arc::new(ScriptedModel::new());
@@ -267,8 +268,14 @@ async fn a_recovery_that_repeats_the_failed_call_stops_at_once() {
         "{error}"
     );
     let asked = model.requests_from(Role::Agent);
-    assert_eq!(asked.len(), 6, "two turns, each asked again twice");
-    let told = serde_json::to_string(&asked[5].messages).unwrap();
-    assert!(told.contains("that is the call that failed"), "{told}");
+    assert_eq!(asked.len(), 4, "one turn, then one started anew and asked again twice");
+    let first = serde_json::to_string(&asked[0].messages).unwrap();
+    let anew = serde_json::to_string(&asked[1].messages).unwrap();
+    assert!(
+        first.contains(r#"called `read_file` with {\"path\":\"c.txt\"}"#),
+        "{first}"
+    );
+    assert!(!anew.contains(r#"{\"path\":\"c.txt\"}"#), "{anew}");
+    assert!(anew.contains("written anew from the step"), "{anew}");
     assert!(report.step("s1").unwrap().calls.is_empty(), "the repeat never ran");
 }

@@ -53,6 +53,11 @@ pub(super) struct AgentLoop<'a> {
     pub deps: &'a DependencyOutputs,
     /// The call that failed, which a recovery must not make again.
     pub failed: FailedCall<'a>,
+    /// What a recovery that writes the failed call again is shown instead of
+    /// its opening, once: the step and the error without the failed
+    /// arguments, which a small model copies back whatever it is told
+    /// (the 1.5B model wrote a failing program six times, resampled too).
+    pub anew: Option<Vec<Message>>,
 }
 
 /// The run's tools that `profile` may call.
@@ -87,6 +92,7 @@ pub(super) async fn run(
         finish: Finish::Answer,
         deps,
         failed: None,
+        anew: None,
     };
     run_loop(ctx, plan, step, agent, tally).await
 }
@@ -134,6 +140,7 @@ async fn turns(
         finish,
         deps,
         failed,
+        mut anew,
     } = agent;
     let profile = &profile;
     let name = profile.name.as_str();
@@ -147,19 +154,16 @@ async fn turns(
         // call does its step is held to calls from then on: the 1.5B model,
         // told so, answered in words again and the step failed.
         let must_call = may_call && (turn == 1 || told_to_call);
-        let response = ask_anew(
-            &ctx.calls,
-            &ctx.setting,
-            step,
-            profile,
-            (&history, &offered_on(turn, finish, &tools), failed),
-            (may_call, must_call),
-            tally,
-        )
-        .await?;
+        // While it may start anew, the failed call written again is not
+        // asked again with temperature: that copies it too.
+        let unasked = failed.filter(|_| anew.is_none());
+        let offered = offered_on(turn, finish, &tools);
+        let shown = (history.as_slice(), offered.as_slice(), unasked);
+        let response = ask_anew(ctx, step, profile, shown, (may_call, must_call), tally).await?;
         let reply = calls::reply_of(&response);
         if makes_the_failed_call(&ctx.setting, &reply, failed) {
-            told_failed_call = told_again(&mut history, &reply, told_failed_call, name)?;
+            let told = (&mut told_to_call, &mut told_failed_call);
+            problem = Some(copied_the_failed_call(&mut history, &mut anew, &reply, told, name)?);
             continue;
         }
         let doubt = match &reply {
@@ -225,12 +229,10 @@ async fn turns(
                     deps,
                     guesses: finish == Finish::Answer,
                 };
-                let (result, error) = call_tool(ctx, step, &reach, &call, tally).await?;
-                if let Some(output) = finished_by_call(finish, tally) {
-                    return Ok(output);
+                match made_call(ctx, step, (&reach, finish), call, &mut history, tally).await? {
+                    Ok(output) => return Ok(output),
+                    Err(error) => problem = error,
                 }
-                calls::remember(&mut history, call, &with_the_step(&result, step));
-                problem = error;
             }
         }
     }
@@ -239,6 +241,24 @@ async fn turns(
         profile.max_turns,
         problem.map(|p| format!(" (last: {p})")).unwrap_or_default()
     ))
+}
+
+/// A new call, made and its result shown in `history`: the step's output
+/// when it did the step, else the call's error, if any.
+async fn made_call(
+    ctx: &RunContext,
+    step: &Step,
+    (reach, finish): (&Reach<'_>, Finish<'_>),
+    call: ToolCall,
+    history: &mut Vec<Message>,
+    tally: &mut Tally,
+) -> Result<Result<Value, Option<String>>, String> {
+    let (result, error) = call_tool(ctx, step, reach, &call, tally).await?;
+    if let Some(output) = finished_by_call(finish, tally) {
+        return Ok(Ok(output));
+    }
+    calls::remember(history, call, &with_the_step(&result, step));
+    Ok(Err(error))
 }
 
 /// What the loop is told after an empty reply; returns the problem, for
@@ -299,6 +319,25 @@ fn with_the_step(result: &str, step: &Step) -> String {
     )
 }
 
+/// What a recovery that writes the failed call again is shown next: once,
+/// the opening started anew, after which it has been told (and must call);
+/// else what [`told_again`] says. Returns the problem, for the loop's error.
+fn copied_the_failed_call(
+    history: &mut Vec<Message>,
+    anew: &mut Option<Vec<Message>>,
+    reply: &Reply,
+    (told_to_call, told_failed_call): (&mut bool, &mut bool),
+    name: &str,
+) -> Result<String, String> {
+    if let Some(fresh) = anew.take() {
+        *history = fresh;
+        (*told_to_call, *told_failed_call) = (true, true);
+    } else {
+        *told_failed_call = told_again(history, reply, *told_failed_call, name)?;
+    }
+    Ok("it made the failed call again".to_string())
+}
+
 /// A recovery that writes the failed call again is told so once, as that
 /// call's result (a small model copies the arguments it was shown); the
 /// second time the loop ends: the call would only fail the same way.
@@ -340,20 +379,28 @@ pub(super) type FailedCall<'a> = Option<(&'a str, [&'a Value; 2])>;
 /// result again, and a small model decoding greedily repeats itself from
 /// the same history.
 async fn ask_anew(
-    calls: &ModelCalls,
-    setting: &Setting,
+    ctx: &RunContext,
     step: &Step,
     profile: &AgentProfile,
     (history, tools, failed): (&[Message], &[Arc<ToolEntry>], FailedCall<'_>),
     (may_call, must_call): (bool, bool),
     tally: &mut Tally,
 ) -> Result<crate::llm::ChatResponse, String> {
-    let mut response = ask(calls, step, profile, history, tools, (may_call, must_call, 0), tally).await?;
+    let mut response = ask(
+        &ctx.calls,
+        step,
+        profile,
+        history,
+        tools,
+        (may_call, must_call, 0),
+        tally,
+    )
+    .await?;
     for resample in 1..=RESAMPLES {
         let reply = calls::reply_of(&response);
         let repeats = match &reply {
             Reply::Call(call) => {
-                tally.calls.iter().any(|c| same_args(c, call)) || makes_the_failed_call(setting, &reply, failed)
+                tally.calls.iter().any(|c| same_args(c, call)) || makes_the_failed_call(&ctx.setting, &reply, failed)
             }
             _ => false,
         };
@@ -361,7 +408,7 @@ async fn ask_anew(
             break;
         }
         response = ask(
-            calls,
+            &ctx.calls,
             step,
             profile,
             history,

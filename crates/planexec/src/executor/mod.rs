@@ -295,18 +295,21 @@ async fn call_tool(
 }
 
 /// `deps` with, under the key [`FILE_NAMES`](crate::tools::FILE_NAMES), the name of the file each
-/// dependency read (`name` for a read of `name.txt`) mapped to its id, for a
-/// tool given its dependencies' results as variables (`python`): models
-/// write `name.upper()` for the text of name.txt as readily as
-/// `s1.upper()`. The tool decides which names it can bind.
+/// dependency read (`name` for a read of `name.txt`) mapped to its id and
+/// the file's extension (`["s1", "txt"]`), for a tool given its
+/// dependencies' results as variables (`python`): models write
+/// `name.upper()`, or `float(name.txt)`, for the text of name.txt as
+/// readily as `s1.upper()`. The tool decides which names it can bind.
 fn with_file_names(plan: &Plan, step: &Step, deps: &DependencyOutputs) -> DependencyOutputs {
     let names: serde_json::Map<String, Value> = step
         .depends_on
         .iter()
         .filter_map(|id| {
             let path = plan.step(id)?.args.get("path")?.as_str()?;
-            let stem = std::path::Path::new(path).file_stem()?.to_str()?;
-            Some((stem.to_string(), Value::String(id.clone())))
+            let path = std::path::Path::new(path);
+            let stem = path.file_stem()?.to_str()?;
+            let ext = path.extension().and_then(|e| e.to_str()).unwrap_or_default();
+            Some((stem.to_string(), serde_json::json!([id, ext])))
         })
         .collect();
     let mut inputs = deps.clone();

@@ -83,23 +83,18 @@ pub(super) async fn recover(
         error: error.message.clone(),
     });
     let tools = tools_of_kind(&ctx.setting, &profile, entry);
-    let opening = opening(
-        &ctx.setting,
-        plan,
-        step,
-        deps,
-        &profile.instructions,
-        (tool, args, &error.message),
-        &tools,
-    );
+    let shown = (&ctx.setting, plan, step, deps);
+    let first = opening(shown, &profile.instructions, (tool, Some(args), &error.message), &tools);
+    let anew = opening(shown, &profile.instructions, (tool, None, &error.message), &tools);
     let written = Value::Object(step.args.clone());
     let agent = AgentLoop {
         profile,
         tools,
-        opening,
+        opening: first,
         finish: Finish::CallOf(tool),
         deps,
         failed: Some((tool, [args, &written])),
+        anew: Some(anew),
     };
     tally.recovering_from = Some(error.message.clone());
     let recovered = agent_step::run_loop(ctx, plan, step, agent, tally).await;
@@ -126,29 +121,37 @@ fn tools_of_kind(setting: &Setting, profile: &crate::AgentProfile, entry: &ToolE
 /// What a recovery loop is shown first. Its system message is the one
 /// every call of the run starts with (a local model has it evaluated
 /// already); the profile's instructions, the step, the failed call and the
-/// tools it may use follow.
+/// tools it may use follow. Without the call's `args`, it is the opening
+/// of a recovery that starts anew: the error, and the call to write again
+/// from the step.
 fn opening(
-    setting: &Setting,
-    plan: &Plan,
-    step: &Step,
-    deps: &DependencyOutputs,
+    (setting, plan, step, deps): (&Setting, &Plan, &Step, &DependencyOutputs),
     instructions: &str,
-    (tool, args, error): (&str, &Value, &str),
+    (tool, args, error): (&str, Option<&Value>, &str),
     tools: &[Arc<ToolEntry>],
 ) -> Vec<Message> {
     let names: Vec<&str> = tools.iter().map(|t| t.tool.name()).collect();
     // As the plan wrote it and as it was called: a small model shown only
     // the template copies `{{s1}}` back, and the same failure with it.
     let written = Value::Object(step.args.clone());
-    let call = if &written == args {
-        format!("with {args}")
-    } else {
-        format!("with {written}, which with the results put in was {args},")
+    let (failed, fix) = match args {
+        Some(args) if &written == args => (
+            format!("The plan called `{tool}` with {args}"),
+            "with corrected arguments",
+        ),
+        Some(args) => (
+            format!("The plan called `{tool}` with {written}, which with the results put in was {args},"),
+            "with corrected arguments",
+        ),
+        None => (
+            format!("A call of `{tool}` for this step (not shown: it was written again unchanged)"),
+            "with arguments written anew from the step and the results above, not the failed ones",
+        ),
     };
     vec![
         Message::system(setting.system()),
         Message::user(format!(
-            "You are the executor, recovering one step. {}\n\n{}\nThe plan called `{tool}` {call} and it failed:\n{error}\n\nYour tools: {}. The step is done when a call of `{tool}` succeeds; its result is the step's result. Call `{tool}` now with corrected arguments, writing the values themselves where the error is in them. If the results above already show the step's result, you may instead reply with only that result, exactly as it appears there. If the step cannot be done, say why in one sentence instead of calling a tool.",
+            "You are the executor, recovering one step. {}\n\n{}\n{failed} and it failed:\n{error}\n\nYour tools: {}. The step is done when a call of `{tool}` succeeds; its result is the step's result. Call `{tool}` now {fix}, writing the values themselves where the error is in them. If the results above already show the step's result, you may instead reply with only that result, exactly as it appears there. If the step cannot be done, say why in one sentence instead of calling a tool.",
             instructions,
             step_context(setting, plan, step, deps),
             names.join(", ")

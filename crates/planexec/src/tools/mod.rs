@@ -39,5 +39,6 @@ pub use typed::TypedTool;
 /// The key, among the inputs a tool with an
 /// [`inputs_argument`](Tool::inputs_argument) is given, of a map from the
 /// name of the file a dependency read (`name` for `name.txt`) to that
-/// dependency's id; `python` binds each as a variable where it can.
+/// dependency's id and the file's extension (`["s1", "txt"]`); `python`
+/// binds each as a variable where it can.
 pub const FILE_NAMES: &str = "__file_names__";

@@ -12,8 +12,14 @@
 //! A program can do anything the user can, so the tool is an external side
 //! effect like the shell: confirmed in `ask` mode, refused in `plan` mode.
 //! It runs with the shell's time limit and output caps, in its own process
-//! group (stopped with everything it started). Its error is the last lines
-//! of the traceback, which say what to change.
+//! group (stopped with everything it started). Its error says what to
+//! change: the program's own lines the exception passed through, with
+//! their text (not the launcher's or a library's frames, which pushed them
+//! out: a `json.load` error was five frames of `json/decoder.py`), the
+//! exception, and what it means here when the launcher can tell: the text
+//! a JSON parser was given begins `apiVersion: v1` (it is no JSON), only
+//! the standard library is installed (`tomllib` reads TOML), `car.txt` is
+//! a file and no variable, the folder holds these files.
 //!
 //! A model that writes code in a plan of tool calls calls the file tools
 //! from it too (`write_file('numbered.txt', text)`, a `NameError` before),
@@ -23,7 +29,8 @@
 //! The results of the step's dependencies are variables of the program,
 //! named by their step ids (`s1` is the text s1 returned), and a result read
 //! from a file also by the file's name (`name` for `name.txt`, unless that
-//! is a builtin or taken): models write `s1.split('.')` or `name.upper()`
+//! is a builtin or taken, and `name.txt` too): models write
+//! `s1.split('.')`, `name.upper()` or `float(name.txt)`
 //! as if the plan were a notebook, and a value handed over
 //! needs no quoting, where a `{{s1}}` spliced into code breaks on the first
 //! quote in it. The program, its inputs and a repaired copy (below) reach
@@ -46,7 +53,7 @@ use super::{Effect, Tool, ToolError};
 
 /// Lines of a failed program's standard error its error keeps: a traceback's
 /// last lines name the line and the exception.
-const ERROR_LINES: usize = 6;
+const ERROR_LINES: usize = 8;
 
 /// What `python3 -c` runs: read the program, its inputs and its repaired
 /// copy from standard input, parse the program (or, when it does not
@@ -66,23 +73,32 @@ def write_file(path, content):
         f.write(str(content))
     return "wrote " + path
 scope = {"__name__": "__main__", "read_file": read_file, "write_file": write_file}
+class FileText(str):
+    # The text of a file read by a dependency, also as `name.ext`.
+    def __getattr__(self, attr):
+        if attr == self.__dict__.get("ext"):
+            return self
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
 names = given["inputs"].pop("__file_names__", {})
 scope.update(given["inputs"])
 import builtins, keyword
-for name, step in names.items():
-    if name.isidentifier() and not keyword.iskeyword(name) and not hasattr(builtins, name) and name not in scope and step in scope:
-        scope[name] = scope[step]
+for name, (step, ext) in names.items():
+    if name.isidentifier() and not keyword.iskeyword(name) and not hasattr(builtins, name) and name not in scope and isinstance(scope.get(step), str):
+        scope[name] = FileText(scope[step])
+        scope[name].ext = ext
+source = given["code"]
 try:
-    tree = ast.parse(given["code"], "<program>")
+    tree = ast.parse(source, "<program>")
 except SyntaxError:
     tree = None
     if given["fixed"]:
         try:
             tree = ast.parse(given["fixed"], "<program>")
+            source = given["fixed"]
         except SyntaxError:
             pass
     if tree is None:
-        tree = ast.parse(given["code"], "<program>")
+        tree = ast.parse(source, "<program>")
 del given
 last = tree.body[-1] if tree.body else None
 shown = None
@@ -100,8 +116,40 @@ class Written:
         return self.out.write(text)
     def __getattr__(self, name):
         return getattr(self.out, name)
+HINTS = {"toml": "tomllib reads TOML", "tomli": "tomllib reads TOML", "yaml": "there is no YAML parser: read the lines as text", "dateutil": "datetime parses dates", "requests": "urllib.request fetches URLs", "pandas": "csv reads CSV", "numpy": "statistics and math compute"}
+def hint(e):
+    import os
+    if isinstance(e, ModuleNotFoundError):
+        return "only Python's standard library is installed" + (f"; {HINTS[e.name]}" if e.name in HINTS else "")
+    if isinstance(e, json.JSONDecodeError):
+        return f"the text given to json is not JSON; it begins {e.doc[:80]!r}"
+    here = sorted(os.listdir("."))
+    if isinstance(e, NameError) and e.name:
+        files = [f for f in here if f.startswith(e.name + ".")]
+        if files:
+            return f"{files[0]} is a file, not a variable: open({files[0]!r}).read() is its text"
+    if isinstance(e, FileNotFoundError):
+        return "the workspace folder has: " + ", ".join(here[:20])
+    return None
+def explain(e):
+    import traceback
+    lines = source.splitlines()
+    said = ["Traceback (the program's lines, most recent call last):"]
+    for frame in [f for f in traceback.extract_tb(e.__traceback__) if f.filename == "<program>"][-4:]:
+        text = lines[frame.lineno - 1].strip() if frame.lineno and 0 < frame.lineno <= len(lines) else ""
+        said.append(f"  line {frame.lineno}: {text}")
+    said.append(traceback.format_exception_only(type(e), e)[-1].rstrip())
+    why = hint(e)
+    return "\n".join(said + ([f"({why})"] if why else []))
 sys.stdout = Written(sys.stdout)
-exec(compile(tree, "<program>", "exec"), scope)
+try:
+    exec(compile(tree, "<program>", "exec"), scope)
+except (SystemExit, KeyboardInterrupt):
+    raise
+except BaseException as e:
+    sys.stdout.flush()
+    print(explain(e), file=sys.stderr)
+    sys.exit(1)
 if not sys.stdout.any and shown is not None and scope.get(shown) is not None:
     print(scope[shown])
 "#;
@@ -278,14 +326,21 @@ mod tests {
     async fn a_result_read_from_a_file_is_also_named_by_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let tool = python(dir.path()).expect("python3");
-        let names = json!({"name": "s1", "sum": "s2", "class": "s1", "my-list": "s1"});
+        let names =
+            json!({"name": ["s1", "txt"], "sum": ["s2", "txt"], "class": ["s1", "txt"], "my-list": ["s1", "txt"]});
         let inputs = json!({"s1": "Ada Lovelace", "s2": "3\n4", crate::tools::FILE_NAMES: names});
         let out = tool
-            .call(json!({"code": "print(name.upper(), sum([1, 2]), s2.split())", "inputs": inputs}))
+            .call(json!({"code": "print(name.upper(), sum([1, 2]), s2.split(), name.txt == s1)", "inputs": inputs}))
             .await
             .unwrap();
-        // `sum` stays the builtin; a keyword or no identifier is not bound.
-        assert_eq!(out, json!("ADA LOVELACE 3 ['3', '4']"));
+        // `sum` stays the builtin; a keyword or no identifier is not bound;
+        // `name.txt`, as a model writes the text of name.txt, is that text.
+        assert_eq!(out, json!("ADA LOVELACE 3 ['3', '4'] True"));
+        let other = tool
+            .call(json!({"code": "print(name.csv)", "inputs": inputs}))
+            .await
+            .unwrap_err();
+        assert!(other.message.contains("no attribute 'csv'"), "{}", other.message);
     }
 
     #[tokio::test]
@@ -338,6 +393,43 @@ mod tests {
             "no-such-python"
         )
         .is_none());
+    }
+
+    #[tokio::test]
+    async fn a_failed_programs_error_shows_its_own_lines_and_what_the_exception_means() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("pod.yaml"), "kind: Pod\nspec: {}\n").unwrap();
+        std::fs::write(dir.path().join("car.txt"), "34 mpg\n").unwrap();
+        let tool = python(dir.path()).expect("python3");
+        let failed = |code: &'static str| {
+            let tool = &tool;
+            async move { tool.call(json!({ "code": code })).await.unwrap_err().message }
+        };
+        // The program's line that failed, with its text; no launcher or
+        // library frames; and what a JSON error was given.
+        let json = failed("import json\nx = 1\ndata = json.load(open('pod.yaml'))").await;
+        assert!(json.contains("line 3: data = json.load(open('pod.yaml'))"), "{json}");
+        assert!(
+            json.contains("JSONDecodeError") && json.contains("it begins 'kind: Pod"),
+            "{json}"
+        );
+        assert!(!json.contains("decoder.py") && !json.contains("<string>"), "{json}");
+        let module = failed("import toml").await;
+        assert!(
+            module.contains("standard library") && module.contains("tomllib"),
+            "{module}"
+        );
+        let name = failed("print(float(car.txt))").await;
+        assert!(name.contains("car.txt is a file, not a variable"), "{name}");
+        let missing = failed("open('cars.txt')").await;
+        assert!(
+            missing.contains("the workspace folder has: car.txt, pod.yaml"),
+            "{missing}"
+        );
+        // A line break inside a literal, escaped to run: the line shown is
+        // the one of the program that ran.
+        let shifted = failed("xs = ['a']\nprint('\n'.join(xs))\nprint(xs[3])").await;
+        assert!(shifted.contains("line 3: print(xs[3])"), "{shifted}");
     }
 
     #[tokio::test]
