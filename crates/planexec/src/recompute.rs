@@ -41,6 +41,14 @@ pub(crate) enum Recomputed {
     /// (`printed`), and the file holds something else, which the answer
     /// does not say.
     Contradicted { path: String, printed: String },
+    /// The file holds one value written with digits (`written`) that no
+    /// result of the run's tools shows, so a model wrote it from nothing
+    /// it read or computed, and a program printed another (`printed`).
+    Unfounded {
+        path: String,
+        written: String,
+        printed: String,
+    },
     /// No two derivations agree (or a program failed): no evidence either way.
     Unsure,
 }
@@ -68,6 +76,8 @@ pub(crate) struct Made<'a> {
     pub programs: &'a [String],
     /// The run's answer, which says what it did.
     pub answer: &'a str,
+    /// What the run's tools gave it ([`results_shown`]) and the task.
+    pub seen: &'a [String],
 }
 
 /// The programs a run's check has written for one file so far, in the order
@@ -115,6 +125,7 @@ pub(crate) async fn recompute(
         before,
         programs,
         answer,
+        seen,
     } = made;
     let entry = setting.tools.get("python")?;
     let workspace = setting.tools.workspace()?;
@@ -180,15 +191,50 @@ pub(crate) async fn recompute(
     // that, and the file held `ten tips for better sleep`.
     let one_line = !written.trim().contains('\n');
     let claimed = derivations
-        .into_iter()
+        .iter()
         .find(|(_, out)| one_line && says(answer, out) && !says(answer, written));
-    Some(match claimed {
-        Some((_, printed)) => Recomputed::Contradicted {
+    if let Some((_, printed)) = claimed {
+        return Some(Recomputed::Contradicted {
             path: path.to_string(),
-            printed,
+            printed: printed.clone(),
+        });
+    }
+    // A value no tool showed the run is a model's guess (the 1.5B model
+    // listed pom.xml, never read it, and wrote junit 4.12.2): a program
+    // that computed another from the inputs is the better route to it.
+    let other = derivations.into_iter().find(|(_, out)| !out.trim().contains('\n'));
+    Some(match other {
+        Some((_, printed)) if unfounded(written, seen) => Recomputed::Unfounded {
+            path: path.to_string(),
+            written: written.trim().to_string(),
+            printed: printed.trim().to_string(),
         },
-        None => Recomputed::Unsure,
+        _ => Recomputed::Unsure,
     })
+}
+
+/// Whether `written` is one value with a digit in it (a number, a version,
+/// a date) that none of the texts `seen` holds.
+fn unfounded(written: &str, seen: &[String]) -> bool {
+    let value = written.trim();
+    !value.is_empty()
+        && !value.contains('\n')
+        && value.chars().any(|c| c.is_ascii_digit())
+        && !seen.iter().any(|text| text.contains(value))
+}
+
+/// The texts of what the tools of a run gave it: the output of every call
+/// among `records` (and their inner calls) that succeeded. A reasoning or
+/// agent step's answer is a model's, not a tool's.
+pub(crate) fn results_shown(records: &[StepResult]) -> Vec<String> {
+    let mut shown = Vec::new();
+    for record in records {
+        if record.tool.is_some() && record.succeeded() {
+            shown.extend(record.output.as_ref().map(crate::refs::value_as_text));
+        }
+        shown.extend(results_shown(&record.calls));
+    }
+    shown
 }
 
 /// Whether `answer` says `value`, a one-line text, as a whole: not inside a
@@ -294,22 +340,37 @@ async fn derived(
     (sandbox, ran): (&Sandbox<'_>, &[String]),
     temperature: Option<f32>,
 ) -> Option<(String, String)> {
-    let code = program(calls, setting, route, temperature).await?;
-    // The run's own program written again agrees with the run by
-    // construction (the 1.5B model wrote the run's `line[0].isupper()` again
-    // for the lines that start with a capital A): no evidence, and not run.
-    if ran.iter().any(|own| one_program(own, &code)) {
-        return None;
+    let mut code = program(calls, setting, route, temperature, None).await?;
+    // The first program that fails is written again once, shown its error:
+    // the 1.5B model's often fail on a header row or an import, and one
+    // failure more leaves the judgement to the model's verdict.
+    for fix in [temperature.is_none(), false] {
+        // The run's own program written again agrees with the run by
+        // construction (the 1.5B model wrote the run's `line[0].isupper()`
+        // again for the lines that start with a capital A): no evidence, and
+        // not run.
+        if ran.iter().any(|own| one_program(own, &code)) {
+            return None;
+        }
+        sandbox.reset(route.path)?;
+        match sandbox.python.call(json!({ "code": code })).await {
+            Ok(printed) => {
+                let printed = crate::plan::value_as_text(&printed).trim().to_string();
+                let computed = sandbox.left_in(route.path).unwrap_or(printed);
+                return (!computed.is_empty()).then_some((code, computed));
+            }
+            Err(error) if fix => {
+                code = program(calls, setting, route, temperature, Some((&code, &error.message))).await?;
+            }
+            Err(_) => return None,
+        }
     }
-    sandbox.reset(route.path)?;
-    let printed = sandbox.python.call(json!({ "code": code })).await.ok()?;
-    let printed = crate::plan::value_as_text(&printed).trim().to_string();
-    let computed = sandbox.left_in(route.path).unwrap_or(printed);
-    (!computed.is_empty()).then_some((code, computed))
+    None
 }
 
 /// The program the model writes for what `path` must hold, without seeing
-/// what the run wrote (so it is not led by it).
+/// what the run wrote (so it is not led by it); or, given a program of its
+/// that `failed` (its code and error), that program with the error fixed.
 async fn program(
     calls: &ModelCalls,
     setting: &Setting,
@@ -320,6 +381,7 @@ async fn program(
         edit,
     }: Route<'_>,
     temperature: Option<f32>,
+    failed: Option<(&str, &str)>,
 ) -> Option<String> {
     let (entries, _) = workspace.listing(40);
     // A new file the run made is not shown: the program is not to read it.
@@ -328,8 +390,11 @@ async fn program(
         .map(|(p, _)| p.as_str())
         .filter(|p| edit || *p != path)
         .collect();
+    let fix = failed.map_or(String::new(), |(code, error)| {
+        format!("\nThis program was written for it and failed:\n{code}\n\nIts error:\n{error}\n\nWrite the program again with what the error names fixed.\n")
+    });
     let question = format!(
-        "Write a short Python 3 program (standard library only) that computes exactly what the file {path} must hold when this task is done, and prints that content and nothing else. Do not write or change any file: only print. It runs in the workspace folder and opens the task's files by their paths.\n\nTask: {task}\n\nFiles in the workspace: {}\n{}\nReply with only a JSON object: {{\"code\": \"<the program>\"}}.",
+        "Write a short Python 3 program (standard library only) that computes exactly what the file {path} must hold when this task is done, and prints that content and nothing else. Do not write or change any file: only print. It runs in the workspace folder and opens the task's files by their paths.\n\nTask: {task}\n\nFiles in the workspace: {}\n{}{fix}\nReply with only a JSON object: {{\"code\": \"<the program>\"}}.",
         files.join(", "),
         inputs_shown(task, path, workspace)
     );
@@ -419,6 +484,19 @@ mod tests {
         assert!(!says(answer, "tips"), "inside a longer word");
         assert!(!says("It holds 40 rows and 4.5 kg.", "4"));
         assert!(!says(answer, "a\nb"), "one line only");
+    }
+
+    #[test]
+    fn a_value_with_digits_no_text_seen_holds_is_unfounded() {
+        let seen = [
+            "<junit.version>5.10.2</junit.version>".to_string(),
+            "pom.xml".to_string(),
+        ];
+        assert!(unfounded("4.12.2\n", &seen));
+        assert!(!unfounded("5.10.2", &seen), "read from a result");
+        assert!(!unfounded("Noor", &seen), "no digit: a name may be put together");
+        assert!(!unfounded("1\n2", &seen), "more than one value");
+        assert!(!unfounded("", &seen));
     }
 
     #[test]

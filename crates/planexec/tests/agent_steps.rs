@@ -400,6 +400,32 @@ async fn an_answer_before_any_call_succeeded_sends_the_agent_to_look() {
     assert!(third.contains("that answer is a guess"), "{third}");
 }
 
+/// A call the loop made before and that failed is not run again: it is told
+/// the call failed already (the 1.5B model, recovering, wrote its own failed
+/// program three times over, each run to the same error).
+#[tokio::test]
+async fn a_call_that_failed_is_not_run_again() {
+    let folder = Folder::new();
+    let missing = || call("read_file", json!({"path": "reports/zzz.txt"}));
+    let (report, model) = run_agent_with(
+        &folder,
+        vec![
+            missing(),
+            // Asked again twice with temperature, and still the same call.
+            missing(),
+            missing(),
+            missing(),
+            call("read_file", json!({"path": "reports/a.txt"})),
+            ScriptedReply::text("Quarterly numbers, nothing else."),
+        ],
+    )
+    .await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    let calls = &report.step("s1").unwrap().calls;
+    assert_eq!(calls.len(), 2, "the failed read ran once: {calls:?}");
+    assert!(turn_text(&model, 4).contains("that call failed already"));
+}
+
 /// A bare number no result shows is asked about once; the answer after
 /// that stands.
 #[tokio::test]
@@ -419,6 +445,22 @@ async fn a_number_no_result_shows_is_asked_about_once() {
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
     assert_eq!(report.step("s1").unwrap().output, Some(json!("41")));
     assert!(turn_text(&model, 2).contains("42 appears in no result above"));
+
+    // A value written with digits (a version, a date) is read, not guessed.
+    let versions = Folder::new();
+    std::fs::write(versions.dir.path().join("reports/v.txt"), "junit 5.10.2").unwrap();
+    let (report, model) = run_agent_with(
+        &versions,
+        vec![
+            call("list_dir", json!({"path": "reports"})),
+            ScriptedReply::text("4.12.2"),
+            call("read_file", json!({"path": "reports/v.txt"})),
+            ScriptedReply::text("5.10.2"),
+        ],
+    )
+    .await;
+    assert_eq!(report.step("s1").unwrap().output, Some(json!("5.10.2")));
+    assert!(turn_text(&model, 2).contains("4.12.2 appears in no result above"));
 
     // Asked once and still unseen: the step fails, nothing is handed on.
     let (report, _) = run_agent_with(

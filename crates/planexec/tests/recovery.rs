@@ -345,6 +345,14 @@ async fn a_recovery_answering_a_value_it_was_shown_does_the_step() {
             assert!(!report.succeeded(), "{:?} {:?}", report.answer, report.steps);
             assert!(!server.requests_from("replanner").is_empty(), "a guess is no recovery");
             assert!(!dir.path().join("port.txt").exists());
+            // The replanner is not shown the call a recovery tried: a small
+            // one writes it back unchanged.
+            let replan = server.requests_from("replanner")[0].prompt_text();
+            assert!(
+                !replan.contains(r#""id": "s2""#) && replan.contains(r#""id": "s3""#),
+                "{replan}"
+            );
+            assert!(replan.contains("Its arguments are not shown"), "{replan}");
         }
     }
 }
@@ -1036,6 +1044,33 @@ async fn programs_leave_the_verdict(second: &str) {
     );
 }
 
+/// The first checking program, when it fails, is written again once,
+/// shown its error: the fixed one that prints what the file holds confirms
+/// the run, with no verdict asked.
+#[tokio::test]
+async fn a_failed_checking_program_is_written_again_with_its_error() {
+    let server = ScriptedServer::start();
+    let (dir, tools) = scores_with_python();
+    server
+        .role("planner")
+        .reply(Reply::json(&one_write("s1", "winner.txt", "Noor")));
+    server.role("synthesizer").replies(vec![
+        Reply::content("Noor has the most points."),
+        Reply::json(&json!({"code": "import json\nprint(json.load(open('scores.json'))['top'])"})),
+        Reply::json(&top_scorer_program()),
+    ]);
+    let report = run_top_scorer(&server, tools).await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    assert_eq!(std::fs::read_to_string(dir.path().join("winner.txt")).unwrap(), "Noor");
+    let asked = server.requests_from("synthesizer");
+    assert_eq!(asked.len(), 3, "the fixed program agreed: no verdict");
+    let fix = asked[2].prompt_text();
+    assert!(
+        fix.contains("failed") && fix.contains("KeyError: 'top'") && fix.contains("['top']"),
+        "{fix}"
+    );
+}
+
 /// A program that writes the file instead of printing it (the 1.5B
 /// model's did, told only to print) has computed what is in the file it
 /// left on the copy; two that did so alike refute the run's file. The run's
@@ -1169,6 +1204,40 @@ async fn a_program_that_prints_what_the_answer_says_and_the_file_does_not_hold_r
         replan.contains(
             "the run's answer says winner.txt holds Noor, and a program written from the task alone computed that too"
         ),
+        "{replan}"
+    );
+    assert_eq!(server.requests_from("synthesizer").len(), 5, "no verdict asked");
+}
+
+/// A value written with digits that no result of the run's tools showed it
+/// is a model's guess (the 1.5B model listed pom.xml, never read it, and
+/// wrote junit 4.12.2): one program that computed another from the inputs
+/// is enough to redo it, with no verdict asked.
+#[tokio::test]
+async fn a_value_no_tool_showed_the_run_is_redone_when_a_program_computes_another() {
+    let server = ScriptedServer::start();
+    let (dir, tools) = scores_with_python();
+    server
+        .role("planner")
+        .reply(Reply::json(&one_write("s1", "top.txt", "40")));
+    server
+        .role("replanner")
+        .reply(Reply::json(&one_write("s1", "top.txt", "44")));
+    let most = json!({"code": "import json\nprint(max(json.load(open('scores.json')).values()))"});
+    server.role("synthesizer").replies(vec![
+        Reply::content("The best score is 40."),
+        Reply::json(&most),
+        Reply::json(&json!({"code": "print(1 / 0)"})),
+        Reply::json(&json!({"code": "print(open('nothing.txt').read())"})),
+        Reply::content("The best score is 44."),
+    ]);
+    let task = "scores.json lists players and their points. What is the best score? Write it to top.txt.";
+    let report = run_checked(&server, tools, task, planexec::Mode::Auto).await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    assert_eq!(std::fs::read_to_string(dir.path().join("top.txt")).unwrap(), "44");
+    let replan = server.requests_from("replanner")[0].prompt_text();
+    assert!(
+        replan.contains("top.txt holds 40, which no result of the run's tools shows") && replan.contains("computed 44"),
         "{replan}"
     );
     assert_eq!(server.requests_from("synthesizer").len(), 5, "no verdict asked");

@@ -217,10 +217,8 @@ async fn turns(
             Reply::Call(call) if !may_call => {
                 problem = Some(format!("it called `{}` when it had to answer", call.name));
             }
-            Reply::Call(call) if tally.calls.iter().any(|c| same_call(c, &call)) => {
-                let again = calls::already_made(&call.name, "reply with the step's result");
-                calls::remember(&mut history, call, &again);
-                problem = Some("it repeated a call".to_string());
+            Reply::Call(call) if tally.calls.iter().any(|c| same_args(c, &call)) => {
+                problem = Some(told_it_was_made(&mut history, call, tally));
             }
             Reply::Call(call) => {
                 let reach = Reach {
@@ -259,6 +257,22 @@ async fn made_call(
     }
     calls::remember(history, call, &with_the_step(&result, step));
     Ok(Err(error))
+}
+
+/// What the loop is told when it makes a call it made before (`tally`), in
+/// place of running it again: the result is above, or the call failed and
+/// would fail the same way (the 1.5B model, recovering, wrote its own
+/// failed program three times over, each run to the same error). Returns
+/// the problem, for the loop's error.
+fn told_it_was_made(history: &mut Vec<Message>, call: ToolCall, tally: &Tally) -> String {
+    if tally.calls.iter().any(|c| same_call(c, &call)) {
+        let again = calls::already_made(&call.name, "reply with the step's result");
+        calls::remember(history, call, &again);
+        return "it repeated a call".to_string();
+    }
+    let again = "error: that call failed already, with these arguments; its error is above. Change what the error names, or say why the step cannot be done.";
+    calls::remember(history, call, again);
+    "it repeated a call that failed".to_string()
 }
 
 /// What the loop is told after an empty reply; returns the problem, for
@@ -688,12 +702,14 @@ fn name_of_unread_file(answer: &str, step: &Step, tally: &Tally) -> Option<Strin
     (shown && !read).then(|| name.to_string())
 }
 
-/// Whether `answer` is a bare number that neither the goal ("a crate holds
-/// 24 bottles"), the step's own text nor any result its calls got shows.
+/// Whether `answer` is a bare number, or a value written with digits
+/// (`4.12.2`, `2024-05-01`, `12:30`), that neither the goal ("a crate holds
+/// 24 bottles"), the step's own text nor any result its calls got shows
+/// (the 1.5B model listed pom.xml, never read it, and answered `4.12.2`).
 /// Steps with dependencies are not checked: their answer may come from their
 /// dependencies' results.
 fn unseen_number(answer: &str, plan: &Plan, step: &Step, tally: &Tally) -> bool {
-    if answer.parse::<f64>().is_err() || !step.depends_on.is_empty() {
+    if !(answer.parse::<f64>().is_ok() || digits_value(answer)) || !step.depends_on.is_empty() {
         return false;
     }
     let shown = |text: &str| text.contains(answer);
@@ -715,6 +731,16 @@ fn unseen_number(answer: &str, plan: &Plan, step: &Step, tally: &Tally) -> bool 
             .filter(|c| c.succeeded())
             .filter_map(|c| c.output.as_ref())
             .any(counted)
+}
+
+/// Whether `text` is one value written from a digit on, with digits and
+/// the marks versions, dates and times are written with (`4.12.2`,
+/// `2024-W16`, `12:30`): a value read or worked out, never a word.
+fn digits_value(text: &str) -> bool {
+    text.starts_with(|c: char| c.is_ascii_digit())
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '/' | '+' | '_'))
 }
 
 /// The results of an agent step's calls that succeeded, as text.

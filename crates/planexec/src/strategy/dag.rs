@@ -116,6 +116,15 @@ pub(crate) async fn not_done(run: &mut Run, answer: &str) -> Result<Option<NotDo
                 wrong_file: Some(path),
             }));
         }
+        Some(Recomputed::Unfounded { path, written, printed }) => {
+            let what = format!(
+                "{path} holds {written}, which no result of the run's tools shows (a model wrote it from nothing it read or computed), and a program written from the task alone computed {printed}"
+            );
+            return Ok(Some(NotDone {
+                what,
+                wrong_file: Some(path),
+            }));
+        }
         Some(Recomputed::Unsure) | None => {}
     }
     let produced = crate::run::outputs::produced(run, answer);
@@ -150,12 +159,15 @@ async fn second_derivation(
         return Ok(None);
     };
     let programs = crate::recompute::programs_ran(&run.records);
+    let mut seen = crate::recompute::results_shown(&run.records);
+    seen.push(run.task.clone());
     let made = crate::recompute::Made {
         path: &output.path,
         written: &output.now,
         before: output.before.as_deref(),
         programs: &programs,
         answer,
+        seen: &seen,
     };
     let (calls, setting) = (&run.ctx.calls, &run.ctx.setting);
     let derive = crate::recompute::recompute(calls, setting, &run.task, made, &mut run.derivations);
