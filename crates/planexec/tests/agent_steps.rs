@@ -411,8 +411,7 @@ async fn a_call_that_failed_is_not_run_again() {
         &folder,
         vec![
             missing(),
-            // Asked again twice with temperature, and still the same call.
-            missing(),
+            // Asked again once with temperature, and still the same call.
             missing(),
             missing(),
             call("read_file", json!({"path": "reports/a.txt"})),
@@ -423,7 +422,7 @@ async fn a_call_that_failed_is_not_run_again() {
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
     let calls = &report.step("s1").unwrap().calls;
     assert_eq!(calls.len(), 2, "the failed read ran once: {calls:?}");
-    assert!(turn_text(&model, 4).contains("that call failed already"));
+    assert!(turn_text(&model, 3).contains("that call failed already"));
 }
 
 /// A bare number no result shows is asked about once; the answer after

@@ -268,7 +268,7 @@ async fn a_recovery_that_repeats_the_failed_call_stops_at_once() {
         "{error}"
     );
     let asked = model.requests_from(Role::Agent);
-    assert_eq!(asked.len(), 4, "one turn, then one started anew and asked again twice");
+    assert_eq!(asked.len(), 3, "one turn, then one started anew and asked again once");
     let first = serde_json::to_string(&asked[0].messages).unwrap();
     let anew = serde_json::to_string(&asked[1].messages).unwrap();
     assert!(
