@@ -48,15 +48,71 @@ fn structured(
 }
 
 /// The verdict a reply holds, `(yes, why)`, or `None` when it holds none.
+/// A reply cut off by its token limit after its yes/no still holds it (the
+/// 1.5B checker's reason ran past 120 tokens, and its `false` was taken
+/// for no verdict, which says nothing against the work).
 pub(crate) fn read(reply: &str, (yes, why): Fields) -> Option<(bool, String)> {
-    let verdict: Map<String, Value> = crate::json::parse_in_text(reply)?;
+    let Some(verdict) = crate::json::parse_in_text::<Map<String, Value>>(reply) else {
+        return read_cut(reply, (yes, why));
+    };
     let answer = verdict.get(yes).and_then(Value::as_bool)?;
     let reason = verdict.get(why).and_then(Value::as_str).unwrap_or_default().trim();
     Some((answer, reason.to_string()))
+}
+
+/// The verdict of a reply cut short: an object that opens with its yes/no
+/// field, and the reason as far as it goes.
+fn read_cut(reply: &str, (yes, why): Fields) -> Option<(bool, String)> {
+    let rest = reply.trim_start().strip_prefix('{')?.trim_start();
+    let rest = rest
+        .strip_prefix(&format!("\"{yes}\""))?
+        .trim_start()
+        .strip_prefix(':')?
+        .trim_start();
+    let answer = match () {
+        _ if rest.starts_with("true") => true,
+        _ if rest.starts_with("false") => false,
+        _ => return None,
+    };
+    let reason = rest
+        .split_once(&format!("\"{why}\""))
+        .and_then(|(_, after)| after.trim_start().strip_prefix(':'))
+        .map(|r| {
+            r.trim()
+                .trim_start_matches('"')
+                .trim_end_matches(['"', '}', ' '])
+                .to_string()
+        })
+        .unwrap_or_default();
+    Some((answer, reason))
 }
 
 /// The text of `field` in a reply, or `None` when it holds none.
 pub(crate) fn read_one(reply: &str, field: &str) -> Option<String> {
     let answer: Map<String, Value> = crate::json::parse_in_text(reply)?;
     answer.get(field).and_then(Value::as_str).map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_verdict_cut_off_after_its_yes_or_no_still_holds_it() {
+        let fields = ("done", "wrong");
+        let cut = r#"{"done": false, "wrong": "The run did not produce the expected output. The task asked"#;
+        assert_eq!(
+            read(cut, fields),
+            Some((
+                false,
+                "The run did not produce the expected output. The task asked".to_string()
+            ))
+        );
+        assert_eq!(
+            read(r#"{"done": true, "wrong": ""}"#, fields),
+            Some((true, String::new()))
+        );
+        assert_eq!(read(r#"{"done": tr"#, fields), None);
+        assert_eq!(read("I think it is done", fields), None);
+    }
 }

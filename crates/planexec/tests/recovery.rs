@@ -670,6 +670,44 @@ async fn a_checked_result_that_does_not_fit_the_task_is_revised_once() {
     );
 }
 
+/// A file found wrong that the revision leaves as it was has not been
+/// redone, whatever the check after it says (on held-out-8 the 1.5B
+/// replanner wrote the same count of 0 again, and the second verdict, cut
+/// off by its token limit, was read as no finding): the run fails.
+#[tokio::test]
+async fn a_file_found_wrong_and_left_as_it_was_fails_the_run() {
+    let server = ScriptedServer::start();
+    let (_dir, tools) = workspace_tools();
+    server
+        .role("planner")
+        .reply(Reply::json(&one_write("s1", "shout.txt", "TEXT")));
+    server
+        .role("replanner")
+        .always(Reply::json(&one_write("s2", "shout.txt", "TEXT")));
+    server.role("synthesizer").replies(vec![
+        Reply::content("done"),
+        Reply::json(&json!({"done": false, "wrong": "shout.txt is not in lower case"})),
+        Reply::content("done"),
+        Reply::json(&json!({"done": true, "wrong": ""})),
+    ]);
+    let options = RunOptions {
+        verify: true,
+        ..options()
+    };
+    let report = builder(&server, tools)
+        .options(options)
+        .build()
+        .run("Write the word text in lower case to shout.txt.")
+        .await;
+    assert_eq!(report.status, RunStatus::Failed, "{:?}", report.answer);
+    let error = report.error.clone().unwrap_or_default();
+    assert!(
+        error.contains("shout.txt still holds what it held when it was found wrong")
+            && error.contains("not in lower case"),
+        "{error}"
+    );
+}
+
 /// Found wrong again after its one revision, the run fails and says why.
 #[tokio::test]
 async fn a_result_found_wrong_twice_fails_the_run() {

@@ -15,7 +15,9 @@
 //! run, and run once at the end of the fifth; `heldout-7.jsonl` is
 //! `held-out-7`, written before `held-out-6` was run, and run once at the
 //! end of the sixth; `heldout-8.jsonl` is `held-out-8`, written before
-//! `held-out-7` was reported). The table has one row per part and
+//! `held-out-7` was reported, and run once at the end of the seventh;
+//! `heldout-9.jsonl` is `held-out-9`, written before `held-out-8` was
+//! reported). The table has one row per part and
 //! strategy: pass rate, runs that said `succeeded` while their check failed,
 //! time and model calls per task, and prompt tokens per task for each role
 //! (the latency a local model pays).
@@ -30,7 +32,7 @@ use crate::strategy::Strategy;
 
 /// The suite's parts: file name and the part's name in the table. A suite
 /// needs the first two; the later held-out parts are read when present.
-pub const PARTS: [(&str, &str); 9] = [
+pub const PARTS: [(&str, &str); 10] = [
     ("tune.jsonl", "tune"),
     ("heldout.jsonl", "held-out-1"),
     ("heldout-2.jsonl", "held-out-2"),
@@ -40,9 +42,10 @@ pub const PARTS: [(&str, &str); 9] = [
     ("heldout-6.jsonl", "held-out-6"),
     ("heldout-7.jsonl", "held-out-7"),
     ("heldout-8.jsonl", "held-out-8"),
+    ("heldout-9.jsonl", "held-out-9"),
 ];
 
-/// The part names, for messages: `tune, held-out-1, …, held-out-8`.
+/// The part names, for messages: `tune, held-out-1, …, held-out-9`.
 fn part_names() -> String {
     PARTS.map(|(_, name)| name).join(", ")
 }
@@ -65,7 +68,7 @@ pub fn load_suite(dir: &Path, only: Option<&str>) -> Result<Vec<BenchTask>, Stri
         }
         if !path.is_file() {
             return Err(format!(
-                "{} is not a suite: it has no {file} (a suite folder holds tune.jsonl and heldout.jsonl, and may hold heldout-2.jsonl to heldout-8.jsonl)",
+                "{} is not a suite: it has no {file} (a suite folder holds tune.jsonl and heldout.jsonl, and may hold heldout-2.jsonl to heldout-9.jsonl)",
                 dir.display()
             ));
         }
@@ -259,7 +262,8 @@ mod tests {
                 && part("held-out-5") >= 30
                 && part("held-out-6") >= 30
                 && part("held-out-7") >= 30
-                && part("held-out-8") >= 30,
+                && part("held-out-8") >= 30
+                && part("held-out-9") >= 30,
             "{}",
             tasks.len()
         );
@@ -291,7 +295,7 @@ mod tests {
         let tune = load_suite(dir.path(), Some("tune")).unwrap();
         assert_eq!(tune[0].part.as_deref(), Some("tune"));
         assert!(load_suite(dir.path(), Some("test")).unwrap_err().contains(
-            "tune, held-out-1, held-out-2, held-out-3, held-out-4, held-out-5, held-out-6, held-out-7, held-out-8"
+            "tune, held-out-1, held-out-2, held-out-3, held-out-4, held-out-5, held-out-6, held-out-7, held-out-8, held-out-9"
         ));
     }
 }

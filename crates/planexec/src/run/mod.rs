@@ -112,6 +112,17 @@ pub(crate) struct Run {
     /// The programs the check of the run's work wrote so far
     /// ([`crate::recompute`]): a check after a revision does not ask again.
     pub derivations: crate::recompute::Derivations,
+    /// The file found wrong before the plan was revised for it, what it held
+    /// then, and the finding: a revision that leaves it so has not done
+    /// the work, whatever a later check says.
+    pub found_wrong: Option<FoundWrong>,
+}
+
+/// A file found wrong: its path, what it held, and what was wrong with it.
+pub struct FoundWrong {
+    pub path: String,
+    pub held: String,
+    pub finding: String,
 }
 
 impl Run {
@@ -147,6 +158,7 @@ impl Run {
             originals,
             reused: None,
             derivations: Default::default(),
+            found_wrong: None,
         }
     }
 

@@ -91,10 +91,13 @@ pub(crate) async fn not_done(run: &mut Run, answer: &str) -> Result<Option<NotDo
             wrong_file: Some(path),
         }));
     }
+    let output = crate::run::outputs::one_output(run);
+    if let Some(unchanged) = unchanged_since_found_wrong(run, output.as_ref()) {
+        return Ok(Some(unchanged));
+    }
     if !run.ctx.setting.options.verify {
         return Ok(None);
     }
-    let output = crate::run::outputs::one_output(run);
     match second_derivation(run, output.as_ref(), answer).await? {
         Some(Recomputed::Agrees) => return Ok(None),
         Some(Recomputed::Refuted { path, printed }) => {
@@ -145,6 +148,24 @@ pub(crate) async fn not_done(run: &mut Run, answer: &str) -> Result<Option<NotDo
         what,
         wrong_file: output.map(|o| o.path),
     }))
+}
+
+/// The file found wrong before the revision, when `output` (the one file
+/// the run wrote) still holds what it held then: the revision did not do
+/// the work, and a second look must not pass it (on held-out-8 the 1.5B
+/// replanner wrote the same count of 0 again, and the second verdict, cut
+/// off, was taken as no finding).
+fn unchanged_since_found_wrong(run: &Run, output: Option<&crate::run::outputs::Output>) -> Option<NotDone> {
+    let wrong = run.found_wrong.as_ref()?;
+    let output = output?;
+    (output.path == wrong.path && output.now == wrong.held).then(|| NotDone {
+        what: format!(
+            "{} still holds what it held when it was found wrong ({})",
+            wrong.path,
+            crate::text::one_line(&wrong.finding, 300)
+        ),
+        wrong_file: Some(wrong.path.clone()),
+    })
 }
 
 /// A second derivation of `output`, the one file the run wrote
@@ -206,6 +227,13 @@ async fn revised_for_outputs(run: &mut Run, answer: &str) -> Result<bool, Exit> 
         )));
     }
     run.revised_for_outputs = true;
+    run.found_wrong = crate::run::outputs::one_output(run)
+        .filter(|output| missing.wrong_file.as_ref() == Some(&output.path))
+        .map(|output| crate::run::FoundWrong {
+            path: output.path,
+            held: output.now,
+            finding: missing.what.clone(),
+        });
     let redo = match &missing.wrong_file {
         Some(path) => super::redo::steps_that_made(run, path),
         None => Vec::new(),
