@@ -277,5 +277,8 @@ async fn a_recovery_that_repeats_the_failed_call_stops_at_once() {
     );
     assert!(!anew.contains(r#"{\"path\":\"c.txt\"}"#), "{anew}");
     assert!(anew.contains("written anew from the step"), "{anew}");
+    // Started anew, its first turn is again the step's own tool only.
+    let offered: Vec<&str> = asked[1].tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(offered, ["read_file"]);
     assert!(report.step("s1").unwrap().calls.is_empty(), "the repeat never ran");
 }

@@ -145,6 +145,8 @@ async fn turns(
     let profile = &profile;
     let name = profile.name.as_str();
     let mut problem = None;
+    // Every opening (the first, or one started anew) is this long.
+    let opening_len = history.len();
     let (mut checked_doubt, mut told_failed_call, mut told_to_call) = (false, false, false);
     for turn in 1..=profile.max_turns {
         let may_call = turn < profile.max_turns && !tools.is_empty();
@@ -157,7 +159,7 @@ async fn turns(
         // While it may start anew, the failed call written again is not
         // asked again with temperature: that copies it too.
         let unasked = failed.filter(|_| anew.is_none());
-        let offered = offered_on(turn, finish, &tools);
+        let offered = offered_on(history.len() == opening_len, finish, &tools);
         let shown = (history.as_slice(), offered.as_slice(), unasked);
         let response = ask_anew(ctx, step, profile, shown, (may_call, must_call), tally).await?;
         let reply = calls::reply_of(&response);
@@ -309,15 +311,16 @@ fn call_asked_for(finish: Finish<'_>) -> String {
     format!("A reply in words does not do the step: only {own} that succeeds does. Make that call now, with what the error named fixed; if the step cannot be done, say why.")
 }
 
-/// The tools a turn offers. A recovery's first turn is the corrected call of
-/// the step's own tool: the error usually says what it should have been, and
-/// a small model offered every tool at once wanders off (the 0.5B model,
-/// told `Price: 12 * 2` is no expression, searched the logs for a date).
-/// Later turns may look with the others first.
-fn offered_on(turn: u32, finish: Finish<'_>, tools: &[Arc<ToolEntry>]) -> Vec<Arc<ToolEntry>> {
+/// The tools a turn offers (`first`: the first turn after an opening,
+/// the loop's or the one it started anew with). A recovery's first turn is
+/// the corrected call of the step's own tool: the error usually says what
+/// it should have been, and a small model offered every tool at once
+/// wanders off (the 0.5B model, told `Price: 12 * 2` is no expression,
+/// searched the logs for a date). Later turns may look with the others first.
+fn offered_on(first: bool, finish: Finish<'_>, tools: &[Arc<ToolEntry>]) -> Vec<Arc<ToolEntry>> {
     if let Finish::CallOf(own) = finish {
         let own: Vec<Arc<ToolEntry>> = tools.iter().filter(|t| t.tool.name() == own).cloned().collect();
-        if turn == 1 && !own.is_empty() {
+        if first && !own.is_empty() {
             return own;
         }
     }
