@@ -19,7 +19,7 @@ use std::path::Path;
 use serde_json::json;
 
 use crate::context::{ModelCalls, Setting};
-use crate::llm::Role;
+use crate::llm::{ChatRequest, Message, Role};
 use crate::policy::Permission;
 use crate::result::StepResult;
 use crate::scratch::{CopyLimit, ScratchDir};
@@ -49,8 +49,13 @@ pub(crate) enum Recomputed {
         written: String,
         printed: String,
     },
-    /// No two derivations agree (or a program failed): no evidence either way.
-    Unsure,
+    /// No two derivations agree (or a program failed): no evidence either
+    /// way. `printed`: what the first program that ran printed, another
+    /// content than the file's, for the check to weigh.
+    Unsure {
+        #[serde(default)]
+        printed: Option<String>,
+    },
 }
 
 /// Most bytes and files of a workspace copied for the programs; a bigger
@@ -202,14 +207,16 @@ pub(crate) async fn recompute(
     // A value no tool showed the run is a model's guess (the 1.5B model
     // listed pom.xml, never read it, and wrote junit 4.12.2): a program
     // that computed another from the inputs is the better route to it.
-    let other = derivations.into_iter().find(|(_, out)| !out.trim().contains('\n'));
+    let other = derivations.iter().find(|(_, out)| !out.trim().contains('\n'));
     Some(match other {
         Some((_, printed)) if unfounded(written, seen) => Recomputed::Unfounded {
             path: path.to_string(),
             written: written.trim().to_string(),
             printed: printed.trim().to_string(),
         },
-        _ => Recomputed::Unsure,
+        _ => Recomputed::Unsure {
+            printed: derivations.into_iter().next().map(|(_, out)| out),
+        },
     })
 }
 
@@ -394,16 +401,36 @@ async fn program(
         format!("\nThis program was written for it and failed:\n{code}\n\nIts error:\n{error}\n\nWrite the program again with what the error names fixed.\n")
     });
     let question = format!(
-        "Write a short Python 3 program (standard library only) that computes exactly what the file {path} must hold when this task is done, and prints that content and nothing else. Do not write or change any file: only print. It runs in the workspace folder and opens the task's files by their paths.\n\nTask: {task}\n\nFiles in the workspace: {}\n{}{fix}\nReply with only a JSON object: {{\"code\": \"<the program>\"}}.",
+        "Write a short Python 3 program (standard library only) that computes exactly what the file {path} must hold when this task is done, and prints that content and nothing else. Do not write or change any file: only print. It runs in the workspace folder and opens the task's files by their paths.\n\nTask: {task}\n\nFiles in the workspace: {}\n{}{fix}\nReply with only the program, in one ```python block, and no explanation.",
         files.join(", "),
         inputs_shown(task, path, workspace)
     );
-    let mut request = verdict::request_one(Role::Synthesizer, setting.system(), question, "program", "code");
+    // Asked as a code block, not a JSON string: in one, the 1.5B model's
+    // programs ended at their first `"` (`content.find('channel = "`), kept
+    // the object's `}` (`print(n)}`) or wrote `'\n'` as a line break; 13 of
+    // its 41 checking programs on held-out-8 did not compile.
+    let messages = vec![Message::system(setting.system()), Message::user(question)];
+    let mut request = ChatRequest::new(Role::Synthesizer, "", messages);
     request.max_tokens = Some(400);
     request.temperature = temperature;
     let reply = calls.chat(request).await.ok()?.content.unwrap_or_default();
-    let code = verdict::read_one(&reply, "code")?;
-    (!code.trim().is_empty()).then_some(code)
+    program_in(&reply).filter(|code| !code.trim().is_empty())
+}
+
+/// The program a reply holds: the body of its first fenced block (to the
+/// end of the reply when the block is cut off), the `code` of a JSON object
+/// (as a provider asked for JSON may still reply), or the reply itself.
+fn program_in(reply: &str) -> Option<String> {
+    if let Some((_, after)) = reply.split_once("```") {
+        let body = after.split_once('\n').map_or("", |(_, body)| body);
+        let code = body.split_once("```").map_or(body, |(code, _)| code);
+        return Some(code.trim_end().to_string());
+    }
+    let reply = reply.trim();
+    match reply.starts_with('{') {
+        true => verdict::read_one(reply, "code"),
+        false => Some(reply.to_string()),
+    }
 }
 
 /// The beginning of each file `task` names that is there (not the run's
@@ -497,6 +524,22 @@ mod tests {
         assert!(!unfounded("Noor", &seen), "no digit: a name may be put together");
         assert!(!unfounded("1\n2", &seen), "more than one value");
         assert!(!unfounded("", &seen));
+    }
+
+    #[test]
+    fn a_program_is_read_from_a_code_block_a_json_object_or_the_reply() {
+        let fenced = "Here it is:\n```python\nprint(open('a.toml').read().split('channel = \"')[1])\n```\nIt prints the channel.";
+        assert_eq!(
+            program_in(fenced).as_deref(),
+            Some("print(open('a.toml').read().split('channel = \"')[1])")
+        );
+        let cut = "```python\nfor line in open('a.txt'):\n    print(line)";
+        assert_eq!(
+            program_in(cut).as_deref(),
+            Some("for line in open('a.txt'):\n    print(line)")
+        );
+        assert_eq!(program_in(r#"{"code": "print(1)"}"#).as_deref(), Some("print(1)"));
+        assert_eq!(program_in("print(2)\n").as_deref(), Some("print(2)"));
     }
 
     #[test]

@@ -1,8 +1,7 @@
 //! A yes/no question to a model with its reason, asked as JSON and
 //! constrained by a schema: the check of a run's work (`synthesizer::check`)
-//! and of a step's result against its `expected` both ask one. Also a
-//! question whose answer is one text field (the program of
-//! [`crate::recompute`]).
+//! and of a step's result against its `expected` both ask one. Also the
+//! reading of one text field of a reply ([`read_one`]).
 
 use serde_json::{json, Map, Value};
 
@@ -17,12 +16,6 @@ pub(crate) type Fields = (&'static str, &'static str);
 pub(crate) fn request(role: Role, system: String, question: String, name: &str, (yes, why): Fields) -> ChatRequest {
     let properties = json!({yes: {"type": "boolean"}, why: {"type": "string"}});
     structured(role, system, question, name, properties, json!([yes, why]))
-}
-
-/// A request for `{<field>: string}` from `role`'s model.
-pub(crate) fn request_one(role: Role, system: String, question: String, name: &str, field: &str) -> ChatRequest {
-    let properties = json!({field: {"type": "string"}});
-    structured(role, system, question, name, properties, json!([field]))
 }
 
 fn structured(

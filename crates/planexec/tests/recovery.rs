@@ -1049,7 +1049,8 @@ async fn the_checker_sees_an_edit_in_place_before_and_after() {
 
 /// Programs that do not agree with each other (nor with the file) are no
 /// evidence, nor is the same program written twice: the check's verdict
-/// decides, and it is shown the task's input.
+/// decides, and it is shown the task's input and what the first program
+/// printed, to weigh against the file.
 #[tokio::test]
 async fn programs_that_disagree_leave_the_verdict_to_the_check() {
     for second in ["print(min(['Ade', 'Noor']))", "print('Li')"] {
@@ -1077,9 +1078,12 @@ async fn programs_leave_the_verdict(second: &str) {
     let check = asked[4].prompt_text();
     assert!(check.contains("The file scores.json holds:"), "{check}");
     assert!(
-        !check.contains("program"),
-        "no program is shown to the checker: {check}"
+        check.contains("A program written from the task alone") && check.contains("what the file must hold"),
+        "the first program's output is shown to the checker: {check}"
     );
+    let shown = check.split("what the file must hold").nth(1).unwrap_or_default();
+    assert!(shown.contains("\nLi\n"), "{check}");
+    assert!(!shown.contains("nobody"), "only the first program's: {check}");
 }
 
 /// The first checking program, when it fails, is written again once,

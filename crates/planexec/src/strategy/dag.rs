@@ -98,7 +98,9 @@ pub(crate) async fn not_done(run: &mut Run, answer: &str) -> Result<Option<NotDo
     if !run.ctx.setting.options.verify {
         return Ok(None);
     }
-    match second_derivation(run, output.as_ref(), answer).await? {
+    let second = second_derivation(run, output.as_ref(), answer).await?;
+    let mut produced = crate::run::outputs::produced(run, answer);
+    match second {
         Some(Recomputed::Agrees) => return Ok(None),
         Some(Recomputed::Refuted { path, printed }) => {
             let what = format!(
@@ -128,9 +130,18 @@ pub(crate) async fn not_done(run: &mut Run, answer: &str) -> Result<Option<NotDo
                 wrong_file: Some(path),
             }));
         }
-        Some(Recomputed::Unsure) | None => {}
+        // A program that computed another content is shown to the check: a
+        // judge shown only the work rarely finds it wrong (the 1.5B checker
+        // passed IPs sorted as text, when the first program had sorted them
+        // by number), and the program may be the one that is wrong.
+        Some(Recomputed::Unsure { printed: Some(printed) }) => {
+            produced.push_str(&format!(
+                "\n\nA program written from the task alone, without seeing the run's work, printed this as what the file must hold (it may be wrong too; judge which fits the task and its files):\n{}\n",
+                crate::text::cut_to_budget(&printed, 1500).trim_end()
+            ));
+        }
+        Some(Recomputed::Unsure { printed: None }) | None => {}
     }
-    let produced = crate::run::outputs::produced(run, answer);
     let verdict = Run::guard(
         &run.ctx.control,
         synthesizer::check(&run.ctx.calls, &run.ctx.setting, &run.task, &produced),
