@@ -21,7 +21,7 @@ use serde_json::json;
 use crate::context::{ModelCalls, Setting};
 use crate::llm::{ChatRequest, Message, Role};
 use crate::policy::Permission;
-use crate::result::StepResult;
+use crate::result::{tool_calls_succeeded, StepResult};
 use crate::scratch::{CopyLimit, ScratchDir};
 use crate::tools::python::Python;
 use crate::tools::shell::ShellConfig;
@@ -49,6 +49,11 @@ pub(crate) enum Recomputed {
         written: String,
         printed: String,
     },
+    /// No program printed what the file holds, and the first that ran
+    /// printed content of the file's shape (as many lines; a number where
+    /// it holds a number) that differs (`printed`): the run's route and the
+    /// program's disagree, and the run's is not confirmed.
+    Disputed { path: String, printed: String },
     /// No two derivations agree (or a program failed): no evidence either
     /// way. `printed`: what the first program that ran printed, another
     /// content than the file's, for the check to weigh.
@@ -129,8 +134,7 @@ pub(crate) async fn recompute(
         written,
         before,
         programs,
-        answer,
-        seen,
+        ..
     } = made;
     let entry = setting.tools.get("python")?;
     let workspace = setting.tools.workspace()?;
@@ -190,6 +194,19 @@ pub(crate) async fn recompute(
         }
         derivations.push((code, out));
     }
+    Some(weighed(made, derivations))
+}
+
+/// What the programs that ran (`derivations`, none printing what the file
+/// holds, no two agreeing) say of `made`.
+fn weighed(made: Made<'_>, derivations: Vec<(String, String)>) -> Recomputed {
+    let Made {
+        path,
+        written,
+        answer,
+        seen,
+        ..
+    } = made;
     // The run's answer is a second route to what a file of one line must
     // hold when it names a value other than the one written: held-out-6's
     // slug run answered `ten-tips-for-better-sleep`, a program printed
@@ -199,49 +216,54 @@ pub(crate) async fn recompute(
         .iter()
         .find(|(_, out)| one_line && says(answer, out) && !says(answer, written));
     if let Some((_, printed)) = claimed {
-        return Some(Recomputed::Contradicted {
+        return Recomputed::Contradicted {
             path: path.to_string(),
             printed: printed.clone(),
-        });
+        };
     }
     // A value no tool showed the run is a model's guess (the 1.5B model
     // listed pom.xml, never read it, and wrote junit 4.12.2): a program
     // that computed another from the inputs is the better route to it.
     let other = derivations.iter().find(|(_, out)| !out.trim().contains('\n'));
-    Some(match other {
-        Some((_, printed)) if unfounded(written, seen) => Recomputed::Unfounded {
+    if let Some((_, printed)) = other.filter(|_| unfounded(written, seen)) {
+        return Recomputed::Unfounded {
             path: path.to_string(),
             written: written.trim().to_string(),
             printed: printed.trim().to_string(),
+        };
+    }
+    // A checker model shown only the run's work passed 7 of 7 such runs on
+    // held-out-8, 5 of them wrong (a channel written as the count 1 where
+    // a program printed 1.78.0; IPs sorted as text where one sorted them as
+    // numbers): a program of the same shape that computed otherwise is not
+    // outweighed by it. One of another shape (a list where lines are
+    // asked) may be only another form, and is the check's to weigh.
+    let first = derivations.into_iter().next().map(|(_, out)| out);
+    match first {
+        Some(printed) if same_shape(&printed, written) => Recomputed::Disputed {
+            path: path.to_string(),
+            printed,
         },
-        _ => Recomputed::Unsure {
-            printed: derivations.into_iter().next().map(|(_, out)| out),
-        },
-    })
+        printed => Recomputed::Unsure { printed },
+    }
 }
 
 /// Whether `written` is one value with a digit in it (a number, a version,
-/// a date) that none of the texts `seen` holds.
+/// a date: [`crate::text::value_with_digits`]) that none of the texts
+/// `seen` holds.
 fn unfounded(written: &str, seen: &[String]) -> bool {
     let value = written.trim();
-    !value.is_empty()
-        && !value.contains('\n')
-        && value.chars().any(|c| c.is_ascii_digit())
-        && !seen.iter().any(|text| text.contains(value))
+    crate::text::value_with_digits(value) && !seen.iter().any(|text| text.contains(value))
 }
 
 /// The texts of what the tools of a run gave it: the output of every call
-/// among `records` (and their inner calls) that succeeded. A reasoning or
-/// agent step's answer is a model's, not a tool's.
+/// among `records` (and their inner calls) that succeeded.
 pub(crate) fn results_shown(records: &[StepResult]) -> Vec<String> {
-    let mut shown = Vec::new();
-    for record in records {
-        if record.tool.is_some() && record.succeeded() {
-            shown.extend(record.output.as_ref().map(crate::refs::value_as_text));
-        }
-        shown.extend(results_shown(&record.calls));
-    }
-    shown
+    tool_calls_succeeded(records)
+        .into_iter()
+        .filter_map(|call| call.output.as_ref())
+        .map(crate::refs::value_as_text)
+        .collect()
 }
 
 /// Whether `answer` says `value`, a one-line text, as a whole: not inside a
@@ -278,19 +300,12 @@ fn one_program(a: &str, b: &str) -> bool {
 /// The programs among `records` (and their inner calls) that ran and
 /// succeeded: the `code` of each `python` call.
 pub(crate) fn programs_ran(records: &[StepResult]) -> Vec<String> {
-    let mut programs = Vec::new();
-    for record in records {
-        if record.tool.as_deref() == Some("python") && record.succeeded() {
-            let code = record
-                .args
-                .as_ref()
-                .and_then(|a| a.get("code"))
-                .and_then(|c| c.as_str());
-            programs.extend(code.map(str::to_string));
-        }
-        programs.extend(programs_ran(&record.calls));
-    }
-    programs
+    tool_calls_succeeded(records)
+        .into_iter()
+        .filter(|call| call.tool.as_deref() == Some("python"))
+        .filter_map(|call| call.args.as_ref()?.get("code")?.as_str())
+        .map(str::to_string)
+        .collect()
 }
 
 /// What a program is asked for: what `path` must hold when `task` is done,
@@ -467,6 +482,16 @@ pub(crate) fn same_content(a: &str, b: &str) -> bool {
         return (x * scale).round() == (y * scale).round();
     }
     lines(a) == lines(b)
+}
+
+/// Whether `a` and `b` have one shape: both a number, or neither and as
+/// many lines.
+fn same_shape(a: &str, b: &str) -> bool {
+    match (number(a), number(b)) {
+        (Some(_), Some(_)) => true,
+        (None, None) => lines(a).len() == lines(b).len(),
+        _ => false,
+    }
 }
 
 /// `text` as one number, when it is one.

@@ -91,6 +91,20 @@ pub struct StepResult {
     pub worker: Option<String>,
 }
 
+/// The tool calls among `records` and their inner calls (an agent step's)
+/// that succeeded, depth first: what the tools gave a run. A reasoning or
+/// agent step's own answer is a model's, not a tool's, and is left out.
+pub fn tool_calls_succeeded(records: &[StepResult]) -> Vec<&StepResult> {
+    let mut calls = Vec::new();
+    for record in records {
+        if record.tool.is_some() && record.succeeded() {
+            calls.push(record);
+        }
+        calls.extend(tool_calls_succeeded(&record.calls));
+    }
+    calls
+}
+
 impl StepResult {
     /// The record of a step that did not run (or whose run was dropped).
     pub fn not_run(step: &crate::plan::Step, status: StepStatus) -> StepResult {

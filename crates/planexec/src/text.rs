@@ -14,6 +14,20 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
+/// Whether `text` (spacing at its ends aside) is one value written with a
+/// digit and the marks numbers, versions, dates and times are written with
+/// (`4.12.2`, `2024-W16`, `12:30`, `1,250`): a value read or worked out,
+/// which a model that writes it having read and computed nothing made up.
+/// The agent step's doubt of its answer and the check of a run's file
+/// ([`crate::recompute`]) hold a value to the same rule.
+pub fn value_with_digits(text: &str) -> bool {
+    let value = text.trim();
+    value.chars().any(|c| c.is_ascii_digit())
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '/' | '+' | '_' | ','))
+}
+
 /// At most `max` characters of `s`, with `…` when cut.
 pub fn truncate_chars(s: &str, max: usize) -> String {
     if s.chars().count() <= max {

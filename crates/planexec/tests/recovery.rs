@@ -1047,13 +1047,14 @@ async fn the_checker_sees_an_edit_in_place_before_and_after() {
     );
 }
 
-/// Programs that do not agree with each other (nor with the file) are no
-/// evidence, nor is the same program written twice: the check's verdict
-/// decides, and it is shown the task's input and what the first program
-/// printed, to weigh against the file.
+/// Programs that do not agree with each other (nor with the file), the
+/// first of another shape than the file (two lines where it holds one),
+/// are no evidence, nor is the same program written twice: the check's
+/// verdict decides, and it is shown the task's input and what the first
+/// program printed, to weigh against the file.
 #[tokio::test]
 async fn programs_that_disagree_leave_the_verdict_to_the_check() {
-    for second in ["print(min(['Ade', 'Noor']))", "print('Li')"] {
+    for second in ["print(min(['Ade', 'Noor']))", "print('Li', 'Ade', sep=chr(10))"] {
         programs_leave_the_verdict(second).await;
     }
 }
@@ -1066,7 +1067,7 @@ async fn programs_leave_the_verdict(second: &str) {
         .reply(Reply::json(&one_write("s1", "winner.txt", "Noor")));
     server.role("synthesizer").replies(vec![
         Reply::content("Noor has the most points."),
-        Reply::json(&json!({"code": "print('Li')"})),
+        Reply::json(&json!({"code": "print('Li', 'Ade', sep=chr(10))"})),
         Reply::json(&json!({ "code": second })),
         Reply::json(&json!({"code": "print('nobody')"})),
         Reply::json(&json!({"done": true, "wrong": ""})),
@@ -1082,8 +1083,60 @@ async fn programs_leave_the_verdict(second: &str) {
         "the first program's output is shown to the checker: {check}"
     );
     let shown = check.split("what the file must hold").nth(1).unwrap_or_default();
-    assert!(shown.contains("\nLi\n"), "{check}");
+    assert!(shown.contains("\nLi\nAde\n"), "{check}");
     assert!(!shown.contains("nobody"), "only the first program's: {check}");
+}
+
+/// A program that computed content of the file's shape (one name where it
+/// holds one) other than the file's, with no program computing what it
+/// holds, disputes the run: a verdict is not asked (the checker passed 7
+/// of 7 such runs on held-out-8, 5 of them wrong), the run is revised, and
+/// the revision the program confirms succeeds; one that leaves the file as
+/// it was fails.
+#[tokio::test]
+async fn a_program_of_the_files_shape_that_computed_otherwise_has_the_run_revised() {
+    for (revised, succeeds) in [("Noor", true), ("Ade", false)] {
+        let server = ScriptedServer::start();
+        let (dir, tools) = scores_with_python();
+        server
+            .role("planner")
+            .reply(Reply::json(&one_write("s1", "winner.txt", "Ade")));
+        // A revision written back unchanged is sent back once.
+        let revision = one_write("s1", "winner.txt", revised);
+        server
+            .role("replanner")
+            .replies(vec![Reply::json(&revision), Reply::json(&revision)]);
+        server.role("synthesizer").replies(vec![
+            Reply::content("Ade has the most points."),
+            Reply::content("```python\nimport json\nd = json.load(open('scores.json'))\nprint(max(d, key=d.get))\n```"),
+            Reply::json(&json!({"code": "print('Li')"})),
+            Reply::json(&json!({"code": "print(1 / 0)"})),
+            Reply::content("The winner is in winner.txt."),
+            Reply::json(&json!({"done": true, "wrong": ""})),
+        ]);
+        let report = run_top_scorer(&server, tools).await;
+        assert_eq!(report.succeeded(), succeeds, "{revised}: {:?}", report.error);
+        let replan = server.requests_from("replanner")[0].prompt_text();
+        assert!(
+            replan.contains("a program written from the task alone computed that winner.txt must hold:\nNoor\nand it holds something else"),
+            "{replan}"
+        );
+        let held = std::fs::read_to_string(dir.path().join("winner.txt")).unwrap();
+        assert_eq!(held, revised);
+        let asked = server.requests_from("synthesizer");
+        assert!(
+            asked.iter().all(|r| !r.prompt_text().contains("You are the checker")),
+            "no verdict asked: {:?}",
+            report.error
+        );
+        if !succeeds {
+            let error = report.error.unwrap_or_default();
+            assert!(
+                error.contains("still holds what it held when it was found wrong"),
+                "{error}"
+            );
+        }
+    }
 }
 
 /// The first checking program, when it fails, is written again once,

@@ -712,7 +712,9 @@ fn name_of_unread_file(answer: &str, step: &Step, tally: &Tally) -> Option<Strin
 /// Steps with dependencies are not checked: their answer may come from their
 /// dependencies' results.
 fn unseen_number(answer: &str, plan: &Plan, step: &Step, tally: &Tally) -> bool {
-    if !(answer.parse::<f64>().is_ok() || digits_value(answer)) || !step.depends_on.is_empty() {
+    // A name with a digit (`user1`) is `unseen_name`'s.
+    let read_or_worked_out = answer.starts_with(|c: char| c.is_ascii_digit()) && crate::text::value_with_digits(answer);
+    if !(answer.parse::<f64>().is_ok() || read_or_worked_out) || !step.depends_on.is_empty() {
         return false;
     }
     let shown = |text: &str| text.contains(answer);
@@ -736,22 +738,10 @@ fn unseen_number(answer: &str, plan: &Plan, step: &Step, tally: &Tally) -> bool 
             .any(counted)
 }
 
-/// Whether `text` is one value written from a digit on, with digits and
-/// the marks versions, dates and times are written with (`4.12.2`,
-/// `2024-W16`, `12:30`): a value read or worked out, never a word.
-fn digits_value(text: &str) -> bool {
-    text.starts_with(|c: char| c.is_ascii_digit())
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '/' | '+' | '_'))
-}
-
 /// The results of an agent step's calls that succeeded, as text.
 fn call_results(tally: &Tally) -> impl Iterator<Item = String> + '_ {
-    tally
-        .calls
-        .iter()
-        .filter(|c| c.succeeded())
+    crate::result::tool_calls_succeeded(&tally.calls)
+        .into_iter()
         .filter_map(|c| c.output.as_ref())
         .map(plan::value_as_text)
 }

@@ -64,6 +64,27 @@ pub(crate) async fn drive(strategy: &dyn Drive, run: &mut Run, start: Start) -> 
 pub(crate) struct NotDone {
     pub what: String,
     pub wrong_file: Option<String>,
+    /// What the wrong file held when it was judged, when it is the one
+    /// file the run wrote: a revision that leaves it so has not done the work.
+    pub held: Option<String>,
+}
+
+impl NotDone {
+    fn missing(what: String) -> NotDone {
+        NotDone {
+            what,
+            wrong_file: None,
+            held: None,
+        }
+    }
+
+    fn wrong(what: String, path: String) -> NotDone {
+        NotDone {
+            what,
+            wrong_file: Some(path),
+            held: None,
+        }
+    }
 }
 
 /// Before the run is answered: what is not done of the work its task names,
@@ -78,27 +99,37 @@ pub(crate) async fn not_done(run: &mut Run, answer: &str) -> Result<Option<NotDo
         serde_json::from_value(super::on_engine::kept(run, "files the task names", unwritten).await)
             .unwrap_or_default();
     if !missing.is_empty() {
-        return Ok(Some(NotDone {
-            what: missing.join("; "),
-            wrong_file: None,
-        }));
+        return Ok(Some(NotDone::missing(missing.join("; "))));
     }
+    let output = crate::run::outputs::one_output(run);
+    let found = found_wrong(run, answer, output.as_ref()).await?;
+    Ok(found.map(|mut found| {
+        found.held = output
+            .filter(|output| found.wrong_file.as_ref() == Some(&output.path))
+            .map(|output| output.now);
+        found
+    }))
+}
+
+/// What is wrong with the files the run wrote (`output`: the one it wrote,
+/// if one), or with its answer ([`not_done`]).
+async fn found_wrong(
+    run: &mut Run,
+    answer: &str,
+    output: Option<&crate::run::outputs::Output>,
+) -> Result<Option<NotDone>, Exit> {
     let misshapen = serde_json::to_value(crate::run::form::misshapen(run)).unwrap_or_default();
     let misshapen = super::on_engine::kept(run, "the form the task names", misshapen).await;
     if let Ok(Some((path, what))) = serde_json::from_value::<Option<(String, String)>>(misshapen) {
-        return Ok(Some(NotDone {
-            what,
-            wrong_file: Some(path),
-        }));
+        return Ok(Some(NotDone::wrong(what, path)));
     }
-    let output = crate::run::outputs::one_output(run);
-    if let Some(unchanged) = unchanged_since_found_wrong(run, output.as_ref()) {
+    if let Some(unchanged) = unchanged_since_found_wrong(run, output) {
         return Ok(Some(unchanged));
     }
     if !run.ctx.setting.options.verify {
         return Ok(None);
     }
-    let second = second_derivation(run, output.as_ref(), answer).await?;
+    let second = second_derivation(run, output, answer).await?;
     let mut produced = crate::run::outputs::produced(run, answer);
     match second {
         Some(Recomputed::Agrees) => return Ok(None),
@@ -107,28 +138,26 @@ pub(crate) async fn not_done(run: &mut Run, answer: &str) -> Result<Option<NotDo
                 "two programs written from the task alone each computed that {path} must hold:\n{}\nand it holds something else",
                 crate::text::cut_to_budget(&printed, 1500).trim_end()
             );
-            return Ok(Some(NotDone {
-                what,
-                wrong_file: Some(path),
-            }));
+            return Ok(Some(NotDone::wrong(what, path)));
         }
         Some(Recomputed::Contradicted { path, printed }) => {
             let what = format!(
                 "the run's answer says {path} holds {printed}, and a program written from the task alone computed that too, but the file holds something else"
             );
-            return Ok(Some(NotDone {
-                what,
-                wrong_file: Some(path),
-            }));
+            return Ok(Some(NotDone::wrong(what, path)));
         }
         Some(Recomputed::Unfounded { path, written, printed }) => {
             let what = format!(
                 "{path} holds {written}, which no result of the run's tools shows (a model wrote it from nothing it read or computed), and a program written from the task alone computed {printed}"
             );
-            return Ok(Some(NotDone {
-                what,
-                wrong_file: Some(path),
-            }));
+            return Ok(Some(NotDone::wrong(what, path)));
+        }
+        Some(Recomputed::Disputed { path, printed }) => {
+            let what = format!(
+                "a program written from the task alone computed that {path} must hold:\n{}\nand it holds something else, which no program computed",
+                crate::text::cut_to_budget(&printed, 1500).trim_end()
+            );
+            return Ok(Some(NotDone::wrong(what, path)));
         }
         // A program that computed another content is shown to the check: a
         // judge shown only the work rarely finds it wrong (the 1.5B checker
@@ -157,7 +186,8 @@ pub(crate) async fn not_done(run: &mut Run, answer: &str) -> Result<Option<NotDo
     };
     Ok(Some(NotDone {
         what,
-        wrong_file: output.map(|o| o.path),
+        wrong_file: output.map(|o| o.path.clone()),
+        held: None,
     }))
 }
 
@@ -169,13 +199,13 @@ pub(crate) async fn not_done(run: &mut Run, answer: &str) -> Result<Option<NotDo
 fn unchanged_since_found_wrong(run: &Run, output: Option<&crate::run::outputs::Output>) -> Option<NotDone> {
     let wrong = run.found_wrong.as_ref()?;
     let output = output?;
-    (output.path == wrong.path && output.now == wrong.held).then(|| NotDone {
-        what: format!(
+    (output.path == wrong.path && output.now == wrong.held).then(|| {
+        let what = format!(
             "{} still holds what it held when it was found wrong ({})",
             wrong.path,
             crate::text::one_line(&wrong.finding, 300)
-        ),
-        wrong_file: Some(wrong.path.clone()),
+        );
+        NotDone::wrong(what, wrong.path.clone())
     })
 }
 
@@ -221,7 +251,7 @@ async fn second_derivation(
 /// refutation is evidence, not the answer.
 async fn revised_for_outputs(run: &mut Run, answer: &str) -> Result<bool, Exit> {
     let missing = match abandoned(run) {
-        Some(what) => Some(NotDone { what, wrong_file: None }),
+        Some(what) => Some(NotDone::missing(what)),
         None => not_done(run, answer).await?,
     };
     let Some(missing) = missing else {
@@ -238,11 +268,13 @@ async fn revised_for_outputs(run: &mut Run, answer: &str) -> Result<bool, Exit> 
         )));
     }
     run.revised_for_outputs = true;
-    run.found_wrong = crate::run::outputs::one_output(run)
-        .filter(|output| missing.wrong_file.as_ref() == Some(&output.path))
-        .map(|output| crate::run::FoundWrong {
-            path: output.path,
-            held: output.now,
+    run.found_wrong = missing
+        .wrong_file
+        .clone()
+        .zip(missing.held.clone())
+        .map(|(path, held)| crate::run::FoundWrong {
+            path,
+            held,
             finding: missing.what.clone(),
         });
     let redo = match &missing.wrong_file {

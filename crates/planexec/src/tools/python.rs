@@ -130,13 +130,12 @@ def hint(e):
         return "only Python's standard library is installed" + (f"; {HINTS[e.name]}" if e.name in HINTS else "")
     if isinstance(e, json.JSONDecodeError):
         return f"the text given to json is not JSON; it begins {e.doc[:80]!r}"
-    here = sorted(os.listdir("."))
     if isinstance(e, NameError) and e.name:
-        files = [f for f in here if f.startswith(e.name + ".")]
+        files = [f for f in sorted(os.listdir(".")) if f.startswith(e.name + ".")]
         if files:
             return f"{files[0]} is a file, not a variable: open({files[0]!r}).read() is its text"
     if isinstance(e, FileNotFoundError):
-        return "the workspace folder has: " + ", ".join(here[:20])
+        return "the workspace folder has: " + ", ".join(sorted(os.listdir("."))[:20])
     return None
 def explain(e):
     import traceback
