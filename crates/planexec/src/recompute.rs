@@ -484,13 +484,13 @@ pub(crate) fn same_content(a: &str, b: &str) -> bool {
     lines(a) == lines(b)
 }
 
-/// Whether `a` and `b` have one shape: both a number, or neither and as
-/// many lines.
+/// Whether `a` and `b` have one shape: where either is a number, both are
+/// one value written with digits (`1` and `1.78.0`; not `3 failures`);
+/// otherwise, as many lines.
 fn same_shape(a: &str, b: &str) -> bool {
-    match (number(a), number(b)) {
-        (Some(_), Some(_)) => true,
-        (None, None) => lines(a).len() == lines(b).len(),
-        _ => false,
+    match number(a).is_some() || number(b).is_some() {
+        true => crate::text::value_with_digits(a) && crate::text::value_with_digits(b),
+        false => lines(a).len() == lines(b).len(),
     }
 }
 
@@ -525,6 +525,15 @@ mod tests {
         assert!(same_content("backend\ndocs\n", "\nbackend  \ndocs"));
         assert!(!same_content("docs\nbackend", "backend\ndocs"));
         assert!(!same_content("Ade", "Noor"));
+    }
+
+    #[test]
+    fn contents_of_one_shape_are_values_with_digits_or_as_many_lines() {
+        assert!(same_shape("1.78.0\n", "1"));
+        assert!(same_shape("12", "12.5"));
+        assert!(!same_shape("3 failures", "3"));
+        assert!(same_shape("10.0.0.2 db\n10.0.0.10 web", "10.0.0.10 web\n10.0.0.2 db\n"));
+        assert!(!same_shape("['db', 'web']", "db\nweb"));
     }
 
     #[test]
