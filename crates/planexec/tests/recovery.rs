@@ -535,6 +535,53 @@ async fn a_plan_run_that_leaves_the_named_file_unwritten_is_revised_then_fails()
     assert!(!dir.path().join("sum.txt").exists());
 }
 
+/// A task that names the file it wants with no verb of writing (`-> n.txt`)
+/// and a run that computes the value, writes nothing and never names the
+/// file: not done. The revision that writes it succeeds.
+#[tokio::test]
+async fn a_run_that_never_touches_the_last_file_the_task_names_is_not_done() {
+    for (revision_writes, succeeds) in [(false, false), (true, true)] {
+        let server = ScriptedServer::start();
+        let (dir, tools) = workspace_tools();
+        let computes = plan_json(vec![step(
+            "s1",
+            Some("calculator"),
+            json!({"expression": "17 + 25"}),
+            &[],
+        )]);
+        server.role("planner").reply(Reply::json(&computes));
+        let revision = match revision_writes {
+            true => one_write("s2", "n.txt", "42"),
+            false => plan_json(vec![step(
+                "s2",
+                Some("calculator"),
+                json!({"expression": "{{s1}} * 1"}),
+                &["s1"],
+            )]),
+        };
+        server.role("replanner").always(Reply::json(&revision));
+        server.role("synthesizer").always(Reply::content("The sum is 42."));
+        let options = RunOptions {
+            mend: planexec::MendMode::Off,
+            ..options()
+        };
+        let report = builder(&server, tools)
+            .options(options)
+            .build()
+            .run("17 plus 25, the number only -> n.txt")
+            .await;
+        assert_eq!(report.succeeded(), succeeds, "{:?}", report.error);
+        assert_eq!(dir.path().join("n.txt").exists(), revision_writes);
+        let replan = server.requests_from("replanner")[0].prompt_text();
+        assert!(
+            replan.contains(
+                "the task names n.txt, which is not in the workspace, and no step of this run read or wrote it"
+            ),
+            "{replan}"
+        );
+    }
+}
+
 /// A task that says to save its result in a file that is there (a name
 /// with no extension) and a run that never writes it fails saying so; the
 /// same task whose plan writes the file succeeds.
@@ -868,6 +915,34 @@ async fn a_new_file_is_checked_against_programs_written_from_the_task() {
         replan.contains("two programs written from the task alone each computed that winner.txt must hold:\nNoor"),
         "{replan}"
     );
+}
+
+/// A 0 that a program prints and the file holds is no agreement: it is what
+/// a program whose pattern matched nothing prints. The verdict decides (and
+/// here passes a count that is 0).
+#[tokio::test]
+async fn programs_that_print_the_files_zero_leave_the_verdict_to_the_check() {
+    let server = ScriptedServer::start();
+    let (_dir, tools) = scores_with_python();
+    server
+        .role("planner")
+        .reply(Reply::json(&one_write("s1", "many.txt", "0")));
+    server.role("synthesizer").replies(vec![
+        Reply::content("No player has more than 100 points."),
+        Reply::content(
+            "```python\nimport json\nprint(sum(1 for v in json.load(open('scores.json')).values() if v > 100))\n```",
+        ),
+        Reply::content("```python\nprint(0)\n```"),
+        Reply::content("```python\nprint(len([]))\n```"),
+        Reply::json(&json!({"done": true, "wrong": ""})),
+    ]);
+    let task =
+        "scores.json lists players and their points. How many have more than 100 points? Write the count to many.txt.";
+    let report = run_checked(&server, tools, task, planexec::Mode::Auto).await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    let asked = server.requests_from("synthesizer");
+    assert_eq!(asked.len(), 5, "three programs, then the verdict");
+    assert!(asked[4].prompt_text().contains("You are the checker"));
 }
 
 /// A third program breaks a tie: the first two disagree with the file and

@@ -17,7 +17,8 @@
 //! end of the sixth; `heldout-8.jsonl` is `held-out-8`, written before
 //! `held-out-7` was reported, and run once at the end of the seventh;
 //! `heldout-9.jsonl` is `held-out-9`, written before `held-out-8` was
-//! reported). The table has one row per part and
+//! reported, and run once at the end of the eighth; `heldout-10.jsonl` is
+//! `held-out-10`, written before `held-out-9` was run). The table has one row per part and
 //! strategy: pass rate, runs that said `succeeded` while their check failed,
 //! time and model calls per task, and prompt tokens per task for each role
 //! (the latency a local model pays).
@@ -32,7 +33,7 @@ use crate::strategy::Strategy;
 
 /// The suite's parts: file name and the part's name in the table. A suite
 /// needs the first two; the later held-out parts are read when present.
-pub const PARTS: [(&str, &str); 10] = [
+pub const PARTS: [(&str, &str); 11] = [
     ("tune.jsonl", "tune"),
     ("heldout.jsonl", "held-out-1"),
     ("heldout-2.jsonl", "held-out-2"),
@@ -43,9 +44,10 @@ pub const PARTS: [(&str, &str); 10] = [
     ("heldout-7.jsonl", "held-out-7"),
     ("heldout-8.jsonl", "held-out-8"),
     ("heldout-9.jsonl", "held-out-9"),
+    ("heldout-10.jsonl", "held-out-10"),
 ];
 
-/// The part names, for messages: `tune, held-out-1, …, held-out-9`.
+/// The part names, for messages: `tune, held-out-1, …, held-out-10`.
 fn part_names() -> String {
     PARTS.map(|(_, name)| name).join(", ")
 }
@@ -68,7 +70,7 @@ pub fn load_suite(dir: &Path, only: Option<&str>) -> Result<Vec<BenchTask>, Stri
         }
         if !path.is_file() {
             return Err(format!(
-                "{} is not a suite: it has no {file} (a suite folder holds tune.jsonl and heldout.jsonl, and may hold heldout-2.jsonl to heldout-9.jsonl)",
+                "{} is not a suite: it has no {file} (a suite folder holds tune.jsonl and heldout.jsonl, and may hold heldout-2.jsonl to heldout-10.jsonl)",
                 dir.display()
             ));
         }
@@ -263,7 +265,8 @@ mod tests {
                 && part("held-out-6") >= 30
                 && part("held-out-7") >= 30
                 && part("held-out-8") >= 30
-                && part("held-out-9") >= 30,
+                && part("held-out-9") >= 30
+                && part("held-out-10") >= 30,
             "{}",
             tasks.len()
         );
@@ -295,7 +298,7 @@ mod tests {
         let tune = load_suite(dir.path(), Some("tune")).unwrap();
         assert_eq!(tune[0].part.as_deref(), Some("tune"));
         assert!(load_suite(dir.path(), Some("test")).unwrap_err().contains(
-            "tune, held-out-1, held-out-2, held-out-3, held-out-4, held-out-5, held-out-6, held-out-7, held-out-8, held-out-9"
+            "tune, held-out-1, held-out-2, held-out-3, held-out-4, held-out-5, held-out-6, held-out-7, held-out-8, held-out-9, held-out-10"
         ));
     }
 }

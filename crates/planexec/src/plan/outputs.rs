@@ -132,7 +132,7 @@ pub fn paths_named_by(task: &str) -> Vec<String> {
 }
 
 /// Whether `value` holds `path` in one of its strings.
-pub(super) fn mentions(value: &Value, path: &str) -> bool {
+pub fn mentions(value: &Value, path: &str) -> bool {
     match value {
         Value::String(s) => s.contains(path),
         Value::Array(items) => items.iter().any(|v| mentions(v, path)),

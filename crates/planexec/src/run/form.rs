@@ -40,6 +40,39 @@ pub(crate) fn templates_named_by(task: &str) -> Vec<Template> {
     found
 }
 
+/// The templates `task` names for the file at `path`: those of each
+/// sentence that names `path` or no file at all. A sentence that names
+/// only other files describes them (`backup.log has a line per run with
+/// its duration as HH:MM:SS`, then the average in minutes is asked for:
+/// on held-out-9 a file of minutes was held to the log's form).
+fn templates_for(task: &str, path: &str) -> Vec<Template> {
+    sentences(task)
+        .iter()
+        .filter(|sentence| {
+            let paths = crate::plan::paths_named_by(sentence);
+            paths.is_empty() || paths.iter().any(|p| p == path)
+        })
+        .flat_map(|sentence| templates_named_by(sentence))
+        .collect()
+}
+
+/// The sentences of `task`: each ends at a word ending in `.`, `?`, `!` or
+/// `;`, where a path's own dot (`sum.txt.`) ends one only at the text's end.
+fn sentences(task: &str) -> Vec<String> {
+    let mut all = Vec::new();
+    let mut sentence = String::new();
+    for word in task.split_whitespace() {
+        sentence.push_str(word);
+        sentence.push(' ');
+        let full_stop = word.ends_with('.') && crate::plan::paths_named_by(word).is_empty();
+        if full_stop || word.ends_with(['?', '!', ';']) {
+            all.push(std::mem::take(&mut sentence));
+        }
+    }
+    all.extend((!sentence.trim().is_empty()).then_some(sentence));
+    all
+}
+
 /// `word` as a template: each group of one letter repeated becomes that
 /// many digits (one or two for a single letter: `H:MM` takes `9:05`).
 fn template(word: &str) -> Option<Template> {
@@ -78,10 +111,10 @@ fn template(word: &str) -> Option<Template> {
 /// file's path and a line saying so. `None` when there is nothing to hold
 /// to a form (no template, not one new file, or the file is not there).
 pub(crate) fn misshapen(run: &Run) -> Option<(String, String)> {
-    let templates = templates_named_by(&run.task);
     let [path] = run.new_outputs.as_slice() else {
         return None;
     };
+    let templates = templates_for(&run.task, path);
     if templates.is_empty() {
         return None;
     }
@@ -115,6 +148,19 @@ mod tests {
         // Words, abbreviations and a lone letter group are not templates.
         assert!(templates_named_by("Write the U.S. state as MD, the speed in m/s, or a date, to Y-Z.txt").is_empty());
         assert_eq!(templates_named_by("as yyyy-mm-dd")[0].text, "yyyy-mm-dd");
+    }
+
+    #[test]
+    fn a_template_in_a_sentence_about_other_files_is_theirs() {
+        let texts =
+            |task: &str| -> Vec<String> { templates_for(task, "avg.txt").into_iter().map(|t| t.text).collect() };
+        let input_form = "backup.log has a line per run with its duration as HH:MM:SS. How many minutes on average? Write it to avg.txt.";
+        assert!(texts(input_form).is_empty());
+        assert_eq!(texts("Write the average to avg.txt as HH:MM."), ["HH:MM"]);
+        assert_eq!(
+            texts("Write the mean of log.txt to avg.txt. Use the form H:MM."),
+            ["H:MM"]
+        );
     }
 
     #[test]

@@ -60,7 +60,43 @@ pub(crate) fn unwritten(run: &Run) -> Vec<String> {
             missing.push(as_it_was(path));
         }
     }
+    missing.extend(untouched_last_path(run, workspace));
     missing
+}
+
+/// The last file the task names, when it is not in the workspace and no
+/// step or call of the run named it. A task may name the file it wants
+/// made with no verb of writing (`port number only -> api_port.txt`), and a
+/// run that never touched such a file cannot have done the work (on
+/// held-out-9 the 1.5B model's plan computed the port, wrote nothing, and
+/// the run said `succeeded`); a missing input the run read, or a file it
+/// wrote, is the other checks' to judge. Only the last path, and only when
+/// it is the one path named that is not there: an earlier one may be a
+/// pattern (`IMG_YYYYMMDD_HHMMSS.jpg`), and of several (`the numbers in
+/// a.txt, b.txt or c.txt`) any may be inputs to choose from.
+fn untouched_last_path(run: &Run, workspace: &crate::tools::workspace::Workspace) -> Option<String> {
+    let absent = |path: &String| {
+        let dotfile = path.rsplit('/').next().is_some_and(|name| name.starts_with('.'));
+        !dotfile && workspace.resolve(path).is_ok_and(|full| !full.exists())
+    };
+    let named = crate::plan::paths_named_by(&run.task);
+    let [last] = named.iter().filter(|p| absent(p)).collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    if named.last() != Some(last) || run.new_outputs.contains(last) {
+        return None;
+    }
+    let last = last.clone();
+    let mut steps = run.plans.iter().flat_map(|v| v.plan.steps.iter());
+    let planned = steps.any(|s| s.args.values().any(|v| crate::plan::mentions(v, &last)));
+    let called = run
+        .records
+        .iter()
+        .flat_map(|r| std::iter::once(r).chain(r.calls.iter()))
+        .any(|r| r.args.as_ref().is_some_and(|a| crate::plan::mentions(a, &last)));
+    (!planned && !called).then(|| {
+        format!("the task names {last}, which is not in the workspace, and no step of this run read or wrote it")
+    })
 }
 
 /// What is missing of `path`, a file no step of the run wrote.
