@@ -89,11 +89,7 @@ fn untouched_last_path(run: &Run, workspace: &crate::tools::workspace::Workspace
     let last = last.clone();
     let mut steps = run.plans.iter().flat_map(|v| v.plan.steps.iter());
     let planned = steps.any(|s| s.args.values().any(|v| crate::plan::mentions(v, &last)));
-    let called = run
-        .records
-        .iter()
-        .flat_map(|r| std::iter::once(r).chain(r.calls.iter()))
-        .any(|r| r.args.as_ref().is_some_and(|a| crate::plan::mentions(a, &last)));
+    let called = calls_of(run).any(|r| r.args.as_ref().is_some_and(|a| crate::plan::mentions(a, &last)));
     (!planned && !called).then(|| {
         format!("the task names {last}, which is not in the workspace, and no step of this run read or wrote it")
     })
@@ -113,12 +109,14 @@ fn written_by(run: &Run, path: &str, full: &Path) -> bool {
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .is_some_and(|t| t.as_millis() as u64 + 1 >= run.started_at_ms);
-    changed_since_start
-        || run
-            .records
-            .iter()
-            .flat_map(|r| std::iter::once(r).chain(r.calls.iter()))
-            .any(|r| writes(run, r, path))
+    changed_since_start || calls_of(run).any(|r| writes(run, r, path))
+}
+
+/// The run's steps and their inner calls (an agent step's), as recorded.
+fn calls_of(run: &Run) -> impl Iterator<Item = &StepResult> {
+    run.records
+        .iter()
+        .flat_map(|r| std::iter::once(r).chain(r.calls.iter()))
 }
 
 /// Whether a call of the run that only reads named `path`: a planned step
@@ -131,10 +129,7 @@ fn read_by(run: &Run, path: &str) -> bool {
         .flat_map(|v| v.plan.steps.iter())
         .any(|s| reads(s.tool.as_deref()) && names_in(&s.args, path));
     planned
-        || run
-            .records
-            .iter()
-            .flat_map(|r| std::iter::once(r).chain(r.calls.iter()))
+        || calls_of(run)
             .filter(|r| reads(r.tool.as_deref()))
             .any(|r| names(r, path))
 }
