@@ -185,3 +185,49 @@ async fn a_worse_reply_after_a_plan_with_findings_does_not_throw_the_plan_away()
     assert_eq!(model.requests_from(Role::Planner).len(), 2);
     assert_eq!(std::fs::read_to_string(dir.path().join("jpg.txt")).unwrap(), "2");
 }
+
+/// An edit in place whose report is then written over the file it edited
+/// (the 1.5B planner saved `{{s3}}`, replace_in_file's `{"path": …,
+/// "replaced": 5}`, as stations.csv, and the run said it had fixed the
+/// file). For the embedded model the write is dropped and the file keeps
+/// its edit; a hosted provider is told what the write would do.
+#[tokio::test]
+async fn an_edits_report_is_not_written_over_the_file_it_edited() {
+    let task = "stations.csv ends its lines in CRLF. Fix it in place so it has LF line endings.";
+    let plan = json!({"steps": [
+        {"id": "s1", "description": "read it", "tool": "read_file", "args": {"path": "stations.csv"}, "depends_on": []},
+        {"id": "s2", "description": "plain LF", "tool": "replace_in_file", "args": {"path": "stations.csv", "old": "\r\n", "new": "\n"}, "depends_on": ["s1"]},
+        {"id": "s3", "description": "save the fixed file", "tool": "write_file", "args": {"path": "stations.csv", "content": "{{s2}}"}, "depends_on": ["s2"]}
+    ]});
+    for wants_help in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("stations.csv"), "id,name\r\n1,Aa\r\n2,Bb\r\n").unwrap();
+        let model = Arc::new(ScriptedModel::new());
+        model.set_plan_help(wants_help);
+        model.always(Role::Planner, ScriptedReply::text(plan.to_string()));
+        model.always(Role::Synthesizer, ScriptedReply::text("done"));
+        let options = RunOptions {
+            max_reasks: 1,
+            max_replans: 0,
+            ..RunOptions::default()
+        };
+        let agent = Agent::builder(model.clone(), "scripted")
+            .tools(builtin::registry(Workspace::new(dir.path()).unwrap()))
+            .options(options)
+            .build();
+        let report = agent.run(task).await;
+        let text = std::fs::read_to_string(dir.path().join("stations.csv")).unwrap();
+        let asked = model.requests_from(Role::Planner);
+        if wants_help {
+            assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+            assert_eq!(text, "id,name\n1,Aa\n2,Bb\n");
+            let rules: Vec<&str> = report.plans[0].mends.iter().map(|m| m.rule.as_str()).collect();
+            assert_eq!(rules, ["edit-report-dropped"]);
+            assert_eq!(asked.len(), 1);
+        } else {
+            let told = serde_json::to_string(&asked[1].messages).unwrap();
+            assert!(told.contains("replace the edited file with the report"), "{told}");
+            assert!(report.plans.iter().all(|p| p.mends.is_empty()));
+        }
+    }
+}

@@ -11,7 +11,7 @@
 //!
 //! | file | findings it mends |
 //! |---|---|
-//! | `outputs.rs` | a file the task says to write and no step writes |
+//! | `outputs.rs` | a file the task says to write and no step writes; an edit's report written over the file it edited |
 //! | `calculator.rs` | a calculator expression over file names, CSV columns, JSON paths or a query; a count of a count |
 //! | `search.rs` | a search for a kind of file, for `column: value` in a CSV file, or matching a plain text |
 //! | `inputs.rs` | a value read as a file; a made-up input that stands for a number of the task; a file the task names that is nowhere |
@@ -74,6 +74,9 @@ fn mend_one(
         PlanError::OutputNotWritten { path } => (outputs::write_last_result(&mut next, path)?, path.clone()),
         PlanError::UndeclaredReference { step, reference, .. } => {
             (links::reference_declared(&mut next, step, reference)?, step.clone())
+        }
+        PlanError::EditReportWritten { step, edit, .. } => {
+            (outputs::edit_report_dropped(&mut next, step, edit)?, step.clone())
         }
         PlanError::CountOfACount { step, .. } => (calculator::count_dropped(&mut next, step)?, step.clone()),
         PlanError::PlainTextMatched { step, .. } => (search::plain_text_unmatched(&mut next, step)?, step.clone()),

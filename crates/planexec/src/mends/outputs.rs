@@ -1,5 +1,6 @@
 //! A file the task says to write, and no step writes
-//! ([`PlanError::OutputNotWritten`](crate::plan::PlanError::OutputNotWritten)).
+//! ([`PlanError::OutputNotWritten`](crate::plan::PlanError::OutputNotWritten));
+//! an edit's report written over the file it edited.
 
 use serde_json::{json, Map};
 
@@ -35,6 +36,23 @@ pub(super) fn write_last_result(plan: &mut Plan, path: &str) -> Option<&'static 
     Some("output-written")
 }
 
+/// Drop `step`, which writes the report of the in-place edit `edit` over
+/// the file `edit` changed
+/// ([`PlanError::EditReportWritten`](crate::plan::PlanError::EditReportWritten)):
+/// the file is already what the step was for. Steps after it wait for, and
+/// use, the edit instead.
+pub(super) fn edit_report_dropped(plan: &mut Plan, step: &str, edit: &str) -> Option<&'static str> {
+    plan.step(step)?;
+    plan.step(edit)?;
+    plan.steps.retain(|s| s.id != step);
+    crate::plan::rename_step(&mut plan.steps, step, edit);
+    for s in &mut plan.steps {
+        let mut seen = std::collections::HashSet::new();
+        s.depends_on.retain(|d| seen.insert(d.clone()));
+    }
+    Some("edit-report-dropped")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -60,5 +78,18 @@ mod tests {
             {"id": "s2", "description": "b", "tool": "calculator", "args": {"expression": "2 + 2"}, "depends_on": []}
         ]));
         assert_eq!(write_last_result(&mut two, "out.txt"), None);
+    }
+
+    #[test]
+    fn a_write_of_an_edits_report_over_its_file_is_dropped() {
+        let mut p = plan(serde_json::json!([
+            {"id": "s1", "description": "fix", "tool": "replace_in_file", "args": {"path": "a.csv", "old": "\r\n", "new": "\n"}, "depends_on": []},
+            {"id": "s2", "description": "save", "tool": "write_file", "args": {"path": "a.csv", "content": "{{s1}}"}, "depends_on": ["s1"]},
+            {"id": "s3", "description": "tell", "tool": null, "args": {}, "depends_on": ["s1", "s2"]}
+        ]));
+        assert_eq!(edit_report_dropped(&mut p, "s2", "s1"), Some("edit-report-dropped"));
+        let ids: Vec<&str> = p.steps.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(ids, ["s1", "s3"]);
+        assert_eq!(p.steps[1].depends_on, ["s1"]);
     }
 }

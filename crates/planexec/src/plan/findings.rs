@@ -23,6 +23,40 @@ pub fn findings(plan: &Plan, tools: &ToolRegistry) -> Vec<PlanError> {
     found.extend(super::unused_results(plan));
     found.extend(counts_of_a_count(plan));
     found.extend(plain_texts_matched(plan));
+    found.extend(edit_reports_written(plan, tools));
+    found
+}
+
+/// A step that writes a file with the result of a step that edited that
+/// same file in place (`write_file(stations.csv, {{s3}})` after s3's
+/// `replace_in_file` on stations.csv): an edit's result is a report of the
+/// change (`{"path": …, "replaced": 5}`), so the write puts the report where
+/// the edited text was. Found from the tools' effects and literal paths, so
+/// it holds for any tool that edits a file it names.
+fn edit_reports_written(plan: &Plan, tools: &ToolRegistry) -> Vec<PlanError> {
+    let writes_at = |step: &super::Step| {
+        let entry = tools.get(step.tool.as_deref()?)?;
+        let args = Value::Object(step.args.clone());
+        let path = super::hazards::literal_path(&step.args)?;
+        (entry.effect(&args) == crate::tools::Effect::WritesWorkspace).then_some(path)
+    };
+    let mut found = Vec::new();
+    for step in &plan.steps {
+        let Some(path) = writes_at(step) else { continue };
+        let used: Vec<String> = super::step_references(step).into_iter().map(|(_, r)| r.step).collect();
+        let edit = plan
+            .steps
+            .iter()
+            .filter(|e| e.id != step.id && used.contains(&e.id))
+            .find(|e| writes_at(e).as_deref() == Some(path.as_str()));
+        if let Some(edit) = edit {
+            found.push(PlanError::EditReportWritten {
+                step: step.id.clone(),
+                edit: edit.id.clone(),
+                path,
+            });
+        }
+    }
     found
 }
 
@@ -120,5 +154,28 @@ mod tests {
             ]
         );
         assert!(found[0].to_string().contains("use {{s1}} itself"), "{}", found[0]);
+    }
+
+    #[test]
+    fn the_report_of_an_edit_written_over_the_file_it_edited_is_a_finding() {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = crate::tools::builtin::registry(crate::tools::workspace::Workspace::new(dir.path()).unwrap());
+        let p = plan(serde_json::json!([
+            {"id": "s1", "description": "read", "tool": "read_file", "args": {"path": "a.csv"}, "depends_on": []},
+            {"id": "s2", "description": "fix endings", "tool": "replace_in_file", "args": {"path": "./a.csv", "old": "\r\n", "new": "\n"}, "depends_on": ["s1"]},
+            {"id": "s3", "description": "save", "tool": "write_file", "args": {"path": "a.csv", "content": "{{s2}}"}, "depends_on": ["s2"]},
+            {"id": "s4", "description": "note", "tool": "write_file", "args": {"path": "log.txt", "content": "{{s2}}"}, "depends_on": ["s2"]},
+            {"id": "s5", "description": "copy", "tool": "write_file", "args": {"path": "b.csv", "content": "{{s1}}"}, "depends_on": ["s1"]}
+        ]));
+        let found = findings(&p, &tools);
+        assert_eq!(
+            found,
+            vec![PlanError::EditReportWritten {
+                step: "s3".into(),
+                edit: "s2".into(),
+                path: "a.csv".into()
+            }]
+        );
+        assert!(found[0].to_string().contains("drop s3"), "{}", found[0]);
     }
 }

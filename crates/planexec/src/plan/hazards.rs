@@ -14,7 +14,7 @@ use crate::tools::{Effect, ToolRegistry};
 /// A step's literal `path` argument, as the file tools resolve it
 /// (`./a.txt` and `a.txt` are one file). `None` when the path is computed
 /// from another step's output: it cannot be known before running.
-fn literal_path(args: &serde_json::Map<String, serde_json::Value>) -> Option<String> {
+pub(super) fn literal_path(args: &serde_json::Map<String, serde_json::Value>) -> Option<String> {
     let path = args.get("path")?.as_str()?.trim();
     if path.contains("{{") {
         return None;

@@ -146,6 +146,13 @@ pub enum PlanError {
         search: String,
         expression: String,
     },
+    #[error("step {step} writes {{{{{edit}}}}} to `{path}`, but {edit} already changed `{path}` in place and its result is only a report of that change, so this would replace the edited file with the report: drop {step} (the file is edited), or have {step} write a result that holds the file's new text")]
+    EditReportWritten {
+        step: String,
+        /// The step that edited the file in place.
+        edit: String,
+        path: String,
+    },
     #[error("step {step}: search with matches true for the plain text `{text}` returns only that text, once per match: set matches false to get the lines that contain it, or give a regular expression for the parts to extract")]
     PlainTextMatched { step: String, text: String },
     #[error("step {step}: {{{{{reference}}}}} is the text of {path} ({lines} lines), not one number, so it cannot stand in arithmetic: use sum({{{{{reference}}}}}), mean({{{{{reference}}}}}), min, max or count({{{{{reference}}}}}) of it")]
@@ -181,6 +188,7 @@ impl PlanError {
             | UnusedResult { step, .. }
             | CountOfACount { step, .. }
             | PlainTextMatched { step, .. }
+            | EditReportWritten { step, .. }
             | TextUsedAsNumber { step, .. } => Some(step),
             UnorderedWrite { writer, .. } => Some(writer),
             DuplicateId { id } | BadId { id } => Some(id),
