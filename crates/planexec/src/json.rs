@@ -52,14 +52,10 @@ pub fn extract_json_object(text: &str) -> Option<&str> {
     Some(&search_in[start..])
 }
 
+/// A closed fenced block with an object in it.
 fn fenced_block(text: &str) -> Option<&str> {
-    let open = text.find("```")?;
-    let after = &text[open + 3..];
-    let body_start = after.find('\n')? + 1;
-    let body = &after[body_start..];
-    let close = body.find("```")?;
-    let inner = &body[..close];
-    inner.contains('{').then_some(inner)
+    let (inner, closed) = crate::text::first_fenced_block(text)?;
+    (closed && inner.contains('{')).then_some(inner)
 }
 
 /// Repair light damage in almost-JSON: single-quoted strings, trailing commas,

@@ -443,9 +443,7 @@ async fn program(
 /// end of the reply when the block is cut off), the `code` of a JSON object
 /// (as a provider asked for JSON may still reply), or the reply itself.
 fn program_in(reply: &str) -> Option<String> {
-    if let Some((_, after)) = reply.split_once("```") {
-        let body = after.split_once('\n').map_or("", |(_, body)| body);
-        let code = body.split_once("```").map_or(body, |(code, _)| code);
+    if let Some((code, _closed)) = crate::text::first_fenced_block(reply) {
         return Some(code.trim_end().to_string());
     }
     let reply = reply.trim();

@@ -1,6 +1,18 @@
 //! Small text helpers shared by the roles: cutting long text to a budget with a
 //! visible marker, so a model (or a person) always knows something was left out.
 
+/// The body of the first fenced block (```` ``` ````) in `text`, after the
+/// opening fence's line, and whether a closing fence ends it (a reply cut
+/// off by its token limit leaves it open: the body then runs to the end).
+pub fn first_fenced_block(text: &str) -> Option<(&str, bool)> {
+    let (_, after) = text.split_once("```")?;
+    let body = after.split_once('\n').map_or("", |(_, body)| body);
+    Some(match body.split_once("```") {
+        Some((inner, _)) => (inner, true),
+        None => (body, false),
+    })
+}
+
 /// `1234567` as `1,234,567`.
 pub fn thousands(n: u64) -> String {
     let digits = n.to_string();

@@ -84,13 +84,19 @@ pub fn outputs_named_in(task: &str, is_file: &dyn Fn(&str) -> bool) -> Vec<Strin
             }
         }
         after_create = is_verb(&CREATE_VERBS);
-        // A sentence ends at its full stop; a path's own dot does not end one.
-        if (word.ends_with('.') && path.is_none()) || word.ends_with(['?', '!', ';']) {
+        if ends_a_sentence(word, path.is_some()) {
             verb_seen = false;
         }
         previous = before_output(word);
     }
     outputs
+}
+
+/// Whether `word` ends a sentence of a task: it ends in `?`, `!` or `;`, or
+/// in a full stop that is not a path's own dot (`sum.txt.` ends one only
+/// where the text ends, and `names_a_path` says the word is a path).
+pub fn ends_a_sentence(word: &str, names_a_path: bool) -> bool {
+    (word.ends_with('.') && !names_a_path) || word.ends_with(['?', '!', ';'])
 }
 
 /// `word` when it is one of the words that may stand before an output file

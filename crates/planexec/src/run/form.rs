@@ -56,16 +56,15 @@ fn templates_for(task: &str, path: &str) -> Vec<Template> {
         .collect()
 }
 
-/// The sentences of `task`: each ends at a word ending in `.`, `?`, `!` or
-/// `;`, where a path's own dot (`sum.txt.`) ends one only at the text's end.
+/// The sentences of `task`, split where [`crate::plan::ends_a_sentence`]
+/// says (as the outputs a task names are read).
 fn sentences(task: &str) -> Vec<String> {
     let mut all = Vec::new();
     let mut sentence = String::new();
     for word in task.split_whitespace() {
         sentence.push_str(word);
         sentence.push(' ');
-        let full_stop = word.ends_with('.') && crate::plan::paths_named_by(word).is_empty();
-        if full_stop || word.ends_with(['?', '!', ';']) {
+        if crate::plan::ends_a_sentence(word, !crate::plan::paths_named_by(word).is_empty()) {
             all.push(std::mem::take(&mut sentence));
         }
     }
