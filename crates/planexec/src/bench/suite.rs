@@ -18,7 +18,9 @@
 //! `held-out-7` was reported, and run once at the end of the seventh;
 //! `heldout-9.jsonl` is `held-out-9`, written before `held-out-8` was
 //! reported, and run once at the end of the eighth; `heldout-10.jsonl` is
-//! `held-out-10`, written before `held-out-9` was run). The table has one row per part and
+//! `held-out-10`, written before `held-out-9` was run, and run once at the
+//! end of the ninth; `heldout-11.jsonl` is `held-out-11`, written before
+//! `held-out-10` was run). The table has one row per part and
 //! strategy: pass rate, runs that said `succeeded` while their check failed,
 //! time and model calls per task, and prompt tokens per task for each role
 //! (the latency a local model pays).
@@ -33,7 +35,7 @@ use crate::strategy::Strategy;
 
 /// The suite's parts: file name and the part's name in the table. A suite
 /// needs the first two; the later held-out parts are read when present.
-pub const PARTS: [(&str, &str); 11] = [
+pub const PARTS: [(&str, &str); 12] = [
     ("tune.jsonl", "tune"),
     ("heldout.jsonl", "held-out-1"),
     ("heldout-2.jsonl", "held-out-2"),
@@ -45,9 +47,10 @@ pub const PARTS: [(&str, &str); 11] = [
     ("heldout-8.jsonl", "held-out-8"),
     ("heldout-9.jsonl", "held-out-9"),
     ("heldout-10.jsonl", "held-out-10"),
+    ("heldout-11.jsonl", "held-out-11"),
 ];
 
-/// The part names, for messages: `tune, held-out-1, …, held-out-10`.
+/// The part names, for messages: `tune, held-out-1, …, held-out-11`.
 fn part_names() -> String {
     PARTS.map(|(_, name)| name).join(", ")
 }
@@ -70,7 +73,7 @@ pub fn load_suite(dir: &Path, only: Option<&str>) -> Result<Vec<BenchTask>, Stri
         }
         if !path.is_file() {
             return Err(format!(
-                "{} is not a suite: it has no {file} (a suite folder holds tune.jsonl and heldout.jsonl, and may hold heldout-2.jsonl to heldout-10.jsonl)",
+                "{} is not a suite: it has no {file} (a suite folder holds tune.jsonl and heldout.jsonl, and may hold heldout-2.jsonl to heldout-11.jsonl)",
                 dir.display()
             ));
         }
@@ -266,7 +269,8 @@ mod tests {
                 && part("held-out-7") >= 30
                 && part("held-out-8") >= 30
                 && part("held-out-9") >= 30
-                && part("held-out-10") >= 30,
+                && part("held-out-10") >= 30
+                && part("held-out-11") >= 30,
             "{}",
             tasks.len()
         );
@@ -298,7 +302,7 @@ mod tests {
         let tune = load_suite(dir.path(), Some("tune")).unwrap();
         assert_eq!(tune[0].part.as_deref(), Some("tune"));
         assert!(load_suite(dir.path(), Some("test")).unwrap_err().contains(
-            "tune, held-out-1, held-out-2, held-out-3, held-out-4, held-out-5, held-out-6, held-out-7, held-out-8, held-out-9, held-out-10"
+            "tune, held-out-1, held-out-2, held-out-3, held-out-4, held-out-5, held-out-6, held-out-7, held-out-8, held-out-9, held-out-10, held-out-11"
         ));
     }
 }
