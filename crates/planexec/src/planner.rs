@@ -169,7 +169,7 @@ pub(crate) async fn plan(
         found.extend(plan::missing_inputs(&p, task, &setting.tools));
         // Only a run that can write files is held to the task's outputs.
         if setting.tools.get("write_file").is_some() {
-            found.extend(plan::unwritten_outputs(&p, task, &setting.tools));
+            found.extend(plan::unwritten_outputs(&p, task, &setting.tools, &Default::default()));
         }
         Ok((p, found))
     })

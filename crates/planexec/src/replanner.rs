@@ -149,7 +149,7 @@ pub(crate) async fn replan(
         missing.extend(invented_inputs_once(&mut merged, task, setting, &invented_sent_back));
         missing.extend(plan::missing_inputs(&merged, task, &setting.tools));
         if owes_outputs {
-            missing.extend(plan::unwritten_outputs(&merged, task, &setting.tools));
+            missing.extend(plan::unwritten_outputs(&merged, task, &setting.tools, &done));
         }
         missing.extend(unchanged);
         Ok((merged, missing))

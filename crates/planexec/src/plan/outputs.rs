@@ -149,15 +149,32 @@ pub fn mentions(value: &Value, path: &str) -> bool {
 
 /// An error for each file `task` says to write ([`outputs_named_by`], and
 /// the [`new_outputs`] in the workspace of `tools`) that no step of `plan`
-/// names in its arguments (an agent step may write anything, so a plan with
-/// one passes). A refusal or a plan of questions has nothing to check.
-pub fn unwritten_outputs(plan: &Plan, task: &str, tools: &crate::tools::ToolRegistry) -> Vec<PlanError> {
-    if plan.steps.is_empty() || plan.steps.iter().any(|s| s.agent.is_some()) {
+/// names in its arguments. An agent step may write anything, so a plan with
+/// one still to run (not in `done`) passes; one that has run and left a
+/// file not there did not write it (on held-out-10 a worker step that found
+/// an ssh Host block stood for the write through two revisions, and the
+/// file was never written). A refusal or a plan of questions has nothing
+/// to check.
+pub fn unwritten_outputs(
+    plan: &Plan,
+    task: &str,
+    tools: &crate::tools::ToolRegistry,
+    done: &std::collections::HashSet<String>,
+) -> Vec<PlanError> {
+    let agents = || plan.steps.iter().filter(|s| s.agent.is_some());
+    if plan.steps.is_empty() || agents().any(|s| !done.contains(&s.id)) {
         return Vec::new();
     }
+    let agents_ran = agents().next().is_some();
+    let absent = |path: &String| {
+        tools
+            .workspace()
+            .is_some_and(|w| w.resolve(path).is_ok_and(|full| !full.exists()))
+    };
     joined(outputs_named_by(task), new_outputs(task, tools))
         .into_iter()
         .filter(|path| !plan.steps.iter().any(|s| s.args.values().any(|v| mentions(v, path))))
+        .filter(|path| !agents_ran || absent(path))
         .map(|path| PlanError::OutputNotWritten { path })
         .collect()
 }
@@ -271,7 +288,7 @@ mod tests {
         let task = "How many lines of log.txt contain ERROR? Write the number to errors.txt.";
         let dir = tempfile::tempdir().unwrap();
         let tools = crate::tools::builtin::registry(crate::tools::workspace::Workspace::new(dir.path()).unwrap());
-        let errors = unwritten_outputs(&plan, task, &tools);
+        let errors = unwritten_outputs(&plan, task, &tools, &Default::default());
         assert_eq!(
             errors,
             [PlanError::OutputNotWritten {
@@ -285,13 +302,28 @@ mod tests {
             serde_json::from_value(serde_json::json!({"id": "s2", "description": "save", "tool": "write_file", "args": {"path": "errors.txt", "content": "{{s1}}"}, "depends_on": ["s1"]}))
                 .unwrap(),
         );
-        assert!(unwritten_outputs(&written, task, &tools).is_empty());
+        assert!(unwritten_outputs(&written, task, &tools, &Default::default()).is_empty());
         let refused = Plan {
             steps: Vec::new(),
             infeasible: Some("log.txt does not exist".into()),
-            ..plan
+            ..plan.clone()
         };
-        assert!(unwritten_outputs(&refused, task, &tools).is_empty());
+        assert!(unwritten_outputs(&refused, task, &tools, &Default::default()).is_empty());
+        // An agent step still to run may write it; one that ran and left
+        // it not there did not.
+        let mut looked = plan.clone();
+        looked.steps.push(
+            serde_json::from_value(serde_json::json!({"id": "s2", "description": "look", "tool": null, "agent": "worker", "args": {}, "depends_on": []}))
+                .unwrap(),
+        );
+        assert!(unwritten_outputs(&looked, task, &tools, &Default::default()).is_empty());
+        let ran = std::collections::HashSet::from(["s1".to_string(), "s2".to_string()]);
+        assert_eq!(unwritten_outputs(&looked, task, &tools, &ran).len(), 1);
+        std::fs::write(dir.path().join("errors.txt"), "3").unwrap();
+        assert!(
+            unwritten_outputs(&looked, task, &tools, &ran).is_empty(),
+            "it may have written it"
+        );
     }
 }
 
@@ -315,7 +347,7 @@ mod destination_tests {
         ]}))
         .unwrap();
         assert_eq!(
-            unwritten_outputs(&reads_only, task, &tools),
+            unwritten_outputs(&reads_only, task, &tools, &Default::default()),
             [PlanError::OutputNotWritten {
                 path: "newest_tag.txt".into()
             }]
