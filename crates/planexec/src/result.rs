@@ -202,11 +202,14 @@ pub fn now_ms() -> u64 {
 }
 
 /// Whether a step's output holds nothing: null, blank text, an empty list
-/// or object (a glob or a search that matched nothing).
+/// or object (a glob or a search that matched nothing), or a program's
+/// printed empty collection (`[]`, `{}`, `set()`, `None`: on held-out-10 a
+/// program's `[]` of the RSS items it did not find was saved as the
+/// latest post's title).
 pub fn is_empty_output(output: &Value) -> bool {
     match output {
         Value::Null => true,
-        Value::String(s) => s.trim().is_empty(),
+        Value::String(s) => ["", "[]", "{}", "()", "set()", "None", "''", "\"\""].contains(&s.trim()),
         Value::Array(items) => items.is_empty(),
         Value::Object(map) => map.is_empty(),
         _ => false,

@@ -403,8 +403,9 @@ async fn a_missing_input_the_task_names_is_not_recovered_with_another_file() {
 }
 
 /// A plan that reads the file its task says to write (before it exists) has
-/// misread the task, not lost an input: that read goes to recovery, which
-/// reads the real input, and the run writes the output.
+/// misread the task, not lost an input: the planner is told so, and when it
+/// writes the plan again, that read goes to recovery, which reads the real
+/// input, and the run writes the output.
 #[tokio::test]
 async fn a_read_of_the_output_the_task_names_is_recovered_from_the_real_input() {
     let server = ScriptedServer::start();
@@ -421,7 +422,7 @@ async fn a_read_of_the_output_the_task_names_is_recovered_from_the_real_input() 
         ),
     ]);
     plan["goal"] = json!(task);
-    server.role("planner").reply(Reply::json(&plan));
+    server.role("planner").always(Reply::json(&plan));
     server
         .role("agent")
         .always(Reply::tool_call("read_file", &json!({"path": "places.txt"})));
@@ -438,6 +439,8 @@ async fn a_read_of_the_output_the_task_names_is_recovered_from_the_real_input() 
         std::fs::read_to_string(dir.path().join("cities.txt")).unwrap(),
         "Oslo\nLima\n"
     );
+    let told = server.requests_from("planner")[1].prompt_text();
+    assert!(told.contains("it is what step s2 writes later"), "{told}");
 }
 
 /// A react run whose model answers in words, without writing the file the
@@ -661,6 +664,46 @@ async fn an_empty_result_that_a_write_would_save_fails_its_step() {
     let s1 = report.step("s1").unwrap();
     assert!(s1.error.as_deref().unwrap().contains("gave nothing"), "{:?}", s1.error);
     assert!(!dir.path().join("index.txt").exists(), "no empty file was written");
+}
+
+/// A program that prints an empty list (the items it looked for were not
+/// where it looked) gave nothing too: its `[]` is not saved as the work.
+#[tokio::test]
+async fn a_programs_printed_empty_list_that_a_write_would_save_fails_its_step() {
+    let server = ScriptedServer::start();
+    let (dir, tools) = scores_with_python();
+    server.role("planner").reply(Reply::json(&plan_json(vec![
+        step(
+            "s1",
+            Some("python"),
+            json!({"code": "import json\nprint([k for k, v in json.load(open('scores.json')).items() if v > 100])"}),
+            &[],
+        ),
+        step(
+            "s2",
+            Some("write_file"),
+            json!({"path": "top.txt", "content": "{{s1}}"}),
+            &["s1"],
+        ),
+    ])));
+    server.role("agent").reply(Reply::content("No one scored over 100."));
+    let options = RunOptions {
+        max_replans: 0,
+        ..options()
+    };
+    let report = builder(&server, tools)
+        .options(options)
+        .build()
+        .run("Write the names of those who scored over 100 in scores.json to top.txt.")
+        .await;
+    assert_eq!(report.status, RunStatus::Failed, "{:?}", report.answer);
+    let s1 = report.step("s1").unwrap();
+    let error = s1.error.as_deref().unwrap();
+    assert!(
+        error.contains("gave nothing (it gave [], an empty collection)"),
+        "{error}"
+    );
+    assert!(!dir.path().join("top.txt").exists(), "no file of [] was written");
 }
 
 /// With `verify`, the synthesizer checks the file the task names against

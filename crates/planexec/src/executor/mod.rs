@@ -300,6 +300,8 @@ async fn call_tool(
 /// dependencies' results as variables (`python`): models write
 /// `name.upper()`, or `float(name.txt)`, for the text of name.txt as
 /// readily as `s1.upper()`. The tool decides which names it can bind.
+/// Under [`PROGRAMS`](crate::tools::PROGRAMS), the programs of the
+/// dependencies that are `python` steps, by id, as the plan wrote them.
 fn with_file_names(plan: &Plan, step: &Step, deps: &DependencyOutputs) -> DependencyOutputs {
     let names: serde_json::Map<String, Value> = step
         .depends_on
@@ -312,9 +314,20 @@ fn with_file_names(plan: &Plan, step: &Step, deps: &DependencyOutputs) -> Depend
             Some((stem.to_string(), serde_json::json!([id, ext])))
         })
         .collect();
+    let programs: serde_json::Map<String, Value> = step
+        .depends_on
+        .iter()
+        .filter_map(|id| {
+            let dependency = plan.step(id).filter(|d| d.tool.as_deref() == Some("python"))?;
+            Some((id.clone(), dependency.args.get("code")?.clone()))
+        })
+        .collect();
     let mut inputs = deps.clone();
     if !names.is_empty() {
         inputs.push((crate::tools::FILE_NAMES.to_string(), Value::Object(names)));
+    }
+    if !programs.is_empty() {
+        inputs.push((crate::tools::PROGRAMS.to_string(), Value::Object(programs)));
     }
     inputs
 }
@@ -331,8 +344,12 @@ fn empty_and_written(setting: &Setting, plan: &Plan, step: &Step, output: &Value
         s.tool.as_deref().is_some_and(|t| setting.tools.has_side_effects(t))
             && plan::step_references(s).iter().any(|(_, r)| r.step == step.id)
     })?;
+    let how = match output.as_str().map(str::trim) {
+        Some(printed) if !printed.is_empty() => format!("it gave {printed}, an empty collection"),
+        _ => "it matched nothing".to_string(),
+    };
     Some(format!(
-        "{} gave nothing (it matched nothing), and step {} would write that: an empty result is not written as if it were the work",
+        "{} gave nothing ({how}), and step {} would write that: an empty result is not written as if it were the work",
         step.id, writer.id
     ))
 }

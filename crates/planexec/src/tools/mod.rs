@@ -42,3 +42,11 @@ pub use typed::TypedTool;
 /// dependency's id and the file's extension (`["s1", "txt"]`); `python`
 /// binds each as a variable where it can.
 pub const FILE_NAMES: &str = "__file_names__";
+
+/// The key, among the inputs a tool with an
+/// [`inputs_argument`](Tool::inputs_argument) is given, of a map from the
+/// id of a dependency that is a `python` step to its program: a program
+/// that uses a name it does not define, which a dependency's program
+/// defined, gets that name's value (a plan written as a notebook: on
+/// held-out-10 s3 used the `pubDates` s2's program had made).
+pub const PROGRAMS: &str = "__programs__";

@@ -67,7 +67,11 @@ const ERROR_LINES: usize = 8;
 /// The standard modules models use most (`re`, `json`, `csv`, `datetime`,
 /// …) are there without an import: a recovery that rewrites a failed line
 /// keeps only that line, and on held-out-9 the 1.5B model's lost its
-/// `import re` and failed on a NameError. A program that does not compile
+/// `import re` and failed on a NameError. They are imported when a name is
+/// first looked up and found nowhere else, as are a value a dependency's
+/// program made (its program is run again, quietly, when it cannot change
+/// a file) and the text of a file with no extension named as a variable
+/// (`ssh_config`). A program that does not compile
 /// is told where in its own lines, not in the launcher's `ast.parse`.
 /// Where no `toml` package is installed, `import toml` gets its `load`
 /// and `loads` read by the standard library's `tomllib`: the 1.5B model
@@ -91,6 +95,7 @@ class FileText(str):
             return self
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
 names = given["inputs"].pop("__file_names__", {})
+programs = given["inputs"].pop("__programs__", {})
 scope.update(given["inputs"])
 import builtins, keyword
 for name, (step, ext) in names.items():
@@ -117,10 +122,62 @@ except SyntaxError:
             print(f"Traceback (the program's lines):\n  line {e.lineno}: {text}\nSyntaxError: {e.msg}", file=sys.stderr)
             sys.exit(1)
 del given
-import importlib
-for module in ("re", "os", "json", "math", "csv", "datetime", "statistics", "collections", "itertools", "pathlib", "sys"):
-    if module not in scope:
-        scope[module] = importlib.import_module(module)
+import importlib, io, os
+MODULES = ("re", "os", "json", "math", "csv", "datetime", "statistics", "collections", "itertools", "pathlib", "sys")
+# A dependency's program is run again only when it cannot change a file.
+CHANGES = ("write", "remove", "unlink", "rename", "rmtree", "mkdir", "system", "subprocess", "'w'", '"w"', "'a'", '"a"', "mode=")
+before = dict(scope)
+made = {}
+def made_by_dependency(name):
+    for step, code in programs.items():
+        if not isinstance(code, str) or any(c in code for c in CHANGES):
+            continue
+        try:
+            stored = {n.id for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        except SyntaxError:
+            continue
+        if name not in stored:
+            continue
+        if step not in made:
+            made[step] = quiet = dict(before)
+            quiet["__builtins__"] = missing
+            shown, sys.stdout = sys.stdout, io.StringIO()
+            try:
+                exec(compile(code, "<dependency>", "exec"), quiet)
+            except BaseException:
+                pass
+            finally:
+                sys.stdout = shown
+        if made[step].get(name) is not None:
+            return made[step][name]
+    return None
+def file_named(name):
+    # A file with no extension is its text by its name (`ssh_config`,
+    # `VERSION`); a `name.ext` is bound only when a dependency read it.
+    if not os.path.isfile(name):
+        return None
+    try:
+        text = FileText(read_file(name))
+    except (OSError, UnicodeDecodeError):
+        return None
+    text.ext = ""
+    return text
+class Missing(dict):
+    # A name the program uses that neither it nor its inputs define: one of
+    # the standard modules models use without an import, a value the
+    # program of a dependency made (the plan written as a notebook), or a
+    # file of that name. Looked up only when used, so a program that needs
+    # none of them starts as fast as a bare one.
+    def __missing__(self, name):
+        value = importlib.import_module(name) if name in MODULES else made_by_dependency(name)
+        if value is None:
+            value = file_named(name)
+        if value is None:
+            raise KeyError(name)
+        self[name] = value
+        return value
+missing = Missing(vars(builtins))
+scope["__builtins__"] = missing
 last = tree.body[-1] if tree.body else None
 shown = None
 if isinstance(last, ast.Expr):
@@ -384,6 +441,33 @@ mod tests {
             .await
             .unwrap_err();
         assert!(other.message.contains("no attribute 'csv'"), "{}", other.message);
+    }
+
+    /// A plan written as a notebook: s2's program uses the `dates` s1's
+    /// program made, and a file with no extension by its name. A program
+    /// that could change a file is not run again for its names.
+    #[tokio::test]
+    async fn a_name_a_dependencys_program_made_or_a_file_with_no_extension_is_there() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("ssh_config"), "Host db\n  Port 2222\n").unwrap();
+        let tool = python(dir.path()).expect("python3");
+        let made = "dates = sorted(['2026-04-02', '2026-03-30'])\nprint('not shown')";
+        let writes = "dates = ['x']\nwrite_file('log.txt', 'ran')";
+        let code = "print(dates[-1], re.search(r'Port (\\d+)', ssh_config).group(1))";
+        let inputs = json!({"s1": "not shown", crate::tools::PROGRAMS: {"s1": made}});
+        let out = tool.call(json!({"code": code, "inputs": inputs})).await.unwrap();
+        assert_eq!(out, json!("2026-04-02 2222"));
+        let inputs = json!({"s1": "wrote log.txt", crate::tools::PROGRAMS: {"s1": writes}});
+        let error = tool.call(json!({"code": code, "inputs": inputs})).await.unwrap_err();
+        assert!(
+            error.message.contains("name 'dates' is not defined"),
+            "{}",
+            error.message
+        );
+        assert!(
+            !dir.path().join("log.txt").exists(),
+            "the program that writes ran once, not twice"
+        );
     }
 
     #[tokio::test]
