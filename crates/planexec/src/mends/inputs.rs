@@ -29,6 +29,12 @@ pub(super) fn value_read_dropped(plan: &mut Plan, id: &str) -> Option<&'static s
     Some("value-read-dropped")
 }
 
+/// Step `id`, a read of the file a later step writes (not there yet),
+/// dropped, when no step uses what it read (as [`value_read_dropped`]).
+pub(super) fn output_read_dropped(plan: &mut Plan, id: &str) -> Option<&'static str> {
+    value_read_dropped(plan, id).map(|_| "output-read-dropped")
+}
+
 /// The plan made the answer the finding asks for: infeasible, because the
 /// file the task names is not there. The steps it had did the work on some
 /// other file, so none of them is kept; what is already done of a revised

@@ -14,7 +14,7 @@
 //! | `outputs.rs` | a file the task says to write and no step writes; an edit's report written over the file it edited |
 //! | `calculator.rs` | a calculator expression over file names, CSV columns, JSON paths or a query; a count of a count |
 //! | `search.rs` | a search for a kind of file, for `column: value` in a CSV file, or matching a plain text |
-//! | `inputs.rs` | a value read as a file; a made-up input that stands for a number of the task; a file the task names that is nowhere |
+//! | `inputs.rs` | a value read as a file; the plan's own output read before it is written; a made-up input that stands for a number of the task; a file the task names that is nowhere |
 //! | `links.rs` | a `{{sN}}` a step uses and does not list in its `depends_on` |
 //! | `worked_plans.rs` | (no finding) a worked plan of the nearest kind, shown beside the task |
 //!
@@ -81,6 +81,9 @@ fn mend_one(
         PlanError::CountOfACount { step, .. } => (calculator::count_dropped(&mut next, step)?, step.clone()),
         PlanError::PlainTextMatched { step, .. } => (search::plain_text_unmatched(&mut next, step)?, step.clone()),
         PlanError::ValueReadAsFile { step, .. } => (inputs::value_read_dropped(&mut next, step)?, step.clone()),
+        PlanError::OutputReadBeforeWritten { step, .. } => {
+            (inputs::output_read_dropped(&mut next, step)?, step.clone())
+        }
         PlanError::InventedInput { step, path } => (
             inputs::invented_read_to_reasoning(&mut next, step, path, task, tools)?,
             step.clone(),

@@ -24,6 +24,50 @@ pub fn findings(plan: &Plan, tools: &ToolRegistry) -> Vec<PlanError> {
     found.extend(counts_of_a_count(plan));
     found.extend(plain_texts_matched(plan));
     found.extend(edit_reports_written(plan, tools));
+    found.extend(outputs_read_before_written(plan, tools));
+    found
+}
+
+/// A step that reads a file not in the workspace, which a step of the plan
+/// not before it writes: the plan's own output read as an input (the 1.5B
+/// planner read meetup_dates.txt, the file its last step was to write, and
+/// the read failed the run). Found from effects and literal paths.
+fn outputs_read_before_written(plan: &Plan, tools: &ToolRegistry) -> Vec<PlanError> {
+    let Some(workspace) = tools.workspace() else {
+        return Vec::new();
+    };
+    if super::find_cycle(plan).is_some() {
+        return Vec::new();
+    }
+    let path_of = |step: &super::Step, writes: bool| {
+        let entry = tools.get(step.tool.as_deref()?)?;
+        let effect = entry.effect(&Value::Object(step.args.clone()));
+        let path = super::hazards::literal_path(&step.args)?;
+        let fits = match writes {
+            true => effect == crate::tools::Effect::WritesWorkspace,
+            false => effect == crate::tools::Effect::ReadOnly,
+        };
+        fits.then_some(path)
+    };
+    let before = super::hazards::ancestors(plan);
+    let mut found = Vec::new();
+    for step in &plan.steps {
+        let Some(path) = path_of(step, false) else { continue };
+        if workspace.resolve(&path).map_or(true, |full| full.exists()) {
+            continue;
+        }
+        let writer = plan.steps.iter().find(|w| {
+            path_of(w, true).as_deref() == Some(path.as_str())
+                && !before.get(step.id.as_str()).is_some_and(|a| a.contains(w.id.as_str()))
+        });
+        if let Some(writer) = writer {
+            found.push(PlanError::OutputReadBeforeWritten {
+                step: step.id.clone(),
+                writer: writer.id.clone(),
+                path,
+            });
+        }
+    }
     found
 }
 
@@ -159,6 +203,7 @@ mod tests {
     #[test]
     fn the_report_of_an_edit_written_over_the_file_it_edited_is_a_finding() {
         let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.csv"), "id\r\n1\r\n").unwrap();
         let tools = crate::tools::builtin::registry(crate::tools::workspace::Workspace::new(dir.path()).unwrap());
         let p = plan(serde_json::json!([
             {"id": "s1", "description": "read", "tool": "read_file", "args": {"path": "a.csv"}, "depends_on": []},
@@ -177,5 +222,26 @@ mod tests {
             }]
         );
         assert!(found[0].to_string().contains("drop s3"), "{}", found[0]);
+    }
+
+    #[test]
+    fn a_read_of_the_file_a_later_step_writes_is_a_finding() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("months.txt"), "2026-03\n").unwrap();
+        let tools = crate::tools::builtin::registry(crate::tools::workspace::Workspace::new(dir.path()).unwrap());
+        let p = plan(serde_json::json!([
+            {"id": "s1", "description": "read", "tool": "read_file", "args": {"path": "months.txt"}, "depends_on": []},
+            {"id": "s2", "description": "read", "tool": "read_file", "args": {"path": "dates.txt"}, "depends_on": []},
+            {"id": "s3", "description": "save", "tool": "write_file", "args": {"path": "dates.txt", "content": "{{s1}}"}, "depends_on": ["s1"]},
+            {"id": "s4", "description": "read back", "tool": "read_file", "args": {"path": "dates.txt"}, "depends_on": ["s3"]}
+        ]));
+        assert_eq!(
+            findings(&p, &tools),
+            vec![PlanError::OutputReadBeforeWritten {
+                step: "s2".into(),
+                writer: "s3".into(),
+                path: "dates.txt".into()
+            }]
+        );
     }
 }

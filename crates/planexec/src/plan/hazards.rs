@@ -24,7 +24,7 @@ pub(super) fn literal_path(args: &serde_json::Map<String, serde_json::Value>) ->
 }
 
 /// The ids every step depends on, directly or not. Needs an acyclic plan.
-fn ancestors(plan: &Plan) -> HashMap<&str, HashSet<&str>> {
+pub(super) fn ancestors(plan: &Plan) -> HashMap<&str, HashSet<&str>> {
     let by_id: HashMap<&str, &super::Step> = plan.steps.iter().map(|s| (s.id.as_str(), s)).collect();
     let mut done: HashMap<&str, HashSet<&str>> = HashMap::new();
     fn visit<'p>(

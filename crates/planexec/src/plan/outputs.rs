@@ -193,6 +193,7 @@ pub fn new_outputs(task: &str, tools: &crate::tools::ToolRegistry) -> Vec<String
     if named.is_empty() {
         named.extend(last_destination(task));
     }
+    named = joined(named, written_objects(task));
     // A dotfile that is not there is more likely a kind of file (`.jpg
     // files`) than one to write.
     named
@@ -200,6 +201,25 @@ pub fn new_outputs(task: &str, tools: &crate::tools::ToolRegistry) -> Vec<String
         .filter(|path| !path.rsplit('/').next().unwrap_or(path).starts_with('.'))
         .filter(|path| workspace.resolve(path).is_ok_and(|full| !full.exists()))
         .collect()
+}
+
+/// The paths that stand right after "write" or "save" ("Write
+/// dept_headcount.txt with a line per department"): the file the verb
+/// brings about when it is not there yet ([`new_outputs`] keeps only
+/// those); one that is there is what is saved (an edit).
+fn written_objects(task: &str) -> Vec<String> {
+    let words: Vec<&str> = task.split_whitespace().collect();
+    let mut found = Vec::new();
+    for pair in words.windows(2) {
+        let verb = pair[0].trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
+        if !["write", "save"].contains(&verb.as_str()) {
+            continue;
+        }
+        if let Some(path) = as_path(pair[1]) {
+            found.push(path.to_string());
+        }
+    }
+    found
 }
 
 /// The paths of `first`, then those of `then` not among them.
@@ -352,6 +372,10 @@ mod destination_tests {
                 path: "newest_tag.txt".into()
             }]
         );
+        // The file right after "write" that is not there is brought about
+        // by it; one that is there is an input saved again.
+        let direct = "Count the tags in tags.txt. Write tag_count.txt with the number, and save tags.txt sorted.";
+        assert_eq!(new_outputs(direct, &tools), ["tag_count.txt"]);
         let from_there = "Which tag in tags.txt is the highest? Answer in the chat.";
         assert!(
             new_outputs(from_there, &tools).is_empty(),

@@ -146,6 +146,13 @@ pub enum PlanError {
         search: String,
         expression: String,
     },
+    #[error("step {step} reads `{path}`, which is not in the workspace: it is what step {writer} writes later, the task's output, not an input; drop the read and compute the output from the task's inputs")]
+    OutputReadBeforeWritten {
+        step: String,
+        /// The step that writes it.
+        writer: String,
+        path: String,
+    },
     #[error("step {step} writes {{{{{edit}}}}} to `{path}`, but {edit} already changed `{path}` in place and its result is only a report of that change, so this would replace the edited file with the report: drop {step} (the file is edited), or have {step} write a result that holds the file's new text")]
     EditReportWritten {
         step: String,
@@ -189,6 +196,7 @@ impl PlanError {
             | CountOfACount { step, .. }
             | PlainTextMatched { step, .. }
             | EditReportWritten { step, .. }
+            | OutputReadBeforeWritten { step, .. }
             | TextUsedAsNumber { step, .. } => Some(step),
             UnorderedWrite { writer, .. } => Some(writer),
             DuplicateId { id } | BadId { id } => Some(id),

@@ -207,6 +207,23 @@ const SHOWN_INPUTS: usize = 3;
 /// against where it came from: the port under `[replica]`, the longest of
 /// the words listed), then each file the task names that this run wrote, as
 /// it is now, and the answer it would give.
+/// The lines an edit of `path` took out and put in, for the check: shown
+/// both whole files, the 1.5B checker passed `versionCode 41` edited into
+/// `2 41` (held-out-10).
+fn what_changed(path: &str, before: &str, now: &str) -> String {
+    let changed = crate::text::changed_lines(before, now, SHOWN_CHANGED_LINES);
+    match changed.is_empty() {
+        true => format!("The run changed no line of {path}.\n\n"),
+        false => format!(
+            "The lines of {path} the run changed (- the line before, + the line now):\n{}\n\n",
+            changed.join("\n")
+        ),
+    }
+}
+
+/// Most changed lines shown to the check of an edit.
+const SHOWN_CHANGED_LINES: usize = 20;
+
 pub(crate) fn produced(run: &Run, answer: &str) -> String {
     let mut inputs = String::new();
     let mut out = String::new();
@@ -237,6 +254,13 @@ pub(crate) fn produced(run: &Run, answer: &str) -> String {
             }
             if written {
                 out.push_str(&format!("The file {path} now holds:\n{}\n\n", text.trim_end()));
+                if let Some(before) = run.original(&path) {
+                    out.push_str(&what_changed(
+                        &path,
+                        before,
+                        &std::fs::read_to_string(&full).unwrap_or_default(),
+                    ));
+                }
             } else if shown_inputs < SHOWN_INPUTS {
                 shown_inputs += 1;
                 inputs.push_str(&format!("The file {path} holds:\n{}\n\n", text.trim_end()));
