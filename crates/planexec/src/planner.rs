@@ -170,6 +170,7 @@ pub(crate) async fn plan(
         // Only a run that can write files is held to the task's outputs.
         if setting.tools.get("write_file").is_some() {
             found.extend(plan::unwritten_outputs(&p, task, &setting.tools, &Default::default()));
+            found.extend(plan::outputs_read(&p, task, &setting.tools));
         }
         Ok((p, found))
     })

@@ -150,6 +150,11 @@ pub(crate) async fn replan(
         missing.extend(plan::missing_inputs(&merged, task, &setting.tools));
         if owes_outputs {
             missing.extend(plan::unwritten_outputs(&merged, task, &setting.tools, &done));
+            missing.extend(
+                plan::outputs_read(&merged, task, &setting.tools)
+                    .into_iter()
+                    .filter(|e| e.step().is_none_or(|step| !done.contains(step))),
+            );
         }
         missing.extend(unchanged);
         Ok((merged, missing))

@@ -636,33 +636,13 @@ async fn a_file_to_change_in_place_left_as_it_was_fails_the_run() {
 /// step instead of writing an empty file; the run does not succeed.
 #[tokio::test]
 async fn an_empty_result_that_a_write_would_save_fails_its_step() {
-    let server = ScriptedServer::start();
     let (dir, tools) = workspace_tools();
     std::fs::create_dir(dir.path().join("docs")).unwrap();
     std::fs::write(dir.path().join("docs/a.md"), "# a").unwrap();
-    server.role("planner").reply(Reply::json(&plan_json(vec![
-        step("s1", Some("glob"), json!({"pattern": "docs/*.txt"}), &[]),
-        step(
-            "s2",
-            Some("write_file"),
-            json!({"path": "index.txt", "content": "{{s1}}"}),
-            &["s1"],
-        ),
-    ])));
-    // The recovery gives up: there are no .txt files.
-    server.role("agent").reply(Reply::content("docs/ holds no .txt files."));
-    let options = RunOptions {
-        max_replans: 0,
-        ..options()
-    };
-    let report = builder(&server, tools)
-        .options(options)
-        .build()
-        .run("Write the names of the .txt files in docs/ to index.txt.")
-        .await;
-    assert_eq!(report.status, RunStatus::Failed, "{:?}", report.answer);
-    let s1 = report.step("s1").unwrap();
-    assert!(s1.error.as_deref().unwrap().contains("gave nothing"), "{:?}", s1.error);
+    let glob = step("s1", Some("glob"), json!({"pattern": "docs/*.txt"}), &[]);
+    let task = "Write the names of the .txt files in docs/ to index.txt.";
+    let error = found_nothing_and_written(tools, glob, "index.txt", task).await;
+    assert!(error.contains("gave nothing (it matched nothing)"), "{error}");
     assert!(!dir.path().join("index.txt").exists(), "no empty file was written");
 }
 
@@ -670,40 +650,42 @@ async fn an_empty_result_that_a_write_would_save_fails_its_step() {
 /// where it looked) gave nothing too: its `[]` is not saved as the work.
 #[tokio::test]
 async fn a_programs_printed_empty_list_that_a_write_would_save_fails_its_step() {
-    let server = ScriptedServer::start();
     let (dir, tools) = scores_with_python();
-    server.role("planner").reply(Reply::json(&plan_json(vec![
-        step(
-            "s1",
-            Some("python"),
-            json!({"code": "import json\nprint([k for k, v in json.load(open('scores.json')).items() if v > 100])"}),
-            &[],
-        ),
-        step(
-            "s2",
-            Some("write_file"),
-            json!({"path": "top.txt", "content": "{{s1}}"}),
-            &["s1"],
-        ),
-    ])));
-    server.role("agent").reply(Reply::content("No one scored over 100."));
-    let options = RunOptions {
-        max_replans: 0,
-        ..options()
-    };
-    let report = builder(&server, tools)
-        .options(options)
-        .build()
-        .run("Write the names of those who scored over 100 in scores.json to top.txt.")
-        .await;
-    assert_eq!(report.status, RunStatus::Failed, "{:?}", report.answer);
-    let s1 = report.step("s1").unwrap();
-    let error = s1.error.as_deref().unwrap();
+    let code = "import json\nprint([k for k, v in json.load(open('scores.json')).items() if v > 100])";
+    let program = step("s1", Some("python"), json!({ "code": code }), &[]);
+    let task = "Write the names of those who scored over 100 in scores.json to top.txt.";
+    let error = found_nothing_and_written(tools, program, "top.txt", task).await;
     assert!(
         error.contains("gave nothing (it gave [], an empty collection)"),
         "{error}"
     );
     assert!(!dir.path().join("top.txt").exists(), "no file of [] was written");
+}
+
+/// Run `task` planned as `first` (step s1, which finds nothing) and a write
+/// of its result to `path`, with a recovery that gives up; the run must
+/// fail, and s1's error is returned.
+async fn found_nothing_and_written(tools: ToolRegistry, first: serde_json::Value, path: &str, task: &str) -> String {
+    let server = ScriptedServer::start();
+    let write = step(
+        "s2",
+        Some("write_file"),
+        json!({"path": path, "content": "{{s1}}"}),
+        &["s1"],
+    );
+    server
+        .role("planner")
+        .reply(Reply::json(&plan_json(vec![first, write])));
+    server
+        .role("agent")
+        .reply(Reply::content("There is nothing of that kind."));
+    let options = RunOptions {
+        max_replans: 0,
+        ..options()
+    };
+    let report = builder(&server, tools).options(options).build().run(task).await;
+    assert_eq!(report.status, RunStatus::Failed, "{:?}", report.answer);
+    report.step("s1").unwrap().error.clone().unwrap_or_default()
 }
 
 /// With `verify`, the synthesizer checks the file the task names against

@@ -81,7 +81,7 @@ fn mend_one(
         PlanError::CountOfACount { step, .. } => (calculator::count_dropped(&mut next, step)?, step.clone()),
         PlanError::PlainTextMatched { step, .. } => (search::plain_text_unmatched(&mut next, step)?, step.clone()),
         PlanError::ValueReadAsFile { step, .. } => (inputs::value_read_dropped(&mut next, step)?, step.clone()),
-        PlanError::OutputReadBeforeWritten { step, .. } => {
+        PlanError::OutputReadBeforeWritten { step, .. } | PlanError::OutputRead { step, .. } => {
             (inputs::output_read_dropped(&mut next, step)?, step.clone())
         }
         PlanError::InventedInput { step, path } => (

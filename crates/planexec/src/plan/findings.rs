@@ -39,25 +39,18 @@ fn outputs_read_before_written(plan: &Plan, tools: &ToolRegistry) -> Vec<PlanErr
     if super::find_cycle(plan).is_some() {
         return Vec::new();
     }
-    let path_of = |step: &super::Step, writes: bool| {
-        let entry = tools.get(step.tool.as_deref()?)?;
-        let effect = entry.effect(&Value::Object(step.args.clone()));
-        let path = super::hazards::literal_path(&step.args)?;
-        let fits = match writes {
-            true => effect == crate::tools::Effect::WritesWorkspace,
-            false => effect == crate::tools::Effect::ReadOnly,
-        };
-        fits.then_some(path)
-    };
+    use crate::tools::Effect::{ReadOnly, WritesWorkspace};
     let before = super::hazards::ancestors(plan);
     let mut found = Vec::new();
     for step in &plan.steps {
-        let Some(path) = path_of(step, false) else { continue };
+        let Some(path) = super::hazards::path_with(tools, step, ReadOnly) else {
+            continue;
+        };
         if workspace.resolve(&path).map_or(true, |full| full.exists()) {
             continue;
         }
         let writer = plan.steps.iter().find(|w| {
-            path_of(w, true).as_deref() == Some(path.as_str())
+            super::hazards::path_with(tools, w, WritesWorkspace).as_deref() == Some(path.as_str())
                 && !before.get(step.id.as_str()).is_some_and(|a| a.contains(w.id.as_str()))
         });
         if let Some(writer) = writer {
@@ -78,12 +71,7 @@ fn outputs_read_before_written(plan: &Plan, tools: &ToolRegistry) -> Vec<PlanErr
 /// the edited text was. Found from the tools' effects and literal paths, so
 /// it holds for any tool that edits a file it names.
 fn edit_reports_written(plan: &Plan, tools: &ToolRegistry) -> Vec<PlanError> {
-    let writes_at = |step: &super::Step| {
-        let entry = tools.get(step.tool.as_deref()?)?;
-        let args = Value::Object(step.args.clone());
-        let path = super::hazards::literal_path(&step.args)?;
-        (entry.effect(&args) == crate::tools::Effect::WritesWorkspace).then_some(path)
-    };
+    let writes_at = |step: &super::Step| super::hazards::path_with(tools, step, crate::tools::Effect::WritesWorkspace);
     let mut found = Vec::new();
     for step in &plan.steps {
         let Some(path) = writes_at(step) else { continue };

@@ -23,6 +23,13 @@ pub(super) fn literal_path(args: &serde_json::Map<String, serde_json::Value>) ->
     (!path.is_empty()).then(|| path.to_string())
 }
 
+/// The literal `path` of tool step `step`, when its call has `effect`.
+pub(super) fn path_with(tools: &ToolRegistry, step: &super::Step, effect: Effect) -> Option<String> {
+    let entry = tools.get(step.tool.as_deref()?)?;
+    let path = literal_path(&step.args)?;
+    (entry.effect(&serde_json::Value::Object(step.args.clone())) == effect).then_some(path)
+}
+
 /// The ids every step depends on, directly or not. Needs an acyclic plan.
 pub(super) fn ancestors(plan: &Plan) -> HashMap<&str, HashSet<&str>> {
     let by_id: HashMap<&str, &super::Step> = plan.steps.iter().map(|s| (s.id.as_str(), s)).collect();

