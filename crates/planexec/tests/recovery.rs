@@ -585,6 +585,45 @@ async fn a_run_that_never_touches_the_last_file_the_task_names_is_not_done() {
     }
 }
 
+/// A file the task names with no verb of writing, changed in place by the
+/// run, is the work the check judges, and the check is shown the lines the
+/// edit took out and put in: `Remove the tabs at the ends of the lines`
+/// done by removing every tab.
+#[tokio::test]
+async fn an_edit_in_place_is_checked_with_the_lines_it_changed() {
+    let server = ScriptedServer::start();
+    let (dir, tools) = workspace_tools();
+    std::fs::write(dir.path().join("notes.txt"), "a\tb\t\nkeep\n\tindented\n").unwrap();
+    server.role("planner").reply(Reply::json(&plan_json(vec![step(
+        "s1",
+        Some("replace_in_file"),
+        json!({"path": "notes.txt", "old": "\t", "new": ""}),
+        &[],
+    )])));
+    server
+        .role("synthesizer")
+        .always(Reply::content(r#"{"done": true, "wrong": ""}"#));
+    let options = RunOptions {
+        verify: true,
+        ..options()
+    };
+    let task = "Remove the tabs at the ends of the lines in notes.txt, editing it in place.";
+    let report = builder(&server, tools).options(options).build().run(task).await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+        "ab\nkeep\nindented\n"
+    );
+    let checked = server
+        .requests_from("synthesizer")
+        .iter()
+        .map(|r| r.prompt_text())
+        .find(|p| p.contains("You are the checker"))
+        .expect("the work was checked");
+    assert!(checked.contains("The lines of notes.txt the run changed"), "{checked}");
+    assert!(checked.contains("- \tindented\n+ indented"), "{checked}");
+}
+
 /// A task that says to save its result in a file that is there (a name
 /// with no extension) and a run that never writes it fails saying so; the
 /// same task whose plan writes the file succeeds.

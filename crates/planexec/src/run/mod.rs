@@ -101,9 +101,10 @@ pub(crate) struct Run {
     /// The files the task says to write that were there when this session
     /// began: files to change in place (or inputs named beside an output).
     pub old_outputs: Vec<String>,
-    /// What each of `old_outputs` held when the run began, so that the
-    /// check of an edit in place (`verify`) sees it before and after and can
-    /// derive it again ([`outputs::one_output`]). Empty where that is not
+    /// What each of `old_outputs`, and each other file the task names,
+    /// held when the run began, so that the check of an edit in place
+    /// (`verify`) sees it before and after and can derive it again
+    /// ([`outputs::one_output`]). Empty where that is not
     /// known (a resumed run, or one on an engine: its replay would read its
     /// own edits) or not wanted (a run that does not check its work).
     pub originals: Vec<(String, String)>,
@@ -129,8 +130,17 @@ impl Run {
     pub fn new(ctx: RunContext, id: String, task: &str) -> Run {
         let new_outputs = crate::plan::new_outputs(task, &ctx.setting.tools);
         let old_outputs = crate::plan::existing_outputs(task, &ctx.setting.tools);
+        // Every file the task names that is there: one it names with no
+        // verb of writing may be edited in place too ("Remove the trailing
+        // spaces in deploy.sh, editing the file in place").
+        let mut named = old_outputs.clone();
+        for path in crate::plan::paths_named_by(task) {
+            if !named.contains(&path) {
+                named.push(path);
+            }
+        }
         let originals = match ctx.setting.engine.is_none() && ctx.setting.options.verify {
-            true => originals(&ctx.setting.tools, &old_outputs),
+            true => originals(&ctx.setting.tools, &named),
             false => Vec::new(),
         };
         Run {
