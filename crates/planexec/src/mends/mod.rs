@@ -15,7 +15,7 @@
 //! | `calculator.rs` | a calculator expression over file names, CSV columns, JSON paths or a query; a count of a count |
 //! | `search.rs` | a search for a kind of file, for `column: value` in a CSV file, or matching a plain text |
 //! | `inputs.rs` | a value read as a file; the plan's own output read before it is written; a made-up input that stands for a number of the task; a file the task names that is nowhere |
-//! | `links.rs` | a `{{sN}}` a step uses and does not list in its `depends_on` |
+//! | `links.rs` | a `{{sN}}` a step uses and does not list in its `depends_on`; two steps on one file, one writing it, in no order |
 //! | `worked_plans.rs` | (no finding) a worked plan of the nearest kind, shown beside the task |
 //!
 //! Every rule that acts is a [`Mend`]: an [`crate::Event::PlanMended`], a
@@ -77,6 +77,9 @@ fn mend_one(
         }
         PlanError::EditReportWritten { step, edit, .. } => {
             (outputs::edit_report_dropped(&mut next, step, edit)?, step.clone())
+        }
+        PlanError::UnorderedWrite { writer, other, .. } => {
+            (links::write_ordered(&mut next, writer, other)?, writer.clone())
         }
         PlanError::CountOfACount { step, .. } => (calculator::count_dropped(&mut next, step)?, step.clone()),
         PlanError::PlainTextMatched { step, .. } => (search::plain_text_unmatched(&mut next, step)?, step.clone()),
