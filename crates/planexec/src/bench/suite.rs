@@ -18,8 +18,8 @@
 //! `held-out-7` was reported, and run once at the end of the seventh;
 //! `heldout-9.jsonl` is `held-out-9`, written before `held-out-8` was
 //! reported, and run once at the end of the eighth; `heldout-10.jsonl` is
-//! `held-out-10`, written before `held-out-9` was run, and run once at the
-//! end of the ninth; `heldout-11.jsonl` is `held-out-11`, written before
+//! `held-out-10`, written before `held-out-9` was run, and run once in the
+//! ninth; `heldout-11.jsonl` is `held-out-11`, written before
 //! `held-out-10` was run). The table has one row per part and
 //! strategy: pass rate, runs that said `succeeded` while their check failed,
 //! time and model calls per task, and prompt tokens per task for each role
