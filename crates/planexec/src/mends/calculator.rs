@@ -133,12 +133,7 @@ pub(super) fn count_dropped(plan: &mut Plan, id: &str) -> Option<&'static str> {
     let step = plan.step(id)?;
     let expression = step.args.get("expression")?.as_str()?;
     let search = crate::plan::findings::count_of_a_count(plan, expression)?;
-    plan.steps.retain(|s| s.id != id);
-    crate::plan::rename_step(&mut plan.steps, id, &search);
-    for step in &mut plan.steps {
-        let mut seen = std::collections::HashSet::new();
-        step.depends_on.retain(|d| seen.insert(d.clone()));
-    }
+    super::steps::replaced_by(plan, id, &search);
     Some("count-of-a-count")
 }
 

@@ -32,10 +32,9 @@ pub(super) fn write_ordered(plan: &mut Plan, writer: &str, other: &str) -> Optio
     let (w, o) = (at(writer)?, at(other)?);
     let (first, then) = if w < o { (w, o) } else { (o, w) };
     let first = plan.steps[first].id.clone();
-    let before = plan.clone();
     plan.steps[then].depends_on.push(first);
     if crate::plan::find_cycle(plan).is_some() {
-        *plan = before;
+        plan.steps[then].depends_on.pop();
         return None;
     }
     Some("write-ordered")

@@ -44,12 +44,7 @@ pub(super) fn write_last_result(plan: &mut Plan, path: &str) -> Option<&'static 
 pub(super) fn edit_report_dropped(plan: &mut Plan, step: &str, edit: &str) -> Option<&'static str> {
     plan.step(step)?;
     plan.step(edit)?;
-    plan.steps.retain(|s| s.id != step);
-    crate::plan::rename_step(&mut plan.steps, step, edit);
-    for s in &mut plan.steps {
-        let mut seen = std::collections::HashSet::new();
-        s.depends_on.retain(|d| seen.insert(d.clone()));
-    }
+    super::steps::replaced_by(plan, step, edit);
     Some("edit-report-dropped")
 }
 

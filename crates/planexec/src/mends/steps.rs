@@ -1,5 +1,5 @@
 //! Steps a mend adds to a plan: a fresh id beside the plan's own, and a
-//! tool step built whole.
+//! tool step built whole; and a step a mend drops for another.
 
 use serde_json::{Map, Value};
 
@@ -30,5 +30,16 @@ pub(super) fn tool_step(
         args,
         depends_on,
         expected: None,
+    }
+}
+
+/// Drop step `id` from `plan`; the steps that waited for it, or used its
+/// result, wait for and use step `by` instead (each dependency listed once).
+pub(super) fn replaced_by(plan: &mut Plan, id: &str, by: &str) {
+    plan.steps.retain(|s| s.id != id);
+    crate::plan::rename_step(&mut plan.steps, id, by);
+    for step in &mut plan.steps {
+        let mut seen = std::collections::HashSet::new();
+        step.depends_on.retain(|d| seen.insert(d.clone()));
     }
 }
