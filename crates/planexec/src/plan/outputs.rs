@@ -166,11 +166,7 @@ pub fn unwritten_outputs(
         return Vec::new();
     }
     let agents_ran = agents().next().is_some();
-    let absent = |path: &String| {
-        tools
-            .workspace()
-            .is_some_and(|w| w.resolve(path).is_ok_and(|full| !full.exists()))
-    };
+    let absent = |path: &String| presence(tools, path) == Some(false);
     joined(outputs_named_by(task), new_outputs(task, tools))
         .into_iter()
         .filter(|path| !plan.steps.iter().any(|s| s.args.values().any(|v| mentions(v, path))))
@@ -186,23 +182,37 @@ pub fn unwritten_outputs(
 /// be made, whatever the verb. (One the run then reads was a missing input:
 /// [`crate::run::outputs`] does not hold the run to it.)
 pub fn new_outputs(task: &str, tools: &crate::tools::ToolRegistry) -> Vec<String> {
-    let Some(workspace) = tools.workspace() else {
+    if tools.workspace().is_none() {
         return Vec::new();
-    };
-    let mut named = outputs_named_by(task);
-    if named.is_empty() {
-        named.extend(last_destination(task));
     }
-    named = joined(named, written_objects(task));
-    let there = |path: &str| workspace.resolve(path).is_ok_and(|full| full.exists());
-    named = joined(named, subject_outputs(task, &there));
+    let mut named = asked_outputs(task, tools);
+    if outputs_named_by(task).is_empty() {
+        named = joined(last_destination(task).into_iter().collect(), named);
+    }
     // A dotfile that is not there is more likely a kind of file (`.jpg
     // files`) than one to write.
     named
         .into_iter()
         .filter(|path| !path.rsplit('/').next().unwrap_or(path).starts_with('.'))
-        .filter(|path| workspace.resolve(path).is_ok_and(|full| !full.exists()))
+        .filter(|path| presence(tools, path) == Some(false))
         .collect()
+}
+
+/// Whether `path` is there in the workspace of `tools`: `None` when there
+/// is no workspace or the path is outside it (neither there nor to be made).
+fn presence(tools: &crate::tools::ToolRegistry, path: &str) -> Option<bool> {
+    let full = tools.workspace()?.resolve(path).ok()?;
+    Some(full.exists())
+}
+
+/// The files `task` asks for by how it names them: with a verb of writing
+/// ([`outputs_named_by`]), right after "write" or "save"
+/// ([`written_objects`]), or as the subject of a sentence
+/// ([`subject_outputs`]); there or not.
+fn asked_outputs(task: &str, tools: &crate::tools::ToolRegistry) -> Vec<String> {
+    let there = |path: &str| presence(tools, path) == Some(true);
+    let named = joined(outputs_named_by(task), written_objects(task));
+    joined(named, subject_outputs(task, &there))
 }
 
 /// The one named path that is not there (`there` says), when it opens a
@@ -236,14 +246,12 @@ fn subject_outputs(task: &str, there: &dyn Fn(&str) -> bool) -> Vec<String> {
 /// missing input.
 pub fn outputs_read(plan: &Plan, task: &str, tools: &crate::tools::ToolRegistry) -> Vec<PlanError> {
     use crate::tools::Effect::{ReadOnly, WritesWorkspace};
-    let Some(workspace) = tools.workspace() else {
+    if tools.workspace().is_none() {
         return Vec::new();
-    };
-    let there = |path: &str| workspace.resolve(path).is_ok_and(|full| full.exists());
-    let named = joined(outputs_named_by(task), written_objects(task));
-    let outputs: Vec<String> = joined(named, subject_outputs(task, &there))
+    }
+    let outputs: Vec<String> = asked_outputs(task, tools)
         .into_iter()
-        .filter(|path| !there(path))
+        .filter(|path| presence(tools, path) != Some(true))
         .collect();
     let path_with = |s: &super::Step, effect| super::hazards::path_with(tools, s, effect);
     plan.steps

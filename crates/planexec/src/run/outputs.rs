@@ -179,18 +179,8 @@ pub(crate) fn one_output(run: &Run) -> Option<Output> {
     // and whose content before is known, was edited in place: on held-out-10
     // `Remove the spaces and tabs at the end of its lines` in deploy.sh
     // removed every tab, and with no file to check, the checker passed it.
-    let edited = run
-        .originals
-        .iter()
-        .filter(|(path, _)| !run.new_outputs.contains(path) && !run.old_outputs.contains(path))
-        .filter(|(path, before)| {
-            let now = workspace
-                .resolve(path)
-                .ok()
-                .and_then(|full| std::fs::read_to_string(full).ok());
-            now.is_some_and(|now| &now != before)
-        })
-        .map(|(path, _)| path);
+    let named = |path: &String| run.new_outputs.contains(path) || run.old_outputs.contains(path);
+    let edited = run.originals.iter().map(|(path, _)| path).filter(|path| !named(path));
     let written: Vec<Output> = run
         .new_outputs
         .iter()
@@ -199,10 +189,12 @@ pub(crate) fn one_output(run: &Run) -> Option<Output> {
         .filter_map(|path| {
             let full = workspace.resolve(path).ok()?;
             let now = std::fs::read_to_string(&full).ok()?;
-            written_by(run, path, &full).then(|| Output {
+            let before = run.original(path).map(str::to_string);
+            let unchanged_edit = !named(path) && before.as_ref() == Some(&now);
+            (!unchanged_edit && written_by(run, path, &full)).then(|| Output {
                 path: path.clone(),
                 now,
-                before: run.original(path).map(str::to_string),
+                before,
             })
         })
         .collect();
@@ -218,12 +210,6 @@ const SHOWN_CHARS: usize = 1500;
 /// Most input files the checker is shown.
 const SHOWN_INPUTS: usize = 3;
 
-/// What the run produced, for the synthesizer's check
-/// ([`crate::synthesizer::check`]): the files the task names that the run
-/// did not write (its inputs, a few, so that a value can be checked
-/// against where it came from: the port under `[replica]`, the longest of
-/// the words listed), then each file the task names that this run wrote, as
-/// it is now, and the answer it would give.
 /// The lines an edit of `path` took out and put in, for the check: shown
 /// both whole files, the 1.5B checker passed `versionCode 41` edited into
 /// `2 41` (held-out-10).
@@ -241,6 +227,12 @@ fn what_changed(path: &str, before: &str, now: &str) -> String {
 /// Most changed lines shown to the check of an edit.
 const SHOWN_CHANGED_LINES: usize = 20;
 
+/// What the run produced, for the synthesizer's check
+/// ([`crate::synthesizer::check`]): the files the task names that the run
+/// did not write (its inputs, a few, so that a value can be checked
+/// against where it came from: the port under `[replica]`, the longest of
+/// the words listed), then each file the task names that this run wrote, as
+/// it is now, and the answer it would give.
 pub(crate) fn produced(run: &Run, answer: &str) -> String {
     let mut inputs = String::new();
     let mut out = String::new();
