@@ -71,7 +71,10 @@ const ERROR_LINES: usize = 8;
 /// first looked up and found nowhere else, as are a value a dependency's
 /// program made (its program is run again, quietly, when it cannot change
 /// a file) and the text of a file with no extension named as a variable
-/// (`ssh_config`). A program that does not compile
+/// (`ssh_config`), and the workspace tools a program calls by their names
+/// (`list_dir`, `read_json`, `read_csv`, `glob`): of 50 checking programs
+/// that failed in the held-out-8 to -10 ledgers, 7 did so on a NameError
+/// for one of them. A program that does not compile
 /// is told where in its own lines, not in the launcher's `ast.parse`.
 /// Where no `toml` package is installed, `import toml` gets its `load`
 /// and `loads` read by the standard library's `tomllib`: the 1.5B model
@@ -151,6 +154,34 @@ def made_by_dependency(name):
         if made[step].get(name) is not None:
             return made[step][name]
     return None
+def list_dir(path="."):
+    return sorted(os.listdir(path))
+def read_json(path, field=""):
+    if str(path).endswith(".toml"):
+        import tomllib
+        with open(path, "rb") as f:
+            value = tomllib.load(f)
+    else:
+        with open(path, encoding="utf-8") as f:
+            value = json.load(f)
+    for key in (k for k in str(field or "").split(".") if k):
+        value = value[int(key)] if isinstance(value, list) else value[key]
+    return value
+def read_csv(path, column=None):
+    import csv
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    return rows if column is None else [row[column] for row in rows]
+class Glob:
+    # The glob tool as a function, and the glob module's names too.
+    def __call__(self, pattern):
+        import glob
+        return sorted(glob.glob(pattern, recursive=True))
+    def __getattr__(self, name):
+        import glob
+        return getattr(glob, name)
+# The workspace tools a program calls as functions, as the plan calls them.
+TOOLS = {"list_dir": list_dir, "read_json": read_json, "read_csv": read_csv, "glob": Glob()}
 def file_named(name):
     # A file with no extension is its text by its name (`ssh_config`,
     # `VERSION`); a `name.ext` is bound only when a dependency read it.
@@ -164,12 +195,18 @@ def file_named(name):
     return text
 class Missing(dict):
     # A name the program uses that neither it nor its inputs define: one of
-    # the standard modules models use without an import, a value the
-    # program of a dependency made (the plan written as a notebook), or a
-    # file of that name. Looked up only when used, so a program that needs
-    # none of them starts as fast as a bare one.
+    # the standard modules models use without an import, a workspace tool
+    # called as a function, a value the program of a dependency made (the
+    # plan written as a notebook), or a file of that name. Looked up only
+    # when used, so a program that needs none of them starts as fast as a
+    # bare one.
     def __missing__(self, name):
-        value = importlib.import_module(name) if name in MODULES else made_by_dependency(name)
+        if name in TOOLS:
+            value = TOOLS[name]
+        elif name in MODULES:
+            value = importlib.import_module(name)
+        else:
+            value = made_by_dependency(name)
         if value is None:
             value = file_named(name)
         if value is None:
@@ -482,6 +519,33 @@ mod tests {
             std::fs::read_to_string(dir.path().join("numbered.txt")).unwrap(),
             "1. water the plants\n2. call the plumber"
         );
+    }
+
+    /// The read-only workspace tools are functions of a program by their
+    /// names, with the tools' arguments; a program's own definition or
+    /// import of the name is what it uses.
+    #[tokio::test]
+    async fn the_workspace_tools_are_functions_of_a_program_by_their_names() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("pay.csv"),
+            "name,amount
+Ada,12.5
+Bo,7
+",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("app.json"), r#"{"db": {"ports": [5432, 5433]}}"#).unwrap();
+        let tool = python(dir.path()).expect("python3");
+        let code = "print(list_dir('.'), sum(float(a) for a in read_csv('pay.csv', 'amount')), read_csv('pay.csv')[1]['name'], read_json('app.json', 'db.ports.1'), glob('*.csv'), glob.glob('*.json'))";
+        let out = tool.call(json!({ "code": code })).await.unwrap();
+        assert_eq!(
+            out,
+            json!("['app.json', 'pay.csv'] 19.5 Bo 5433 ['pay.csv'] ['app.json']")
+        );
+        let own = "def read_csv(path):\n    return 'mine'\nprint(read_csv('pay.csv'))";
+        let out = tool.call(json!({ "code": own })).await.unwrap();
+        assert_eq!(out, json!("mine"));
     }
 
     #[tokio::test]
