@@ -175,7 +175,7 @@ pub(crate) async fn recompute(
         };
         // A program the run ran since (a revision) is its route now; one
         // that printed a report of writing the file is not its content.
-        if programs.iter().any(|own| one_program(own, &code)) || reports_writing(&out, path, written) {
+        if programs.iter().any(|own| one_route(own, &code)) || reports_writing(&out, path, written) {
             continue;
         }
         if same_content(&out, written) {
@@ -192,7 +192,7 @@ pub(crate) async fn recompute(
         // 1.5B model wrote `print(len(lines))` twice for the lines holding ERROR).
         let seconded = derivations
             .iter()
-            .any(|(code_a, a)| same_content(a, &out) && !one_program(code_a, &code));
+            .any(|(code_a, a)| same_content(a, &out) && !one_route(code_a, &code));
         if seconded {
             return Some(Recomputed::Refuted {
                 path: path.to_string(),
@@ -298,10 +298,56 @@ fn reports_writing(printed: &str, path: &str, written: &str) -> bool {
     !name.is_empty() && printed.contains(name) && !written.contains(name)
 }
 
-/// Whether two programs are the same, spacing aside (`print( n )` is `print(n)`).
-fn one_program(a: &str, b: &str) -> bool {
+/// Whether two programs are one route to a content: the same program,
+/// spacing aside (`print( n )` is `print(n)`), or two that share a line of
+/// their logic ([`SHARED_LOGIC`] characters of one line, spacing aside,
+/// not counting imports, prints and lines that open a file). On
+/// held-out-11 a checking program renamed the run's list and kept its
+/// condition, `line.split(':')[6] not in ['nologin', 'false']`, which no
+/// shell of the form `/usr/sbin/nologin` meets, and the two agreed.
+fn one_route(a: &str, b: &str) -> bool {
     let code = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
-    code(a) == code(b)
+    if code(a) == code(b) {
+        return true;
+    }
+    let logic = |s: &str| -> Vec<Vec<char>> {
+        s.lines()
+            .map(|line| {
+                line.chars()
+                    .filter(|c| !c.is_whitespace())
+                    .take(400)
+                    .collect::<String>()
+            })
+            .filter(|line| !line.starts_with(['#']) && !line.starts_with("import") && !line.starts_with("from"))
+            .filter(|line| !line.starts_with("print(") && !line.contains("open("))
+            .filter(|line| line.chars().count() >= SHARED_LOGIC)
+            .map(|line| line.chars().collect())
+            .collect()
+    };
+    let (a, b) = (logic(a), logic(b));
+    a.iter()
+        .any(|x| b.iter().any(|y| longest_common_run(x, y) >= SHARED_LOGIC))
+}
+
+/// How many characters of one line two programs must share to be one route
+/// ([`one_route`]): longer than a line that reads a file's lines or rows.
+const SHARED_LOGIC: usize = 40;
+
+/// The length of the longest run of characters `a` and `b` both hold.
+fn longest_common_run(a: &[char], b: &[char]) -> usize {
+    let mut best = 0;
+    let mut previous = vec![0usize; b.len() + 1];
+    for x in a {
+        let mut current = vec![0usize; b.len() + 1];
+        for (j, y) in b.iter().enumerate() {
+            if x == y {
+                current[j + 1] = previous[j] + 1;
+                best = best.max(current[j + 1]);
+            }
+        }
+        previous = current;
+    }
+    best
 }
 
 /// The programs among `records` (and their inner calls) that ran and
@@ -378,7 +424,7 @@ async fn derived(
         // construction (the 1.5B model wrote the run's `line[0].isupper()`
         // again for the lines that start with a capital A): no evidence, and
         // not run.
-        if ran.iter().any(|own| one_program(own, &code)) {
+        if ran.iter().any(|own| one_route(own, &code)) {
             return None;
         }
         sandbox.reset(route.path)?;
@@ -539,6 +585,20 @@ mod tests {
         assert!(!same_shape("3 failures", "3"));
         assert!(same_shape("10.0.0.2 db\n10.0.0.10 web", "10.0.0.10 web\n10.0.0.2 db\n"));
         assert!(!same_shape("['db', 'web']", "db\nweb"));
+    }
+
+    #[test]
+    fn programs_that_share_a_line_of_logic_are_one_route() {
+        let run = "rows = open('hosts').read().splitlines()\nkept = [r.split()[0] for r in rows if int(r.split()[1]) > 100 and r.split()[2] != 'off']\nprint('\\n'.join(kept))";
+        let renamed = "import sys\nlines = open('hosts').read().splitlines()\nnames = [r.split()[0] for r in lines if int(r.split()[1]) > 100 and r.split()[2] != 'off']\nfor n in names:\n    print(n)";
+        let other = "with open('hosts') as f:\n    for row in f:\n        name, size, state = row.split()\n        if int(size) > 100 and state != 'off':\n            print(name)";
+        assert!(one_route(run, renamed), "the same condition, renamed");
+        assert!(!one_route(run, other), "another way to the same rows");
+        assert!(one_route("print( n )", "print(n)"));
+        let reads = "with open('hosts', encoding='utf-8') as f:\n    rows = [line.rstrip('\\n') for line in f]\nprint(len(rows))";
+        let reads_too =
+            "with open('hosts', encoding='utf-8') as f:\n    rows = [line.rstrip('\\n') for line in f]\nprint(rows[0])";
+        assert!(!one_route(reads, reads_too), "reading a file is not logic");
     }
 
     #[test]
