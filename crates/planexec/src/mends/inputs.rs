@@ -35,6 +35,20 @@ pub(super) fn output_read_dropped(plan: &mut Plan, id: &str) -> Option<&'static 
     value_read_dropped(plan, id).map(|_| "output-read-dropped")
 }
 
+/// Every argument of step `id` that is `path` made `there`, the file the
+/// workspace has by that name but for case and marks.
+pub(super) fn input_renamed(plan: &mut Plan, id: &str, path: &str, there: &str) -> Option<&'static str> {
+    let step = plan.steps.iter_mut().find(|s| s.id == id)?;
+    let mut renamed = false;
+    for value in step.args.values_mut() {
+        if value.as_str() == Some(path) {
+            *value = serde_json::Value::String(there.to_string());
+            renamed = true;
+        }
+    }
+    renamed.then_some("input-renamed")
+}
+
 /// The plan made the answer the finding asks for: infeasible, because the
 /// file the task names is not there. The steps it had did the work on some
 /// other file, so none of them is kept; what is already done of a revised

@@ -91,6 +91,9 @@ fn mend_one(
             inputs::invented_read_to_reasoning(&mut next, step, path, task, tools)?,
             step.clone(),
         ),
+        PlanError::MisnamedInput { step, path, there } => {
+            (inputs::input_renamed(&mut next, step, path, there)?, step.clone())
+        }
         PlanError::NamedInputMissing { path } => (inputs::missing_input_infeasible(&mut next, path)?, path.clone()),
         PlanError::InvalidArgs { step, tool, .. } if tool == "calculator" => {
             (calculator::mended(&mut next, step, tools)?, step.clone())
@@ -111,6 +114,23 @@ mod tests {
 
     fn plan(steps: Value) -> Plan {
         serde_json::from_value(serde_json::json!({"goal": "g", "steps": steps})).unwrap()
+    }
+
+    #[test]
+    fn a_misnamed_read_is_given_the_name_the_workspace_has() {
+        let old = plan(serde_json::json!([
+            {"id": "s1", "description": "read", "tool": "read_file", "args": {"path": "headers"}, "depends_on": []}
+        ]));
+        let finding = PlanError::MisnamedInput {
+            step: "s1".into(),
+            path: "headers".into(),
+            there: "_headers".into(),
+        };
+        let (new, mends) = SmallModelHelp
+            .mend(&old, &[finding], "t", &ToolRegistry::new())
+            .unwrap();
+        assert_eq!(new.steps[0].args["path"], "_headers");
+        assert_eq!(mends[0].describe(), "input-renamed at s1: changed s1");
     }
 
     #[test]

@@ -25,7 +25,37 @@ pub fn findings(plan: &Plan, tools: &ToolRegistry) -> Vec<PlanError> {
     found.extend(plain_texts_matched(plan));
     found.extend(edit_reports_written(plan, tools));
     found.extend(outputs_read_before_written(plan, tools));
+    found.extend(misnamed_inputs(plan, tools));
     found
+}
+
+/// A step that reads a file not in the workspace, which no step writes,
+/// when the workspace has one file of that name but for letter case and
+/// marks ([`crate::tools::workspace::Workspace::named_alike`]): on
+/// held-out-11 the 1.5B planner read `redirects` for Netlify's
+/// `_redirects`, and its revisions read it so again.
+fn misnamed_inputs(plan: &Plan, tools: &ToolRegistry) -> Vec<PlanError> {
+    use crate::tools::Effect::{ReadOnly, WritesWorkspace};
+    let Some(workspace) = tools.workspace() else {
+        return Vec::new();
+    };
+    let written = |path: &str| {
+        plan.steps
+            .iter()
+            .any(|s| super::hazards::path_with(tools, s, WritesWorkspace).as_deref() == Some(path))
+    };
+    plan.steps
+        .iter()
+        .filter_map(|step| {
+            let path = super::hazards::path_with(tools, step, ReadOnly)?;
+            let there = workspace.named_alike(&path).filter(|_| !written(&path))?;
+            Some(PlanError::MisnamedInput {
+                step: step.id.clone(),
+                path,
+                there,
+            })
+        })
+        .collect()
 }
 
 /// A step that reads a file not in the workspace, which a step of the plan
@@ -230,6 +260,31 @@ mod tests {
                 writer: "s3".into(),
                 path: "dates.txt".into()
             }]
+        );
+    }
+
+    #[test]
+    fn a_read_of_a_file_named_but_for_case_and_marks_is_a_finding_with_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("_headers"), "/*\n  X-Frame-Options: DENY\n").unwrap();
+        std::fs::write(dir.path().join(".npmrc"), "save-exact=true\n").unwrap();
+        std::fs::write(dir.path().join("Notes.TXT"), "n\n").unwrap();
+        std::fs::write(dir.path().join("notes-txt"), "n\n").unwrap();
+        let tools = crate::tools::builtin::registry(crate::tools::workspace::Workspace::new(dir.path()).unwrap());
+        let p = plan(serde_json::json!([
+            {"id": "s1", "description": "read", "tool": "read_file", "args": {"path": "headers"}, "depends_on": []},
+            {"id": "s2", "description": "read", "tool": "read_file", "args": {"path": "npmrc"}, "depends_on": []},
+            {"id": "s3", "description": "two alike", "tool": "read_file", "args": {"path": "notes.txt"}, "depends_on": []},
+            {"id": "s4", "description": "nothing alike", "tool": "read_file", "args": {"path": "todo.txt"}, "depends_on": []}
+        ]));
+        let misnamed = |step: &str, path: &str, there: &str| PlanError::MisnamedInput {
+            step: step.into(),
+            path: path.into(),
+            there: there.into(),
+        };
+        assert_eq!(
+            findings(&p, &tools),
+            vec![misnamed("s1", "headers", "_headers"), misnamed("s2", "npmrc", ".npmrc")]
         );
     }
 }

@@ -135,6 +135,8 @@ pub enum PlanError {
     ValueReadAsFile { step: String, value: String },
     #[error("step {step} reads `{path}`, which is not in the workspace, no step writes it, and the task does not name it: read only files the workspace listing shows, and use the numbers and text the task gives as they are (in a calculator expression, or in a reasoning step's description)")]
     InventedInput { step: String, path: String },
+    #[error("step {step} reads `{path}`, which is not in the workspace; the file there is `{there}`: write its name exactly as the workspace has it")]
+    MisnamedInput { step: String, path: String, there: String },
     #[error("the task names `{path}`, which is not in the workspace (in no folder), and no step reads it: do not do the work on another file in its place; if the task cannot be done without it, leave the steps out and set \"infeasible\" to \"{path} does not exist\"")]
     NamedInputMissing { path: String },
     #[error("step {step} waits for {dependency} but does not use its result: write {{{{{dependency}}}}} in its args where that result goes (never type the value yourself), or drop {step} if {dependency} already does the work")]
@@ -194,6 +196,7 @@ impl PlanError {
             | RepeatsFailedStep { step, .. }
             | ValueReadAsFile { step, .. }
             | InventedInput { step, .. }
+            | MisnamedInput { step, .. }
             | UnusedResult { step, .. }
             | CountOfACount { step, .. }
             | PlainTextMatched { step, .. }

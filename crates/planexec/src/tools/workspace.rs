@@ -48,6 +48,36 @@ impl Workspace {
         (is_file && entries.next().is_none()).then(|| self.display(&only.path()))
     }
 
+    /// The one file in the folder of `requested` (a file that does not
+    /// exist) whose name is `requested`'s but for letter case and the marks
+    /// between letters (`_redirects` for `redirects`, `.bashrc` for
+    /// `bashrc`, `my.cnf` for `my_cnf`), as a workspace path; hidden files
+    /// are looked at too. `None` when there is none or more than one.
+    pub fn named_alike(&self, requested: &str) -> Option<String> {
+        let full = self.resolve(requested).ok()?;
+        if full.exists() {
+            return None;
+        }
+        let letters = |name: &str| -> String {
+            name.chars()
+                .filter(|c| c.is_alphanumeric())
+                .flat_map(char::to_lowercase)
+                .collect()
+        };
+        let wanted = letters(&full.file_name()?.to_string_lossy());
+        if wanted.is_empty() {
+            return None;
+        }
+        let folder = full.parent().filter(|f| f.is_dir())?;
+        let mut alike = std::fs::read_dir(folder)
+            .ok()?
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            .filter(|e| letters(&e.file_name().to_string_lossy()) == wanted);
+        let only = alike.next()?;
+        alike.next().is_none().then(|| self.display(&only.path()))
+    }
+
     /// The entries of the folder of `requested`, hidden ones left out;
     /// `None` when that folder does not exist.
     fn entries_beside(&self, requested: &str) -> Option<impl Iterator<Item = std::fs::DirEntry>> {
