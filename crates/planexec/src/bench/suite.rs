@@ -20,10 +20,11 @@
 //! reported, and run once at the end of the eighth; `heldout-10.jsonl` is
 //! `held-out-10`, written before `held-out-9` was run, and run once in the
 //! ninth; `heldout-11.jsonl` is `held-out-11`, written before
-//! `held-out-10` was run). The table has one row per part and
-//! strategy: pass rate, runs that said `succeeded` while their check failed,
-//! time and model calls per task, and prompt tokens per task for each role
-//! (the latency a local model pays).
+//! `held-out-10` was run, and run once in the tenth; `heldout-12.jsonl` is
+//! `held-out-12`, written before `held-out-11` was run). The table has
+//! one row per part and strategy: pass rate, runs that said `succeeded`
+//! while their check failed, time and model calls per task, and prompt
+//! tokens per task for each role (the latency a local model pays).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -35,7 +36,7 @@ use crate::strategy::Strategy;
 
 /// The suite's parts: file name and the part's name in the table. A suite
 /// needs the first two; the later held-out parts are read when present.
-pub const PARTS: [(&str, &str); 12] = [
+pub const PARTS: [(&str, &str); 13] = [
     ("tune.jsonl", "tune"),
     ("heldout.jsonl", "held-out-1"),
     ("heldout-2.jsonl", "held-out-2"),
@@ -48,9 +49,10 @@ pub const PARTS: [(&str, &str); 12] = [
     ("heldout-9.jsonl", "held-out-9"),
     ("heldout-10.jsonl", "held-out-10"),
     ("heldout-11.jsonl", "held-out-11"),
+    ("heldout-12.jsonl", "held-out-12"),
 ];
 
-/// The part names, for messages: `tune, held-out-1, …, held-out-11`.
+/// The part names, for messages: `tune, held-out-1, …, held-out-12`.
 fn part_names() -> String {
     PARTS.map(|(_, name)| name).join(", ")
 }
@@ -73,7 +75,7 @@ pub fn load_suite(dir: &Path, only: Option<&str>) -> Result<Vec<BenchTask>, Stri
         }
         if !path.is_file() {
             return Err(format!(
-                "{} is not a suite: it has no {file} (a suite folder holds tune.jsonl and heldout.jsonl, and may hold heldout-2.jsonl to heldout-11.jsonl)",
+                "{} is not a suite: it has no {file} (a suite folder holds tune.jsonl and heldout.jsonl, and may hold heldout-2.jsonl to heldout-12.jsonl)",
                 dir.display()
             ));
         }
@@ -270,7 +272,8 @@ mod tests {
                 && part("held-out-8") >= 30
                 && part("held-out-9") >= 30
                 && part("held-out-10") >= 30
-                && part("held-out-11") >= 30,
+                && part("held-out-11") >= 30
+                && part("held-out-12") >= 30,
             "{}",
             tasks.len()
         );
@@ -302,7 +305,7 @@ mod tests {
         let tune = load_suite(dir.path(), Some("tune")).unwrap();
         assert_eq!(tune[0].part.as_deref(), Some("tune"));
         assert!(load_suite(dir.path(), Some("test")).unwrap_err().contains(
-            "tune, held-out-1, held-out-2, held-out-3, held-out-4, held-out-5, held-out-6, held-out-7, held-out-8, held-out-9, held-out-10, held-out-11"
+            "tune, held-out-1, held-out-2, held-out-3, held-out-4, held-out-5, held-out-6, held-out-7, held-out-8, held-out-9, held-out-10, held-out-11, held-out-12"
         ));
     }
 }
