@@ -244,6 +244,33 @@ def hint(e):
             return f"{files[0]} is a file, not a variable: open({files[0]!r}).read() is its text"
     if isinstance(e, FileNotFoundError):
         return "the workspace folder has: " + ", ".join(sorted(os.listdir("."))[:20])
+    if isinstance(e, ValueError) and str(e).endswith("'") and ": '" in str(e):
+        return where_from(str(e).rsplit(": ", 1)[1])
+    if isinstance(e, IndexError):
+        return "some line or field is shorter than the program expects (a blank line, a header, a comment): check the length before indexing, or skip such lines"
+    if isinstance(e, AttributeError) and "'NoneType'" in str(e):
+        return "a search or lookup found nothing for some line or key and gave None: check for None before using it"
+    return None
+def where_from(text):
+    # The line of a workspace file a value that would not convert came
+    # from: a header, a unit or a label the program read as data.
+    import re
+    try:
+        text = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return None
+    text = str(text).strip()
+    if not text:
+        return "an empty text was converted: skip blank lines and empty fields"
+    files = [f for f in sorted(set(re.findall(r"['\"]([^'\"]+)['\"]", source))) if os.path.isfile(f)]
+    for name in files[:5]:
+        try:
+            with open(name, encoding="utf-8", errors="replace") as f:
+                for n, line in enumerate(f, 1):
+                    if text in line:
+                        return f"{text!r} is in {name} line {n}: {line.strip()[:120]!r}; skip the lines that are not data, or take the number out of the text"
+        except OSError:
+            pass
     return None
 def explain(e):
     import traceback
@@ -546,6 +573,30 @@ Bo,7
         let own = "def read_csv(path):\n    return 'mine'\nprint(read_csv('pay.csv'))";
         let out = tool.call(json!({ "code": own })).await.unwrap();
         assert_eq!(out, json!("mine"));
+    }
+
+    /// A value that would not convert is found in the file it came from,
+    /// and a short line or a search that found nothing is said for what it
+    /// is, so that the program written again handles it.
+    #[tokio::test]
+    async fn a_failed_conversion_says_which_line_of_which_file_it_read() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("meter.txt"), "Reading (kWh)\n120\n\n135\n").unwrap();
+        let tool = python(dir.path()).expect("python3");
+        let code = "print(sum(float(l) for l in open('meter.txt')))";
+        let error = tool.call(json!({ "code": code })).await.unwrap_err();
+        assert!(
+            error.message.contains("'Reading (kWh)' is in meter.txt line 1"),
+            "{}",
+            error.message
+        );
+        let code = "rows = [l.split() for l in open('meter.txt')]\nprint([r[0] for r in rows])";
+        let error = tool.call(json!({ "code": code })).await.unwrap_err();
+        assert!(
+            error.message.contains("shorter than the program expects"),
+            "{}",
+            error.message
+        );
     }
 
     #[tokio::test]
