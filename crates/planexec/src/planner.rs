@@ -83,6 +83,10 @@ fn planner_messages(
     let files = crate::prompt::workspace_files(&setting.tools)
         .map(|listing| format!("{listing}\n\n"))
         .unwrap_or_default();
+    let files = match crate::prompt::file_beginnings(task, &setting.tools) {
+        Some(beginnings) => format!("{files}{beginnings}\n"),
+        None => files,
+    };
     let worked = setting
         .help
         .as_ref()

@@ -183,6 +183,76 @@ pub(crate) fn workspace_files(tools: &ToolRegistry) -> Option<String> {
     Some(out.trim_end().to_string())
 }
 
+/// Most files whose beginning the planner is shown, how many lines of each
+/// and how much of a line.
+const BEGUN_FILES: usize = 3;
+const BEGUN_LINES: usize = 6;
+const BEGUN_LINE_CHARS: usize = 120;
+
+/// The first lines of the files in the workspace of `tools` that `task`
+/// names by their file name, for the planner: a plan's program is written
+/// before any step has read its input, and the 1.5B planner's were written
+/// for a form the input did not have (a shell `nologin` where passwd holds
+/// `/usr/sbin/nologin`, `March 2026` searched in a QIF file whose dates are
+/// `03/01'26`, on held-out-11). Only the first lines, so that the plan still
+/// reads the file for its values. `None` when the task names no such file.
+pub(crate) fn file_beginnings(task: &str, tools: &ToolRegistry) -> Option<String> {
+    let workspace = tools.workspace()?;
+    let (entries, _) = workspace.listing(LISTED_FILES);
+    let mut out = String::new();
+    let named = entries
+        .iter()
+        .filter(|(path, size)| size.is_some_and(|s| s <= 64 * 1024) && names_file_alone(task, path));
+    for (path, _) in named.take(BEGUN_FILES) {
+        let Some(text) = workspace
+            .resolve(path)
+            .ok()
+            .and_then(|p| std::fs::read_to_string(p).ok())
+        else {
+            continue;
+        };
+        let lines: Vec<String> = text
+            .lines()
+            .filter(|line| !line.trim().is_empty())
+            .take(BEGUN_LINES)
+            .map(|line| crate::text::one_line(line, BEGUN_LINE_CHARS))
+            .collect();
+        if !lines.is_empty() {
+            out.push_str(&format!("{path} begins:\n{}\n", lines.join("\n")));
+        }
+    }
+    (!out.is_empty()).then(|| {
+        format!("How the files the task names begin (their first lines only, to show their form; a step must still read a file for its values):\n{out}")
+    })
+}
+
+/// Whether `task` names the file at `path` by its file name, as a word of
+/// its own (`passwd`, `_redirects`; not `passwd` in `passwd.bak`).
+fn names_file_alone(task: &str, path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    word_in(task, path) || word_in(task, name)
+}
+
+/// Whether `task` holds `word` with no character of a path on either side
+/// (a sentence's full stop after it is not one).
+fn word_in(task: &str, word: &str) -> bool {
+    if word.is_empty() {
+        return false;
+    }
+    let in_name = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | '/' | '.');
+    task.match_indices(word).any(|(at, _)| {
+        let before = task[..at].chars().next_back();
+        let rest = &task[at + word.len()..];
+        let mut after = rest.chars();
+        let ends = match after.next() {
+            None => true,
+            Some('.') => !after.next().is_some_and(|c| c.is_alphanumeric()),
+            Some(c) => !in_name(c),
+        };
+        !before.is_some_and(in_name) && ends
+    })
+}
+
 /// The names a JSON Schema's `required` lists.
 pub(crate) fn required(schema: &serde_json::Value) -> Vec<&str> {
     use serde_json::Value;
@@ -263,3 +333,43 @@ Example 2. Task: "Save the difference between the numbers in big.txt and small.t
  {"id": "s3", "description": "subtract the numbers", "tool": "calculator", "args": {"expression": "{{s1}} - {{s2}}"}, "depends_on": ["s1", "s2"]},
  {"id": "s4", "description": "save the difference to diff.txt", "tool": "write_file", "args": {"path": "diff.txt", "content": "{{s3}}"}, "depends_on": ["s3"]}
 ], "infeasible": null}"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_planner_sees_how_the_files_the_task_names_begin() {
+        let dir = tempfile::tempdir().unwrap();
+        let passwd: String = (0..9)
+            .map(|n| format!("user{n}:x:{n}:{n}::/home/u{n}:/usr/sbin/nologin\n\n"))
+            .collect();
+        std::fs::write(dir.path().join("passwd"), passwd).unwrap();
+        std::fs::write(dir.path().join("passwd.bak"), "old\n").unwrap();
+        std::fs::write(dir.path().join("_redirects"), "/a /b 301\n").unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "not named\n").unwrap();
+        let tools = crate::tools::builtin::registry(crate::tools::workspace::Workspace::new(dir.path()).unwrap());
+        let task = "Which users in passwd have a shell? Follow _redirects. Write users.txt.";
+        let shown = file_beginnings(task, &tools).unwrap();
+        assert!(
+            shown.contains("passwd begins:\nuser0:x:0:0::/home/u0:/usr/sbin/nologin\nuser1:"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("user5:") && !shown.contains("user6:"),
+            "six lines, blank ones aside: {shown}"
+        );
+        assert!(shown.contains("_redirects begins:\n/a /b 301"), "{shown}");
+        assert!(!shown.contains("old") && !shown.contains("not named"), "{shown}");
+        assert_eq!(file_beginnings("Add 2 and 3.", &tools), None);
+    }
+
+    #[test]
+    fn a_file_is_named_alone_not_inside_a_longer_name() {
+        assert!(names_file_alone("Read passwd.", "passwd"));
+        assert!(names_file_alone("Read etc/passwd, then", "etc/passwd"));
+        assert!(!names_file_alone("Read passwd.bak now", "passwd"));
+        assert!(!names_file_alone("the my_passwd file", "passwd"));
+        assert!(names_file_alone("sales.csv: sum it", "sales.csv"));
+    }
+}
