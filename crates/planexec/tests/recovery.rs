@@ -701,6 +701,50 @@ async fn a_programs_printed_empty_list_that_a_write_would_save_fails_its_step() 
     assert!(!dir.path().join("top.txt").exists(), "no file of [] was written");
 }
 
+/// A file that holds the name of a variable the run's program assigned,
+/// not its value (a later step wrote the text `top_scorer`), is not the
+/// work, whatever the checker says; the same plan writing the program's
+/// printed value succeeds.
+#[tokio::test]
+async fn a_file_holding_a_programs_variable_name_is_not_the_work() {
+    let code = "import json\ntop_scorer = max((v, k) for k, v in json.load(open('scores.json')).items())[1]\nprint(top_scorer)";
+    for (content, done) in [("top_scorer", false), ("{{s1}}", true)] {
+        let (dir, tools) = scores_with_python();
+        let server = ScriptedServer::start();
+        let plan = plan_json(vec![
+            step("s1", Some("python"), json!({ "code": code }), &[]),
+            step(
+                "s2",
+                Some("write_file"),
+                json!({"path": "top.txt", "content": content}),
+                &["s1"],
+            ),
+        ]);
+        server.role("planner").reply(Reply::json(&plan));
+        server.role("replanner").always(Reply::json(&plan_json(vec![])));
+        server
+            .role("synthesizer")
+            .always(Reply::content(r#"{"done": true, "wrong": ""}"#));
+        let options = RunOptions {
+            verify: true,
+            max_replans: 0,
+            ..options()
+        };
+        let task = "Who scored the most in scores.json? Write the name to top.txt.";
+        let report = builder(&server, tools).options(options).build().run(task).await;
+        assert_eq!(report.succeeded(), done, "{content}: {:?}", report.error);
+        if !done {
+            let error = report.error.unwrap_or_default();
+            assert!(error.contains("the name of a variable of the run's program"), "{error}");
+        } else {
+            assert_eq!(
+                std::fs::read_to_string(dir.path().join("top.txt")).unwrap().trim(),
+                "Noor"
+            );
+        }
+    }
+}
+
 /// Run `task` planned as `first` (step s1, which finds nothing) and a write
 /// of its result to `path`, with a recovery that gives up; the run must
 /// fail, and s1's error is returned.

@@ -9,6 +9,7 @@
 mod error;
 pub(crate) mod form;
 mod id;
+pub(crate) mod name_written;
 pub(crate) mod outputs;
 pub(crate) mod owner;
 pub(crate) mod resume;

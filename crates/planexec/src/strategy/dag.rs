@@ -118,7 +118,8 @@ async fn found_wrong(
     answer: &str,
     output: Option<&crate::run::outputs::Output>,
 ) -> Result<Option<NotDone>, Exit> {
-    let misshapen = serde_json::to_value(crate::run::form::misshapen(run)).unwrap_or_default();
+    let misshapen = crate::run::form::misshapen(run).or_else(|| crate::run::name_written::name_written(run));
+    let misshapen = serde_json::to_value(misshapen).unwrap_or_default();
     let misshapen = super::on_engine::kept(run, "the form the task names", misshapen).await;
     if let Ok(Some((path, what))) = serde_json::from_value::<Option<(String, String)>>(misshapen) {
         return Ok(Some(NotDone::wrong(what, path)));
