@@ -31,10 +31,14 @@ pub fn findings(plan: &Plan, tools: &ToolRegistry) -> Vec<PlanError> {
 
 /// A step that reads a file not in the workspace, which no step writes,
 /// when the workspace has one file of that name but for letter case and
-/// marks ([`crate::tools::workspace::Workspace::named_alike`]): on
-/// held-out-11 the 1.5B planner read `redirects` for Netlify's
-/// `_redirects`, and its revisions read it so again.
+/// marks ([`crate::tools::workspace::Workspace::named_alike`]), or one of
+/// that name in another folder: on held-out-11 the 1.5B planner read
+/// `redirects` for Netlify's `_redirects`, and `ops/users.json` for
+/// `users.json`, and its revisions read them so again.
 fn misnamed_inputs(plan: &Plan, tools: &ToolRegistry) -> Vec<PlanError> {
+    // As many entries as a small workspace has; a bigger one is not looked
+    // through for a name elsewhere.
+    const LISTED: usize = 400;
     use crate::tools::Effect::{ReadOnly, WritesWorkspace};
     let Some(workspace) = tools.workspace() else {
         return Vec::new();
@@ -48,7 +52,10 @@ fn misnamed_inputs(plan: &Plan, tools: &ToolRegistry) -> Vec<PlanError> {
         .iter()
         .filter_map(|step| {
             let path = super::hazards::path_with(tools, step, ReadOnly)?;
-            let there = workspace.named_alike(&path).filter(|_| !written(&path))?;
+            let there = workspace
+                .named_alike(&path)
+                .or_else(|| workspace.same_name_elsewhere(&path, LISTED))
+                .filter(|_| !written(&path))?;
             Some(PlanError::MisnamedInput {
                 step: step.id.clone(),
                 path,
@@ -270,12 +277,20 @@ mod tests {
         std::fs::write(dir.path().join(".npmrc"), "save-exact=true\n").unwrap();
         std::fs::write(dir.path().join("Notes.TXT"), "n\n").unwrap();
         std::fs::write(dir.path().join("notes-txt"), "n\n").unwrap();
+        std::fs::create_dir_all(dir.path().join("ops")).unwrap();
+        std::fs::create_dir_all(dir.path().join("y")).unwrap();
+        std::fs::write(dir.path().join("ops/2026-05-12.json"), "[]").unwrap();
+        std::fs::write(dir.path().join("users.json"), "{}").unwrap();
+        std::fs::write(dir.path().join("a.csv"), "a\n").unwrap();
+        std::fs::write(dir.path().join("y/a.csv"), "a\n").unwrap();
         let tools = crate::tools::builtin::registry(crate::tools::workspace::Workspace::new(dir.path()).unwrap());
         let p = plan(serde_json::json!([
             {"id": "s1", "description": "read", "tool": "read_file", "args": {"path": "headers"}, "depends_on": []},
             {"id": "s2", "description": "read", "tool": "read_file", "args": {"path": "npmrc"}, "depends_on": []},
             {"id": "s3", "description": "two alike", "tool": "read_file", "args": {"path": "notes.txt"}, "depends_on": []},
-            {"id": "s4", "description": "nothing alike", "tool": "read_file", "args": {"path": "todo.txt"}, "depends_on": []}
+            {"id": "s4", "description": "nothing alike", "tool": "read_file", "args": {"path": "todo.txt"}, "depends_on": []},
+            {"id": "s5", "description": "another folder", "tool": "read_file", "args": {"path": "ops/users.json"}, "depends_on": []},
+            {"id": "s6", "description": "two of that name", "tool": "read_file", "args": {"path": "x/a.csv"}, "depends_on": []}
         ]));
         let misnamed = |step: &str, path: &str, there: &str| PlanError::MisnamedInput {
             step: step.into(),
@@ -284,7 +299,11 @@ mod tests {
         };
         assert_eq!(
             findings(&p, &tools),
-            vec![misnamed("s1", "headers", "_headers"), misnamed("s2", "npmrc", ".npmrc")]
+            vec![
+                misnamed("s1", "headers", "_headers"),
+                misnamed("s2", "npmrc", ".npmrc"),
+                misnamed("s5", "ops/users.json", "users.json")
+            ]
         );
     }
 }

@@ -78,6 +78,23 @@ impl Workspace {
         alike.next().is_none().then(|| self.display(&only.path()))
     }
 
+    /// The one file of the workspace (of the first `max` entries listed,
+    /// hidden ones left out) with the name of `requested`, a file that does
+    /// not exist, in another folder (`users.json` for `ops/users.json`).
+    pub fn same_name_elsewhere(&self, requested: &str, max: usize) -> Option<String> {
+        let full = self.resolve(requested).ok()?;
+        if full.exists() {
+            return None;
+        }
+        let name = full.file_name()?.to_string_lossy().to_string();
+        let (entries, _) = self.listing(max);
+        let mut found = entries
+            .into_iter()
+            .filter(|(path, size)| size.is_some() && path.rsplit('/').next() == Some(name.as_str()));
+        let (only, _) = found.next()?;
+        found.next().is_none().then_some(only)
+    }
+
     /// The entries of the folder of `requested`, hidden ones left out;
     /// `None` when that folder does not exist.
     fn entries_beside(&self, requested: &str) -> Option<impl Iterator<Item = std::fs::DirEntry>> {
