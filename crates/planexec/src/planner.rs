@@ -83,7 +83,14 @@ fn planner_messages(
     let files = crate::prompt::workspace_files(&setting.tools)
         .map(|listing| format!("{listing}\n\n"))
         .unwrap_or_default();
-    let files = match crate::prompt::file_beginnings(task, &setting.tools) {
+    // Help for a model that gets it (the embedded one, `mend = "auto"`): a
+    // hosted model's prompt stays within its token budget, and it reads
+    // the file in a step as cheaply.
+    let beginnings = setting
+        .help
+        .as_ref()
+        .and_then(|_| crate::prompt::file_beginnings(task, &setting.tools));
+    let files = match beginnings {
         Some(beginnings) => format!("{files}{beginnings}\n"),
         None => files,
     };
