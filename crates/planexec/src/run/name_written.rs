@@ -44,9 +44,7 @@ pub(crate) fn name_written(run: &Run) -> Option<(String, String)> {
 /// The code of every `python` call the run made, its steps' and their
 /// inner calls', whether it ran or not.
 fn programs(run: &Run) -> impl Iterator<Item = &str> {
-    run.records
-        .iter()
-        .flat_map(|r| std::iter::once(r).chain(r.calls.iter()))
+    super::outputs::calls_of(run)
         .filter(|r| r.tool.as_deref() == Some("python"))
         .filter_map(|r| r.args.as_ref()?.get("code")?.as_str())
 }

@@ -113,7 +113,7 @@ fn written_by(run: &Run, path: &str, full: &Path) -> bool {
 }
 
 /// The run's steps and their inner calls (an agent step's), as recorded.
-fn calls_of(run: &Run) -> impl Iterator<Item = &StepResult> {
+pub(crate) fn calls_of(run: &Run) -> impl Iterator<Item = &StepResult> {
     run.records
         .iter()
         .flat_map(|r| std::iter::once(r).chain(r.calls.iter()))
