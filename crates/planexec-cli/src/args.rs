@@ -328,7 +328,7 @@ pub enum Command {
         /// A suite folder (tune.jsonl and heldout.jsonl), e.g. examples/tasks.
         #[arg(long, value_name = "DIR")]
         suite: Option<PathBuf>,
-        /// Only this part of the suite: tune, held-out-1, held-out-2, held-out-3, held-out-4, held-out-5, held-out-6, held-out-7, held-out-8, held-out-9, held-out-10, held-out-11 or held-out-12.
+        /// Only this part of the suite: tune (tune.jsonl), held-out-1 (heldout.jsonl) or held-out-N (heldout-N.jsonl).
         #[arg(long, requires = "suite")]
         part: Option<String>,
         /// Runs of each task under each strategy; the table shows medians.

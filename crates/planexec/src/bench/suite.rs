@@ -1,30 +1,15 @@
-//! A task suite: two task files in one folder, and its table.
+//! A task suite: task files in one folder, and its table.
 //!
 //! `tune.jsonl` is the part a change to prompts, grammars or tools is tried
 //! on; a held-out part is only ever reported, so its pass rate says how the
 //! agent does on tasks nobody fitted it to. A held-out part that was reported
 //! while changes were made has steered them and is spent: it stays, named
-//! for what it is, and a new one is written before the next round
-//! (`heldout.jsonl` is `held-out-1`, spent over twelve rounds;
-//! `heldout-2.jsonl` is `held-out-2`, run once at the end of issue 39's
-//! first round and read since; `heldout-3.jsonl` is `held-out-3`, run once
-//! at the end of the second; `heldout-4.jsonl` is `held-out-4`, run once at
-//! the end of the third; `heldout-5.jsonl` is `held-out-5`, written before
-//! `held-out-4` was run, and run once at the end of the fourth;
-//! `heldout-6.jsonl` is `held-out-6`, written before `held-out-5` was
-//! run, and run once at the end of the fifth; `heldout-7.jsonl` is
-//! `held-out-7`, written before `held-out-6` was run, and run once at the
-//! end of the sixth; `heldout-8.jsonl` is `held-out-8`, written before
-//! `held-out-7` was reported, and run once at the end of the seventh;
-//! `heldout-9.jsonl` is `held-out-9`, written before `held-out-8` was
-//! reported, and run once at the end of the eighth; `heldout-10.jsonl` is
-//! `held-out-10`, written before `held-out-9` was run, and run once in the
-//! ninth; `heldout-11.jsonl` is `held-out-11`, written before
-//! `held-out-10` was run, and run once in the tenth; `heldout-12.jsonl` is
-//! `held-out-12`, written before `held-out-11` was run). The table has
-//! one row per part and strategy: pass rate, runs that said `succeeded`
-//! while their check failed, time and model calls per task, and prompt
-//! tokens per task for each role (the latency a local model pays).
+//! for what it is, and a new one is written before the next round.
+//! `heldout.jsonl` is `held-out-1` and `heldout-N.jsonl` is `held-out-N`, so a
+//! new part is a new file (docs/benchmarks.md says which are spent). The
+//! table has one row per part and strategy: pass rate, runs that said
+//! `succeeded` while their check failed, time and model calls per task, and
+//! prompt tokens per task for each role (the latency a local model pays).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -34,53 +19,55 @@ use serde::{Deserialize, Serialize};
 use super::{load_tasks, median, BenchRun, BenchTask};
 use crate::strategy::Strategy;
 
-/// The suite's parts: file name and the part's name in the table. A suite
-/// needs the first two; the later held-out parts are read when present.
-pub const PARTS: [(&str, &str); 13] = [
-    ("tune.jsonl", "tune"),
-    ("heldout.jsonl", "held-out-1"),
-    ("heldout-2.jsonl", "held-out-2"),
-    ("heldout-3.jsonl", "held-out-3"),
-    ("heldout-4.jsonl", "held-out-4"),
-    ("heldout-5.jsonl", "held-out-5"),
-    ("heldout-6.jsonl", "held-out-6"),
-    ("heldout-7.jsonl", "held-out-7"),
-    ("heldout-8.jsonl", "held-out-8"),
-    ("heldout-9.jsonl", "held-out-9"),
-    ("heldout-10.jsonl", "held-out-10"),
-    ("heldout-11.jsonl", "held-out-11"),
-    ("heldout-12.jsonl", "held-out-12"),
-];
-
-/// The part names, for messages: `tune, held-out-1, …, held-out-12`.
-fn part_names() -> String {
-    PARTS.map(|(_, name)| name).join(", ")
+/// The parts a suite folder holds, in order: file name and the part's name
+/// in the table. `tune.jsonl` and `heldout.jsonl` are looked for whether
+/// there or not (a suite needs both); `heldout-N.jsonl` files follow by `N`.
+pub fn parts(dir: &Path) -> Vec<(String, String)> {
+    let mut numbered: Vec<(u32, String)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| {
+            let file = entry.ok()?.file_name().into_string().ok()?;
+            let n = file.strip_prefix("heldout-")?.strip_suffix(".jsonl")?.parse().ok()?;
+            Some((n, file))
+        })
+        .filter(|(n, _)| *n >= 2)
+        .collect();
+    numbered.sort();
+    let fixed = [("tune.jsonl", "tune".to_string()), ("heldout.jsonl", "held-out-1".to_string())];
+    let fixed = fixed.into_iter().map(|(file, part)| (file.to_string(), part));
+    fixed
+        .chain(numbered.into_iter().map(|(n, file)| (file, format!("held-out-{n}"))))
+        .collect()
 }
 
 /// The tasks of the suite in `dir` (every part, or the one named `only`).
 pub fn load_suite(dir: &Path, only: Option<&str>) -> Result<Vec<BenchTask>, String> {
+    let parts = parts(dir);
     if let Some(part) = only {
-        if !PARTS.iter().any(|(_, name)| *name == part) {
-            return Err(format!("unknown suite part `{part}`: use one of {}", part_names()));
+        if !parts.iter().any(|(_, name)| name == part) {
+            let names: Vec<&str> = parts.iter().map(|(_, name)| name.as_str()).collect();
+            return Err(format!(
+                "unknown suite part `{part}`: {} has {}",
+                dir.display(),
+                names.join(", ")
+            ));
         }
     }
     let mut tasks = Vec::new();
-    for (n, (file, part)) in PARTS.into_iter().enumerate() {
+    for (file, part) in parts {
         if only.is_some_and(|o| o != part) {
             continue;
         }
-        let path = dir.join(file);
-        if !path.is_file() && n >= 2 && only.is_none() {
-            continue;
-        }
+        let path = dir.join(&file);
         if !path.is_file() {
             return Err(format!(
-                "{} is not a suite: it has no {file} (a suite folder holds tune.jsonl and heldout.jsonl, and may hold heldout-2.jsonl to heldout-12.jsonl)",
+                "{} is not a suite: it has no {file} (a suite folder holds tune.jsonl and heldout.jsonl, and may hold heldout-2.jsonl, heldout-3.jsonl, …)",
                 dir.display()
             ));
         }
         for mut task in load_tasks(&path)? {
-            task.part = Some(part.to_string());
+            task.part = Some(part.clone());
             tasks.push(task);
         }
     }
@@ -263,17 +250,7 @@ mod tests {
             tasks.len() >= 40
                 && part("tune") >= 20
                 && part("held-out-1") >= 20
-                && part("held-out-2") >= 30
-                && part("held-out-3") >= 30
-                && part("held-out-4") >= 30
-                && part("held-out-5") >= 30
-                && part("held-out-6") >= 30
-                && part("held-out-7") >= 30
-                && part("held-out-8") >= 30
-                && part("held-out-9") >= 30
-                && part("held-out-10") >= 30
-                && part("held-out-11") >= 30
-                && part("held-out-12") >= 30,
+                && (2..=13).all(|n| part(&format!("held-out-{n}")) >= 30),
             "{}",
             tasks.len()
         );
@@ -304,8 +281,13 @@ mod tests {
         assert!(err.contains("no heldout.jsonl"), "{err}");
         let tune = load_suite(dir.path(), Some("tune")).unwrap();
         assert_eq!(tune[0].part.as_deref(), Some("tune"));
-        assert!(load_suite(dir.path(), Some("test")).unwrap_err().contains(
-            "tune, held-out-1, held-out-2, held-out-3, held-out-4, held-out-5, held-out-6, held-out-7, held-out-8, held-out-9, held-out-10, held-out-11, held-out-12"
-        ));
+        std::fs::write(dir.path().join("heldout-10.jsonl"), "").unwrap();
+        std::fs::write(dir.path().join("heldout-9.jsonl"), "").unwrap();
+        std::fs::write(dir.path().join("heldout-x.jsonl"), "").unwrap();
+        let err = load_suite(dir.path(), Some("test")).unwrap_err();
+        assert!(
+            err.contains("unknown suite part `test`") && err.ends_with("has tune, held-out-1, held-out-9, held-out-10"),
+            "{err}"
+        );
     }
 }
