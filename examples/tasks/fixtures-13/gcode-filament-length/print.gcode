@@ -1,0 +1,43 @@
+; tidewatch buoy clip v3, PLA 1.75 mm, 0.2 mm layers (two-layer test)
+M140 S60 ; bed temperature
+M104 S210 ; nozzle temperature
+M190 S60
+M109 S210
+G21 ; millimetres
+G90 ; absolute positioning
+M82 ; absolute extrusion
+G28 ; home all axes
+G92 E0
+G1 Z2.0 F3000
+G1 X5 Y20 Z0.3 F5000
+G1 X5 Y120 E12.5 F1500 ; purge line
+G1 X5.4 Y120 F5000
+G1 X5.4 Y20 E25.0 F1500 ; purge line back
+G1 E24.2 F2400 ; retract
+G92 E0
+;LAYER:0
+G0 X60 Y60 Z0.2 F6000
+G1 E0.8 F2400 ; unretract
+G1 X100 Y60 E2.13 F1200
+G1 X100 Y100 E3.46
+G1 X60 Y100 E4.79
+G1 X60 Y60 E6.12
+G1 E5.32 F2400 ; retract
+G0 X62 Y62 F6000
+G1 E6.12 F2400 ; unretract
+G1 X98 Y62 E7.32 F1500
+G1 X98 Y98 E8.52
+G1 X62 Y98 E9.72
+G1 E8.92 F2400 ; retract
+G92 E0
+;LAYER:1
+G0 X60 Y60 Z0.4 F6000
+G1 E0.8 F2400 ; unretract
+G1 X100 Y60 E2.13 F1200
+G1 X100 Y100 E3.46
+G1 X60 Y100 E4.79
+G1 X60 Y60 E6.12
+G0 X80 Y80 Z5 F6000
+M104 S0
+M140 S0
+M84 ; motors off
