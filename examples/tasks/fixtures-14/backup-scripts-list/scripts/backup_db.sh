@@ -1,0 +1,3 @@
+#!/bin/sh
+# dump the recipes database to /mnt/backup
+pg_dump recipes > /mnt/backup/recipes.sql

@@ -1,0 +1,3 @@
+#!/bin/sh
+# remove temp files older than a week
+find /tmp -mtime +7 -delete

@@ -1,0 +1,3 @@
+"""Import recipes from a CSV export."""
+
+print("hello from the recipe importer")
