@@ -801,6 +801,39 @@ async fn the_name_of_a_file_it_never_read_is_asked_about_once() {
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
 }
 
+/// Several file names an agent listed are a listing, not the name of one
+/// unread file: the step's answer stands (the check took a glob's last match
+/// for a name and failed the step).
+#[tokio::test]
+async fn file_names_on_several_lines_are_a_listing_not_an_unread_name() {
+    let folder = Folder::new();
+    std::fs::write(folder.dir.path().join("reports/n.txt"), "41").unwrap();
+    std::fs::write(folder.dir.path().join("reports/m.txt"), "7").unwrap();
+    let model = Arc::new(ScriptedModel::new());
+    model.replies(
+        Role::Agent,
+        vec![
+            call("glob", json!({"pattern": "reports/*.txt"})),
+            ScriptedReply::text("reports/m.txt\nreports/n.txt"),
+        ],
+    );
+    model.always(Role::Synthesizer, ScriptedReply::text("ok"));
+    let agent = folder.builder(&model, options(Mode::Auto)).build();
+    let mut plan = agent_plan("worker");
+    plan.steps[0].description = "find the reports under reports/ and return them".into();
+    let report = agent.run_plan("t", plan).await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    assert_eq!(
+        model.requests_from(Role::Agent).len(),
+        2,
+        "no question asked about the answer"
+    );
+    assert_eq!(
+        report.step("s1").unwrap().output,
+        Some(json!("reports/m.txt\nreports/n.txt"))
+    );
+}
+
 /// Like [`run_agent_with`], for a step that asks what a file holds.
 async fn run_number_agent_with(
     folder: &Folder,

@@ -680,11 +680,13 @@ fn unfiltered_listing(answer: &str, step: &Step, tally: &Tally) -> Option<Doubt>
 
 /// `answer` when it is only a file name (`"data/reading-0193.txt"`) that a
 /// call's result shows, no call read that file, and the step asks for more
-/// than a name (`return only the number written in it`).
+/// than a name (`return only the number written in it`). An answer of
+/// several lines is a listing, not a name (its last line was taken for one:
+/// a glob's five matches failed as "a file it did not read").
 fn name_of_unread_file(answer: &str, step: &Step, tally: &Tally) -> Option<String> {
     let name = answer.trim_matches(|c: char| c == '"' || c == '\'' || c == '`' || c.is_whitespace());
     let file_name = name.rsplit('/').next().unwrap_or(name);
-    let looks_like_a_file = !file_name.contains(char::is_whitespace)
+    let looks_like_a_file = !name.contains(char::is_whitespace)
         && file_name.rsplit_once('.').is_some_and(|(stem, ext)| {
             !stem.is_empty() && ext.chars().all(char::is_alphanumeric) && !ext.is_empty() && ext.parse::<f64>().is_err()
         });
