@@ -118,7 +118,9 @@ async fn found_wrong(
     answer: &str,
     output: Option<&crate::run::outputs::Output>,
 ) -> Result<Option<NotDone>, Exit> {
-    let misshapen = crate::run::form::misshapen(run).or_else(|| crate::run::name_written::name_written(run));
+    let misshapen = crate::run::form::misshapen(run)
+        .or_else(|| crate::run::name_written::name_written(run))
+        .or_else(|| crate::run::data_format::wrong_format(run));
     let misshapen = serde_json::to_value(misshapen).unwrap_or_default();
     let misshapen = super::on_engine::kept(run, "the form the task names", misshapen).await;
     if let Ok(Some((path, what))) = serde_json::from_value::<Option<(String, String)>>(misshapen) {
