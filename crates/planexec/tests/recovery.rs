@@ -1230,6 +1230,72 @@ async fn the_checker_sees_an_edit_in_place_before_and_after() {
     );
 }
 
+/// A run that worked out an edit and wrote nothing: its check is told that
+/// a step printed the file changed and that the file is as it was, and its
+/// "not done" fails the run (the check of a run that printed rsvp.txt
+/// without a line, and said the line was removed, was shown only the file
+/// and the answer, and passed it). Where the run wrote a file the task
+/// names, a step's changed copy of another is no news.
+#[tokio::test]
+async fn the_checker_is_told_of_an_edit_a_step_printed_and_nothing_made() {
+    const DROP_BO: &str =
+        "Bo can no longer come. Remove his line from names.txt and leave the other lines as they are.";
+    let (server, dir, tools) = names_printed_without_bo(None);
+    server.role("synthesizer").replies(vec![
+        Reply::content("Bo's line has been removed from names.txt."),
+        Reply::json(&json!({"done": false, "wrong": "names.txt still has bo"})),
+    ]);
+    server
+        .role("replanner")
+        .reply(Reply::json(&json!({"goal": "g", "steps": []})));
+    let report = run_checked(&server, tools, DROP_BO, planexec::Mode::Auto).await;
+    assert!(!report.succeeded(), "{:?}", report.answer);
+    let check = server.requests_from("synthesizer")[1].prompt_text();
+    assert!(
+        check.contains("A step printed names.txt changed (- its line, + the step's line):\n- bo\nand no step wrote it"),
+        "{check}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("names.txt")).unwrap(),
+        "ada\nbo\ncy\n"
+    );
+
+    // Written to a file the task names, the same lines are the work, not an edit left undone.
+    let write = step(
+        "s3",
+        Some("write_file"),
+        json!({"path": "coming.txt", "content": "{{s2}}"}),
+        &["s2"],
+    );
+    let (server, dir, tools) = names_printed_without_bo(Some(write));
+    server.role("synthesizer").replies(vec![
+        Reply::content("coming.txt lists ada and cy."),
+        Reply::json(&json!({"done": true, "wrong": ""})),
+    ]);
+    let task = "Write the names in names.txt other than bo to coming.txt.";
+    let report = run_checked(&server, tools, task, planexec::Mode::Auto).await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    let check = server.requests_from("synthesizer")[1].prompt_text();
+    assert!(!check.contains("A step printed"), "{check}");
+    assert!(dir.path().join("coming.txt").exists());
+}
+
+/// A workspace whose names.txt holds ada, bo and cy, and a plan that reads
+/// it and has a reasoning step print it without bo (then `then`, if any).
+fn names_printed_without_bo(then: Option<serde_json::Value>) -> (ScriptedServer, tempfile::TempDir, ToolRegistry) {
+    let server = ScriptedServer::start();
+    let (dir, tools) = workspace_tools();
+    std::fs::write(dir.path().join("names.txt"), "ada\nbo\ncy\n").unwrap();
+    let mut steps = vec![
+        step("s1", Some("read_file"), json!({"path": "names.txt"}), &[]),
+        step("s2", None, json!({}), &["s1"]),
+    ];
+    steps.extend(then);
+    server.role("planner").reply(Reply::json(&plan_json(steps)));
+    server.role("executor").reply(Reply::content("ada\ncy"));
+    (server, dir, tools)
+}
+
 /// Programs that do not agree with each other (nor with the file), the
 /// first of another shape than the file (two lines where it holds one),
 /// are no evidence, nor is the same program written twice: the check's

@@ -224,6 +224,40 @@ fn what_changed(path: &str, before: &str, now: &str) -> String {
     }
 }
 
+/// When a step of the run printed a changed copy of the file at `path`
+/// (most of its lines, some out or in) and the run wrote none of the files
+/// its task names: the edit was computed and never made, which the check is
+/// told, with the lines it changes. A run that printed rsvp.txt without
+/// Oskar's line, wrote nothing and answered "his line has been removed" was
+/// passed by a check shown only the file and the answer.
+fn unwritten_edit(run: &Run, path: &str, full: &Path) -> Option<String> {
+    let now = std::fs::read_to_string(full).ok()?;
+    let printed = calls_of(run)
+        .filter(|r| r.succeeded())
+        .filter_map(|r| r.output.as_ref())
+        .map(crate::refs::value_as_text)
+        .find(|text| is_changed_copy(&now, text))?;
+    let changed = crate::text::changed_lines(&now, &printed, SHOWN_CHANGED_LINES);
+    Some(format!(
+        "A step printed {path} changed (- its line, + the step's line):\n{}\nand no step wrote it: {path} is as it was before the run.\n\n",
+        changed.join("\n")
+    ))
+}
+
+/// Whether `text` is `file` (of two lines or more) with some lines out or
+/// in, but at most half as many as the longer of the two has.
+fn is_changed_copy(file: &str, text: &str) -> bool {
+    let longer = file.lines().count().max(text.lines().count());
+    if file.lines().count() < 2 {
+        return false;
+    }
+    let changed = crate::text::changed_lines(file, text, usize::MAX)
+        .iter()
+        .filter(|l| l.starts_with("- ") || l.starts_with("+ "))
+        .count();
+    changed > 0 && changed <= longer / 2
+}
+
 /// Most changed lines shown to the check of an edit.
 const SHOWN_CHANGED_LINES: usize = 20;
 
@@ -245,13 +279,17 @@ pub(crate) fn produced(run: &Run, answer: &str) -> String {
                 .cloned()
                 .collect::<Vec<_>>(),
         );
+        let files: Vec<(String, std::path::PathBuf, bool)> = named
+            .into_iter()
+            .filter_map(|path| {
+                let full = workspace.resolve(&path).ok().filter(|f| f.is_file())?;
+                let written = run.new_outputs.contains(&path) || written_by(run, &path, &full);
+                Some((path, full, written))
+            })
+            .collect();
+        let wrote_none = !files.iter().any(|(_, _, written)| *written);
         let mut shown_inputs = 0;
-        for path in named {
-            let Ok(full) = workspace.resolve(&path) else { continue };
-            if !full.is_file() {
-                continue;
-            }
-            let written = run.new_outputs.contains(&path) || written_by(run, &path, &full);
+        for (path, full, written) in files {
             let text = std::fs::read_to_string(&full).unwrap_or_default();
             let text = crate::text::cut_to_budget(&text, SHOWN_CHARS);
             if let (true, Some(before)) = (written, run.original(&path)) {
@@ -270,9 +308,14 @@ pub(crate) fn produced(run: &Run, answer: &str) -> String {
                         &std::fs::read_to_string(&full).unwrap_or_default(),
                     ));
                 }
-            } else if shown_inputs < SHOWN_INPUTS {
-                shown_inputs += 1;
-                inputs.push_str(&format!("The file {path} holds:\n{}\n\n", text.trim_end()));
+            } else {
+                if let Some(edit) = wrote_none.then(|| unwritten_edit(run, &path, &full)).flatten() {
+                    out.push_str(&edit);
+                }
+                if shown_inputs < SHOWN_INPUTS {
+                    shown_inputs += 1;
+                    inputs.push_str(&format!("The file {path} holds:\n{}\n\n", text.trim_end()));
+                }
             }
         }
     }
