@@ -46,7 +46,10 @@ async fn main() -> Result<(), String> {
             Err(e) => json!({"error": e.to_string()}),
         };
         let mut record = json!({"id": prompt.get("id"), "seconds": started.elapsed().as_secs_f64()});
-        record.as_object_mut().unwrap().extend(reply.as_object().unwrap().clone());
+        record
+            .as_object_mut()
+            .unwrap()
+            .extend(reply.as_object().unwrap().clone());
         writeln!(out, "{record}").map_err(|e| e.to_string())?;
         out.flush().map_err(|e| e.to_string())?;
     }

@@ -34,7 +34,10 @@ pub fn parts(dir: &Path) -> Vec<(String, String)> {
         .filter(|(n, _)| *n >= 2)
         .collect();
     numbered.sort();
-    let fixed = [("tune.jsonl", "tune".to_string()), ("heldout.jsonl", "held-out-1".to_string())];
+    let fixed = [
+        ("tune.jsonl", "tune".to_string()),
+        ("heldout.jsonl", "held-out-1".to_string()),
+    ];
     let fixed = fixed.into_iter().map(|(file, part)| (file.to_string(), part));
     fixed
         .chain(numbered.into_iter().map(|(n, file)| (file, format!("held-out-{n}"))))
@@ -250,7 +253,7 @@ mod tests {
             tasks.len() >= 40
                 && part("tune") >= 20
                 && part("held-out-1") >= 20
-                && (2..=13).all(|n| part(&format!("held-out-{n}")) >= 30),
+                && (2..=15).all(|n| part(&format!("held-out-{n}")) >= 30),
             "{}",
             tasks.len()
         );
