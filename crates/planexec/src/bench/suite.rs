@@ -34,14 +34,12 @@ pub fn parts(dir: &Path) -> Vec<(String, String)> {
         .filter(|(n, _)| *n >= 2)
         .collect();
     numbered.sort();
-    let fixed = [
-        ("tune.jsonl", "tune".to_string()),
-        ("heldout.jsonl", "held-out-1".to_string()),
+    let mut parts = vec![
+        ("tune.jsonl".to_string(), "tune".to_string()),
+        ("heldout.jsonl".to_string(), "held-out-1".to_string()),
     ];
-    let fixed = fixed.into_iter().map(|(file, part)| (file.to_string(), part));
-    fixed
-        .chain(numbered.into_iter().map(|(n, file)| (file, format!("held-out-{n}"))))
-        .collect()
+    parts.extend(numbered.into_iter().map(|(n, file)| (file, format!("held-out-{n}"))));
+    parts
 }
 
 /// The tasks of the suite in `dir` (every part, or the one named `only`).

@@ -230,14 +230,13 @@ fn what_changed(path: &str, before: &str, now: &str) -> String {
 /// told, with the lines it changes. A run that printed rsvp.txt without
 /// Oskar's line, wrote nothing and answered "his line has been removed" was
 /// passed by a check shown only the file and the answer.
-fn unwritten_edit(run: &Run, path: &str, full: &Path) -> Option<String> {
-    let now = std::fs::read_to_string(full).ok()?;
+fn unwritten_edit(run: &Run, path: &str, now: &str) -> Option<String> {
     let printed = calls_of(run)
         .filter(|r| r.succeeded())
         .filter_map(|r| r.output.as_ref())
         .map(crate::refs::value_as_text)
-        .find(|text| is_changed_copy(&now, text))?;
-    let changed = crate::text::changed_lines(&now, &printed, SHOWN_CHANGED_LINES);
+        .find(|text| is_changed_copy(now, text))?;
+    let changed = crate::text::changed_lines(now, &printed, SHOWN_CHANGED_LINES);
     Some(format!(
         "A step printed {path} changed (- its line, + the step's line):\n{}\nand no step wrote it: {path} is as it was before the run.\n\n",
         changed.join("\n")
@@ -247,10 +246,11 @@ fn unwritten_edit(run: &Run, path: &str, full: &Path) -> Option<String> {
 /// Whether `text` is `file` (of two lines or more) with some lines out or
 /// in, but at most half as many as the longer of the two has.
 fn is_changed_copy(file: &str, text: &str) -> bool {
-    let longer = file.lines().count().max(text.lines().count());
-    if file.lines().count() < 2 {
+    let file_lines = file.lines().count();
+    if file_lines < 2 {
         return false;
     }
+    let longer = file_lines.max(text.lines().count());
     let changed = crate::text::changed_lines(file, text, usize::MAX)
         .iter()
         .filter(|l| l.starts_with("- ") || l.starts_with("+ "))
@@ -290,8 +290,8 @@ pub(crate) fn produced(run: &Run, answer: &str) -> String {
         let wrote_none = !files.iter().any(|(_, _, written)| *written);
         let mut shown_inputs = 0;
         for (path, full, written) in files {
-            let text = std::fs::read_to_string(&full).unwrap_or_default();
-            let text = crate::text::cut_to_budget(&text, SHOWN_CHARS);
+            let held = std::fs::read_to_string(&full).unwrap_or_default();
+            let text = crate::text::cut_to_budget(&held, SHOWN_CHARS);
             if let (true, Some(before)) = (written, run.original(&path)) {
                 let before = crate::text::cut_to_budget(before, SHOWN_CHARS);
                 out.push_str(&format!(
@@ -302,14 +302,10 @@ pub(crate) fn produced(run: &Run, answer: &str) -> String {
             if written {
                 out.push_str(&format!("The file {path} now holds:\n{}\n\n", text.trim_end()));
                 if let Some(before) = run.original(&path) {
-                    out.push_str(&what_changed(
-                        &path,
-                        before,
-                        &std::fs::read_to_string(&full).unwrap_or_default(),
-                    ));
+                    out.push_str(&what_changed(&path, before, &held));
                 }
             } else {
-                if let Some(edit) = wrote_none.then(|| unwritten_edit(run, &path, &full)).flatten() {
+                if let Some(edit) = wrote_none.then(|| unwritten_edit(run, &path, &held)).flatten() {
                     out.push_str(&edit);
                 }
                 if shown_inputs < SHOWN_INPUTS {
