@@ -20,6 +20,20 @@ pub const WORKED_PLAN: &str = "worked-plan";
 /// The rule name of two steps merged because they made the same call.
 pub const SAME_CALL: &str = "same-call";
 
+/// The rule name of a first plan that is one program the model wrote
+/// seeing the task's files ([`PlanHelp::program_prompt`]).
+pub const PROGRAM_PLAN: &str = "program-plan";
+
+/// What a planner model is asked for a first plan of one program: the
+/// system and user messages, and the tool that runs the program.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProgramPrompt {
+    pub system: String,
+    pub user: String,
+    /// The tool the plan's one step calls, with the program as its `code`.
+    pub tool: String,
+}
+
 /// Whether a run gets the small-model help.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -102,6 +116,18 @@ impl Mend {
         }
     }
 
+    /// The record of a first plan that is the program `step` runs, written
+    /// by the model for [`PlanHelp::program_prompt`] (`note`: why).
+    pub fn program_plan(step: &Step) -> Mend {
+        Mend {
+            rule: PROGRAM_PLAN.to_string(),
+            step: step.id.clone(),
+            before: Vec::new(),
+            after: vec![step.clone()],
+            note: Some("one program written with the task's files shown".to_string()),
+        }
+    }
+
     /// The record of a worked plan shown to the planner: the example's task.
     pub fn worked_plan(task: &str) -> Mend {
         Mend {
@@ -175,6 +201,14 @@ pub trait PlanHelp: Send + Sync {
     /// The runtime checks the result again: what is left goes back to the
     /// planner, or is met when its step runs.
     fn mend(&self, plan: &Plan, findings: &[PlanError], task: &str, tools: &ToolRegistry) -> Option<(Plan, Vec<Mend>)>;
+
+    /// The prompt for a first plan that is one program, when `task` over
+    /// the workspace of `tools` is better done so than by a plan of steps.
+    /// The planner asks for it first; the plan it makes is checked like
+    /// any other, and one with findings is dropped for a plan of steps.
+    fn program_prompt(&self, _task: &str, _tools: &ToolRegistry) -> Option<ProgramPrompt> {
+        None
+    }
 }
 
 #[cfg(test)]

@@ -158,7 +158,8 @@ pub(crate) async fn plan_with_questions(
 }
 
 /// Plan a task. With `may_ask`, the planner may answer with clarifying questions
-/// instead of steps; without, it must plan and state its assumptions.
+/// instead of steps; without, it must plan and state its assumptions. A
+/// run whose help offers a program plan ([`program_plan`]) tries that first.
 pub(crate) async fn plan(
     calls: &ModelCalls,
     setting: &Setting,
@@ -166,28 +167,123 @@ pub(crate) async fn plan(
     task: &str,
     may_ask: bool,
 ) -> Result<Planned, RunError> {
-    let (messages, worked) = planner_messages(calls, setting, recording, task, may_ask);
     let limits = setting.options.plan_limits();
+    let program_sent_back = AtomicBool::new(false);
+    let accept_program = |p: Plan| checked(p, setting, task, may_ask, &limits, &program_sent_back);
+    if let Some(planned) = program_plan(calls, setting, recording, task, &accept_program).await? {
+        return Ok(planned);
+    }
+    let (messages, worked) = planner_messages(calls, setting, recording, task, may_ask);
     let invented_sent_back = AtomicBool::new(false);
-    let mut planned = request_plan(calls, setting, recording, Role::Planner, messages, task, &|p: Plan| {
-        let mut p = with_goal(p, task);
-        if !may_ask && !p.questions.is_empty() {
-            return Err(PlanErrors(vec![plan::PlanError::QuestionsNotAllowed]));
-        }
-        let mut found = plan::validate_leaving_args(&p, &setting.tools, &limits, &Default::default())?;
-        found.extend(plan::findings(&p, &setting.tools));
-        found.extend(invented_inputs_once(&mut p, task, setting, &invented_sent_back));
-        found.extend(plan::missing_inputs(&p, task, &setting.tools));
-        // Only a run that can write files is held to the task's outputs.
-        if setting.tools.get("write_file").is_some() {
-            found.extend(plan::unwritten_outputs(&p, task, &setting.tools, &Default::default()));
-            found.extend(plan::outputs_read(&p, task, &setting.tools));
-        }
-        Ok((p, found))
-    })
-    .await?;
+    let accept = |p: Plan| checked(p, setting, task, may_ask, &limits, &invented_sent_back);
+    let mut planned = request_plan(calls, setting, recording, Role::Planner, messages, task, &accept).await?;
     planned.mends.splice(0..0, worked);
     Ok(planned)
+}
+
+/// The planner's check of a reply's plan: `Err` when it is no valid plan,
+/// else the plan (its goal filled in) with its findings.
+fn checked(
+    p: Plan,
+    setting: &Setting,
+    task: &str,
+    may_ask: bool,
+    limits: &plan::PlanLimits,
+    invented_sent_back: &AtomicBool,
+) -> Result<(Plan, Vec<plan::PlanError>), PlanErrors> {
+    let mut p = with_goal(p, task);
+    if !may_ask && !p.questions.is_empty() {
+        return Err(PlanErrors(vec![plan::PlanError::QuestionsNotAllowed]));
+    }
+    let mut found = plan::validate_leaving_args(&p, &setting.tools, limits, &Default::default())?;
+    found.extend(plan::findings(&p, &setting.tools));
+    found.extend(invented_inputs_once(&mut p, task, setting, invented_sent_back));
+    found.extend(plan::missing_inputs(&p, task, &setting.tools));
+    // Only a run that can write files is held to the task's outputs.
+    if setting.tools.get("write_file").is_some() {
+        found.extend(plan::unwritten_outputs(&p, task, &setting.tools, &Default::default()));
+        found.extend(plan::outputs_read(&p, task, &setting.tools));
+    }
+    Ok((p, found))
+}
+
+/// Most tokens of a program plan's reply.
+const PROGRAM_TOKENS: u32 = 1024;
+
+/// The one step of a program plan: the program `role` writes in reply to
+/// `messages`, as a call of `tool` with id `id`; `None` when the reply
+/// holds no program. The replanner asks for one again the same way.
+pub(crate) async fn program_step(
+    calls: &ModelCalls,
+    role: Role,
+    messages: Vec<Message>,
+    temperature: Option<f32>,
+    (tool, id): (&str, &str),
+    task: &str,
+) -> Result<Option<Step>, RunError> {
+    let mut request = ChatRequest::new(role, "", messages);
+    request.max_tokens = Some(PROGRAM_TOKENS);
+    if temperature.is_some() {
+        request.temperature = temperature;
+    }
+    let reply = calls.chat(request).await?.content.unwrap_or_default();
+    let Some(code) = crate::text::program_in(&reply).filter(|code| !code.trim().is_empty()) else {
+        return Ok(None);
+    };
+    Ok(Some(Step {
+        id: id.to_string(),
+        description: format!("the whole task, in one program: {}", crate::text::one_line(task, 160)),
+        tool: Some(tool.to_string()),
+        agent: None,
+        args: serde_json::Map::from_iter([("code".to_string(), serde_json::Value::String(code))]),
+        depends_on: Vec::new(),
+        expected: None,
+    }))
+}
+
+/// A first plan of one program, when the run's help offers a prompt for
+/// one ([`crate::help::PlanHelp::program_prompt`]): the model writes the
+/// program seeing the task's files, and the plan is its one step, taken
+/// if the planner's check finds nothing in it (a missing input, an output
+/// it does not write). `None` when there is no such prompt or the plan is
+/// not taken: the task is then planned in steps.
+async fn program_plan(
+    calls: &ModelCalls,
+    setting: &Setting,
+    recording: &Recording,
+    task: &str,
+    accept: Accept<'_>,
+) -> Result<Option<Planned>, RunError> {
+    let Some(asked) = setting
+        .help
+        .as_ref()
+        .and_then(|help| help.program_prompt(task, &setting.tools))
+    else {
+        return Ok(None);
+    };
+    let messages = vec![Message::system(asked.system), Message::user(asked.user)];
+    let Some(step) = program_step(calls, Role::Planner, messages, None, (&asked.tool, "s1"), task).await? else {
+        return Ok(None);
+    };
+    // The whole task is the goal: a failed program is written again from it
+    // (`executor::program_fix`).
+    match accept(Plan::new(task, vec![step.clone()])) {
+        Ok((plan, found)) if found.is_empty() => {
+            let planned = Planned {
+                plan,
+                mends: vec![Mend::program_plan(&step)],
+            };
+            Ok(Some(taken(setting, recording, planned)))
+        }
+        Ok((_, found)) => {
+            tracing::info!("the program plan is left for a plan of steps: {}", PlanErrors(found));
+            Ok(None)
+        }
+        Err(errors) => {
+            tracing::info!("the program plan is left for a plan of steps: {errors}");
+            Ok(None)
+        }
+    }
 }
 
 /// The made-up inputs of `plan` ([`plan::invented_inputs`]), as findings the
@@ -376,7 +472,7 @@ fn mend(setting: &Setting, accept: Accept<'_>, candidate: Plan, errors: &PlanErr
 
 /// `planned` as the plan a role gives: its mends told as events, its calls
 /// written twice merged.
-fn taken(setting: &Setting, recording: &Recording, planned: Planned) -> Planned {
+pub(crate) fn taken(setting: &Setting, recording: &Recording, planned: Planned) -> Planned {
     for m in &planned.mends {
         recording.events.emit(crate::events::Event::PlanMended {
             rule: m.rule.clone(),

@@ -27,7 +27,6 @@ use crate::tools::python::Python;
 use crate::tools::shell::ShellConfig;
 use crate::tools::workspace::Workspace;
 use crate::tools::Tool;
-use crate::verdict;
 
 /// What deriving one file again found.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -482,21 +481,7 @@ async fn program(
     request.max_tokens = Some(400);
     request.temperature = temperature;
     let reply = calls.chat(request).await.ok()?.content.unwrap_or_default();
-    program_in(&reply).filter(|code| !code.trim().is_empty())
-}
-
-/// The program a reply holds: the body of its first fenced block (to the
-/// end of the reply when the block is cut off), the `code` of a JSON object
-/// (as a provider asked for JSON may still reply), or the reply itself.
-fn program_in(reply: &str) -> Option<String> {
-    if let Some((code, _closed)) = crate::text::first_fenced_block(reply) {
-        return Some(code.trim_end().to_string());
-    }
-    let reply = reply.trim();
-    match reply.starts_with('{') {
-        true => verdict::read_one(reply, "code"),
-        false => Some(reply.to_string()),
-    }
+    crate::text::program_in(&reply).filter(|code| !code.trim().is_empty())
 }
 
 /// The beginning of each file `task` names that is there (not the run's
@@ -629,16 +614,16 @@ mod tests {
     fn a_program_is_read_from_a_code_block_a_json_object_or_the_reply() {
         let fenced = "Here it is:\n```python\nprint(open('a.toml').read().split('channel = \"')[1])\n```\nIt prints the channel.";
         assert_eq!(
-            program_in(fenced).as_deref(),
+            crate::text::program_in(fenced).as_deref(),
             Some("print(open('a.toml').read().split('channel = \"')[1])")
         );
         let cut = "```python\nfor line in open('a.txt'):\n    print(line)";
         assert_eq!(
-            program_in(cut).as_deref(),
+            crate::text::program_in(cut).as_deref(),
             Some("for line in open('a.txt'):\n    print(line)")
         );
-        assert_eq!(program_in(r#"{"code": "print(1)"}"#).as_deref(), Some("print(1)"));
-        assert_eq!(program_in("print(2)\n").as_deref(), Some("print(2)"));
+        assert_eq!(crate::text::program_in(r#"{"code": "print(1)"}"#).as_deref(), Some("print(1)"));
+        assert_eq!(crate::text::program_in("print(2)\n").as_deref(), Some("print(2)"));
     }
 
     #[test]

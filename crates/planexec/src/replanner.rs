@@ -53,6 +53,9 @@ pub(crate) async fn replan(
     completed: &[(Step, Value)],
     trigger: ReplanTrigger<'_>,
 ) -> Result<Planned, RunError> {
+    if let Some(planned) = program_revision(calls, setting, recording, task, current, &trigger).await? {
+        return Ok(planned);
+    }
     let redo_steps: &[Step] = match &trigger {
         ReplanTrigger::FoundWrong { redo, .. } => redo,
         _ => &[],
@@ -160,6 +163,78 @@ pub(crate) async fn replan(
         Ok((merged, missing))
     };
     request_plan(calls, setting, recording, Role::Replanner, messages, task, &accept).await
+}
+
+/// The temperature a program plan is written again at: greedy, the 1.5B
+/// model wrote the program that had failed again (`import pandas` after
+/// being told only the standard library is installed).
+const PROGRAM_AGAIN_TEMPERATURE: f32 = 0.7;
+
+/// A program plan written again: when the plan in force is one program
+/// (the run's help's program tool, [`crate::help::PlanHelp::program_prompt`])
+/// that failed, or whose file a check found wrong, the model is shown the
+/// task's files, the program and what went wrong, and writes the program
+/// again as a new step, recorded as the `program-plan` help. A plan of
+/// steps would be written without the files in view. `None` when the plan
+/// is no program plan, or the program written again is the same or does
+/// not pass the plan check: the replanner then revises in steps.
+async fn program_revision(
+    calls: &ModelCalls,
+    setting: &Setting,
+    recording: &Recording,
+    task: &str,
+    current: &Plan,
+    trigger: &ReplanTrigger<'_>,
+) -> Result<Option<Planned>, RunError> {
+    let [only] = current.steps.as_slice() else {
+        return Ok(None);
+    };
+    let what = match trigger {
+        ReplanTrigger::StepFailed { step, error } if step.id == only.id => format!("failed:\n{error}"),
+        ReplanTrigger::FoundWrong { finding, redo } if redo.iter().any(|s| s.id == only.id) => {
+            format!("ran, but a check found the file it wrote wrong:\n{finding}")
+        }
+        _ => return Ok(None),
+    };
+    let Some(asked) = setting
+        .help
+        .as_ref()
+        .and_then(|help| help.program_prompt(task, &setting.tools))
+        .filter(|asked| only.tool.as_deref() == Some(asked.tool.as_str()))
+    else {
+        return Ok(None);
+    };
+    let code = only.args.get("code").and_then(Value::as_str).unwrap_or_default();
+    let messages = vec![
+        Message::system(asked.system),
+        Message::user(asked.user),
+        Message::assistant(format!("```python\n{code}\n```")),
+        Message::user(format!(
+            "The program {what}\n\nWrite the whole program again with that fixed, in one ```python block."
+        )),
+    ];
+    let id = format!("s{}", current.steps.len() + only.id.trim_start_matches('s').parse::<usize>().unwrap_or(1));
+    let temperature = Some(PROGRAM_AGAIN_TEMPERATURE);
+    let written = crate::planner::program_step(calls, Role::Replanner, messages, temperature, (&asked.tool, &id), task).await?;
+    let Some(step) = written.filter(|step| step.args != only.args) else {
+        return Ok(None);
+    };
+    let revised = Plan::new(current.goal.clone(), vec![step.clone()]);
+    let limits = setting.options.plan_limits();
+    let mut found = match plan::validate_leaving_args(&revised, &setting.tools, &limits, &HashSet::new()) {
+        Ok(found) => found,
+        Err(_) => return Ok(None),
+    };
+    found.extend(plan::findings(&revised, &setting.tools));
+    found.extend(plan::unwritten_outputs(&revised, task, &setting.tools, &HashSet::new()));
+    if !found.is_empty() {
+        return Ok(None);
+    }
+    let planned = Planned {
+        plan: revised,
+        mends: vec![crate::help::Mend::program_plan(&step)],
+    };
+    Ok(Some(crate::planner::taken(setting, recording, planned)))
 }
 
 /// The steps to `redo` written back unchanged in `revised` (every step of

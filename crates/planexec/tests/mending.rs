@@ -231,3 +231,92 @@ async fn an_edits_report_is_not_written_over_the_file_it_edited() {
         }
     }
 }
+
+/// The day counts the program plans below total.
+const STEPS_TASK: &str = "steps.txt has my step count for each day. Write the total to total.txt.";
+
+/// Run `STEPS_TASK` with `python` among the tools, the planner replying
+/// `planner` and the executor `executor`; the run, the folder and the model.
+async fn run_program_plan(
+    mend: MendMode,
+    planner: Vec<ScriptedReply>,
+    executor: Vec<ScriptedReply>,
+) -> (planexec::RunReport, tempfile::TempDir, Arc<ScriptedModel>) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("steps.txt"), "Mon 8412\nTue 10233\n").unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let mut tools = builtin::registry(workspace.clone());
+    let python = planexec::tools::python::Python::find(Arc::new(workspace), Default::default(), "python3");
+    tools.register(Arc::new(python.expect("python3 runs here"))).unwrap();
+    let model = Arc::new(ScriptedModel::new());
+    model.set_plan_help(true);
+    model.replies(Role::Planner, planner);
+    model.replies(Role::Executor, executor);
+    model.always(Role::Synthesizer, ScriptedReply::text("done"));
+    let options = RunOptions {
+        max_reasks: 0,
+        max_replans: 0,
+        verify: false,
+        mend,
+        ..RunOptions::default()
+    };
+    let agent = Agent::builder(model.clone(), "scripted")
+        .tools(tools)
+        .options(options)
+        .build();
+    let report = agent.run(STEPS_TASK).await;
+    (report, dir, model)
+}
+
+fn program(code: &str) -> ScriptedReply {
+    ScriptedReply::text(format!("Here it is:\n```python\n{code}\n```"))
+}
+
+/// For the embedded model with `python`, the first plan is one program the
+/// model writes shown the task's files whole: a plan of one step, recorded
+/// as the `program-plan` help. With the help off the planner is asked for a
+/// plan of steps.
+#[tokio::test]
+async fn the_embedded_models_first_plan_is_one_program_written_seeing_the_files() {
+    let code = "t = sum(int(l.split()[1]) for l in open('steps.txt'))\nopen('total.txt', 'w').write(str(t))\nprint(t)";
+    let (report, dir, model) = run_program_plan(MendMode::Auto, vec![program(code)], vec![]).await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    assert_eq!(std::fs::read_to_string(dir.path().join("total.txt")).unwrap(), "18645");
+    let asked = model.requests_from(Role::Planner);
+    assert_eq!(asked.len(), 1);
+    assert!(asked[0].response_format.is_none(), "a program is asked for, not a JSON plan");
+    let prompt = serde_json::to_string(&asked[0].messages).unwrap();
+    assert!(prompt.contains("--- steps.txt ---\\nMon 8412\\nTue 10233"), "{prompt}");
+    let plan = &report.plans[0];
+    assert_eq!(plan.plan.steps.len(), 1);
+    assert_eq!(plan.plan.steps[0].tool.as_deref(), Some("python"));
+    let rules: Vec<&str> = plan.mends.iter().map(|m| m.rule.as_str()).collect();
+    assert_eq!(rules, ["program-plan"]);
+
+    let steps = json!({"steps": [
+        {"id": "s1", "description": "total", "tool": "python", "args": {"code": code}, "depends_on": []}
+    ]});
+    let (report, _, model) = run_program_plan(MendMode::Off, vec![ScriptedReply::text(steps.to_string())], vec![]).await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    assert!(model.requests_from(Role::Planner)[0].response_format.is_some());
+    assert!(report.plans[0].mends.is_empty(), "{:?}", report.plans[0].mends);
+}
+
+/// A program plan that fails is written again by the model, shown its
+/// program and the error, before any other recovery or the replanner: the
+/// program written again is the step's inner call `s1.1`.
+#[tokio::test]
+async fn a_failed_program_plan_is_written_again_with_its_error() {
+    let wrong = "t = sum(int(l) for l in open('steps.txt'))\nopen('total.txt', 'w').write(str(t))";
+    let right = "t = sum(int(l.split()[1]) for l in open('steps.txt'))\nopen('total.txt', 'w').write(str(t))";
+    let (report, dir, model) = run_program_plan(MendMode::Auto, vec![program(wrong)], vec![program(right)]).await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    assert_eq!(std::fs::read_to_string(dir.path().join("total.txt")).unwrap(), "18645");
+    let fix = model.requests_from(Role::Executor);
+    assert_eq!(fix.len(), 1);
+    let shown = serde_json::to_string(&fix[0].messages).unwrap();
+    assert!(shown.contains("invalid literal for int()") && shown.contains("Mon 8412"), "{shown}");
+    assert!(model.requests_from(Role::Replanner).is_empty());
+    let calls: Vec<&str> = report.steps[0].calls.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(calls, ["s1.1"]);
+}

@@ -1151,17 +1151,17 @@ fn replayed(
 }
 
 /// One call an agent step makes: its id (`s2.1`), the tool and the arguments.
-struct InnerCall<'a> {
-    id: &'a str,
-    entry: &'a ToolEntry,
-    args: Value,
+pub(super) struct InnerCall<'a> {
+    pub(super) id: &'a str,
+    pub(super) entry: &'a ToolEntry,
+    pub(super) args: Value,
     /// The agent step's dependencies' results, for a tool that takes them.
-    inputs: &'a DependencyOutputs,
+    pub(super) inputs: &'a DependencyOutputs,
 }
 
 /// Check, confirm and run one inner call, recorded in the ledger (a side
 /// effect's start before the tool runs) and shown as events.
-async fn execute(
+pub(super) async fn execute(
     setting: &Setting,
     recording: &Recording,
     control: &Control,

@@ -13,6 +13,7 @@ mod agent_step;
 mod asking;
 mod call;
 mod expected;
+mod program_fix;
 mod recover;
 mod shown;
 mod tally;

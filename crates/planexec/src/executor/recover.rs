@@ -16,6 +16,9 @@
 //! off the config it was shown, where its program failed). Only when it
 //! fails (it gives up in words, or its turns run out) is the replanner asked.
 //!
+//! A failed program plan is first written again by the model that wrote it,
+//! shown its error ([`super::program_fix`]).
+//!
 //! The errors a model can act on are the point: `sales.csv: no column
 //! "region, amount": its columns are region, amount` says what the call
 //! should have been. A refusal (the mode, a person's no, a path outside the
@@ -73,6 +76,9 @@ pub(super) async fn recover(
     tally: &mut Tally,
 ) -> Result<Value, String> {
     let failed = format!("{} (step {} failed)", error.message, step.id);
+    if let Some(output) = super::program_fix::program_again(ctx, plan, step, entry, (args, &error.message), tally).await {
+        return Ok(output);
+    }
     let Some(profile) = ctx.setting.options.agent(crate::agents::RECOVER) else {
         return Err(failed);
     };

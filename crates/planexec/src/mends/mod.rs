@@ -17,6 +17,7 @@
 //! | `inputs.rs` | a value read as a file; the plan's own output read before it is written; a made-up input that stands for a number of the task; a file the task names that is nowhere |
 //! | `links.rs` | a `{{sN}}` a step uses and does not list in its `depends_on`; two steps on one file, one writing it, in no order |
 //! | `worked_plans.rs` | (no finding) a worked plan of the nearest kind, shown beside the task |
+//! | `program.rs` | (no finding) a first plan of one program, written with the task's files shown whole |
 //!
 //! Every rule that acts is a [`Mend`]: an [`crate::Event::PlanMended`], a
 //! line beside its step in plan review, and part of the plan version in the
@@ -29,11 +30,12 @@ mod calculator;
 mod inputs;
 mod links;
 mod outputs;
+mod program;
 mod search;
 mod steps;
 mod worked_plans;
 
-pub use crate::help::{Mend, MendMode, PlanHelp, WorkedPlan};
+pub use crate::help::{Mend, MendMode, PlanHelp, ProgramPrompt, WorkedPlan};
 use crate::plan::{Plan, PlanError};
 use crate::tools::ToolRegistry;
 
@@ -58,6 +60,10 @@ impl PlanHelp for SmallModelHelp {
             }
         }
         (!mends.is_empty()).then_some((current, mends))
+    }
+
+    fn program_prompt(&self, task: &str, tools: &ToolRegistry) -> Option<ProgramPrompt> {
+        program::prompt(task, tools)
     }
 }
 

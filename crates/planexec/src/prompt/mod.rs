@@ -228,7 +228,7 @@ pub(crate) fn file_beginnings(task: &str, tools: &ToolRegistry) -> Option<String
 
 /// Whether `task` names the file at `path` by its file name, as a word of
 /// its own (`passwd`, `_redirects`; not `passwd` in `passwd.bak`).
-fn names_file_alone(task: &str, path: &str) -> bool {
+pub(crate) fn names_file_alone(task: &str, path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
     word_in(task, path) || word_in(task, name)
 }
