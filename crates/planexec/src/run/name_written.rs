@@ -1,4 +1,5 @@
-//! A program's variable name written where its value was meant.
+//! A program's variable name, or a constant it was told, written where a
+//! value it read or computed was meant.
 //!
 //! A small model's plan passes a name between steps as text: on held-out-11
 //! the 1.5B model's program built `user_rss`, a later step sorted the text
@@ -39,6 +40,41 @@ pub(crate) fn name_written(run: &Run) -> Option<(String, String)> {
         "{path} holds `{word}`, the name of a variable of the run's program, not its value: write what the program computed (print it, or pass {{{{sN}}}} of the step that printed it)"
     );
     Some((path.clone(), what))
+}
+
+/// The one new file the run's task names, when it holds one value that a
+/// program of the run wrote or printed as a constant (`f.write(str(10000))`)
+/// and that neither the task nor any other file of the workspace holds: a
+/// value the program was told or made up, not one it read or computed. On
+/// held-out-14 a checker of the 1.5B model claimed a timeout of 10000
+/// (the file held 25, which was right), and the program written again wrote
+/// its claim as a constant. `None` otherwise.
+pub(crate) fn constant_written(run: &Run) -> Option<(String, String)> {
+    let [path] = run.new_outputs.as_slice() else {
+        return None;
+    };
+    let workspace = run.ctx.setting.tools.workspace()?;
+    let held = std::fs::read_to_string(workspace.resolve(path).ok()?).ok()?;
+    let value = held.trim();
+    if value.is_empty() || value.contains(char::is_whitespace) || whole_word_in(&run.task, value) {
+        return None;
+    }
+    let written = programs(run).any(|code| writes_constant(code, value));
+    if !written || in_workspace(workspace, path, value) {
+        return None;
+    }
+    let what = format!(
+        "{path} holds {value}, which the run's program wrote as a constant and no file of the task holds: read or compute the value from the files"
+    );
+    Some((path.clone(), what))
+}
+
+/// Whether `code` writes or prints `value` as written in it: `write(str(10000))`,
+/// `write("25")`, `print(10000)`.
+fn writes_constant(code: &str, value: &str) -> bool {
+    let value = regex::escape(value);
+    let pattern = format!(r#"\b(write|print)\(\s*(str\(\s*)?['"]?{value}['"]?\s*\)"#);
+    Regex::new(&pattern).is_ok_and(|re| re.is_match(code))
 }
 
 /// The code of every `python` call the run made, its steps' and their
@@ -98,5 +134,15 @@ mod tests {
         assert!(assigns("for top_user in names:\n    pass", "top_user"));
         assert!(whole_word_in("ps shows www_data here", "www_data"));
         assert!(!whole_word_in("ps shows www_data2", "www_data"));
+    }
+
+    #[test]
+    fn a_value_a_program_writes_as_a_constant_is_told_from_one_it_computed() {
+        assert!(writes_constant("with open('t.txt', 'w') as f:\n    f.write(str(10000))", "10000"));
+        assert!(writes_constant("f.write('25')", "25"));
+        assert!(writes_constant("print(4.5)", "4.5"));
+        assert!(!writes_constant("f.write(str(total))", "10000"));
+        assert!(!writes_constant("f.write(str(round(t, 2)))", "2"));
+        assert!(!writes_constant("f.write(str(100000))", "10000"));
     }
 }
