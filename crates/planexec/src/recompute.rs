@@ -622,7 +622,10 @@ mod tests {
             crate::text::program_in(cut).as_deref(),
             Some("for line in open('a.txt'):\n    print(line)")
         );
-        assert_eq!(crate::text::program_in(r#"{"code": "print(1)"}"#).as_deref(), Some("print(1)"));
+        assert_eq!(
+            crate::text::program_in(r#"{"code": "print(1)"}"#).as_deref(),
+            Some("print(1)")
+        );
         assert_eq!(crate::text::program_in("print(2)\n").as_deref(), Some("print(2)"));
     }
 

@@ -213,9 +213,13 @@ async fn program_revision(
             "The program {what}\n\nWrite the whole program again with that fixed, in one ```python block."
         )),
     ];
-    let id = format!("s{}", current.steps.len() + only.id.trim_start_matches('s').parse::<usize>().unwrap_or(1));
+    let id = format!(
+        "s{}",
+        current.steps.len() + only.id.trim_start_matches('s').parse::<usize>().unwrap_or(1)
+    );
     let temperature = Some(PROGRAM_AGAIN_TEMPERATURE);
-    let written = crate::planner::program_step(calls, Role::Replanner, messages, temperature, (&asked.tool, &id), task).await?;
+    let written =
+        crate::planner::program_step(calls, Role::Replanner, messages, temperature, (&asked.tool, &id), task).await?;
     // The same program again is taken as written: the run's loop protection
     // sees the repeat (or the file unchanged) and stops, where a plan of
     // steps written without the files in view rarely did better (of 19

@@ -242,8 +242,22 @@ async fn run_program_plan(
     planner: Vec<ScriptedReply>,
     executor: Vec<ScriptedReply>,
 ) -> (planexec::RunReport, tempfile::TempDir, Arc<ScriptedModel>) {
+    let steps = [("steps.txt", "Mon 8412\nTue 10233\n")];
+    run_program_task(STEPS_TASK, &steps, mend, (planner, executor), false).await
+}
+
+/// Run `task` over `files` as above, checking the work when `verify`.
+async fn run_program_task(
+    task: &str,
+    files: &[(&str, &str)],
+    mend: MendMode,
+    (planner, executor): (Vec<ScriptedReply>, Vec<ScriptedReply>),
+    verify: bool,
+) -> (planexec::RunReport, tempfile::TempDir, Arc<ScriptedModel>) {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("steps.txt"), "Mon 8412\nTue 10233\n").unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
     let workspace = Workspace::new(dir.path()).unwrap();
     let mut tools = builtin::registry(workspace.clone());
     let python = planexec::tools::python::Python::find(Arc::new(workspace), Default::default(), "python3");
@@ -256,7 +270,7 @@ async fn run_program_plan(
     let options = RunOptions {
         max_reasks: 0,
         max_replans: 0,
-        verify: false,
+        verify,
         mend,
         ..RunOptions::default()
     };
@@ -264,7 +278,7 @@ async fn run_program_plan(
         .tools(tools)
         .options(options)
         .build();
-    let report = agent.run(STEPS_TASK).await;
+    let report = agent.run(task).await;
     (report, dir, model)
 }
 
@@ -284,7 +298,10 @@ async fn the_embedded_models_first_plan_is_one_program_written_seeing_the_files(
     assert_eq!(std::fs::read_to_string(dir.path().join("total.txt")).unwrap(), "18645");
     let asked = model.requests_from(Role::Planner);
     assert_eq!(asked.len(), 1);
-    assert!(asked[0].response_format.is_none(), "a program is asked for, not a JSON plan");
+    assert!(
+        asked[0].response_format.is_none(),
+        "a program is asked for, not a JSON plan"
+    );
     let prompt = serde_json::to_string(&asked[0].messages).unwrap();
     assert!(prompt.contains("--- steps.txt ---\\nMon 8412\\nTue 10233"), "{prompt}");
     let plan = &report.plans[0];
@@ -296,7 +313,8 @@ async fn the_embedded_models_first_plan_is_one_program_written_seeing_the_files(
     let steps = json!({"steps": [
         {"id": "s1", "description": "total", "tool": "python", "args": {"code": code}, "depends_on": []}
     ]});
-    let (report, _, model) = run_program_plan(MendMode::Off, vec![ScriptedReply::text(steps.to_string())], vec![]).await;
+    let (report, _, model) =
+        run_program_plan(MendMode::Off, vec![ScriptedReply::text(steps.to_string())], vec![]).await;
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
     assert!(model.requests_from(Role::Planner)[0].response_format.is_some());
     assert!(report.plans[0].mends.is_empty(), "{:?}", report.plans[0].mends);
@@ -315,8 +333,31 @@ async fn a_failed_program_plan_is_written_again_with_its_error() {
     let fix = model.requests_from(Role::Executor);
     assert_eq!(fix.len(), 1);
     let shown = serde_json::to_string(&fix[0].messages).unwrap();
-    assert!(shown.contains("invalid literal for int()") && shown.contains("Mon 8412"), "{shown}");
+    assert!(
+        shown.contains("invalid literal for int()") && shown.contains("Mon 8412"),
+        "{shown}"
+    );
     assert!(model.requests_from(Role::Replanner).is_empty());
     let calls: Vec<&str> = report.steps[0].calls.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(calls, ["s1.1"]);
+}
+
+/// A program that writes its edit to a copy beside the file the task says
+/// to change, leaving that file as it was, did not do the work, whatever a
+/// checker would say: the run fails and says where the edit went.
+#[tokio::test]
+async fn an_edit_written_to_a_copy_of_the_file_is_not_the_work() {
+    let task = "Change the price of oat milk in prices.csv to 2.15 and keep every other line as it is.";
+    let prices = "product,price\nwhole milk,1.35\noat milk,1.99\nbutter,2.79\n";
+    let copy = "rows = open('prices.csv').read().replace('oat milk,1.99', 'oat milk,2.15')\nopen('prices_modified.csv', 'w').write(rows)";
+    let files = [("prices.csv", prices)];
+    let replies = (vec![program(copy)], vec![]);
+    let (report, dir, _) = run_program_task(task, &files, MendMode::Auto, replies, true).await;
+    assert_eq!(report.status, RunStatus::Failed);
+    let error = report.error.unwrap_or_default();
+    assert!(
+        error.contains("prices_modified.csv, a changed copy of prices.csv"),
+        "{error}"
+    );
+    assert_eq!(std::fs::read_to_string(dir.path().join("prices.csv")).unwrap(), prices);
 }

@@ -76,7 +76,8 @@ pub(super) async fn recover(
     tally: &mut Tally,
 ) -> Result<Value, String> {
     let failed = format!("{} (step {} failed)", error.message, step.id);
-    if let Some(output) = super::program_fix::program_again(ctx, plan, step, entry, (args, &error.message), tally).await {
+    if let Some(output) = super::program_fix::program_again(ctx, plan, step, entry, (args, &error.message), tally).await
+    {
         return Ok(output);
     }
     let Some(profile) = ctx.setting.options.agent(crate::agents::RECOVER) else {

@@ -60,7 +60,11 @@ const SYSTEM: &str = "You write one Python 3 program that does the user's task. 
 pub(super) fn prompt(task: &str, tools: &ToolRegistry) -> Option<ProgramPrompt> {
     tools.get(PYTHON)?;
     let workspace = tools.workspace()?;
-    if tools.names().iter().any(|name| !DONE_BY_A_PROGRAM.contains(&name.as_str())) {
+    if tools
+        .names()
+        .iter()
+        .any(|name| !DONE_BY_A_PROGRAM.contains(&name.as_str()))
+    {
         return None;
     }
     let (entries, left_out) = workspace.listing(LISTED);
@@ -70,14 +74,22 @@ pub(super) fn prompt(task: &str, tools: &ToolRegistry) -> Option<ProgramPrompt> 
         .collect();
     Some(ProgramPrompt {
         system: SYSTEM.to_string(),
-        user: format!("Task: {task}\n\nThe files in the folder:{}", shown(task, &files, left_out, workspace)),
+        user: format!(
+            "Task: {task}\n\nThe files in the folder:{}",
+            shown(task, &files, left_out, workspace)
+        ),
         tool: PYTHON.to_string(),
     })
 }
 
 /// The files, each whole (`--- name ---` and its text) while the budget
 /// lasts, the ones the task names first; the rest by name and size.
-fn shown(task: &str, files: &[(String, u64)], left_out: usize, workspace: &crate::tools::workspace::Workspace) -> String {
+fn shown(
+    task: &str,
+    files: &[(String, u64)],
+    left_out: usize,
+    workspace: &crate::tools::workspace::Workspace,
+) -> String {
     if files.is_empty() {
         return "\n(the folder is empty)".to_string();
     }
@@ -103,7 +115,11 @@ fn shown(task: &str, files: &[(String, u64)], left_out: usize, workspace: &crate
     }
     let mut out = whole.concat();
     if !by_name.is_empty() || left_out > 0 {
-        let more = if left_out > 0 { format!(", and {left_out} more") } else { String::new() };
+        let more = if left_out > 0 {
+            format!(", and {left_out} more")
+        } else {
+            String::new()
+        };
         out.push_str(&format!("\n\nAlso in the folder: {}{more}", by_name.join(", ")));
     }
     out
@@ -129,7 +145,11 @@ mod tests {
     #[test]
     fn the_program_sees_the_files_whole_and_named_ones_first() {
         let big = "x".repeat(9 * 1024);
-        let (_dir, tools) = registry(&[("a.txt", "alpha\n"), ("sales.csv", "region,amount\nnorth,3\n"), ("big.log", &big)]);
+        let (_dir, tools) = registry(&[
+            ("a.txt", "alpha\n"),
+            ("sales.csv", "region,amount\nnorth,3\n"),
+            ("big.log", &big),
+        ]);
         let asked = prompt("Total the amount column of sales.csv into total.txt", &tools).unwrap();
         assert_eq!(asked.tool, "python");
         let user = &asked.user;
@@ -149,9 +169,12 @@ mod tests {
     fn no_program_without_python_or_beside_a_tool_it_cannot_call() {
         let (_dir, mut tools) = registry(&[("a.txt", "alpha")]);
         assert!(prompt("count the words in a.txt", &tools).is_some());
-        let words = crate::tools::TypedTool::new("word_count", "Count words", crate::tools::Effect::ReadOnly, |a: Words| async move {
-            Ok::<_, crate::tools::ToolError>(a.text.split_whitespace().count())
-        });
+        let words = crate::tools::TypedTool::new(
+            "word_count",
+            "Count words",
+            crate::tools::Effect::ReadOnly,
+            |a: Words| async move { Ok::<_, crate::tools::ToolError>(a.text.split_whitespace().count()) },
+        );
         tools.register(Arc::new(words)).unwrap();
         assert!(prompt("count the words in a.txt", &tools).is_none());
         tools.remove("word_count");

@@ -138,7 +138,10 @@ mod tests {
 
     #[test]
     fn a_value_a_program_writes_as_a_constant_is_told_from_one_it_computed() {
-        assert!(writes_constant("with open('t.txt', 'w') as f:\n    f.write(str(10000))", "10000"));
+        assert!(writes_constant(
+            "with open('t.txt', 'w') as f:\n    f.write(str(10000))",
+            "10000"
+        ));
         assert!(writes_constant("f.write('25')", "25"));
         assert!(writes_constant("print(4.5)", "4.5"));
         assert!(!writes_constant("f.write(str(total))", "10000"));

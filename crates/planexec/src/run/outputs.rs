@@ -243,6 +243,60 @@ fn unwritten_edit(run: &Run, path: &str, now: &str) -> Option<String> {
     ))
 }
 
+/// When the run's task names no new file to write, left every file it
+/// names as it was, and wrote a changed copy of one of them beside it under
+/// a name the task does not give (`prices_modified.csv` for "change the
+/// price of oat milk in prices.csv"): the edit went to the wrong file. Its
+/// path and a line saying so. On held-out-14 the 1.5B model's program made
+/// that copy, and the checker, shown prices.csv as it was, passed the run.
+pub(crate) fn copy_instead_of_edit(run: &Run) -> Option<(String, String)> {
+    if !run.new_outputs.is_empty() || run.originals.is_empty() {
+        return None;
+    }
+    let workspace = run.ctx.setting.tools.workspace()?;
+    let now = |path: &str| std::fs::read_to_string(workspace.resolve(path).ok()?).ok();
+    if run
+        .originals
+        .iter()
+        .any(|(path, was)| now(path).as_deref() != Some(was.as_str()))
+    {
+        return None;
+    }
+    let (entries, _) = workspace.listing(COPIES_LOOKED_AT);
+    for (path, was) in &run.originals {
+        let copy = entries.iter().find(|(other, size)| {
+            size.is_some()
+                && run.originals.iter().all(|(named, _)| named != other)
+                && copy_named(path, other)
+                && workspace.resolve(other).is_ok_and(|full| written_by(run, other, &full))
+                && now(other).is_some_and(|text| is_changed_copy(was, &text))
+        });
+        if let Some((other, _)) = copy {
+            let what = format!(
+                "the run wrote {other}, a changed copy of {path}, and {path} is as it was: change {path} itself"
+            );
+            return Some((path.clone(), what));
+        }
+    }
+    None
+}
+
+/// Most workspace entries looked through for a copy.
+const COPIES_LOOKED_AT: usize = 200;
+
+/// Whether `other` is named as a copy of `path`: in the same folder, with
+/// the same extension, its stem beginning with `path`'s stem.
+fn copy_named(path: &str, other: &str) -> bool {
+    let split = |p: &str| {
+        let (folder, name) = p.rsplit_once('/').unwrap_or(("", p));
+        let (stem, ext) = name.rsplit_once('.').unwrap_or((name, ""));
+        (folder.to_string(), stem.to_string(), ext.to_string())
+    };
+    let (folder, stem, ext) = split(path);
+    let (other_folder, other_stem, other_ext) = split(other);
+    folder == other_folder && ext == other_ext && other_stem.len() > stem.len() && other_stem.starts_with(&stem)
+}
+
 /// Whether `text` is `file` (of two lines or more) with some lines out or
 /// in, but at most half as many as the longer of the two has.
 fn is_changed_copy(file: &str, text: &str) -> bool {
