@@ -227,7 +227,7 @@ pub(crate) async fn program_step(
         request.temperature = temperature;
     }
     let reply = calls.chat(request).await?.content.unwrap_or_default();
-    let Some(code) = crate::text::program_in(&reply).filter(|code| !code.trim().is_empty()) else {
+    let Some(code) = crate::verdict::program_in(&reply).filter(|code| !code.trim().is_empty()) else {
         return Ok(None);
     };
     Ok(Some(Step {

@@ -481,7 +481,7 @@ async fn program(
     request.max_tokens = Some(400);
     request.temperature = temperature;
     let reply = calls.chat(request).await.ok()?.content.unwrap_or_default();
-    crate::text::program_in(&reply).filter(|code| !code.trim().is_empty())
+    crate::verdict::program_in(&reply).filter(|code| !code.trim().is_empty())
 }
 
 /// The beginning of each file `task` names that is there (not the run's
@@ -614,19 +614,19 @@ mod tests {
     fn a_program_is_read_from_a_code_block_a_json_object_or_the_reply() {
         let fenced = "Here it is:\n```python\nprint(open('a.toml').read().split('channel = \"')[1])\n```\nIt prints the channel.";
         assert_eq!(
-            crate::text::program_in(fenced).as_deref(),
+            crate::verdict::program_in(fenced).as_deref(),
             Some("print(open('a.toml').read().split('channel = \"')[1])")
         );
         let cut = "```python\nfor line in open('a.txt'):\n    print(line)";
         assert_eq!(
-            crate::text::program_in(cut).as_deref(),
+            crate::verdict::program_in(cut).as_deref(),
             Some("for line in open('a.txt'):\n    print(line)")
         );
         assert_eq!(
-            crate::text::program_in(r#"{"code": "print(1)"}"#).as_deref(),
+            crate::verdict::program_in(r#"{"code": "print(1)"}"#).as_deref(),
             Some("print(1)")
         );
-        assert_eq!(crate::text::program_in("print(2)\n").as_deref(), Some("print(2)"));
+        assert_eq!(crate::verdict::program_in("print(2)\n").as_deref(), Some("print(2)"));
     }
 
     #[test]

@@ -172,9 +172,10 @@ const PROGRAM_AGAIN_TEMPERATURE: f32 = 0.7;
 
 /// A program plan written again: when the plan in force is one program
 /// (the run's help's program tool, [`crate::help::PlanHelp::program_prompt`])
-/// that failed, or whose file a check found wrong, the model is shown the
-/// task's files, the program and what went wrong, and writes the program
-/// again as a new step, recorded as the `program-plan` help. A plan of
+/// that failed, left the work undone or wrote a file a check found wrong,
+/// the model is shown the task's files, the program and what went wrong,
+/// and writes the program again as a new step, recorded as the
+/// `program-plan` help. A plan of
 /// steps would be written without the files in view. `None` when the plan
 /// is no program plan, or the reply holds no program or one that does not
 /// pass the plan check: the replanner then revises in steps.
@@ -194,6 +195,7 @@ async fn program_revision(
         ReplanTrigger::FoundWrong { finding, redo } if redo.iter().any(|s| s.id == only.id) => {
             format!("ran, but a check found the file it wrote wrong:\n{finding}")
         }
+        ReplanTrigger::Unanswered(missing) => format!("ran, but the work is not done:\n{missing}"),
         _ => return Ok(None),
     };
     let Some(asked) = setting

@@ -13,20 +13,6 @@ pub fn first_fenced_block(text: &str) -> Option<(&str, bool)> {
     })
 }
 
-/// The program a reply holds: the body of its first fenced block (to the
-/// end of the reply when the block is cut off), the `code` of a JSON object
-/// (as a provider asked for JSON may still reply), or the reply itself.
-pub(crate) fn program_in(reply: &str) -> Option<String> {
-    if let Some((code, _closed)) = crate::text::first_fenced_block(reply) {
-        return Some(code.trim_end().to_string());
-    }
-    let reply = reply.trim();
-    match reply.starts_with('{') {
-        true => crate::verdict::read_one(reply, "code"),
-        false => Some(reply.to_string()),
-    }
-}
-
 /// `1234567` as `1,234,567`.
 pub fn thousands(n: u64) -> String {
     let digits = n.to_string();

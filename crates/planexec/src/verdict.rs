@@ -86,6 +86,20 @@ pub(crate) fn read_one(reply: &str, field: &str) -> Option<String> {
     answer.get(field).and_then(Value::as_str).map(str::to_string)
 }
 
+/// The program a reply holds: the body of its first fenced block (to the
+/// end of the reply when the block is cut off), the `code` of a JSON object
+/// (as a provider asked for JSON may still reply), or the reply itself.
+pub(crate) fn program_in(reply: &str) -> Option<String> {
+    if let Some((code, _closed)) = crate::text::first_fenced_block(reply) {
+        return Some(code.trim_end().to_string());
+    }
+    let reply = reply.trim();
+    match reply.starts_with('{') {
+        true => read_one(reply, "code"),
+        false => Some(reply.to_string()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -95,7 +95,7 @@ async fn written_again(
     request.step_id = Some(step.id.clone());
     tally.model_calls += 1;
     let reply = ctx.calls.chat(request).await.ok()?.content.unwrap_or_default();
-    crate::text::program_in(&reply).filter(|code| !code.trim().is_empty())
+    crate::verdict::program_in(&reply).filter(|code| !code.trim().is_empty())
 }
 
 /// Run `code` as the step's next inner call: its output, or why it failed.

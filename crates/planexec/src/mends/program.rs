@@ -67,6 +67,9 @@ pub(super) fn prompt(task: &str, tools: &ToolRegistry) -> Option<ProgramPrompt> 
     {
         return None;
     }
+    if names_a_missing_file(task, tools, workspace) {
+        return None;
+    }
     let (entries, left_out) = workspace.listing(LISTED);
     let files: Vec<(String, u64)> = entries
         .into_iter()
@@ -80,6 +83,24 @@ pub(super) fn prompt(task: &str, tools: &ToolRegistry) -> Option<ProgramPrompt> 
         ),
         tool: PYTHON.to_string(),
     })
+}
+
+/// Whether `task` names a file that is not in the workspace and that it
+/// does not say to make: a refusal's case, which a plan of steps reports
+/// (its checks know a missing input); a program does the work on the files
+/// that are there (on held-out-14 the June meter reading was taken from
+/// May's and July's files, and the run said it had succeeded).
+fn names_a_missing_file(task: &str, tools: &ToolRegistry, workspace: &crate::tools::workspace::Workspace) -> bool {
+    let to_make = crate::plan::new_outputs(task, tools);
+    // `.csv` in "the .csv files" is a kind of file, not a name.
+    let a_kind = |path: &str| {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        name.starts_with('.') && !name[1..].contains('.')
+    };
+    crate::plan::paths_named_by(task)
+        .iter()
+        .filter(|path| !to_make.contains(path) && !a_kind(path) && !path.contains(['*', '?']))
+        .any(|path| !workspace.resolve(path).is_ok_and(|full| full.exists()))
 }
 
 /// The files, each whole (`--- name ---` and its text) while the budget
@@ -178,6 +199,11 @@ mod tests {
         tools.register(Arc::new(words)).unwrap();
         assert!(prompt("count the words in a.txt", &tools).is_none());
         tools.remove("word_count");
+        assert!(prompt("Write the number of words in a.txt to n.txt", &tools).is_some());
+        assert!(
+            prompt("Write the number of words in b.txt to n.txt", &tools).is_none(),
+            "b.txt is missing"
+        );
         tools.remove("python");
         assert!(prompt("count the words in a.txt", &tools).is_none());
     }

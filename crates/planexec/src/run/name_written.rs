@@ -23,23 +23,18 @@ const FILES: usize = 40;
 /// of the run assigns and nothing else holds: its path and a line saying
 /// so. `None` otherwise.
 pub(crate) fn name_written(run: &Run) -> Option<(String, String)> {
-    let [path] = run.new_outputs.as_slice() else {
-        return None;
-    };
-    let workspace = run.ctx.setting.tools.workspace()?;
-    let held = std::fs::read_to_string(workspace.resolve(path).ok()?).ok()?;
+    let (path, held) = the_one_new_output(run)?;
     let word = held.trim();
     if !is_identifier(word) || whole_word_in(&run.task, word) {
         return None;
     }
-    let assigned = programs(run).any(|code| assigns(code, word));
-    if !assigned || in_workspace(workspace, path, word) {
+    if !programs(run).any(|code| assigns(code, word)) || elsewhere(run, path, word) {
         return None;
     }
     let what = format!(
         "{path} holds `{word}`, the name of a variable of the run's program, not its value: write what the program computed (print it, or pass {{{{sN}}}} of the step that printed it)"
     );
-    Some((path.clone(), what))
+    Some((path.to_string(), what))
 }
 
 /// The one new file the run's task names, when it holds one value that a
@@ -50,23 +45,36 @@ pub(crate) fn name_written(run: &Run) -> Option<(String, String)> {
 /// (the file held 25, which was right), and the program written again wrote
 /// its claim as a constant. `None` otherwise.
 pub(crate) fn constant_written(run: &Run) -> Option<(String, String)> {
-    let [path] = run.new_outputs.as_slice() else {
-        return None;
-    };
-    let workspace = run.ctx.setting.tools.workspace()?;
-    let held = std::fs::read_to_string(workspace.resolve(path).ok()?).ok()?;
+    let (path, held) = the_one_new_output(run)?;
     let value = held.trim();
     if value.is_empty() || value.contains(char::is_whitespace) || whole_word_in(&run.task, value) {
         return None;
     }
-    let written = programs(run).any(|code| writes_constant(code, value));
-    if !written || in_workspace(workspace, path, value) {
+    if !programs(run).any(|code| writes_constant(code, value)) || elsewhere(run, path, value) {
         return None;
     }
     let what = format!(
         "{path} holds {value}, which the run's program wrote as a constant and no file of the task holds: read or compute the value from the files"
     );
-    Some((path.clone(), what))
+    Some((path.to_string(), what))
+}
+
+/// The one new file the run's task names, and what it holds now.
+fn the_one_new_output(run: &Run) -> Option<(&String, String)> {
+    let [path] = run.new_outputs.as_slice() else {
+        return None;
+    };
+    let workspace = run.ctx.setting.tools.workspace()?;
+    Some((path, std::fs::read_to_string(workspace.resolve(path).ok()?).ok()?))
+}
+
+/// Whether a workspace file other than the run's `output` holds `word`.
+fn elsewhere(run: &Run, output: &str, word: &str) -> bool {
+    run.ctx
+        .setting
+        .tools
+        .workspace()
+        .is_some_and(|workspace| in_workspace(workspace, output, word))
 }
 
 /// Whether `code` writes or prints `value` as written in it: `write(str(10000))`,
