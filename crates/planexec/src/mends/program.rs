@@ -201,9 +201,11 @@ mod tests {
         tools.remove("word_count");
         assert!(prompt("Write the number of words in a.txt to n.txt", &tools).is_some());
         assert!(
-            prompt("Write the number of words in b.txt to n.txt", &tools).is_none(),
+            prompt("Count the words of b.txt and write the count to n.txt", &tools).is_none(),
             "b.txt is missing"
         );
+        let refusal = "Subtract the first reading from the last one in b.txt and write the result to n.txt";
+        assert!(prompt(refusal, &tools).is_none());
         tools.remove("python");
         assert!(prompt("count the words in a.txt", &tools).is_none());
     }
