@@ -11,6 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::llm::Message;
 use crate::plan::{Plan, PlanError, Step};
 use crate::tools::ToolRegistry;
 
@@ -32,6 +33,24 @@ pub struct ProgramPrompt {
     pub user: String,
     /// The tool the plan's one step calls, with the program as its `code`.
     pub tool: String,
+}
+
+impl ProgramPrompt {
+    /// The messages that ask for the program.
+    pub fn messages(&self) -> Vec<Message> {
+        vec![Message::system(self.system.clone()), Message::user(self.user.clone())]
+    }
+
+    /// The messages that ask for `code` written again: what it did is
+    /// `what` (`failed:` and the error, or what a check found).
+    pub fn messages_again(&self, code: &str, what: &str) -> Vec<Message> {
+        let mut messages = self.messages();
+        messages.push(Message::assistant(format!("```python\n{code}\n```")));
+        messages.push(Message::user(format!(
+            "The program {what}\n\nWrite the whole program again with that fixed, in one ```python block."
+        )));
+        messages
+    }
 }
 
 /// Whether a run gets the small-model help.

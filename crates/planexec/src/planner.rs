@@ -227,7 +227,7 @@ pub(crate) async fn program_step(
         request.temperature = temperature;
     }
     let reply = calls.chat(request).await?.content.unwrap_or_default();
-    let Some(code) = crate::verdict::program_in(&reply).filter(|code| !code.trim().is_empty()) else {
+    let Some(code) = crate::verdict::program_in(&reply) else {
         return Ok(None);
     };
     Ok(Some(Step {
@@ -261,7 +261,7 @@ async fn program_plan(
     else {
         return Ok(None);
     };
-    let messages = vec![Message::system(asked.system), Message::user(asked.user)];
+    let messages = asked.messages();
     let Some(step) = program_step(calls, Role::Planner, messages, None, (&asked.tool, "s1"), task).await? else {
         return Ok(None);
     };

@@ -481,7 +481,7 @@ async fn program(
     request.max_tokens = Some(400);
     request.temperature = temperature;
     let reply = calls.chat(request).await.ok()?.content.unwrap_or_default();
-    crate::verdict::program_in(&reply).filter(|code| !code.trim().is_empty())
+    crate::verdict::program_in(&reply)
 }
 
 /// The beginning of each file `task` names that is there (not the run's
@@ -608,25 +608,6 @@ mod tests {
         assert!(!unfounded("Noor", &seen), "no digit: a name may be put together");
         assert!(!unfounded("1\n2", &seen), "more than one value");
         assert!(!unfounded("", &seen));
-    }
-
-    #[test]
-    fn a_program_is_read_from_a_code_block_a_json_object_or_the_reply() {
-        let fenced = "Here it is:\n```python\nprint(open('a.toml').read().split('channel = \"')[1])\n```\nIt prints the channel.";
-        assert_eq!(
-            crate::verdict::program_in(fenced).as_deref(),
-            Some("print(open('a.toml').read().split('channel = \"')[1])")
-        );
-        let cut = "```python\nfor line in open('a.txt'):\n    print(line)";
-        assert_eq!(
-            crate::verdict::program_in(cut).as_deref(),
-            Some("for line in open('a.txt'):\n    print(line)")
-        );
-        assert_eq!(
-            crate::verdict::program_in(r#"{"code": "print(1)"}"#).as_deref(),
-            Some("print(1)")
-        );
-        assert_eq!(crate::verdict::program_in("print(2)\n").as_deref(), Some("print(2)"));
     }
 
     #[test]

@@ -175,8 +175,8 @@ const PROGRAM_AGAIN_TEMPERATURE: f32 = 0.7;
 /// that failed, left the work undone or wrote a file a check found wrong,
 /// the model is shown the task's files, the program and what went wrong,
 /// and writes the program again as a new step, recorded as the
-/// `program-plan` help. A plan of
-/// steps would be written without the files in view. `None` when the plan
+/// `program-plan` help. A plan of steps would be written without the files
+/// in view. `None` when the plan
 /// is no program plan, or the reply holds no program or one that does not
 /// pass the plan check: the replanner then revises in steps.
 async fn program_revision(
@@ -207,18 +207,9 @@ async fn program_revision(
         return Ok(None);
     };
     let code = only.args.get("code").and_then(Value::as_str).unwrap_or_default();
-    let messages = vec![
-        Message::system(asked.system),
-        Message::user(asked.user),
-        Message::assistant(format!("```python\n{code}\n```")),
-        Message::user(format!(
-            "The program {what}\n\nWrite the whole program again with that fixed, in one ```python block."
-        )),
-    ];
-    let id = format!(
-        "s{}",
-        current.steps.len() + only.id.trim_start_matches('s').parse::<usize>().unwrap_or(1)
-    );
+    let messages = asked.messages_again(code, &what);
+    // A new id: the revision's step is no copy of the one that ran.
+    let id = format!("s{}", only.id.trim_start_matches('s').parse::<usize>().unwrap_or(1) + 1);
     let temperature = Some(PROGRAM_AGAIN_TEMPERATURE);
     let written =
         crate::planner::program_step(calls, Role::Replanner, messages, temperature, (&asked.tool, &id), task).await?;

@@ -88,16 +88,15 @@ pub(crate) fn read_one(reply: &str, field: &str) -> Option<String> {
 
 /// The program a reply holds: the body of its first fenced block (to the
 /// end of the reply when the block is cut off), the `code` of a JSON object
-/// (as a provider asked for JSON may still reply), or the reply itself.
+/// (as a provider asked for JSON may still reply), or the reply itself;
+/// `None` when that is blank.
 pub(crate) fn program_in(reply: &str) -> Option<String> {
-    if let Some((code, _closed)) = crate::text::first_fenced_block(reply) {
-        return Some(code.trim_end().to_string());
-    }
-    let reply = reply.trim();
-    match reply.starts_with('{') {
-        true => read_one(reply, "code"),
-        false => Some(reply.to_string()),
-    }
+    let code = match crate::text::first_fenced_block(reply) {
+        Some((code, _closed)) => Some(code.trim_end().to_string()),
+        None if reply.trim().starts_with('{') => read_one(reply.trim(), "code"),
+        None => Some(reply.trim().to_string()),
+    };
+    code.filter(|code| !code.trim().is_empty())
 }
 
 #[cfg(test)]
@@ -121,5 +120,23 @@ mod tests {
         );
         assert_eq!(read(r#"{"done": tr"#, fields), None);
         assert_eq!(read("I think it is done", fields), None);
+    }
+
+    #[test]
+    fn a_program_is_read_from_a_code_block_a_json_object_or_the_reply() {
+        let fenced = "Here it is:\n```python\nprint(open('a.toml').read().split('channel = \"')[1])\n```\nIt prints the channel.";
+        assert_eq!(
+            program_in(fenced).as_deref(),
+            Some("print(open('a.toml').read().split('channel = \"')[1])")
+        );
+        let cut = "```python\nfor line in open('a.txt'):\n    print(line)";
+        assert_eq!(
+            program_in(cut).as_deref(),
+            Some("for line in open('a.txt'):\n    print(line)")
+        );
+        assert_eq!(program_in(r#"{"code": "print(1)"}"#).as_deref(), Some("print(1)"));
+        assert_eq!(program_in("print(2)\n").as_deref(), Some("print(2)"));
+        assert_eq!(program_in("```python\n\n```"), None);
+        assert_eq!(program_in("  "), None);
     }
 }

@@ -58,14 +58,7 @@ pub(super) async fn program_again(
         error: error.clone(),
     });
     for temperature in FIXES {
-        let messages = vec![
-            Message::system(asked.system.clone()),
-            Message::user(asked.user.clone()),
-            Message::assistant(format!("```python\n{code}\n```")),
-            Message::user(format!(
-                "The program failed:\n{error}\n\nWrite the whole program again with that fixed, in one ```python block."
-            )),
-        ];
+        let messages = asked.messages_again(&code, &format!("failed:\n{error}"));
         let written = written_again(ctx, step, messages, temperature, tally).await?;
         if written == code {
             continue;
@@ -95,7 +88,7 @@ async fn written_again(
     request.step_id = Some(step.id.clone());
     tally.model_calls += 1;
     let reply = ctx.calls.chat(request).await.ok()?.content.unwrap_or_default();
-    crate::verdict::program_in(&reply).filter(|code| !code.trim().is_empty())
+    crate::verdict::program_in(&reply)
 }
 
 /// Run `code` as the step's next inner call: its output, or why it failed.

@@ -94,14 +94,9 @@ pub(super) fn prompt(task: &str, tools: &ToolRegistry) -> Option<ProgramPrompt> 
 /// May's and July's files, and the run said it had succeeded).
 fn names_a_missing_file(task: &str, tools: &ToolRegistry, workspace: &crate::tools::workspace::Workspace) -> bool {
     let to_make = crate::plan::new_outputs(task, tools);
-    // `.csv` in "the .csv files" is a kind of file, not a name.
-    let a_kind = |path: &str| {
-        let name = path.rsplit('/').next().unwrap_or(path);
-        name.starts_with('.') && !name[1..].contains('.')
-    };
     crate::plan::paths_named_by(task)
         .iter()
-        .filter(|path| !to_make.contains(path) && !a_kind(path) && !path.contains(['*', '?']))
+        .filter(|path| !to_make.contains(path) && !crate::plan::names_a_kind_of_file(path))
         .any(|path| !workspace.resolve(path).is_ok_and(|full| full.exists()))
 }
 

@@ -122,19 +122,22 @@ pub fn missing_inputs(plan: &Plan, task: &str, tools: &ToolRegistry) -> Vec<Plan
     let file_name = |path: &str| normal_path(path).rsplit('/').next().unwrap_or_default().to_string();
     let anywhere = |path: &str| entries.iter().any(|(entry, _)| file_name(entry) == file_name(path));
     let used = |path: &str| plan.steps.iter().any(|s| s.args.values().any(|v| mentions(v, path)));
-    // `.csv` in "how many .csv files" is a kind of file, not a name: a name
-    // alone that is only an extension is left out (a missing `.env` too).
-    let a_kind = |path: &str| {
-        let name = file_name(path);
-        name.starts_with('.') && !name[1..].contains('.')
-    };
     super::paths_named_by(task)
         .into_iter()
-        .filter(|path| names_input(task, path) && !path.contains(['*', '?']) && !a_kind(path))
+        .filter(|path| names_input(task, path) && !names_a_kind_of_file(path))
         .filter(|path| !workspace.resolve(path).is_ok_and(|full| full.exists()))
         .filter(|path| !anywhere(path) && !used(path))
         .map(|path| PlanError::NamedInputMissing { path })
         .collect()
+}
+
+/// Whether `path`, as a task names it, stands for a kind of file rather
+/// than one file: a pattern (`*.log`), or a name that is only an extension
+/// (`.csv` in "how many .csv files"; a missing `.env` is left out too).
+pub fn names_a_kind_of_file(path: &str) -> bool {
+    let name = normal_path(path);
+    let name = name.rsplit('/').next().unwrap_or_default();
+    path.contains(['*', '?']) || (name.starts_with('.') && !name[1..].contains('.'))
 }
 
 /// Whether `task` names the file `path`: the path, or a file's name alone

@@ -28,7 +28,8 @@ pub use crate::refs::{
 pub use dedupe::merge_same_calls;
 pub use findings::findings;
 pub use inputs::{
-    invented_inputs, missing_inputs, names_file, names_input, texts_used_as_numbers, values_read_as_files,
+    invented_inputs, missing_inputs, names_a_kind_of_file, names_file, names_input, texts_used_as_numbers,
+    values_read_as_files,
 };
 pub use links::{rename_step, step_references};
 pub use outputs::{

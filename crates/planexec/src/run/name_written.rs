@@ -12,6 +12,7 @@
 use regex::Regex;
 
 use super::Run;
+use crate::tools::workspace::Workspace;
 
 /// Most bytes of a workspace file looked through for the word.
 const LOOKED_THROUGH: u64 = 256 * 1024;
@@ -23,12 +24,12 @@ const FILES: usize = 40;
 /// of the run assigns and nothing else holds: its path and a line saying
 /// so. `None` otherwise.
 pub(crate) fn name_written(run: &Run) -> Option<(String, String)> {
-    let (path, held) = the_one_new_output(run)?;
+    let (workspace, path, held) = the_one_new_output(run)?;
     let word = held.trim();
     if !is_identifier(word) || whole_word_in(&run.task, word) {
         return None;
     }
-    if !programs(run).any(|code| assigns(code, word)) || elsewhere(run, path, word) {
+    if !programs(run).any(|code| assigns(code, word)) || in_workspace(workspace, path, word) {
         return None;
     }
     let what = format!(
@@ -45,12 +46,12 @@ pub(crate) fn name_written(run: &Run) -> Option<(String, String)> {
 /// (the file held 25, which was right), and the program written again wrote
 /// its claim as a constant. `None` otherwise.
 pub(crate) fn constant_written(run: &Run) -> Option<(String, String)> {
-    let (path, held) = the_one_new_output(run)?;
+    let (workspace, path, held) = the_one_new_output(run)?;
     let value = held.trim();
     if value.is_empty() || value.contains(char::is_whitespace) || whole_word_in(&run.task, value) {
         return None;
     }
-    if !programs(run).any(|code| writes_constant(code, value)) || elsewhere(run, path, value) {
+    if !programs(run).any(|code| writes_constant(code, value)) || in_workspace(workspace, path, value) {
         return None;
     }
     let what = format!(
@@ -59,22 +60,15 @@ pub(crate) fn constant_written(run: &Run) -> Option<(String, String)> {
     Some((path.to_string(), what))
 }
 
-/// The one new file the run's task names, and what it holds now.
-fn the_one_new_output(run: &Run) -> Option<(&String, String)> {
+/// The run's workspace, the one new file its task names, and what that
+/// file holds now.
+fn the_one_new_output(run: &Run) -> Option<(&Workspace, &String, String)> {
     let [path] = run.new_outputs.as_slice() else {
         return None;
     };
     let workspace = run.ctx.setting.tools.workspace()?;
-    Some((path, std::fs::read_to_string(workspace.resolve(path).ok()?).ok()?))
-}
-
-/// Whether a workspace file other than the run's `output` holds `word`.
-fn elsewhere(run: &Run, output: &str, word: &str) -> bool {
-    run.ctx
-        .setting
-        .tools
-        .workspace()
-        .is_some_and(|workspace| in_workspace(workspace, output, word))
+    let held = std::fs::read_to_string(workspace.resolve(path).ok()?).ok()?;
+    Some((workspace, path, held))
 }
 
 /// Whether `code` writes or prints `value` as written in it: `write(str(10000))`,
@@ -118,7 +112,7 @@ fn whole_word_in(text: &str, word: &str) -> bool {
 
 /// Whether a workspace file other than `output` (of the first [`FILES`])
 /// holds `word` as a word.
-fn in_workspace(workspace: &crate::tools::workspace::Workspace, output: &str, word: &str) -> bool {
+fn in_workspace(workspace: &Workspace, output: &str, word: &str) -> bool {
     let (entries, _) = workspace.listing(FILES);
     entries
         .iter()

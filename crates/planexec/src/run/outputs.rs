@@ -287,14 +287,14 @@ const COPIES_LOOKED_AT: usize = 200;
 /// Whether `other` is named as a copy of `path`: in the same folder, with
 /// the same extension, its stem beginning with `path`'s stem.
 fn copy_named(path: &str, other: &str) -> bool {
-    let split = |p: &str| {
+    fn split(p: &str) -> (&str, &str, &str) {
         let (folder, name) = p.rsplit_once('/').unwrap_or(("", p));
         let (stem, ext) = name.rsplit_once('.').unwrap_or((name, ""));
-        (folder.to_string(), stem.to_string(), ext.to_string())
-    };
+        (folder, stem, ext)
+    }
     let (folder, stem, ext) = split(path);
     let (other_folder, other_stem, other_ext) = split(other);
-    folder == other_folder && ext == other_ext && other_stem.len() > stem.len() && other_stem.starts_with(&stem)
+    folder == other_folder && ext == other_ext && other_stem.len() > stem.len() && other_stem.starts_with(stem)
 }
 
 /// Whether `text` is `file` (of two lines or more) with some lines out or
