@@ -137,13 +137,17 @@ impl Mend {
 
     /// The record of a first plan that is the program `step` runs, written
     /// by the model for [`PlanHelp::program_prompt`] (`note`: why).
-    pub fn program_plan(step: &Step) -> Mend {
+    pub fn program_plan(step: &Step, vote: Option<String>) -> Mend {
+        let written = "one program written with the task's files shown";
         Mend {
             rule: PROGRAM_PLAN.to_string(),
             step: step.id.clone(),
             before: Vec::new(),
             after: vec![step.clone()],
-            note: Some("one program written with the task's files shown".to_string()),
+            note: Some(match vote {
+                Some(vote) => format!("{written}; {vote}"),
+                None => written.to_string(),
+            }),
         }
     }
 

@@ -262,16 +262,17 @@ async fn program_plan(
         return Ok(None);
     };
     let messages = asked.messages();
-    let Some(step) = program_step(calls, Role::Planner, messages, None, (&asked.tool, "s1"), task).await? else {
+    let Some(first) = program_step(calls, Role::Planner, messages, None, (&asked.tool, "s1"), task).await? else {
         return Ok(None);
     };
+    let (step, vote) = crate::program_vote::chosen(calls, setting, &asked, first, task).await?;
     // The whole task is the goal: a failed program is written again from it
     // (`executor::program_fix`).
     match accept(Plan::new(task, vec![step.clone()])) {
         Ok((plan, found)) if found.is_empty() => {
             let planned = Planned {
                 plan,
-                mends: vec![Mend::program_plan(&step)],
+                mends: vec![Mend::program_plan(&step, vote.map(|v| v.said()))],
             };
             Ok(Some(taken(setting, recording, planned)))
         }

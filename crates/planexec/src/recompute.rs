@@ -211,6 +211,7 @@ fn weighed(made: Made<'_>, derivations: Vec<(String, String)>) -> Recomputed {
         written,
         answer,
         seen,
+        programs,
         ..
     } = made;
     // The run's answer is a second route to what a file of one line must
@@ -229,9 +230,12 @@ fn weighed(made: Made<'_>, derivations: Vec<(String, String)>) -> Recomputed {
     }
     // A value no tool showed the run is a model's guess (the 1.5B model
     // listed pom.xml, never read it, and wrote junit 4.12.2): a program
-    // that computed another from the inputs is the better route to it.
+    // that computed another from the inputs is the better route to it. Not
+    // when the run's own program may have computed it and written it
+    // without printing it (on held-out-15 the week's takings, right, were
+    // called made up): a program's constant is `constant_written`'s.
     let other = derivations.iter().find(|(_, out)| !out.trim().contains('\n'));
-    if let Some((_, printed)) = other.filter(|_| unfounded(written, seen)) {
+    if let Some((_, printed)) = other.filter(|_| programs.is_empty() && unfounded(written, seen)) {
         return Recomputed::Unfounded {
             path: path.to_string(),
             written: written.trim().to_string(),

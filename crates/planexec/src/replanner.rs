@@ -234,7 +234,7 @@ async fn program_revision(
     }
     let planned = Planned {
         plan: revised,
-        mends: vec![crate::help::Mend::program_plan(&step)],
+        mends: vec![crate::help::Mend::program_plan(&step, None)],
     };
     Ok(Some(crate::planner::taken(setting, recording, planned)))
 }

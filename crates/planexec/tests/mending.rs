@@ -254,6 +254,21 @@ async fn run_program_task(
     (planner, executor): (Vec<ScriptedReply>, Vec<ScriptedReply>),
     verify: bool,
 ) -> (planexec::RunReport, tempfile::TempDir, Arc<ScriptedModel>) {
+    let options = RunOptions {
+        verify,
+        ..RunOptions::default()
+    };
+    run_program_task_with(task, files, mend, (planner, executor), options).await
+}
+
+/// Run `task` over `files` as above, with `options` (no re-asks or replans).
+async fn run_program_task_with(
+    task: &str,
+    files: &[(&str, &str)],
+    mend: MendMode,
+    (planner, executor): (Vec<ScriptedReply>, Vec<ScriptedReply>),
+    options: RunOptions,
+) -> (planexec::RunReport, tempfile::TempDir, Arc<ScriptedModel>) {
     let dir = tempfile::tempdir().unwrap();
     for (name, text) in files {
         std::fs::write(dir.path().join(name), text).unwrap();
@@ -270,9 +285,8 @@ async fn run_program_task(
     let options = RunOptions {
         max_reasks: 0,
         max_replans: 0,
-        verify,
         mend,
-        ..RunOptions::default()
+        ..options
     };
     let agent = Agent::builder(model.clone(), "scripted")
         .tools(tools)
@@ -318,6 +332,50 @@ async fn the_embedded_models_first_plan_is_one_program_written_seeing_the_files(
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
     assert!(model.requests_from(Role::Planner)[0].response_format.is_some());
     assert!(report.plans[0].mends.is_empty(), "{:?}", report.plans[0].mends);
+}
+
+/// Where the run may run programs without asking, programs are sampled
+/// apart until two do the same work on a copy of the folder, and the first
+/// of the two is planned: the greedy program, which no other agrees with,
+/// is not, and nothing the programs did on their copies reaches the
+/// workspace.
+#[tokio::test]
+async fn the_program_two_samples_agree_on_is_the_plan() {
+    let wrong = "open('total.txt', 'w').write('8412')\nopen('scratch.txt', 'w').write('x')";
+    let right = "t = sum(int(l.split()[1]) for l in open('steps.txt'))\nopen('total.txt', 'w').write(str(t))\nprint(t)";
+    let also_right = "total = 0\nfor line in open('steps.txt'):\n    total += int(line.split()[-1])\nopen('total.txt', 'w').write(str(total))";
+    let planner = vec![program(wrong), program(right), program(also_right)];
+    let files = [("steps.txt", "Mon 8412\nTue 10233\n")];
+    let options = RunOptions {
+        mode: planexec::Mode::Auto,
+        verify: false,
+        ..RunOptions::default()
+    };
+    let (report, dir, model) =
+        run_program_task_with(STEPS_TASK, &files, MendMode::Auto, (planner, vec![]), options).await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    let asked: Vec<Option<f32>> = model
+        .requests_from(Role::Planner)
+        .iter()
+        .map(|r| r.temperature)
+        .collect();
+    assert_eq!(
+        asked,
+        [Some(0.0), Some(0.6), Some(0.8)],
+        "greedy, then sampled until two agree"
+    );
+    let step = &report.plans[0].plan.steps[0];
+    assert_eq!(step.args["code"], right);
+    let note = report.plans[0].mends[0].note.clone().unwrap_or_default();
+    assert!(
+        note.contains("2 of 3 programs written apart did the same work"),
+        "{note}"
+    );
+    assert_eq!(std::fs::read_to_string(dir.path().join("total.txt")).unwrap(), "18645");
+    assert!(
+        !dir.path().join("scratch.txt").exists(),
+        "a program voted on ran on a copy"
+    );
 }
 
 /// A program plan that fails is written again by the model, shown its

@@ -1,0 +1,196 @@
+//! Programs written apart for one task, each run on a copy of the
+//! workspace, and the one whose work another program written apart did too.
+//!
+//! A small model's one program is one guess: on held-out-15 the 1.5B
+//! model's first program did 15 of 32 tasks, and the programs it wrote again
+//! when the first was found wrong were wrong in the same tasks. What a
+//! program does to the files can be seen without touching them (a copy of
+//! the workspace, [`crate::sandbox`]), and two programs sampled apart that
+//! write the same files are more likely right than either alone
+//! (self-consistency, as in code generation that clusters candidates by
+//! what they compute). So the planner samples programs until two agree,
+//! within a bound, and the plan is the program of the agreeing pair written
+//! first; with no agreement, the first program that ran without failing.
+//! Only where the run may run `python` without asking.
+
+use crate::context::{ModelCalls, Setting};
+use crate::help::ProgramPrompt;
+use crate::llm::Role;
+use crate::plan::Step;
+use crate::run::RunError;
+use crate::sandbox::{Outcome, Sandbox};
+
+/// The temperatures of the programs sampled after the first (greedy) one,
+/// one program each, while no two agree: a sample is seeded from its
+/// request, so each needs its own temperature to be another program.
+const SAMPLED: [f32; 3] = [0.6, 0.8, 1.0];
+
+/// What the vote found, for the plan's record.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Vote {
+    /// How many programs were written and run.
+    pub programs: usize,
+    /// How many did the work of the one chosen (1: no other did).
+    pub agreeing: usize,
+    /// Which one was chosen (0: the first, greedy one).
+    pub chosen: usize,
+}
+
+impl Vote {
+    /// The vote said in a line, for the mend's note.
+    pub fn said(&self) -> String {
+        match (self.agreeing, self.chosen) {
+            (1, 0) => format!(
+                "no two of {} programs written apart did the same work on a copy of the folder: the first is kept",
+                self.programs
+            ),
+            (1, n) => format!(
+                "no two of {} programs written apart did the same work on a copy of the folder: program {} is kept, the first that ran without failing",
+                self.programs,
+                n + 1
+            ),
+            (agreeing, n) => format!(
+                "{agreeing} of {} programs written apart did the same work on a copy of the folder: program {} is kept",
+                self.programs,
+                n + 1
+            ),
+        }
+    }
+}
+
+/// The step of the program to plan, of `first` (the greedy program) and
+/// those sampled with `asked`, and the vote; `first` unchanged and no vote
+/// when the run cannot run programs aside ([`Sandbox::for_run`]).
+pub(crate) async fn chosen(
+    calls: &ModelCalls,
+    setting: &Setting,
+    asked: &ProgramPrompt,
+    first: Step,
+    task: &str,
+) -> Result<(Step, Option<Vote>), RunError> {
+    let Some(sandbox) = Sandbox::for_run(setting) else {
+        return Ok((first, None));
+    };
+    let Some(outcome) = sandbox.run(code(&first)).await else {
+        return Ok((first, None));
+    };
+    let mut tried = vec![(first, outcome)];
+    for temperature in SAMPLED {
+        if agreed(&tried).is_some() {
+            break;
+        }
+        let messages = asked.messages();
+        let sampled = (&asked.tool[..], "s1");
+        let Some(step) =
+            crate::planner::program_step(calls, Role::Planner, messages, Some(temperature), sampled, task).await?
+        else {
+            continue;
+        };
+        // The same program again is no second opinion.
+        if tried.iter().any(|(s, _)| same_program(code(s), code(&step))) {
+            continue;
+        }
+        if let Some(outcome) = sandbox.run(code(&step)).await {
+            tried.push((step, outcome));
+        }
+    }
+    let outcomes: Vec<&Outcome> = tried.iter().map(|(_, o)| o).collect();
+    let vote = vote(&outcomes);
+    let step = tried.swap_remove(vote.chosen).0;
+    Ok((step, Some(vote)))
+}
+
+/// The program of a program step.
+fn code(step: &Step) -> &str {
+    step.args.get("code").and_then(|c| c.as_str()).unwrap_or_default()
+}
+
+/// Whether two programs are the same, spacing aside.
+fn same_program(a: &str, b: &str) -> bool {
+    let bare = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+    bare(a) == bare(b)
+}
+
+/// The first of two programs (`tried`) that are not the same and did the
+/// same work, when there are two.
+fn agreed(tried: &[(Step, Outcome)]) -> Option<usize> {
+    let outcomes: Vec<&Outcome> = tried.iter().map(|(_, o)| o).collect();
+    let vote = vote(&outcomes);
+    (vote.agreeing >= 2).then_some(vote.chosen)
+}
+
+/// Which outcome to keep: the first of the biggest group (two or more) that
+/// did the same work; else the first that did any work; else the first.
+fn vote(outcomes: &[&Outcome]) -> Vote {
+    let works: Vec<Option<String>> = outcomes.iter().map(|o| o.work()).collect();
+    let mut best = (1, None);
+    for (i, work) in works.iter().enumerate() {
+        let Some(work) = work else { continue };
+        let agreeing = works.iter().filter(|w| w.as_ref() == Some(work)).count();
+        if agreeing > best.0 || (best.1.is_none() && agreeing >= 1) {
+            best = (agreeing, Some(i));
+        }
+    }
+    Vote {
+        programs: outcomes.len(),
+        agreeing: best.0,
+        chosen: best.1.unwrap_or(0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wrote(content: &str) -> Outcome {
+        Outcome {
+            failed: None,
+            printed: String::new(),
+            wrote: [("out.txt".to_string(), Some(content.to_string()))].into(),
+        }
+    }
+
+    fn failed() -> Outcome {
+        Outcome {
+            failed: Some("KeyError: 'litres'".into()),
+            printed: String::new(),
+            wrote: Default::default(),
+        }
+    }
+
+    #[test]
+    fn the_first_of_the_biggest_agreeing_group_is_kept() {
+        let (a, b, c) = (wrote("10"), wrote("12"), wrote("12"));
+        let v = vote(&[&a, &b, &c]);
+        assert_eq!((v.programs, v.agreeing, v.chosen), (3, 2, 1));
+        assert!(v.said().starts_with("2 of 3 programs"), "{}", v.said());
+    }
+
+    #[test]
+    fn with_no_agreement_the_first_that_did_work_is_kept() {
+        let (f, a, b) = (failed(), wrote("10"), wrote("12"));
+        let v = vote(&[&f, &a, &b]);
+        assert_eq!((v.agreeing, v.chosen), (1, 1));
+        assert!(v.said().contains("program 2 is kept"), "{}", v.said());
+        let v = vote(&[&a, &b]);
+        assert_eq!((v.agreeing, v.chosen), (1, 0));
+        let v = vote(&[&f, &failed()]);
+        assert_eq!(
+            (v.agreeing, v.chosen),
+            (1, 0),
+            "all failed: the first, for the fix to see"
+        );
+    }
+
+    #[test]
+    fn two_failures_are_no_agreement() {
+        let (f, g, a) = (failed(), failed(), wrote("10"));
+        assert_eq!(vote(&[&f, &g, &a]).chosen, 2);
+    }
+
+    #[test]
+    fn the_same_program_spaced_otherwise_is_one_program() {
+        assert!(same_program("print( 1 )\n", "print(1)"));
+        assert!(!same_program("print(1)", "print(2)"));
+    }
+}

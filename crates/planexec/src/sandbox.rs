@@ -1,0 +1,209 @@
+//! A program run on a copy of the workspace, and what it did there: the
+//! files it wrote or changed, what it printed, or why it failed.
+//!
+//! The planner uses it to compare programs written apart for the same task
+//! ([`crate::program_vote`]) before one of them is shown for approval: the
+//! workspace itself is never touched, and a program runs only where the
+//! run may run `python` without asking.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::json;
+
+use crate::context::Setting;
+use crate::policy::Permission;
+use crate::scratch::{CopyLimit, ScratchDir};
+use crate::tools::python::Python;
+use crate::tools::shell::ShellConfig;
+use crate::tools::workspace::Workspace;
+use crate::tools::Tool;
+
+/// Most bytes and files of a workspace copied for a program; a bigger
+/// workspace is not copied, and no program runs beside it.
+const COPY_LIMIT: CopyLimit = CopyLimit {
+    files: 1000,
+    bytes: 8 * 1024 * 1024,
+};
+
+/// Most bytes of one written file kept for comparison.
+const KEPT_BYTES: usize = 64 * 1024;
+
+/// What one program did on its copy of the workspace.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Outcome {
+    /// Why it failed (its error), when it did.
+    pub failed: Option<String>,
+    /// What it printed, trimmed.
+    pub printed: String,
+    /// The files it made or changed, by workspace path, with what they hold
+    /// (trimmed); a file it removed holds `None`.
+    pub wrote: BTreeMap<String, Option<String>>,
+}
+
+impl Outcome {
+    /// The work it did, as two programs that did the same work share it:
+    /// the files it wrote, or, when it wrote none, what it printed. `None`
+    /// when it failed or did nothing.
+    pub fn work(&self) -> Option<String> {
+        if self.failed.is_some() {
+            return None;
+        }
+        if self.wrote.is_empty() {
+            return (!self.printed.is_empty()).then(|| self.printed.clone());
+        }
+        if self
+            .wrote
+            .values()
+            .all(|content| content.as_ref().is_some_and(String::is_empty))
+        {
+            return None;
+        }
+        serde_json::to_string(&self.wrote).ok()
+    }
+}
+
+/// Where programs run: fresh copies of the run's workspace.
+pub(crate) struct Sandbox {
+    root: std::path::PathBuf,
+    /// The workspace's files as they are, to tell what a program changed.
+    original: BTreeMap<String, Vec<u8>>,
+}
+
+impl Sandbox {
+    /// A sandbox for the run of `setting`, when it has the `python` tool,
+    /// may run it without asking (a program is an external effect) and its
+    /// workspace is small enough to copy.
+    pub fn for_run(setting: &Setting) -> Option<Sandbox> {
+        let entry = setting.tools.get("python")?;
+        let workspace = setting.tools.workspace()?;
+        if setting.options.permission("python", entry.effect(&json!({}))) != Permission::Run {
+            return None;
+        }
+        let root = workspace.root().to_path_buf();
+        let original = files_under(&root)?;
+        Some(Sandbox { root, original })
+    }
+
+    /// Run `code` on a fresh copy of the workspace; `None` when no copy
+    /// could be made or there is no interpreter.
+    pub async fn run(&self, code: &str) -> Option<Outcome> {
+        let copy = ScratchDir::copy_of(&self.root, "sandbox", COPY_LIMIT).ok()?;
+        let workspace = Arc::new(Workspace::new(copy.path()).ok()?);
+        let python = Python::find(workspace, ShellConfig::default(), "python3")?;
+        let (printed, failed) = match python.call(json!({ "code": code })).await {
+            Ok(printed) => (crate::plan::value_as_text(&printed).trim().to_string(), None),
+            Err(error) => (String::new(), Some(error.message)),
+        };
+        let after = files_under(copy.path())?;
+        Some(Outcome {
+            failed,
+            printed,
+            wrote: changed(&self.original, &after),
+        })
+    }
+}
+
+/// The files that are new or changed in `after`, and those gone from it.
+fn changed(before: &BTreeMap<String, Vec<u8>>, after: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Option<String>> {
+    let mut wrote = BTreeMap::new();
+    for (path, bytes) in after {
+        if before.get(path) != Some(bytes) {
+            let kept = &bytes[..bytes.len().min(KEPT_BYTES)];
+            wrote.insert(path.clone(), Some(String::from_utf8_lossy(kept).trim().to_string()));
+        }
+    }
+    for path in before.keys().filter(|path| !after.contains_key(*path)) {
+        wrote.insert(path.clone(), None);
+    }
+    wrote
+}
+
+/// Every file under `root` (not `.git`, not links) with its bytes, by path
+/// relative to `root` with `/` between names; `None` past the copy limit.
+fn files_under(root: &Path) -> Option<BTreeMap<String, Vec<u8>>> {
+    let mut files = BTreeMap::new();
+    let mut bytes = 0u64;
+    let mut folders = vec![root.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).ok()?.flatten() {
+            let kind = entry.file_type().ok()?;
+            if kind.is_dir() && entry.file_name() != ".git" {
+                folders.push(entry.path());
+            } else if kind.is_file() {
+                let content = std::fs::read(entry.path()).ok()?;
+                bytes += content.len() as u64;
+                if files.len() >= COPY_LIMIT.files || bytes > COPY_LIMIT.bytes {
+                    return None;
+                }
+                let relative = entry.path().strip_prefix(root).ok()?.to_path_buf();
+                let name = relative
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy())
+                    .collect::<Vec<_>>();
+                files.insert(name.join("/"), content);
+            }
+        }
+    }
+    Some(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(printed: &str, wrote: &[(&str, Option<&str>)]) -> Outcome {
+        Outcome {
+            failed: None,
+            printed: printed.to_string(),
+            wrote: wrote
+                .iter()
+                .map(|(p, c)| (p.to_string(), c.map(str::to_string)))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn the_work_is_the_files_written_else_what_was_printed() {
+        let a = outcome("42", &[("sum.txt", Some("42"))]);
+        let b = outcome("The sum is 42", &[("sum.txt", Some("42"))]);
+        assert_eq!(a.work(), b.work(), "what they printed aside, they wrote the same");
+        assert_ne!(a.work(), outcome("42", &[("sum.txt", Some("43"))]).work());
+        assert_eq!(outcome("7", &[]).work().as_deref(), Some("7"));
+        assert_eq!(outcome("", &[]).work(), None, "a program that did nothing did no work");
+        assert_eq!(
+            outcome("", &[("out.txt", Some(""))]).work(),
+            None,
+            "an empty file is no work"
+        );
+        let failed = Outcome {
+            failed: Some("boom".into()),
+            ..outcome("42", &[("sum.txt", Some("42"))])
+        };
+        assert_eq!(failed.work(), None);
+    }
+
+    #[test]
+    fn what_changed_is_new_changed_and_removed_files() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("sub/.git")).unwrap();
+        std::fs::write(dir.path().join("a.txt"), "1").unwrap();
+        std::fs::write(dir.path().join("sub/b.txt"), "2").unwrap();
+        std::fs::write(dir.path().join("sub/.git/HEAD"), "x").unwrap();
+        let before = files_under(dir.path()).unwrap();
+        assert_eq!(before.keys().collect::<Vec<_>>(), ["a.txt", "sub/b.txt"]);
+        std::fs::write(dir.path().join("a.txt"), "1").unwrap();
+        std::fs::write(dir.path().join("sub/b.txt"), "3\n").unwrap();
+        std::fs::write(dir.path().join("c.txt"), "new").unwrap();
+        std::fs::remove_file(dir.path().join("a.txt")).unwrap();
+        let wrote = changed(&before, &files_under(dir.path()).unwrap());
+        let expected: BTreeMap<String, Option<String>> = [
+            ("a.txt".to_string(), None),
+            ("c.txt".to_string(), Some("new".to_string())),
+            ("sub/b.txt".to_string(), Some("3".to_string())),
+        ]
+        .into();
+        assert_eq!(wrote, expected);
+    }
+}
