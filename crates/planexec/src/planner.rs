@@ -23,6 +23,10 @@ use crate::run::RunError;
 pub(crate) struct Planned {
     pub plan: Plan,
     pub mends: Vec<Mend>,
+    /// The program of a program plan that another program, written apart,
+    /// did the same work as on a copy of the folder ([`crate::program_vote`]):
+    /// evidence the check of the run's work weighs.
+    pub seconded: Option<String>,
 }
 
 impl From<Plan> for Planned {
@@ -30,6 +34,7 @@ impl From<Plan> for Planned {
         Planned {
             plan,
             mends: Vec::new(),
+            seconded: None,
         }
     }
 }
@@ -207,40 +212,6 @@ fn checked(
     Ok((p, found))
 }
 
-/// Most tokens of a program plan's reply.
-const PROGRAM_TOKENS: u32 = 1024;
-
-/// The one step of a program plan: the program `role` writes in reply to
-/// `messages`, as a call of `tool` with id `id`; `None` when the reply
-/// holds no program. The replanner asks for one again the same way.
-pub(crate) async fn program_step(
-    calls: &ModelCalls,
-    role: Role,
-    messages: Vec<Message>,
-    temperature: Option<f32>,
-    (tool, id): (&str, &str),
-    task: &str,
-) -> Result<Option<Step>, RunError> {
-    let mut request = ChatRequest::new(role, "", messages);
-    request.max_tokens = Some(PROGRAM_TOKENS);
-    if temperature.is_some() {
-        request.temperature = temperature;
-    }
-    let reply = calls.chat(request).await?.content.unwrap_or_default();
-    let Some(code) = crate::verdict::program_in(&reply) else {
-        return Ok(None);
-    };
-    Ok(Some(Step {
-        id: id.to_string(),
-        description: format!("the whole task, in one program: {}", crate::text::one_line(task, 160)),
-        tool: Some(tool.to_string()),
-        agent: None,
-        args: serde_json::Map::from_iter([("code".to_string(), serde_json::Value::String(code))]),
-        depends_on: Vec::new(),
-        expected: None,
-    }))
-}
-
 /// A first plan of one program, when the run's help offers a prompt for
 /// one ([`crate::help::PlanHelp::program_prompt`]): the model writes the
 /// program seeing the task's files, and the plan is its one step, taken
@@ -262,7 +233,9 @@ async fn program_plan(
         return Ok(None);
     };
     let messages = asked.messages();
-    let Some(first) = program_step(calls, Role::Planner, messages, None, (&asked.tool, "s1"), task).await? else {
+    let Some(first) =
+        crate::program_vote::program_step(calls, Role::Planner, messages, None, (&asked.tool, "s1"), task).await?
+    else {
         return Ok(None);
     };
     let (step, vote) = crate::program_vote::chosen(calls, setting, &asked, first, task).await?;
@@ -272,7 +245,10 @@ async fn program_plan(
         Ok((plan, found)) if found.is_empty() => {
             let planned = Planned {
                 plan,
-                mends: vec![Mend::program_plan(&step, vote.map(|v| v.said()))],
+                mends: vec![Mend::program_plan(&step, vote.as_ref().map(|v| v.said()))],
+                seconded: vote
+                    .filter(|v| v.agreeing >= 2)
+                    .and_then(|_| Some(step.args.get("code")?.as_str()?.to_string())),
             };
             Ok(Some(taken(setting, recording, planned)))
         }
@@ -456,7 +432,11 @@ fn mend(setting: &Setting, accept: Accept<'_>, candidate: Plan, errors: &PlanErr
         mends.extend(done);
         match accept(plan.clone()) {
             Ok((accepted, found)) if found.is_empty() => {
-                return Mended::Clean(Planned { plan: accepted, mends });
+                return Mended::Clean(Planned {
+                    plan: accepted,
+                    mends,
+                    seconded: None,
+                });
             }
             Ok((accepted, found)) => {
                 valid = Some(accepted);
@@ -466,7 +446,11 @@ fn mend(setting: &Setting, accept: Accept<'_>, candidate: Plan, errors: &PlanErr
         }
     }
     match valid {
-        Some(plan) => Mended::WithFindings(Planned { plan, mends }),
+        Some(plan) => Mended::WithFindings(Planned {
+            plan,
+            mends,
+            seconded: None,
+        }),
         None => Mended::Not,
     }
 }

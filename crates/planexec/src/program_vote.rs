@@ -1,4 +1,5 @@
-//! Programs written apart for one task, each run on a copy of the
+//! The program a model writes for a whole task ([`program_step`]), and
+//! programs written apart for one task, each run on a copy of the
 //! workspace, and the one whose work another program written apart did too.
 //!
 //! A small model's one program is one guess: on held-out-15 the 1.5B
@@ -15,7 +16,7 @@
 
 use crate::context::{ModelCalls, Setting};
 use crate::help::ProgramPrompt;
-use crate::llm::Role;
+use crate::llm::{ChatRequest, Message, Role};
 use crate::plan::Step;
 use crate::run::RunError;
 use crate::sandbox::{Outcome, Sandbox};
@@ -76,14 +77,12 @@ pub(crate) async fn chosen(
     };
     let mut tried = vec![(first, outcome)];
     for temperature in SAMPLED {
-        if agreed(&tried).is_some() {
+        if agreed(&tried) {
             break;
         }
         let messages = asked.messages();
         let sampled = (&asked.tool[..], "s1");
-        let Some(step) =
-            crate::planner::program_step(calls, Role::Planner, messages, Some(temperature), sampled, task).await?
-        else {
+        let Some(step) = program_step(calls, Role::Planner, messages, Some(temperature), sampled, task).await? else {
             continue;
         };
         // The same program again is no second opinion.
@@ -100,6 +99,40 @@ pub(crate) async fn chosen(
     Ok((step, Some(vote)))
 }
 
+/// Most tokens of a program plan's reply.
+const PROGRAM_TOKENS: u32 = 1024;
+
+/// The one step of a program plan: the program `role` writes in reply to
+/// `messages`, as a call of `tool` with id `id`; `None` when the reply
+/// holds no program. The replanner asks for one again the same way.
+pub(crate) async fn program_step(
+    calls: &ModelCalls,
+    role: Role,
+    messages: Vec<Message>,
+    temperature: Option<f32>,
+    (tool, id): (&str, &str),
+    task: &str,
+) -> Result<Option<Step>, RunError> {
+    let mut request = ChatRequest::new(role, "", messages);
+    request.max_tokens = Some(PROGRAM_TOKENS);
+    if temperature.is_some() {
+        request.temperature = temperature;
+    }
+    let reply = calls.chat(request).await?.content.unwrap_or_default();
+    let Some(code) = crate::verdict::program_in(&reply) else {
+        return Ok(None);
+    };
+    Ok(Some(Step {
+        id: id.to_string(),
+        description: format!("the whole task, in one program: {}", crate::text::one_line(task, 160)),
+        tool: Some(tool.to_string()),
+        agent: None,
+        args: serde_json::Map::from_iter([("code".to_string(), serde_json::Value::String(code))]),
+        depends_on: Vec::new(),
+        expected: None,
+    }))
+}
+
 /// The program of a program step.
 fn code(step: &Step) -> &str {
     step.args.get("code").and_then(|c| c.as_str()).unwrap_or_default()
@@ -111,12 +144,10 @@ fn same_program(a: &str, b: &str) -> bool {
     bare(a) == bare(b)
 }
 
-/// The first of two programs (`tried`) that are not the same and did the
-/// same work, when there are two.
-fn agreed(tried: &[(Step, Outcome)]) -> Option<usize> {
+/// Whether two of the programs `tried` (none the same) did the same work.
+fn agreed(tried: &[(Step, Outcome)]) -> bool {
     let outcomes: Vec<&Outcome> = tried.iter().map(|(_, o)| o).collect();
-    let vote = vote(&outcomes);
-    (vote.agreeing >= 2).then_some(vote.chosen)
+    vote(&outcomes).agreeing >= 2
 }
 
 /// Which outcome to keep: the first of the biggest group (two or more) that

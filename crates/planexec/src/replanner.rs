@@ -212,7 +212,8 @@ async fn program_revision(
     let id = format!("s{}", only.id.trim_start_matches('s').parse::<usize>().unwrap_or(1) + 1);
     let temperature = Some(PROGRAM_AGAIN_TEMPERATURE);
     let written =
-        crate::planner::program_step(calls, Role::Replanner, messages, temperature, (&asked.tool, &id), task).await?;
+        crate::program_vote::program_step(calls, Role::Replanner, messages, temperature, (&asked.tool, &id), task)
+            .await?;
     // The same program again is taken as written: the run's loop protection
     // sees the repeat (or the file unchanged) and stops, where a plan of
     // steps written without the files in view rarely did better (of 19
@@ -235,6 +236,7 @@ async fn program_revision(
     let planned = Planned {
         plan: revised,
         mends: vec![crate::help::Mend::program_plan(&step, None)],
+        seconded: None,
     };
     Ok(Some(crate::planner::taken(setting, recording, planned)))
 }
