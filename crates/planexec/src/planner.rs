@@ -23,10 +23,6 @@ use crate::run::RunError;
 pub(crate) struct Planned {
     pub plan: Plan,
     pub mends: Vec<Mend>,
-    /// The program of a program plan that another program, written apart,
-    /// did the same work as on a copy of the folder ([`crate::program_vote`]):
-    /// evidence the check of the run's work weighs.
-    pub seconded: Option<String>,
 }
 
 impl From<Plan> for Planned {
@@ -34,7 +30,6 @@ impl From<Plan> for Planned {
         Planned {
             plan,
             mends: Vec::new(),
-            seconded: None,
         }
     }
 }
@@ -245,10 +240,7 @@ async fn program_plan(
         Ok((plan, found)) if found.is_empty() => {
             let planned = Planned {
                 plan,
-                mends: vec![Mend::program_plan(&step, vote.as_ref().map(|v| v.said()))],
-                seconded: vote
-                    .filter(|v| v.agreeing >= 2)
-                    .and_then(|_| Some(step.args.get("code")?.as_str()?.to_string())),
+                mends: vec![Mend::program_plan(&step, vote.map(|v| v.said()))],
             };
             Ok(Some(taken(setting, recording, planned)))
         }
@@ -432,11 +424,7 @@ fn mend(setting: &Setting, accept: Accept<'_>, candidate: Plan, errors: &PlanErr
         mends.extend(done);
         match accept(plan.clone()) {
             Ok((accepted, found)) if found.is_empty() => {
-                return Mended::Clean(Planned {
-                    plan: accepted,
-                    mends,
-                    seconded: None,
-                });
+                return Mended::Clean(Planned { plan: accepted, mends });
             }
             Ok((accepted, found)) => {
                 valid = Some(accepted);
@@ -446,11 +434,7 @@ fn mend(setting: &Setting, accept: Accept<'_>, candidate: Plan, errors: &PlanErr
         }
     }
     match valid {
-        Some(plan) => Mended::WithFindings(Planned {
-            plan,
-            mends,
-            seconded: None,
-        }),
+        Some(plan) => Mended::WithFindings(Planned { plan, mends }),
         None => Mended::Not,
     }
 }

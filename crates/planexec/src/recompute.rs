@@ -62,19 +62,6 @@ pub(crate) enum Recomputed {
     },
 }
 
-impl Recomputed {
-    /// Whether this finding stands against a program two programs written
-    /// apart agreed on ([`crate::program_vote`]): two checking programs
-    /// that agree with each other, or the run's own answer, against the
-    /// file; not one checking program alone, nor no finding.
-    pub(crate) fn outweighs_a_vote(&self) -> bool {
-        matches!(
-            self,
-            Recomputed::Refuted { .. } | Recomputed::Contradicted { .. } | Recomputed::Unfounded { .. }
-        )
-    }
-}
-
 /// Most bytes and files of a workspace copied for the programs; a bigger
 /// workspace is not derived again.
 const COPIED_BYTES: u64 = 8 * 1024 * 1024;

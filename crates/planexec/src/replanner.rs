@@ -236,7 +236,6 @@ async fn program_revision(
     let planned = Planned {
         plan: revised,
         mends: vec![crate::help::Mend::program_plan(&step, None)],
-        seconded: None,
     };
     Ok(Some(crate::planner::taken(setting, recording, planned)))
 }

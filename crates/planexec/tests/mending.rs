@@ -380,54 +380,6 @@ async fn the_program_two_samples_agree_on_is_the_plan() {
     );
 }
 
-/// A program two programs written apart agreed on is not failed by the
-/// model's reading of the work: the checker's "wrong" does not outweigh
-/// them. Without the vote (the run asks before a program runs) the same
-/// verdict fails the run.
-#[tokio::test]
-async fn a_checker_does_not_overrule_two_programs_that_agree() {
-    let right = "t = sum(int(l.split()[1]) for l in open('steps.txt'))\nopen('total.txt', 'w').write(str(t))\nprint(t)";
-    let also_right = "total = 0\nfor line in open('steps.txt'):\n    total += int(line.split()[-1])\nopen('total.txt', 'w').write(str(total))";
-    let files = [("steps.txt", "Mon 8412\nTue 10233\n")];
-    let wrong = ScriptedReply::text(json!({"done": false, "wrong": "the total is not rounded"}).to_string());
-    for mode in [planexec::Mode::Auto, planexec::Mode::Ask] {
-        let planner = vec![program(right), program(also_right)];
-        let options = RunOptions {
-            mode,
-            verify: true,
-            ..RunOptions::default()
-        };
-        let (report, _, model) = run_program_task_with(
-            STEPS_TASK,
-            &files,
-            MendMode::Auto,
-            (planner, vec![]),
-            options,
-            |model| {
-                model.always_containing(Role::Synthesizer, "You are the checker", wrong.clone());
-            },
-        )
-        .await;
-        let checked = model.requests_from(Role::Synthesizer).iter().any(|r| {
-            serde_json::to_string(&r.messages)
-                .unwrap()
-                .contains("You are the checker")
-        });
-        match mode {
-            planexec::Mode::Auto => {
-                assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
-                assert!(!checked, "two programs agreed: the checker is not asked");
-            }
-            _ => {
-                assert_eq!(report.status, RunStatus::Failed);
-                assert!(checked);
-                let error = report.error.unwrap_or_default();
-                assert!(error.contains("the total is not rounded"), "{error}");
-            }
-        }
-    }
-}
-
 /// A program plan that fails is written again by the model, shown its
 /// program and the error, before any other recovery or the replanner: the
 /// program written again is the step's inner call `s1.1`.

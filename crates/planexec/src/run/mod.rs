@@ -119,9 +119,6 @@ pub(crate) struct Run {
     /// then, and the finding: a revision that leaves it so has not done
     /// the work, whatever a later check says.
     pub found_wrong: Option<FoundWrong>,
-    /// The first plan's program, when another program written apart did
-    /// the same work on a copy of the folder ([`crate::program_vote`]).
-    pub seconded: Option<String>,
 }
 
 /// A file found wrong: its path, what it held, and what was wrong with it.
@@ -174,7 +171,6 @@ impl Run {
             reused: None,
             derivations: Default::default(),
             found_wrong: None,
-            seconded: None,
         }
     }
 
@@ -222,10 +218,7 @@ impl Run {
     /// Record `planned` (a plan, with what the runtime changed in it) as the
     /// next version, in force from now on.
     pub async fn adopt(&mut self, planned: impl Into<Planned>, reason: String) {
-        let Planned { plan, mends, seconded } = planned.into();
-        if seconded.is_some() {
-            self.seconded = seconded;
-        }
+        let Planned { plan, mends } = planned.into();
         let version = self.plans.len() as u32 + 1;
         self.plans.push(PlanVersion {
             version,

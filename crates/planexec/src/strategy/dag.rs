@@ -135,9 +135,6 @@ async fn found_wrong(
         return Ok(None);
     }
     let second = second_derivation(run, output, answer).await?;
-    if seconded(run) && !second.as_ref().is_some_and(Recomputed::outweighs_a_vote) {
-        return Ok(None);
-    }
     let mut produced = crate::run::outputs::produced(run, answer);
     match second {
         Some(Recomputed::Agrees) => return Ok(None),
@@ -197,24 +194,6 @@ async fn found_wrong(
         wrong_file: output.map(|o| o.path.clone()),
         held: None,
     }))
-}
-
-/// Whether the one program the run ran is its first plan's, which another
-/// program written apart did the same work as on a copy of the folder
-/// ([`crate::program_vote`]). Two programs written seeing the files whole
-/// that agree outweigh one checking program shown their beginnings, and
-/// the model's reading of the work: on held-out-16 the 1.5B checker and
-/// such a program called four right files of agreed programs wrong (an
-/// average of 26.79 "not rounded", a folder list "not sorted"), and failed
-/// the runs. Two checking programs that agree with each other against the
-/// file still do (they caught an agreed line appended to the wrong list).
-fn seconded(run: &Run) -> bool {
-    let Some(voted) = run.seconded.as_deref() else {
-        return false;
-    };
-    let bare = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
-    let ran = crate::recompute::programs_ran(&run.records);
-    ran.len() == 1 && bare(&ran[0]) == bare(voted)
 }
 
 /// The file found wrong before the revision, when `output` (the one file
