@@ -20,6 +20,7 @@ use crate::llm::{ChatRequest, Message, Role};
 use crate::plan::Step;
 use crate::run::RunError;
 use crate::sandbox::{Outcome, Sandbox};
+use crate::verdict::same_program;
 
 /// The temperatures of the programs sampled after the first (greedy) one,
 /// one program each, while no two agree: a sample is seeded from its
@@ -138,12 +139,6 @@ fn code(step: &Step) -> &str {
     step.args.get("code").and_then(|c| c.as_str()).unwrap_or_default()
 }
 
-/// Whether two programs are the same, spacing aside.
-fn same_program(a: &str, b: &str) -> bool {
-    let bare = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
-    bare(a) == bare(b)
-}
-
 /// Whether two of the programs `tried` (none the same) did the same work.
 fn agreed(tried: &[(Step, Outcome)]) -> bool {
     let outcomes: Vec<&Outcome> = tried.iter().map(|(_, o)| o).collect();
@@ -158,7 +153,7 @@ fn vote(outcomes: &[&Outcome]) -> Vote {
     for (i, work) in works.iter().enumerate() {
         let Some(work) = work else { continue };
         let agreeing = works.iter().filter(|w| w.as_ref() == Some(work)).count();
-        if agreeing > best.0 || (best.1.is_none() && agreeing >= 1) {
+        if agreeing > best.0 || best.1.is_none() {
             best = (agreeing, Some(i));
         }
     }
@@ -217,11 +212,5 @@ mod tests {
     fn two_failures_are_no_agreement() {
         let (f, g, a) = (failed(), failed(), wrote("10"));
         assert_eq!(vote(&[&f, &g, &a]).chosen, 2);
-    }
-
-    #[test]
-    fn the_same_program_spaced_otherwise_is_one_program() {
-        assert!(same_program("print( 1 )\n", "print(1)"));
-        assert!(!same_program("print(1)", "print(2)"));
     }
 }

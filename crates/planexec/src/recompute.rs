@@ -20,11 +20,8 @@ use serde_json::json;
 
 use crate::context::{ModelCalls, Setting};
 use crate::llm::{ChatRequest, Message, Role};
-use crate::policy::Permission;
 use crate::result::{tool_calls_succeeded, StepResult};
-use crate::scratch::{CopyLimit, ScratchDir};
 use crate::tools::python::Python;
-use crate::tools::shell::ShellConfig;
 use crate::tools::workspace::Workspace;
 use crate::tools::Tool;
 
@@ -61,11 +58,6 @@ pub(crate) enum Recomputed {
         printed: Option<String>,
     },
 }
-
-/// Most bytes and files of a workspace copied for the programs; a bigger
-/// workspace is not derived again.
-const COPIED_BYTES: u64 = 8 * 1024 * 1024;
-const COPIED_FILES: usize = 1000;
 
 /// Most files a program is shown the beginning of, and how much of each.
 const SHOWN_INPUTS: usize = 3;
@@ -135,21 +127,8 @@ pub(crate) async fn recompute(
         programs,
         ..
     } = made;
-    let entry = setting.tools.get("python")?;
-    let workspace = setting.tools.workspace()?;
-    if setting.options.permission("python", entry.effect(&json!({}))) != Permission::Run {
-        return None;
-    }
-    let limit = CopyLimit {
-        files: COPIED_FILES,
-        bytes: COPIED_BYTES,
-    };
-    let copy = ScratchDir::copy_of(workspace.root(), "recompute", limit).ok()?;
-    let python = Python::find(
-        std::sync::Arc::new(Workspace::new(copy.path()).ok()?),
-        ShellConfig::default(),
-        "python3",
-    )?;
+    let workspace = crate::sandbox::programs_may_run(setting)?;
+    let (copy, python) = crate::sandbox::python_on_copy(workspace.root(), "recompute")?;
     let sandbox = Sandbox {
         python: &python,
         root: copy.path(),
@@ -309,8 +288,7 @@ fn reports_writing(printed: &str, path: &str, written: &str) -> bool {
 /// condition, `line.split(':')[6] not in ['nologin', 'false']`, which no
 /// shell of the form `/usr/sbin/nologin` meets, and the two agreed.
 fn one_route(a: &str, b: &str) -> bool {
-    let code = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
-    if code(a) == code(b) {
+    if crate::verdict::same_program(a, b) {
         return true;
     }
     let logic = |s: &str| -> Vec<Vec<char>> {

@@ -20,8 +20,9 @@ use crate::tools::shell::ShellConfig;
 use crate::tools::workspace::Workspace;
 use crate::tools::Tool;
 
-/// Most bytes and files of a workspace copied for a program; a bigger
-/// workspace is not copied, and no program runs beside it.
+/// Most bytes and files of a workspace copied for a program (here, and for
+/// the second derivation, [`crate::recompute`]); a bigger workspace is not
+/// copied, and no program runs beside it.
 const COPY_LIMIT: CopyLimit = CopyLimit {
     files: 1000,
     bytes: 8 * 1024 * 1024,
@@ -76,12 +77,7 @@ impl Sandbox {
     /// may run it without asking (a program is an external effect) and its
     /// workspace is small enough to copy.
     pub fn for_run(setting: &Setting) -> Option<Sandbox> {
-        let entry = setting.tools.get("python")?;
-        let workspace = setting.tools.workspace()?;
-        if setting.options.permission("python", entry.effect(&json!({}))) != Permission::Run {
-            return None;
-        }
-        let root = workspace.root().to_path_buf();
+        let root = programs_may_run(setting)?.root().to_path_buf();
         let original = files_under(&root)?;
         Some(Sandbox { root, original })
     }
@@ -89,9 +85,7 @@ impl Sandbox {
     /// Run `code` on a fresh copy of the workspace; `None` when no copy
     /// could be made or there is no interpreter.
     pub async fn run(&self, code: &str) -> Option<Outcome> {
-        let copy = ScratchDir::copy_of(&self.root, "sandbox", COPY_LIMIT).ok()?;
-        let workspace = Arc::new(Workspace::new(copy.path()).ok()?);
-        let python = Python::find(workspace, ShellConfig::default(), "python3")?;
+        let (copy, python) = python_on_copy(&self.root, "sandbox")?;
         let (printed, failed) = match python.call(json!({ "code": code })).await {
             Ok(printed) => (crate::plan::value_as_text(&printed).trim().to_string(), None),
             Err(error) => (String::new(), Some(error.message)),
@@ -103,6 +97,26 @@ impl Sandbox {
             wrote: changed(&self.original, &after),
         })
     }
+}
+
+/// The run's workspace, when programs may run beside it: the run has the
+/// `python` tool and may run it without asking (a program is an external
+/// effect, whatever folder it runs in).
+pub(crate) fn programs_may_run(setting: &Setting) -> Option<&Workspace> {
+    let entry = setting.tools.get("python")?;
+    let workspace = setting.tools.workspace()?;
+    let may = setting.options.permission("python", entry.effect(&json!({}))) == Permission::Run;
+    may.then_some(workspace)
+}
+
+/// A fresh copy of the folder at `root` (named for `purpose`), removed when
+/// dropped, and `python` running there; `None` past the copy limit or with
+/// no interpreter.
+pub(crate) fn python_on_copy(root: &Path, purpose: &str) -> Option<(ScratchDir, Python)> {
+    let copy = ScratchDir::copy_of(root, purpose, COPY_LIMIT).ok()?;
+    let workspace = Arc::new(Workspace::new(copy.path()).ok()?);
+    let python = Python::find(workspace, ShellConfig::default(), "python3")?;
+    Some((copy, python))
 }
 
 /// The files that are new or changed in `after`, and those gone from it.

@@ -99,6 +99,13 @@ pub(crate) fn program_in(reply: &str) -> Option<String> {
     code.filter(|code| !code.trim().is_empty())
 }
 
+/// Whether two programs are the same, spacing aside (`print( n )` is
+/// `print(n)`).
+pub(crate) fn same_program(a: &str, b: &str) -> bool {
+    let bare = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+    bare(a) == bare(b)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,5 +145,11 @@ mod tests {
         assert_eq!(program_in("print(2)\n").as_deref(), Some("print(2)"));
         assert_eq!(program_in("```python\n\n```"), None);
         assert_eq!(program_in("  "), None);
+    }
+
+    #[test]
+    fn the_same_program_spaced_otherwise_is_one_program() {
+        assert!(same_program("print( 1 )\n", "print(1)"));
+        assert!(!same_program("print(1)", "print(2)"));
     }
 }
