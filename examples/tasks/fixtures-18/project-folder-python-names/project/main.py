@@ -1,0 +1,9 @@
+from utils import load
+
+
+def main():
+    print(load('data.json'))
+
+
+if __name__ == '__main__':
+    main()
