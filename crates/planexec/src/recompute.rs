@@ -409,7 +409,19 @@ async fn derived(
             return None;
         }
         sandbox.reset(route.path)?;
-        match sandbox.python.call(json!({ "code": code })).await {
+        let ran = sandbox
+            .python
+            .call(json!({ "code": crate::sandbox::watched(&code) }))
+            .await;
+        // A program that compared numbers as text computed nothing to go by.
+        let ran = match crate::sandbox::flaw_left(sandbox.root) {
+            Some(flaw) => Err(crate::tools::ToolError::new(
+                crate::tools::ToolErrorKind::Failed,
+                format!("it ran, but {flaw}"),
+            )),
+            None => ran,
+        };
+        match ran {
             Ok(printed) => {
                 let printed = crate::plan::value_as_text(&printed).trim().to_string();
                 let computed = sandbox.left_in(route.path).unwrap_or(printed);

@@ -31,6 +31,52 @@ const COPY_LIMIT: CopyLimit = CopyLimit {
 /// Most bytes of one written file kept for comparison.
 const KEPT_BYTES: usize = 64 * 1024;
 
+/// Where the watch below notes a flaw, in the program's folder.
+const FLAW_FILE: &str = ".planexec-flaw";
+
+/// Run before a program on a copy: the cells its `csv` readers give are
+/// text that notes (in [`FLAW_FILE`]) when two that read as numbers are
+/// compared as text with another result than as numbers, and then compares
+/// them as text all the same. The 1.5B model's programs took the wettest
+/// month as `max(rows, key=lambda r: r['rain_mm'])`: "97" > "121". Two
+/// such programs agree with each other, so the vote alone cannot tell.
+const WATCH: &str = r#"def _planexec_watch():
+    import csv, os
+    mark = os.path.abspath(".planexec-flaw")
+    def number(text):
+        try:
+            n = float(text.strip())
+        except ValueError:
+            return None
+        return n if n == n and abs(n) != float("inf") else None
+    def compared(a, b, op, as_text):
+        if isinstance(b, str):
+            x, y = number(a), number(b)
+            if x is not None and y is not None and getattr(float, op)(x, y) != as_text:
+                with open(mark, "a", encoding="utf-8") as f:
+                    f.write(f"{str(a)!r} and {str(b)!r} compared as text, not as numbers\n")
+        return as_text
+    class Cell(str):
+        __hash__ = str.__hash__
+        def __lt__(self, o): return compared(self, o, "__lt__", str.__lt__(self, o))
+        def __le__(self, o): return compared(self, o, "__le__", str.__le__(self, o))
+        def __gt__(self, o): return compared(self, o, "__gt__", str.__gt__(self, o))
+        def __ge__(self, o): return compared(self, o, "__ge__", str.__ge__(self, o))
+    plain_reader, plain_dict = csv.reader, csv.DictReader
+    class Reader:
+        def __init__(self, *a, **k): self._r = plain_reader(*a, **k)
+        def __iter__(self): return self
+        def __next__(self): return [Cell(c) for c in next(self._r)]
+        def __getattr__(self, name): return getattr(self._r, name)
+    class DictReader(plain_dict):
+        def __next__(self):
+            row = super().__next__()
+            return {k: Cell(v) if type(v) is str else v for k, v in row.items()}
+    csv.reader, csv.DictReader = Reader, DictReader
+_planexec_watch()
+del _planexec_watch
+"#;
+
 /// What one program did on its copy of the workspace.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Outcome {
@@ -41,14 +87,16 @@ pub(crate) struct Outcome {
     /// The files it made or changed, by workspace path, with what they hold
     /// (trimmed); a file it removed holds `None`.
     pub wrote: BTreeMap<String, Option<String>>,
+    /// A flaw seen while it ran ([`WATCH`]): its work is not to be trusted.
+    pub flaw: Option<String>,
 }
 
 impl Outcome {
     /// The work it did, as two programs that did the same work share it:
     /// the files it wrote, or, when it wrote none, what it printed. `None`
-    /// when it failed or did nothing.
+    /// when it failed, did nothing or ran with a flaw.
     pub fn work(&self) -> Option<String> {
-        if self.failed.is_some() {
+        if self.failed.is_some() || self.flaw.is_some() {
             return None;
         }
         if self.wrote.is_empty() {
@@ -86,17 +134,38 @@ impl Sandbox {
     /// could be made or there is no interpreter.
     pub async fn run(&self, code: &str) -> Option<Outcome> {
         let (copy, python) = python_on_copy(&self.root, "sandbox")?;
-        let (printed, failed) = match python.call(json!({ "code": code })).await {
+        let (printed, failed) = match python.call(json!({ "code": watched(code) })).await {
             Ok(printed) => (crate::plan::value_as_text(&printed).trim().to_string(), None),
             Err(error) => (String::new(), Some(error.message)),
         };
+        let flaw = flaw_left(copy.path());
         let after = files_under(copy.path())?;
         Some(Outcome {
             failed,
             printed,
             wrote: changed(&self.original, &after),
+            flaw,
         })
     }
+}
+
+/// `code` with the [`WATCH`] run before it; a program with a `from
+/// __future__` import (which must come first) runs unwatched.
+pub(crate) fn watched(code: &str) -> String {
+    if code.contains("__future__") {
+        code.to_string()
+    } else {
+        format!("{WATCH}{code}")
+    }
+}
+
+/// The first flaw the [`WATCH`] noted in the folder at `root`, if any,
+/// taken away with its note.
+pub(crate) fn flaw_left(root: &Path) -> Option<String> {
+    let noted = root.join(FLAW_FILE);
+    let flaw = std::fs::read_to_string(&noted).ok()?;
+    let _ = std::fs::remove_file(&noted);
+    flaw.lines().next().map(str::to_string)
 }
 
 /// The run's workspace, when programs may run beside it: the run has the
@@ -175,6 +244,7 @@ mod tests {
                 .iter()
                 .map(|(p, c)| (p.to_string(), c.map(str::to_string)))
                 .collect(),
+            flaw: None,
         }
     }
 
@@ -219,5 +289,37 @@ mod tests {
         ]
         .into();
         assert_eq!(wrote, expected);
+    }
+
+    #[tokio::test]
+    async fn numbers_compared_as_text_are_a_flaw_and_no_work() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("rain.csv"), "month,mm\nSep,97\nOct,121\nNov,45\n").unwrap();
+        let sandbox = Sandbox {
+            root: dir.path().to_path_buf(),
+            original: files_under(dir.path()).unwrap(),
+        };
+        let read = "import csv\nrows = list(csv.DictReader(open('rain.csv')))\n";
+        let as_text = format!("{read}print(max(rows, key=lambda r: r['mm'])['month'])");
+        let flawed = sandbox.run(&as_text).await.expect("python3 runs the program");
+        assert_eq!(flawed.printed, "Sep", "the program runs as written");
+        let flaw = flawed.flaw.clone().unwrap_or_default();
+        assert!(flaw.contains("compared as text"), "{flawed:?}");
+        assert_eq!(flawed.work(), None, "its work is not counted");
+        let as_numbers =
+            format!("{read}print(max(rows, key=lambda r: int(r['mm']))['month'], sorted(r['month'] for r in rows)[0])");
+        let right = sandbox.run(&as_numbers).await.unwrap();
+        assert_eq!((right.printed.as_str(), right.flaw.as_ref()), ("Oct Nov", None));
+        assert!(
+            right.wrote.is_empty(),
+            "the watch leaves no file behind: {:?}",
+            right.wrote
+        );
+        let rows =
+            "import csv\nr = csv.reader(open('rain.csv'))\nnext(r)\nprint(sorted(r, key=lambda row: row[1])[0][0])";
+        assert!(
+            sandbox.run(rows).await.unwrap().flaw.is_some(),
+            "csv.reader's cells are watched too"
+        );
     }
 }

@@ -88,15 +88,26 @@ pub(crate) fn read_one(reply: &str, field: &str) -> Option<String> {
 
 /// The program a reply holds: the body of its first fenced block (to the
 /// end of the reply when the block is cut off), the `code` of a JSON object
-/// (as a provider asked for JSON may still reply), or the reply itself;
-/// `None` when that is blank.
+/// (as a provider asked for JSON may still reply), or the reply itself when
+/// it reads as code; `None` when that is blank or the reply is a bare
+/// answer. Asked for a program that prints a name it could read in the
+/// files shown, the 1.5B model replied "Imogen Thorne" or "August", which
+/// ran as a program and failed, and counted as a program in the vote.
 pub(crate) fn program_in(reply: &str) -> Option<String> {
     let code = match crate::text::first_fenced_block(reply) {
         Some((code, _closed)) => Some(code.trim_end().to_string()),
         None if reply.trim().starts_with('{') => read_one(reply.trim(), "code"),
-        None => Some(reply.trim().to_string()),
+        None => Some(reply.trim().to_string()).filter(|code| reads_as_code(code)),
     };
     code.filter(|code| !code.trim().is_empty())
+}
+
+/// Whether an unfenced reply reads as a program rather than an answer: a
+/// statement of one line calls, assigns or imports something; a reply of
+/// several lines is taken as code (a cut-off or unfenced program).
+fn reads_as_code(reply: &str) -> bool {
+    let reply = reply.trim();
+    reply.contains('\n') || reply.contains('(') || reply.contains('=') || reply.starts_with("import ")
 }
 
 /// Whether two programs are the same, spacing aside (`print( n )` is
@@ -145,6 +156,10 @@ mod tests {
         assert_eq!(program_in("print(2)\n").as_deref(), Some("print(2)"));
         assert_eq!(program_in("```python\n\n```"), None);
         assert_eq!(program_in("  "), None);
+        assert_eq!(program_in("import os"), Some("import os".to_string()));
+        // A bare answer is no program: it would run as one and fail.
+        assert_eq!(program_in("Imogen Thorne"), None);
+        assert_eq!(program_in("August\n"), None);
     }
 
     #[test]
