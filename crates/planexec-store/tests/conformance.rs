@@ -151,6 +151,10 @@ async fn conformance(store: Arc<dyn RunStore>) {
             before: plan(&["s0"]).steps,
             after: Vec::new(),
             note: None,
+            agreement: Some(planexec::Agreement {
+                programs: 3,
+                agreeing: 2,
+            }),
         }],
     };
     let v2 = PlanVersion {

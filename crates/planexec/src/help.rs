@@ -109,6 +109,26 @@ pub struct Mend {
     /// What else there is to say: the task of a worked plan shown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// For a program plan chosen by a vote: how many programs written apart
+    /// ran, and how many of them did the work of the one planned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agreement: Option<Agreement>,
+}
+
+/// How a vote among programs written apart for one task went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Agreement {
+    pub programs: usize,
+    pub agreeing: usize,
+}
+
+impl Agreement {
+    /// Whether another program did the same work as the one planned: one
+    /// program alone, or one that no other agreed with, is the model's
+    /// guess (on held-out-15 no program without agreement was right).
+    pub fn confirmed(&self) -> bool {
+        self.agreeing >= 2
+    }
 }
 
 impl Mend {
@@ -132,22 +152,24 @@ impl Mend {
             before,
             after,
             note: None,
+            agreement: None,
         }
     }
 
     /// The record of a first plan that is the program `step` runs, written
     /// by the model for [`PlanHelp::program_prompt`] (`note`: why).
-    pub fn program_plan(step: &Step, vote: Option<String>) -> Mend {
+    pub fn program_plan(step: &Step, vote: Option<(String, Agreement)>) -> Mend {
         let written = "one program written with the task's files shown";
         Mend {
             rule: PROGRAM_PLAN.to_string(),
             step: step.id.clone(),
             before: Vec::new(),
             after: vec![step.clone()],
-            note: Some(match vote {
-                Some(vote) => format!("{written}; {vote}"),
+            note: Some(match &vote {
+                Some((said, _)) => format!("{written}; {said}"),
                 None => written.to_string(),
             }),
+            agreement: vote.map(|(_, agreement)| agreement),
         }
     }
 
@@ -159,6 +181,7 @@ impl Mend {
             before: Vec::new(),
             after: Vec::new(),
             note: Some(task.to_string()),
+            agreement: None,
         }
     }
 

@@ -111,7 +111,7 @@ pub use cancel::CancelToken;
 pub use decisions::DecisionError;
 pub use engine::{EngineError, Pass, RunEngine};
 pub use events::{Event, EventBus};
-pub use help::{Mend, MendMode, PlanHelp};
+pub use help::{Agreement, Mend, MendMode, PlanHelp};
 pub use llm::{ChatModel, LlmError, Prepared, Role};
 pub use models::{ModelRef, Models};
 pub use plan::{Plan, PlanError, PlanErrors, Step, StepKind};

@@ -240,7 +240,7 @@ async fn program_plan(
         Ok((plan, found)) if found.is_empty() => {
             let planned = Planned {
                 plan,
-                mends: vec![Mend::program_plan(&step, vote.map(|v| v.said()))],
+                mends: vec![Mend::program_plan(&step, vote.map(|v| (v.said(), v.agreement())))],
             };
             Ok(Some(taken(setting, recording, planned)))
         }

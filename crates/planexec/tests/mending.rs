@@ -380,6 +380,66 @@ async fn the_program_two_samples_agree_on_is_the_plan() {
     );
 }
 
+/// A program no other program written apart agreed with is the model's
+/// guess: its own check passing the file is no confirmation, and the run
+/// does not report `succeeded`. A program written from the task alone that
+/// computes what the file holds confirms it.
+#[tokio::test]
+async fn a_program_no_other_agreed_with_needs_a_second_derivation_to_succeed() {
+    let right = "t = sum(int(l.split()[1]) for l in open('steps.txt'))\nopen('total.txt', 'w').write(str(t))\nprint(t)";
+    let guesses = (1..=5).map(|n| program(&format!("open('total.txt', 'w').write('{n}')")));
+    let planner: Vec<ScriptedReply> = std::iter::once(program(right)).chain(guesses).collect();
+    let files = [("steps.txt", "Mon 8412\nTue 10233\n")];
+    let options = RunOptions {
+        mode: planexec::Mode::Auto,
+        verify: true,
+        ..RunOptions::default()
+    };
+    let check = ScriptedReply::text(r#"{"done": true, "wrong": ""}"#);
+    let checked = |model: &ScriptedModel| model.always_containing(Role::Synthesizer, "\"done\"", check.clone());
+    let (report, dir, _) = run_program_task_with(
+        STEPS_TASK,
+        &files,
+        MendMode::Auto,
+        (planner.clone(), vec![]),
+        options.clone(),
+        checked,
+    )
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("total.txt")).unwrap(),
+        "18645",
+        "the first program that did work is planned"
+    );
+    let mend = &report.plans[0].mends[0];
+    assert_eq!(mend.agreement.map(|a| (a.programs, a.agreeing)), Some((6, 1)));
+    assert_eq!(report.status, RunStatus::Failed, "the model's check alone passed it");
+    let error = report.error.clone().unwrap_or_default();
+    assert!(
+        error.contains("no two of the 6 programs written apart") && error.contains("not confirmed"),
+        "{error}"
+    );
+
+    let derived = "print(sum(int(line.split()[-1]) for line in open('steps.txt')))";
+    let (report, _, _) = run_program_task_with(
+        STEPS_TASK,
+        &files,
+        MendMode::Auto,
+        (planner, vec![]),
+        options,
+        |model| {
+            model.replies_containing(
+                Role::Synthesizer,
+                "computes exactly what the file",
+                vec![program(derived)],
+            );
+            checked(model);
+        },
+    )
+    .await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+}
+
 /// A program plan that fails is written again by the model, shown its
 /// program and the error, before any other recovery or the replanner: the
 /// program written again is the step's inner call `s1.1`.

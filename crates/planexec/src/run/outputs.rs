@@ -281,6 +281,42 @@ pub(crate) fn copy_instead_of_edit(run: &Run) -> Option<(String, String)> {
     None
 }
 
+/// When the run edited a file of several lines in place into one line that
+/// is some of its lines run together (`Ann BellCarl Diaz`): the line breaks
+/// were lost, as by `writelines` of stripped lines, which the 1.5B model's
+/// program did removing a guest from guests.txt on held-out-17, and two
+/// programs and the checker passed it. Its path and a line saying so.
+pub(crate) fn lines_joined(run: &Run) -> Option<(String, String)> {
+    let workspace = run.ctx.setting.tools.workspace()?;
+    run.originals.iter().find_map(|(path, was)| {
+        let now = std::fs::read_to_string(workspace.resolve(path).ok()?).ok()?;
+        joined_lines(was, &now).then(|| {
+            let what = format!(
+                "{path} had its lines on lines of their own and now holds them run together on one line: write each line with its line break"
+            );
+            (path.clone(), what)
+        })
+    })
+}
+
+/// Whether `now` is one line that is two or more of the lines of `was`,
+/// in order, with nothing between them.
+fn joined_lines(was: &str, now: &str) -> bool {
+    let now = now.trim();
+    if now.contains('\n') {
+        return false;
+    }
+    let mut rest = now;
+    let mut joined = 0;
+    for line in was.lines().map(str::trim).filter(|line| !line.is_empty()) {
+        if let Some(after) = rest.strip_prefix(line) {
+            rest = after;
+            joined += 1;
+        }
+    }
+    rest.is_empty() && joined >= 2
+}
+
 /// Most workspace entries looked through for a copy.
 const COPIES_LOOKED_AT: usize = 200;
 
@@ -373,5 +409,24 @@ pub(crate) fn produced(run: &Run, answer: &str) -> String {
     match inputs.is_empty() {
         true => format!("What the run produced:\n{out}"),
         false => format!("What the run was given:\n{inputs}What the run produced:\n{out}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::joined_lines;
+
+    #[test]
+    fn lines_run_together_are_told_from_an_edit() {
+        let was = "Ann Bell\nCarl Diaz\nEve Fox\n";
+        assert!(joined_lines(was, "Ann BellEve Fox"), "a line removed, the breaks lost");
+        assert!(joined_lines(was, "Ann BellCarl DiazEve Fox\n"));
+        assert!(!joined_lines(was, "Ann Bell\nEve Fox\n"), "a line removed");
+        assert!(
+            !joined_lines(was, "Ann Bell, Carl Diaz, Eve Fox"),
+            "joined with a separator"
+        );
+        assert!(!joined_lines(was, "Carl Diaz"), "one line kept is no joining");
+        assert!(!joined_lines("a\nb\n", "ab\nc"));
     }
 }

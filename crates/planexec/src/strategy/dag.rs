@@ -122,6 +122,7 @@ async fn found_wrong(
         .or_else(|| crate::run::name_written::name_written(run))
         .or_else(|| crate::run::name_written::constant_written(run))
         .or_else(|| crate::run::outputs::copy_instead_of_edit(run))
+        .or_else(|| crate::run::outputs::lines_joined(run))
         .or_else(|| crate::run::data_format::wrong_format(run));
     let misshapen = serde_json::to_value(misshapen).unwrap_or_default();
     let misshapen = super::on_engine::kept(run, "the form the task names", misshapen).await;
@@ -176,6 +177,9 @@ async fn found_wrong(
         }
         Some(Recomputed::Unsure { printed: None }) | None => {}
     }
+    if let Some(tally) = unconfirmed_program(run) {
+        return Ok(Some(not_confirmed(tally, output)));
+    }
     let verdict = Run::guard(
         &run.ctx.control,
         synthesizer::check(&run.ctx.calls, &run.ctx.setting, &run.task, &produced),
@@ -194,6 +198,38 @@ async fn found_wrong(
         wrong_file: output.map(|o| o.path.clone()),
         held: None,
     }))
+}
+
+/// The tally of the run's program plan when no other program written apart
+/// did its work ([`crate::help::Agreement::confirmed`]): the model's own
+/// check is then no confirmation. Of the held-out-16 and -17 runs without
+/// agreement that the check alone passed, 2 were right and 3 wrong; where a
+/// program written from the task alone agreed with the file (checked
+/// before this), the run is confirmed.
+fn unconfirmed_program(run: &Run) -> Option<crate::help::Agreement> {
+    run.plans
+        .iter()
+        .flat_map(|version| &version.mends)
+        .filter_map(|mend| mend.agreement)
+        .find(|tally| !tally.confirmed())
+}
+
+/// What is not done when the run's program was not confirmed.
+fn not_confirmed(tally: crate::help::Agreement, output: Option<&crate::run::outputs::Output>) -> NotDone {
+    let apart = match tally.programs {
+        1 => "the one program written for the task did work no other program did".to_string(),
+        n => format!("no two of the {n} programs written apart for the task did the same work"),
+    };
+    match output {
+        Some(output) => NotDone::wrong(
+            format!(
+                "{apart}, and no program written from the task alone computed what {} holds: the work is not confirmed",
+                output.path
+            ),
+            output.path.clone(),
+        ),
+        None => NotDone::missing(format!("{apart}: the answer is not confirmed")),
+    }
 }
 
 /// The file found wrong before the revision, when `output` (the one file
