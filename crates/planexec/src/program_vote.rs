@@ -11,8 +11,13 @@
 //! (self-consistency, as in code generation that clusters candidates by
 //! what they compute). So the planner samples programs until two agree,
 //! within a bound, and the plan is the program of the agreeing pair written
-//! first; with no agreement, the first program that ran without failing.
-//! Only where the run may run `python` without asking.
+//! first; with no agreement, the first program that did work. A program
+//! that ran with a flaw the sandbox watches for (numbers compared as text)
+//! is not counted; when no program did work, the first is written again
+//! once, shown what went wrong. The vote's tally goes into the plan's
+//! record ([`crate::help::Agreement`]): a run whose program no other agreed
+//! with is not passed by the model's check alone. Only where the run may
+//! run `python` without asking.
 
 use crate::context::{ModelCalls, Setting};
 use crate::help::ProgramPrompt;

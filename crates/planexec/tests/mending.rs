@@ -336,6 +336,23 @@ async fn the_embedded_models_first_plan_is_one_program_written_seeing_the_files(
     assert!(report.plans[0].mends.is_empty(), "{:?}", report.plans[0].mends);
 }
 
+/// A reply that is an answer where a program was asked for is no program
+/// (it would run and fail): the model is asked once more, for the program
+/// that computes it, and that program is the plan.
+#[tokio::test]
+async fn an_answer_where_a_program_was_asked_is_asked_again_for_the_program() {
+    let code = "t = sum(int(l.split()[1]) for l in open('steps.txt'))\nopen('total.txt', 'w').write(str(t))\nprint(t)";
+    let planner = vec![ScriptedReply::text("18645"), program(code)];
+    let (report, dir, model) = run_program_plan(MendMode::Auto, planner, vec![]).await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    assert_eq!(report.plans[0].plan.steps[0].args["code"], code);
+    assert_eq!(std::fs::read_to_string(dir.path().join("total.txt")).unwrap(), "18645");
+    let asked = model.requests_from(Role::Planner);
+    assert_eq!(asked.len(), 2);
+    let again = serde_json::to_string(&asked[1].messages).unwrap();
+    assert!(again.contains("That is an answer, not a program"), "{again}");
+}
+
 /// Where the run may run programs without asking, programs are sampled
 /// apart until two do the same work on a copy of the folder, and the first
 /// of the two is planned: the greedy program, which no other agrees with,
