@@ -1,0 +1,3 @@
+import { createServer } from './server';
+
+createServer().listen(3000);
