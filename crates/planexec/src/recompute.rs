@@ -16,14 +16,11 @@
 
 use std::path::Path;
 
-use serde_json::json;
-
 use crate::context::{ModelCalls, Setting};
 use crate::llm::{ChatRequest, Message, Role};
 use crate::result::{tool_calls_succeeded, StepResult};
 use crate::tools::python::Python;
 use crate::tools::workspace::Workspace;
-use crate::tools::Tool;
 
 /// What deriving one file again found.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -409,12 +406,9 @@ async fn derived(
             return None;
         }
         sandbox.reset(route.path)?;
-        let ran = sandbox
-            .python
-            .call(json!({ "code": crate::sandbox::watched(&code) }))
-            .await;
+        let (ran, flaw) = crate::sandbox::run_watched(sandbox.python, sandbox.root, &code).await;
         // A program that compared numbers as text computed nothing to go by.
-        let ran = match crate::sandbox::flaw_left(sandbox.root) {
+        let ran = match flaw {
             Some(flaw) => Err(crate::tools::ToolError::new(
                 crate::tools::ToolErrorKind::Failed,
                 format!("it ran, but {flaw}"),

@@ -134,11 +134,11 @@ impl Sandbox {
     /// could be made or there is no interpreter.
     pub async fn run(&self, code: &str) -> Option<Outcome> {
         let (copy, python) = python_on_copy(&self.root, "sandbox")?;
-        let (printed, failed) = match python.call(json!({ "code": watched(code) })).await {
+        let (ran, flaw) = run_watched(&python, copy.path(), code).await;
+        let (printed, failed) = match ran {
             Ok(printed) => (crate::plan::value_as_text(&printed).trim().to_string(), None),
             Err(error) => (String::new(), Some(error.message)),
         };
-        let flaw = flaw_left(copy.path());
         let after = files_under(copy.path())?;
         Some(Outcome {
             failed,
@@ -149,9 +149,21 @@ impl Sandbox {
     }
 }
 
+/// Run `code` with `python` in its copy at `root`, watched ([`WATCH`]):
+/// what the call gave, and the first flaw noted, with its note taken away
+/// (so it is no file the program wrote).
+pub(crate) async fn run_watched(
+    python: &Python,
+    root: &Path,
+    code: &str,
+) -> (Result<serde_json::Value, crate::tools::ToolError>, Option<String>) {
+    let ran = python.call(json!({ "code": watched(code) })).await;
+    (ran, flaw_left(root))
+}
+
 /// `code` with the [`WATCH`] run before it; a program with a `from
 /// __future__` import (which must come first) runs unwatched.
-pub(crate) fn watched(code: &str) -> String {
+fn watched(code: &str) -> String {
     if code.contains("__future__") {
         code.to_string()
     } else {
@@ -161,7 +173,7 @@ pub(crate) fn watched(code: &str) -> String {
 
 /// The first flaw the [`WATCH`] noted in the folder at `root`, if any,
 /// taken away with its note.
-pub(crate) fn flaw_left(root: &Path) -> Option<String> {
+fn flaw_left(root: &Path) -> Option<String> {
     let noted = root.join(FLAW_FILE);
     let flaw = std::fs::read_to_string(&noted).ok()?;
     let _ = std::fs::remove_file(&noted);
