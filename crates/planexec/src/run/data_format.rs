@@ -1,4 +1,5 @@
-//! A data file written in another format than its name says.
+//! A data file written in another format than its name says, and numbers
+//! written as text in JSON rows, told to the check.
 //!
 //! A small model's plan wrote the list `read_json` returned into
 //! `expenses.csv`: JSON text in a file named `.csv`, which the run's check
@@ -45,6 +46,40 @@ fn format_problem(path: &str, held: &str) -> Option<String> {
     }
 }
 
+/// For the check ([`super::outputs::produced`]): the keys of a JSON list of
+/// objects whose every value is a number written as text (`"112"`), said
+/// as a fact. Whether numbers are asked for is the task's to say, and the
+/// check's to weigh; shown only the file, the 1.5B checker passed such a
+/// file where the task named the fields as numbers, in four held-out parts
+/// in a row (held-out-15 to -18). Codes with a leading zero (`"02134"`)
+/// are not numbers.
+pub(crate) fn numbers_as_text(path: &str, held: &str) -> Option<String> {
+    let rows = serde_json::from_str::<Value>(held.trim()).ok()?;
+    let rows: Vec<&serde_json::Map<String, Value>> = rows.as_array()?.iter().filter_map(Value::as_object).collect();
+    let first = rows.first()?;
+    let keys: Vec<String> = first
+        .keys()
+        .filter(|key| {
+            rows.iter()
+                .all(|row| row.get(*key).and_then(Value::as_str).is_some_and(reads_as_number))
+        })
+        .map(|key| format!("\"{key}\""))
+        .collect();
+    let example = first.get(keys.first()?.trim_matches('"'))?.as_str()?;
+    Some(format!(
+        "In {path}, the values of {} are numbers written as text (such as \"{example}\"), not JSON numbers.\n\n",
+        keys.join(", ")
+    ))
+}
+
+/// Whether `text` is a number as a person writes one: digits, maybe a sign
+/// and a decimal point, and no leading zero before another digit.
+fn reads_as_number(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    let leading_zero = digits.len() > 1 && digits.starts_with('0') && !digits.starts_with("0.");
+    !leading_zero && text.parse::<f64>().is_ok_and(f64::is_finite) && digits.starts_with(|c: char| c.is_ascii_digit())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -67,5 +102,27 @@ mod tests {
         assert_eq!(format_problem("count.json", "5"), None);
         assert_eq!(format_problem("notes.txt", "[1, 2]"), None);
         assert_eq!(format_problem("empty.json", "  \n"), None);
+    }
+
+    #[test]
+    fn numbers_written_as_text_in_every_row_are_told() {
+        let rows = r#"[{"film": "Up", "screen": "1", "start": "17:45", "zip": "02134"}, {"film": "Heat", "screen": "12", "start": "20:30", "zip": "10001"}]"#;
+        let told = numbers_as_text("screenings.json", rows).unwrap();
+        assert!(
+            told.contains(r#"the values of "screen" are numbers written as text (such as "1")"#),
+            "{told}"
+        );
+        let typed = r#"[{"film": "Up", "screen": 1}, {"film": "Heat", "screen": "2"}]"#;
+        assert_eq!(
+            numbers_as_text("s.json", typed),
+            None,
+            "a key typed in one row is not told"
+        );
+        assert_eq!(
+            numbers_as_text("s.json", r#"{"screen": "1"}"#),
+            None,
+            "not a list of rows"
+        );
+        assert_eq!(numbers_as_text("s.json", "[]"), None);
     }
 }

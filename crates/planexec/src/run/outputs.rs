@@ -224,6 +224,41 @@ fn what_changed(path: &str, before: &str, now: &str) -> String {
     }
 }
 
+/// What the check is told of a file the run wrote (at `path`, holding
+/// `now`, and `before` when it was edited in place) beyond its lines:
+/// facts of its form that the task may or may not allow, for the check
+/// to weigh against the task's words (numbers written as text in JSON
+/// rows, lines the edit kept moved elsewhere). Empty when there are none.
+pub(crate) fn facts(path: &str, before: Option<&str>, now: &str) -> String {
+    let typed = super::data_format::numbers_as_text(path, now);
+    let moved = before.and_then(|before| moved_lines(path, before, now));
+    typed.into_iter().chain(moved).collect()
+}
+
+/// Lines of `path` that an edit kept as they were and moved elsewhere,
+/// said as a fact: taken out in one place and put back in another. The
+/// 1.5B model renamed a YAML key through `yaml.safe_dump`, which sorts
+/// the keys, and two programs and the checker passed it (held-out-18).
+fn moved_lines(path: &str, before: &str, now: &str) -> Option<String> {
+    let changed = crate::text::changed_lines(before, now, 400);
+    let (out, put): (Vec<&str>, Vec<&str>) = (
+        changed.iter().filter_map(|line| line.strip_prefix("- ")).collect(),
+        changed.iter().filter_map(|line| line.strip_prefix("+ ")).collect(),
+    );
+    let moved: Vec<String> = out
+        .iter()
+        .filter(|line| !line.trim().is_empty() && put.contains(line))
+        .take(3)
+        .map(|line| format!("`{}`", line.trim()))
+        .collect();
+    (!moved.is_empty()).then(|| {
+        format!(
+            "In {path}, lines the run kept as they were are in another place than before: {}.\n\n",
+            moved.join(", ")
+        )
+    })
+}
+
 /// When a step of the run printed a changed copy of the file at `path`
 /// (most of its lines, some out or in) and the run wrote none of the files
 /// its task names: the edit was computed and never made, which the check is
@@ -391,6 +426,7 @@ pub(crate) fn produced(run: &Run, answer: &str) -> String {
             }
             if written {
                 out.push_str(&format!("The file {path} now holds:\n{}\n\n", text.trim_end()));
+                out.push_str(&facts(&path, run.original(&path), &held));
                 if let Some(before) = run.original(&path) {
                     out.push_str(&what_changed(&path, before, &held));
                 }
@@ -414,7 +450,23 @@ pub(crate) fn produced(run: &Run, answer: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::joined_lines;
+    use super::{joined_lines, moved_lines};
+
+    #[test]
+    fn lines_an_edit_kept_and_moved_are_told() {
+        let was = "app:\n  name: sync\n  retry_limit: 5\nstorage:\n  path: /var\n  keep_days: 90\n";
+        let sorted = "app:\n  max_retries: 5\n  name: sync\nstorage:\n  keep_days: 90\n  path: /var\n";
+        let told = moved_lines("config.yaml", was, sorted).unwrap_or_default();
+        assert!(told.contains("another place than before: `"), "{told}");
+        assert!(told.contains("path: /var") || told.contains("keep_days: 90"), "{told}");
+        assert!(!told.contains("name: sync") && !told.contains("max_retries"), "{told}");
+        let renamed = "app:\n  name: sync\n  max_retries: 5\nstorage:\n  path: /var\n  keep_days: 90\n";
+        assert_eq!(
+            moved_lines("config.yaml", was, renamed),
+            None,
+            "a line changed in its place"
+        );
+    }
 
     #[test]
     fn lines_run_together_are_told_from_an_edit() {
