@@ -62,11 +62,12 @@ pub(crate) struct Verdict {
 /// and outputs, and the answer) does what `task` asks. A model's verdict: a run whose work
 /// plainly does not fit its task (a listing where a count is asked, text
 /// spelled backwards where lower case is) is not reported as a success.
+/// `temperature`: `None` for the greedy verdict, else a sample of another.
 pub(crate) async fn check(
     calls: &ModelCalls,
     setting: &Setting,
-    task: &str,
-    produced: &str,
+    (task, produced): (&str, &str),
+    temperature: Option<f32>,
 ) -> Result<Verdict, LlmError> {
     let instructions = "You are the checker: a run says it has done the task below. Look at what it produced and say whether it does exactly what the task asks: the right content (check it against the files the run was given, when they are shown), in the form the task asks for. Reply with only a JSON object: {\"done\": true, \"wrong\": \"\"} when it does, or {\"done\": false, \"wrong\": \"<what is wrong, in one sentence>\"} when it does not.";
     let question = format!("{instructions}\n\nTask: {task}\n\n{produced}");
@@ -78,6 +79,7 @@ pub(crate) async fn check(
         ("done", "wrong"),
     );
     request.max_tokens = Some(120);
+    request.temperature = temperature;
     let response = calls.chat(request).await?;
     let text = response.content.unwrap_or_default();
     // A reply that is no verdict says nothing against the work.

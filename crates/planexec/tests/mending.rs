@@ -457,6 +457,118 @@ async fn a_program_no_other_agreed_with_needs_a_second_derivation_to_succeed() {
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
 }
 
+/// Two programs written apart that did the same work outweigh one checking
+/// program that computed otherwise: what it printed goes to the check to
+/// weigh, and the check decides. A checking program whose result for an
+/// edit is the file as it was did no edit, and is no derivation at all:
+/// with nothing against the two programs, the model's check is not asked.
+#[tokio::test]
+async fn two_programs_that_agree_outweigh_one_checking_program() {
+    let task = "In prices.csv, change the price of oat milk to 2.15. Don't change anything else.";
+    let prices = "product,price\nwhole milk,1.35\noat milk,1.99\n";
+    let edit = "rows = open('prices.csv').read().replace('oat milk,1.99', 'oat milk,2.15')\nopen('prices.csv', 'w').write(rows)";
+    let edit_by_rows = "lines = open('prices.csv').read().splitlines()\nlines = [l.replace('1.99', '2.15') if l.startswith('oat') else l for l in lines]\nopen('prices.csv', 'w').write('\\n'.join(lines) + '\\n')";
+    let files = [("prices.csv", prices)];
+    let options = RunOptions {
+        mode: planexec::Mode::Auto,
+        verify: true,
+        ..RunOptions::default()
+    };
+    let header_made_up = "print('item,cost')\nprint('whole milk,1.35')\nprint('oat milk,2.15')";
+    let as_it_was = "print(open('prices.csv').read())";
+    for (checking, shown) in [(header_made_up, true), (as_it_was, false)] {
+        let planner = vec![program(edit), program(edit_by_rows)];
+        let (report, dir, model) = run_program_task_with(
+            task,
+            &files,
+            MendMode::Auto,
+            (planner, vec![]),
+            options.clone(),
+            |model| {
+                model.always_containing(Role::Synthesizer, "computes exactly what the file", program(checking));
+                let check = ScriptedReply::text(r#"{"done": true, "wrong": ""}"#);
+                model.always_containing(Role::Synthesizer, "\"done\"", check);
+            },
+        )
+        .await;
+        let mend = &report.plans[0].mends[0];
+        assert_eq!(mend.agreement.map(|a| (a.programs, a.agreeing)), Some((2, 2)));
+        assert_eq!(report.status, RunStatus::Succeeded, "{checking}: {:?}", report.error);
+        assert!(std::fs::read_to_string(dir.path().join("prices.csv"))
+            .unwrap()
+            .contains("oat milk,2.15"));
+        let asked: Vec<String> = model
+            .requests_from(Role::Synthesizer)
+            .iter()
+            .map(|request| serde_json::to_string(&request.messages).unwrap())
+            .collect();
+        let checks: Vec<&String> = asked
+            .iter()
+            .filter(|text| text.contains("You are the checker"))
+            .collect();
+        assert_eq!(checks.len(), 1, "{asked:?}");
+        assert_eq!(
+            checks[0].contains("A program written from the task alone"),
+            shown,
+            "{}",
+            checks[0]
+        );
+        assert_eq!(checks[0].contains("item,cost"), shown, "{}", checks[0]);
+        assert!(model.requests_from(Role::Replanner).is_empty(), "no revision");
+    }
+}
+
+/// Where two programs written apart did the work and nothing is shown
+/// against it, the model's check fails it only if a second verdict,
+/// sampled, says so too.
+#[tokio::test]
+async fn a_voted_program_is_failed_by_the_check_only_when_it_says_so_twice() {
+    let task = "In prices.csv, change the price of oat milk to 2.15. Don't change anything else.";
+    let files = [("prices.csv", "product,price\nwhole milk,1.35\noat milk,1.99\n")];
+    let edit = "rows = open('prices.csv').read().replace('oat milk,1.99', 'oat milk,2.15')\nopen('prices.csv', 'w').write(rows)";
+    let edit_by_rows = "lines = open('prices.csv').read().splitlines()\nlines = [l.replace('1.99', '2.15') if l.startswith('oat') else l for l in lines]\nopen('prices.csv', 'w').write('\\n'.join(lines) + '\\n')";
+    let options = RunOptions {
+        mode: planexec::Mode::Auto,
+        verify: true,
+        ..RunOptions::default()
+    };
+    let wrong =
+        || ScriptedReply::text(r#"{"done": false, "wrong": "the price was changed without reading prices.csv"}"#);
+    let done = || ScriptedReply::text(r#"{"done": true, "wrong": ""}"#);
+    for (verdicts, succeeds) in [(vec![wrong(), done()], true), (vec![wrong(), wrong()], false)] {
+        let planner = vec![program(edit), program(edit_by_rows)];
+        let (report, _, model) = run_program_task_with(
+            task,
+            &files,
+            MendMode::Auto,
+            (planner, vec![]),
+            options.clone(),
+            |model| {
+                let as_it_was = program("print(open('prices.csv').read())");
+                model.always_containing(Role::Synthesizer, "computes exactly what the file", as_it_was);
+                model.replies_containing(Role::Synthesizer, "You are the checker", verdicts);
+            },
+        )
+        .await;
+        let checks: Vec<_> = model
+            .requests_from(Role::Synthesizer)
+            .into_iter()
+            .filter(|request| {
+                serde_json::to_string(&request.messages)
+                    .unwrap()
+                    .contains("You are the checker")
+            })
+            .collect();
+        assert_eq!(checks.len(), 2);
+        assert_eq!((checks[0].temperature, checks[1].temperature), (None, Some(0.7)));
+        assert_eq!(report.status == RunStatus::Succeeded, succeeds, "{:?}", report.error);
+        if !succeeds {
+            let error = report.error.unwrap_or_default();
+            assert!(error.contains("without reading prices.csv"), "{error}");
+        }
+    }
+}
+
 /// A program plan that fails is written again by the model, shown its
 /// program and the error, before any other recovery or the replanner: the
 /// program written again is the step's inner call `s1.1`.

@@ -1047,10 +1047,23 @@ async fn programs_that_print_the_files_zero_leave_the_verdict_to_the_check() {
     let task =
         "scores.json lists players and their points. How many have more than 100 points? Write the count to many.txt.";
     let report = run_checked(&server, tools, task, planexec::Mode::Auto).await;
-    assert!(report.succeeded(), "{:?}", report.error);
     let asked = server.requests_from("synthesizer");
     assert_eq!(asked.len(), 5, "three programs, then the verdict");
     assert!(asked[4].prompt_text().contains("You are the checker"));
+    // The verdict passed it, and it is no second route: the work is revised.
+    assert_not_confirmed(&server, &report, "many.txt");
+}
+
+/// A run whose work the check passed with no second route to it (no
+/// program agreed) is not `succeeded`: it is revised as not confirmed
+/// (here the scripted replanner has no revision, so the run fails).
+fn assert_not_confirmed(server: &ScriptedServer, report: &RunReport, path: &str) {
+    assert!(!report.succeeded());
+    let replan = server.requests_from("replanner");
+    assert_eq!(replan.len(), 1);
+    let asked = replan[0].prompt_text();
+    let told = format!("no program written from the task alone computed what {path} holds: the work is not confirmed");
+    assert!(asked.contains(&told), "{asked}");
 }
 
 /// A third program breaks a tie: the first two disagree with the file and
@@ -1322,7 +1335,7 @@ async fn programs_leave_the_verdict(second: &str) {
         Reply::json(&json!({"done": true, "wrong": ""})),
     ]);
     let report = run_top_scorer(&server, tools).await;
-    assert!(report.succeeded(), "{:?}", report.error);
+    assert_not_confirmed(&server, &report, "winner.txt");
     let asked = server.requests_from("synthesizer");
     assert_eq!(asked.len(), 5);
     let check = asked[4].prompt_text();
@@ -1587,6 +1600,59 @@ async fn a_value_no_tool_showed_the_run_is_redone_when_a_program_computes_anothe
     assert_eq!(server.requests_from("synthesizer").len(), 5, "no verdict asked");
 }
 
+/// An answer in text, with no file behind it, that the check passed is
+/// confirmed by a program written from the task alone that prints what it
+/// says; when neither that program nor a sample does, it is not confirmed,
+/// and the plan is revised.
+#[tokio::test]
+async fn an_answer_in_text_is_confirmed_by_a_program_that_prints_it() {
+    for (programs, confirmed) in [
+        (vec!["print('Noor')"], true),
+        (vec!["print('Ade')", "print('Li')"], false),
+    ] {
+        let server = ScriptedServer::start();
+        let (_dir, tools) = scores_with_python();
+        server.role("planner").reply(Reply::json(&plan_json(vec![
+            step("s1", Some("read_file"), json!({"path": "scores.json"}), &[]),
+            step("s2", None, json!({}), &["s1"]),
+        ])));
+        server.role("executor").reply(Reply::content("Noor"));
+        let mut replies = vec![
+            Reply::content("Noor has the most points."),
+            Reply::json(&json!({"done": true, "wrong": ""})),
+        ];
+        replies.extend(
+            programs
+                .iter()
+                .map(|code| Reply::content(format!("```python\n{code}\n```"))),
+        );
+        server.role("synthesizer").replies(replies);
+        let task = "scores.json lists players and their points. Who has the most points? Just tell me.";
+        let report = run_checked(&server, tools, task, planexec::Mode::Auto).await;
+        let asked = server.requests_from("synthesizer");
+        assert_eq!(asked.len(), 2 + programs.len());
+        assert!(asked[2]
+            .prompt_text()
+            .contains("computes the answer this task asks for"));
+        assert!(
+            !asked[2].prompt_text().contains("Noor has"),
+            "written without the run's answer"
+        );
+        if confirmed {
+            assert!(report.succeeded(), "{:?}", report.error);
+            continue;
+        }
+        assert!(!report.succeeded());
+        let replan = server.requests_from("replanner")[0].prompt_text();
+        assert!(
+            replan.contains(
+                "no program written from the task alone printed what the answer says: the answer is not confirmed"
+            ),
+            "{replan}"
+        );
+    }
+}
+
 /// The run's own program written again is not a second route: it agrees
 /// with the file by construction (the 1.5B model wrote the run's wrong
 /// program again and the check passed it unasked). It is not counted, and
@@ -1614,9 +1680,9 @@ async fn the_runs_own_program_written_again_is_not_a_second_derivation() {
         Reply::json(&json!({"done": true, "wrong": ""})),
     ]);
     let report = run_top_scorer(&server, tools).await;
-    assert!(report.succeeded(), "{:?}", report.error);
     assert_eq!(std::fs::read_to_string(dir.path().join("winner.txt")).unwrap(), "Ade");
     let asked = server.requests_from("synthesizer");
     assert_eq!(asked.len(), 5, "the agreement of the run's own program is not taken");
     assert!(asked[4].prompt_text().contains("The file scores.json holds:"));
+    assert_not_confirmed(&server, &report, "winner.txt");
 }

@@ -136,62 +136,43 @@ async fn found_wrong(
         return Ok(None);
     }
     let second = second_derivation(run, output, answer).await?;
+    let vote = run_vote(run);
+    let confirmed = vote.is_some_and(|tally| tally.confirmed());
+    let derived = second.is_some();
+    let facts = output.map_or(String::new(), |output| {
+        crate::run::outputs::facts(&output.path, output.before.as_deref(), &output.now)
+    });
+    // A fact of the file's form is the check's to weigh even where a
+    // program agrees: the same model's programs share its habits (on
+    // held-out-18 a checking program, too, wrote the CSV's numbers into
+    // JSON as text, and agreed with the run).
+    let (shown, agreed) = match judged_by_programs(second, confirmed) {
+        Judged::Agrees if facts.is_empty() => return Ok(None),
+        Judged::Agrees => (None, true),
+        Judged::Wrong(found) => return Ok(Some(found)),
+        Judged::Unsure(shown) => (shown, false),
+    };
+    let confirmed = confirmed || agreed;
+    // Two programs written apart that ran and did the same work, with
+    // nothing shown against them, are failed by the model's judgement only
+    // when a second verdict, sampled, says so too: of the held-out-16 to -18
+    // runs so confirmed, the 1.5B checker failed 5, and the 4 whose
+    // programs were replayed had done the work (it said `2024-01-17` was
+    // written "without checking meter.csv").
+    let twice = confirmed && shown.is_none() && facts.is_empty();
     let mut produced = crate::run::outputs::produced(run, answer);
-    match second {
-        Some(Recomputed::Agrees) => return Ok(None),
-        Some(Recomputed::Refuted { path, printed }) => {
-            let what = format!(
-                "two programs written from the task alone each computed that {path} must hold:\n{}\nand it holds something else",
-                crate::text::cut_to_budget(&printed, 1500).trim_end()
-            );
-            return Ok(Some(NotDone::wrong(what, path)));
-        }
-        Some(Recomputed::Contradicted { path, printed }) => {
-            let what = format!(
-                "the run's answer says {path} holds {printed}, and a program written from the task alone computed that too, but the file holds something else"
-            );
-            return Ok(Some(NotDone::wrong(what, path)));
-        }
-        Some(Recomputed::Unfounded { path, written, printed }) => {
-            let what = format!(
-                "{path} holds {written}, which no result of the run's tools shows (a model wrote it from nothing it read or computed), and a program written from the task alone computed {printed}"
-            );
-            return Ok(Some(NotDone::wrong(what, path)));
-        }
-        Some(Recomputed::Disputed { path, printed }) => {
-            let what = format!(
-                "a program written from the task alone computed that {path} must hold:\n{}\nand it holds something else, which no program computed",
-                crate::text::cut_to_budget(&printed, 1500).trim_end()
-            );
-            return Ok(Some(NotDone::wrong(what, path)));
-        }
-        // A program that computed another content is shown to the check: a
-        // judge shown only the work rarely finds it wrong (the 1.5B checker
-        // passed IPs sorted as text, when the first program had sorted them
-        // by number), and the program may be the one that is wrong.
-        Some(Recomputed::Unsure { printed: Some(printed) }) => {
-            produced.push_str(&format!(
-                "\n\nA program written from the task alone, without seeing the run's work, printed this as what the file must hold (it may be wrong too; judge which fits the task and its files):\n{}\n",
-                crate::text::cut_to_budget(&printed, 1500).trim_end()
-            ));
-        }
-        Some(Recomputed::Unsure { printed: None }) | None => {}
+    if let Some(printed) = shown {
+        produced.push_str(&shown_to_check(&printed));
     }
-    if let Some(tally) = unconfirmed_program(run) {
-        return Ok(Some(not_confirmed(tally, output)));
-    }
-    let verdict = Run::guard(
-        &run.ctx.control,
-        synthesizer::check(&run.ctx.calls, &run.ctx.setting, &run.task, &produced),
-    )
-    .await?;
-    let what = match verdict {
+    let what = match verdict(run, &produced, twice).await? {
         Ok(v) if !v.done && v.wrong.is_empty() => {
             "a check of the result found it does not do what the task asks".to_string()
         }
         Ok(v) if !v.done => format!("a check of the result found: {}", v.wrong),
-        // A check that could not be made says nothing against the work.
-        _ => return Ok(None),
+        // A check that could not be made says nothing against the work;
+        // nor is one that passed it a second route to it.
+        _ if agreed => return Ok(None),
+        _ => return unconfirmed(run, vote, output.map(|output| (output, derived)), answer).await,
     };
     Ok(Some(NotDone {
         what,
@@ -200,36 +181,169 @@ async fn found_wrong(
     }))
 }
 
-/// The tally of the run's program plan when no other program written apart
-/// did its work ([`crate::help::Agreement::confirmed`]): the model's own
-/// check is then no confirmation. Of the held-out-16 and -17 runs without
-/// agreement that the check alone passed, 2 were right and 3 wrong; where a
-/// program written from the task alone agreed with the file (checked
-/// before this), the run is confirmed.
-fn unconfirmed_program(run: &Run) -> Option<crate::help::Agreement> {
-    run.plans
-        .iter()
-        .flat_map(|version| &version.mends)
-        .filter_map(|mend| mend.agreement)
-        .find(|tally| !tally.confirmed())
+/// The check's verdict on `produced`; when `twice`, a verdict that the work
+/// is not done stands only if a second, sampled, says so too.
+async fn verdict(
+    run: &Run,
+    produced: &str,
+    twice: bool,
+) -> Result<Result<synthesizer::Verdict, crate::llm::LlmError>, Exit> {
+    let (calls, setting) = (&run.ctx.calls, &run.ctx.setting);
+    let first = Run::guard(
+        &run.ctx.control,
+        synthesizer::check(calls, setting, (&run.task, produced), None),
+    )
+    .await?;
+    if !twice || !first.as_ref().is_ok_and(|v| !v.done) {
+        return Ok(first);
+    }
+    let second = synthesizer::check(calls, setting, (&run.task, produced), Some(SECOND_VERDICT_TEMPERATURE));
+    let second = Run::guard(&run.ctx.control, second).await?;
+    Ok(match second {
+        Ok(v) if v.done => Ok(v),
+        _ => first,
+    })
 }
 
-/// What is not done when the run's program was not confirmed.
-fn not_confirmed(tally: crate::help::Agreement, output: Option<&crate::run::outputs::Output>) -> NotDone {
-    let apart = match tally.programs {
-        1 => "the one program written for the task did work no other program did".to_string(),
-        n => format!("no two of the {n} programs written apart for the task did the same work"),
+/// The temperature of a second verdict, sampled apart from the first.
+const SECOND_VERDICT_TEMPERATURE: f32 = 0.7;
+
+/// What the programs written from the task alone made of the run's work.
+enum Judged {
+    /// One printed what the file holds.
+    Agrees,
+    /// They found it wrong.
+    Wrong(NotDone),
+    /// No evidence either way; what one printed, if the check is to weigh it.
+    Unsure(Option<String>),
+}
+
+/// What the second derivation (`second`, none when it could not be made)
+/// says of the run's work; `confirmed`: two programs written apart did it.
+fn judged_by_programs(second: Option<Recomputed>, confirmed: bool) -> Judged {
+    let wrong = |what: String, path: String| Judged::Wrong(NotDone::wrong(what, path));
+    match second {
+        Some(Recomputed::Agrees) => Judged::Agrees,
+        Some(Recomputed::Refuted { path, printed }) => wrong(
+            format!(
+                "two programs written from the task alone each computed that {path} must hold:\n{}\nand it holds something else",
+                crate::text::cut_to_budget(&printed, 1500).trim_end()
+            ),
+            path,
+        ),
+        Some(Recomputed::Contradicted { path, printed }) => wrong(
+            format!(
+                "the run's answer says {path} holds {printed}, and a program written from the task alone computed that too, but the file holds something else"
+            ),
+            path,
+        ),
+        Some(Recomputed::Unfounded { path, written, printed }) => wrong(
+            format!(
+                "{path} holds {written}, which no result of the run's tools shows (a model wrote it from nothing it read or computed), and a program written from the task alone computed {printed}"
+            ),
+            path,
+        ),
+        // Two programs written apart that did the same work outweigh one
+        // that computed otherwise: on held-out-18 such a lone program wrote
+        // a header the CSV never had and failed a right price change. What
+        // it printed is the check's to weigh, as when no program agrees.
+        Some(Recomputed::Disputed { printed, .. }) if confirmed => Judged::Unsure(Some(printed)),
+        Some(Recomputed::Disputed { path, printed }) => wrong(
+            format!(
+                "a program written from the task alone computed that {path} must hold:\n{}\nand it holds something else, which no program computed",
+                crate::text::cut_to_budget(&printed, 1500).trim_end()
+            ),
+            path,
+        ),
+        // A program that computed another content is shown to the check: a
+        // judge shown only the work rarely finds it wrong (the 1.5B checker
+        // passed IPs sorted as text, when the first program had sorted them
+        // by number), and the program may be the one that is wrong.
+        Some(Recomputed::Unsure { printed }) => Judged::Unsure(printed),
+        None => Judged::Unsure(None),
+    }
+}
+
+/// What a checking program printed, for the check to weigh beside the run's work.
+fn shown_to_check(printed: &str) -> String {
+    format!(
+        "\n\nA program written from the task alone, without seeing the run's work, printed this as what the file must hold (it may be wrong too; judge which fits the task and its files):\n{}\n",
+        crate::text::cut_to_budget(printed, 1500).trim_end()
+    )
+}
+
+/// The tally of the plan in force, when it is a program plan whose
+/// programs were voted on: a revision since did its own work, which no
+/// vote confirmed.
+fn run_vote(run: &Run) -> Option<crate::help::Agreement> {
+    run.plans
+        .last()
+        .filter(|version| version.version == run.version)?
+        .mends
+        .iter()
+        .find_map(|mend| mend.agreement)
+}
+
+/// What is not done when no second route confirmed the run's work, where
+/// one could have (the run may run programs without asking; `output`: the
+/// one file it wrote, and whether a program derived it again, disagreeing
+/// or unsure): the model's own check of its own
+/// work is then no confirmation. A second route is two programs written
+/// apart that did the same work (`vote`), or, for an answer in text with
+/// no file the task names, a program written from the task alone that
+/// printed what the answer says. Of the held-out-16 and -17 runs with no
+/// agreement that the check alone passed, 2 were right and 3 wrong; on
+/// held-out-18 every run that passed had two programs agreeing, and the
+/// one false `succeeded` (a plan of steps) and react's three had none.
+async fn unconfirmed(
+    run: &mut Run,
+    vote: Option<crate::help::Agreement>,
+    output: Option<(&crate::run::outputs::Output, bool)>,
+    answer: &str,
+) -> Result<Option<NotDone>, Exit> {
+    // The one file the run wrote, which no program could derive again (its
+    // workspace too big to copy): there was no second route to take.
+    let underivable = output.is_some_and(|(_, derived)| !derived);
+    if underivable
+        || vote.is_some_and(|tally| tally.confirmed())
+        || crate::sandbox::programs_may_run(&run.ctx.setting).is_none()
+    {
+        return Ok(None);
+    }
+    let apart = match vote.map(|tally| tally.programs) {
+        Some(1) => "the one program written for the task did work no other program did".to_string(),
+        Some(n) => format!("no two of the {n} programs written apart for the task did the same work"),
+        None => "the work was done by the run's plan alone".to_string(),
     };
-    match output {
-        Some(output) => NotDone::wrong(
+    if let Some((output, _)) = output {
+        // A program derived the file again, and did not agree with it.
+        return Ok(Some(NotDone::wrong(
             format!(
                 "{apart}, and no program written from the task alone computed what {} holds: the work is not confirmed",
                 output.path
             ),
             output.path.clone(),
-        ),
-        None => NotDone::missing(format!("{apart}: the answer is not confirmed")),
+        )));
     }
+    // Files the task names, written, but not one new or edited file
+    // whose content a program could derive again.
+    if !run.new_outputs.is_empty() || !run.old_outputs.is_empty() {
+        return Ok(Some(NotDone::missing(format!(
+            "{apart}, and no program written from the task alone computed what the files it wrote hold: the work is not confirmed"
+        ))));
+    }
+    let programs = crate::recompute::programs_ran(&run.records);
+    let (calls, setting) = (&run.ctx.calls, &run.ctx.setting);
+    let check = crate::recompute::answer_confirmed(calls, setting, &run.task, answer, &programs);
+    let confirmed = Run::guard(&run.ctx.control, check).await?;
+    let confirmed = serde_json::to_value(confirmed).unwrap_or_default();
+    let kept = super::on_engine::kept(run, "second derivation of the answer", confirmed).await;
+    Ok(match serde_json::from_value::<Option<bool>>(kept).unwrap_or_default() {
+        Some(false) => Some(NotDone::missing(format!(
+            "{apart}, and no program written from the task alone printed what the answer says: the answer is not confirmed"
+        ))),
+        _ => None,
+    })
 }
 
 /// The file found wrong before the revision, when `output` (the one file
