@@ -518,6 +518,47 @@ async fn two_programs_that_agree_outweigh_one_checking_program() {
     }
 }
 
+/// An edit of a configuration file that moves a setting the task does not
+/// name rewrote the file instead of changing it (a parser's dump sorts
+/// the keys), whatever a checker would say: the run fails and says which
+/// line moved. A task that names the setting it moves may move it.
+#[tokio::test]
+async fn a_config_edit_that_moves_settings_the_task_does_not_name_is_not_the_work() {
+    let ini = "[server]\nport = 8080\nhost = 0.0.0.0\ntimeout = 30\nadmin = ops\n";
+    let sort = "head, *rest = open('settings.ini').read().splitlines()\nrest = sorted(l.replace('8080', '9090') for l in rest)\nopen('settings.ini', 'w').write('\\n'.join([head] + rest) + '\\n')";
+    let sort_too = "lines = open('settings.ini').read().split('\\n')\nbody = sorted(x.replace('port = 8080', 'port = 9090') for x in lines[1:] if x)\nopen('settings.ini', 'w').write('\\n'.join(lines[:1] + body) + '\\n')";
+    let move_last = "lines = open('settings.ini').read().splitlines()\nlines.remove('port = 8080')\nopen('settings.ini', 'w').write('\\n'.join(lines + ['port = 8080']) + '\\n')";
+    let move_too = "rows = [r for r in open('settings.ini').read().split('\\n') if r]\nkept = [r for r in rows if not r.startswith('port')] + [r for r in rows if r.startswith('port')]\nopen('settings.ini', 'w').write('\\n'.join(kept) + '\\n')";
+    let cases = [
+        ("In settings.ini, change the port to 9090.", [sort, sort_too], false),
+        (
+            "In settings.ini, move the port line to the end of the file.",
+            [move_last, move_too],
+            true,
+        ),
+    ];
+    for (task, [first, second], done) in cases {
+        let planner = vec![program(first), program(second)];
+        let files = [("settings.ini", ini)];
+        let (report, _, _) = run_program_task(task, &files, MendMode::Auto, (planner, vec![]), true).await;
+        assert_eq!(
+            report.status == RunStatus::Succeeded,
+            done,
+            "{task}: {:?}",
+            report.error
+        );
+        if !done {
+            let error = report.error.unwrap_or_default();
+            assert!(
+                error.contains(
+                    "settings.ini was edited in place and settings the task does not name moved (`admin = ops`"
+                ),
+                "{error}"
+            );
+        }
+    }
+}
+
 /// Where two programs written apart did the work and nothing is shown
 /// against it, the model's check fails it only if a second verdict,
 /// sampled, says so too.
