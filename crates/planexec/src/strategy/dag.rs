@@ -273,16 +273,27 @@ fn shown_to_check(printed: &str) -> String {
     )
 }
 
-/// The tally of the plan in force, when it is a program plan whose
-/// programs were voted on: a revision since did its own work, which no
-/// vote confirmed.
+/// The tally of the vote behind the plan in force: the last program plan
+/// voted on, when its program is a step of the plan in force. A revision
+/// that runs the voted program again keeps its tally (on held-out-16 the
+/// revision of an answer that cited `[s1]` for the date ran it again);
+/// one that does other work has no vote behind it.
 fn run_vote(run: &Run) -> Option<crate::help::Agreement> {
-    run.plans
-        .last()
-        .filter(|version| version.version == run.version)?
-        .mends
+    let code_of = |step: &Step| step.args.get("code").and_then(Value::as_str).map(str::to_string);
+    let voted = run
+        .plans
         .iter()
-        .find_map(|mend| mend.agreement)
+        .rev()
+        .flat_map(|version| &version.mends)
+        .find(|mend| mend.agreement.is_some())?;
+    let program = voted.after.first().and_then(code_of)?;
+    let in_force = run
+        .plan()
+        .steps
+        .iter()
+        .filter_map(code_of)
+        .any(|code| crate::verdict::same_program(&code, &program));
+    voted.agreement.filter(|_| in_force)
 }
 
 /// What is not done when no second route confirmed the run's work, where
