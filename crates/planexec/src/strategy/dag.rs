@@ -325,7 +325,7 @@ async fn unconfirmed(
     let apart = match vote.map(|tally| tally.programs) {
         Some(1) => "the one program written for the task did work no other program did".to_string(),
         Some(n) => format!("no two of the {n} programs written apart for the task did the same work"),
-        None => "the work was done by the run's plan alone".to_string(),
+        None => "only the run's own steps did the work".to_string(),
     };
     if let Some((output, _)) = output {
         // A program derived the file again, and did not agree with it.
