@@ -256,12 +256,31 @@ async fn run_program_task(
 ) -> (planexec::RunReport, tempfile::TempDir, Arc<ScriptedModel>) {
     let options = RunOptions {
         verify,
-        ..RunOptions::default()
+        ..no_retries(RunOptions::default())
     };
     run_program_task_with(task, files, mend, (planner, executor), options, |_| ()).await
 }
 
-/// Run `task` over `files` as above, with `options` (no re-asks or replans).
+/// `options` with no re-asks or replans: what a test scripts is all the model says.
+fn no_retries(options: RunOptions) -> RunOptions {
+    RunOptions {
+        max_reasks: 0,
+        max_replans: 0,
+        ..options
+    }
+}
+
+/// Options for a run in `auto` mode (a program may run unasked), checked
+/// when `verify`, with no re-asks or replans.
+fn auto(verify: bool) -> RunOptions {
+    RunOptions {
+        mode: planexec::Mode::Auto,
+        verify,
+        ..no_retries(RunOptions::default())
+    }
+}
+
+/// Run `task` over `files` as above, with `options`.
 async fn run_program_task_with(
     task: &str,
     files: &[(&str, &str)],
@@ -284,12 +303,7 @@ async fn run_program_task_with(
     model.replies(Role::Executor, executor);
     script(&model);
     model.always(Role::Synthesizer, ScriptedReply::text("done"));
-    let options = RunOptions {
-        max_reasks: 0,
-        max_replans: 0,
-        mend,
-        ..options
-    };
+    let options = RunOptions { mend, ..options };
     let agent = Agent::builder(model.clone(), "scripted")
         .tools(tools)
         .options(options)
@@ -365,11 +379,7 @@ async fn the_program_two_samples_agree_on_is_the_plan() {
     let also_right = "total = 0\nfor line in open('steps.txt'):\n    total += int(line.split()[-1])\nopen('total.txt', 'w').write(str(total))";
     let planner = vec![program(wrong), program(right), program(also_right)];
     let files = [("steps.txt", "Mon 8412\nTue 10233\n")];
-    let options = RunOptions {
-        mode: planexec::Mode::Auto,
-        verify: false,
-        ..RunOptions::default()
-    };
+    let options = auto(false);
     let (report, dir, model) =
         run_program_task_with(STEPS_TASK, &files, MendMode::Auto, (planner, vec![]), options, |_| ()).await;
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
@@ -407,11 +417,7 @@ async fn a_program_no_other_agreed_with_needs_a_second_derivation_to_succeed() {
     let guesses = (1..=5).map(|n| program(&format!("open('total.txt', 'w').write('{n}')")));
     let planner: Vec<ScriptedReply> = std::iter::once(program(right)).chain(guesses).collect();
     let files = [("steps.txt", "Mon 8412\nTue 10233\n")];
-    let options = RunOptions {
-        mode: planexec::Mode::Auto,
-        verify: true,
-        ..RunOptions::default()
-    };
+    let options = auto(true);
     let check = ScriptedReply::text(r#"{"done": true, "wrong": ""}"#);
     let checked = |model: &ScriptedModel| model.always_containing(Role::Synthesizer, "\"done\"", check.clone());
     let (report, dir, _) = run_program_task_with(
@@ -457,6 +463,15 @@ async fn a_program_no_other_agreed_with_needs_a_second_derivation_to_succeed() {
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
 }
 
+/// A price list, a task that changes one price in it, and two programs
+/// written apart that do it.
+const PRICES: &str = "product,price\nwhole milk,1.35\noat milk,1.99\n";
+const OAT_MILK_TASK: &str = "In prices.csv, change the price of oat milk to 2.15. Don't change anything else.";
+const OAT_MILK_EDITS: [&str; 2] = [
+    "rows = open('prices.csv').read().replace('oat milk,1.99', 'oat milk,2.15')\nopen('prices.csv', 'w').write(rows)",
+    "lines = open('prices.csv').read().splitlines()\nlines = [l.replace('1.99', '2.15') if l.startswith('oat') else l for l in lines]\nopen('prices.csv', 'w').write('\\n'.join(lines) + '\\n')",
+];
+
 /// Two programs written apart that did the same work outweigh one checking
 /// program that computed otherwise: what it printed goes to the check to
 /// weigh, and the check decides. A checking program whose result for an
@@ -464,20 +479,12 @@ async fn a_program_no_other_agreed_with_needs_a_second_derivation_to_succeed() {
 /// with nothing against the two programs, the model's check is not asked.
 #[tokio::test]
 async fn two_programs_that_agree_outweigh_one_checking_program() {
-    let task = "In prices.csv, change the price of oat milk to 2.15. Don't change anything else.";
-    let prices = "product,price\nwhole milk,1.35\noat milk,1.99\n";
-    let edit = "rows = open('prices.csv').read().replace('oat milk,1.99', 'oat milk,2.15')\nopen('prices.csv', 'w').write(rows)";
-    let edit_by_rows = "lines = open('prices.csv').read().splitlines()\nlines = [l.replace('1.99', '2.15') if l.startswith('oat') else l for l in lines]\nopen('prices.csv', 'w').write('\\n'.join(lines) + '\\n')";
-    let files = [("prices.csv", prices)];
-    let options = RunOptions {
-        mode: planexec::Mode::Auto,
-        verify: true,
-        ..RunOptions::default()
-    };
+    let (task, files) = (OAT_MILK_TASK, [("prices.csv", PRICES)]);
+    let options = auto(true);
     let header_made_up = "print('item,cost')\nprint('whole milk,1.35')\nprint('oat milk,2.15')";
     let as_it_was = "print(open('prices.csv').read())";
     for (checking, shown) in [(header_made_up, true), (as_it_was, false)] {
-        let planner = vec![program(edit), program(edit_by_rows)];
+        let planner = OAT_MILK_EDITS.map(program).to_vec();
         let (report, dir, model) = run_program_task_with(
             task,
             &files,
@@ -564,20 +571,13 @@ async fn a_config_edit_that_moves_settings_the_task_does_not_name_is_not_the_wor
 /// sampled, says so too.
 #[tokio::test]
 async fn a_voted_program_is_failed_by_the_check_only_when_it_says_so_twice() {
-    let task = "In prices.csv, change the price of oat milk to 2.15. Don't change anything else.";
-    let files = [("prices.csv", "product,price\nwhole milk,1.35\noat milk,1.99\n")];
-    let edit = "rows = open('prices.csv').read().replace('oat milk,1.99', 'oat milk,2.15')\nopen('prices.csv', 'w').write(rows)";
-    let edit_by_rows = "lines = open('prices.csv').read().splitlines()\nlines = [l.replace('1.99', '2.15') if l.startswith('oat') else l for l in lines]\nopen('prices.csv', 'w').write('\\n'.join(lines) + '\\n')";
-    let options = RunOptions {
-        mode: planexec::Mode::Auto,
-        verify: true,
-        ..RunOptions::default()
-    };
+    let (task, files) = (OAT_MILK_TASK, [("prices.csv", PRICES)]);
+    let options = auto(true);
     let wrong =
         || ScriptedReply::text(r#"{"done": false, "wrong": "the price was changed without reading prices.csv"}"#);
     let done = || ScriptedReply::text(r#"{"done": true, "wrong": ""}"#);
     for (verdicts, succeeds) in [(vec![wrong(), done()], true), (vec![wrong(), wrong()], false)] {
-        let planner = vec![program(edit), program(edit_by_rows)];
+        let planner = OAT_MILK_EDITS.map(program).to_vec();
         let (report, _, model) = run_program_task_with(
             task,
             &files,
@@ -606,6 +606,48 @@ async fn a_voted_program_is_failed_by_the_check_only_when_it_says_so_twice() {
         if !succeeds {
             let error = report.error.unwrap_or_default();
             assert!(error.contains("without reading prices.csv"), "{error}");
+        }
+    }
+}
+
+/// The vote's tally stays with its program: a revision that runs the
+/// voted program again is still confirmed by it; one that runs another
+/// program has no vote behind it, and with no program written from the
+/// task alone printing what the answer says, it is not confirmed.
+#[tokio::test]
+async fn a_revision_keeps_the_vote_only_when_it_runs_the_voted_program() {
+    let task = "steps.txt has my step count for each day. What is the total? Just tell me, I don't need a file.";
+    let voted = [
+        "print(sum(int(l.split()[1]) for l in open('steps.txt')))",
+        "total = 0\nfor line in open('steps.txt'):\n    total += int(line.split()[-1])\nprint(total)",
+    ];
+    let other = "print(len(open('steps.txt').read()))";
+    for (revision, succeeds) in [(voted[0], true), (other, false)] {
+        let planner = voted.map(program).to_vec();
+        let options = RunOptions {
+            max_replans: 1,
+            ..auto(true)
+        };
+        let files = [("steps.txt", "Mon 8412\nTue 10233\n")];
+        let (report, _, model) =
+            run_program_task_with(task, &files, MendMode::Auto, (planner, vec![]), options, |model| {
+                let wrong = ScriptedReply::text(r#"{"done": false, "wrong": "the answer gives no total"}"#);
+                let done = ScriptedReply::text(r#"{"done": true, "wrong": ""}"#);
+                model.replies_containing(
+                    Role::Synthesizer,
+                    "You are the checker",
+                    vec![wrong.clone(), wrong, done],
+                );
+                model.always_containing(Role::Synthesizer, "computes the answer", program("print(1)"));
+                model.replies(Role::Replanner, vec![program(revision)]);
+            })
+            .await;
+        assert_eq!(model.requests_from(Role::Replanner).len(), 1);
+        assert_eq!(report.status == RunStatus::Succeeded, succeeds, "{:?}", report.error);
+        if !succeeds {
+            let error = report.error.unwrap_or_default();
+            let told = "only the run's own steps did the work, and no program written from the task alone printed what the answer says";
+            assert!(error.contains(told), "{error}");
         }
     }
 }
