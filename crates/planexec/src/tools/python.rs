@@ -79,7 +79,10 @@ const ERROR_LINES: usize = 8;
 /// Where no `toml` package is installed, `import toml` gets its `load`
 /// and `loads` read by the standard library's `tomllib`: the 1.5B model
 /// imports `toml`, and told it is missing, imported it again four times.
-const LAUNCHER: &str = r#"import ast, json, sys
+const LAUNCHER: &str = r#"import sys
+# What -P does: the working folder's files (a json.py) do not shadow modules.
+sys.path[:] = [p for p in sys.path if p not in ("", ".")]
+import ast, json
 given = json.load(sys.stdin)
 def read_file(path):
     with open(path, encoding="utf-8") as f:
@@ -364,9 +367,22 @@ impl Tool for Python {
         let inputs = args.get("inputs").cloned().unwrap_or_else(|| json!({}));
         let given = json!({"code": code, "fixed": repaired_copies(code), "inputs": inputs});
         let mut cmd = tokio::process::Command::new(&self.program);
-        // -I: isolated (no user site, no PYTHON* variables), so a program runs
-        // the same everywhere; the launcher reads the rest from standard input.
-        cmd.arg("-I").arg("-c").arg(LAUNCHER);
+        // Isolated, as `-I` would be (no user site, no PYTHON* variables, the
+        // working folder not on the path: the launcher drops it), so a program
+        // runs the same everywhere; `-I` would also ignore the one variable
+        // set here. The launcher reads the rest from standard input.
+        cmd.arg("-s").arg("-c").arg(LAUNCHER);
+        for (name, _) in std::env::vars_os() {
+            if name.to_string_lossy().starts_with("PYTHON") {
+                cmd.env_remove(name);
+            }
+        }
+        // One hash seed: a set of strings iterates in the same order in every
+        // run, so two programs that do the same work print or write it the
+        // same way (the vote and the second derivation compare their output;
+        // with a seed per process, two set differences of the same lists
+        // disagreed on order), and a run replayed does what it did.
+        cmd.env("PYTHONHASHSEED", "0");
         let finished = run_fed(
             cmd,
             (self.workspace.root(), Some(given.to_string().into_bytes())),
@@ -484,6 +500,23 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(out, json!("Fortune favours the bold."));
+    }
+
+    /// Two runs of a program that prints a set of strings print it in one
+    /// order (one hash seed), and a file in the workspace named like a
+    /// module does not shadow it.
+    #[tokio::test]
+    async fn a_set_prints_in_one_order_and_workspace_files_shadow_no_module() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("json.py"), "raise SystemExit('shadowed')\n").unwrap();
+        let tool = python(dir.path()).expect("python3 is needed by this test");
+        let code =
+            "import json\nprint(json.dumps(list({'tent', 'stove', 'torch', 'map', 'rope', 'mug', 'saw', 'tarp'})))";
+        let mut printed = Vec::new();
+        for _ in 0..3 {
+            printed.push(tool.call(json!({ "code": code })).await.unwrap());
+        }
+        assert!(printed.windows(2).all(|two| two[0] == two[1]), "{printed:?}");
     }
 
     #[tokio::test]
