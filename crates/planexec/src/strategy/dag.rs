@@ -153,19 +153,18 @@ async fn found_wrong(
         Judged::Wrong(found) => return Ok(Some(found)),
         Judged::Unsure(shown) => (shown, false),
     };
-    let confirmed = confirmed || agreed;
-    // Two programs written apart that ran and did the same work, with
-    // nothing shown against them, are failed by the model's judgement only
-    // when a second verdict, sampled, says so too: of the held-out-16 to -18
-    // runs so confirmed, the 1.5B checker failed 5, and the 4 whose
-    // programs were replayed had done the work (it said `2024-01-17` was
-    // written "without checking meter.csv").
-    let twice = confirmed && shown.is_none() && facts.is_empty();
+    // Two programs written apart that ran and did the same work are failed
+    // by the model's judgement only when a second verdict, sampled, says so
+    // too: of the held-out-16 to -18 runs so confirmed, the 1.5B checker
+    // failed 5, and the 4 whose programs were replayed had done the work
+    // (it said `2024-01-17` was written "without checking meter.csv"); shown
+    // a lone checking program's first words of each line, it called right
+    // sorted stamps unsorted (held-out-17).
     let mut produced = crate::run::outputs::produced(run, answer);
     if let Some(printed) = shown {
         produced.push_str(&shown_to_check(&printed));
     }
-    let what = match verdict(run, &produced, twice).await? {
+    let what = match verdict(run, &produced, confirmed).await? {
         Ok(v) if !v.done && v.wrong.is_empty() => {
             "a check of the result found it does not do what the task asks".to_string()
         }
