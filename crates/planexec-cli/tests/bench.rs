@@ -44,6 +44,11 @@ fn script(server: &ScriptedServer) {
     // The CLI checks a run's work before it may succeed (verify, on by
     // default): with python, a new file is first derived again by a program,
     // and when it agrees no verdict is asked.
+    // An answer in text is confirmed by a program that prints what it says.
+    server
+        .role("synthesizer")
+        .containing("computes the answer this task asks for")
+        .always(Reply::json(&json!({"code": "print(int(open('n.txt').read()))"})));
     server
         .role("synthesizer")
         .containing("Write a short Python 3 program")
@@ -100,7 +105,8 @@ fn bench_runs_every_task_under_each_strategy_and_reports_pass_and_fail() {
     );
     assert_eq!(row("wrong", "rewoo")[2], "0/1");
     assert_eq!(row("(all)", "plan-execute")[2], "1/2");
-    assert_eq!(row("(all)", "rewoo")[3], "6");
+    // The answer in text: planner, synthesizer, verdict and the program that confirms it.
+    assert_eq!(row("(all)", "rewoo")[3], "7");
     // Prompt tokens per role, cached and not, below the table.
     assert!(
         stdout.contains("double / plan-execute: planner ") && stdout.contains(" cached), synthesizer "),

@@ -181,6 +181,28 @@ async fn found_wrong(
     }))
 }
 
+/// Whether a call of the run that succeeded had an effect beyond reading
+/// (a file written, a message sent), a program aside: programs are how an
+/// answer is computed, and one that wrote a file the task names is judged
+/// by that file.
+fn changed_something(run: &Run) -> bool {
+    let tools = &run.ctx.setting.tools;
+    crate::result::tool_calls_succeeded(&run.records)
+        .into_iter()
+        .any(|call| {
+            let Some(name) = call.tool.as_deref().filter(|name| *name != "python") else {
+                return false;
+            };
+            let args = call.args.clone().unwrap_or_default();
+            tools.get(name).is_some_and(|entry| {
+                !matches!(
+                    entry.effect(&args),
+                    crate::tools::Effect::ReadOnly | crate::tools::Effect::Network
+                )
+            })
+        })
+}
+
 /// The check's verdict on `produced`; when `twice`, a verdict that the work
 /// is not done stands only if a second, sampled, says so too.
 async fn verdict(
@@ -342,6 +364,12 @@ async fn unconfirmed(
         return Ok(Some(NotDone::missing(format!(
             "{apart}, and no program written from the task alone computed what the files it wrote hold: the work is not confirmed"
         ))));
+    }
+    // An answer is the run's whole work only when its tools changed
+    // nothing: a note written or a message sent is work no program can
+    // derive again, and the answer reports it.
+    if changed_something(run) {
+        return Ok(None);
     }
     let programs = crate::recompute::programs_ran(&run.records);
     let (calls, setting) = (&run.ctx.calls, &run.ctx.setting);
