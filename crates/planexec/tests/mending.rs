@@ -472,31 +472,43 @@ const OAT_MILK_EDITS: [&str; 2] = [
     "lines = open('prices.csv').read().splitlines()\nlines = [l.replace('1.99', '2.15') if l.startswith('oat') else l for l in lines]\nopen('prices.csv', 'w').write('\\n'.join(lines) + '\\n')",
 ];
 
+/// The oat milk task in `auto` mode, checked: the two edits are voted on
+/// (and agree), every program written to check the file is `checking`,
+/// and `script` says the rest.
+async fn run_oat_milk_voted(
+    checking: &str,
+    script: impl FnOnce(&ScriptedModel),
+) -> (planexec::RunReport, tempfile::TempDir, Arc<ScriptedModel>) {
+    let planner = OAT_MILK_EDITS.map(program).to_vec();
+    let files = [("prices.csv", PRICES)];
+    run_program_task_with(
+        OAT_MILK_TASK,
+        &files,
+        MendMode::Auto,
+        (planner, vec![]),
+        auto(true),
+        |model| {
+            model.always_containing(Role::Synthesizer, "computes exactly what the file", program(checking));
+            script(model);
+        },
+    )
+    .await
+}
+
 /// Two programs written apart that did the same work outweigh one checking
 /// program that computed otherwise: what it printed goes to the check to
 /// weigh, and the check decides. A checking program whose result for an
 /// edit is the file as it was did no edit, and is no derivation at all:
-/// with nothing against the two programs, the model's check is not asked.
+/// the check is shown nothing of it.
 #[tokio::test]
 async fn two_programs_that_agree_outweigh_one_checking_program() {
-    let (task, files) = (OAT_MILK_TASK, [("prices.csv", PRICES)]);
-    let options = auto(true);
     let header_made_up = "print('item,cost')\nprint('whole milk,1.35')\nprint('oat milk,2.15')";
     let as_it_was = "print(open('prices.csv').read())";
     for (checking, shown) in [(header_made_up, true), (as_it_was, false)] {
-        let planner = OAT_MILK_EDITS.map(program).to_vec();
-        let (report, dir, model) = run_program_task_with(
-            task,
-            &files,
-            MendMode::Auto,
-            (planner, vec![]),
-            options.clone(),
-            |model| {
-                model.always_containing(Role::Synthesizer, "computes exactly what the file", program(checking));
-                let check = ScriptedReply::text(r#"{"done": true, "wrong": ""}"#);
-                model.always_containing(Role::Synthesizer, "\"done\"", check);
-            },
-        )
+        let (report, dir, model) = run_oat_milk_voted(checking, |model| {
+            let check = ScriptedReply::text(r#"{"done": true, "wrong": ""}"#);
+            model.always_containing(Role::Synthesizer, "\"done\"", check);
+        })
         .await;
         let mend = &report.plans[0].mends[0];
         assert_eq!(mend.agreement.map(|a| (a.programs, a.agreeing)), Some((2, 2)));
@@ -566,30 +578,18 @@ async fn a_config_edit_that_moves_settings_the_task_does_not_name_is_not_the_wor
     }
 }
 
-/// Where two programs written apart did the work and nothing is shown
-/// against it, the model's check fails it only if a second verdict,
-/// sampled, says so too.
+/// Where two programs written apart did the work, the model's check fails
+/// it only if a second verdict, sampled, says so too.
 #[tokio::test]
 async fn a_voted_program_is_failed_by_the_check_only_when_it_says_so_twice() {
-    let (task, files) = (OAT_MILK_TASK, [("prices.csv", PRICES)]);
-    let options = auto(true);
     let wrong =
         || ScriptedReply::text(r#"{"done": false, "wrong": "the price was changed without reading prices.csv"}"#);
     let done = || ScriptedReply::text(r#"{"done": true, "wrong": ""}"#);
     for (verdicts, succeeds) in [(vec![wrong(), done()], true), (vec![wrong(), wrong()], false)] {
-        let planner = OAT_MILK_EDITS.map(program).to_vec();
-        let (report, _, model) = run_program_task_with(
-            task,
-            &files,
-            MendMode::Auto,
-            (planner, vec![]),
-            options.clone(),
-            |model| {
-                let as_it_was = program("print(open('prices.csv').read())");
-                model.always_containing(Role::Synthesizer, "computes exactly what the file", as_it_was);
-                model.replies_containing(Role::Synthesizer, "You are the checker", verdicts);
-            },
-        )
+        let as_it_was = "print(open('prices.csv').read())";
+        let (report, _, model) = run_oat_milk_voted(as_it_was, |model| {
+            model.replies_containing(Role::Synthesizer, "You are the checker", verdicts);
+        })
         .await;
         let checks: Vec<_> = model
             .requests_from(Role::Synthesizer)
