@@ -19,6 +19,12 @@ fn script(server: &ScriptedServer) {
         {"id": "s1", "description": "read n.txt", "tool": "read_file", "args": {"path": "n.txt"}, "depends_on": []},
         {"id": "s2", "description": "double it", "tool": "calculator", "args": {"expression": "{{s1}} * 2"}, "depends_on": ["s1"]},
         {"id": "s3", "description": "write out.txt", "tool": "write_file", "args": {"path": "out.txt", "content": "{{s2}}"}, "depends_on": ["s2"]}]})));
+    // The run checks its work (verify, on by default): with python, a
+    // program written from the task alone derives out.txt again, and agrees.
+    server
+        .role("synthesizer")
+        .containing("Write a short Python 3 program")
+        .always(Reply::json(&json!({"code": "print(int(open('n.txt').read()) * 2)"})));
     server
         .role("synthesizer")
         .containing("You are the checker")
