@@ -184,7 +184,7 @@ pub(crate) async fn recompute(
 /// printed, said as a whole): a second route to an answer with no file
 /// behind it. The greedy program and one sample are asked; a program the
 /// run itself ran (`programs`) is no second route. `None` when the run
-/// cannot ([`recompute`]).
+/// cannot ([`recompute`]) or no program printed anything.
 pub(crate) async fn answer_confirmed(
     calls: &ModelCalls,
     setting: &Setting,
@@ -205,6 +205,7 @@ pub(crate) async fn answer_confirmed(
         workspace,
         edit: false,
     };
+    let mut printed_any = false;
     for temperature in [None, Some(SAMPLE_TEMPERATURES[0])] {
         let Some((_, printed)) = derived(calls, setting, route, (&sandbox, programs), temperature).await else {
             continue;
@@ -212,8 +213,11 @@ pub(crate) async fn answer_confirmed(
         if said_in(answer, &printed) {
             return Some(true);
         }
+        printed_any = true;
     }
-    Some(false)
+    // No program printed anything (none written, or each failed): there
+    // was no second route to take, which is no evidence against the answer.
+    printed_any.then_some(false)
 }
 
 /// Whether `answer` says each line of `printed` as a whole, or is it.

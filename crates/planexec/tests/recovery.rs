@@ -1050,8 +1050,8 @@ async fn programs_that_print_the_files_zero_leave_the_verdict_to_the_check() {
     let asked = server.requests_from("synthesizer");
     assert_eq!(asked.len(), 5, "three programs, then the verdict");
     assert!(asked[4].prompt_text().contains("You are the checker"));
-    // The verdict passed it, and it is no second route: the work is revised.
-    assert_not_confirmed(&server, &report, "many.txt");
+    // No program printed anything to compare: the verdict decides.
+    assert!(report.succeeded(), "{:?}", report.error);
 }
 
 /// A run whose work the check passed with no second route to it (no
@@ -1684,5 +1684,5 @@ async fn the_runs_own_program_written_again_is_not_a_second_derivation() {
     let asked = server.requests_from("synthesizer");
     assert_eq!(asked.len(), 5, "the agreement of the run's own program is not taken");
     assert!(asked[4].prompt_text().contains("The file scores.json holds:"));
-    assert_not_confirmed(&server, &report, "winner.txt");
+    assert!(report.succeeded(), "{:?}", report.error);
 }

@@ -139,7 +139,9 @@ async fn found_wrong(
     let second = second_derivation(run, output, answer).await?;
     let vote = run_vote(run);
     let confirmed = vote.is_some_and(|tally| tally.confirmed());
-    let derived = second.is_some();
+    // A second route was taken when a program printed something to compare
+    // (none written, or each failed, is no evidence either way).
+    let derived = !matches!(second, None | Some(Recomputed::Unsure { printed: None }));
     let facts = output.map_or(String::new(), |output| {
         crate::run::outputs::facts(&output.path, output.before.as_deref(), &output.now)
     });
@@ -337,7 +339,7 @@ async fn unconfirmed(
     // The one file the run wrote, which no program could derive again (its
     // workspace too big to copy): there was no second route to take.
     let underivable = output.is_some_and(|(_, derived)| !derived);
-    if underivable
+    if (underivable && vote.is_none())
         || vote.is_some_and(|tally| tally.confirmed())
         || crate::sandbox::programs_may_run(&run.ctx.setting).is_none()
     {
