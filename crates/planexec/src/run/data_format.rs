@@ -57,18 +57,18 @@ pub(crate) fn numbers_as_text(path: &str, held: &str) -> Option<String> {
     let rows = serde_json::from_str::<Value>(held.trim()).ok()?;
     let rows: Vec<&serde_json::Map<String, Value>> = rows.as_array()?.iter().filter_map(Value::as_object).collect();
     let first = rows.first()?;
-    let keys: Vec<String> = first
+    let keys: Vec<&String> = first
         .keys()
         .filter(|key| {
             rows.iter()
                 .all(|row| row.get(*key).and_then(Value::as_str).is_some_and(reads_as_number))
         })
-        .map(|key| format!("\"{key}\""))
         .collect();
-    let example = first.get(keys.first()?.trim_matches('"'))?.as_str()?;
+    let example = first.get(*keys.first()?)?.as_str()?;
+    let named: Vec<String> = keys.iter().map(|key| format!("\"{key}\"")).collect();
     Some(format!(
         "In {path}, the values of {} are numbers written as text (such as \"{example}\"), not JSON numbers.\n\n",
-        keys.join(", ")
+        named.join(", ")
     ))
 }
 

@@ -155,6 +155,10 @@ async fn found_wrong(
         Judged::Wrong(found) => return Ok(Some(found)),
         Judged::Unsure(shown) => (shown, false),
     };
+    let mut produced = crate::run::outputs::produced(run, answer);
+    if let Some(printed) = shown {
+        produced.push_str(&shown_to_check(&printed));
+    }
     // Two programs written apart that ran and did the same work are failed
     // by the model's judgement only when a second verdict, sampled, says so
     // too: of the held-out-16 to -18 runs so confirmed, the 1.5B checker
@@ -162,10 +166,6 @@ async fn found_wrong(
     // (it said `2024-01-17` was written "without checking meter.csv"); shown
     // a lone checking program's first words of each line, it called right
     // sorted stamps unsorted (held-out-17).
-    let mut produced = crate::run::outputs::produced(run, answer);
-    if let Some(printed) = shown {
-        produced.push_str(&shown_to_check(&printed));
-    }
     let what = match verdict(run, &produced, confirmed).await? {
         Ok(v) if !v.done && v.wrong.is_empty() => {
             "a check of the result found it does not do what the task asks".to_string()
@@ -322,8 +322,8 @@ fn run_vote(run: &Run) -> Option<crate::help::Agreement> {
 /// What is not done when no second route confirmed the run's work, where
 /// one could have (the run may run programs without asking; `output`: the
 /// one file it wrote, and whether a program derived it again, disagreeing
-/// or unsure): the model's own check of its own
-/// work is then no confirmation. A second route is two programs written
+/// or unsure): the model's own check of its own work is then no
+/// confirmation. A second route is two programs written
 /// apart that did the same work (`vote`), or, for an answer in text with
 /// no file the task names, a program written from the task alone that
 /// printed what the answer says. Of the held-out-16 and -17 runs with no
@@ -336,8 +336,9 @@ async fn unconfirmed(
     output: Option<(&crate::run::outputs::Output, bool)>,
     answer: &str,
 ) -> Result<Option<NotDone>, Exit> {
-    // The one file the run wrote, which no program could derive again (its
-    // workspace too big to copy): there was no second route to take.
+    // The one file the run wrote, which no program derived again (its
+    // workspace too big to copy, or no program printed anything to
+    // compare): with no vote either, there was no second route to take.
     let underivable = output.is_some_and(|(_, derived)| !derived);
     if (underivable && vote.is_none())
         || vote.is_some_and(|tally| tally.confirmed())
