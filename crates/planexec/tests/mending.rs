@@ -463,6 +463,29 @@ async fn a_program_no_other_agreed_with_needs_a_second_derivation_to_succeed() {
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
 }
 
+/// A task that works in a file that is not there names a missing input,
+/// not a file to make: the planner writes a plan of steps (no program is
+/// run on the folder for it), and a run that makes the file does not
+/// succeed.
+#[tokio::test]
+async fn a_file_the_task_works_in_that_is_missing_is_not_made() {
+    let task = "In lighting.ini, set key_light to 80 in the [levels] section.";
+    let makes = json!({"steps": [
+        {"id": "s1", "description": "write the setting", "tool": "write_file",
+         "args": {"path": "lighting.ini", "content": "[levels]\nkey_light = 80\n"}, "depends_on": []}
+    ]});
+    let files = [("booking.ini", "[guests]\ncount = 2\n")];
+    let planner = vec![ScriptedReply::text(makes.to_string())];
+    let (report, dir, model) =
+        run_program_task_with(task, &files, MendMode::Auto, (planner, vec![]), auto(true), |_| ()).await;
+    let asked = serde_json::to_string(&model.requests_from(Role::Planner)).unwrap();
+    assert!(!asked.contains("booking.ini ---"), "no program plan shown the files");
+    assert_eq!(report.status, RunStatus::Failed);
+    let error = report.error.unwrap_or_default();
+    assert!(error.contains("the task works in lighting.ini"), "{error}");
+    assert!(dir.path().join("lighting.ini").exists(), "the run made it, and says so");
+}
+
 /// A price list, a task that changes one price in it, and two programs
 /// written apart that do it.
 const PRICES: &str = "product,price\nwhole milk,1.35\noat milk,1.99\n";
@@ -496,15 +519,13 @@ async fn run_oat_milk_voted(
 }
 
 /// Two programs written apart that did the same work outweigh one checking
-/// program that computed otherwise: what it printed goes to the check to
-/// weigh, and the check decides. A checking program whose result for an
-/// edit is the file as it was did no edit, and is no derivation at all:
-/// the check is shown nothing of it.
+/// program that computed otherwise (or, for an edit, the file as it was:
+/// no derivation at all), and the model's check is not asked.
 #[tokio::test]
 async fn two_programs_that_agree_outweigh_one_checking_program() {
     let header_made_up = "print('item,cost')\nprint('whole milk,1.35')\nprint('oat milk,2.15')";
     let as_it_was = "print(open('prices.csv').read())";
-    for (checking, shown) in [(header_made_up, true), (as_it_was, false)] {
+    for checking in [header_made_up, as_it_was] {
         let (report, dir, model) = run_oat_milk_voted(checking, |model| {
             let check = ScriptedReply::text(r#"{"done": true, "wrong": ""}"#);
             model.always_containing(Role::Synthesizer, "\"done\"", check);
@@ -521,18 +542,10 @@ async fn two_programs_that_agree_outweigh_one_checking_program() {
             .iter()
             .map(|request| serde_json::to_string(&request.messages).unwrap())
             .collect();
-        let checks: Vec<&String> = asked
-            .iter()
-            .filter(|text| text.contains("You are the checker"))
-            .collect();
-        assert_eq!(checks.len(), 1, "{asked:?}");
-        assert_eq!(
-            checks[0].contains("A program written from the task alone"),
-            shown,
-            "{}",
-            checks[0]
+        assert!(
+            !asked.iter().any(|text| text.contains("You are the checker")),
+            "{asked:?}"
         );
-        assert_eq!(checks[0].contains("item,cost"), shown, "{}", checks[0]);
         assert!(model.requests_from(Role::Replanner).is_empty(), "no revision");
     }
 }
@@ -578,78 +591,31 @@ async fn a_config_edit_that_moves_settings_the_task_does_not_name_is_not_the_wor
     }
 }
 
-/// Where two programs written apart did the work, the model's check fails
-/// it only if a second verdict, sampled, says so too.
+/// Where two programs written apart did the work, the model's check of it
+/// is not asked: it is no second route, and against such agreement the
+/// 1.5B checker was wrong each time it was replayed.
 #[tokio::test]
-async fn a_voted_program_is_failed_by_the_check_only_when_it_says_so_twice() {
+async fn a_voted_program_is_not_failed_by_the_check() {
     let wrong =
         || ScriptedReply::text(r#"{"done": false, "wrong": "the price was changed without reading prices.csv"}"#);
-    let done = || ScriptedReply::text(r#"{"done": true, "wrong": ""}"#);
-    for (verdicts, succeeds) in [(vec![wrong(), done()], true), (vec![wrong(), wrong()], false)] {
-        let as_it_was = "print(open('prices.csv').read())";
-        let (report, _, model) = run_oat_milk_voted(as_it_was, |model| {
-            model.replies_containing(Role::Synthesizer, "You are the checker", verdicts);
+    let as_it_was = "print(open('prices.csv').read())";
+    let (report, dir, model) = run_oat_milk_voted(as_it_was, |model| {
+        model.replies_containing(Role::Synthesizer, "You are the checker", vec![wrong(), wrong()]);
+    })
+    .await;
+    let checks = model
+        .requests_from(Role::Synthesizer)
+        .into_iter()
+        .filter(|request| {
+            serde_json::to_string(&request.messages)
+                .unwrap()
+                .contains("You are the checker")
         })
-        .await;
-        let checks: Vec<_> = model
-            .requests_from(Role::Synthesizer)
-            .into_iter()
-            .filter(|request| {
-                serde_json::to_string(&request.messages)
-                    .unwrap()
-                    .contains("You are the checker")
-            })
-            .collect();
-        assert_eq!(checks.len(), 2);
-        assert_eq!((checks[0].temperature, checks[1].temperature), (None, Some(0.7)));
-        assert_eq!(report.status == RunStatus::Succeeded, succeeds, "{:?}", report.error);
-        if !succeeds {
-            let error = report.error.unwrap_or_default();
-            assert!(error.contains("without reading prices.csv"), "{error}");
-        }
-    }
-}
-
-/// The vote's tally stays with its program: a revision that runs the
-/// voted program again is still confirmed by it; one that runs another
-/// program has no vote behind it, and with no program written from the
-/// task alone printing what the answer says, it is not confirmed.
-#[tokio::test]
-async fn a_revision_keeps_the_vote_only_when_it_runs_the_voted_program() {
-    let task = "steps.txt has my step count for each day. What is the total? Just tell me, I don't need a file.";
-    let voted = [
-        "print(sum(int(l.split()[1]) for l in open('steps.txt')))",
-        "total = 0\nfor line in open('steps.txt'):\n    total += int(line.split()[-1])\nprint(total)",
-    ];
-    let other = "print(len(open('steps.txt').read()))";
-    for (revision, succeeds) in [(voted[0], true), (other, false)] {
-        let planner = voted.map(program).to_vec();
-        let options = RunOptions {
-            max_replans: 1,
-            ..auto(true)
-        };
-        let files = [("steps.txt", "Mon 8412\nTue 10233\n")];
-        let (report, _, model) =
-            run_program_task_with(task, &files, MendMode::Auto, (planner, vec![]), options, |model| {
-                let wrong = ScriptedReply::text(r#"{"done": false, "wrong": "the answer gives no total"}"#);
-                let done = ScriptedReply::text(r#"{"done": true, "wrong": ""}"#);
-                model.replies_containing(
-                    Role::Synthesizer,
-                    "You are the checker",
-                    vec![wrong.clone(), wrong, done],
-                );
-                model.always_containing(Role::Synthesizer, "computes the answer", program("print(1)"));
-                model.replies(Role::Replanner, vec![program(revision)]);
-            })
-            .await;
-        assert_eq!(model.requests_from(Role::Replanner).len(), 1);
-        assert_eq!(report.status == RunStatus::Succeeded, succeeds, "{:?}", report.error);
-        if !succeeds {
-            let error = report.error.unwrap_or_default();
-            let told = "only the run's own steps did the work, and no program written from the task alone printed what the answer says";
-            assert!(error.contains(told), "{error}");
-        }
-    }
+        .count();
+    assert_eq!(checks, 0);
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    let prices = std::fs::read_to_string(dir.path().join("prices.csv")).unwrap();
+    assert!(prices.contains("oat milk,2.15"), "{prices}");
 }
 
 /// A program plan that fails is written again by the model, shown its

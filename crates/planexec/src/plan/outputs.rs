@@ -123,6 +123,40 @@ fn last_destination(task: &str) -> Option<String> {
     last
 }
 
+/// The files `task` works in: a path that opens a sentence as "In
+/// lighting.ini, set …", where the sentence has no verb of writing. The
+/// sentence changes or reads what the file holds, so it is to be there: a
+/// run that makes it when it is not made up its input (on held-out-19 a
+/// program wrote a new `lighting.ini` holding the one setting, and the run
+/// said `succeeded`). A destination comes after what is put in it ("the
+/// tag goes in tag.txt"), not before.
+pub fn worked_in(task: &str) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    let mut sentence: Vec<&str> = Vec::new();
+    let words: Vec<&str> = task.split_whitespace().collect();
+    for (i, word) in words.iter().enumerate() {
+        sentence.push(word);
+        let last = i + 1 == words.len();
+        if !ends_a_sentence(word, as_path(word).is_some()) && !last {
+            continue;
+        }
+        let writes = sentence.iter().any(|w| {
+            let bare = w.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
+            WRITE_VERBS
+                .iter()
+                .any(|v| bare == *v || bare.strip_suffix('s') == Some(v))
+        });
+        if let [opening, place, ..] = sentence[..] {
+            let path = as_path(place).filter(|_| opening.eq_ignore_ascii_case("in") && place.ends_with(','));
+            if let Some(path) = path.filter(|p| !writes && !found.iter().any(|f| f == p)) {
+                found.push(path.to_string());
+            }
+        }
+        sentence.clear();
+    }
+    found
+}
+
 /// Every file path `task` names, wherever it stands (`a.txt`,
 /// `out/report.md`), in order, once each; not a URL.
 pub fn paths_named_by(task: &str) -> Vec<String> {
@@ -190,10 +224,12 @@ pub fn new_outputs(task: &str, tools: &crate::tools::ToolRegistry) -> Vec<String
         named = joined(last_destination(task).into_iter().collect(), named);
     }
     // A dotfile that is not there is more likely a kind of file (`.jpg
-    // files`) than one to write.
+    // files`) than one to write; a file the task works in is to be there.
+    let worked_in = worked_in(task);
     named
         .into_iter()
         .filter(|path| !path.rsplit('/').next().unwrap_or(path).starts_with('.'))
+        .filter(|path| !worked_in.contains(path))
         .filter(|path| presence(tools, path) == Some(false))
         .collect()
 }
@@ -417,6 +453,28 @@ mod tests {
 #[cfg(test)]
 mod destination_tests {
     use super::*;
+
+    /// A file a sentence opens with ("In lighting.ini, set …") is the one
+    /// it works in: an input, not a file to make, when it is not there; a
+    /// sentence that writes may name its output so ("In notes.txt, write …").
+    #[test]
+    fn a_file_a_sentence_opens_with_is_worked_in_not_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = crate::tools::builtin::registry(crate::tools::workspace::Workspace::new(dir.path()).unwrap());
+        let edit = "In lighting.ini, set key_light to 80 in the [levels] section.";
+        assert_eq!(worked_in(edit), ["lighting.ini"]);
+        assert!(new_outputs(edit, &tools).is_empty(), "a missing input, not an output");
+        let later = "The studio has two lamps. in conf/lamps.toml, raise fill to 40";
+        assert_eq!(worked_in(later), ["conf/lamps.toml"]);
+        for not_worked_in in [
+            "In notes.txt, write the date of the meeting.",
+            "Put the tag in tag.txt, please.",
+            "In the data folder, count the .csv files and store the count in n.txt.",
+        ] {
+            assert!(worked_in(not_worked_in).is_empty(), "{not_worked_in}");
+        }
+        assert_eq!(new_outputs("Put the tag in tag.txt, please.", &tools), ["tag.txt"]);
+    }
 
     /// The file a task ends by putting something in, when it is not there,
     /// is to be written, whatever the verb; one that is there is an input.

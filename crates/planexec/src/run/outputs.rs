@@ -61,7 +61,23 @@ pub(crate) fn unwritten(run: &Run) -> Vec<String> {
         }
     }
     missing.extend(untouched_last_path(run, workspace));
+    missing.extend(made_up_inputs(run, workspace));
     missing
+}
+
+/// The files the task works in that were not there when the run began and
+/// are now: the run made the input it was to change or read, where the
+/// work was to say that it is missing.
+fn made_up_inputs(run: &Run, workspace: &crate::tools::workspace::Workspace) -> Vec<String> {
+    run.absent_inputs
+        .iter()
+        .filter(|path| workspace.resolve(path).is_ok_and(|full| full.exists()))
+        .map(|path| {
+            format!(
+                "the task works in {path}, which was not in the workspace when the run began, and the run made it: a file the task is to change or read that is missing is to be reported missing, not made"
+            )
+        })
+        .collect()
 }
 
 /// The last file the task names, when it is not in the workspace and no
