@@ -153,19 +153,25 @@ async fn found_wrong(
         Judged::Agrees if facts.is_empty() => return Ok(None),
         Judged::Agrees => (None, true),
         Judged::Wrong(found) => return Ok(Some(found)),
+        // Two programs written apart that ran and did the same work are
+        // not failed by the model's judgement of them: of the held-out-16
+        // to -19 runs so confirmed, the 1.5B checker said "not done" (twice,
+        // from held-out-19 on) of 9, and each of the 8 whose programs were
+        // replayed had done the work (it said `2024-01-17` was written
+        // "without checking meter.csv"), while it passed all 3 of
+        // held-out-19's agreeing programs that were wrong. A fact of the
+        // file's form is still the check's to weigh (below).
+        Judged::Unsure(_) if confirmed && facts.is_empty() => return Ok(None),
         Judged::Unsure(shown) => (shown, false),
     };
     let mut produced = crate::run::outputs::produced(run, answer);
     if let Some(printed) = shown {
         produced.push_str(&shown_to_check(&printed));
     }
-    // Two programs written apart that ran and did the same work are failed
-    // by the model's judgement only when a second verdict, sampled, says so
-    // too: of the held-out-16 to -18 runs so confirmed, the 1.5B checker
-    // failed 5, and the 4 whose programs were replayed had done the work
-    // (it said `2024-01-17` was written "without checking meter.csv"); shown
-    // a lone checking program's first words of each line, it called right
-    // sorted stamps unsorted (held-out-17).
+    // Where two programs agreed and the file's form is in question, "not
+    // done" stands only when a second verdict, sampled, says so too; shown
+    // a lone checking program's first words of each line, the checker
+    // called right sorted stamps unsorted (held-out-17).
     let what = match verdict(run, &produced, confirmed).await? {
         Ok(v) if !v.done && v.wrong.is_empty() => {
             "a check of the result found it does not do what the task asks".to_string()
