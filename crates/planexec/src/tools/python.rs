@@ -129,6 +129,25 @@ except SyntaxError:
             sys.exit(1)
 del given
 import importlib, io, os
+# A folder is listed in name order, not the file system's own: a program run
+# on a copy of the workspace (a vote, a check) lists it as the run does.
+class NameOrder:
+    def __init__(self, listing):
+        with listing:
+            self.entries = iter(sorted(listing, key=lambda entry: entry.name))
+    def __iter__(self):
+        return self
+    def __next__(self):
+        return next(self.entries)
+    def __enter__(self):
+        return self
+    def __exit__(self, *exc):
+        return False
+    def close(self):
+        pass
+listed, scanned = os.listdir, os.scandir
+os.listdir = lambda path=".": sorted(listed(path))
+os.scandir = lambda path=".": NameOrder(scanned(path))
 MODULES = ("re", "os", "json", "math", "csv", "datetime", "statistics", "collections", "itertools", "pathlib", "sys")
 # A dependency's program is run again only when it cannot change a file.
 CHANGES = ("write", "remove", "unlink", "rename", "rmtree", "mkdir", "system", "subprocess", "'w'", '"w"', "'a'", '"a"', "mode=")
@@ -517,6 +536,40 @@ mod tests {
             printed.push(tool.call(json!({ "code": code })).await.unwrap());
         }
         assert!(printed.windows(2).all(|two| two[0] == two[1]), "{printed:?}");
+    }
+
+    /// A folder lists in name order whichever way a program lists it, so
+    /// a copy of the workspace (whose file system order is its own) lists
+    /// as the workspace does.
+    #[tokio::test]
+    async fn a_folder_lists_in_name_order() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("posters")).unwrap();
+        let names = [
+            "sunday_draft.svg",
+            "a_final.pdf",
+            "lineup_draft.pdf",
+            "friday_draft.svg",
+            "map.png",
+        ];
+        for name in names {
+            std::fs::write(dir.path().join("posters").join(name), "x").unwrap();
+        }
+        let tool = python(dir.path()).expect("python3 is needed by this test");
+        let listings = [
+            "print(os.listdir('posters'))",
+            "with os.scandir('posters') as it:\n    print([e.name for e in it])",
+            "import glob\nprint([p.split('/')[-1] for p in glob.glob('posters/*')])",
+            "print([p.name for p in pathlib.Path('posters').iterdir()])",
+            "print(next(os.walk('posters'))[2])",
+        ];
+        let mut sorted = names.map(|name| format!("'{name}'"));
+        sorted.sort();
+        let expected = format!("[{}]", sorted.join(", "));
+        for code in listings {
+            let printed = tool.call(json!({ "code": code })).await.unwrap();
+            assert_eq!(printed, json!(expected), "{code}");
+        }
     }
 
     #[tokio::test]
