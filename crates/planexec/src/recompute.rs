@@ -157,8 +157,10 @@ pub(crate) async fn recompute(
             // A 0 is what a program whose pattern matched nothing prints
             // (a sum or count of no rows): on held-out-9 the plan's regex
             // and a checking program's both missed a Markdown table's rows,
-            // and their 0s agreed. Such an agreement is no second route.
-            if number(&out) == Some(0.0) {
+            // and their 0s agreed; on held-out-20 two programs summed no
+            // running times into `0:00:00`. Such an agreement is no second
+            // route.
+            if nothing_summed(&out) {
                 continue;
             }
             return Some(Recomputed::Agrees);
@@ -177,6 +179,13 @@ pub(crate) async fn recompute(
         derivations.push((code, out));
     }
     Some(weighed(made, derivations))
+}
+
+/// Whether `out` is a zero, in any form (`0`, `0.00`, `0:00:00`): every
+/// digit of it a 0, and nothing else in it but separators.
+fn nothing_summed(out: &str) -> bool {
+    let out = out.trim();
+    out.chars().any(|c| c == '0') && out.chars().all(|c| c == '0' || ":.,- ".contains(c))
 }
 
 /// Whether a program written from `task` alone, on a copy of the
@@ -615,6 +624,17 @@ fn lines(text: &str) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A zero in any form is what a sum of nothing prints.
+    #[test]
+    fn a_zero_in_any_form_is_nothing_summed() {
+        for zero in ["0", "0.00\n", "0:00:00", "00:00:00", " 0,0 "] {
+            assert!(nothing_summed(zero), "{zero}");
+        }
+        for something in ["5:24:42", "10", "0.5", "none", "", ":"] {
+            assert!(!nothing_summed(something), "{something}");
+        }
+    }
 
     #[test]
     fn contents_are_the_same_as_lines_or_as_numbers_at_the_shown_precision() {

@@ -126,7 +126,7 @@ fn last_destination(task: &str) -> Option<String> {
 /// The files `task` works in: a path that opens a sentence as "In
 /// lighting.ini, set …", where the sentence has no verb of writing. The
 /// sentence changes or reads what the file holds, so it is to be there: a
-/// run that makes it when it is not made up its input (on held-out-19 a
+/// run that makes it when it is not there made up its input (on held-out-19 a
 /// program wrote a new `lighting.ini` holding the one setting, and the run
 /// said `succeeded`). A destination comes after what is put in it ("the
 /// tag goes in tag.txt"), not before.
