@@ -70,9 +70,7 @@ pub fn outputs_named_in(task: &str, is_file: &dyn Fn(&str) -> bool) -> Vec<Strin
     let mut previous = "";
     let mut after_create = false;
     for word in task.split_whitespace() {
-        let lower = word.to_lowercase();
-        let bare = lower.trim_matches(|c: char| !c.is_alphanumeric());
-        let is_verb = |verbs: &[&str]| verbs.iter().any(|v| bare == *v || bare.strip_suffix('s') == Some(v));
+        let is_verb = |verbs: &[&str]| is_one_of(word, verbs);
         if is_verb(&WRITE_VERBS) {
             verb_seen = true;
         }
@@ -90,6 +88,14 @@ pub fn outputs_named_in(task: &str, is_file: &dyn Fn(&str) -> bool) -> Vec<Strin
         previous = before_output(word);
     }
     outputs
+}
+
+/// Whether `word`, case and punctuation aside, is one of `verbs` (or one
+/// with an `s`: "writes").
+fn is_one_of(word: &str, verbs: &[&str]) -> bool {
+    let lower = word.to_lowercase();
+    let bare = lower.trim_matches(|c: char| !c.is_alphanumeric());
+    verbs.iter().any(|v| bare == *v || bare.strip_suffix('s') == Some(v))
 }
 
 /// Whether `word` ends a sentence of a task: it ends in `?`, `!` or `;`, or
@@ -140,12 +146,7 @@ pub fn worked_in(task: &str) -> Vec<String> {
         if !ends_a_sentence(word, as_path(word).is_some()) && !last {
             continue;
         }
-        let writes = sentence.iter().any(|w| {
-            let bare = w.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
-            WRITE_VERBS
-                .iter()
-                .any(|v| bare == *v || bare.strip_suffix('s') == Some(v))
-        });
+        let writes = sentence.iter().any(|w| is_one_of(w, &WRITE_VERBS));
         if let [opening, place, ..] = sentence[..] {
             let path = as_path(place).filter(|_| opening.eq_ignore_ascii_case("in") && place.ends_with(','));
             if let Some(path) = path.filter(|p| !writes && !found.iter().any(|f| f == p)) {
@@ -155,6 +156,15 @@ pub fn worked_in(task: &str) -> Vec<String> {
         sentence.clear();
     }
     found
+}
+
+/// The files `task` works in ([`worked_in`]) that are not in the
+/// workspace of `tools` now (when a run begins): missing inputs.
+pub fn absent_worked_in(task: &str, tools: &crate::tools::ToolRegistry) -> Vec<String> {
+    worked_in(task)
+        .into_iter()
+        .filter(|path| presence(tools, path) == Some(false))
+        .collect()
 }
 
 /// Every file path `task` names, wherever it stands (`a.txt`,

@@ -103,7 +103,7 @@ pub(crate) struct Run {
     /// The files the task says to write that were there when this session
     /// began: files to change in place (or inputs named beside an output).
     pub old_outputs: Vec<String>,
-    /// The files the task works in ([`crate::plan::worked_in`]) that were
+    /// The files the task works in ([`crate::plan::absent_worked_in`]) that were
     /// not there when this session began: missing inputs, which the run is
     /// not to make ([`outputs::unwritten`]).
     pub absent_inputs: Vec<String>,
@@ -136,7 +136,7 @@ impl Run {
     pub fn new(ctx: RunContext, id: String, task: &str) -> Run {
         let new_outputs = crate::plan::new_outputs(task, &ctx.setting.tools);
         let old_outputs = crate::plan::existing_outputs(task, &ctx.setting.tools);
-        let absent_inputs = absent(&ctx.setting.tools, crate::plan::worked_in(task));
+        let absent_inputs = crate::plan::absent_worked_in(task, &ctx.setting.tools);
         // Every file the task names that is there: one it names with no
         // verb of writing may be edited in place too ("Remove the trailing
         // spaces in deploy.sh, editing the file in place").
@@ -400,15 +400,6 @@ impl Run {
             waiting,
         }
     }
-}
-
-/// Those of `paths` that are not in the workspace of `tools` now.
-fn absent(tools: &crate::tools::ToolRegistry, paths: Vec<String>) -> Vec<String> {
-    let Some(workspace) = tools.workspace() else {
-        return Vec::new();
-    };
-    let there = |path: &String| workspace.resolve(path).map_or(true, |full| full.exists());
-    paths.into_iter().filter(|path| !there(path)).collect()
 }
 
 /// Most bytes of a file to change whose content is kept when the run begins.
