@@ -470,6 +470,33 @@ async fn a_react_run_that_answers_in_text_without_writing_the_file_fails() {
     assert!(!dir.path().join("sum.txt").exists());
 }
 
+/// A react run told to change a file with a verb that is no verb of
+/// writing ("In printer.ini, change …", "Bump …"), whose model reads the
+/// file and answers "done", did not do the work: it fails and names the
+/// file, which is as it was.
+#[tokio::test]
+async fn a_react_run_that_only_reads_the_file_it_is_to_change_fails() {
+    for task in [
+        "In printer.ini, change the dpi to 300.",
+        "Bump the dpi in printer.ini to 300.",
+    ] {
+        let server = ScriptedServer::start();
+        let (dir, tools) = workspace_tools();
+        std::fs::write(dir.path().join("printer.ini"), "[print]\ndpi = 150\n").unwrap();
+        server.role("executor").replies(vec![
+            Reply::tool_call("read_file", &json!({"path": "printer.ini"})),
+            Reply::content("Done: the dpi is now 300."),
+            Reply::content("Done, as I said."),
+        ]);
+        let report = react_run(&server, tools, task).await;
+        assert_eq!(report.status, RunStatus::Failed, "{task}: {:?}", report.answer);
+        let error = report.error.unwrap();
+        assert!(error.contains("printer.ini") && error.contains("as it was"), "{error}");
+        let held = std::fs::read_to_string(dir.path().join("printer.ini")).unwrap();
+        assert_eq!(held, "[print]\ndpi = 150\n");
+    }
+}
+
 /// `task` run by the react strategy.
 async fn react_run(server: &ScriptedServer, tools: ToolRegistry, task: &str) -> RunReport {
     let options = RunOptions {
@@ -1243,17 +1270,39 @@ async fn the_checker_sees_an_edit_in_place_before_and_after() {
     );
 }
 
-/// A run that worked out an edit and wrote nothing: its check is told that
-/// a step printed the file changed and that the file is as it was, and its
-/// "not done" fails the run (the check of a run that printed rsvp.txt
-/// without a line, and said the line was removed, was shown only the file
-/// and the answer, and passed it). Where the run wrote a file the task
-/// names, a step's changed copy of another is no news.
+/// A run that worked out an edit and wrote nothing: where the task says to
+/// change the file ("Remove his line from names.txt"), the run fails, and
+/// says the step printed the file changed and that it is as it was; where
+/// the task names the file but no command to change it, its check is told
+/// so, and its "not done" fails the run (the check of a run that printed
+/// rsvp.txt without a line, and said the line was removed, was shown only
+/// the file and the answer, and passed it). Where the run wrote a file the
+/// task names, a step's changed copy of another is no news.
 #[tokio::test]
-async fn the_checker_is_told_of_an_edit_a_step_printed_and_nothing_made() {
+async fn an_edit_a_step_printed_and_nothing_made_is_not_the_work() {
     const DROP_BO: &str =
         "Bo can no longer come. Remove his line from names.txt and leave the other lines as they are.";
+    let printed = "A step printed names.txt changed (- its line, + the step's line):\n- bo\nand no step wrote it";
     let (server, dir, tools) = names_printed_without_bo(None);
+    server
+        .role("synthesizer")
+        .always(Reply::content("Bo's line has been removed from names.txt."));
+    server
+        .role("replanner")
+        .reply(Reply::json(&json!({"goal": "g", "steps": []})));
+    let report = run_checked(&server, tools, DROP_BO, planexec::Mode::Auto).await;
+    assert!(!report.succeeded(), "{:?}", report.answer);
+    assert!(
+        report.error.as_deref().unwrap_or_default().contains(printed),
+        "{:?}",
+        report.error
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("names.txt")).unwrap(),
+        "ada\nbo\ncy\n"
+    );
+
+    let (server, _dir, tools) = names_printed_without_bo(None);
     server.role("synthesizer").replies(vec![
         Reply::content("Bo's line has been removed from names.txt."),
         Reply::json(&json!({"done": false, "wrong": "names.txt still has bo"})),
@@ -1261,17 +1310,11 @@ async fn the_checker_is_told_of_an_edit_a_step_printed_and_nothing_made() {
     server
         .role("replanner")
         .reply(Reply::json(&json!({"goal": "g", "steps": []})));
-    let report = run_checked(&server, tools, DROP_BO, planexec::Mode::Auto).await;
+    let no_command = "Bo can no longer come, so his line in names.txt has to go; the other lines stay as they are.";
+    let report = run_checked(&server, tools, no_command, planexec::Mode::Auto).await;
     assert!(!report.succeeded(), "{:?}", report.answer);
     let check = server.requests_from("synthesizer")[1].prompt_text();
-    assert!(
-        check.contains("A step printed names.txt changed (- its line, + the step's line):\n- bo\nand no step wrote it"),
-        "{check}"
-    );
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("names.txt")).unwrap(),
-        "ada\nbo\ncy\n"
-    );
+    assert!(check.contains(printed), "{check}");
 
     // Written to a file the task names, the same lines are the work, not an edit left undone.
     let write = step(

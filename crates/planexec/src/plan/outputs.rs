@@ -138,22 +138,119 @@ fn last_destination(task: &str) -> Option<String> {
 /// tag goes in tag.txt"), not before.
 pub fn worked_in(task: &str) -> Vec<String> {
     let mut found: Vec<String> = Vec::new();
-    let mut sentence: Vec<&str> = Vec::new();
-    let words: Vec<&str> = task.split_whitespace().collect();
-    for (i, word) in words.iter().enumerate() {
+    for sentence in sentences(task) {
+        let writes = sentence.iter().any(|w| is_one_of(w, &WRITE_VERBS));
+        if let Some(path) = opening_place(&sentence).filter(|p| !writes && !found.iter().any(|f| f == p)) {
+            found.push(path.to_string());
+        }
+    }
+    found
+}
+
+/// The sentences of `task`, each as its words ([`ends_a_sentence`]).
+fn sentences(task: &str) -> Vec<Vec<&str>> {
+    let mut all = Vec::new();
+    let mut sentence = Vec::new();
+    for word in task.split_whitespace() {
         sentence.push(word);
-        let last = i + 1 == words.len();
-        if !ends_a_sentence(word, as_path(word).is_some()) && !last {
+        if ends_a_sentence(word, as_path(word).is_some()) {
+            all.push(std::mem::take(&mut sentence));
+        }
+    }
+    if !sentence.is_empty() {
+        all.push(sentence);
+    }
+    all
+}
+
+/// The path a sentence opens with as the place it works in: "In
+/// lighting.ini, …".
+fn opening_place<'w>(sentence: &[&'w str]) -> Option<&'w str> {
+    let [opening, place, ..] = sentence[..] else {
+        return None;
+    };
+    as_path(place).filter(|_| opening.eq_ignore_ascii_case("in") && place.ends_with(','))
+}
+
+/// Verbs that change what a file holds, where it is: a sentence that opens
+/// with one ([`edited_in`]) says to change the files it names.
+const EDIT_VERBS: [&str; 40] = [
+    "change",
+    "set",
+    "update",
+    "bump",
+    "increase",
+    "decrease",
+    "raise",
+    "lower",
+    "rename",
+    "replace",
+    "remove",
+    "delete",
+    "drop",
+    "add",
+    "insert",
+    "fix",
+    "correct",
+    "sort",
+    "reorder",
+    "edit",
+    "modify",
+    "uppercase",
+    "lowercase",
+    "capitalize",
+    "capitalise",
+    "swap",
+    "switch",
+    "enable",
+    "disable",
+    "comment",
+    "uncomment",
+    "turn",
+    "move",
+    "strip",
+    "trim",
+    "deduplicate",
+    "dedupe",
+    "mark",
+    "increment",
+    "decrement",
+];
+/// Words a command may open with before its verb ("Please bump …").
+const BEFORE_VERB: [&str; 7] = ["please", "now", "then", "also", "and", "next", "finally"];
+
+/// The files `task` says to change in place: in a sentence that is no
+/// question and opens with a verb of changing (after "In printer.ini," or
+/// "please" too), each path it names that `is_file` says is there, when
+/// it names no path that is not there (a sentence that makes a new file,
+/// "sort names.txt into sorted.txt", reads the one that is there). A task
+/// may say to change a file with any verb ("Bump the minor version in
+/// manifest.json", "In printer.ini, change the dpi to 300"), and a run that
+/// read it and answered "done" did not do the work (on held-out-20 the
+/// react runs did, and said `succeeded`). "Add up" is a sum, not a change.
+pub fn edited_in(task: &str, is_file: &dyn Fn(&str) -> bool) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    for sentence in sentences(task) {
+        if sentence.last().is_some_and(|w| w.ends_with('?')) {
             continue;
         }
-        let writes = sentence.iter().any(|w| is_one_of(w, &WRITE_VERBS));
-        if let [opening, place, ..] = sentence[..] {
-            let path = as_path(place).filter(|_| opening.eq_ignore_ascii_case("in") && place.ends_with(','));
-            if let Some(path) = path.filter(|p| !writes && !found.iter().any(|f| f == p)) {
+        let skip = if opening_place(&sentence).is_some() { 2 } else { 0 };
+        let mut words = sentence[skip..].iter().skip_while(|w| is_one_of(w, &BEFORE_VERB));
+        let (Some(verb), next) = (words.next(), words.next()) else {
+            continue;
+        };
+        if !is_one_of(verb, &EDIT_VERBS) || (is_one_of(verb, &["add"]) && next.is_some_and(|w| is_one_of(w, &["up"]))) {
+            continue;
+        }
+        let paths: Vec<&str> = sentence.iter().filter_map(|w| as_path(w)).collect();
+        if paths.iter().any(|p| !is_file(p)) {
+            continue;
+        }
+        for path in paths {
+            if !found.iter().any(|f| f == path) {
                 found.push(path.to_string());
             }
         }
-        sentence.clear();
     }
     found
 }
@@ -347,16 +444,18 @@ fn joined(mut first: Vec<String>, then: Vec<String>) -> Vec<String> {
 
 /// The files `task` says to write that are in the workspace of `tools` now
 /// (when a run begins): files to change, or inputs named in a sentence that
-/// also writes something ("write the name in name.txt to upper.txt").
+/// also writes something ("write the name in name.txt to upper.txt"); and
+/// the files it says to change in place ([`edited_in`]).
 pub fn existing_outputs(task: &str, tools: &crate::tools::ToolRegistry) -> Vec<String> {
     let Some(workspace) = tools.workspace() else {
         return Vec::new();
     };
     let is_file = |path: &str| workspace.resolve(path).is_ok_and(|full| full.is_file());
-    outputs_named_in(task, &is_file)
+    let named = outputs_named_in(task, &is_file)
         .into_iter()
         .filter(|path| is_file(path))
-        .collect()
+        .collect();
+    joined(named, edited_in(task, &is_file))
 }
 
 #[cfg(test)]
@@ -484,6 +583,32 @@ mod destination_tests {
             assert!(worked_in(not_worked_in).is_empty(), "{not_worked_in}");
         }
         assert_eq!(new_outputs("Put the tag in tag.txt, please.", &tools), ["tag.txt"]);
+    }
+
+    /// A sentence that opens with a verb of changing, whatever the verb,
+    /// says to change the files it names that are there; a question, a
+    /// sum ("add up") or a sentence that makes a new file does not.
+    #[test]
+    fn a_file_a_command_changes_is_edited_in_place() {
+        let there = |path: &str| ["printer.ini", "manifest.json", "names.txt", "a.txt"].contains(&path);
+        for (task, edited) in [
+            ("In printer.ini, change the dpi to 300.", vec!["printer.ini"]),
+            (
+                "Bump the minor version of the app in manifest.json.",
+                vec!["manifest.json"],
+            ),
+            (
+                "The list is long. Please sort names.txt by surname; keep the rest.",
+                vec!["names.txt"],
+            ),
+            ("Add up the numbers in a.txt and tell me the total.", vec![]),
+            ("Should I change the dpi in printer.ini?", vec![]),
+            ("Sort the names in names.txt and save them to sorted.txt.", vec![]),
+            ("Tell me what manifest.json says the version is.", vec![]),
+        ] {
+            let edited: Vec<String> = edited.into_iter().map(String::from).collect();
+            assert_eq!(edited_in(task, &there), edited, "{task}");
+        }
     }
 
     /// The file a task ends by putting something in, when it is not there,

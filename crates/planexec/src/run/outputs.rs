@@ -43,7 +43,13 @@ pub(crate) fn unwritten(run: &Run) -> Vec<String> {
             .is_ok_and(|full| full.is_file() && written_by(run, path, &full))
     });
     if !wrote_any {
-        missing.extend(run.old_outputs.iter().map(|path| as_it_was(path)));
+        // An edit written to a copy beside the file says more than that the
+        // file is as it was.
+        let copied = copy_instead_of_edit(run);
+        missing.extend(run.old_outputs.iter().map(|path| match &copied {
+            Some((edited, what)) if edited == path => what.clone(),
+            _ => printed_edit(run, workspace, path).unwrap_or_else(|| as_it_was(path)),
+        }));
     }
     for path in &run.new_outputs {
         let Ok(full) = workspace.resolve(path) else { continue };
@@ -111,9 +117,16 @@ fn untouched_last_path(run: &Run, workspace: &crate::tools::workspace::Workspace
     })
 }
 
+/// The edit of `path` a step of the run printed and no step wrote
+/// ([`unwritten_edit`]), said as what is missing.
+fn printed_edit(run: &Run, workspace: &crate::tools::workspace::Workspace, path: &str) -> Option<String> {
+    let now = std::fs::read_to_string(workspace.resolve(path).ok()?).ok()?;
+    Some(unwritten_edit(run, path, &now)?.trim_end().to_string())
+}
+
 /// What is missing of `path`, a file no step of the run wrote.
 fn as_it_was(path: &str) -> String {
-    format!("the task says to write {path}, and no step of this run wrote it (it is as it was)")
+    format!("the task says to write or change {path}, and no step of this run wrote it (it is as it was)")
 }
 
 /// Whether `path` (at `full`) was written by the run: a succeeded call of
