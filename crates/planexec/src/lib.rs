@@ -102,6 +102,7 @@ mod synthesizer;
 pub mod templates;
 pub mod text;
 pub mod tools;
+mod typed_value;
 mod verdict;
 
 pub use agent::{Agent, AgentBuilder, EngineRun};

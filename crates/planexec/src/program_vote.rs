@@ -96,7 +96,7 @@ pub(crate) async fn chosen(
     let Some(sandbox) = Sandbox::for_run(setting) else {
         return Ok((first, None));
     };
-    let Some(outcome) = sandbox.run(code(&first)).await else {
+    let Some(outcome) = sandbox.run(code(&first), task).await else {
         return Ok((first, None));
     };
     let mut tried = vec![(first, outcome)];
@@ -113,7 +113,7 @@ pub(crate) async fn chosen(
         if tried.iter().any(|(s, _)| same_program(code(s), code(&step))) {
             continue;
         }
-        if let Some(outcome) = sandbox.run(code(&step)).await {
+        if let Some(outcome) = sandbox.run(code(&step), task).await {
             tried.push((step, outcome));
         }
     }
@@ -156,7 +156,7 @@ async fn fixed_when_none_worked(
     if tried.iter().any(|(s, _)| same_program(code(s), code(&step))) {
         return Ok(None);
     }
-    Ok(sandbox.run(code(&step)).await.map(|outcome| (step, outcome)))
+    Ok(sandbox.run(code(&step), task).await.map(|outcome| (step, outcome)))
 }
 
 /// Most tokens of a program plan's reply.

@@ -457,6 +457,7 @@ async fn derived(
     temperature: Option<f32>,
 ) -> Option<(String, String)> {
     let mut code = program(calls, setting, route, temperature, None).await?;
+    let given = given_to(route, sandbox);
     // The first program that fails is written again once, shown its error:
     // the 1.5B model's often fail on a header row or an import, and one
     // failure more leaves the judgement to the model's verdict.
@@ -482,6 +483,17 @@ async fn derived(
             Ok(printed) => {
                 let printed = crate::plan::value_as_text(&printed).trim().to_string();
                 let computed = sandbox.left_in(route.path).unwrap_or(printed);
+                // A value typed into the program is the model's guess, and
+                // agrees with a run that guessed the same: no derivation.
+                let given: Vec<&str> = given.iter().map(String::as_str).collect();
+                if let Some(typed) = crate::typed_value::typed_value(&code, &computed, &given) {
+                    if !fix {
+                        return None;
+                    }
+                    let said = format!("it ran, but {}", crate::typed_value::said(&typed));
+                    code = program(calls, setting, route, temperature, Some((&code, &said))).await?;
+                    continue;
+                }
                 // A program for an edit whose result is the file as it was
                 // did not do the edit: on held-out-18 one that reassigned its
                 // loop variable printed config.yaml unchanged, and disputed a
@@ -496,6 +508,21 @@ async fn derived(
         }
     }
     None
+}
+
+/// What a program for `route` may take a value from: its task, and each
+/// file of the sandbox (the file it derives as it was before the run).
+fn given_to(route: Route<'_>, sandbox: &Sandbox<'_>) -> Vec<String> {
+    let files = crate::sandbox::files_under(sandbox.root).unwrap_or_default();
+    let others = files
+        .into_iter()
+        .filter(|(path, _)| path != route.path)
+        .map(|(_, bytes)| String::from_utf8_lossy(&bytes).into_owned());
+    let before = sandbox.before.map(str::to_string);
+    std::iter::once(route.task.to_string())
+        .chain(others)
+        .chain(before)
+        .collect()
 }
 
 /// The program the model writes for what `path` must hold, without seeing

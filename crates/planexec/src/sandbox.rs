@@ -130,9 +130,9 @@ impl Sandbox {
         Some(Sandbox { root, original })
     }
 
-    /// Run `code` on a fresh copy of the workspace; `None` when no copy
-    /// could be made or there is no interpreter.
-    pub async fn run(&self, code: &str) -> Option<Outcome> {
+    /// Run `code`, a program for `task`, on a fresh copy of the workspace;
+    /// `None` when no copy could be made or there is no interpreter.
+    pub async fn run(&self, code: &str, task: &str) -> Option<Outcome> {
         let (copy, python) = python_on_copy(&self.root, "sandbox")?;
         let (ran, flaw) = run_watched(&python, copy.path(), code).await;
         let (printed, failed) = match ran {
@@ -140,12 +140,26 @@ impl Sandbox {
             Err(error) => (String::new(), Some(error.message)),
         };
         let after = files_under(copy.path())?;
+        let wrote = changed(&self.original, &after);
+        let flaw = flaw.or_else(|| self.typed(code, task, &printed, &wrote));
         Some(Outcome {
             failed,
             printed,
-            wrote: changed(&self.original, &after),
+            wrote,
             flaw,
         })
+    }
+
+    /// A value the program typed in ([`crate::typed_value`]), said as a
+    /// flaw: neither `task` nor any file of the workspace holds it.
+    fn typed(&self, code: &str, task: &str, printed: &str, wrote: &BTreeMap<String, Option<String>>) -> Option<String> {
+        let computed: Vec<&str> = std::iter::once(printed)
+            .chain(wrote.values().flatten().map(String::as_str))
+            .collect();
+        let files: Vec<std::borrow::Cow<str>> = self.original.values().map(|b| String::from_utf8_lossy(b)).collect();
+        let given: Vec<&str> = std::iter::once(task).chain(files.iter().map(|f| f.as_ref())).collect();
+        let value = crate::typed_value::typed_value(code, &computed.join("\n"), &given)?;
+        Some(crate::typed_value::said(&value))
     }
 }
 
@@ -217,7 +231,7 @@ fn changed(before: &BTreeMap<String, Vec<u8>>, after: &BTreeMap<String, Vec<u8>>
 
 /// Every file under `root` (not `.git`, not links) with its bytes, by path
 /// relative to `root` with `/` between names; `None` past the copy limit.
-fn files_under(root: &Path) -> Option<BTreeMap<String, Vec<u8>>> {
+pub(crate) fn files_under(root: &Path) -> Option<BTreeMap<String, Vec<u8>>> {
     let mut files = BTreeMap::new();
     let mut bytes = 0u64;
     let mut folders = vec![root.to_path_buf()];
@@ -313,14 +327,14 @@ mod tests {
         };
         let read = "import csv\nrows = list(csv.DictReader(open('rain.csv')))\n";
         let as_text = format!("{read}print(max(rows, key=lambda r: r['mm'])['month'])");
-        let flawed = sandbox.run(&as_text).await.expect("python3 runs the program");
+        let flawed = sandbox.run(&as_text, "").await.expect("python3 runs the program");
         assert_eq!(flawed.printed, "Sep", "the program runs as written");
         let flaw = flawed.flaw.clone().unwrap_or_default();
         assert!(flaw.contains("compared as text"), "{flawed:?}");
         assert_eq!(flawed.work(), None, "its work is not counted");
         let as_numbers =
             format!("{read}print(max(rows, key=lambda r: int(r['mm']))['month'], sorted(r['month'] for r in rows)[0])");
-        let right = sandbox.run(&as_numbers).await.unwrap();
+        let right = sandbox.run(&as_numbers, "").await.unwrap();
         assert_eq!((right.printed.as_str(), right.flaw.as_ref()), ("Oct Nov", None));
         assert!(
             right.wrote.is_empty(),
@@ -330,8 +344,33 @@ mod tests {
         let rows =
             "import csv\nr = csv.reader(open('rain.csv'))\nnext(r)\nprint(sorted(r, key=lambda row: row[1])[0][0])";
         assert!(
-            sandbox.run(rows).await.unwrap().flaw.is_some(),
+            sandbox.run(rows, "").await.unwrap().flaw.is_some(),
             "csv.reader's cells are watched too"
         );
+    }
+
+    /// A program that writes a version it typed in has a flaw and does no
+    /// work that counts; the one that computes it from the file has none.
+    #[tokio::test]
+    async fn a_value_typed_into_the_program_is_a_flaw() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("manifest.json"), "{\"version\": \"2.9.4\"}").unwrap();
+        let sandbox = Sandbox {
+            root: dir.path().to_path_buf(),
+            original: files_under(dir.path()).unwrap(),
+        };
+        let task = "Bump the minor version in manifest.json.";
+        let load = "import json\nm = json.load(open('manifest.json'))\n";
+        let save = "json.dump(m, open('manifest.json', 'w'))";
+        let typed = sandbox
+            .run(&format!("{load}m['version'] = '2.9.5'\n{save}"), task)
+            .await
+            .unwrap();
+        assert!(typed.flaw.as_deref().is_some_and(|f| f.contains("2.9.5")), "{typed:?}");
+        assert_eq!(typed.work(), None);
+        let bump = "a, b, c = m['version'].split('.')\nm['version'] = f'{a}.{int(b) + 1}.0'\n";
+        let computed = sandbox.run(&format!("{load}{bump}{save}"), task).await.unwrap();
+        assert_eq!(computed.flaw, None, "{computed:?}");
+        assert!(computed.work().is_some_and(|w| w.contains("2.10.0")));
     }
 }

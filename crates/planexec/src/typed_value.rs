@@ -1,0 +1,112 @@
+//! A value a program typed in rather than computed: what it wrote or
+//! printed holds a number that stands as a literal in its own code and
+//! that neither the task nor any file it could read holds.
+//!
+//! A small model asked for a program sometimes works the answer out in its
+//! head and writes that: on held-out-20 the 1.5B model's programs for
+//! "bump the minor version in manifest.json" (2.9.4) each held
+//! `manifest['version'] = '2.9.5'`, two of them agreed, and the run said
+//! `succeeded`. Programs that agree on a typed value share the model's
+//! guess, not a derivation, so such a program's work is not counted
+//! ([`crate::sandbox::Outcome::flaw`]) and a second derivation that typed
+//! its value is no derivation ([`crate::recompute`]). A value the task
+//! gives ("set the timeout to 30") or one read from a file is no guess,
+//! and neither is a short number (`1`, `12`: too common in code to tell).
+
+use regex::Regex;
+use std::sync::OnceLock;
+
+/// A number as it is written: digits, with dots between groups (`55.4`,
+/// `2.9.5`, `2024`).
+fn numbers() -> &'static Regex {
+    static NUMBER: OnceLock<Regex> = OnceLock::new();
+    NUMBER.get_or_init(|| Regex::new(r"\d+(?:\.\d+)*").expect("a valid pattern"))
+}
+
+/// The first number in `computed` (what a program wrote or printed) that
+/// its `code` holds as a literal (outside comments) and none of `given`
+/// (the task, the files the program could read) holds: one of a dot or of
+/// three digits or more, and not zero (a start value, `total = 0.0`).
+pub(crate) fn typed_value(code: &str, computed: &str, given: &[&str]) -> Option<String> {
+    let literals: Vec<&str> = code
+        .lines()
+        .map(without_comment)
+        .flat_map(|line| numbers().find_iter(line).map(|m| m.as_str()))
+        .collect();
+    let in_given = |number: &str| {
+        given
+            .iter()
+            .any(|text| numbers().find_iter(text).any(|m| m.as_str() == number))
+    };
+    numbers()
+        .find_iter(computed)
+        .map(|m| m.as_str())
+        .filter(|number| number.contains('.') || number.len() >= 3)
+        .filter(|number| number.chars().any(|c| c.is_ascii_digit() && c != '0'))
+        .find(|number| literals.contains(number) && !in_given(number))
+        .map(str::to_string)
+}
+
+/// `line` of Python up to its comment: a `#` outside quotes.
+fn without_comment(line: &str) -> &str {
+    let mut quote: Option<char> = None;
+    for (i, c) in line.char_indices() {
+        match (quote, c) {
+            (None, '#') => return &line[..i],
+            (None, '\'' | '"') => quote = Some(c),
+            (Some(open), _) if c == open => quote = None,
+            _ => {}
+        }
+    }
+    line
+}
+
+/// What is said of a program that typed `value`.
+pub(crate) fn said(value: &str) -> String {
+    format!("it writes {value}, a value typed into the program, not read or computed from the files: compute it from the files")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A version typed into the program is found; the same value computed,
+    /// given by the task, read from a file, a zero or a short number is not.
+    #[test]
+    fn a_number_the_program_holds_and_nothing_gave_is_typed() {
+        let manifest = r#"{"version": "2.9.4"}"#;
+        let typed = "m = json.load(f)\nm['version'] = '2.9.5'  # bumped\njson.dump(m, f)";
+        let written = r#"{"version": "2.9.5"}"#;
+        assert_eq!(
+            typed_value(typed, written, &["Bump the minor version", manifest]).as_deref(),
+            Some("2.9.5")
+        );
+        let computed = "a, b, c = m['version'].split('.')\nm['version'] = f'{a}.{int(b) + 1}.0'";
+        assert_eq!(typed_value(computed, r#"{"version": "2.10.0"}"#, &[manifest]), None);
+        assert_eq!(
+            typed_value(typed, written, &["Set the version to 2.9.5", manifest]),
+            None,
+            "the task gave it"
+        );
+        let commented = "# the answer is 55.4\ntotal = sum(miles) * 1.609344\nprint(round(total, 1))";
+        assert_eq!(
+            typed_value(commented, "55.4", &["runs"]),
+            None,
+            "a comment types nothing"
+        );
+        assert_eq!(
+            typed_value("total = 0.0\nprint(total)", "0.0", &[]),
+            None,
+            "a start value"
+        );
+        assert_eq!(typed_value("print(12)", "12", &[]), None, "too short to tell");
+        assert_eq!(
+            typed_value("print(55.4)", "55.4", &["3.1\n5.25"]).as_deref(),
+            Some("55.4")
+        );
+        assert_eq!(
+            typed_value("x = '#'\nprint(55.4)", "55.4", &[]).as_deref(),
+            Some("55.4")
+        );
+    }
+}
