@@ -155,6 +155,7 @@ async fn conformance(store: Arc<dyn RunStore>) {
                 programs: 3,
                 agreeing: 2,
             }),
+            others: plan(&["s9"]).steps,
         }],
     };
     let v2 = PlanVersion {

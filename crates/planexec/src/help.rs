@@ -113,6 +113,12 @@ pub struct Mend {
     /// ran, and how many of them did the work of the one planned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agreement: Option<Agreement>,
+    /// For a program plan chosen by a vote: the other programs that ran
+    /// without failing and did other work than the one planned (the first
+    /// of each such group, the biggest first): a revision that writes the
+    /// program found wrong again takes the first of them not yet run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub others: Vec<Step>,
 }
 
 /// How a vote among programs written apart for one task went.
@@ -153,6 +159,7 @@ impl Mend {
             after,
             note: None,
             agreement: None,
+            others: Vec::new(),
         }
     }
 
@@ -170,7 +177,13 @@ impl Mend {
                 None => written.to_string(),
             }),
             agreement: vote.map(|(_, agreement)| agreement),
+            others: Vec::new(),
         }
+    }
+
+    /// This record, with the vote's `others` ([`Mend::others`]).
+    pub fn with_others(self, others: Vec<Step>) -> Mend {
+        Mend { others, ..self }
     }
 
     /// The record of a worked plan shown to the planner: the example's task.
@@ -182,6 +195,7 @@ impl Mend {
             after: Vec::new(),
             note: Some(task.to_string()),
             agreement: None,
+            others: Vec::new(),
         }
     }
 

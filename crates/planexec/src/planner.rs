@@ -233,14 +233,14 @@ async fn program_plan(
     else {
         return Ok(None);
     };
-    let (step, vote) = crate::program_vote::chosen(calls, setting, &asked, first, task).await?;
+    let (step, vote, others) = crate::program_vote::chosen(calls, setting, &asked, first, task).await?;
     // The whole task is the goal: a failed program is written again from it
     // (`executor::program_fix`).
     match accept(Plan::new(task, vec![step.clone()])) {
         Ok((plan, found)) if found.is_empty() => {
             let planned = Planned {
                 plan,
-                mends: vec![Mend::program_plan(&step, vote.map(|v| (v.said(), v.agreement())))],
+                mends: vec![Mend::program_plan(&step, vote.map(|v| (v.said(), v.agreement()))).with_others(others)],
             };
             Ok(Some(taken(setting, recording, planned)))
         }

@@ -46,6 +46,10 @@ pub(crate) struct Vote {
     pub chosen: usize,
     /// How many ran with a flaw ([`Outcome::flaw`]), and the first flaw.
     pub flawed: (usize, Option<String>),
+    /// The programs that did other work than the one chosen, without
+    /// failing or a flaw: the first of each group that did the same, the
+    /// biggest group first ([`crate::help::Mend::others`]).
+    pub others: Vec<usize>,
 }
 
 impl Vote {
@@ -84,20 +88,21 @@ impl Vote {
 }
 
 /// The step of the program to plan, of `first` (the greedy program) and
-/// those sampled with `asked`, and the vote; `first` unchanged and no vote
-/// when the run cannot run programs aside ([`Sandbox::for_run`]).
+/// those sampled with `asked`, the vote, and the steps of its
+/// [`Vote::others`]; `first` unchanged and no vote when the run cannot run
+/// programs aside ([`Sandbox::for_run`]).
 pub(crate) async fn chosen(
     calls: &ModelCalls,
     setting: &Setting,
     asked: &ProgramPrompt,
     first: Step,
     task: &str,
-) -> Result<(Step, Option<Vote>), RunError> {
+) -> Result<(Step, Option<Vote>, Vec<Step>), RunError> {
     let Some(sandbox) = Sandbox::for_run(setting) else {
-        return Ok((first, None));
+        return Ok((first, None, Vec::new()));
     };
     let Some(outcome) = sandbox.run(code(&first), task).await else {
-        return Ok((first, None));
+        return Ok((first, None, Vec::new()));
     };
     let mut tried = vec![(first, outcome)];
     for temperature in SAMPLED {
@@ -122,8 +127,9 @@ pub(crate) async fn chosen(
     }
     let outcomes: Vec<&Outcome> = tried.iter().map(|(_, o)| o).collect();
     let vote = vote(&outcomes);
+    let others = vote.others.iter().map(|&i| tried[i].0.clone()).collect();
     let step = tried.swap_remove(vote.chosen).0;
-    Ok((step, Some(vote)))
+    Ok((step, Some(vote), others))
 }
 
 /// When no program `tried` did work without failing or a flaw: the first
@@ -234,12 +240,31 @@ fn vote(outcomes: &[&Outcome]) -> Vote {
         }
     }
     let flaws: Vec<&String> = outcomes.iter().filter_map(|o| o.flaw.as_ref()).collect();
+    let chosen = best.1.unwrap_or(0);
     Vote {
         programs: outcomes.len(),
         agreeing: best.0,
-        chosen: best.1.unwrap_or(0),
+        chosen,
         flawed: (flaws.len(), flaws.first().map(|f| f.to_string())),
+        others: others(&works, chosen),
     }
+}
+
+/// The first program of each group in `works` that did the same work,
+/// other than the work of the one `chosen`, the biggest group first (the
+/// earlier first among equals).
+fn others(works: &[Option<String>], chosen: usize) -> Vec<usize> {
+    let mut firsts: Vec<(usize, usize)> = Vec::new();
+    for (i, work) in works.iter().enumerate() {
+        let Some(work) = work else { continue };
+        let first = works.iter().position(|w| w.as_ref() == Some(work));
+        if first != Some(i) || works[chosen].as_ref() == Some(work) {
+            continue;
+        }
+        firsts.push((works.iter().filter(|w| w.as_ref() == Some(work)).count(), i));
+    }
+    firsts.sort_by_key(|&(size, i)| (std::cmp::Reverse(size), i));
+    firsts.into_iter().map(|(_, i)| i).collect()
 }
 
 #[cfg(test)]
@@ -286,6 +311,25 @@ mod tests {
             (1, 0),
             "all failed: the first, for the fix to see"
         );
+    }
+
+    /// The others are the programs that did other work than the one
+    /// chosen, one of each group, the biggest first; none failed.
+    #[test]
+    fn the_others_are_one_program_of_each_other_work() {
+        let (a, b, c, f, d, e) = (
+            wrote("10"),
+            wrote("12"),
+            wrote("12"),
+            failed(),
+            wrote("14"),
+            wrote("14"),
+        );
+        let x = wrote("9");
+        let v = vote(&[&a, &b, &f, &x, &c, &d, &e]);
+        assert_eq!(v.chosen, 1);
+        assert_eq!(v.others, [5, 0, 3], "14 (two), then 10 and 9 (one each)");
+        assert!(vote(&[&f, &failed()]).others.is_empty());
     }
 
     #[test]

@@ -463,6 +463,56 @@ async fn a_program_no_other_agreed_with_needs_a_second_derivation_to_succeed() {
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
 }
 
+/// A program found wrong that the revision writes again as it was gives
+/// way to the vote's other programs: the first of them that did other work
+/// on a copy is taken (recorded in the first plan's mend, and noted in the
+/// revision's), and a second derivation confirms it.
+#[tokio::test]
+async fn a_program_written_again_as_it_was_gives_way_to_the_votes_next_program() {
+    let first_line = "t = int(open('steps.txt').readline().split()[1])\nopen('total.txt', 'w').write(str(t))";
+    let right = "t = sum(int(l.split()[1]) for l in open('steps.txt'))\nopen('total.txt', 'w').write(str(t))\nprint(t)";
+    let guesses = (1..=4).map(|n| program(&format!("open('total.txt', 'w').write('{n}')")));
+    let planner: Vec<ScriptedReply> = [program(first_line), program(right)]
+        .into_iter()
+        .chain(guesses)
+        .collect();
+    let files = [("steps.txt", "Mon 8412\nTue 10233\n")];
+    let options = RunOptions {
+        max_replans: 1,
+        ..auto(true)
+    };
+    let derived = "print(sum(int(line.split()[-1]) for line in open('steps.txt')))";
+    let (report, dir, model) = run_program_task_with(
+        STEPS_TASK,
+        &files,
+        MendMode::Auto,
+        (planner, vec![]),
+        options,
+        |model| {
+            model.replies(Role::Replanner, vec![program(first_line)]);
+            model.replies_containing(
+                Role::Synthesizer,
+                "computes exactly what the file",
+                vec![program(derived)],
+            );
+            let wrong = ScriptedReply::text(r#"{"done": false, "wrong": "total.txt holds one day's steps"}"#);
+            model.always_containing(Role::Synthesizer, "\"done\"", wrong);
+        },
+    )
+    .await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    assert_eq!(std::fs::read_to_string(dir.path().join("total.txt")).unwrap(), "18645");
+    let others = &report.plans[0].mends[0].others;
+    assert_eq!(others.len(), 5, "each other program did other work");
+    assert_eq!(others[0].args["code"], right);
+    assert_eq!(model.requests_from(Role::Replanner).len(), 1);
+    let revision = &report.plans[1];
+    assert_eq!(revision.plan.steps[0].args["code"], right);
+    assert_eq!(revision.plan.steps[0].id, "s2");
+    let note = revision.mends[0].note.clone().unwrap_or_default();
+    assert!(note.contains("the first of the vote's other programs"), "{note}");
+}
+
 /// A task that works in a file that is not there names a missing input,
 /// not a file to make: the planner writes a plan of steps (no program is
 /// run on the folder for it), and a run that makes the file does not

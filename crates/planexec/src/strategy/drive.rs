@@ -95,7 +95,7 @@ pub(crate) async fn ask_replanner(
         &ctx.setting,
         &ctx.recording,
         &run.task,
-        plan,
+        (plan, &run.plans),
         completed,
         trigger,
     );
