@@ -53,11 +53,8 @@ const LISTED: usize = 40;
 /// imported pandas for 2 of held-out-14's first 4 tasks, and wrote it again
 /// when the error said so. The program prints its result so that the
 /// answer is written from it: a program that only wrote sum.txt left the
-/// 1.5B synthesizer nothing to read, and it answered "15" for 42. A file
-/// for one value holds it alone: asked to write a total distance to
-/// total_km.txt, two of the 1.5B model's programs wrote `Total distance:
-/// 55.4 km` (held-out-20), which a reader of the file must pick apart.
-const SYSTEM: &str = "You write one Python 3 program that does the user's task. It runs in the task's folder, where the files shown are, with only the standard library (no pandas or numpy: use csv, json, re, statistics). Write what the task asks to write to the files it names, and print the result (the answer to a question, or what was written). A file that is to hold one value (a number, a date, a name) holds that value alone, with no label or unit, unless the task says otherwise. Reply with the program in one ```python block.";
+/// 1.5B synthesizer nothing to read, and it answered "15" for 42.
+const SYSTEM: &str = "You write one Python 3 program that does the user's task. It runs in the task's folder, where the files shown are, with only the standard library (no pandas or numpy: use csv, json, re, statistics). Write what the task asks to write to the files it names, and print the result (the answer to a question, or what was written). Reply with the program in one ```python block.";
 
 /// The prompt for a program that does `task`, with the files of the
 /// workspace of `tools` shown; `None` when the run cannot run one or has a
