@@ -513,6 +513,29 @@ async fn a_program_written_again_as_it_was_gives_way_to_the_votes_next_program()
     assert!(note.contains("the first of the vote's other programs"), "{note}");
 }
 
+/// An edit that takes out a line holding the address the task names only
+/// inside a longer one (`mk.osei@…` for `k.osei@…`) is not the work, though
+/// the program did it without failing: the run says which line.
+#[tokio::test]
+async fn a_line_taken_out_for_part_of_its_value_is_not_the_work() {
+    let task = "The address k.osei@example.org keeps bouncing. Remove it from subscribers.txt.";
+    let list = "a.fern@example.com\nmk.osei@example.org\nk.osei@example.org\ntom@example.org\n";
+    let by_part = "lines = open('subscribers.txt').readlines()\nopen('subscribers.txt', 'w').writelines(l for l in lines if 'k.osei@example.org' not in l)";
+    let files = [("subscribers.txt", list)];
+    let (report, dir, _) = run_program_task(task, &files, MendMode::Auto, (vec![program(by_part)], vec![]), true).await;
+    assert_eq!(report.status, RunStatus::Failed);
+    let error = report.error.unwrap_or_default();
+    assert!(
+        error.contains("`mk.osei@example.org`") && error.contains("only inside a longer word"),
+        "{error}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("subscribers.txt")).unwrap(),
+        "a.fern@example.com\ntom@example.org\n",
+        "the run's edit stands, and is reported"
+    );
+}
+
 /// A task that works in a file that is not there names a missing input,
 /// not a file to make: the planner writes a plan of steps (no program is
 /// run on the folder for it), and a run that makes the file does not

@@ -14,6 +14,7 @@ pub(crate) mod name_written;
 pub(crate) mod outputs;
 pub(crate) mod owner;
 pub(crate) mod resume;
+pub(crate) mod whole_values;
 
 use std::collections::HashMap;
 use std::time::Instant;
