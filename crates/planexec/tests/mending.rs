@@ -536,6 +536,20 @@ async fn a_line_taken_out_for_part_of_its_value_is_not_the_work() {
     );
 }
 
+/// A task that says to delete a file names it with a verb of changing,
+/// and a run that removed it did the work: a file gone is no file left as
+/// it was.
+#[tokio::test]
+async fn a_file_the_task_says_to_delete_is_done_when_it_is_gone() {
+    let task = "Delete old.log, we no longer need it.";
+    let files = [("old.log", "boot ok\n"), ("keep.log", "up\n")];
+    let remove = program("import os\nos.remove('old.log')\nprint('removed old.log')");
+    let (report, dir, _) = run_program_task(task, &files, MendMode::Auto, (vec![remove], vec![]), false).await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    assert!(!dir.path().join("old.log").exists());
+    assert!(dir.path().join("keep.log").exists());
+}
+
 /// A task that works in a file that is not there names a missing input,
 /// not a file to make: the planner writes a plan of steps (no program is
 /// run on the folder for it), and a run that makes the file does not

@@ -218,28 +218,37 @@ const EDIT_VERBS: [&str; 40] = [
 ];
 /// Words a command may open with before its verb ("Please bump …").
 const BEFORE_VERB: [&str; 7] = ["please", "now", "then", "also", "and", "next", "finally"];
+/// Verbs that ask for an answer: a sentence with one asks about the file
+/// ("sort the names in names.txt and tell me the first") more than it
+/// changes it. (Not "list" or "report", which are nouns as often.)
+const ANSWER_WORDS: [&str; 2] = ["tell", "say"];
+/// Verbs that add to a file only with "to" or "into" before it ("add a row
+/// to stock.csv"); without, they sum ("add the numbers in a.txt").
+const ADDING_VERBS: [&str; 2] = ["add", "insert"];
 
 /// The files `task` says to change in place: in a sentence that is no
-/// question and opens with a verb of changing (after "In printer.ini," or
-/// "please" too), each path it names that `is_file` says is there, when
-/// it names no path that is not there (a sentence that makes a new file,
-/// "sort names.txt into sorted.txt", reads the one that is there). A task
-/// may say to change a file with any verb ("Bump the minor version in
-/// manifest.json", "In printer.ini, change the dpi to 300"), and a run that
-/// read it and answered "done" did not do the work (on held-out-20 the
-/// react runs did, and said `succeeded`). "Add up" is a sum, not a change.
+/// question, asks for no answer and opens with a verb of changing (after
+/// "In printer.ini," or "please" too), each path it names that `is_file`
+/// says is there, when it names no path that is not there (a sentence that
+/// makes a new file, "sort names.txt into sorted.txt", reads the one that
+/// is there). A task may say to change a file with any verb ("Bump the
+/// minor version in manifest.json", "In printer.ini, change the dpi to
+/// 300"), and a run that read it and answered "done" did not do the work
+/// (on held-out-20 the react runs did, and said `succeeded`). "Add" and
+/// "insert" change a file only with "to" or "into" in the sentence ("add
+/// up" and "add the numbers in a.txt" sum).
 pub fn edited_in(task: &str, is_file: &dyn Fn(&str) -> bool) -> Vec<String> {
     let mut found: Vec<String> = Vec::new();
     for sentence in sentences(task) {
-        if sentence.last().is_some_and(|w| w.ends_with('?')) {
+        let asks = sentence.iter().any(|w| is_one_of(w, &ANSWER_WORDS));
+        if asks || sentence.last().is_some_and(|w| w.ends_with('?')) {
             continue;
         }
         let skip = if opening_place(&sentence).is_some() { 2 } else { 0 };
         let mut words = sentence[skip..].iter().skip_while(|w| is_one_of(w, &BEFORE_VERB));
-        let (Some(verb), next) = (words.next(), words.next()) else {
-            continue;
-        };
-        if !is_one_of(verb, &EDIT_VERBS) || (is_one_of(verb, &["add"]) && next.is_some_and(|w| is_one_of(w, &["up"]))) {
+        let Some(verb) = words.next() else { continue };
+        let adds_to = || sentence.iter().any(|w| is_one_of(w, &["to", "into"]));
+        if !is_one_of(verb, &EDIT_VERBS) || (is_one_of(verb, &ADDING_VERBS) && !adds_to()) {
             continue;
         }
         let paths: Vec<&str> = sentence.iter().filter_map(|w| as_path(w)).collect();
@@ -602,6 +611,13 @@ mod destination_tests {
                 vec!["names.txt"],
             ),
             ("Add up the numbers in a.txt and tell me the total.", vec![]),
+            ("Add the numbers in a.txt and names.txt.", vec![]),
+            ("Add a line with Zoe to names.txt.", vec!["names.txt"]),
+            ("Sort the names in names.txt and tell me which comes first.", vec![]),
+            (
+                "Remove Bo from names.txt and leave the rest of the list as it is.",
+                vec!["names.txt"],
+            ),
             ("Should I change the dpi in printer.ini?", vec![]),
             ("Sort the names in names.txt and save them to sorted.txt.", vec![]),
             ("Tell me what manifest.json says the version is.", vec![]),

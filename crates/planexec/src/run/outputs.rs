@@ -37,10 +37,13 @@ pub(crate) fn unwritten(run: &Run) -> Vec<String> {
         return Vec::new();
     };
     let mut missing = Vec::new();
+    // A file that was there and is gone was removed or moved by the run
+    // ("Delete old.log", "Move a.txt into archive"): work done on it.
+    let gone = |path: &String, full: &Path| run.old_outputs.contains(path) && !full.exists();
     let wrote_any = run.new_outputs.iter().chain(&run.old_outputs).any(|path| {
         workspace
             .resolve(path)
-            .is_ok_and(|full| full.is_file() && written_by(run, path, &full))
+            .is_ok_and(|full| gone(path, &full) || (full.is_file() && written_by(run, path, &full)))
     });
     if !wrote_any {
         // An edit written to a copy beside the file says more than that the
