@@ -234,6 +234,11 @@ async fn an_edits_report_is_not_written_over_the_file_it_edited() {
 
 /// The day counts the program plans below total.
 const STEPS_TASK: &str = "steps.txt has my step count for each day. Write the total to total.txt.";
+/// The folder of [`STEPS_TASK`].
+const STEPS: [(&str, &str); 1] = [("steps.txt", "Mon 8412\nTue 10233\n")];
+/// A program that does [`STEPS_TASK`] (18645).
+const STEPS_TOTALLED: &str =
+    "t = sum(int(l.split()[1]) for l in open('steps.txt'))\nopen('total.txt', 'w').write(str(t))\nprint(t)";
 
 /// Run `STEPS_TASK` with `python` among the tools, the planner replying
 /// `planner` and the executor `executor`; the run, the folder and the model.
@@ -242,8 +247,7 @@ async fn run_program_plan(
     planner: Vec<ScriptedReply>,
     executor: Vec<ScriptedReply>,
 ) -> (planexec::RunReport, tempfile::TempDir, Arc<ScriptedModel>) {
-    let steps = [("steps.txt", "Mon 8412\nTue 10233\n")];
-    run_program_task(STEPS_TASK, &steps, mend, (planner, executor), false).await
+    run_program_task(STEPS_TASK, &STEPS, mend, (planner, executor), false).await
 }
 
 /// Run `task` over `files` as above, checking the work when `verify`.
@@ -322,7 +326,7 @@ fn program(code: &str) -> ScriptedReply {
 /// plan of steps.
 #[tokio::test]
 async fn the_embedded_models_first_plan_is_one_program_written_seeing_the_files() {
-    let code = "t = sum(int(l.split()[1]) for l in open('steps.txt'))\nopen('total.txt', 'w').write(str(t))\nprint(t)";
+    let code = STEPS_TOTALLED;
     let (report, dir, model) = run_program_plan(MendMode::Auto, vec![program(code)], vec![]).await;
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
     assert_eq!(std::fs::read_to_string(dir.path().join("total.txt")).unwrap(), "18645");
@@ -355,7 +359,7 @@ async fn the_embedded_models_first_plan_is_one_program_written_seeing_the_files(
 /// that computes it, and that program is the plan.
 #[tokio::test]
 async fn an_answer_where_a_program_was_asked_is_asked_again_for_the_program() {
-    let code = "t = sum(int(l.split()[1]) for l in open('steps.txt'))\nopen('total.txt', 'w').write(str(t))\nprint(t)";
+    let code = STEPS_TOTALLED;
     let planner = vec![ScriptedReply::text("18645"), program(code)];
     let (report, dir, model) = run_program_plan(MendMode::Auto, planner, vec![]).await;
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
@@ -375,10 +379,10 @@ async fn an_answer_where_a_program_was_asked_is_asked_again_for_the_program() {
 #[tokio::test]
 async fn the_program_two_samples_agree_on_is_the_plan() {
     let wrong = "open('total.txt', 'w').write('8412')\nopen('scratch.txt', 'w').write('x')";
-    let right = "t = sum(int(l.split()[1]) for l in open('steps.txt'))\nopen('total.txt', 'w').write(str(t))\nprint(t)";
+    let right = STEPS_TOTALLED;
     let also_right = "total = 0\nfor line in open('steps.txt'):\n    total += int(line.split()[-1])\nopen('total.txt', 'w').write(str(total))";
     let planner = vec![program(wrong), program(right), program(also_right)];
-    let files = [("steps.txt", "Mon 8412\nTue 10233\n")];
+    let files = STEPS;
     let options = auto(false);
     let (report, dir, model) =
         run_program_task_with(STEPS_TASK, &files, MendMode::Auto, (planner, vec![]), options, |_| ()).await;
@@ -413,10 +417,10 @@ async fn the_program_two_samples_agree_on_is_the_plan() {
 /// computes what the file holds confirms it.
 #[tokio::test]
 async fn a_program_no_other_agreed_with_needs_a_second_derivation_to_succeed() {
-    let right = "t = sum(int(l.split()[1]) for l in open('steps.txt'))\nopen('total.txt', 'w').write(str(t))\nprint(t)";
+    let right = STEPS_TOTALLED;
     let guesses = (1..=5).map(|n| program(&format!("open('total.txt', 'w').write('{n}')")));
     let planner: Vec<ScriptedReply> = std::iter::once(program(right)).chain(guesses).collect();
-    let files = [("steps.txt", "Mon 8412\nTue 10233\n")];
+    let files = STEPS;
     let options = auto(true);
     let check = ScriptedReply::text(r#"{"done": true, "wrong": ""}"#);
     let checked = |model: &ScriptedModel| model.always_containing(Role::Synthesizer, "\"done\"", check.clone());
@@ -470,13 +474,13 @@ async fn a_program_no_other_agreed_with_needs_a_second_derivation_to_succeed() {
 #[tokio::test]
 async fn a_program_written_again_as_it_was_gives_way_to_the_votes_next_program() {
     let first_line = "t = int(open('steps.txt').readline().split()[1])\nopen('total.txt', 'w').write(str(t))";
-    let right = "t = sum(int(l.split()[1]) for l in open('steps.txt'))\nopen('total.txt', 'w').write(str(t))\nprint(t)";
+    let right = STEPS_TOTALLED;
     let guesses = (1..=4).map(|n| program(&format!("open('total.txt', 'w').write('{n}')")));
     let planner: Vec<ScriptedReply> = [program(first_line), program(right)]
         .into_iter()
         .chain(guesses)
         .collect();
-    let files = [("steps.txt", "Mon 8412\nTue 10233\n")];
+    let files = STEPS;
     let options = RunOptions {
         max_replans: 1,
         ..auto(true)
