@@ -236,6 +236,8 @@ async fn an_edits_report_is_not_written_over_the_file_it_edited() {
 const STEPS_TASK: &str = "steps.txt has my step count for each day. Write the total to total.txt.";
 /// The folder of [`STEPS_TASK`].
 const STEPS: [(&str, &str); 1] = [("steps.txt", "Mon 8412\nTue 10233\n")];
+/// A checking program for [`STEPS_TASK`]: it prints the total.
+const STEPS_DERIVED: &str = "print(sum(int(line.split()[-1]) for line in open('steps.txt')))";
 /// A program that does [`STEPS_TASK`] (18645).
 const STEPS_TOTALLED: &str =
     "t = sum(int(l.split()[1]) for l in open('steps.txt'))\nopen('total.txt', 'w').write(str(t))\nprint(t)";
@@ -447,7 +449,6 @@ async fn a_program_no_other_agreed_with_needs_a_second_derivation_to_succeed() {
         "{error}"
     );
 
-    let derived = "print(sum(int(line.split()[-1]) for line in open('steps.txt')))";
     let (report, _, _) = run_program_task_with(
         STEPS_TASK,
         &files,
@@ -458,7 +459,7 @@ async fn a_program_no_other_agreed_with_needs_a_second_derivation_to_succeed() {
             model.replies_containing(
                 Role::Synthesizer,
                 "computes exactly what the file",
-                vec![program(derived)],
+                vec![program(STEPS_DERIVED)],
             );
             checked(model);
         },
@@ -485,7 +486,6 @@ async fn a_program_written_again_as_it_was_gives_way_to_the_votes_next_program()
         max_replans: 1,
         ..auto(true)
     };
-    let derived = "print(sum(int(line.split()[-1]) for line in open('steps.txt')))";
     let (report, dir, model) = run_program_task_with(
         STEPS_TASK,
         &files,
@@ -497,7 +497,7 @@ async fn a_program_written_again_as_it_was_gives_way_to_the_votes_next_program()
             model.replies_containing(
                 Role::Synthesizer,
                 "computes exactly what the file",
-                vec![program(derived)],
+                vec![program(STEPS_DERIVED)],
             );
             let wrong = ScriptedReply::text(r#"{"done": false, "wrong": "total.txt holds one day's steps"}"#);
             model.always_containing(Role::Synthesizer, "\"done\"", wrong);
