@@ -217,7 +217,7 @@ pub(crate) async fn program_step(
 }
 
 /// The program of a program step.
-fn code(step: &Step) -> &str {
+pub(crate) fn code(step: &Step) -> &str {
     step.args.get("code").and_then(|c| c.as_str()).unwrap_or_default()
 }
 

@@ -130,6 +130,7 @@ pub(crate) async fn recompute(
         python: &python,
         root: copy.path(),
         before,
+        given: given_to(task, path, copy.path(), before),
     };
     let route = Route {
         task,
@@ -207,6 +208,7 @@ pub(crate) async fn answer_confirmed(
         python: &python,
         root: copy.path(),
         before: None,
+        given: given_to(task, "", copy.path(), None),
     };
     let route = Route {
         task,
@@ -413,6 +415,9 @@ struct Sandbox<'a> {
     python: &'a Python,
     root: &'a Path,
     before: Option<&'a str>,
+    /// What a program may take a value from ([`given_to`]): a value it
+    /// wrote that none of these holds was typed in.
+    given: Vec<String>,
 }
 
 impl Sandbox<'_> {
@@ -457,7 +462,6 @@ async fn derived(
     temperature: Option<f32>,
 ) -> Option<(String, String)> {
     let mut code = program(calls, setting, route, temperature, None).await?;
-    let given = given_to(route, sandbox);
     // The first program that fails is written again once, shown its error:
     // the 1.5B model's often fail on a header row or an import, and one
     // failure more leaves the judgement to the model's verdict.
@@ -485,8 +489,7 @@ async fn derived(
                 let computed = sandbox.left_in(route.path).unwrap_or(printed);
                 // A value typed into the program is the model's guess, and
                 // agrees with a run that guessed the same: no derivation.
-                let given: Vec<&str> = given.iter().map(String::as_str).collect();
-                if let Some(typed) = crate::typed_value::typed_value(&code, &computed, &given) {
+                if let Some(typed) = crate::typed_value::typed_value(&code, &computed, &sandbox.given) {
                     if !fix {
                         return None;
                     }
@@ -510,19 +513,17 @@ async fn derived(
     None
 }
 
-/// What a program for `route` may take a value from: its task, and each
-/// file of the sandbox (the file it derives as it was before the run).
-fn given_to(route: Route<'_>, sandbox: &Sandbox<'_>) -> Vec<String> {
-    let files = crate::sandbox::files_under(sandbox.root).unwrap_or_default();
+/// What a program for `path` of `task` may take a value from, read once
+/// from the copy at `root`: the task, and each file of the copy (the one
+/// it derives as it was before the run, `before`).
+fn given_to(task: &str, path: &str, root: &Path, before: Option<&str>) -> Vec<String> {
+    let files = crate::sandbox::files_under(root).unwrap_or_default();
     let others = files
         .into_iter()
-        .filter(|(path, _)| path != route.path)
+        .filter(|(file, _)| file != path)
         .map(|(_, bytes)| String::from_utf8_lossy(&bytes).into_owned());
-    let before = sandbox.before.map(str::to_string);
-    std::iter::once(route.task.to_string())
-        .chain(others)
-        .chain(before)
-        .collect()
+    let before = before.map(str::to_string);
+    std::iter::once(task.to_string()).chain(others).chain(before).collect()
 }
 
 /// The program the model writes for what `path` must hold, without seeing

@@ -213,7 +213,7 @@ async fn program_revision(
     else {
         return Ok(None);
     };
-    let code = only.args.get("code").and_then(Value::as_str).unwrap_or_default();
+    let code = crate::program_vote::code(only);
     let messages = asked.messages_again(code, &what);
     // A new id: the revision's step is no copy of the one that ran.
     let id = format!("s{}", only.id.trim_start_matches('s').parse::<usize>().unwrap_or(1) + 1);
@@ -265,7 +265,7 @@ fn programs_run<'p>(current: &'p Plan, earlier: &'p [crate::report::PlanVersion]
 
 /// Whether `step`'s program is one of the run's plans so far.
 fn ran_already(step: &Step, current: &Plan, earlier: &[crate::report::PlanVersion]) -> bool {
-    let code = step.args.get("code").and_then(Value::as_str).unwrap_or_default();
+    let code = crate::program_vote::code(step);
     programs_run(current, earlier).any(|ran| crate::verdict::same_program(ran, code))
 }
 

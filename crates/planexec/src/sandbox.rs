@@ -156,8 +156,8 @@ impl Sandbox {
         let computed: Vec<&str> = std::iter::once(printed)
             .chain(wrote.values().flatten().map(String::as_str))
             .collect();
-        let files: Vec<std::borrow::Cow<str>> = self.original.values().map(|b| String::from_utf8_lossy(b)).collect();
-        let given: Vec<&str> = std::iter::once(task).chain(files.iter().map(|f| f.as_ref())).collect();
+        let files = self.original.values().map(|b| String::from_utf8_lossy(b));
+        let given: Vec<std::borrow::Cow<str>> = std::iter::once(task.into()).chain(files).collect();
         let value = crate::typed_value::typed_value(code, &computed.join("\n"), &given)?;
         Some(crate::typed_value::said(&value))
     }

@@ -27,7 +27,7 @@ fn numbers() -> &'static Regex {
 /// its `code` holds as a literal (outside comments) and none of `given`
 /// (the task, the files the program could read) holds: one of a dot or of
 /// three digits or more, and not zero (a start value, `total = 0.0`).
-pub(crate) fn typed_value(code: &str, computed: &str, given: &[&str]) -> Option<String> {
+pub(crate) fn typed_value(code: &str, computed: &str, given: &[impl AsRef<str>]) -> Option<String> {
     let literals: Vec<&str> = code
         .lines()
         .map(without_comment)
@@ -36,7 +36,7 @@ pub(crate) fn typed_value(code: &str, computed: &str, given: &[&str]) -> Option<
     let in_given = |number: &str| {
         given
             .iter()
-            .any(|text| numbers().find_iter(text).any(|m| m.as_str() == number))
+            .any(|text| numbers().find_iter(text.as_ref()).any(|m| m.as_str() == number))
     };
     numbers()
         .find_iter(computed)
@@ -95,17 +95,21 @@ mod tests {
             "a comment types nothing"
         );
         assert_eq!(
-            typed_value("total = 0.0\nprint(total)", "0.0", &[]),
+            typed_value("total = 0.0\nprint(total)", "0.0", &[] as &[&str]),
             None,
             "a start value"
         );
-        assert_eq!(typed_value("print(12)", "12", &[]), None, "too short to tell");
+        assert_eq!(
+            typed_value("print(12)", "12", &[] as &[&str]),
+            None,
+            "too short to tell"
+        );
         assert_eq!(
             typed_value("print(55.4)", "55.4", &["3.1\n5.25"]).as_deref(),
             Some("55.4")
         );
         assert_eq!(
-            typed_value("x = '#'\nprint(55.4)", "55.4", &[]).as_deref(),
+            typed_value("x = '#'\nprint(55.4)", "55.4", &[] as &[&str]).as_deref(),
             Some("55.4")
         );
     }

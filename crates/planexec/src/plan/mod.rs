@@ -32,6 +32,7 @@ pub use inputs::{
     values_read_as_files,
 };
 pub use links::{rename_step, step_references};
+pub(crate) use outputs::word_itself;
 pub use outputs::{
     absent_worked_in, ends_a_sentence, existing_outputs, mentions, new_outputs, outputs_named_by, outputs_named_in,
     outputs_read, paths_named_by, unwritten_outputs,

@@ -22,14 +22,21 @@ const BEFORE_OUTPUT: [&str; 7] = ["to", "into", "in", "as", "named", "called", "
 /// "append" is what is read.
 const CREATE_VERBS: [&str; 4] = ["make", "create", "generate", "produce"];
 
+/// `word` as it is written in a sentence, without the quotes, brackets and
+/// punctuation around it or a full stop after it (`(sum.txt).` is
+/// `sum.txt`).
+pub(crate) fn word_itself(word: &str) -> &str {
+    let word = word.trim_matches(|c: char| "`'\"()[]{}<>,;:!?".contains(c));
+    word.strip_suffix('.').unwrap_or(word)
+}
+
 /// A word that looks like a file path: `sum.txt`, `out/report.md`.
 ///
 /// An extension starts with a letter (`3.5kg` is no file), one of a single
 /// letter needs a longer name (`e.g` is none either), and a name may be
 /// only an extension when it is a dotfile (`.env`).
 fn as_path(word: &str) -> Option<&str> {
-    let word = word.trim_matches(|c: char| "`'\"()[]{}<>,;:!?".contains(c));
-    let word = word.strip_suffix('.').unwrap_or(word);
+    let word = word_itself(word);
     let (stem, ext) = word.rsplit_once('.')?;
     let path_chars = |s: &str| s.chars().all(|c| c.is_ascii_alphanumeric() || "_-./".contains(c));
     let ext_ok = (1..=5).contains(&ext.len())
@@ -47,8 +54,7 @@ fn as_path(word: &str) -> Option<&str> {
 /// A word that is the name of a file with no extension that is there
 /// (`VERSION`, `Makefile`): a path too, though it does not look like one.
 fn as_bare_file<'w>(word: &'w str, is_file: &dyn Fn(&str) -> bool) -> Option<&'w str> {
-    let word = word.trim_matches(|c: char| "`'\"()[]{}<>,;:!?".contains(c));
-    let word = word.strip_suffix('.').unwrap_or(word);
+    let word = word_itself(word);
     let bare = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "_-".contains(c));
     (bare && is_file(word)).then_some(word)
 }
@@ -251,14 +257,9 @@ pub fn edited_in(task: &str, is_file: &dyn Fn(&str) -> bool) -> Vec<String> {
         if !is_one_of(verb, &EDIT_VERBS) || (is_one_of(verb, &ADDING_VERBS) && !adds_to()) {
             continue;
         }
-        let paths: Vec<&str> = sentence.iter().filter_map(|w| as_path(w)).collect();
-        if paths.iter().any(|p| !is_file(p)) {
-            continue;
-        }
-        for path in paths {
-            if !found.iter().any(|f| f == path) {
-                found.push(path.to_string());
-            }
+        let paths: Vec<String> = sentence.iter().filter_map(|w| as_path(w)).map(String::from).collect();
+        if paths.iter().all(|p| is_file(p)) {
+            found = joined(found, paths);
         }
     }
     found

@@ -45,8 +45,7 @@ pub(crate) fn removed_by_part(run: &Run) -> Option<(String, String)> {
 /// name one thing exactly.
 fn exact_values(task: &str) -> Vec<String> {
     task.split_whitespace()
-        .map(|w| w.trim_matches(|c: char| "`'\"()[]{}<>,;:!?".contains(c)))
-        .map(|w| w.strip_suffix('.').unwrap_or(w))
+        .map(crate::plan::word_itself)
         .filter(|w| w.chars().count() >= 3 && w.chars().any(char::is_alphanumeric))
         .filter(|w| w.chars().any(|c| c.is_ascii_digit() || "@._-".contains(c)))
         .map(str::to_string)
