@@ -132,6 +132,10 @@ fn shown(
         }
     }
     let mut out = whole.concat();
+    let readers = crate::tools::python::readers_for(files.iter().map(|(path, _)| path.as_str()));
+    if !readers.is_empty() {
+        out.push_str(&format!("\n\n{readers}"));
+    }
     if !by_name.is_empty() || left_out > 0 {
         let more = if left_out > 0 {
             format!(", and {left_out} more")
