@@ -227,41 +227,92 @@ fn agreed(tried: &[(Step, Outcome)]) -> bool {
     vote(&outcomes).agreeing >= 2
 }
 
-/// Which outcome to keep: the first of the biggest group (two or more) that
-/// did the same work; else the first that did any work; else the first.
+/// Which outcome to keep: of the biggest group (two or more) that did the
+/// same work ([`same_work`]), the one whose work is written plainest; else
+/// the first that did any work; else the first.
 fn vote(outcomes: &[&Outcome]) -> Vote {
-    let works: Vec<Option<String>> = outcomes.iter().map(|o| o.work()).collect();
-    let mut best = (1, None);
-    for (i, work) in works.iter().enumerate() {
-        let Some(work) = work else { continue };
-        let agreeing = works.iter().filter(|w| w.as_ref() == Some(work)).count();
+    let groups = groups(outcomes);
+    let mut best: (usize, Option<usize>) = (1, None);
+    for (i, group) in groups.iter().enumerate() {
+        let Some(group) = group else { continue };
+        let agreeing = groups.iter().filter(|g| *g == &Some(*group)).count();
         if agreeing > best.0 || best.1.is_none() {
             best = (agreeing, Some(i));
         }
     }
+    let chosen = match best {
+        (1, first) => first.unwrap_or(0),
+        (_, first) => plainest(outcomes, &groups, groups[first.unwrap_or(0)]),
+    };
     let flaws: Vec<&String> = outcomes.iter().filter_map(|o| o.flaw.as_ref()).collect();
-    let chosen = best.1.unwrap_or(0);
     Vote {
         programs: outcomes.len(),
         agreeing: best.0,
         chosen,
         flawed: (flaws.len(), flaws.first().map(|f| f.to_string())),
-        others: others(&works, chosen),
+        others: others(&groups, chosen),
     }
 }
 
-/// The first program of each group in `works` that did the same work,
-/// other than the work of the one `chosen`, the biggest group first (the
-/// earlier first among equals).
-fn others(works: &[Option<String>], chosen: usize) -> Vec<usize> {
+/// For each outcome, the first outcome whose work it did too
+/// ([`same_work`]); `None` for one that did no work.
+fn groups(outcomes: &[&Outcome]) -> Vec<Option<usize>> {
+    outcomes
+        .iter()
+        .map(|outcome| outcome.work().and(outcomes.iter().position(|first| same_work(first, outcome))))
+        .collect()
+}
+
+/// Whether two outcomes did the same work: the same files with the same
+/// content (or, writing none, printed the same), or each file (or what they
+/// printed) one line holding one and the same number, in whatever words
+/// ([`crate::recompute::same_number_in_words`]). Six programs of
+/// held-out-21's revenue task summed the column to 2709.9, and wrote
+/// `Total revenue: $2709.90`, `Total Revenue: $2709.90` and `2709.9`: no
+/// two agreed, and the model's check failed the run.
+fn same_work(a: &Outcome, b: &Outcome) -> bool {
+    let (Some(work_a), Some(work_b)) = (a.work(), b.work()) else {
+        return false;
+    };
+    if work_a == work_b {
+        return true;
+    }
+    let same_number = crate::recompute::same_number_in_words;
+    if a.wrote.is_empty() && b.wrote.is_empty() {
+        return same_number(&a.printed, &b.printed);
+    }
+    a.wrote.len() == b.wrote.len()
+        && a.wrote.iter().all(|(path, content)| match (content, b.wrote.get(path)) {
+            (Some(x), Some(Some(y))) => x == y || same_number(x, y),
+            (None, Some(None)) => true,
+            _ => false,
+        })
+}
+
+/// Of the outcomes in `group`, the one whose work is written plainest:
+/// the fewest characters (the number with no words around it), the
+/// earlier among equals. A file that holds a value is read by people and
+/// programs alike, and the bare value is the form every reader takes.
+fn plainest(outcomes: &[&Outcome], groups: &[Option<usize>], group: Option<usize>) -> usize {
+    let size = |outcome: &Outcome| match outcome.wrote.is_empty() {
+        true => outcome.printed.len(),
+        false => outcome.wrote.values().flatten().map(String::len).sum(),
+    };
+    (0..outcomes.len())
+        .filter(|&i| groups[i] == group)
+        .min_by_key(|&i| (size(outcomes[i]), i))
+        .unwrap_or(0)
+}
+
+/// The first program of each group of `groups` other than the group of the
+/// one `chosen`, the biggest group first (the earlier first among equals).
+fn others(groups: &[Option<usize>], chosen: usize) -> Vec<usize> {
     let mut firsts: Vec<(usize, usize)> = Vec::new();
-    for (i, work) in works.iter().enumerate() {
-        let Some(work) = work else { continue };
-        let first = works.iter().position(|w| w.as_ref() == Some(work));
-        if first != Some(i) || works[chosen].as_ref() == Some(work) {
+    for (i, group) in groups.iter().enumerate() {
+        if group.is_none() || *group != Some(i) || *group == groups[chosen] {
             continue;
         }
-        firsts.push((works.iter().filter(|w| w.as_ref() == Some(work)).count(), i));
+        firsts.push((groups.iter().filter(|g| *g == group).count(), i));
     }
     firsts.sort_by_key(|&(size, i)| (std::cmp::Reverse(size), i));
     firsts.into_iter().map(|(_, i)| i).collect()
@@ -330,6 +381,32 @@ mod tests {
         assert_eq!(v.chosen, 1);
         assert_eq!(v.others, [5, 0, 3], "14 (two), then 10 and 9 (one each)");
         assert!(vote(&[&f, &failed()]).others.is_empty());
+    }
+
+    /// Programs that computed one number agree whatever words they wrote
+    /// around it, and the plainest of them is kept; another number, or
+    /// the same one rounded otherwise, is other work.
+    #[test]
+    fn one_number_in_other_words_is_the_same_work() {
+        let (a, b, c) = (
+            wrote("Total revenue: $2,709.90"),
+            wrote("Total Revenue: $2709.90"),
+            wrote("2709.9"),
+        );
+        let v = vote(&[&a, &b, &c]);
+        assert_eq!((v.agreeing, v.chosen), (3, 2), "{v:?}");
+        let (x, y) = (wrote("Average: 8.2"), wrote("8.24"));
+        assert_eq!(vote(&[&x, &y]).agreeing, 1, "8.2 and 8.24 are two results");
+        let (d, e) = (wrote("2024-01-17"), wrote("Date: 2024-01-17 (Wed)"));
+        assert_eq!(vote(&[&d, &e]).agreeing, 1, "a date is no number in words");
+        let printed = |text: &str| Outcome {
+            failed: None,
+            printed: text.to_string(),
+            flaw: None,
+            wrote: Default::default(),
+        };
+        let (p, q) = (printed("The heaviest is 61.9 kg"), printed("61.9"));
+        assert_eq!(vote(&[&p, &q]).agreeing, 2);
     }
 
     #[test]

@@ -76,6 +76,9 @@ pub(crate) struct Made<'a> {
     pub answer: &'a str,
     /// What the run's tools gave it ([`results_shown`]) and the task.
     pub seen: &'a [String],
+    /// How many programs of the vote behind the run's plan did the work
+    /// that wrote the file (0: no vote).
+    pub agreeing: usize,
 }
 
 /// The programs a run's check has written for one file so far, in the order
@@ -105,9 +108,12 @@ impl Derivations {
 /// print what the file holds, others sampled apart, as tie-breaks (one
 /// program is a single model's guess, and a checker shown it took it for the
 /// run's work). The first that prints what the file holds agrees with the
-/// run; two different programs that print the same other content refute
-/// it. A program the run itself ran is not a second route and is not
-/// counted. `known` holds the programs asked before for the file, and
+/// run; different programs that print the same other content refute it
+/// when they are more than the programs of the vote that wrote the file
+/// (`made.agreeing`), or there is no program left to ask: two checking
+/// programs against two agreeing programs of the vote is a tie, and the
+/// next program breaks it (on held-out-21 two right runs were refuted so).
+/// A program the run itself ran is not a second route and is not counted. `known` holds the programs asked before for the file, and
 /// keeps the ones asked now. `None` when the run cannot (no `python` tool,
 /// it would ask first, the workspace is too big to copy).
 pub(crate) async fn recompute(
@@ -154,7 +160,9 @@ pub(crate) async fn recompute(
         if programs.iter().any(|own| one_route(own, &code)) || reports_writing(&out, path, written) {
             continue;
         }
-        if same_content(&out, written) || same_names(&out, written) {
+        // A program that printed the file's one number in words computed it too.
+        let said_in_words = number(written).is_some() && same_number_in_words(&out, written);
+        if same_content(&out, written) || same_names(&out, written) || said_in_words {
             // A 0 is what a program whose pattern matched nothing prints
             // (a sum or count of no rows): on held-out-9 the plan's regex
             // and a checking program's both missed a Markdown table's rows,
@@ -168,18 +176,33 @@ pub(crate) async fn recompute(
         }
         // The same program twice is one derivation, however it was sampled (the
         // 1.5B model wrote `print(len(lines))` twice for the lines holding ERROR).
-        let seconded = derivations
+        let seconding = derivations
             .iter()
-            .any(|(code_a, a)| same_content(a, &out) && !one_route(code_a, &code));
-        if seconded {
-            return Some(Recomputed::Refuted {
-                path: path.to_string(),
-                printed: out,
-            });
+            .filter(|(code_a, a)| same_content(a, &out) && !one_route(code_a, &code))
+            .count();
+        if seconding > 0 && seconding + 1 > made.agreeing {
+            return Some(refuted(path, out));
         }
         derivations.push((code, out));
     }
+    // A tie the last program did not break still refutes the file.
+    let tied = derivations.iter().enumerate().find(|(i, (code, out))| {
+        derivations[..*i]
+            .iter()
+            .any(|(code_a, a)| same_content(a, out) && !one_route(code_a, code))
+    });
+    if let Some((_, (_, out))) = tied {
+        return Some(refuted(path, out.clone()));
+    }
     Some(weighed(made, derivations))
+}
+
+/// Programs written apart printed `printed` for `path`, which holds something else.
+fn refuted(path: &str, printed: String) -> Recomputed {
+    Recomputed::Refuted {
+        path: path.to_string(),
+        printed,
+    }
 }
 
 /// Whether `out` is a zero, in any form (`0`, `0.00`, `0:00:00`): every
@@ -555,8 +578,10 @@ async fn program(
         true => "computes the answer this task asks for (the value, name or list itself), and prints only that".to_string(),
         false => format!("computes exactly what the file {path} must hold when this task is done, and prints that content and nothing else"),
     };
+    let readers = crate::tools::python::readers_for(files.iter().copied());
+    let readers = if readers.is_empty() { readers } else { format!("\n{readers}\n") };
     let question = format!(
-        "Write a short Python 3 program (standard library only) that {what}. Do not write or change any file: only print. It runs in the workspace folder and opens the task's files by their paths.\n\nTask: {task}\n\nFiles in the workspace: {}\n{}{fix}\nReply with only the program, in one ```python block, and no explanation.",
+        "Write a short Python 3 program (standard library only) that {what}. Do not write or change any file: only print. It runs in the workspace folder and opens the task's files by their paths.\n\nTask: {task}\n\nFiles in the workspace: {}\n{}{readers}{fix}\nReply with only the program, in one ```python block, and no explanation.",
         files.join(", "),
         inputs_shown(task, path, workspace)
     );
@@ -606,6 +631,62 @@ pub(crate) fn same_content(a: &str, b: &str) -> bool {
         return (x * scale).round() == (y * scale).round();
     }
     lines(a) == lines(b)
+}
+
+/// The one number a line of words holds, as digits (`Total revenue:
+/// $2,709.90` holds `2709.90`): `None` when `text` is more than one line,
+/// holds no number or more than one, or its one group of digits is no
+/// plain number (a date, a time, a version, a decimal comma) or is part of
+/// a word (`B12`, `55km`). Programs that computed one value write it in
+/// their own words; what they computed is the number.
+pub(crate) fn number_in_words(text: &str) -> Option<String> {
+    let text = text.trim();
+    if text.contains('\n') {
+        return None;
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let numeric = |c: char| c.is_ascii_digit() || matches!(c, '.' | ',' | ':' | '/' | '-');
+    let mut runs = Vec::new();
+    let mut at = 0;
+    while at < chars.len() {
+        if !numeric(chars[at]) {
+            at += 1;
+            continue;
+        }
+        let start = at;
+        while at < chars.len() && numeric(chars[at]) {
+            at += 1;
+        }
+        if chars[start..at].iter().any(char::is_ascii_digit) {
+            runs.push((start, at));
+        }
+    }
+    let [(start, end)] = runs[..] else {
+        return None;
+    };
+    let in_a_word = |at: Option<&char>| at.is_some_and(|c| c.is_alphanumeric() || *c == '_');
+    if in_a_word(start.checked_sub(1).and_then(|before| chars.get(before))) || in_a_word(chars.get(end)) {
+        return None;
+    }
+    // A sentence's own stop or comma after the number is no part of it.
+    let run: String = chars[start..end].iter().collect();
+    let run = run.trim_end_matches(['.', ',', ':', '-', '/']).trim_start_matches([',', ':', '/']);
+    let (whole, fraction) = run.split_once('.').unwrap_or((run, ""));
+    let mut groups = whole.trim_start_matches('-').split(',');
+    let first = groups.next().unwrap_or_default();
+    let thousands = groups.all(|group| group.len() == 3 && group.chars().all(|c| c.is_ascii_digit()));
+    let digits = |part: &str| part.chars().all(|c| c.is_ascii_digit());
+    let grouped = !whole.contains(',') || (1..=3).contains(&first.len());
+    let plain = !first.is_empty() && digits(first) && digits(fraction) && thousands && grouped;
+    plain.then(|| run.replace(',', ""))
+}
+
+/// Whether `a` and `b` each hold one number in words ([`number_in_words`])
+/// and it is the same number (`2709.9` and `Total: $2,709.90`; not `8.2`
+/// and `8.24`).
+pub(crate) fn same_number_in_words(a: &str, b: &str) -> bool {
+    let value = |text: &str| number_in_words(text).and_then(|n| n.parse::<f64>().ok());
+    matches!((value(a), value(b)), (Some(x), Some(y)) if x == y)
 }
 
 /// Whether `a` and `b` have one shape: where either is a number, both are
@@ -662,6 +743,31 @@ mod tests {
         for something in ["5:24:42", "10", "0.5", "none", "", ":"] {
             assert!(!nothing_summed(something), "{something}");
         }
+    }
+
+    #[test]
+    fn a_line_of_words_holds_one_number() {
+        let cases = [
+            ("Total revenue: $2,709.90", Some("2709.90")),
+            ("2709.9\n", Some("2709.9")),
+            ("The average is -3.5.", Some("-3.5")),
+            ("58.8%", Some("58.8")),
+            ("12,345", Some("12345")),
+            ("3,4", None),
+            ("2024-01-17", None),
+            ("12:30", None),
+            ("2.4.1", None),
+            ("Room B12", None),
+            ("55km", None),
+            ("3 of 10 rows", None),
+            ("1\n2", None),
+            ("none", None),
+        ];
+        for (text, number) in cases {
+            assert_eq!(number_in_words(text).as_deref(), number, "{text}");
+        }
+        assert!(same_number_in_words("Total: $2,709.90", "2709.9"));
+        assert!(!same_number_in_words("8.2", "8.24"));
     }
 
     #[test]

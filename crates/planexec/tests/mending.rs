@@ -750,3 +750,61 @@ async fn an_edit_written_to_a_copy_of_the_file_is_not_the_work() {
     );
     assert_eq!(std::fs::read_to_string(dir.path().join("prices.csv")).unwrap(), prices);
 }
+
+/// Programs that computed one number and wrote it in their own words did
+/// the same work: they agree, and the plainest of them (the number alone)
+/// is the plan, so the file holds the value a reader takes.
+#[tokio::test]
+async fn programs_that_wrote_one_number_in_other_words_agree_and_the_plainest_is_planned() {
+    let worded = "t = sum(int(l.split()[1]) for l in open('steps.txt'))\nopen('total.txt', 'w').write(f'Total steps: {t:,}')";
+    let planner = vec![program(worded), program(STEPS_TOTALLED)];
+    let (report, dir, model) =
+        run_program_task_with(STEPS_TASK, &STEPS, MendMode::Auto, (planner, vec![]), auto(false), |_| ()).await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    let mend = &report.plans[0].mends[0];
+    assert_eq!(mend.agreement.map(|a| (a.programs, a.agreeing)), Some((2, 2)));
+    assert_eq!(report.plans[0].plan.steps[0].args["code"], STEPS_TOTALLED);
+    assert_eq!(std::fs::read_to_string(dir.path().join("total.txt")).unwrap(), "18645");
+    assert_eq!(model.requests_from(Role::Planner).len(), 2, "two agreed: no third sample");
+}
+
+/// Two checking programs that agree with each other against two programs
+/// of the vote that agreed are a tie: the next checking program breaks it.
+/// One that computes what the file holds confirms the run; one that
+/// computes a third content leaves the file refuted.
+#[tokio::test]
+async fn a_tie_between_checking_programs_and_the_vote_is_broken_by_the_next_program() {
+    let also_right = "total = 0\nfor line in open('steps.txt'):\n    total += int(line.split()[-1])\nopen('total.txt', 'w').write(str(total))";
+    let first_day = "print(open('steps.txt').readline().split()[1])";
+    let first_day_too = "with open('steps.txt') as f:\n    print(f.read().split()[1])";
+    let cases = [(STEPS_DERIVED, true), ("print(10233)", false)];
+    for (third, confirmed) in cases {
+        let planner = vec![program(STEPS_TOTALLED), program(also_right)];
+        let checking = vec![program(first_day), program(first_day_too), program(third)];
+        let (report, _, model) = run_program_task_with(
+            STEPS_TASK,
+            &STEPS,
+            MendMode::Auto,
+            (planner, vec![]),
+            auto(true),
+            |model| model.replies_containing(Role::Synthesizer, "computes exactly what the file", checking),
+        )
+        .await;
+        let asked = model
+            .requests_from(Role::Synthesizer)
+            .iter()
+            .filter(|r| serde_json::to_string(&r.messages).unwrap().contains("computes exactly what the file"))
+            .count();
+        assert_eq!(asked, 3, "{third}: the tie was broken by a third program");
+        assert_eq!(
+            report.status == RunStatus::Succeeded,
+            confirmed,
+            "{third}: {:?}",
+            report.error
+        );
+        if !confirmed {
+            let error = report.error.unwrap_or_default();
+            assert!(error.contains("two programs written from the task alone"), "{error}");
+        }
+    }
+}

@@ -433,6 +433,7 @@ async fn second_derivation(
         programs: &programs,
         answer,
         seen: &seen,
+        agreeing: run_vote(run).map_or(0, |tally| tally.agreeing),
     };
     let (calls, setting) = (&run.ctx.calls, &run.ctx.setting);
     let derive = crate::recompute::recompute(calls, setting, &run.task, made, &mut run.derivations);
