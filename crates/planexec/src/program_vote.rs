@@ -266,7 +266,7 @@ fn groups(outcomes: &[&Outcome]) -> Vec<Option<usize>> {
 /// Whether two outcomes did the same work: the same files with the same
 /// content (or, writing none, printed the same), or each file (or what they
 /// printed) one line holding one and the same number, in whatever words
-/// ([`crate::recompute::same_number_in_words`]). Six programs of
+/// ([`crate::content::same_number_in_words`]). Six programs of
 /// held-out-21's revenue task summed the column to 2709.9, and wrote
 /// `Total revenue: $2709.90`, `Total Revenue: $2709.90` and `2709.9`: no
 /// two agreed, and the model's check failed the run.
@@ -277,7 +277,7 @@ fn same_work(a: &Outcome, b: &Outcome) -> bool {
     if work_a == work_b {
         return true;
     }
-    let same_number = crate::recompute::same_number_in_words;
+    let same_number = crate::content::same_number_in_words;
     if a.wrote.is_empty() && b.wrote.is_empty() {
         return same_number(&a.printed, &b.printed);
     }

@@ -20,6 +20,7 @@ use crate::context::{ModelCalls, Setting};
 use crate::llm::{ChatRequest, Message, Role};
 use crate::result::{tool_calls_succeeded, StepResult};
 use crate::tools::python::Python;
+use crate::content::{lines, number, same_content, same_names, same_number_in_words, same_shape};
 use crate::tools::workspace::Workspace;
 
 /// What deriving one file again found.
@@ -621,115 +622,6 @@ fn inputs_shown(task: &str, path: &str, workspace: &Workspace) -> String {
     shown
 }
 
-/// Whether `a` and `b` are the same content: the same lines, trailing
-/// spaces and blank lines at either end aside, or the same number at the
-/// precision of the less precise (`7.5` and `7.50`, `7.32` and `7.324`).
-pub(crate) fn same_content(a: &str, b: &str) -> bool {
-    if let (Some(x), Some(y)) = (number(a), number(b)) {
-        let places = decimals(a.trim()).min(decimals(b.trim())) as i32;
-        let scale = 10f64.powi(places);
-        return (x * scale).round() == (y * scale).round();
-    }
-    lines(a) == lines(b)
-}
-
-/// The one number a line of words holds, as digits (`Total revenue:
-/// $2,709.90` holds `2709.90`): `None` when `text` is more than one line,
-/// holds no number or more than one, or its one group of digits is no
-/// plain number (a date, a time, a version, a decimal comma) or is part of
-/// a word (`B12`, `55km`). Programs that computed one value write it in
-/// their own words; what they computed is the number.
-pub(crate) fn number_in_words(text: &str) -> Option<String> {
-    let text = text.trim();
-    if text.contains('\n') {
-        return None;
-    }
-    let chars: Vec<char> = text.chars().collect();
-    let numeric = |c: char| c.is_ascii_digit() || matches!(c, '.' | ',' | ':' | '/' | '-');
-    let mut runs = Vec::new();
-    let mut at = 0;
-    while at < chars.len() {
-        if !numeric(chars[at]) {
-            at += 1;
-            continue;
-        }
-        let start = at;
-        while at < chars.len() && numeric(chars[at]) {
-            at += 1;
-        }
-        if chars[start..at].iter().any(char::is_ascii_digit) {
-            runs.push((start, at));
-        }
-    }
-    let [(start, end)] = runs[..] else {
-        return None;
-    };
-    let in_a_word = |at: Option<&char>| at.is_some_and(|c| c.is_alphanumeric() || *c == '_');
-    if in_a_word(start.checked_sub(1).and_then(|before| chars.get(before))) || in_a_word(chars.get(end)) {
-        return None;
-    }
-    // A sentence's own stop or comma after the number is no part of it.
-    let run: String = chars[start..end].iter().collect();
-    let run = run.trim_end_matches(['.', ',', ':', '-', '/']).trim_start_matches([',', ':', '/']);
-    let (whole, fraction) = run.split_once('.').unwrap_or((run, ""));
-    let mut groups = whole.trim_start_matches('-').split(',');
-    let first = groups.next().unwrap_or_default();
-    let thousands = groups.all(|group| group.len() == 3 && group.chars().all(|c| c.is_ascii_digit()));
-    let digits = |part: &str| part.chars().all(|c| c.is_ascii_digit());
-    let grouped = !whole.contains(',') || (1..=3).contains(&first.len());
-    let plain = !first.is_empty() && digits(first) && digits(fraction) && thousands && grouped;
-    plain.then(|| run.replace(',', ""))
-}
-
-/// Whether `a` and `b` each hold one number in words ([`number_in_words`])
-/// and it is the same number (`2709.9` and `Total: $2,709.90`; not `8.2`
-/// and `8.24`).
-pub(crate) fn same_number_in_words(a: &str, b: &str) -> bool {
-    let value = |text: &str| number_in_words(text).and_then(|n| n.parse::<f64>().ok());
-    matches!((value(a), value(b)), (Some(x), Some(y)) if x == y)
-}
-
-/// Whether `a` and `b` have one shape: where either is a number, both are
-/// one value written with digits (`1` and `1.78.0`; not `3 failures`);
-/// otherwise, as many lines.
-fn same_shape(a: &str, b: &str) -> bool {
-    match number(a).is_some() || number(b).is_some() {
-        true => crate::text::value_with_digits(a) && crate::text::value_with_digits(b),
-        false => lines(a).len() == lines(b).len(),
-    }
-}
-
-/// Whether `a` and `b` list the same names of files, one per line, and
-/// differ only in the folders written before them (`invoices/a.txt` and
-/// `a.txt`): one content in two forms, which agree. On held-out-18 a
-/// checking program printed the invoices with their folder, and the run,
-/// listing the file names as asked, failed.
-fn same_names(a: &str, b: &str) -> bool {
-    let name = |line: &str| line.trim().rsplit('/').next().unwrap_or_default().to_string();
-    let (a, b) = (lines(a), lines(b));
-    a != b
-        && a.iter().chain(&b).any(|line| line.contains('/'))
-        && a.iter().map(|l| name(l)).eq(b.iter().map(|l| name(l)))
-}
-
-/// `text` as one number, when it is one.
-fn number(text: &str) -> Option<f64> {
-    text.trim().parse::<f64>().ok().filter(|n| n.is_finite())
-}
-
-/// How many digits `number` has after its decimal point.
-fn decimals(number: &str) -> usize {
-    number.split_once('.').map_or(0, |(_, after)| after.len())
-}
-
-/// The lines of `text`, without trailing spaces and blank lines at its ends.
-fn lines(text: &str) -> Vec<&str> {
-    let all: Vec<&str> = text.lines().map(str::trim_end).collect();
-    let start = all.iter().position(|l| !l.is_empty()).unwrap_or(all.len());
-    let end = all.iter().rposition(|l| !l.is_empty()).map_or(start, |i| i + 1);
-    all[start..end].to_vec()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -746,71 +638,12 @@ mod tests {
     }
 
     #[test]
-    fn a_line_of_words_holds_one_number() {
-        let cases = [
-            ("Total revenue: $2,709.90", Some("2709.90")),
-            ("2709.9\n", Some("2709.9")),
-            ("The average is -3.5.", Some("-3.5")),
-            ("58.8%", Some("58.8")),
-            ("12,345", Some("12345")),
-            ("3,4", None),
-            ("2024-01-17", None),
-            ("12:30", None),
-            ("2.4.1", None),
-            ("Room B12", None),
-            ("55km", None),
-            ("3 of 10 rows", None),
-            ("1\n2", None),
-            ("none", None),
-        ];
-        for (text, number) in cases {
-            assert_eq!(number_in_words(text).as_deref(), number, "{text}");
-        }
-        assert!(same_number_in_words("Total: $2,709.90", "2709.9"));
-        assert!(!same_number_in_words("8.2", "8.24"));
-    }
-
-    #[test]
-    fn contents_are_the_same_as_lines_or_as_numbers_at_the_shown_precision() {
-        assert!(same_content("7.5", "7.50\n"));
-        assert!(same_content("7.32", "7.324"));
-        assert!(!same_content("7.32", "7.33"));
-        assert!(!same_content("12", "6"));
-        assert!(same_content("backend\ndocs\n", "\nbackend  \ndocs"));
-        assert!(!same_content("docs\nbackend", "backend\ndocs"));
-        assert!(!same_content("Ade", "Noor"));
-    }
-
-    #[test]
     fn an_answer_says_what_a_program_printed_line_by_line() {
         assert!(said_in("The busiest day was 2024-01-17.", "2024-01-17"));
         assert!(said_in("Ann and Carl signed up.", "Ann\nCarl\n"));
         assert!(!said_in("Ann signed up.", "Ann\nCarl"), "a line it does not say");
         assert!(!said_in("There were 40 rows.", "4"));
         assert!(!said_in("anything", "  \n"), "nothing printed confirms nothing");
-    }
-
-    #[test]
-    fn file_names_with_and_without_their_folder_are_the_same_names() {
-        assert!(same_names("invoices/a.txt\ninvoices/b.txt\n", "a.txt\nb.txt"));
-        assert!(
-            !same_names("invoices/a.txt\ninvoices/b.txt", "b.txt\na.txt"),
-            "another order"
-        );
-        assert!(
-            !same_names("a.txt\nb.txt", "a.txt\nb.txt"),
-            "the same lines are the same content"
-        );
-        assert!(!same_names("x/a.txt", "a.txt\nb.txt"), "another count");
-    }
-
-    #[test]
-    fn contents_of_one_shape_are_values_with_digits_or_as_many_lines() {
-        assert!(same_shape("1.78.0\n", "1"));
-        assert!(same_shape("12", "12.5"));
-        assert!(!same_shape("3 failures", "3"));
-        assert!(same_shape("10.0.0.2 db\n10.0.0.10 web", "10.0.0.10 web\n10.0.0.2 db\n"));
-        assert!(!same_shape("['db', 'web']", "db\nweb"));
     }
 
     #[test]
