@@ -53,7 +53,9 @@ pub(crate) fn number_in_words(text: &str) -> Option<String> {
     }
     // A sentence's own stop or comma after the number is no part of it.
     let run: String = chars[start..end].iter().collect();
-    let run = run.trim_end_matches(['.', ',', ':', '-', '/']).trim_start_matches([',', ':', '/']);
+    let run = run
+        .trim_end_matches(['.', ',', ':', '-', '/'])
+        .trim_start_matches([',', ':', '/']);
     let (whole, fraction) = run.split_once('.').unwrap_or((run, ""));
     let mut groups = whole.trim_start_matches('-').split(',');
     let first = groups.next().unwrap_or_default();
@@ -62,6 +64,29 @@ pub(crate) fn number_in_words(text: &str) -> Option<String> {
     let grouped = !whole.contains(',') || (1..=3).contains(&first.len());
     let plain = !first.is_empty() && digits(first) && digits(fraction) && thousands && grouped;
     plain.then(|| run.replace(',', ""))
+}
+
+/// The number of `text` when it is one line of words around one number
+/// (`Total revenue: $2,709.90`, `55.4 km`, `3 failures`; not `2709.90`,
+/// `$2,709.90` or `58.8%`): what a file the task names for a value holds
+/// when the value is written into a sentence or with its label or unit.
+pub(crate) fn number_with_words(text: &str) -> Option<String> {
+    let number = number_in_words(text)?;
+    text.chars().any(char::is_alphabetic).then_some(number)
+}
+
+/// What is wrong with a new file at `path` that holds `text`, when it is
+/// one number with words around it ([`number_with_words`]): the file the
+/// task names for a value is to hold the value. On held-out-21 two
+/// programs wrote `Total revenue: $2709.90` to weekly_revenue.txt, agreed,
+/// and the run said `succeeded`; on held-out-20 two wrote `Total
+/// distance: 55.4 km`.
+pub(crate) fn value_in_words(path: &str, text: &str) -> Option<String> {
+    let number = number_with_words(text)?;
+    Some(format!(
+        "{path} holds `{}`, the value with words around it: a file for a value holds the value alone ({number})",
+        text.trim()
+    ))
 }
 
 /// Whether `a` and `b` each hold one number in words ([`number_in_words`])
@@ -74,6 +99,19 @@ pub(crate) fn same_number_in_words(a: &str, b: &str) -> bool {
         return false;
     };
     (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1.0)
+}
+
+/// Whether `a` and `b` are each one JSON document (an object or an array)
+/// holding the same data, whatever its spacing and indentation: two
+/// programs of held-out-21's patch bump wrote `1.4.10` into package.json,
+/// one with `indent=2` and one with `indent=4`, and did not agree.
+pub(crate) fn same_json(a: &str, b: &str) -> bool {
+    let document = |text: &str| {
+        serde_json::from_str::<serde_json::Value>(text.trim())
+            .ok()
+            .filter(|value| value.is_object() || value.is_array())
+    };
+    matches!((document(a), document(b)), (Some(x), Some(y)) if x == y)
 }
 
 /// Whether `a` and `b` have one shape: where either is a number, both are
@@ -146,6 +184,39 @@ mod tests {
         assert!(!same_number_in_words("8.2", "8.24"));
         assert!(same_number_in_words("The total is 180.89999999999998 kWh.", "180.9"));
         assert!(!same_number_in_words("180.9001", "180.9"));
+    }
+
+    #[test]
+    fn a_number_with_words_around_it_is_told_from_the_number() {
+        for worded in ["Total revenue: $2,709.90", "55.4 km", "3 failures", "The total is 42."] {
+            assert!(number_with_words(worded).is_some(), "{worded}");
+        }
+        for plain in [
+            "2709.90",
+            "$2,709.90",
+            "58.8%",
+            "-4",
+            "2024-01-17",
+            "nginx:1.25",
+            "Ann\nBo 3",
+        ] {
+            assert_eq!(number_with_words(plain), None, "{plain}");
+        }
+        let told = value_in_words("total.txt", "Total: 42\n").unwrap_or_default();
+        assert!(
+            told.contains("total.txt holds `Total: 42`") && told.contains("(42)"),
+            "{told}"
+        );
+    }
+
+    #[test]
+    fn json_documents_with_the_same_data_are_the_same_whatever_their_spacing() {
+        let two = "{\n  \"name\": \"gig\",\n  \"version\": \"1.4.10\"\n}";
+        let four = "{\n    \"name\": \"gig\",\n    \"version\": \"1.4.10\"\n}\n";
+        assert!(same_json(two, four));
+        assert!(!same_json(two, &four.replace("1.4.10", "1.4.11")));
+        assert!(!same_json("1", "1.0"), "a scalar is no document");
+        assert!(!same_json("[1, 2]", "[2, 1]"));
     }
 
     #[test]

@@ -259,14 +259,19 @@ fn vote(outcomes: &[&Outcome]) -> Vote {
 fn groups(outcomes: &[&Outcome]) -> Vec<Option<usize>> {
     outcomes
         .iter()
-        .map(|outcome| outcome.work().and(outcomes.iter().position(|first| same_work(first, outcome))))
+        .map(|outcome| {
+            outcome
+                .work()
+                .and(outcomes.iter().position(|first| same_work(first, outcome)))
+        })
         .collect()
 }
 
 /// Whether two outcomes did the same work: the same files with the same
-/// content (or, writing none, printed the same), or each file (or what they
+/// content (or, writing none, printed the same), each file (or what they
 /// printed) one line holding one and the same number, in whatever words
-/// ([`crate::content::same_number_in_words`]). Six programs of
+/// ([`crate::content::same_number_in_words`]), or a JSON document of the
+/// same data ([`crate::content::same_json`]). Six programs of
 /// held-out-21's revenue task summed the column to 2709.9, and wrote
 /// `Total revenue: $2709.90`, `Total Revenue: $2709.90` and `2709.9`: no
 /// two agreed, and the model's check failed the run.
@@ -282,17 +287,21 @@ fn same_work(a: &Outcome, b: &Outcome) -> bool {
         return same_number(&a.printed, &b.printed);
     }
     a.wrote.len() == b.wrote.len()
-        && a.wrote.iter().all(|(path, content)| match (content, b.wrote.get(path)) {
-            (Some(x), Some(Some(y))) => x == y || same_number(x, y),
-            (None, Some(None)) => true,
-            _ => false,
-        })
+        && a.wrote
+            .iter()
+            .all(|(path, content)| match (content, b.wrote.get(path)) {
+                (Some(x), Some(Some(y))) => x == y || same_number(x, y) || crate::content::same_json(x, y),
+                (None, Some(None)) => true,
+                _ => false,
+            })
 }
 
 /// Of the outcomes in `group`, the one whose work is written plainest:
-/// the fewest characters (the number with no words around it), the
-/// earlier among equals. A file that holds a value is read by people and
-/// programs alike, and the bare value is the form every reader takes.
+/// the one that kept the most lines of the files it changed as they were
+/// (an edit of one value, not of the file's layout), then the fewest
+/// characters (the number with no words around it), the earlier among
+/// equals. A file that holds a value is read by people and programs
+/// alike, and the bare value is the form every reader takes.
 fn plainest(outcomes: &[&Outcome], groups: &[Option<usize>], group: Option<usize>) -> usize {
     let size = |outcome: &Outcome| match outcome.wrote.is_empty() {
         true => outcome.printed.len(),
@@ -300,7 +309,7 @@ fn plainest(outcomes: &[&Outcome], groups: &[Option<usize>], group: Option<usize
     };
     (0..outcomes.len())
         .filter(|&i| groups[i] == group)
-        .min_by_key(|&i| (size(outcomes[i]), i))
+        .min_by_key(|&i| (std::cmp::Reverse(outcomes[i].kept), size(outcomes[i]), i))
         .unwrap_or(0)
 }
 
@@ -327,6 +336,7 @@ mod tests {
             failed: None,
             printed: String::new(),
             flaw: None,
+            kept: 0,
             wrote: [("out.txt".to_string(), Some(content.to_string()))].into(),
         }
     }
@@ -336,6 +346,7 @@ mod tests {
             failed: Some("KeyError: 'litres'".into()),
             printed: String::new(),
             flaw: None,
+            kept: 0,
             wrote: Default::default(),
         }
     }
@@ -403,10 +414,25 @@ mod tests {
             failed: None,
             printed: text.to_string(),
             flaw: None,
+            kept: 0,
             wrote: Default::default(),
         };
         let (p, q) = (printed("The heaviest is 61.9 kg"), printed("61.9"));
         assert_eq!(vote(&[&p, &q]).agreeing, 2);
+    }
+
+    /// Two edits of a JSON file to the same data agree whatever their
+    /// indentation, and the one that kept more of the file's lines as they
+    /// were is planned.
+    #[test]
+    fn one_json_edit_in_other_spacing_is_the_same_work_and_the_smaller_change_is_kept() {
+        let edited = |text: &str, kept: usize| Outcome { kept, ..wrote(text) };
+        let four = edited("{\n    \"v\": \"1.4.10\",\n    \"name\": \"gig\"\n}", 2);
+        let two = edited("{\n  \"v\": \"1.4.10\",\n  \"name\": \"gig\"\n}", 3);
+        let other = edited("{\n  \"v\": \"1.4.11\",\n  \"name\": \"gig\"\n}", 3);
+        let v = vote(&[&other, &four, &two]);
+        assert_eq!((v.agreeing, v.chosen), (2, 2), "{v:?}");
+        assert_eq!(v.others, [0]);
     }
 
     #[test]

@@ -16,11 +16,11 @@
 
 use std::path::Path;
 
+use crate::content::{lines, number, same_content, same_names, same_number_in_words, same_shape};
 use crate::context::{ModelCalls, Setting};
 use crate::llm::{ChatRequest, Message, Role};
 use crate::result::{tool_calls_succeeded, StepResult};
 use crate::tools::python::Python;
-use crate::content::{lines, number, same_content, same_names, same_number_in_words, same_shape};
 use crate::tools::workspace::Workspace;
 
 /// What deriving one file again found.
@@ -158,28 +158,27 @@ pub(crate) async fn recompute(
         };
         // A program the run ran since (a revision) is its route now; one
         // that printed a report of writing the file is not its content.
-        if programs.iter().any(|own| one_route(own, &code)) || reports_writing(&out, path, written) {
+        // A 0 is what a program whose pattern matched nothing prints (a
+        // sum or count of no rows): on held-out-9 the plan's regex and a
+        // checking program's both missed a Markdown table's rows, and their
+        // 0s agreed; on held-out-20 two programs summed no running times
+        // into `0:00:00`; on held-out-21 two that counted the lines that
+        // start with ERROR (each starts with a date) refuted a right count
+        // of 4. A zero is no derivation, for the file or against it.
+        let own = programs.iter().any(|own| one_route(own, &code));
+        if own || reports_writing(&out, path, written) || nothing_summed(&out) {
             continue;
         }
         // A program that printed the file's one number in words computed it too.
         let said_in_words = number(written).is_some() && same_number_in_words(&out, written);
-        if same_content(&out, written) || same_names(&out, written) || said_in_words {
-            // A 0 is what a program whose pattern matched nothing prints
-            // (a sum or count of no rows): on held-out-9 the plan's regex
-            // and a checking program's both missed a Markdown table's rows,
-            // and their 0s agreed; on held-out-20 two programs summed no
-            // running times into `0:00:00`. Such an agreement is no second
-            // route.
-            if nothing_summed(&out) {
-                continue;
-            }
+        if same_data(&out, written) || same_names(&out, written) || said_in_words {
             return Some(Recomputed::Agrees);
         }
         // The same program twice is one derivation, however it was sampled (the
         // 1.5B model wrote `print(len(lines))` twice for the lines holding ERROR).
         let seconding = derivations
             .iter()
-            .filter(|(code_a, a)| same_content(a, &out) && !one_route(code_a, &code))
+            .filter(|(code_a, a)| same_data(a, &out) && !one_route(code_a, &code))
             .count();
         if seconding > 0 && seconding + 1 > made.agreeing {
             return Some(refuted(path, out));
@@ -190,12 +189,19 @@ pub(crate) async fn recompute(
     let tied = derivations.iter().enumerate().find(|(i, (code, out))| {
         derivations[..*i]
             .iter()
-            .any(|(code_a, a)| same_content(a, out) && !one_route(code_a, code))
+            .any(|(code_a, a)| same_data(a, out) && !one_route(code_a, code))
     });
     if let Some((_, (_, out))) = tied {
         return Some(refuted(path, out.clone()));
     }
     Some(weighed(made, derivations))
+}
+
+/// Whether `a` and `b` are the same content ([`same_content`]) or one
+/// JSON document of the same data ([`crate::content::same_json`]): a
+/// checking program prints an edited package.json with its own indentation.
+fn same_data(a: &str, b: &str) -> bool {
+    same_content(a, b) || crate::content::same_json(a, b)
 }
 
 /// Programs written apart printed `printed` for `path`, which holds something else.
@@ -580,7 +586,11 @@ async fn program(
         false => format!("computes exactly what the file {path} must hold when this task is done, and prints that content and nothing else"),
     };
     let readers = crate::tools::python::readers_for(files.iter().copied());
-    let readers = if readers.is_empty() { readers } else { format!("\n{readers}\n") };
+    let readers = if readers.is_empty() {
+        readers
+    } else {
+        format!("\n{readers}\n")
+    };
     let question = format!(
         "Write a short Python 3 program (standard library only) that {what}. Do not write or change any file: only print. It runs in the workspace folder and opens the task's files by their paths.\n\nTask: {task}\n\nFiles in the workspace: {}\n{}{readers}{fix}\nReply with only the program, in one ```python block, and no explanation.",
         files.join(", "),

@@ -89,6 +89,10 @@ pub(crate) struct Outcome {
     pub wrote: BTreeMap<String, Option<String>>,
     /// A flaw seen while it ran ([`WATCH`]): its work is not to be trusted.
     pub flaw: Option<String>,
+    /// How many lines of the files it changed are still there as they were:
+    /// of two programs that did one edit, the one that kept more of the
+    /// file is the smaller change.
+    pub kept: usize,
 }
 
 impl Outcome {
@@ -141,12 +145,41 @@ impl Sandbox {
         };
         let after = files_under(copy.path())?;
         let wrote = changed(&self.original, &after);
-        let flaw = flaw.or_else(|| self.typed(code, task, &printed, &wrote));
+        let flaw = flaw
+            .or_else(|| self.typed(code, task, &printed, &wrote))
+            .or_else(|| self.rewritten(&after, task))
+            .or_else(|| self.worded_value(&wrote, task));
+        let kept = kept_lines(&self.original, &after);
         Some(Outcome {
             failed,
             printed,
             wrote,
             flaw,
+            kept,
+        })
+    }
+
+    /// A file the program made that `task` names and that holds its value
+    /// with words around it ([`crate::content::value_in_words`]), said as a
+    /// flaw: the program is not counted, and when none is, the first is
+    /// written again told so.
+    fn worded_value(&self, wrote: &BTreeMap<String, Option<String>>, task: &str) -> Option<String> {
+        let named = crate::plan::paths_named_by(task);
+        wrote
+            .iter()
+            .filter(|(path, _)| named.contains(path) && !self.original.contains_key(*path))
+            .find_map(|(path, text)| crate::content::value_in_words(path, text.as_deref()?))
+    }
+
+    /// A configuration file the program rewrote instead of changing what
+    /// `task` names ([`crate::config_edit`]), said as a flaw: two programs
+    /// that edited deploy.yaml through `yaml.dump` agreed, sorted keys and
+    /// dropped comments alike (held-out-21). `after`: the copy's files.
+    fn rewritten(&self, after: &BTreeMap<String, Vec<u8>>, task: &str) -> Option<String> {
+        self.original.iter().find_map(|(path, was)| {
+            let now = after.get(path).filter(|now| *now != was)?;
+            let (was, now) = (String::from_utf8_lossy(was), String::from_utf8_lossy(now));
+            crate::config_edit::rewritten(path, &was, &now, task)
         })
     }
 
@@ -161,6 +194,24 @@ impl Sandbox {
         let value = crate::typed_value::typed_value(code, &computed.join("\n"), &given)?;
         Some(crate::typed_value::said(&value))
     }
+}
+
+/// How many lines of the files that were there before and changed in
+/// `after` are still there as they were (each line of the file before, found
+/// among the lines of the file after).
+fn kept_lines(before: &BTreeMap<String, Vec<u8>>, after: &BTreeMap<String, Vec<u8>>) -> usize {
+    before
+        .iter()
+        .filter_map(|(path, was)| Some((was, after.get(path).filter(|now| *now != was)?)))
+        .map(|(was, now)| {
+            let now = String::from_utf8_lossy(now);
+            let lines: std::collections::HashSet<&str> = now.lines().collect();
+            String::from_utf8_lossy(was)
+                .lines()
+                .filter(|line| lines.contains(line))
+                .count()
+        })
+        .sum()
 }
 
 /// Run `code` with `python` in its copy at `root`, watched ([`WATCH`]):
@@ -271,6 +322,7 @@ mod tests {
                 .map(|(p, c)| (p.to_string(), c.map(str::to_string)))
                 .collect(),
             flaw: None,
+            kept: 0,
         }
     }
 

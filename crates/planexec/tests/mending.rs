@@ -751,21 +751,50 @@ async fn an_edit_written_to_a_copy_of_the_file_is_not_the_work() {
     assert_eq!(std::fs::read_to_string(dir.path().join("prices.csv")).unwrap(), prices);
 }
 
-/// Programs that computed one number and wrote it in their own words did
-/// the same work: they agree, and the plainest of them (the number alone)
-/// is the plan, so the file holds the value a reader takes.
+/// Programs that computed one number and printed it in their own words
+/// did the same work: they agree, and the plainest of them (the number
+/// alone) is the plan. A file the task names for the value that holds it
+/// with words around it is not the value: that program is not counted.
 #[tokio::test]
-async fn programs_that_wrote_one_number_in_other_words_agree_and_the_plainest_is_planned() {
-    let worded = "t = sum(int(l.split()[1]) for l in open('steps.txt'))\nopen('total.txt', 'w').write(f'Total steps: {t:,}')";
-    let planner = vec![program(worded), program(STEPS_TOTALLED)];
-    let (report, dir, model) =
-        run_program_task_with(STEPS_TASK, &STEPS, MendMode::Auto, (planner, vec![]), auto(false), |_| ()).await;
+async fn one_number_in_other_words_agrees_and_a_file_of_it_in_words_is_not_counted() {
+    let told = "t = sum(int(l.split()[1]) for l in open('steps.txt'))\nprint(f'You walked {t:,} steps in all.')";
+    let bare = "print(sum(int(l.split()[-1]) for l in open('steps.txt')))";
+    let task = "steps.txt has my step count for each day. How many steps is that in all? Just tell me.";
+    let planner = vec![program(told), program(bare)];
+    let (report, _, model) =
+        run_program_task_with(task, &STEPS, MendMode::Auto, (planner, vec![]), auto(false), |_| ()).await;
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
     let mend = &report.plans[0].mends[0];
     assert_eq!(mend.agreement.map(|a| (a.programs, a.agreeing)), Some((2, 2)));
-    assert_eq!(report.plans[0].plan.steps[0].args["code"], STEPS_TOTALLED);
+    assert_eq!(report.plans[0].plan.steps[0].args["code"], bare);
+    assert_eq!(
+        model.requests_from(Role::Planner).len(),
+        2,
+        "two agreed: no third sample"
+    );
+
+    let worded =
+        "t = sum(int(l.split()[1]) for l in open('steps.txt'))\nopen('total.txt', 'w').write(f'Total steps: {t:,}')";
+    let also_right = "total = 0\nfor line in open('steps.txt'):\n    total += int(line.split()[-1])\nopen('total.txt', 'w').write(str(total))";
+    let planner = vec![program(worded), program(STEPS_TOTALLED), program(also_right)];
+    let (report, dir, _) = run_program_task_with(
+        STEPS_TASK,
+        &STEPS,
+        MendMode::Auto,
+        (planner, vec![]),
+        auto(false),
+        |_| (),
+    )
+    .await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    let mend = &report.plans[0].mends[0];
+    assert_eq!(mend.agreement.map(|a| (a.programs, a.agreeing)), Some((3, 2)));
+    let note = mend.note.clone().unwrap_or_default();
+    assert!(
+        note.contains("1 not counted: total.txt holds `Total steps: 18,645`, the value with words around it"),
+        "{note}"
+    );
     assert_eq!(std::fs::read_to_string(dir.path().join("total.txt")).unwrap(), "18645");
-    assert_eq!(model.requests_from(Role::Planner).len(), 2, "two agreed: no third sample");
 }
 
 /// Two checking programs that agree with each other against two programs
@@ -793,7 +822,11 @@ async fn a_tie_between_checking_programs_and_the_vote_is_broken_by_the_next_prog
         let asked = model
             .requests_from(Role::Synthesizer)
             .iter()
-            .filter(|r| serde_json::to_string(&r.messages).unwrap().contains("computes exactly what the file"))
+            .filter(|r| {
+                serde_json::to_string(&r.messages)
+                    .unwrap()
+                    .contains("computes exactly what the file")
+            })
             .count();
         assert_eq!(asked, 3, "{third}: the tie was broken by a third program");
         assert_eq!(
@@ -807,4 +840,76 @@ async fn a_tie_between_checking_programs_and_the_vote_is_broken_by_the_next_prog
             assert!(error.contains("two programs written from the task alone"), "{error}");
         }
     }
+}
+
+/// A zero is what a checking program whose pattern matched nothing
+/// prints: two of them are no refutation of the file (nor would they
+/// confirm it), and the vote's agreement stands.
+#[tokio::test]
+async fn checking_programs_that_printed_zero_refute_nothing() {
+    let also_right = "total = 0\nfor line in open('steps.txt'):\n    total += int(line.split()[-1])\nopen('total.txt', 'w').write(str(total))";
+    let none_matched = "print(sum(int(l.split()[1]) for l in open('steps.txt') if l.startswith('Sun')))";
+    let none_matched_too =
+        "n = 0\nfor l in open('steps.txt'):\n    if l.startswith('Sat'):\n        n += int(l.split()[1])\nprint(n)";
+    let planner = vec![program(STEPS_TOTALLED), program(also_right)];
+    let checking = vec![program(none_matched), program(none_matched_too), program(none_matched)];
+    let (report, dir, _) = run_program_task_with(
+        STEPS_TASK,
+        &STEPS,
+        MendMode::Auto,
+        (planner, vec![]),
+        auto(true),
+        |model| model.replies_containing(Role::Synthesizer, "computes exactly what the file", checking),
+    )
+    .await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    assert_eq!(std::fs::read_to_string(dir.path().join("total.txt")).unwrap(), "18645");
+}
+
+/// A new file the task names for a value that holds the value with words
+/// around it is not the value, in a plan of steps too: the run says so and
+/// does not succeed.
+#[tokio::test]
+async fn a_value_written_with_words_around_it_is_not_the_work() {
+    let steps = json!({"steps": [
+        {"id": "s1", "description": "save the total", "tool": "write_file", "args": {"path": "total.txt", "content": "Total steps: 18645"}, "depends_on": []}
+    ]});
+    let planner = vec![ScriptedReply::text(steps.to_string())];
+    let (report, _, _) = run_program_task(STEPS_TASK, &STEPS, MendMode::Off, (planner, vec![]), false).await;
+    assert_ne!(report.status, RunStatus::Succeeded);
+    let error = report.error.unwrap_or_default();
+    assert!(
+        error.contains("total.txt holds `Total steps: 18645`, the value with words around it"),
+        "{error}"
+    );
+}
+
+/// Programs that rewrote a configuration file through a parser (its
+/// comments gone) are not counted in the vote, however many agree: the
+/// programs that changed the one line are planned.
+#[tokio::test]
+async fn programs_that_rewrote_a_config_file_are_not_counted() {
+    let ini = "# mail settings\n[smtp]\nhost = mail.example.org\nport = 25\n";
+    let task = "Please update the SMTP port in mailer.ini to 587.";
+    let parsed = "import configparser\nc = configparser.ConfigParser()\nc.read('mailer.ini')\nc['smtp']['port'] = '587'\nwith open('mailer.ini', 'w') as f:\n    c.write(f)";
+    let parsed_too = "import configparser\nconfig = configparser.ConfigParser()\nconfig.read('mailer.ini')\nconfig.set('smtp', 'port', '587')\nconfig.write(open('mailer.ini', 'w'))";
+    let line =
+        "text = open('mailer.ini').read()\nopen('mailer.ini', 'w').write(text.replace('port = 25', 'port = 587'))";
+    let line_too = "lines = open('mailer.ini').read().split('\\n')\nlines = ['port = 587' if l.startswith('port') else l for l in lines]\nopen('mailer.ini', 'w').write('\\n'.join(lines))";
+    let planner = vec![program(parsed), program(parsed_too), program(line), program(line_too)];
+    let files = [("mailer.ini", ini)];
+    let (report, dir, _) =
+        run_program_task_with(task, &files, MendMode::Auto, (planner, vec![]), auto(false), |_| ()).await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    let mend = &report.plans[0].mends[0];
+    assert_eq!(mend.agreement.map(|a| (a.programs, a.agreeing)), Some((4, 2)));
+    let note = mend.note.clone().unwrap_or_default();
+    assert!(
+        note.contains("2 not counted: mailer.ini was edited in place and its comment"),
+        "{note}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("mailer.ini")).unwrap(),
+        ini.replace("port = 25", "port = 587")
+    );
 }

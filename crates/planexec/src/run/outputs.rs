@@ -270,7 +270,7 @@ pub(crate) fn facts(path: &str, before: Option<&str>, now: &str) -> String {
 /// Lines of `path` that an edit kept as they were and moved elsewhere,
 /// said as a fact ([`moved`]).
 fn moved_lines(path: &str, before: &str, now: &str) -> Option<String> {
-    let moved: Vec<String> = moved(before, now)
+    let moved: Vec<String> = crate::config_edit::moved(before, now)
         .iter()
         .take(3)
         .map(|line| format!("`{line}`"))
@@ -283,60 +283,16 @@ fn moved_lines(path: &str, before: &str, now: &str) -> Option<String> {
     })
 }
 
-/// The lines (trimmed, not blank) an edit from `before` to `now` kept as
-/// they were and moved: taken out in one place and put back in another.
-/// The 1.5B model renamed a YAML key through `yaml.safe_dump`, which sorts
-/// the keys, and two programs and the checker passed it (held-out-18).
-fn moved(before: &str, now: &str) -> Vec<String> {
-    let changed = crate::text::changed_lines(before, now, 400);
-    let put: Vec<&str> = changed.iter().filter_map(|line| line.strip_prefix("+ ")).collect();
-    changed
-        .iter()
-        .filter_map(|line| line.strip_prefix("- "))
-        .filter(|line| !line.trim().is_empty() && put.contains(line))
-        .map(|line| line.trim().to_string())
-        .collect()
-}
-
-/// The extensions of configuration files, whose lines are settings a
-/// person keeps in an order of their own: an edit moves none the task
-/// does not name (a list of names or a CSV may well be sorted by a task).
-const CONFIG_EXTENSIONS: [&str; 8] = ["yaml", "yml", "toml", "ini", "cfg", "conf", "env", "properties"];
-
-/// When the run edited a configuration file in place and moved a line it
-/// kept whose setting the task does not name: the edit rewrote the file
-/// (through a parser whose dump sorts the keys) instead of changing what
-/// the task names. Its path and a line saying so. A task that names the
-/// setting (`move timezone under storage`) may move it.
+/// When the run edited a configuration file in place and rewrote it
+/// instead of changing what the task names ([`crate::config_edit`]): its
+/// path and a line saying so.
 pub(crate) fn config_lines_moved(run: &Run) -> Option<(String, String)> {
     let workspace = run.ctx.setting.tools.workspace()?;
-    let task = run.task.to_lowercase();
     run.originals.iter().find_map(|(path, was)| {
-        let extension = std::path::Path::new(path).extension()?.to_str()?.to_ascii_lowercase();
-        if !CONFIG_EXTENSIONS.contains(&extension.as_str()) {
-            return None;
-        }
         let now = std::fs::read_to_string(workspace.resolve(path).ok()?).ok()?;
-        let unnamed: Vec<String> = moved(was, &now)
-            .into_iter()
-            .filter(|line| !task.contains(&setting_of(line).to_lowercase()))
-            .collect();
-        let first = unnamed.first()?;
-        let what = format!(
-            "{path} was edited in place and settings the task does not name moved (`{first}` is in another place than before): keep every line the task does not change where it was (a parser's dump reorders keys; change the lines themselves)"
-        );
+        let what = crate::config_edit::rewritten(path, was, &now, &run.task)?;
         Some((path.clone(), what))
     })
-}
-
-/// The name of the setting a configuration line sets: what comes before
-/// its `:` or `=`, or the whole line.
-fn setting_of(line: &str) -> &str {
-    line.split([':', '='])
-        .next()
-        .unwrap_or(line)
-        .trim()
-        .trim_matches(['"', '\'', '[', ']'])
 }
 
 /// When a step of the run printed a changed copy of the file at `path`
@@ -561,7 +517,7 @@ pub(crate) fn produced(run: &Run, answer: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{is_edited_copy, joined_lines, moved_lines, setting_of};
+    use super::{is_edited_copy, joined_lines, moved_lines};
 
     /// A copy with every line changed a little is an edited copy; a file of
     /// other words is not, nor is the file itself.
@@ -572,14 +528,6 @@ mod tests {
         assert!(is_edited_copy(bookings, upper));
         assert!(!is_edited_copy(bookings, bookings));
         assert!(!is_edited_copy(bookings, "room,nights\nB12,3\nA03,1\n"));
-    }
-
-    #[test]
-    fn a_setting_is_what_a_config_line_sets() {
-        assert_eq!(setting_of("keep_days: 90"), "keep_days");
-        assert_eq!(setting_of("port = 8080"), "port");
-        assert_eq!(setting_of("[server]"), "server");
-        assert_eq!(setting_of("\"name\": \"x\""), "name");
     }
 
     #[test]

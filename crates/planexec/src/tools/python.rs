@@ -345,7 +345,7 @@ pub struct Python {
 const READERS: [Reader; 1] = [Reader {
     module: "yaml",
     extensions: &["yaml", "yml"],
-    note: "PyYAML is installed: read a YAML file with yaml.safe_load and take its values by their keys; to change a YAML file, edit the lines that change as text and keep every other line as it is.",
+    note: "PyYAML is installed for reading YAML: yaml.safe_load, then take the values by their keys. To change a YAML file, do not dump it (a dump drops its comments and sorts its keys): replace the lines that change in its text and keep every other line as it is.",
 }];
 
 /// A module of [`READERS`].
@@ -366,9 +366,7 @@ fn readers_installed(program: &str) -> Vec<&'static str> {
         return known;
     }
     let names: Vec<&str> = READERS.iter().map(|reader| reader.module).collect();
-    let probe = format!(
-        "import importlib.util as u\nfor m in {names:?}:\n    print(m if u.find_spec(m) else '')"
-    );
+    let probe = format!("import importlib.util as u\nfor m in {names:?}:\n    print(m if u.find_spec(m) else '')");
     let printed = std::process::Command::new(program)
         .args(["-s", "-c", &probe])
         .stdin(std::process::Stdio::null())

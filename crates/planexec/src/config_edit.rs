@@ -1,0 +1,121 @@
+//! Whether an edit of a configuration file changed what its task names and
+//! kept the rest of the file as it was: the settings it does not name in
+//! their places, and its comments.
+//!
+//! A configuration file's lines are settings a person keeps in an order of
+//! their own, with comments that say why. A program that edits one through
+//! a parser's dump (`yaml.safe_dump`, `configparser.write`) sorts its keys
+//! and drops its comments: the value asked for is right, and the file is
+//! not the one the person had. Both the run's check of its work
+//! ([`crate::run::outputs`]) and the vote over programs
+//! ([`crate::sandbox`]) hold an edit to this.
+
+/// The extensions of configuration files (a list of names or a CSV may well
+/// be sorted by a task).
+const CONFIG_EXTENSIONS: [&str; 8] = ["yaml", "yml", "toml", "ini", "cfg", "conf", "env", "properties"];
+
+/// How an edit of the configuration file at `path` from `was` to `now`
+/// rewrote it for `task` (a line saying so, with what to do instead):
+/// a line it kept whose setting the task does not name is in another
+/// place, or a comment line is gone and the task does not speak of
+/// comments. `None` for a file of another kind, or an edit that changed
+/// only what it was to. A task that names the setting (`move timezone
+/// under storage`) may move it.
+pub(crate) fn rewritten(path: &str, was: &str, now: &str, task: &str) -> Option<String> {
+    let extension = std::path::Path::new(path).extension()?.to_str()?.to_ascii_lowercase();
+    if !CONFIG_EXTENSIONS.contains(&extension.as_str()) {
+        return None;
+    }
+    let task = task.to_lowercase();
+    let keep = "keep every line the task does not change as it was (a parser's dump reorders keys and drops comments; change the lines themselves)";
+    let moved = moved(was, now);
+    if let Some(first) = moved
+        .iter()
+        .find(|line| !task.contains(&setting_of(line).to_lowercase()))
+    {
+        return Some(format!(
+            "{path} was edited in place and settings the task does not name moved (`{first}` is in another place than before): {keep}"
+        ));
+    }
+    if task.contains("comment") {
+        return None;
+    }
+    let kept: Vec<&str> = now.lines().map(str::trim).collect();
+    let dropped = was
+        .lines()
+        .map(str::trim)
+        .find(|line| is_comment(line) && !kept.contains(line))?;
+    Some(format!(
+        "{path} was edited in place and its comment `{dropped}` is gone: {keep}"
+    ))
+}
+
+/// Whether a configuration line is a comment (`# …`, or `; …` in an INI file).
+fn is_comment(line: &str) -> bool {
+    line.len() > 1 && (line.starts_with('#') || line.starts_with(';'))
+}
+
+/// The lines (trimmed, not blank) an edit from `before` to `now` kept as
+/// they were and moved: taken out in one place and put back in another.
+/// The 1.5B model renamed a YAML key through `yaml.safe_dump`, which sorts
+/// the keys, and two programs and the checker passed it (held-out-18).
+pub(crate) fn moved(before: &str, now: &str) -> Vec<String> {
+    let changed = crate::text::changed_lines(before, now, 400);
+    let put: Vec<&str> = changed.iter().filter_map(|line| line.strip_prefix("+ ")).collect();
+    changed
+        .iter()
+        .filter_map(|line| line.strip_prefix("- "))
+        .filter(|line| !line.trim().is_empty() && put.contains(line))
+        .map(|line| line.trim().to_string())
+        .collect()
+}
+
+/// The name of the setting a configuration line sets: what comes before
+/// its `:` or `=`, or the whole line.
+fn setting_of(line: &str) -> &str {
+    line.split([':', '='])
+        .next()
+        .unwrap_or(line)
+        .trim()
+        .trim_matches(['"', '\'', '[', ']'])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_setting_is_what_a_config_line_sets() {
+        assert_eq!(setting_of("keep_days: 90"), "keep_days");
+        assert_eq!(setting_of("port = 8080"), "port");
+        assert_eq!(setting_of("[server]"), "server");
+        assert_eq!(setting_of("\"name\": \"x\""), "name");
+    }
+
+    /// An edit through a dump moves settings or drops comments; an edit of
+    /// the one line asked for does neither; a task that names what moves
+    /// or speaks of comments may do so.
+    #[test]
+    fn an_edit_that_moved_settings_or_dropped_comments_rewrote_the_file() {
+        let was = "# the booking site\napp: booking\nservices:\n  worker:\n    image: w:2.8\n    replicas: 1\n# keep one worker\n";
+        let line_edit = was.replace("replicas: 1", "replicas: 3");
+        let task = "In deploy.yaml, change the worker's replicas to 3.";
+        assert_eq!(rewritten("deploy.yaml", was, &line_edit, task), None);
+        let dumped = "app: booking\nservices:\n  worker:\n    image: w:2.8\n    replicas: 3\n";
+        let told = rewritten("deploy.yaml", was, dumped, task).unwrap_or_default();
+        assert!(told.contains("its comment `# the booking site` is gone"), "{told}");
+        let sorted = "# the booking site\nservices:\n  worker:\n    image: w:2.8\n    replicas: 3\napp: booking\n# keep one worker\n";
+        let told = rewritten("deploy.yaml", was, sorted, task).unwrap_or_default();
+        assert!(
+            told.contains("settings the task does not name moved (`app: booking`"),
+            "{told}"
+        );
+        let no_comments = "Remove the comments from deploy.yaml.";
+        assert_eq!(rewritten("deploy.yaml", was, dumped, no_comments), None);
+        assert_eq!(
+            rewritten("names.txt", "# b\na\n", "a\n", task),
+            None,
+            "no configuration file"
+        );
+    }
+}
