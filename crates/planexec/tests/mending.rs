@@ -242,6 +242,9 @@ const STEPS_DERIVED: &str = "print(sum(int(line.split()[-1]) for line in open('s
 const STEPS_TOTALLED: &str =
     "t = sum(int(l.split()[1]) for l in open('steps.txt'))\nopen('total.txt', 'w').write(str(t))\nprint(t)";
 
+/// Another program that does [`STEPS_TASK`], written apart from [`STEPS_TOTALLED`].
+const STEPS_TOTALLED_TOO: &str = "total = 0\nfor line in open('steps.txt'):\n    total += int(line.split()[-1])\nopen('total.txt', 'w').write(str(total))";
+
 /// Run `STEPS_TASK` with `python` among the tools, the planner replying
 /// `planner` and the executor `executor`; the run, the folder and the model.
 async fn run_program_plan(
@@ -382,8 +385,7 @@ async fn an_answer_where_a_program_was_asked_is_asked_again_for_the_program() {
 async fn the_program_two_samples_agree_on_is_the_plan() {
     let wrong = "open('total.txt', 'w').write('8412')\nopen('scratch.txt', 'w').write('x')";
     let right = STEPS_TOTALLED;
-    let also_right = "total = 0\nfor line in open('steps.txt'):\n    total += int(line.split()[-1])\nopen('total.txt', 'w').write(str(total))";
-    let planner = vec![program(wrong), program(right), program(also_right)];
+    let planner = vec![program(wrong), program(right), program(STEPS_TOTALLED_TOO)];
     let files = STEPS;
     let options = auto(false);
     let (report, dir, model) =
@@ -775,8 +777,7 @@ async fn one_number_in_other_words_agrees_and_a_file_of_it_in_words_is_not_count
 
     let worded =
         "t = sum(int(l.split()[1]) for l in open('steps.txt'))\nopen('total.txt', 'w').write(f'Total steps: {t:,}')";
-    let also_right = "total = 0\nfor line in open('steps.txt'):\n    total += int(line.split()[-1])\nopen('total.txt', 'w').write(str(total))";
-    let planner = vec![program(worded), program(STEPS_TOTALLED), program(also_right)];
+    let planner = vec![program(worded), program(STEPS_TOTALLED), program(STEPS_TOTALLED_TOO)];
     let (report, dir, _) = run_program_task_with(
         STEPS_TASK,
         &STEPS,
@@ -797,28 +798,39 @@ async fn one_number_in_other_words_agrees_and_a_file_of_it_in_words_is_not_count
     assert_eq!(std::fs::read_to_string(dir.path().join("total.txt")).unwrap(), "18645");
 }
 
+/// Run [`STEPS_TASK`] in `auto` mode, checked, the planner replying
+/// `planner` and the checking programs asked for `checking`, in order.
+async fn run_steps_checked(
+    planner: Vec<ScriptedReply>,
+    checking: Vec<ScriptedReply>,
+) -> (planexec::RunReport, tempfile::TempDir, Arc<ScriptedModel>) {
+    let checked = |model: &ScriptedModel| {
+        model.replies_containing(Role::Synthesizer, "computes exactly what the file", checking);
+    };
+    run_program_task_with(
+        STEPS_TASK,
+        &STEPS,
+        MendMode::Auto,
+        (planner, vec![]),
+        auto(true),
+        checked,
+    )
+    .await
+}
+
 /// Two checking programs that agree with each other against two programs
 /// of the vote that agreed are a tie: the next checking program breaks it.
 /// One that computes what the file holds confirms the run; one that
 /// computes a third content leaves the file refuted.
 #[tokio::test]
 async fn a_tie_between_checking_programs_and_the_vote_is_broken_by_the_next_program() {
-    let also_right = "total = 0\nfor line in open('steps.txt'):\n    total += int(line.split()[-1])\nopen('total.txt', 'w').write(str(total))";
     let first_day = "print(open('steps.txt').readline().split()[1])";
     let first_day_too = "with open('steps.txt') as f:\n    print(f.read().split()[1])";
     let cases = [(STEPS_DERIVED, true), ("print(10233)", false)];
     for (third, confirmed) in cases {
-        let planner = vec![program(STEPS_TOTALLED), program(also_right)];
+        let planner = vec![program(STEPS_TOTALLED), program(STEPS_TOTALLED_TOO)];
         let checking = vec![program(first_day), program(first_day_too), program(third)];
-        let (report, _, model) = run_program_task_with(
-            STEPS_TASK,
-            &STEPS,
-            MendMode::Auto,
-            (planner, vec![]),
-            auto(true),
-            |model| model.replies_containing(Role::Synthesizer, "computes exactly what the file", checking),
-        )
-        .await;
+        let (report, _, model) = run_steps_checked(planner, checking).await;
         let asked = model
             .requests_from(Role::Synthesizer)
             .iter()
@@ -847,21 +859,12 @@ async fn a_tie_between_checking_programs_and_the_vote_is_broken_by_the_next_prog
 /// confirm it), and the vote's agreement stands.
 #[tokio::test]
 async fn checking_programs_that_printed_zero_refute_nothing() {
-    let also_right = "total = 0\nfor line in open('steps.txt'):\n    total += int(line.split()[-1])\nopen('total.txt', 'w').write(str(total))";
     let none_matched = "print(sum(int(l.split()[1]) for l in open('steps.txt') if l.startswith('Sun')))";
     let none_matched_too =
         "n = 0\nfor l in open('steps.txt'):\n    if l.startswith('Sat'):\n        n += int(l.split()[1])\nprint(n)";
-    let planner = vec![program(STEPS_TOTALLED), program(also_right)];
+    let planner = vec![program(STEPS_TOTALLED), program(STEPS_TOTALLED_TOO)];
     let checking = vec![program(none_matched), program(none_matched_too), program(none_matched)];
-    let (report, dir, _) = run_program_task_with(
-        STEPS_TASK,
-        &STEPS,
-        MendMode::Auto,
-        (planner, vec![]),
-        auto(true),
-        |model| model.replies_containing(Role::Synthesizer, "computes exactly what the file", checking),
-    )
-    .await;
+    let (report, dir, _) = run_steps_checked(planner, checking).await;
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
     assert_eq!(std::fs::read_to_string(dir.path().join("total.txt")).unwrap(), "18645");
 }
