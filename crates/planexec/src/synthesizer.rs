@@ -18,13 +18,15 @@ pub(crate) enum Joined {
     Replan(String),
 }
 
+/// The answer to `task` from the `results` of the steps that ran and the
+/// `files` the task names that the run wrote (path and what it holds).
 pub(crate) async fn synthesize(
     calls: &ModelCalls,
     setting: &Setting,
     task: &str,
-    results: &[(Step, Value)],
+    (results, files): (&[(Step, Value)], &[(String, String)]),
 ) -> Result<String, LlmError> {
-    let request = answer_request(setting, task, results, "");
+    let request = answer_request(setting, task, (results, files), "");
     let response = calls.chat(request).await?;
     Ok(response.content.unwrap_or_default().trim().to_string())
 }
@@ -43,7 +45,9 @@ pub(crate) async fn join(
     } else {
         ""
     };
-    let response = calls.chat(answer_request(setting, task, results, option)).await?;
+    let response = calls
+        .chat(answer_request(setting, task, (results, &[]), option))
+        .await?;
     let text = response.content.unwrap_or_default().trim().to_string();
     match text.strip_prefix("REPLAN:") {
         Some(missing) if may_replan => Ok(Joined::Replan(missing.trim().to_string())),
@@ -56,6 +60,15 @@ pub(crate) struct Verdict {
     pub done: bool,
     /// What is wrong, when it is not done.
     pub wrong: String,
+}
+
+/// `text` trimmed, after a space when short, on the lines below when long.
+fn below_if_long(text: &str) -> String {
+    let text = text.trim();
+    match text.contains('\n') || text.len() > 80 {
+        true => format!("\n{text}"),
+        false => format!(" {text}"),
+    }
 }
 
 /// Whether `produced` (the files the task names as they are now, inputs
@@ -87,18 +100,30 @@ pub(crate) async fn check(
     Ok(Verdict { done, wrong })
 }
 
-fn answer_request(setting: &Setting, task: &str, results: &[(Step, Value)], option: &str) -> ChatRequest {
+fn answer_request(
+    setting: &Setting,
+    task: &str,
+    (results, files): (&[(Step, Value)], &[(String, String)]),
+    option: &str,
+) -> ChatRequest {
     let mut context = format!("Task: {task}\n\nResults of the steps that were run:\n");
+    let budget = setting.options.result_budget;
     for (step, output) in results {
-        let text = crate::text::cut_to_budget(&value_as_text(output), setting.options.result_budget);
-        let text = text.trim();
-        // Short results on one line, long ones below their step.
-        let sep = if text.contains('\n') || text.len() > 80 {
-            "\n"
-        } else {
-            " "
-        };
-        context.push_str(&format!("[{}] {}:{sep}{text}\n", step.id, step.description));
+        let text = crate::text::cut_to_budget(&value_as_text(output), budget);
+        context.push_str(&format!(
+            "[{}] {}:{}\n",
+            step.id,
+            step.description,
+            below_if_long(&text)
+        ));
+    }
+    // What a step wrote is the work even where it printed nothing of it.
+    if !files.is_empty() {
+        context.push_str("\nFiles the run wrote, as they are now:\n");
+    }
+    for (path, held) in files {
+        let text = crate::text::cut_to_budget(held, budget);
+        context.push_str(&format!("{path}:{}\n", below_if_long(&text)));
     }
     context.push_str("\nNow answer the task.");
     context.push_str(option);

@@ -202,6 +202,26 @@ pub(crate) struct Output {
     pub before: Option<String>,
 }
 
+/// The files the task names that this run wrote, with what each holds
+/// now, for the answer to be written from: a program that wrote
+/// fixed_percent.txt and printed nothing left the 1.5B synthesizer no
+/// result to read, and it answered 75 % where the file held 56
+/// (held-out-20).
+pub(crate) fn written_files(run: &Run) -> Vec<(String, String)> {
+    let Some(workspace) = run.ctx.setting.tools.workspace() else {
+        return Vec::new();
+    };
+    run.new_outputs
+        .iter()
+        .chain(&run.old_outputs)
+        .filter_map(|path| {
+            let full = workspace.resolve(path).ok().filter(|full| full.is_file())?;
+            let now = std::fs::read_to_string(&full).ok()?;
+            written_by(run, path, &full).then(|| (path.clone(), now))
+        })
+        .collect()
+}
+
 /// The one file the task names that this run wrote, new or changed in
 /// place (when what it held before is known, [`Run::originals`]); `None`
 /// when the run wrote none or several.

@@ -70,12 +70,14 @@ pub(crate) async fn ask_planner(run: &mut Run) -> Result<FirstPlan, Exit> {
     }
 }
 
-/// The answer, from the task and the completed steps' results.
+/// The answer, from the task, the completed steps' results and the files
+/// the task names that the run wrote.
 pub(crate) async fn synthesize(run: &mut Run) -> Result<String, Exit> {
     let results = run.completed(run.plan());
+    let files = crate::run::outputs::written_files(run);
     Run::guard(
         &run.ctx.control,
-        synthesizer::synthesize(&run.ctx.calls, &run.ctx.setting, &run.task, &results),
+        synthesizer::synthesize(&run.ctx.calls, &run.ctx.setting, &run.task, (&results, &files)),
     )
     .await?
     .map_err(|e| Exit::failed(format!("writing the answer failed: {e}")))
