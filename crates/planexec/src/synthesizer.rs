@@ -18,15 +18,18 @@ pub(crate) enum Joined {
     Replan(String),
 }
 
-/// The answer to `task` from the `results` of the steps that ran and the
-/// `files` the task names that the run wrote (path and what it holds).
+/// What an answer is written from: the results of the steps that ran, and
+/// the files the task names that the run wrote (path and what it holds).
+pub(crate) type Done<'a> = (&'a [(Step, Value)], &'a [(String, String)]);
+
+/// The answer to `task` from what the run did.
 pub(crate) async fn synthesize(
     calls: &ModelCalls,
     setting: &Setting,
     task: &str,
-    (results, files): (&[(Step, Value)], &[(String, String)]),
+    done: Done<'_>,
 ) -> Result<String, LlmError> {
-    let request = answer_request(setting, task, (results, files), "");
+    let request = answer_request(setting, task, done, "");
     let response = calls.chat(request).await?;
     Ok(response.content.unwrap_or_default().trim().to_string())
 }
@@ -100,12 +103,7 @@ pub(crate) async fn check(
     Ok(Verdict { done, wrong })
 }
 
-fn answer_request(
-    setting: &Setting,
-    task: &str,
-    (results, files): (&[(Step, Value)], &[(String, String)]),
-    option: &str,
-) -> ChatRequest {
+fn answer_request(setting: &Setting, task: &str, (results, files): Done<'_>, option: &str) -> ChatRequest {
     let mut context = format!("Task: {task}\n\nResults of the steps that were run:\n");
     let budget = setting.options.result_budget;
     for (step, output) in results {
