@@ -115,11 +115,17 @@ fn answer_request(setting: &Setting, task: &str, (results, files): Done<'_>, opt
             below_if_long(&text)
         ));
     }
-    // What a step wrote is the work even where it printed nothing of it.
-    if !files.is_empty() {
+    // What a step wrote is the work even where it printed nothing of it;
+    // a file that holds what a result above already says is not shown
+    // twice (a sum written to total.txt is its calculation's result).
+    let unseen: Vec<&(String, String)> = files
+        .iter()
+        .filter(|(_, held)| held.trim().is_empty() || !context.contains(held.trim()))
+        .collect();
+    if !unseen.is_empty() {
         context.push_str("\nFiles the run wrote, as they are now:\n");
     }
-    for (path, held) in files {
+    for (path, held) in unseen {
         let text = crate::text::cut_to_budget(held, budget);
         context.push_str(&format!("{path}:{}\n", below_if_long(&text)));
     }

@@ -1452,3 +1452,48 @@ async fn compact_prompts_give_the_tool_catalogue_to_the_planner_only() {
         synthesizer.len()
     );
 }
+
+/// The answer is written from the files the run wrote: a file whose
+/// content no step printed is shown to the synthesizer as it is, and one
+/// that holds a result already shown is not shown twice.
+#[tokio::test]
+async fn the_synthesizer_sees_a_written_file_no_result_shows_and_not_one_twice() {
+    let server = ScriptedServer::start();
+    let (dir, tools) = workspace_tools();
+    let plan = plan_json(vec![
+        step("s1", Some("calculator"), json!({"expression": "19 + 23"}), &[]),
+        step(
+            "s2",
+            Some("write_file"),
+            json!({"path": "total.txt", "content": "{{s1}}"}),
+            &["s1"],
+        ),
+        step(
+            "s3",
+            Some("write_file"),
+            json!({"path": "notes.txt", "content": "checked by the night shift"}),
+            &[],
+        ),
+    ]);
+    server.role("planner").reply(Reply::json(&plan));
+    server
+        .role("synthesizer")
+        .always(Reply::content("The total is 42 [s1]."));
+    let report = agent(&server, tools)
+        .run("Add 19 and 23, write the sum to total.txt, and write a note to notes.txt.")
+        .await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+        "checked by the night shift"
+    );
+    let prompt = server.requests_from("synthesizer")[0].prompt_text();
+    assert!(
+        prompt.contains("notes.txt:") && prompt.contains("checked by the night shift"),
+        "{prompt}"
+    );
+    assert!(
+        !prompt.contains("total.txt:"),
+        "total.txt holds s1's result, shown above\n{prompt}"
+    );
+}
