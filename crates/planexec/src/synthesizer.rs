@@ -40,7 +40,7 @@ pub(crate) async fn join(
     calls: &ModelCalls,
     setting: &Setting,
     task: &str,
-    results: &[(Step, Value)],
+    done: Done<'_>,
     may_replan: bool,
 ) -> Result<Joined, LlmError> {
     let option = if may_replan {
@@ -48,9 +48,7 @@ pub(crate) async fn join(
     } else {
         ""
     };
-    let response = calls
-        .chat(answer_request(setting, task, (results, &[]), option))
-        .await?;
+    let response = calls.chat(answer_request(setting, task, done, option)).await?;
     let text = response.content.unwrap_or_default().trim().to_string();
     match text.strip_prefix("REPLAN:") {
         Some(missing) if may_replan => Ok(Joined::Replan(missing.trim().to_string())),
@@ -106,6 +104,7 @@ pub(crate) async fn check(
 fn answer_request(setting: &Setting, task: &str, (results, files): Done<'_>, option: &str) -> ChatRequest {
     let mut context = format!("Task: {task}\n\nResults of the steps that were run:\n");
     let budget = setting.options.result_budget;
+    let mut shown = Vec::new();
     for (step, output) in results {
         let text = crate::text::cut_to_budget(&value_as_text(output), budget);
         context.push_str(&format!(
@@ -114,13 +113,17 @@ fn answer_request(setting: &Setting, task: &str, (results, files): Done<'_>, opt
             step.description,
             below_if_long(&text)
         ));
+        shown.push(text);
     }
     // What a step wrote is the work even where it printed nothing of it;
-    // a file that holds what a result above already says is not shown
-    // twice (a sum written to total.txt is its calculation's result).
+    // a file that holds what a result above already says, whole, is not
+    // shown twice (a sum written to total.txt is its calculation's
+    // result). Said by a result, not by the task: a file that holds what
+    // the task wrote is shown (the task does not say what the run did).
+    let said = |held: &str| shown.iter().any(|text| crate::text::contains_whole(text, held));
     let unseen: Vec<&(String, String)> = files
         .iter()
-        .filter(|(_, held)| held.trim().is_empty() || !context.contains(held.trim()))
+        .filter(|(_, held)| held.trim().is_empty() || !said(held.trim()))
         .collect();
     if !unseen.is_empty() {
         context.push_str("\nFiles the run wrote, as they are now:\n");
@@ -141,4 +144,50 @@ fn answer_request(setting: &Setting, task: &str, (results, files): Done<'_>, opt
             Message::user(context),
         ],
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shown(results: &[(Step, Value)], files: &[(String, String)], task: &str) -> String {
+        let setting = Setting {
+            tools: std::sync::Arc::new(crate::tools::ToolRegistry::new()),
+            options: crate::RunOptions::default(),
+            help: None,
+            compact: true,
+            engine: None,
+        };
+        let request = answer_request(&setting, task, (results, files), "");
+        match request.messages.last() {
+            Some(Message::User { content }) => content.clone(),
+            other => panic!("the context is the last message: {other:?}"),
+        }
+    }
+
+    fn result(id: &str, output: &str) -> (Step, Value) {
+        let step: Step = serde_json::from_value(serde_json::json!({"id": id, "description": "compute"})).unwrap();
+        (step, Value::String(output.to_string()))
+    }
+
+    /// A written file is shown unless a step result already says what it
+    /// holds, whole: not when only the task says it, or a result holds it
+    /// inside a longer number.
+    #[test]
+    fn a_written_file_is_shown_unless_a_result_says_it() {
+        let file = |held: &str| vec![("total.txt".to_string(), held.to_string())];
+        let said = shown(&[result("s1", "The sum is 42.")], &file("42"), "Add the numbers.");
+        assert!(!said.contains("Files the run wrote"), "{said}");
+        let in_task = shown(
+            &[result("s1", "wrote total.txt")],
+            &file("42"),
+            "Write 42 to total.txt.",
+        );
+        assert!(
+            in_task.contains("total.txt:") && in_task.contains("Files the run wrote"),
+            "{in_task}"
+        );
+        let inside = shown(&[result("s1", "The sum is 420.")], &file("42"), "Add the numbers.");
+        assert!(inside.contains("Files the run wrote"), "{inside}");
+    }
 }

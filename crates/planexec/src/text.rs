@@ -180,6 +180,19 @@ fn at_most(mut changed: Vec<String>, most: usize) -> Vec<String> {
     changed
 }
 
+/// Whether `part` stands in `text` as a whole: not inside a longer word or
+/// number (`3` is in "count: 3", not in "port 3000").
+pub fn contains_whole(text: &str, part: &str) -> bool {
+    let inner = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric());
+    text.match_indices(part).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + part.len()..].chars().next();
+        let glued_before = inner(before) && part.starts_with(char::is_alphanumeric);
+        let glued_after = inner(after) && part.ends_with(char::is_alphanumeric);
+        !glued_before && !glued_after
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,5 +242,18 @@ mod tests {
             changed_lines(before, &grown, 2),
             ["+ a", "+ b", "(1 more changed lines)"]
         );
+    }
+
+    #[test]
+    fn a_found_value_stands_whole_in_what_was_shown() {
+        assert!(contains_whole("{\"port\": 8080}", "8080"));
+        assert!(contains_whole("count: 3", "3"));
+        assert!(!contains_whole("port 3000", "3"));
+        assert!(!contains_whole("category", "cat"));
+        assert!(contains_whole("a 10.0.0.5 b", "10.0.0.5"));
+        assert!(contains_whole(
+            "x: Fortune favours the bold.",
+            "Fortune favours the bold."
+        ));
     }
 }

@@ -509,21 +509,8 @@ fn found_value(
         .iter()
         .map(|p| p.trim())
         .filter(|p| !p.is_empty())
-        .all(|p| seen.iter().any(|text| contains_whole(text, p)));
+        .all(|p| seen.iter().any(|text| crate::text::contains_whole(text, p)));
     found.then(|| Value::String(answer.to_string()))
-}
-
-/// Whether `part` stands in `text` as a whole: not inside a longer word or
-/// number (`3` is in "count: 3", not in "port 3000").
-fn contains_whole(text: &str, part: &str) -> bool {
-    let inner = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric());
-    text.match_indices(part).any(|(at, _)| {
-        let before = text[..at].chars().next_back();
-        let after = text[at + part.len()..].chars().next();
-        let glued_before = inner(before) && part.starts_with(char::is_alphanumeric);
-        let glued_after = inner(after) && part.ends_with(char::is_alphanumeric);
-        !glued_before && !glued_after
-    })
 }
 
 /// Whether an answer now would rest on nothing: the step has no
@@ -1249,22 +1236,4 @@ pub(super) async fn execute(
     };
     recording.ledger.step_finished(seq, tally.version, &record).await;
     Ok(record)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::contains_whole;
-
-    #[test]
-    fn a_found_value_stands_whole_in_what_was_shown() {
-        assert!(contains_whole("{\"port\": 8080}", "8080"));
-        assert!(contains_whole("count: 3", "3"));
-        assert!(!contains_whole("port 3000", "3"));
-        assert!(!contains_whole("category", "cat"));
-        assert!(contains_whole("a 10.0.0.5 b", "10.0.0.5"));
-        assert!(contains_whole(
-            "x: Fortune favours the bold.",
-            "Fortune favours the bold."
-        ));
-    }
 }

@@ -77,10 +77,18 @@ impl Drive for Compiler {
             return Ok(Next::Continue);
         }
         let results = run.completed(run.plan());
+        // The joiner answers from what the run wrote too, as the synthesizer does.
+        let files = crate::run::outputs::written_files(run);
         let may_replan = run.may_replan();
         let joined = Run::guard(
             &run.ctx.control,
-            synthesizer::join(&run.ctx.calls, &run.ctx.setting, &run.task, &results, may_replan),
+            synthesizer::join(
+                &run.ctx.calls,
+                &run.ctx.setting,
+                &run.task,
+                (&results, &files),
+                may_replan,
+            ),
         )
         .await?;
         match joined {
