@@ -148,7 +148,8 @@ impl Sandbox {
         let flaw = flaw
             .or_else(|| self.typed(code, task, &printed, &wrote))
             .or_else(|| self.rewritten(&after, task))
-            .or_else(|| self.worded_value(&wrote, task));
+            .or_else(|| self.worded_value(&wrote, task))
+            .or_else(|| failed.is_none().then(|| self.left_as_it_was(&wrote, task)).flatten());
         let kept = kept_lines(&self.original, &after);
         Some(Outcome {
             failed,
@@ -169,6 +170,18 @@ impl Sandbox {
             .iter()
             .filter(|(path, _)| named.contains(path) && !self.original.contains_key(*path))
             .find_map(|(path, text)| crate::content::value_in_words(path, text.as_deref()?))
+    }
+
+    /// The first file `task` says to change in place
+    /// ([`crate::plan::edited_in`]), when the program changed none of
+    /// them, said as a flaw: what it printed is no edit. Two programs for
+    /// held-out-22's TODO.md, whose case-sensitive match found no line,
+    /// printed the same and agreed, and the run said `succeeded`.
+    fn left_as_it_was(&self, wrote: &BTreeMap<String, Option<String>>, task: &str) -> Option<String> {
+        let edited = crate::plan::edited_in(task, &|path| self.original.contains_key(path));
+        let first = edited.first()?;
+        let changed_one = edited.iter().any(|path| wrote.contains_key(path));
+        (!changed_one).then(|| format!("it left {first} as it was, and the task says to change it"))
     }
 
     /// A configuration file the program rewrote instead of changing what
@@ -424,5 +437,47 @@ mod tests {
         let computed = sandbox.run(&format!("{load}{bump}{save}"), task).await.unwrap();
         assert_eq!(computed.flaw, None, "{computed:?}");
         assert!(computed.work().is_some_and(|w| w.contains("2.10.0")));
+    }
+
+    /// A program that leaves the file the task says to change as it was
+    /// (written back with no line taken out) has a flaw and does no work
+    /// that counts, whatever it printed; the one that takes the line out
+    /// has none.
+    #[tokio::test]
+    async fn a_file_to_change_left_as_it_was_is_a_flaw() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("TODO.md"),
+            "- [ ] Renew the domain\n- [ ] Sort the loft\n",
+        )
+        .unwrap();
+        let sandbox = Sandbox {
+            root: dir.path().to_path_buf(),
+            original: files_under(dir.path()).unwrap(),
+        };
+        let task = "Remove the item about renewing the domain from TODO.md.";
+        let filter = |word: &str| {
+            format!(
+                "lines = open('TODO.md').readlines()\nkept = [l for l in lines if '{word}' not in l]\nopen('TODO.md', 'w').writelines(kept)\nprint('removed', len(lines) - len(kept))"
+            )
+        };
+        let missed = sandbox
+            .run(&filter("renew"), task)
+            .await
+            .expect("python3 runs the program");
+        assert!(missed.wrote.is_empty(), "{missed:?}");
+        let flaw = missed.flaw.clone().unwrap_or_default();
+        assert!(flaw.contains("left TODO.md as it was"), "{missed:?}");
+        assert_eq!(missed.work(), None, "what it printed is no edit");
+        let removed = sandbox.run(&filter("Renew"), task).await.unwrap();
+        assert_eq!(removed.flaw, None, "{removed:?}");
+        assert!(removed
+            .work()
+            .is_some_and(|w| w.contains("Sort the loft") && !w.contains("domain")));
+        let asked = sandbox
+            .run(&filter("renew"), "How many items are in TODO.md?")
+            .await
+            .unwrap();
+        assert_eq!(asked.flaw, None, "a task that changes no file asks for no change");
     }
 }

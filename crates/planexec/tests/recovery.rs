@@ -359,7 +359,8 @@ async fn a_recovery_answering_a_value_it_was_shown_does_the_step() {
 
 /// A read of a file the goal names, which is not there, is a missing input
 /// the run must report: it is not recovered (a recovery would read another
-/// file in its place), and the run fails saying the file does not exist.
+/// file in its place), and the run ends `infeasible` saying the file does
+/// not exist.
 #[tokio::test]
 async fn a_missing_input_the_task_names_is_not_recovered_with_another_file() {
     let server = ScriptedServer::start();
@@ -392,7 +393,7 @@ async fn a_missing_input_the_task_names_is_not_recovered_with_another_file() {
         ..options()
     };
     let report = builder(&server, tools).options(options).build().run(task).await;
-    assert_eq!(report.status, RunStatus::Failed);
+    assert_eq!(report.status, RunStatus::Infeasible, "{:?}", report.error);
     assert!(
         report.error.as_deref().unwrap_or("").contains("budget.txt"),
         "{:?}",
@@ -1728,4 +1729,80 @@ async fn the_runs_own_program_written_again_is_not_a_second_derivation() {
     assert_eq!(asked.len(), 5, "the agreement of the run's own program is not taken");
     assert!(asked[4].prompt_text().contains("The file scores.json holds:"));
     assert!(report.succeeded(), "{:?}", report.error);
+}
+
+/// A run that fails on reading a file the task names, which is not in the
+/// workspace, ends `infeasible` and names the file: the task cannot be done
+/// as it is written. A run that fails on a missing file the task does not
+/// name went wrong, and stays `failed`.
+#[tokio::test]
+async fn a_run_that_fails_on_a_missing_named_input_is_infeasible() {
+    let cases = [
+        (
+            "What's the average hourly rate in payroll.csv? Save it to avg_rate.txt.",
+            "payroll.csv",
+            RunStatus::Infeasible,
+        ),
+        (
+            "Average the hourly rates in the payroll and save it to avg_rate.txt.",
+            "payroll.csv",
+            RunStatus::Failed,
+        ),
+    ];
+    for (task, read, status) in cases {
+        let server = ScriptedServer::start();
+        let (dir, tools) = workspace_tools();
+        std::fs::write(dir.path().join("shift_notes.txt"), "late shift\n").unwrap();
+        server.role("executor").replies(vec![
+            Reply::tool_call("read_file", &json!({"path": read})),
+            Reply::content("The average is 21.5."),
+            Reply::content("The average is 21.5, as I said."),
+        ]);
+        let report = react_run(&server, tools, task).await;
+        assert_eq!(report.status, status, "{task}: {:?}", report.error);
+        let error = report.error.unwrap_or_default();
+        let named = error.contains("the task works in payroll.csv, which is not in the workspace");
+        assert_eq!(named, status == RunStatus::Infeasible, "{error}");
+        assert!(error.contains("avg_rate.txt"), "the failure itself is kept: {error}");
+        assert!(!dir.path().join("avg_rate.txt").exists());
+    }
+}
+
+/// A file the task says to change that a step wrote back with what it held
+/// (no line taken out) is as it was: the run did not do the work, and
+/// fails, where the run that took the line out succeeds.
+#[tokio::test]
+async fn a_file_to_change_written_back_as_it_was_is_not_changed() {
+    let task = "Remove the item about renewing the domain from TODO.md.";
+    let before = "- [ ] Renew the domain\n- [ ] Sort the loft\n";
+    for (content, changed) in [(before, false), ("- [ ] Sort the loft\n", true)] {
+        let server = ScriptedServer::start();
+        let (dir, tools) = workspace_tools();
+        std::fs::write(dir.path().join("TODO.md"), before).unwrap();
+        let plan = plan_json(vec![step(
+            "s1",
+            Some("write_file"),
+            json!({"path": "TODO.md", "content": content}),
+            &[],
+        )]);
+        server.role("planner").reply(Reply::json(&plan));
+        server.role("replanner").always(Reply::json(&plan_json(vec![])));
+        server
+            .role("synthesizer")
+            .always(Reply::content("The domain item is removed."));
+        let options = RunOptions {
+            mend: planexec::MendMode::Off,
+            verify: true,
+            ..options()
+        };
+        let report = builder(&server, tools).options(options).build().run(task).await;
+        assert_eq!(std::fs::read_to_string(dir.path().join("TODO.md")).unwrap(), content);
+        if changed {
+            assert!(report.succeeded(), "{:?}", report.error);
+        } else {
+            assert_eq!(report.status, RunStatus::Failed, "{:?}", report.answer);
+            let error = report.error.unwrap();
+            assert!(error.contains("TODO.md") && error.contains("as it was"), "{error}");
+        }
+    }
 }

@@ -274,6 +274,19 @@ pub fn absent_worked_in(task: &str, tools: &crate::tools::ToolRegistry) -> Vec<S
         .collect()
 }
 
+/// The files `task` names that are not in the workspace of `tools` now
+/// (when a run begins) and that it does not say to write: inputs, as far
+/// as its words tell, that are missing (no dotfile, which names a kind of
+/// file more often than one file).
+pub fn absent_named(task: &str, tools: &crate::tools::ToolRegistry) -> Vec<String> {
+    let outputs = new_outputs(task, tools);
+    paths_named_by(task)
+        .into_iter()
+        .filter(|path| !path.rsplit('/').next().unwrap_or(path).starts_with('.'))
+        .filter(|path| !outputs.contains(path) && presence(tools, path) == Some(false))
+        .collect()
+}
+
 /// Every file path `task` names, wherever it stands (`a.txt`,
 /// `out/report.md`), in order, once each; not a URL.
 pub fn paths_named_by(task: &str) -> Vec<String> {

@@ -41,9 +41,9 @@ pub(crate) fn unwritten(run: &Run) -> Vec<String> {
     // ("Delete old.log", "Move a.txt into archive"): work done on it.
     let gone = |path: &String, full: &Path| run.old_outputs.contains(path) && !full.exists();
     let wrote_any = run.new_outputs.iter().chain(&run.old_outputs).any(|path| {
-        workspace
-            .resolve(path)
-            .is_ok_and(|full| gone(path, &full) || (full.is_file() && written_by(run, path, &full)))
+        workspace.resolve(path).is_ok_and(|full| {
+            gone(path, &full) || (full.is_file() && written_by(run, path, &full) && !as_at_start(run, path, &full))
+        })
     });
     if !wrote_any {
         // An edit written to a copy beside the file says more than that the
@@ -129,7 +129,7 @@ fn printed_edit(run: &Run, workspace: &crate::tools::workspace::Workspace, path:
 
 /// What is missing of `path`, a file no step of the run wrote.
 fn as_it_was(path: &str) -> String {
-    format!("the task says to write or change {path}, and no step of this run wrote it (it is as it was)")
+    format!("the task says to write or change {path}, and the run left it as it was")
 }
 
 /// Whether `path` (at `full`) was written by the run: a succeeded call of
@@ -142,6 +142,16 @@ fn written_by(run: &Run, path: &str, full: &Path) -> bool {
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .is_some_and(|t| t.as_millis() as u64 + 1 >= run.started_at_ms);
     changed_since_start || calls_of(run).any(|r| writes(run, r, path))
+}
+
+/// Whether the file at `path` (at `full`) holds what it held when the run
+/// began ([`Run::originals`]): written over with the same text (a program
+/// that wrote TODO.md back with no line taken out) is not changed.
+fn as_at_start(run: &Run, path: &str, full: &Path) -> bool {
+    let Some((_, held)) = run.originals.iter().find(|(p, _)| p == path) else {
+        return false;
+    };
+    std::fs::read_to_string(full).is_ok_and(|now| now == *held)
 }
 
 /// The run's steps and their inner calls (an agent step's), as recorded.
