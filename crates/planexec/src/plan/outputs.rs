@@ -274,22 +274,6 @@ pub fn absent_worked_in(task: &str, tools: &crate::tools::ToolRegistry) -> Vec<S
         .collect()
 }
 
-/// The files `task` names that are not in the workspace of `tools` now
-/// (when a run begins) and that it does not say in so many words to write
-/// (with a verb of writing, [`outputs_named_by`], or right after "write"
-/// or "save"): inputs, when the run reads them, that are missing. Not the
-/// weaker readings of [`new_outputs`] (a task's last path after "in"): in
-/// "What log level is configured in logging.yaml?" it is read. No
-/// dotfile, which names a kind of file more often than one file.
-pub fn absent_named(task: &str, tools: &crate::tools::ToolRegistry) -> Vec<String> {
-    let outputs = joined(outputs_named_by(task), written_objects(task));
-    paths_named_by(task)
-        .into_iter()
-        .filter(|path| !path.rsplit('/').next().unwrap_or(path).starts_with('.'))
-        .filter(|path| !outputs.contains(path) && presence(tools, path) == Some(false))
-        .collect()
-}
-
 /// Every file path `task` names, wherever it stands (`a.txt`,
 /// `out/report.md`), in order, once each; not a URL.
 pub fn paths_named_by(task: &str) -> Vec<String> {
@@ -609,26 +593,6 @@ mod destination_tests {
             assert!(worked_in(not_worked_in).is_empty(), "{not_worked_in}");
         }
         assert_eq!(new_outputs("Put the tag in tag.txt, please.", &tools), ["tag.txt"]);
-    }
-
-    /// The files a task names that are not there, but for those it says in
-    /// so many words to write: the file a question asks about is one, the
-    /// file to save the answer in is none, and a file that is there is none.
-    #[test]
-    fn the_absent_files_a_task_names_are_those_it_does_not_say_to_write() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("app.py"), "print(1)\n").unwrap();
-        let tools = crate::tools::builtin::registry(crate::tools::workspace::Workspace::new(dir.path()).unwrap());
-        let asked = "What log level is configured in logging.yaml?";
-        assert_eq!(absent_named(asked, &tools), ["logging.yaml"]);
-        let saved = "What's the average hourly rate in payroll.csv? Save it to avg_rate.txt.";
-        assert_eq!(absent_named(saved, &tools), ["payroll.csv"]);
-        let written = "Read app.py and write the number it prints to out.txt, as in .env files.";
-        assert!(
-            absent_named(written, &tools).is_empty(),
-            "{:?}",
-            absent_named(written, &tools)
-        );
     }
 
     /// A sentence that opens with a verb of changing, whatever the verb,

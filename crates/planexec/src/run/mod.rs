@@ -10,7 +10,6 @@ pub(crate) mod data_format;
 mod error;
 pub(crate) mod form;
 mod id;
-mod missing_input;
 pub(crate) mod name_written;
 pub(crate) mod outputs;
 pub(crate) mod owner;
@@ -109,11 +108,6 @@ pub(crate) struct Run {
     /// not there when this session began: missing inputs, which the run is
     /// not to make ([`outputs::unwritten`]).
     pub absent_inputs: Vec<String>,
-    /// Every file the task names that was not there when this session
-    /// began and that it does not say to write ([`crate::plan::absent_named`]):
-    /// a run that failed on reading one could not be done as the task is
-    /// written ([`missing_input::unreadable`]).
-    pub absent_named: Vec<String>,
     /// What each of `old_outputs`, and each other file the task names,
     /// held when the run began, so that the check of an edit in place
     /// (`verify`) sees it before and after and can derive it again
@@ -144,7 +138,6 @@ impl Run {
         let new_outputs = crate::plan::new_outputs(task, &ctx.setting.tools);
         let old_outputs = crate::plan::existing_outputs(task, &ctx.setting.tools);
         let absent_inputs = crate::plan::absent_worked_in(task, &ctx.setting.tools);
-        let absent_named = crate::plan::absent_named(task, &ctx.setting.tools);
         // Every file the task names that is there: one it names with no
         // verb of writing may be edited in place too ("Remove the trailing
         // spaces in deploy.sh, editing the file in place").
@@ -181,7 +174,6 @@ impl Run {
             new_outputs,
             old_outputs,
             absent_inputs,
-            absent_named,
             originals,
             reused: None,
             derivations: Default::default(),
@@ -300,12 +292,6 @@ impl Run {
         };
         match outcome {
             Ok(answer) => (RunStatus::Succeeded, Some(answer), None),
-            Err(Exit::Ended(RunStatus::Failed, reason)) => {
-                match missing_input::unreadable(&self.absent_named, &self.records, &self.ctx.setting.tools) {
-                    Some(missing) => budget_or(RunStatus::Infeasible, format!("{missing}: {reason}")),
-                    None => budget_or(RunStatus::Failed, reason),
-                }
-            }
             Err(Exit::Ended(status, reason)) => budget_or(status, reason),
             Err(Exit::AwaitingApproval(waiting)) => (
                 RunStatus::AwaitingApproval,
