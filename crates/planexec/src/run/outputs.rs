@@ -148,10 +148,8 @@ fn written_by(run: &Run, path: &str, full: &Path) -> bool {
 /// began ([`Run::originals`]): written over with the same text (a program
 /// that wrote TODO.md back with no line taken out) is not changed.
 fn as_at_start(run: &Run, path: &str, full: &Path) -> bool {
-    let Some((_, held)) = run.originals.iter().find(|(p, _)| p == path) else {
-        return false;
-    };
-    std::fs::read_to_string(full).is_ok_and(|now| now == *held)
+    run.original(path)
+        .is_some_and(|held| std::fs::read_to_string(full).is_ok_and(|now| now == held))
 }
 
 /// The run's steps and their inner calls (an agent step's), as recorded.
