@@ -31,7 +31,61 @@ pub(crate) async fn synthesize(
 ) -> Result<String, LlmError> {
     let request = answer_request(setting, task, done, "");
     let response = calls.chat(request).await?;
-    Ok(response.content.unwrap_or_default().trim().to_string())
+    let answer = response.content.unwrap_or_default().trim().to_string();
+    if !says_nothing(&answer) && !hides_a_value(&answer, done.0) {
+        return Ok(answer);
+    }
+    let request = answer_request(setting, task, done, IN_WORDS);
+    let response = calls.chat(request).await?;
+    let answer = response.content.unwrap_or_default().trim().to_string();
+    Ok(with_values_said(&answer, done.0))
+}
+
+/// `answer` with each value it cites and does not say put before its
+/// citation (`is [s1]` → `is 1922523 [s1]`): asked again, the 1.5B model
+/// wrote the same `[s1]` (held-out-23), and a user is better told the
+/// value than an id.
+fn with_values_said(answer: &str, results: &[(Step, Value)]) -> String {
+    let mut answer = answer.to_string();
+    for result in results {
+        let cited = format!("[{}]", result.0.id);
+        if answer.contains(&cited) && hides_a_value(&answer, std::slice::from_ref(result)) {
+            let value = value_as_text(&result.1);
+            answer = answer.replace(&cited, &format!("{} {cited}", value.trim()));
+        }
+    }
+    answer
+}
+
+/// Asked again of an answer that says nothing but the ids of steps, or
+/// cites a value it does not say.
+const IN_WORDS: &str = "\nThe user sees none of the results above: write the answer itself in words, with the values it gives, not only the ids of the steps.";
+
+/// Whether `answer` cites a result that is a value (one line of two words
+/// at most, not a sentence) without saying it: asked which city of a CSV is the
+/// most populous, the 1.5B synthesizer answered `The city … is [s1].`, and
+/// the user was never told what s1 found (held-out-23).
+fn hides_a_value(answer: &str, results: &[(Step, Value)]) -> bool {
+    let (said, ids) = crate::text::citations(answer);
+    results
+        .iter()
+        .filter(|(step, _)| ids.contains(&step.id))
+        .any(|(_, output)| {
+            let value = value_as_text(output);
+            let value = value.trim();
+            let a_value = !value.is_empty()
+                && !value.contains('\n')
+                && value.split_whitespace().count() <= 2
+                && !value.ends_with(['.', '!', '?']);
+            a_value && !crate::text::contains_whole(&said, value)
+        })
+}
+
+/// Whether `answer` holds no word beside its citations of steps (`[s1]`,
+/// `[s1, s2]`): such an answer tells the user nothing.
+fn says_nothing(answer: &str) -> bool {
+    let (words, _) = crate::text::citations(answer);
+    !words.chars().any(char::is_alphanumeric)
 }
 
 /// The joiner: answer from the results, or (with `may_replan`) reply
@@ -63,15 +117,6 @@ pub(crate) struct Verdict {
     pub wrong: String,
 }
 
-/// `text` trimmed, after a space when short, on the lines below when long.
-fn below_if_long(text: &str) -> String {
-    let text = text.trim();
-    match text.contains('\n') || text.len() > 80 {
-        true => format!("\n{text}"),
-        false => format!(" {text}"),
-    }
-}
-
 /// Whether `produced` (the files the task names as they are now, inputs
 /// and outputs, and the answer) does what `task` asks. A model's verdict: a run whose work
 /// plainly does not fit its task (a listing where a count is asked, text
@@ -101,6 +146,88 @@ pub(crate) async fn check(
     Ok(Verdict { done, wrong })
 }
 
+/// Whether `task` asks, in its own words, for what `fact` (a fact of the
+/// form of a file the run wrote: numbers held as text, lines cut short)
+/// says the file is not: the task's words that do, when it does. One
+/// narrow question, not the whole check: shown the file and the task, the
+/// 1.5B checker passed JSON whose numbers were text where the task said
+/// "JSON numbers, not strings", in five held-out parts. The words must be
+/// the task's own (a reply that quotes words the task does not hold is no
+/// finding), so a model that answers yes to every question finds nothing.
+pub(crate) async fn against(
+    calls: &ModelCalls,
+    setting: &Setting,
+    (task, fact): (&str, &str),
+) -> Result<Option<String>, LlmError> {
+    let instructions = "You are the checker: a run has done the task below, and the fact below is true of a file it wrote. Does the task, in its own words, ask for the file to be otherwise than the fact says? Reply with only a JSON object: {\"otherwise\": true, \"words\": \"<the words of the task that ask for it, quoted exactly>\"} when it does, or {\"otherwise\": false, \"words\": \"\"} when the task does not say.";
+    let question = format!("{instructions}\n\nTask: {task}\n\nFact: {}", fact.trim());
+    let mut request = verdict::request(
+        Role::Synthesizer,
+        setting.system(),
+        question,
+        "against",
+        ("otherwise", "words"),
+    );
+    request.max_tokens = Some(80);
+    let response = calls.chat(request).await?;
+    let text = response.content.unwrap_or_default();
+    Ok(match verdict::read(&text, ("otherwise", "words")) {
+        Some((true, words)) => quoted_about(task, fact, &words),
+        _ => None,
+    })
+}
+
+/// `words`, when they are the task's own words about what `fact` says: a
+/// run of at least two of the task's words, in its order (case, quotes and
+/// punctuation aside), that shares a word of what the fact claims. Asked
+/// whether a task that never named numbers asked for JSON numbers, the
+/// 1.5B model said yes and quoted the whole task (`convert plants.csv to
+/// plants.json: a JSON array …`): words that are no more than the file's
+/// name and kind, or the words of a sentence, do not make a finding.
+fn quoted_about(task: &str, fact: &str, words: &str) -> Option<String> {
+    let quoted = words_of(words);
+    let said = words_of(task);
+    let in_task = quoted.len() >= 2 && said.windows(quoted.len()).any(|window| window == quoted.as_slice());
+    let claimed = claim_words(fact);
+    let about = quoted.iter().any(|word| claimed.contains(word));
+    (in_task && about).then(|| words.trim().trim_matches(['"', '\'', '`']).to_string())
+}
+
+/// The words of `text`, lower case, as a quote is compared: a file's name
+/// (`plants.json`) is one word.
+fn words_of(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric() && c != '.' && c != '_')
+        .map(|word| word.trim_matches('.').to_lowercase())
+        .filter(|word| !word.is_empty())
+        .collect()
+}
+
+/// The words of what `fact` claims that a quote about it may share: of
+/// four letters or more, outside its excerpts in backticks (what a file
+/// holds), and none of the names of the files it is about, their stems
+/// and their kinds, nor a word of grammar.
+fn claim_words(fact: &str) -> Vec<String> {
+    let claim: String = fact.split('`').step_by(2).collect::<Vec<_>>().join(" ");
+    let words = words_of(&claim);
+    let named: Vec<&str> = words
+        .iter()
+        .filter(|word| word.contains('.'))
+        .flat_map(|path| path.split('.'))
+        .collect();
+    words
+        .iter()
+        .filter(|word| word.chars().count() >= 4 && !word.contains('.'))
+        .filter(|word| !named.contains(&word.as_str()) && !GRAMMAR.contains(&word.as_str()))
+        .cloned()
+        .collect()
+}
+
+/// Words of grammar a fact's sentence holds that say nothing of its claim.
+const GRAMMAR: &[&str] = &[
+    "each", "from", "into", "than", "that", "their", "them", "then", "there", "these", "they", "this", "those", "were",
+    "what", "when", "where", "which", "while", "with", "such", "have", "been",
+];
+
 fn answer_request(setting: &Setting, task: &str, (results, files): Done<'_>, option: &str) -> ChatRequest {
     let mut context = format!("Task: {task}\n\nResults of the steps that were run:\n");
     let budget = setting.options.result_budget;
@@ -111,7 +238,7 @@ fn answer_request(setting: &Setting, task: &str, (results, files): Done<'_>, opt
             "[{}] {}:{}\n",
             step.id,
             step.description,
-            below_if_long(&text)
+            crate::text::below_if_long(&text)
         ));
         shown.push(text);
     }
@@ -130,7 +257,7 @@ fn answer_request(setting: &Setting, task: &str, (results, files): Done<'_>, opt
     }
     for (path, held) in unseen {
         let text = crate::text::cut_to_budget(held, budget);
-        context.push_str(&format!("{path}:{}\n", below_if_long(&text)));
+        context.push_str(&format!("{path}:{}\n", crate::text::below_if_long(&text)));
     }
     context.push_str("\nNow answer the task.");
     context.push_str(option);
@@ -189,5 +316,75 @@ mod tests {
         );
         let inside = shown(&[result("s1", "The sum is 420.")], &file("42"), "Add the numbers.");
         assert!(inside.contains("Files the run wrote"), "{inside}");
+    }
+
+    #[test]
+    fn an_answer_of_citations_alone_says_nothing() {
+        assert!(says_nothing("[s1]"));
+        assert!(says_nothing(" [s1, s2]. "));
+        assert!(says_nothing(""), "an empty answer says nothing too");
+        assert!(!says_nothing("Tijuana [s1]"));
+        assert!(!says_nothing("[note]"), "not a citation");
+    }
+
+    #[test]
+    fn an_answer_that_cites_a_value_without_saying_it_hides_it() {
+        let results = [
+            result("s1", "8336817"),
+            result("s2", "wrote the list of cities to big.txt"),
+        ];
+        assert!(hides_a_value("The most populous city is [s1].", &results));
+        assert!(!hides_a_value("It has 8336817 people [s1].", &results));
+        assert!(
+            !hides_a_value("The list is written [s2].", &results),
+            "a message is no value"
+        );
+        assert!(
+            !hides_a_value("The most populous city is Tijuana.", &results),
+            "cites none"
+        );
+    }
+
+    #[test]
+    fn a_value_cited_and_not_said_is_put_before_its_citation() {
+        let results = [
+            result("s1", "1922523"),
+            result("s2", "wrote the list of cities to big.txt"),
+        ];
+        assert_eq!(
+            with_values_said("The city is [s1], listed [s2].", &results),
+            "The city is 1922523 [s1], listed [s2]."
+        );
+        assert_eq!(with_values_said("It is 1922523 [s1].", &results), "It is 1922523 [s1].");
+    }
+
+    /// Words a reply quotes count only when the task holds them, in order,
+    /// and they share a word of the fact's claim beyond its files' names.
+    #[test]
+    fn quoted_words_must_be_the_tasks_own_about_the_fact() {
+        let fact =
+            "In planets.json, the values of \"moons\" are numbers written as text (such as \"2\"), not JSON numbers.";
+        let task = "Convert planets.csv to planets.json. Numeric columns should be JSON numbers, not strings.";
+        assert_eq!(
+            quoted_about(task, fact, "\"numeric columns should be JSON numbers\"").as_deref(),
+            Some("numeric columns should be JSON numbers")
+        );
+        assert_eq!(
+            quoted_about(task, fact, "values must be numbers"),
+            None,
+            "not the task's"
+        );
+        assert_eq!(quoted_about(task, fact, "numbers"), None, "one word is no quote");
+        assert_eq!(quoted_about(task, fact, "strings not numbers"), None, "out of order");
+        let plain = "Convert plants.csv to plants.json: a JSON array with one object per row.";
+        assert_eq!(
+            quoted_about(plain, fact, plain),
+            None,
+            "names and kinds are not the claim"
+        );
+        let cut = "In errors.txt, no line is a whole line of app.log: each is a part of one, with the rest cut off (`Disk full` is cut from `09:00 ERROR Disk full`, without `09:00 ERROR …`).";
+        let task = "Please pull every ERROR line out of app.log and write them to errors.txt.";
+        assert!(quoted_about(task, cut, "pull every ERROR line out of app.log").is_some());
+        assert_eq!(quoted_about(task, cut, "write them to errors.txt"), None);
     }
 }

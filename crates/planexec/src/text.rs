@@ -193,6 +193,45 @@ pub fn contains_whole(text: &str, part: &str) -> bool {
     })
 }
 
+/// `text` trimmed, after a space when short, on the lines below when long.
+pub fn below_if_long(text: &str) -> String {
+    let text = text.trim();
+    match text.contains('\n') || text.len() > 80 {
+        true => format!("\n{text}"),
+        false => format!(" {text}"),
+    }
+}
+
+/// `text` without its citations of steps (`[s1]`, `[s1, s2]`, `[s2.1]`,
+/// as an answer cites the results it used), and the ids they cite, in order.
+pub fn citations(text: &str) -> (String, Vec<String>) {
+    let mut rest = String::new();
+    let mut ids = Vec::new();
+    for (n, piece) in text.split('[').enumerate() {
+        let cited = piece.split_once(']').filter(|(inside, _)| n > 0 && is_citation(inside));
+        match cited {
+            Some((inside, after)) => {
+                ids.extend(inside.split(',').map(|id| id.trim().to_string()));
+                rest.push_str(after);
+            }
+            None if n > 0 => {
+                rest.push('[');
+                rest.push_str(piece);
+            }
+            None => rest.push_str(piece),
+        }
+    }
+    (rest, ids)
+}
+
+/// Whether `text` (between brackets) is ids of steps: `s1`, `s1, s2`, `s2.1`.
+fn is_citation(text: &str) -> bool {
+    text.split(',').map(str::trim).all(|id| {
+        id.strip_prefix('s')
+            .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit() || c == '.'))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -255,5 +294,12 @@ mod tests {
             "x: Fortune favours the bold.",
             "Fortune favours the bold."
         ));
+    }
+
+    #[test]
+    fn citations_are_taken_out_with_their_ids() {
+        let (rest, ids) = citations("The city is [s1]. Sum [s2, s3.1] of [note].");
+        assert_eq!(rest, "The city is . Sum  of [note].");
+        assert_eq!(ids, ["s1", "s2", "s3.1"]);
     }
 }

@@ -1768,3 +1768,59 @@ async fn a_file_to_change_written_back_as_it_was_is_not_changed() {
         }
     }
 }
+
+/// A fact of the written file's form (JSON numbers held as text) that goes
+/// against the task's own words fails the run with those words; a reply
+/// that quotes words the task does not hold finds nothing, and the run's
+/// check decides as before.
+#[tokio::test]
+async fn a_fact_against_the_tasks_words_fails_the_run() {
+    let task =
+        "Convert planets.csv to planets.json, one object per row. Numeric columns should be JSON numbers, not strings.";
+    for (words, fails) in [
+        ("Numeric columns should be JSON numbers", true),
+        ("all values must be numbers", false),
+    ] {
+        let server = ScriptedServer::start();
+        let (dir, tools) = workspace_tools();
+        std::fs::write(dir.path().join("planets.csv"), "name,moons\nMars,2\nEarth,1\n").unwrap();
+        let rows = r#"[{"name": "Mars", "moons": "2"}, {"name": "Earth", "moons": "1"}]"#;
+        server.role("planner").reply(Reply::json(&plan_json(vec![step(
+            "s1",
+            Some("write_file"),
+            json!({"path": "planets.json", "content": rows}),
+            &[],
+        )])));
+        server.role("replanner").always(Reply::json(&plan_json(vec![])));
+        server
+            .role("synthesizer")
+            .containing("ask for the file to be otherwise")
+            .always(Reply::json(&json!({"otherwise": true, "words": words})));
+        server
+            .role("synthesizer")
+            .always(Reply::content(r#"{"done": true, "wrong": ""}"#));
+        let options = RunOptions {
+            mend: planexec::MendMode::Off,
+            verify: true,
+            ..options()
+        };
+        let report = builder(&server, tools).options(options).build().run(task).await;
+        let asked = server
+            .requests_from("synthesizer")
+            .iter()
+            .map(|r| r.prompt_text())
+            .find(|p| p.contains("ask for the file to be otherwise"))
+            .expect("the fact was put to the checker");
+        assert!(asked.contains("numbers written as text"), "{asked}");
+        if fails {
+            assert_eq!(report.status, RunStatus::Failed, "{:?}", report.answer);
+            let replan = server.requests_from("replanner")[0].prompt_text();
+            assert!(
+                replan.contains("not JSON numbers and the task says \"Numeric columns should be JSON numbers\""),
+                "{replan}"
+            );
+        } else {
+            assert!(report.succeeded(), "{:?}", report.error);
+        }
+    }
+}

@@ -285,14 +285,16 @@ fn what_changed(path: &str, before: &str, now: &str) -> String {
 }
 
 /// What the check is told of a file the run wrote (at `path`, holding
-/// `now`, and `before` when it was edited in place) beyond its lines:
-/// facts of its form that the task may or may not allow, for the check
-/// to weigh against the task's words (numbers written as text in JSON
-/// rows, lines the edit kept moved elsewhere). Empty when there are none.
-pub(crate) fn facts(path: &str, before: Option<&str>, now: &str) -> String {
+/// `now`) beyond its lines: facts of its form that the task may or may not
+/// allow, for the check to weigh against the task's words (numbers written
+/// as text in JSON rows, lines an edit in place kept moved elsewhere, lines
+/// that are parts of an input's lines). Each ends in a blank line; none
+/// when there are none.
+pub(crate) fn facts(run: &Run, path: &str, now: &str) -> Vec<String> {
     let typed = super::data_format::numbers_as_text(path, now);
-    let moved = before.and_then(|before| moved_lines(path, before, now));
-    typed.into_iter().chain(moved).collect()
+    let moved = run.original(path).and_then(|before| moved_lines(path, before, now));
+    let cut = super::line_parts::cut_from(path, now, &run.originals);
+    typed.into_iter().chain(moved).chain(cut).collect()
 }
 
 /// Lines of `path` that an edit kept as they were and moved elsewhere,
@@ -521,7 +523,7 @@ pub(crate) fn produced(run: &Run, answer: &str) -> String {
             }
             if written {
                 out.push_str(&format!("The file {path} now holds:\n{}\n\n", text.trim_end()));
-                out.push_str(&facts(&path, run.original(&path), &held));
+                out.push_str(&facts(run, &path, &held).concat());
                 if let Some(before) = run.original(&path) {
                     out.push_str(&what_changed(&path, before, &held));
                 }
@@ -537,11 +539,36 @@ pub(crate) fn produced(run: &Run, answer: &str) -> String {
         }
     }
     out.push_str(&format!("Its answer to the user: {}", answer.trim()));
+    out.push_str(&cited_results(run, answer));
     match inputs.is_empty() {
         true => format!("What the run produced:\n{out}"),
         false => format!("What the run was given:\n{inputs}What the run produced:\n{out}"),
     }
 }
+
+/// What the results an answer cites say, after it: an answer that says
+/// `The city with the largest population is [s1].` reads as done to a
+/// check that cannot see that s1 printed the population, not the city
+/// (held-out-23). Empty when it cites none.
+fn cited_results(run: &Run, answer: &str) -> String {
+    let (_, mut ids) = crate::text::citations(answer);
+    ids.dedup();
+    let said: Vec<String> = ids
+        .iter()
+        .filter_map(|id| {
+            let output = run.done.get(id)?;
+            let text = crate::text::cut_to_budget(&crate::refs::value_as_text(output), CITED_CHARS);
+            Some(format!("[{id}]{}", crate::text::below_if_long(&text)))
+        })
+        .collect();
+    match said.is_empty() {
+        true => String::new(),
+        false => format!("\nThe results it cites:\n{}", said.join("\n")),
+    }
+}
+
+/// Most characters of a cited result shown to the check.
+const CITED_CHARS: usize = 300;
 
 #[cfg(test)]
 mod tests {

@@ -143,9 +143,12 @@ async fn found_wrong(
     // A second route was taken when a program printed something to compare
     // (none written, or each failed, is no evidence either way).
     let derived = !matches!(second, None | Some(Recomputed::Unsure { printed: None }));
-    let facts = output.map_or(String::new(), |output| {
-        crate::run::outputs::facts(&output.path, output.before.as_deref(), &output.now)
+    let facts = output.map_or(Vec::new(), |output| {
+        crate::run::outputs::facts(run, &output.path, &output.now)
     });
+    if let Some(found) = fact_against_task(run, output, &facts).await? {
+        return Ok(Some(found));
+    }
     // A fact of the file's form is the check's to weigh even where a
     // program agrees: the same model's programs share its habits (on
     // held-out-18 a checking program, too, wrote the CSV's numbers into
@@ -210,6 +213,29 @@ fn changed_something(run: &Run) -> bool {
                 )
             })
         })
+}
+
+/// When a fact of the form of the one file the run wrote (`facts`, of
+/// `output`) goes against what the task asks in its own words: that, as
+/// work not done ([`synthesizer::against`], whose finding must quote the
+/// task's words about the fact). One greedy answer: on held-out-23 a
+/// sampled second one quoted the fact back instead of the task.
+async fn fact_against_task(
+    run: &Run,
+    output: Option<&crate::run::outputs::Output>,
+    facts: &[String],
+) -> Result<Option<NotDone>, Exit> {
+    let (calls, setting) = (&run.ctx.calls, &run.ctx.setting);
+    let Some(output) = output else { return Ok(None) };
+    for fact in facts {
+        let asked = (run.task.as_str(), fact.as_str());
+        let asking = synthesizer::against(calls, setting, asked);
+        if let Ok(Some(words)) = Run::guard(&run.ctx.control, asking).await? {
+            let what = format!("{} and the task says \"{words}\"", fact.trim().trim_end_matches('.'));
+            return Ok(Some(NotDone::wrong(what, output.path.clone())));
+        }
+    }
+    Ok(None)
 }
 
 /// The check's verdict on `produced`; when `twice`, a verdict that the work

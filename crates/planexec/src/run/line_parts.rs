@@ -1,0 +1,90 @@
+//! Lines of a written file that are parts of an input file's lines, not
+//! whole ones, said as a fact for the check to weigh.
+//!
+//! Asked to pull every ERROR line out of app.log, the 1.5B model's programs
+//! wrote `re.findall(r'ERROR\s+(.+)')`: each line of errors.txt was the
+//! end of a line of app.log, without its timestamp. Both programs agreed,
+//! and the checker, shown the two files, passed the run (held-out-23).
+//! Whether a part is what the task asks for is the task's to say (a list of
+//! the addresses in a contact list is parts of its lines too), so this is a
+//! fact, not a finding.
+
+/// Most lines of a file compared.
+const COMPARED_LINES: usize = 2000;
+
+/// When every line of `now` (the file at `path`) is a part of a line of one
+/// of `inputs` (path and text) and none is a whole one: a line saying so,
+/// with the first such line and the line it was cut from. A line of fewer
+/// than two words (a number, a name) is no cut line: a computed value
+/// may stand in an input's line by chance.
+pub(crate) fn cut_from(path: &str, now: &str, inputs: &[(String, String)]) -> Option<String> {
+    let written: Vec<&str> = now
+        .lines()
+        .take(COMPARED_LINES)
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect();
+    if written.is_empty() || written.iter().any(|line| line.split_whitespace().count() < 2) {
+        return None;
+    }
+    inputs
+        .iter()
+        .filter(|(input, _)| input != path)
+        .find_map(|(input, text)| {
+            let lines: Vec<&str> = text.lines().take(COMPARED_LINES).map(str::trim).collect();
+            let mut first = None;
+            for line in &written {
+                if lines.contains(line) {
+                    return None;
+                }
+                let whole = lines.iter().find(|whole| whole.contains(line))?;
+                first.get_or_insert((*line, *whole));
+            }
+            let (part, whole) = first?;
+            let cut = whole.replacen(part, " … ", 1);
+            Some(format!(
+                "In {path}, no line is a whole line of {input}: each is a part of one, with the rest cut off (`{part}` is cut from `{whole}`, without `{}`).\n\n",
+                cut.trim()
+            ))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn log() -> Vec<(String, String)> {
+        let text = "2024-06-02 09:00:01 INFO Started\n2024-06-02 09:00:07 ERROR Failed to sync order 882\n2024-06-02 09:01:00 ERROR Disk nearly full\n";
+        vec![("app.log".to_string(), text.to_string())]
+    }
+
+    #[test]
+    fn lines_cut_from_an_inputs_lines_are_a_fact() {
+        let fact = cut_from("errors.txt", "Failed to sync order 882\nDisk nearly full\n", &log()).unwrap();
+        assert!(
+            fact.contains(
+                "`Failed to sync order 882` is cut from `2024-06-02 09:00:07 ERROR Failed to sync order 882`"
+            ),
+            "{fact}"
+        );
+    }
+
+    #[test]
+    fn whole_lines_or_values_are_no_cut_lines() {
+        let whole = "2024-06-02 09:00:07 ERROR Failed to sync order 882\n2024-06-02 09:01:00 ERROR Disk nearly full\n";
+        assert_eq!(cut_from("errors.txt", whole, &log()), None, "whole lines");
+        let mixed = "2024-06-02 09:00:07 ERROR Failed to sync order 882\nDisk nearly full\n";
+        assert_eq!(cut_from("errors.txt", mixed, &log()), None, "one line is whole");
+        assert_eq!(cut_from("count.txt", "882\n", &log()), None, "a value");
+        assert_eq!(
+            cut_from("notes.txt", "Failed to ship\n", &log()),
+            None,
+            "not from the input"
+        );
+        assert_eq!(
+            cut_from("app.log", "Disk nearly full\n", &log()),
+            None,
+            "the file itself"
+        );
+    }
+}
