@@ -32,13 +32,16 @@ pub(crate) async fn synthesize(
     let request = answer_request(setting, task, done, "");
     let response = calls.chat(request).await?;
     let answer = response.content.unwrap_or_default().trim().to_string();
-    if !says_nothing(&answer) && !hides_a_value(&answer, done.0) {
+    // A value hidden behind its citation matters where the answer is the
+    // work; where the run wrote a file, the file holds it.
+    let answered_in_text = if done.1.is_empty() { done.0 } else { &[] };
+    if !says_nothing(&answer) && !hides_a_value(&answer, answered_in_text) {
         return Ok(answer);
     }
     let request = answer_request(setting, task, done, IN_WORDS);
     let response = calls.chat(request).await?;
     let answer = response.content.unwrap_or_default().trim().to_string();
-    Ok(with_values_said(&answer, done.0))
+    Ok(with_values_said(&answer, answered_in_text))
 }
 
 /// `answer` with each value it cites and does not say put before its
