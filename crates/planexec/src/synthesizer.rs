@@ -64,8 +64,9 @@ fn with_values_said(answer: &str, results: &[(Step, Value)]) -> String {
 /// cites a value it does not say.
 const IN_WORDS: &str = "\nThe user sees none of the results above: write the answer itself in words, with the values it gives, not only the ids of the steps.";
 
-/// Whether `answer` cites a result that is a value (one line of two words
-/// at most, not a sentence) without saying it: asked which city of a CSV is the
+/// Whether `answer` cites a result that is a value (a string or number of
+/// one line, two words at most, not a sentence; not a tool's record such
+/// as `{"path": …, "bytes": 2}`) without saying it: asked which city of a CSV is the
 /// most populous, the 1.5B synthesizer answered `The city … is [s1].`, and
 /// the user was never told what s1 found (held-out-23).
 fn hides_a_value(answer: &str, results: &[(Step, Value)]) -> bool {
@@ -73,6 +74,7 @@ fn hides_a_value(answer: &str, results: &[(Step, Value)]) -> bool {
     results
         .iter()
         .filter(|(step, _)| ids.contains(&step.id))
+        .filter(|(_, output)| matches!(output, Value::String(_) | Value::Number(_)))
         .any(|(_, output)| {
             let value = value_as_text(output);
             let value = value.trim();
