@@ -50,11 +50,11 @@ pub(crate) async fn synthesize(
 /// value than an id.
 fn with_values_said(answer: &str, results: &[(Step, Value)]) -> String {
     let mut answer = answer.to_string();
-    for result in results {
-        let cited = format!("[{}]", result.0.id);
-        if answer.contains(&cited) && hides_a_value(&answer, std::slice::from_ref(result)) {
-            let value = value_as_text(&result.1);
-            answer = answer.replace(&cited, &format!("{} {cited}", value.trim()));
+    for (step, output) in results {
+        let (said, ids) = crate::text::citations(&answer);
+        if ids.contains(&step.id) && is_hidden(&said, output) {
+            let cited = format!("[{}]", step.id);
+            answer = answer.replace(&cited, &format!("{} {cited}", value_as_text(output).trim()));
         }
     }
     answer
@@ -73,17 +73,23 @@ fn hides_a_value(answer: &str, results: &[(Step, Value)]) -> bool {
     let (said, ids) = crate::text::citations(answer);
     results
         .iter()
-        .filter(|(step, _)| ids.contains(&step.id))
-        .filter(|(_, output)| matches!(output, Value::String(_) | Value::Number(_)))
-        .any(|(_, output)| {
-            let value = value_as_text(output);
-            let value = value.trim();
-            let a_value = !value.is_empty()
-                && !value.contains('\n')
-                && value.split_whitespace().count() <= 2
-                && !value.ends_with(['.', '!', '?']);
-            a_value && !crate::text::contains_whole(&said, value)
-        })
+        .any(|(step, output)| ids.contains(&step.id) && is_hidden(&said, output))
+}
+
+/// Whether `output` is a value (a string or number of one line, two words
+/// at most, not a sentence) that `said` (an answer without its citations)
+/// does not hold whole.
+fn is_hidden(said: &str, output: &Value) -> bool {
+    if !matches!(output, Value::String(_) | Value::Number(_)) {
+        return false;
+    }
+    let value = value_as_text(output);
+    let value = value.trim();
+    let a_value = !value.is_empty()
+        && !value.contains('\n')
+        && value.split_whitespace().count() <= 2
+        && !value.ends_with(['.', '!', '?']);
+    a_value && !crate::text::contains_whole(said, value)
 }
 
 /// Whether `answer` holds no word beside its citations of steps (`[s1]`,

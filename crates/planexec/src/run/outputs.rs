@@ -552,7 +552,8 @@ pub(crate) fn produced(run: &Run, answer: &str) -> String {
 /// (held-out-23). Empty when it cites none.
 fn cited_results(run: &Run, answer: &str) -> String {
     let (_, mut ids) = crate::text::citations(answer);
-    ids.dedup();
+    let mut seen = std::collections::HashSet::new();
+    ids.retain(|id| seen.insert(id.clone()));
     let said: Vec<String> = ids
         .iter()
         .filter_map(|id| {
