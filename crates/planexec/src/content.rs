@@ -137,6 +137,45 @@ pub(crate) fn same_names(a: &str, b: &str) -> bool {
         && a.iter().map(|l| name(l)).eq(b.iter().map(|l| name(l)))
 }
 
+/// Whether `a` and `b` are one line of digits and separators, no
+/// letters, that differ only in the leading zeros of whole numbers:
+/// `19:4:27` and `19:04:27`, `2024-1-7` and `2024-01-07`. Digits after a
+/// `.` or `,` are a fraction's and must match as written (`1.05` is not
+/// `1.5`).
+pub(crate) fn same_but_padding(a: &str, b: &str) -> bool {
+    let (a, b) = (a.trim(), b.trim());
+    let plain = |t: &str| !t.is_empty() && !t.contains('\n') && !t.chars().any(char::is_alphabetic);
+    a != b && plain(a) && plain(b) && unpadded(a) == unpadded(b)
+}
+
+/// `text` with the leading zeros of each run of digits dropped (a lone
+/// `0` kept), except in a run that follows a `.` or `,`.
+fn unpadded(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    let mut after_point = false;
+    while let Some(c) = chars.next() {
+        if !c.is_ascii_digit() {
+            after_point = matches!(c, '.' | ',');
+            out.push(c);
+            continue;
+        }
+        let mut run = String::from(c);
+        while let Some(d) = chars.next_if(char::is_ascii_digit) {
+            run.push(d);
+        }
+        match after_point {
+            true => out.push_str(&run),
+            false => out.push_str(match run.trim_start_matches('0') {
+                "" => "0",
+                rest => rest,
+            }),
+        }
+        after_point = false;
+    }
+    out
+}
+
 /// `text` as one number, when it is one.
 pub(crate) fn number(text: &str) -> Option<f64> {
     text.trim().parse::<f64>().ok().filter(|n| n.is_finite())
@@ -158,6 +197,19 @@ pub(crate) fn lines(text: &str) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_time_or_date_in_other_padding_is_the_same() {
+        assert!(same_but_padding("19:4:27", "19:04:27"));
+        assert!(same_but_padding("2024-1-7\n", "2024-01-07"));
+        assert!(same_but_padding("0:05", "0:5"));
+        assert!(!same_but_padding("1.05", "1.5"));
+        assert!(!same_but_padding("3,05", "3,5"));
+        assert!(!same_but_padding("19:04:27", "19:04:28"));
+        assert!(!same_but_padding("Room 07", "Room 7"));
+        assert!(!same_but_padding("1\n02", "1\n2"));
+        assert!(!same_but_padding("19:04:27", "19:04:27"));
+    }
 
     #[test]
     fn a_line_of_words_holds_one_number() {

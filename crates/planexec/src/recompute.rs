@@ -194,11 +194,14 @@ pub(crate) async fn recompute(
     Some(weighed(made, derivations))
 }
 
-/// Whether `a` and `b` are the same content ([`same_content`]) or one
-/// JSON document of the same data ([`crate::content::same_json`]): a
-/// checking program prints an edited package.json with its own indentation.
+/// Whether `a` and `b` are the same content ([`same_content`]), one
+/// JSON document of the same data ([`crate::content::same_json`]: a
+/// checking program prints an edited package.json with its own
+/// indentation), or one time or date padded otherwise
+/// ([`crate::content::same_but_padding`]: a checking program printed a
+/// timedelta's parts as `19:4:27` where the run wrote `19:04:27`).
 fn same_data(a: &str, b: &str) -> bool {
-    same_content(a, b) || crate::content::same_json(a, b)
+    same_content(a, b) || crate::content::same_json(a, b) || crate::content::same_but_padding(a, b)
 }
 
 /// Programs written apart printed `printed` for `path`, which holds something else.
