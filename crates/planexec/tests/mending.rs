@@ -944,3 +944,33 @@ async fn a_flawed_program_is_written_again_when_no_two_agree() {
     let fix = serde_json::to_string(&asked.last().unwrap().messages).unwrap();
     assert!(fix.contains("compared as text, not as numbers"), "{fix}");
 }
+
+/// Where no two programs agree, none ran with a flaw and one did work
+/// while the others failed, the first that failed is written again, shown
+/// its error, and its fix can make the agreement.
+#[tokio::test]
+async fn a_failed_program_is_written_again_when_only_one_did_work() {
+    let crashes = (1..=5).map(|n| program(&format!("t = int('{n} steps')\nopen('total.txt', 'w').write(str(t))")));
+    let planner: Vec<ScriptedReply> = std::iter::once(program(STEPS_TOTALLED)).chain(crashes).collect();
+    let (report, dir, model) = run_program_task_with(
+        STEPS_TASK,
+        &STEPS,
+        MendMode::Auto,
+        (planner, vec![]),
+        auto(false),
+        |model| {
+            model.replies_containing(Role::Planner, "invalid literal", vec![program(STEPS_TOTALLED_TOO)]);
+        },
+    )
+    .await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    let mend = &report.plans[0].mends[0];
+    assert_eq!(mend.agreement.map(|a| (a.programs, a.agreeing)), Some((7, 2)));
+    assert_eq!(std::fs::read_to_string(dir.path().join("total.txt")).unwrap(), "18645");
+    let asked = model.requests_from(Role::Planner);
+    let fix = serde_json::to_string(&asked.last().unwrap().messages).unwrap();
+    assert!(
+        fix.contains("int('1 steps')"),
+        "the first that failed is the one fixed: {fix}"
+    );
+}
