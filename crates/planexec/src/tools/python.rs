@@ -270,6 +270,8 @@ def hint(e):
         return where_from(str(e).rsplit(": ", 1)[1])
     if isinstance(e, IndexError):
         return "some line or field is shorter than the program expects (a blank line, a header, a comment): check the length before indexing, or skip such lines"
+    if isinstance(e, AttributeError) and getattr(getattr(e, "obj", None), "__name__", "") in ("tomllib", "toml") and getattr(e, "name", "").startswith("dump"):
+        return "the standard library reads TOML but cannot write it: change the line itself in the file's text, as it was written"
     if isinstance(e, AttributeError) and "'NoneType'" in str(e):
         return "a search or lookup found nothing for some line or key and gave None: check for None before using it"
     return None
@@ -844,6 +846,10 @@ Bo,7
         // the one of the program that ran.
         let shifted = failed("xs = ['a']\nprint('\n'.join(xs))\nprint(xs[3])").await;
         assert!(shifted.contains("line 3: print(xs[3])"), "{shifted}");
+        // tomllib (and the toml shim over it) only reads: a program that
+        // writes TOML with it is told to change the lines as text.
+        let dump = failed("import tomllib\ntomllib.dump({}, open('x.toml', 'wb'))").await;
+        assert!(dump.contains("cannot write it: change the line itself"), "{dump}");
     }
 
     #[tokio::test]
