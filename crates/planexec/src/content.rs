@@ -171,7 +171,6 @@ fn unpadded(text: &str) -> String {
                 rest => rest,
             }),
         }
-        after_point = false;
     }
     out
 }

@@ -270,7 +270,7 @@ def hint(e):
         return where_from(str(e).rsplit(": ", 1)[1])
     if isinstance(e, IndexError):
         return "some line or field is shorter than the program expects (a blank line, a header, a comment): check the length before indexing, or skip such lines"
-    if isinstance(e, AttributeError) and getattr(getattr(e, "obj", None), "__name__", "") in ("tomllib", "toml") and getattr(e, "name", "").startswith("dump"):
+    if isinstance(e, AttributeError) and getattr(getattr(e, "obj", None), "__name__", "") in ("tomllib", "toml") and (getattr(e, "name", None) or "").startswith("dump"):
         return "the standard library reads TOML but cannot write it: change the line itself in the file's text, as it was written"
     if isinstance(e, AttributeError) and "'NoneType'" in str(e):
         return "a search or lookup found nothing for some line or key and gave None: check for None before using it"
