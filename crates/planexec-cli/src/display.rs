@@ -176,6 +176,10 @@ impl Display {
                     dim.apply_to(format!("{elapsed_ms} ms"))
                 ));
             }
+            Event::OutputMended { step_id, note, .. } => self.println(&format!(
+                "  {} {step_id}: {note}",
+                style("magenta").apply_to("↳")
+            )),
             // An agent step's inner calls, indented under their step.
             Event::AgentCallStarted { .. } | Event::AgentCallFinished { .. } => self.agent_call(event),
             Event::FellBack { reason } => self.println(

@@ -187,6 +187,7 @@ impl Agent {
                 help: self.wants_help().then(|| self.help.clone()),
                 compact: self.compact_prompts(),
                 engine: None,
+                task: String::new(),
             },
             recording: Recording {
                 events: self.events.clone(),

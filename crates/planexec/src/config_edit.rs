@@ -22,8 +22,7 @@ const CONFIG_EXTENSIONS: [&str; 8] = ["yaml", "yml", "toml", "ini", "cfg", "conf
 /// only what it was to. A task that names the setting (`move timezone
 /// under storage`) may move it.
 pub(crate) fn rewritten(path: &str, was: &str, now: &str, task: &str) -> Option<String> {
-    let extension = std::path::Path::new(path).extension()?.to_str()?.to_ascii_lowercase();
-    if !CONFIG_EXTENSIONS.contains(&extension.as_str()) {
+    if !is_config(path) {
         return None;
     }
     let task = task.to_lowercase();
@@ -48,6 +47,17 @@ pub(crate) fn rewritten(path: &str, was: &str, now: &str, task: &str) -> Option<
     Some(format!(
         "{path} was edited in place and its comment `{dropped}` is gone: {keep}"
     ))
+}
+
+/// Whether the file at `path` is a configuration file, by its extension.
+/// A dotfile such as `.env` has no extension: its name says.
+pub(crate) fn is_config(path: &str) -> bool {
+    let path = std::path::Path::new(path);
+    let extension = path.extension().and_then(|e| e.to_str());
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    extension.is_some_and(|e| CONFIG_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
+        || name == ".env"
+        || name.starts_with(".env.")
 }
 
 /// Whether a configuration line is a comment (`# …`, or `; …` in an INI file).

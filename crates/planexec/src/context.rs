@@ -44,6 +44,9 @@ pub(crate) struct Setting {
     pub compact: bool,
     /// The durable engine the run executes on; `None`: in this process.
     pub engine: Option<Arc<dyn RunEngine>>,
+    /// The run's task as it was given (empty for a step run on its own):
+    /// what a step's edit is held to ([`crate::carry_back`]).
+    pub task: String,
 }
 
 impl Setting {

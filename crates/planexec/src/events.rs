@@ -89,6 +89,17 @@ pub enum Event {
         summary: String,
         attempts: u32,
     },
+    /// After step `step_id` the runtime changed what it wrote: `rule`
+    /// acted on the file at `path`, as `note` says. Rule `carry-back`: a
+    /// configuration file rewritten through a parser's dump got its own
+    /// lines back, with the settings the step changed ([`crate::carry_back`]).
+    /// The step's record holds it as an inner call of `write_file`.
+    OutputMended {
+        step_id: String,
+        rule: String,
+        path: String,
+        note: String,
+    },
     StepFailed {
         step_id: String,
         elapsed_ms: u64,

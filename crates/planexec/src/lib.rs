@@ -67,6 +67,7 @@ pub mod bench;
 pub mod budget;
 mod calls;
 pub mod cancel;
+mod carry_back;
 mod config_edit;
 mod content;
 mod context;

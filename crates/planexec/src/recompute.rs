@@ -139,6 +139,7 @@ pub(crate) async fn recompute(
         root: copy.path(),
         before,
         given: given_to(task, path, copy.path(), before),
+        task,
     };
     let route = Route {
         task,
@@ -239,6 +240,7 @@ pub(crate) async fn answer_confirmed(
         root: copy.path(),
         before: None,
         given: given_to(task, "", copy.path(), None),
+        task,
     };
     let route = Route {
         task,
@@ -448,6 +450,9 @@ struct Sandbox<'a> {
     /// What a program may take a value from ([`given_to`]): a value it
     /// wrote that none of these holds was typed in.
     given: Vec<String>,
+    /// The task: an edit through a parser's dump is carried back for it
+    /// ([`crate::carry_back`]), as the run's own is.
+    task: &'a str,
 }
 
 impl Sandbox<'_> {
@@ -467,13 +472,18 @@ impl Sandbox<'_> {
         }
     }
 
-    /// What a program left in `path`, when it wrote the file: its content,
-    /// when it is not as it was before and holds something.
+    /// What a program left in `path`, when it wrote the file: its content
+    /// (a configuration file rewritten through a dump carried back to its
+    /// own lines), when it is not as it was before and holds something.
     fn left_in(&self, path: &str) -> Option<String> {
         if path.is_empty() {
             return None;
         }
         let now = std::fs::read_to_string(self.root.join(path)).ok()?;
+        let carried = self
+            .before
+            .and_then(|before| crate::carry_back::carried_back(path, before, &now, self.task));
+        let now = carried.unwrap_or(now);
         (self.before != Some(now.as_str()) && !now.trim().is_empty()).then(|| now.trim().to_string())
     }
 }

@@ -143,7 +143,7 @@ impl Sandbox {
             Ok(printed) => (crate::plan::value_as_text(&printed).trim().to_string(), None),
             Err(error) => (String::new(), Some(error.message)),
         };
-        let after = files_under(copy.path())?;
+        let after = self.carried_back(files_under(copy.path())?, task);
         let wrote = changed(&self.original, &after);
         let flaw = flaw
             .or_else(|| self.typed(code, task, &printed, &wrote))
@@ -194,6 +194,24 @@ impl Sandbox {
             let (was, now) = (String::from_utf8_lossy(was), String::from_utf8_lossy(now));
             crate::config_edit::rewritten(path, &was, &now, task)
         })
+    }
+
+    /// The copy's files `after` a program ran, each configuration file it
+    /// rewrote through a parser's dump carried back to its own lines
+    /// ([`crate::carry_back`]), as a step of the run would be: two programs
+    /// that changed one value, one line by line and one by a dump, did the
+    /// same work.
+    fn carried_back(&self, mut after: BTreeMap<String, Vec<u8>>, task: &str) -> BTreeMap<String, Vec<u8>> {
+        for (path, was) in &self.original {
+            let Some(now) = after.get(path).filter(|now| *now != was) else {
+                continue;
+            };
+            let (was, now) = (String::from_utf8_lossy(was), String::from_utf8_lossy(now));
+            if let Some(merged) = crate::carry_back::carried_back(path, &was, &now, task) {
+                after.insert(path.clone(), merged.into_bytes());
+            }
+        }
+        after
     }
 
     /// A value the program typed in ([`crate::typed_value`]), said as a

@@ -295,6 +295,7 @@ mod tests {
             help: None,
             compact: true,
             engine: None,
+            task: String::new(),
         };
         let request = answer_request(&setting, task, (results, files), "");
         match request.messages.last() {

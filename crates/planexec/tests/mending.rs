@@ -645,8 +645,10 @@ async fn two_programs_that_agree_outweigh_one_checking_program() {
 
 /// An edit of a configuration file that moves a setting the task does not
 /// name rewrote the file instead of changing it (a parser's dump sorts
-/// the keys), whatever a checker would say: the run fails and says which
-/// line moved. A task that names the setting it moves may move it.
+/// the keys): one of values only is carried back to the file's own lines
+/// and is the work; one that also adds a section cannot be, and the run
+/// fails and says which line moved, whatever a checker would say. A task
+/// that names the setting it moves may move it.
 #[tokio::test]
 async fn a_config_edit_that_moves_settings_the_task_does_not_name_is_not_the_work() {
     let ini = "[server]\nport = 8080\nhost = 0.0.0.0\ntimeout = 30\nadmin = ops\n";
@@ -654,8 +656,12 @@ async fn a_config_edit_that_moves_settings_the_task_does_not_name_is_not_the_wor
     let sort_too = "lines = open('settings.ini').read().split('\\n')\nbody = sorted(x.replace('port = 8080', 'port = 9090') for x in lines[1:] if x)\nopen('settings.ini', 'w').write('\\n'.join(lines[:1] + body) + '\\n')";
     let move_last = "lines = open('settings.ini').read().splitlines()\nlines.remove('port = 8080')\nopen('settings.ini', 'w').write('\\n'.join(lines + ['port = 8080']) + '\\n')";
     let move_too = "rows = [r for r in open('settings.ini').read().split('\\n') if r]\nkept = [r for r in rows if not r.startswith('port')] + [r for r in rows if r.startswith('port')]\nopen('settings.ini', 'w').write('\\n'.join(kept) + '\\n')";
+    let and_a_section = |code: &str| format!("{code}\nopen('settings.ini', 'a').write('[extra]\\nx = 1\\n')");
+    let (sort_more, sort_more_too) = (and_a_section(sort), and_a_section(sort_too));
+    let port = "In settings.ini, change the port to 9090.";
     let cases = [
-        ("In settings.ini, change the port to 9090.", [sort, sort_too], false),
+        (port, [sort, sort_too], true),
+        (port, [sort_more.as_str(), sort_more_too.as_str()], false),
         (
             "In settings.ini, move the port line to the end of the file.",
             [move_last, move_too],
@@ -665,13 +671,17 @@ async fn a_config_edit_that_moves_settings_the_task_does_not_name_is_not_the_wor
     for (task, [first, second], done) in cases {
         let planner = vec![program(first), program(second)];
         let files = [("settings.ini", ini)];
-        let (report, _, _) = run_program_task(task, &files, MendMode::Auto, (planner, vec![]), true).await;
+        let (report, dir, _) = run_program_task(task, &files, MendMode::Auto, (planner, vec![]), true).await;
         assert_eq!(
             report.status == RunStatus::Succeeded,
             done,
             "{task}: {:?}",
             report.error
         );
+        let now = std::fs::read_to_string(dir.path().join("settings.ini")).unwrap();
+        if done && first == sort {
+            assert_eq!(now, ini.replace("8080", "9090"), "carried back to the file's order");
+        }
         if !done {
             let error = report.error.unwrap_or_default();
             assert!(
@@ -889,10 +899,13 @@ async fn a_value_written_with_words_around_it_is_not_the_work() {
 }
 
 /// Programs that rewrote a configuration file through a parser (its
-/// comments gone) are not counted in the vote, however many agree: the
-/// programs that changed the one line are planned.
+/// comments gone) did the work of those that changed its one line, once
+/// their edit is carried back to the file's lines: the first two agree,
+/// and the file keeps its comment. A dump that cannot be carried back (it adds a
+/// section too) is not counted, however many agree: the programs that
+/// changed the one line are planned.
 #[tokio::test]
-async fn programs_that_rewrote_a_config_file_are_not_counted() {
+async fn programs_that_rewrote_a_config_file_are_carried_back_or_not_counted() {
     let ini = "# mail settings\n[smtp]\nhost = mail.example.org\nport = 25\n";
     let task = "Please update the SMTP port in mailer.ini to 587.";
     let parsed = "import configparser\nc = configparser.ConfigParser()\nc.read('mailer.ini')\nc['smtp']['port'] = '587'\nwith open('mailer.ini', 'w') as f:\n    c.write(f)";
@@ -900,22 +913,31 @@ async fn programs_that_rewrote_a_config_file_are_not_counted() {
     let line =
         "text = open('mailer.ini').read()\nopen('mailer.ini', 'w').write(text.replace('port = 25', 'port = 587'))";
     let line_too = "lines = open('mailer.ini').read().split('\\n')\nlines = ['port = 587' if l.startswith('port') else l for l in lines]\nopen('mailer.ini', 'w').write('\\n'.join(lines))";
-    let planner = vec![program(parsed), program(parsed_too), program(line), program(line_too)];
-    let files = [("mailer.ini", ini)];
-    let (report, dir, _) =
-        run_program_task_with(task, &files, MendMode::Auto, (planner, vec![]), auto(false), |_| ()).await;
-    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
-    let mend = &report.plans[0].mends[0];
-    assert_eq!(mend.agreement.map(|a| (a.programs, a.agreeing)), Some((4, 2)));
-    let note = mend.note.clone().unwrap_or_default();
-    assert!(
-        note.contains("2 not counted: mailer.ini was edited in place and its comment"),
-        "{note}"
-    );
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("mailer.ini")).unwrap(),
-        ini.replace("port = 25", "port = 587")
-    );
+    let more = |code: &str| format!("{code}\nopen('mailer.ini', 'a').write('\\n[extra]\\nx = 1\\n')");
+    for (dumps, carried) in [
+        ([parsed.to_string(), parsed_too.to_string()], true),
+        ([more(parsed), more(parsed_too)], false),
+    ] {
+        let planner = vec![program(&dumps[0]), program(&dumps[1]), program(line), program(line_too)];
+        let files = [("mailer.ini", ini)];
+        let (report, dir, _) =
+            run_program_task_with(task, &files, MendMode::Auto, (planner, vec![]), auto(false), |_| ()).await;
+        assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+        let mend = &report.plans[0].mends[0];
+        // Carried back, the first two agree and no more are written.
+        let tally = if carried { (2, 2) } else { (4, 2) };
+        assert_eq!(mend.agreement.map(|a| (a.programs, a.agreeing)), Some(tally));
+        let note = mend.note.clone().unwrap_or_default();
+        assert_eq!(
+            note.contains("2 not counted: mailer.ini was edited in place and its comment"),
+            !carried,
+            "{note}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("mailer.ini")).unwrap(),
+            ini.replace("port = 25", "port = 587")
+        );
+    }
 }
 
 /// Where no two programs agree and one ran with a flaw (numbers compared

@@ -1824,3 +1824,54 @@ async fn a_fact_against_the_tasks_words_fails_the_run() {
         }
     }
 }
+
+/// A step that edits a configuration file through a parser's dump (its
+/// comments gone, a blank line after each section) has the value it
+/// changed carried back to the file's own lines, for every provider (the
+/// run's `mend` is off): the file is the person's with the one value
+/// changed, the run succeeds, and the step's record and an event say what
+/// the runtime wrote.
+#[tokio::test]
+async fn a_config_edit_through_a_dump_is_carried_back_to_the_files_lines() {
+    let task = "In kiln.ini, change cooldown_minutes under [safety] to 120. Leave everything else unchanged.";
+    let before = "; settings for the studio kiln\n[kiln]\nname = Big Blue\n\n[safety]\n; minutes before the door opens\ncooldown_minutes = 90\ndoor_lock = true\n";
+    let dumped = "[kiln]\nname = Big Blue\n\n[safety]\ncooldown_minutes = 120\ndoor_lock = true\n\n";
+    let server = ScriptedServer::start();
+    let (dir, tools) = workspace_tools();
+    std::fs::write(dir.path().join("kiln.ini"), before).unwrap();
+    server.role("planner").reply(Reply::json(&plan_json(vec![step(
+        "s1",
+        Some("write_file"),
+        json!({"path": "kiln.ini", "content": dumped}),
+        &[],
+    )])));
+    server.role("replanner").always(Reply::json(&plan_json(vec![])));
+    server
+        .role("synthesizer")
+        .always(Reply::content("cooldown_minutes is now 120."));
+    let options = RunOptions {
+        mend: planexec::MendMode::Off,
+        verify: true,
+        ..options()
+    };
+    let a = builder(&server, tools).options(options).build();
+    let mut events = a.events().subscribe();
+    let report = a.run(task).await;
+    let now = std::fs::read_to_string(dir.path().join("kiln.ini")).unwrap();
+    assert_eq!(
+        now,
+        before.replace("= 90", "= 120"),
+        "the person's lines, one value changed"
+    );
+    assert!(report.succeeded(), "{:?}", report.error);
+    let written = &report.step("s1").unwrap().calls;
+    assert_eq!(written.len(), 1, "{written:?}");
+    assert_eq!(written[0].tool.as_deref(), Some("write_file"));
+    let said = written[0].output.as_ref().and_then(|o| o.as_str()).unwrap_or_default();
+    assert!(said.contains("kiln.ini") && said.contains("comment"), "{said}");
+    let mut told = false;
+    while let Ok(e) = events.try_recv() {
+        told |= matches!(&e, Event::OutputMended { rule, path, .. } if rule == "carry-back" && path == "kiln.ini");
+    }
+    assert!(told, "the carry-back is an event");
+}

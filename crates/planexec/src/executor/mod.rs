@@ -12,6 +12,7 @@
 mod agent_step;
 mod asking;
 mod call;
+mod carry;
 mod expected;
 mod program_fix;
 mod recover;
@@ -73,7 +74,9 @@ pub(crate) async fn run_step(
             };
         }
     }
-    let result = execute_step(ctx, plan, version, step, deps).await;
+    let configs = carry::before(&ctx.setting, &step);
+    let mut result = execute_step(ctx, plan, version, step, deps).await;
+    carry::carry_back(&ctx.setting, &ctx.recording, configs, &mut result);
     ctx.recording.ledger.step_finished(seq, version, &result).await;
     result
 }

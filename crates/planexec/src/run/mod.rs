@@ -135,7 +135,8 @@ pub struct FoundWrong {
 }
 
 impl Run {
-    pub fn new(ctx: RunContext, id: String, task: &str) -> Run {
+    pub fn new(mut ctx: RunContext, id: String, task: &str) -> Run {
+        ctx.setting.task = task.to_string();
         let new_outputs = crate::plan::new_outputs(task, &ctx.setting.tools);
         let old_outputs = crate::plan::existing_outputs(task, &ctx.setting.tools);
         let absent_inputs = crate::plan::absent_worked_in(task, &ctx.setting.tools);
