@@ -70,8 +70,9 @@ struct Edit {
 /// file for `task` ([`crate::config_edit::rewritten`]) and its edit is one
 /// of settings only (the same lists): values changed, keys renamed (the
 /// same value under another key beside it), settings taken out, and
-/// settings added where the file has others beside them. `None` otherwise
-/// (the finding stands).
+/// settings added where the file has others beside them; a dump that
+/// changed no setting gives the file as it was. `None` otherwise (the
+/// finding stands).
 pub(crate) fn carried_back(path: &str, was: &str, now: &str, task: &str) -> Option<String> {
     crate::config_edit::rewritten(path, was, now, task)?;
     let yaml = matches!(extension(path).as_str(), "yaml" | "yml");
@@ -79,11 +80,10 @@ pub(crate) fn carried_back(path: &str, was: &str, now: &str, task: &str) -> Opti
     if sorted(before.rest.clone()) != sorted(after.rest.clone()) {
         return None;
     }
-    let edit = edit(&before, &after, yaml)?;
-    if edit.changed.is_empty() && edit.gone.is_empty() && edit.added.is_empty() {
-        return None;
-    }
-    let merged = applied(was, edit);
+    // A dump that changed no setting (a revision that wrote the program
+    // again over a file carried back) changed only the layout: the file
+    // gets its own back.
+    let merged = applied(was, edit(&before, &after, yaml)?);
     carries(&merged, &after, yaml).then_some(merged)
 }
 
@@ -161,6 +161,50 @@ fn applied(was: &str, edit: Edit) -> String {
         lines[n].push_str(&text);
     }
     lines.concat()
+}
+
+/// A setting an edit of the configuration file at `path` from `was` to
+/// `now` added in another place than the file's own setting of that name,
+/// which it left as it was, said as a flaw: two checking programs for
+/// held-out-25's gym.yaml (spent) put `weekend_close: 21` at the top of the
+/// file, under `hours:` stayed `weekend_close: 20`, and they refuted the
+/// run's right edit. A key the file has names the setting it has, unless
+/// `task` names the section (or the key) the new one is under: "add
+/// timeout under [client]" beside `[server]`'s.
+pub(crate) fn shadowed(path: &str, was: &str, now: &str, task: &str) -> Option<String> {
+    if !crate::config_edit::is_config(path) {
+        return None;
+    }
+    let task = task.to_lowercase();
+    let named = |place: &str| {
+        let parent = place.rsplit_once('.').map_or("", |(parent, _)| parent);
+        let under = parent.rsplit('.').next().unwrap_or(parent);
+        !under.is_empty() && task.contains(under)
+    };
+    let yaml = matches!(extension(path).as_str(), "yaml" | "yml");
+    let (before, after) = (read(was, yaml)?, read(now, yaml)?);
+    let name = |place: &str| place.rsplit('.').next().unwrap_or(place).to_string();
+    let kept = |old: &Entry| {
+        after
+            .entries
+            .iter()
+            .any(|a| a.place == old.place && same_value(after.value(a), before.value(old), yaml))
+    };
+    after.entries.iter().find_map(|new| {
+        if named(&new.place) || before.entries.iter().any(|old| old.place == new.place) {
+            return None;
+        }
+        let own = before
+            .entries
+            .iter()
+            .find(|old| name(&old.place) == name(&new.place) && kept(old))?;
+        Some(format!(
+            "it added `{}` in another place of {path} and left the file's own `{}` (`{}`) as it was: change the setting the file has, where it is",
+            after.lines[new.line].trim(),
+            own.place,
+            before.lines[own.line].trim()
+        ))
+    })
 }
 
 /// What a step's record says of a file it carried back, from the finding
@@ -368,6 +412,13 @@ mod tests {
         let task = "In kiln.ini, change cooldown_minutes under [safety] to 120.";
         let merged = carried_back("kiln.ini", KILN, dumped, task).expect("a dump of one value");
         assert_eq!(merged, KILN.replace("cooldown_minutes = 90", "cooldown_minutes = 120"));
+        let no_change =
+            "[kiln]\nname = Big Blue\nmax_temp_c = 1280\n\n[safety]\ncooldown_minutes = 90\ndoor_lock = true\n\n";
+        assert_eq!(
+            carried_back("kiln.ini", KILN, no_change, task).as_deref(),
+            Some(KILN),
+            "layout only"
+        );
         let line_edit = KILN.replace("= 90", "= 120");
         assert_eq!(
             carried_back("kiln.ini", KILN, &line_edit, task),
@@ -440,6 +491,38 @@ mod tests {
         let dumped = "[tool.lint]\nline-length = 100\nstrict = false\n";
         let merged = carried_back("pyproject.toml", toml, dumped, "Set line-length to 100.");
         assert_eq!(merged.as_deref(), Some(toml.replace("= 88", "= 100").as_str()));
+    }
+
+    /// A setting put in another place beside the file's own of that
+    /// name, left as it was, is a flaw; changing the file's own, or adding
+    /// a name it does not have, is none.
+    #[test]
+    fn a_setting_added_beside_the_files_own_is_a_flaw() {
+        let was = "hours:\n  weekend_close: 20\nstaff: 3\n";
+        let appended = format!("{was}weekend_close: 21\n");
+        let task = "Set weekend_close to 21 in gym.yaml.";
+        let flaw = shadowed("gym.yaml", was, &appended, task).unwrap_or_default();
+        assert!(
+            flaw.contains("`weekend_close: 21`") && flaw.contains("`hours.weekend_close`"),
+            "{flaw}"
+        );
+        assert_eq!(shadowed("gym.yaml", was, &was.replace("20", "21"), task), None);
+        assert_eq!(shadowed("gym.yaml", was, &format!("{was}lockers: 40\n"), task), None);
+        let both = format!("{}weekend_close: 21\n", was.replace("20", "21"));
+        assert_eq!(
+            shadowed("gym.yaml", was, &both, task),
+            None,
+            "the file's own changed too"
+        );
+        let ini = "[server]\ntimeout = 30\n[client]\nretries = 2\n";
+        let added = format!("{ini}timeout = 30\n");
+        let asked = "Add timeout = 30 to the [client] section of app.ini.";
+        assert_eq!(
+            shadowed("app.ini", ini, &added, asked),
+            None,
+            "the task names where it goes"
+        );
+        assert!(shadowed("app.ini", ini, &added, "Set the timeout to 30 in app.ini.").is_some());
     }
 
     #[test]

@@ -528,11 +528,17 @@ async fn derived(
                 let computed = sandbox.left_in(route.path).unwrap_or(printed);
                 // A value typed into the program is the model's guess, and
                 // agrees with a run that guessed the same: no derivation.
-                if let Some(typed) = crate::typed_value::typed_value(&code, &computed, &sandbox.given) {
+                // Nor is an edit that put a setting beside the file's own.
+                let typed = crate::typed_value::typed_value(&code, &computed, &sandbox.given);
+                let flaw = typed.map(|typed| crate::typed_value::said(&typed)).or_else(|| {
+                    let before = sandbox.before?;
+                    crate::carry_back::shadowed(route.path, before, &computed, route.task)
+                });
+                if let Some(flaw) = flaw {
                     if !fix {
                         return None;
                     }
-                    let said = format!("it ran, but {}", crate::typed_value::said(&typed));
+                    let said = format!("it ran, but {flaw}");
                     code = program(calls, route, temperature, Some((&code, &said))).await?;
                     continue;
                 }

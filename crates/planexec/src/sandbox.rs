@@ -148,6 +148,7 @@ impl Sandbox {
         let flaw = flaw
             .or_else(|| self.typed(code, task, &printed, &wrote))
             .or_else(|| self.rewritten(&after, task))
+            .or_else(|| self.shadowed(&after, task))
             .or_else(|| self.worded_value(&wrote, task))
             .or_else(|| failed.is_none().then(|| self.left_as_it_was(&wrote, task)).flatten());
         let kept = kept_lines(&self.original, &after);
@@ -212,6 +213,17 @@ impl Sandbox {
             }
         }
         after
+    }
+
+    /// A setting the program added beside a configuration file's own of
+    /// that name, which it left as it was ([`crate::carry_back::shadowed`]),
+    /// said as a flaw. `after`: the copy's files.
+    fn shadowed(&self, after: &BTreeMap<String, Vec<u8>>, task: &str) -> Option<String> {
+        self.original.iter().find_map(|(path, was)| {
+            let now = after.get(path).filter(|now| *now != was)?;
+            let (was, now) = (String::from_utf8_lossy(was), String::from_utf8_lossy(now));
+            crate::carry_back::shadowed(path, &was, &now, task)
+        })
     }
 
     /// A value the program typed in ([`crate::typed_value`]), said as a

@@ -1854,7 +1854,8 @@ async fn a_config_edit_through_a_dump_is_carried_back_to_the_files_lines() {
         verify: true,
         ..options()
     };
-    let a = builder(&server, tools).options(options).build();
+    let store = std::sync::Arc::new(planexec::MemoryStore::new());
+    let a = builder(&server, tools).options(options).store(store.clone()).build();
     let mut events = a.events().subscribe();
     let report = a.run(task).await;
     let now = std::fs::read_to_string(dir.path().join("kiln.ini")).unwrap();
@@ -1874,4 +1875,17 @@ async fn a_config_edit_through_a_dump_is_carried_back_to_the_files_lines() {
         told |= matches!(&e, Event::OutputMended { rule, path, .. } if rule == "carry-back" && path == "kiln.ini");
     }
     assert!(told, "the carry-back is an event");
+    use planexec::RunStore;
+    let stored = store
+        .load_run(&report.run_id)
+        .await
+        .unwrap()
+        .expect("the run is in the ledger");
+    let kept = stored.report();
+    let kept = &kept.step("s1").unwrap().calls;
+    assert_eq!(
+        kept.iter().map(|c| c.tool.as_deref()).collect::<Vec<_>>(),
+        [Some("write_file")],
+        "in the ledger too"
+    );
 }

@@ -50,14 +50,18 @@ pub(super) fn before(setting: &Setting, step: &Step) -> Before {
 
 /// Carry back each file of `before` that the step of `result` rewrote,
 /// when it succeeded: written back, told as an event, and kept in its
-/// record as an inner call of `write_file`.
-pub(super) fn carry_back(setting: &Setting, recording: &Recording, before: Before, result: &mut StepResult) {
-    let Some(workspace) = setting.tools.workspace() else {
-        return;
+/// record as an inner call of `write_file`; the records of those calls,
+/// for the ledger (which keeps an inner call as a row of its own).
+pub(super) fn carry_back(
+    setting: &Setting,
+    recording: &Recording,
+    before: Before,
+    result: &mut StepResult,
+) -> Vec<StepResult> {
+    let mut written_now = Vec::new();
+    let Some(workspace) = setting.tools.workspace().filter(|_| result.succeeded()) else {
+        return written_now;
     };
-    if !result.succeeded() {
-        return;
-    }
     for (path, was) in before.0 {
         let Ok(full) = workspace.resolve(&path) else { continue };
         let Ok(now) = std::fs::read_to_string(&full) else {
@@ -80,8 +84,11 @@ pub(super) fn carry_back(setting: &Setting, recording: &Recording, before: Befor
             path: path.clone(),
             note: note.clone(),
         });
-        result.calls.push(written(result, &path, note));
+        let record = written(result, &path, note);
+        result.calls.push(record.clone());
+        written_now.push(record);
     }
+    written_now
 }
 
 /// The record of the runtime's write of `path` after the step of `result`.

@@ -76,8 +76,12 @@ pub(crate) async fn run_step(
     }
     let configs = carry::before(&ctx.setting, &step);
     let mut result = execute_step(ctx, plan, version, step, deps).await;
-    carry::carry_back(&ctx.setting, &ctx.recording, configs, &mut result);
+    let carried = carry::carry_back(&ctx.setting, &ctx.recording, configs, &mut result);
     ctx.recording.ledger.step_finished(seq, version, &result).await;
+    for call in carried {
+        let seq = ctx.recording.ledger.next_step_seq();
+        ctx.recording.ledger.step_finished(seq, version, &call).await;
+    }
     result
 }
 
