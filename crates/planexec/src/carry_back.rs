@@ -61,30 +61,49 @@ impl Read<'_> {
 #[derive(Default)]
 struct Edit {
     changed: Vec<(usize, Range<usize>, String)>,
+    /// The keys renamed, as they were and as they are.
+    renamed: Vec<(String, String)>,
     gone: Vec<usize>,
     added: Vec<(usize, String)>,
 }
 
 /// The text of the configuration file at `path` as it was (`was`) with the
-/// settings `now` changes carried to its own lines, when `now` rewrote the
-/// file for `task` ([`crate::config_edit::rewritten`]) and its edit is one
-/// of settings only (the same lists): values changed, keys renamed (the
-/// same value under another key beside it), settings taken out, and
-/// settings added where the file has others beside them; a dump that
-/// changed no setting gives the file as it was. `None` otherwise (the
-/// finding stands).
-pub(crate) fn carried_back(path: &str, was: &str, now: &str, task: &str) -> Option<String> {
-    crate::config_edit::rewritten(path, was, now, task)?;
+/// settings `now` changes carried to its own lines, and what was wrong
+/// with `now`, when `now` rewrote the file for `task`
+/// ([`crate::config_edit::rewritten`]) or put a key it renamed in another
+/// line than the old key's (`configparser` puts it at the end of its
+/// section), and its edit is one of settings only (the same lists): values
+/// changed, keys renamed (the same value under another key beside it),
+/// settings taken out, and settings added where the file has others
+/// beside them; a dump that changed no setting gives the file as it was.
+/// `None` otherwise (a finding stands).
+pub(crate) fn carried_back(path: &str, was: &str, now: &str, task: &str) -> Option<(String, String)> {
+    if !crate::config_edit::is_config(path) {
+        return None;
+    }
+    let finding = crate::config_edit::rewritten(path, was, now, task);
     let yaml = matches!(extension(path).as_str(), "yaml" | "yml");
     let (before, after) = (read(was, yaml)?, read(now, yaml)?);
     if sorted(before.rest.clone()) != sorted(after.rest.clone()) {
         return None;
     }
-    // A dump that changed no setting (a revision that wrote the program
-    // again over a file carried back) changed only the layout: the file
-    // gets its own back.
-    let merged = applied(was, edit(&before, &after, yaml)?);
-    carries(&merged, &after, yaml).then_some(merged)
+    // A dump that changed no setting (a revision that wrote the same
+    // program again over a file carried back) changed only the layout: the
+    // file gets its own back.
+    let edit = edit(&before, &after, yaml)?;
+    let found = match (finding, edit.renamed.first()) {
+        (Some(finding), _) => finding
+            .split(": keep every line")
+            .next()
+            .unwrap_or(&finding)
+            .to_string(),
+        (None, Some((old, new))) => {
+            format!("{path} was edited in place and its key `{old}` was renamed `{new}` in another line than its own")
+        }
+        (None, None) => return None,
+    };
+    let merged = applied(was, edit);
+    (merged != now && carries(&merged, &after, yaml)).then_some((merged, found))
 }
 
 /// The edit from `before` to `after`, setting by setting; `None` when a
@@ -121,6 +140,8 @@ fn edit(before: &Read<'_>, after: &Read<'_>, yaml: bool) -> Option<Edit> {
             let old = gone.remove(at);
             edit.changed
                 .push((old.line, old.key.clone(), after.key(new).to_string()));
+            edit.renamed
+                .push((before.key(old).to_string(), after.key(new).to_string()));
             continue;
         }
         edit.added.push(put_in(before, after, new)?);
@@ -207,10 +228,9 @@ pub(crate) fn shadowed(path: &str, was: &str, now: &str, task: &str) -> Option<S
     })
 }
 
-/// What a step's record says of a file it carried back, from the finding
-/// of [`crate::config_edit::rewritten`] (what it found, then what to do).
-pub(crate) fn said(path: &str, finding: &str) -> String {
-    let found = finding.split(": keep every line").next().unwrap_or(finding);
+/// What a step's record says of a file it carried back, from what was
+/// found wrong with the step's edit ([`carried_back`]).
+pub(crate) fn said(path: &str, found: &str) -> String {
     format!(
         "{found}, as a parser's dump leaves it: planexec carried the settings the step changed back to the lines of {path} as they were, and kept the others, its comments and their order"
     )
@@ -399,6 +419,27 @@ fn written_as(old: &str, new: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The carried-back text alone.
+    fn carried_back(path: &str, was: &str, now: &str, task: &str) -> Option<String> {
+        super::carried_back(path, was, now, task).map(|(text, _)| text)
+    }
+
+    /// A key renamed and put at the end of its section (configparser's
+    /// way), with nothing else changed, keeps the old key's line; renamed
+    /// in its own line, there is nothing to carry.
+    #[test]
+    fn a_key_renamed_in_another_line_is_carried_to_its_own() {
+        let was = "[app]\nname = \"station\"\n\n[network]\nhost = \"10.0.0.4\"\ntimeout = 30\nretries = 3\n";
+        let dumped =
+            "[app]\nname = \"station\"\n\n[network]\nhost = \"10.0.0.4\"\nretries = 3\ntimeout_seconds = 30\n\n";
+        let task = "In config.toml, rename timeout in [network] to timeout_seconds.";
+        let (merged, found) = super::carried_back("config.toml", was, dumped, task).expect("a rename moved");
+        assert_eq!(merged, was.replace("timeout =", "timeout_seconds ="));
+        assert!(found.contains("`timeout` was renamed `timeout_seconds`"), "{found}");
+        let in_place = was.replace("timeout =", "timeout_seconds =");
+        assert_eq!(carried_back("config.toml", was, &in_place, task), None);
+    }
 
     const KILN: &str = "; settings for the studio kiln\n[kiln]\nname = Big Blue\nmax_temp_c = 1280\n\n[safety]\n; minutes before the door opens\ncooldown_minutes = 90\ndoor_lock = true\n";
 

@@ -483,7 +483,7 @@ impl Sandbox<'_> {
         let carried = self
             .before
             .and_then(|before| crate::carry_back::carried_back(path, before, &now, self.task));
-        let now = carried.unwrap_or(now);
+        let now = carried.map_or(now, |(text, _)| text);
         (self.before != Some(now.as_str()) && !now.trim().is_empty()).then(|| now.trim().to_string())
     }
 }

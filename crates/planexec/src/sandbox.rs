@@ -208,7 +208,7 @@ impl Sandbox {
                 continue;
             };
             let (was, now) = (String::from_utf8_lossy(was), String::from_utf8_lossy(now));
-            if let Some(merged) = crate::carry_back::carried_back(path, &was, &now, task) {
+            if let Some((merged, _)) = crate::carry_back::carried_back(path, &was, &now, task) {
                 after.insert(path.clone(), merged.into_bytes());
             }
         }

@@ -48,7 +48,8 @@ pub(super) fn before(setting: &Setting, step: &Step) -> Before {
     Before(files)
 }
 
-/// Carry back each file of `before` that the step of `result` rewrote,
+/// Carry back each file of `before` that the step of `result` rewrote
+/// ([`crate::carry_back::carried_back`]),
 /// when it succeeded: written back, told as an event, and kept in its
 /// record as an inner call of `write_file`; the records of those calls,
 /// for the ledger (which keeps an inner call as a row of its own).
@@ -67,16 +68,13 @@ pub(super) fn carry_back(
         let Ok(now) = std::fs::read_to_string(&full) else {
             continue;
         };
-        let Some(finding) = crate::config_edit::rewritten(&path, &was, &now, &setting.task) else {
-            continue;
-        };
-        let Some(merged) = crate::carry_back::carried_back(&path, &was, &now, &setting.task) else {
+        let Some((merged, found)) = crate::carry_back::carried_back(&path, &was, &now, &setting.task) else {
             continue;
         };
         if std::fs::write(&full, &merged).is_err() {
             continue;
         }
-        let note = crate::carry_back::said(&path, &finding);
+        let note = crate::carry_back::said(&path, &found);
         tracing::info!(step = %result.id, %path, "{note}");
         recording.events.emit(Event::OutputMended {
             step_id: result.id.clone(),
