@@ -33,6 +33,11 @@ impl Entry {
     fn parent(&self) -> &str {
         self.place.rsplit_once('.').map_or("", |(parent, _)| parent)
     }
+
+    /// The setting's own key, as its place holds it.
+    fn name(&self) -> &str {
+        self.place.rsplit('.').next().unwrap_or(&self.place)
+    }
 }
 
 /// A configuration file read as settings: its lines, the settings among
@@ -81,8 +86,8 @@ pub(crate) fn carried_back(path: &str, was: &str, now: &str, task: &str) -> Opti
     if !crate::config_edit::is_config(path) {
         return None;
     }
-    let finding = crate::config_edit::rewritten(path, was, now, task);
-    let yaml = matches!(extension(path).as_str(), "yaml" | "yml");
+    let finding = crate::config_edit::rewrite_found(path, was, now, task);
+    let yaml = is_yaml(path);
     let (before, after) = (read(was, yaml)?, read(now, yaml)?);
     if sorted(before.rest.clone()) != sorted(after.rest.clone()) {
         return None;
@@ -92,11 +97,7 @@ pub(crate) fn carried_back(path: &str, was: &str, now: &str, task: &str) -> Opti
     // file gets its own back.
     let edit = edit(&before, &after, yaml)?;
     let found = match (finding, edit.renamed.first()) {
-        (Some(finding), _) => finding
-            .split(": keep every line")
-            .next()
-            .unwrap_or(&finding)
-            .to_string(),
+        (Some(finding), _) => finding,
         (None, Some((old, new))) => {
             format!("{path} was edited in place and its key `{old}` was renamed `{new}` in another line than its own")
         }
@@ -197,14 +198,13 @@ pub(crate) fn shadowed(path: &str, was: &str, now: &str, task: &str) -> Option<S
         return None;
     }
     let task = task.to_lowercase();
-    let named = |place: &str| {
-        let parent = place.rsplit_once('.').map_or("", |(parent, _)| parent);
+    let named = |entry: &Entry| {
+        let parent = entry.parent();
         let under = parent.rsplit('.').next().unwrap_or(parent);
         !under.is_empty() && task.contains(under)
     };
-    let yaml = matches!(extension(path).as_str(), "yaml" | "yml");
+    let yaml = is_yaml(path);
     let (before, after) = (read(was, yaml)?, read(now, yaml)?);
-    let name = |place: &str| place.rsplit('.').next().unwrap_or(place).to_string();
     let kept = |old: &Entry| {
         after
             .entries
@@ -212,13 +212,10 @@ pub(crate) fn shadowed(path: &str, was: &str, now: &str, task: &str) -> Option<S
             .any(|a| a.place == old.place && same_value(after.value(a), before.value(old), yaml))
     };
     after.entries.iter().find_map(|new| {
-        if named(&new.place) || before.entries.iter().any(|old| old.place == new.place) {
+        if named(new) || before.entries.iter().any(|old| old.place == new.place) {
             return None;
         }
-        let own = before
-            .entries
-            .iter()
-            .find(|old| name(&old.place) == name(&new.place) && kept(old))?;
+        let own = before.entries.iter().find(|old| old.name() == new.name() && kept(old))?;
         Some(format!(
             "it added `{}` in another place of {path} and left the file's own `{}` (`{}`) as it was: change the setting the file has, where it is",
             after.lines[new.line].trim(),
@@ -251,12 +248,11 @@ fn carries(merged: &str, after: &Read<'_>, yaml: bool) -> bool {
         })
 }
 
-fn extension(path: &str) -> String {
-    std::path::Path::new(path)
-        .extension()
-        .and_then(|e| e.to_str())
-        .unwrap_or_default()
-        .to_ascii_lowercase()
+/// Whether the file at `path` is YAML, whose places are its keys'
+/// indentation, not sections.
+fn is_yaml(path: &str) -> bool {
+    let extension = std::path::Path::new(path).extension().and_then(|e| e.to_str());
+    extension.is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"))
 }
 
 fn sorted(mut lines: Vec<String>) -> Vec<String> {

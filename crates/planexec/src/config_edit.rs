@@ -14,6 +14,9 @@
 /// be sorted by a task).
 const CONFIG_EXTENSIONS: [&str; 8] = ["yaml", "yml", "toml", "ini", "cfg", "conf", "env", "properties"];
 
+/// What to do instead of a rewrite ([`rewritten`]).
+const KEEP: &str = "keep every line the task does not change as it was (a parser's dump reorders keys and drops comments; change the lines themselves)";
+
 /// How an edit of the configuration file at `path` from `was` to `now`
 /// rewrote it for `task` (a line saying so, with what to do instead):
 /// a line it kept whose setting the task does not name is in another
@@ -22,18 +25,22 @@ const CONFIG_EXTENSIONS: [&str; 8] = ["yaml", "yml", "toml", "ini", "cfg", "conf
 /// only what it was to. A task that names the setting (`move timezone
 /// under storage`) may move it.
 pub(crate) fn rewritten(path: &str, was: &str, now: &str, task: &str) -> Option<String> {
+    rewrite_found(path, was, now, task).map(|found| format!("{found}: {KEEP}"))
+}
+
+/// What [`rewritten`] found, without what to do instead.
+pub(crate) fn rewrite_found(path: &str, was: &str, now: &str, task: &str) -> Option<String> {
     if !is_config(path) {
         return None;
     }
     let task = task.to_lowercase();
-    let keep = "keep every line the task does not change as it was (a parser's dump reorders keys and drops comments; change the lines themselves)";
     let moved = moved(was, now);
     if let Some(first) = moved
         .iter()
         .find(|line| !task.contains(&setting_of(line).to_lowercase()))
     {
         return Some(format!(
-            "{path} was edited in place and settings the task does not name moved (`{first}` is in another place than before): {keep}"
+            "{path} was edited in place and settings the task does not name moved (`{first}` is in another place than before)"
         ));
     }
     if task.contains("comment") {
@@ -45,7 +52,7 @@ pub(crate) fn rewritten(path: &str, was: &str, now: &str, task: &str) -> Option<
         .map(str::trim)
         .find(|line| is_comment(line) && !kept.contains(line))?;
     Some(format!(
-        "{path} was edited in place and its comment `{dropped}` is gone: {keep}"
+        "{path} was edited in place and its comment `{dropped}` is gone"
     ))
 }
 

@@ -139,7 +139,6 @@ pub(crate) async fn recompute(
         root: copy.path(),
         before,
         given: given_to(task, path, copy.path(), before),
-        task,
     };
     let route = Route {
         task,
@@ -240,7 +239,6 @@ pub(crate) async fn answer_confirmed(
         root: copy.path(),
         before: None,
         given: given_to(task, "", copy.path(), None),
-        task,
     };
     let route = Route {
         task,
@@ -450,9 +448,6 @@ struct Sandbox<'a> {
     /// What a program may take a value from ([`given_to`]): a value it
     /// wrote that none of these holds was typed in.
     given: Vec<String>,
-    /// The task: an edit through a parser's dump is carried back for it
-    /// ([`crate::carry_back`]), as the run's own is.
-    task: &'a str,
 }
 
 impl Sandbox<'_> {
@@ -472,17 +467,18 @@ impl Sandbox<'_> {
         }
     }
 
-    /// What a program left in `path`, when it wrote the file: its content
-    /// (a configuration file rewritten through a dump carried back to its
-    /// own lines), when it is not as it was before and holds something.
-    fn left_in(&self, path: &str) -> Option<String> {
+    /// What a program for `task` left in `path`, when it wrote the file:
+    /// its content (a configuration file rewritten through a dump carried
+    /// back to its own lines, as the run's own is), when it is not as it
+    /// was before and holds something.
+    fn left_in(&self, path: &str, task: &str) -> Option<String> {
         if path.is_empty() {
             return None;
         }
         let now = std::fs::read_to_string(self.root.join(path)).ok()?;
         let carried = self
             .before
-            .and_then(|before| crate::carry_back::carried_back(path, before, &now, self.task));
+            .and_then(|before| crate::carry_back::carried_back(path, before, &now, task));
         let now = carried.map_or(now, |(text, _)| text);
         (self.before != Some(now.as_str()) && !now.trim().is_empty()).then(|| now.trim().to_string())
     }
@@ -525,7 +521,7 @@ async fn derived(
         match ran {
             Ok(printed) => {
                 let printed = crate::plan::value_as_text(&printed).trim().to_string();
-                let computed = sandbox.left_in(route.path).unwrap_or(printed);
+                let computed = sandbox.left_in(route.path, route.task).unwrap_or(printed);
                 // A value typed into the program is the model's guess, and
                 // agrees with a run that guessed the same: no derivation.
                 // Nor is an edit that put a setting beside the file's own.

@@ -190,10 +190,19 @@ impl Sandbox {
     /// that edited deploy.yaml through `yaml.dump` agreed, sorted keys and
     /// dropped comments alike (held-out-21). `after`: the copy's files.
     fn rewritten(&self, after: &BTreeMap<String, Vec<u8>>, task: &str) -> Option<String> {
-        self.original.iter().find_map(|(path, was)| {
+        self.changed_texts(after)
+            .find_map(|(path, was, now)| crate::config_edit::rewritten(path, &was, &now, task))
+    }
+
+    /// Each file that was there before and changed in `after`: its path,
+    /// and its text before and after.
+    fn changed_texts<'a>(
+        &'a self,
+        after: &'a BTreeMap<String, Vec<u8>>,
+    ) -> impl Iterator<Item = (&'a String, std::borrow::Cow<'a, str>, std::borrow::Cow<'a, str>)> {
+        self.original.iter().filter_map(|(path, was)| {
             let now = after.get(path).filter(|now| *now != was)?;
-            let (was, now) = (String::from_utf8_lossy(was), String::from_utf8_lossy(now));
-            crate::config_edit::rewritten(path, &was, &now, task)
+            Some((path, String::from_utf8_lossy(was), String::from_utf8_lossy(now)))
         })
     }
 
@@ -203,15 +212,14 @@ impl Sandbox {
     /// that changed one value, one line by line and one by a dump, did the
     /// same work.
     fn carried_back(&self, mut after: BTreeMap<String, Vec<u8>>, task: &str) -> BTreeMap<String, Vec<u8>> {
-        for (path, was) in &self.original {
-            let Some(now) = after.get(path).filter(|now| *now != was) else {
-                continue;
-            };
-            let (was, now) = (String::from_utf8_lossy(was), String::from_utf8_lossy(now));
-            if let Some((merged, _)) = crate::carry_back::carried_back(path, &was, &now, task) {
-                after.insert(path.clone(), merged.into_bytes());
-            }
-        }
+        let carried: Vec<(String, String)> = self
+            .changed_texts(&after)
+            .filter_map(|(path, was, now)| {
+                let (merged, _) = crate::carry_back::carried_back(path, &was, &now, task)?;
+                Some((path.clone(), merged))
+            })
+            .collect();
+        after.extend(carried.into_iter().map(|(path, merged)| (path, merged.into_bytes())));
         after
     }
 
@@ -219,11 +227,8 @@ impl Sandbox {
     /// that name, which it left as it was ([`crate::carry_back::shadowed`]),
     /// said as a flaw. `after`: the copy's files.
     fn shadowed(&self, after: &BTreeMap<String, Vec<u8>>, task: &str) -> Option<String> {
-        self.original.iter().find_map(|(path, was)| {
-            let now = after.get(path).filter(|now| *now != was)?;
-            let (was, now) = (String::from_utf8_lossy(was), String::from_utf8_lossy(now));
-            crate::carry_back::shadowed(path, &was, &now, task)
-        })
+        self.changed_texts(after)
+            .find_map(|(path, was, now)| crate::carry_back::shadowed(path, &was, &now, task))
     }
 
     /// A value the program typed in ([`crate::typed_value`]), said as a

@@ -14,8 +14,9 @@ use crate::tools::Effect;
 /// Most bytes of a configuration file read before a step.
 const MOST_BYTES: u64 = 256 * 1024;
 
-/// The configuration files the run's task names, as they were before a step.
-pub(super) struct Before(Vec<(String, String)>);
+/// The configuration files the run's task names, as they were before a
+/// step: each one's path, where it is, and its text.
+pub(super) struct Before(Vec<(String, std::path::PathBuf, String)>);
 
 /// Read the configuration files `setting`'s task names that are there,
 /// before `step`, when it may write (a tool step whose tool may, or an
@@ -42,7 +43,7 @@ pub(super) fn before(setting: &Setting, step: &Step) -> Before {
             let full = workspace.resolve(&path).ok()?;
             let small = std::fs::metadata(&full).ok()?.len() <= MOST_BYTES;
             let text = small.then(|| std::fs::read_to_string(&full).ok()).flatten()?;
-            Some((path, text))
+            Some((path, full, text))
         })
         .collect();
     Before(files)
@@ -60,11 +61,10 @@ pub(super) fn carry_back(
     result: &mut StepResult,
 ) -> Vec<StepResult> {
     let mut written_now = Vec::new();
-    let Some(workspace) = setting.tools.workspace().filter(|_| result.succeeded()) else {
+    if !result.succeeded() {
         return written_now;
-    };
-    for (path, was) in before.0 {
-        let Ok(full) = workspace.resolve(&path) else { continue };
+    }
+    for (path, full, was) in before.0 {
         let Ok(now) = std::fs::read_to_string(&full) else {
             continue;
         };
