@@ -467,6 +467,21 @@ impl Sandbox<'_> {
         }
     }
 
+    /// Whether `code`, which computed `computed` for `route`, computes
+    /// other content when run again from the file as it was under another
+    /// hash seed ([`crate::sandbox::SET_ORDER`]).
+    async fn ordered_by_a_set(&self, code: &str, route: Route<'_>, computed: &str) -> bool {
+        if self.reset(route.path).is_none() {
+            return false;
+        }
+        let python = self.python.with_hash_seed(crate::sandbox::OTHER_HASH_SEED);
+        let Ok(printed) = crate::sandbox::run_watched(&python, self.root, code).await.0 else {
+            return false;
+        };
+        let printed = crate::plan::value_as_text(&printed).trim().to_string();
+        self.left_in(route.path, route.task).unwrap_or(printed) != computed
+    }
+
     /// What a program for `task` left in `path`, when it wrote the file:
     /// its content (a configuration file rewritten through a dump carried
     /// back to its own lines, as the run's own is), when it is not as it
@@ -525,11 +540,15 @@ async fn derived(
                 // A value typed into the program is the model's guess, and
                 // agrees with a run that guessed the same: no derivation.
                 // Nor is an edit that put a setting beside the file's own.
+                // Nor is one whose work took its order from a set.
                 let typed = crate::typed_value::typed_value(&code, &computed, &sandbox.given);
-                let flaw = typed.map(|typed| crate::typed_value::said(&typed)).or_else(|| {
+                let mut flaw = typed.map(|typed| crate::typed_value::said(&typed)).or_else(|| {
                     let before = sandbox.before?;
                     crate::carry_back::shadowed(route.path, before, &computed, route.task)
                 });
+                if flaw.is_none() && sandbox.ordered_by_a_set(&code, route, &computed).await {
+                    flaw = Some(crate::sandbox::SET_ORDER.to_string());
+                }
                 if let Some(flaw) = flaw {
                     if !fix {
                         return None;

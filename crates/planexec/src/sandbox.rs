@@ -77,6 +77,14 @@ _planexec_watch()
 del _planexec_watch
 "#;
 
+/// The hash seed a program is run under a second time
+/// ([`Sandbox::ordered_by_a_set`]); the tool's own is 0.
+pub(crate) const OTHER_HASH_SEED: u32 = 1;
+
+/// Said of a program whose work changed under another hash seed: it is
+/// not counted, and the program written again is told why.
+pub(crate) const SET_ORDER: &str = "what it wrote came out in another order when it ran again: it took the order from a set, which keeps none (keep the order of the input, or the order the task asks for)";
+
 /// What one program did on its copy of the workspace.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Outcome {
@@ -151,6 +159,10 @@ impl Sandbox {
             .or_else(|| self.shadowed(&after, task))
             .or_else(|| self.worded_value(&wrote, task))
             .or_else(|| failed.is_none().then(|| self.left_as_it_was(&wrote, task)).flatten());
+        let flaw = match (flaw, &failed) {
+            (None, None) => self.ordered_by_a_set(code, task, (&printed, &wrote)).await,
+            (flaw, _) => flaw,
+        };
         let kept = kept_lines(&self.original, &after);
         Some(Outcome {
             failed,
@@ -159,6 +171,28 @@ impl Sandbox {
             flaw,
             kept,
         })
+    }
+
+    /// [`SET_ORDER`], when `code` run again on a fresh copy under another
+    /// hash seed did other work than it did the first time (`done`: what it
+    /// printed and wrote): the files it wrote, or, writing none, what it
+    /// printed. A program that dedupes by `set()` writes its lines in the
+    /// order the seed gives, and two such programs agree with each other.
+    async fn ordered_by_a_set(
+        &self,
+        code: &str,
+        task: &str,
+        (printed, wrote): (&str, &BTreeMap<String, Option<String>>),
+    ) -> Option<String> {
+        let (copy, python) = python_on_copy(&self.root, "sandbox")?;
+        let (ran, _) = run_watched(&python.with_hash_seed(OTHER_HASH_SEED), copy.path(), code).await;
+        let printed_again = crate::plan::value_as_text(&ran.ok()?).trim().to_string();
+        let wrote_again = changed(&self.original, &self.carried_back(files_under(copy.path())?, task));
+        let changed = match wrote.is_empty() {
+            true => printed_again != printed,
+            false => &wrote_again != wrote,
+        };
+        changed.then(|| SET_ORDER.to_string())
     }
 
     /// A file the program made that `task` names and that holds its value
@@ -447,6 +481,46 @@ mod tests {
             sandbox.run(rows, "").await.unwrap().flaw.is_some(),
             "csv.reader's cells are watched too"
         );
+    }
+
+    /// A dedupe whose lines come out in the order a set iterates in is a
+    /// flaw (under the one seed it always writes the same lines, so two such
+    /// programs agree); one that keeps the input's order, or uses a set
+    /// only where order cannot show (a count), is not.
+    #[tokio::test]
+    async fn work_ordered_by_a_set_is_a_flaw() {
+        let dir = tempfile::tempdir().unwrap();
+        let birds = "robin\nwren\nmagpie\nrobin\nchaffinch\nblackbird\nwren\njay\nstarling\nrook\n";
+        std::fs::write(dir.path().join("birds.txt"), birds).unwrap();
+        let sandbox = Sandbox {
+            root: dir.path().to_path_buf(),
+            original: files_under(dir.path()).unwrap(),
+        };
+        let task = "Write each bird in birds.txt once to unique.txt, in the order each first appears.";
+        let read = "lines = open('birds.txt').read().split()\n";
+        let by_set = format!("{read}open('unique.txt', 'w').write('\\n'.join(set(lines)))");
+        let flawed = sandbox.run(&by_set, task).await.expect("python3 runs the program");
+        assert_eq!(flawed.flaw.as_deref(), Some(SET_ORDER), "{flawed:?}");
+        assert_eq!(flawed.work(), None, "its work is not counted");
+        let printed_set = sandbox
+            .run(&format!("{read}print(' '.join(set(lines)))"), task)
+            .await
+            .unwrap();
+        assert_eq!(
+            printed_set.flaw.as_deref(),
+            Some(SET_ORDER),
+            "what it prints counts when it writes nothing"
+        );
+        let in_order = format!("{read}open('unique.txt', 'w').write('\\n'.join(dict.fromkeys(lines)))");
+        let kept = sandbox.run(&in_order, task).await.unwrap();
+        assert_eq!(kept.flaw, None, "{kept:?}");
+        let first = kept.wrote.get("unique.txt").cloned().flatten().unwrap_or_default();
+        assert!(first.starts_with("robin\nwren\nmagpie\nchaffinch"), "{first:?}");
+        let count = sandbox
+            .run(&format!("{read}print(len(set(lines)))"), task)
+            .await
+            .unwrap();
+        assert_eq!((count.printed.as_str(), count.flaw.as_ref()), ("8", None));
     }
 
     /// A program that writes a version it typed in has a flaw and does no
