@@ -369,10 +369,14 @@ fn reports_writing(printed: &str, path: &str, written: &str) -> bool {
 /// Whether two programs are one route to a content: the same program,
 /// spacing aside (`print( n )` is `print(n)`), or two that share a line of
 /// their logic ([`SHARED_LOGIC`] characters of one line, spacing aside,
-/// not counting imports, prints and lines that open a file). On
-/// held-out-11 a checking program renamed the run's list and kept its
-/// condition, `line.split(':')[6] not in ['nologin', 'false']`, which no
-/// shell of the form `/usr/sbin/nologin` meets, and the two agreed.
+/// not counting imports, prints and lines that open a file) that holds a
+/// value the model chose (a string or a number). On held-out-11 a checking
+/// program renamed the run's list and kept its condition,
+/// `line.split(':')[6] not in ['nologin', 'false']`, which no shell of the
+/// form `/usr/sbin/nologin` meets, and the two agreed. A line of no such
+/// value is an idiom any two programs may share: the run's and a checking
+/// program's `unique_emails = list(dict.fromkeys(emails))` were both right
+/// (held-out-22's dedupe, a tune run), and the run was not confirmed.
 fn one_route(a: &str, b: &str) -> bool {
     if crate::verdict::same_program(a, b) {
         return true;
@@ -387,13 +391,26 @@ fn one_route(a: &str, b: &str) -> bool {
             })
             .filter(|line| !line.starts_with(['#']) && !line.starts_with("import") && !line.starts_with("from"))
             .filter(|line| !line.starts_with("print(") && !line.contains("open("))
-            .filter(|line| line.chars().count() >= SHARED_LOGIC)
+            .filter(|line| line.chars().count() >= SHARED_LOGIC && holds_a_value(line))
             .map(|line| line.chars().collect())
             .collect()
     };
     let (a, b) = (logic(a), logic(b));
     a.iter()
         .any(|x| b.iter().any(|y| longest_common_run(x, y) >= SHARED_LOGIC))
+}
+
+/// Whether a line of a program holds a value written into it: a string
+/// literal, or a number that is not part of a name (`row2`).
+fn holds_a_value(line: &str) -> bool {
+    let mut after_name = false;
+    for c in line.chars() {
+        if c == '\'' || c == '"' || (c.is_ascii_digit() && !after_name) {
+            return true;
+        }
+        after_name = c.is_alphanumeric() || c == '_';
+    }
+    false
 }
 
 /// How many characters of one line two programs must share to be one route
@@ -706,6 +723,14 @@ mod tests {
         let reads_too =
             "with open('hosts', encoding='utf-8') as f:\n    rows = [line.rstrip('\\n') for line in f]\nprint(rows[0])";
         assert!(!one_route(reads, reads_too), "reading a file is not logic");
+        let run = "emails = open('a.txt').read().splitlines()\nunique_emails = list(dict.fromkeys(emails))\nopen('b.txt', 'w').write('\\n'.join(unique_emails))";
+        let check = "emails = open('a.txt').read().split()\nunique_emails = list(dict.fromkeys(emails))\nprint('\\n'.join(unique_emails))";
+        assert!(
+            !one_route(run, check),
+            "an idiom with no value of its own is no shared guess"
+        );
+        assert!(holds_a_value("x = rows[2]") && holds_a_value("if s == 'off':"));
+        assert!(!holds_a_value("total = row2 + col_3"));
     }
 
     #[test]
