@@ -174,9 +174,9 @@ impl Sandbox {
     }
 
     /// [`SET_ORDER`], when `code` run again on a fresh copy under another
-    /// hash seed did other work than it did the first time (`done`: what it
-    /// printed and wrote): the files it wrote, or, writing none, what it
-    /// printed. A program that dedupes by `set()` writes its lines in the
+    /// hash seed did other work than it did the first time, when it
+    /// `printed` and `wrote` these: other files, or, writing none, other
+    /// printed text. A program that dedupes by `set()` writes its lines in the
     /// order the seed gives, and two such programs agree with each other.
     async fn ordered_by_a_set(
         &self,
