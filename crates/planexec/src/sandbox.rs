@@ -146,6 +146,7 @@ impl Sandbox {
     /// `None` when no copy could be made or there is no interpreter.
     pub async fn run(&self, code: &str, task: &str) -> Option<Outcome> {
         let (copy, python) = python_on_copy(&self.root, "sandbox")?;
+        let times = self.modified_times(copy.path());
         let (ran, flaw) = run_watched(&python, copy.path(), code).await;
         let (printed, failed) = match ran {
             Ok(printed) => (crate::plan::value_as_text(&printed).trim().to_string(), None),
@@ -158,7 +159,8 @@ impl Sandbox {
             .or_else(|| self.rewritten(&after, task))
             .or_else(|| self.shadowed(&after, task))
             .or_else(|| self.worded_value(&wrote, task))
-            .or_else(|| failed.is_none().then(|| self.left_as_it_was(&wrote, task)).flatten());
+            .or_else(|| failed.is_none().then(|| self.left_as_it_was(&wrote, task)).flatten())
+            .or_else(|| self.written_back(copy.path(), &times, &wrote));
         let flaw = match (flaw, &failed) {
             (None, None) => self.ordered_by_a_set(code, task, (&printed, &wrote)).await,
             (flaw, _) => flaw,
@@ -217,6 +219,45 @@ impl Sandbox {
         let first = edited.first()?;
         let changed_one = edited.iter().any(|path| wrote.contains_key(path));
         (!changed_one).then(|| format!("it left {first} as it was, and the task says to change it"))
+    }
+
+    /// When the file was last changed, for each file of the workspace in
+    /// the copy at `root`, before a program runs there.
+    fn modified_times(&self, root: &Path) -> BTreeMap<String, std::time::SystemTime> {
+        let modified = |path: &String| std::fs::metadata(root.join(path)).and_then(|m| m.modified()).ok();
+        self.original
+            .keys()
+            .filter_map(|path| Some((path.clone(), modified(path)?)))
+            .collect()
+    }
+
+    /// The first file of the workspace the program wrote over with what
+    /// it held (its time changed since `times`, its bytes did not), when it
+    /// changed no file (`wrote` is empty), said as a flaw: it set out to
+    /// change the file, and its change matched nothing. On held-out-27 a
+    /// program to tick off a TODO item searched for the item already ticked,
+    /// wrote TODO.md back as it was, printed it, and the run said
+    /// `succeeded`. Whatever the task's words, a program that rewrites a
+    /// file unchanged did not do what it was written for.
+    fn written_back(
+        &self,
+        root: &Path,
+        times: &BTreeMap<String, std::time::SystemTime>,
+        wrote: &BTreeMap<String, Option<String>>,
+    ) -> Option<String> {
+        if !wrote.is_empty() {
+            return None;
+        }
+        let touched = |path: &&String| {
+            let now = std::fs::metadata(root.join(path.as_str()))
+                .and_then(|m| m.modified())
+                .ok();
+            now.is_some() && now != times.get(path.as_str()).copied()
+        };
+        let path = self.original.keys().find(|path| touched(path))?;
+        Some(format!(
+            "it wrote {path} back as it was: the change it was to make matched nothing in the file (look at what the file holds, and match that)"
+        ))
     }
 
     /// A configuration file the program rewrote instead of changing what
@@ -583,10 +624,38 @@ mod tests {
         assert!(removed
             .work()
             .is_some_and(|w| w.contains("Sort the loft") && !w.contains("domain")));
-        let asked = sandbox
-            .run(&filter("renew"), "How many items are in TODO.md?")
+        let count = "print(len(open('TODO.md').readlines()))";
+        let asked = sandbox.run(count, "How many items are in TODO.md?").await.unwrap();
+        assert_eq!(asked.flaw, None, "a task that changes no file asks for no change");
+    }
+
+    /// A program that writes a file back as it was, changing none, has a
+    /// flaw whatever the task's words; one whose change matched has none.
+    #[tokio::test]
+    async fn a_file_written_back_unchanged_is_a_flaw() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("TODO.md"), "- [x] Pick a date\n- [ ] Book the venue\n").unwrap();
+        let sandbox = Sandbox {
+            root: dir.path().to_path_buf(),
+            original: files_under(dir.path()).unwrap(),
+        };
+        let task = "Tick off 'Book the venue' in TODO.md.";
+        let tick = |from: &str, to: &str| {
+            format!("t = open('TODO.md').read().replace('{from}', '{to}')\nopen('TODO.md', 'w').write(t)\nprint(t)")
+        };
+        let missed = sandbox
+            .run(&tick("- [x] Book the venue", "- [ ] Book the venue"), task)
+            .await
+            .expect("python3 runs the program");
+        assert!(missed.wrote.is_empty(), "{missed:?}");
+        let flaw = missed.flaw.clone().unwrap_or_default();
+        assert!(flaw.contains("wrote TODO.md back as it was"), "{missed:?}");
+        assert_eq!(missed.work(), None);
+        let ticked = sandbox
+            .run(&tick("- [ ] Book the venue", "- [x] Book the venue"), task)
             .await
             .unwrap();
-        assert_eq!(asked.flaw, None, "a task that changes no file asks for no change");
+        assert_eq!(ticked.flaw, None, "{ticked:?}");
+        assert!(ticked.work().is_some_and(|w| w.contains("[x] Book the venue")));
     }
 }
