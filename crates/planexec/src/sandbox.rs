@@ -159,6 +159,7 @@ impl Sandbox {
             .or_else(|| self.rewritten(&after, task))
             .or_else(|| self.shadowed(&after, task))
             .or_else(|| self.worded_value(&wrote, task))
+            .or_else(|| self.header_lost(&wrote))
             .or_else(|| failed.is_none().then(|| self.left_as_it_was(&wrote, task)).flatten())
             .or_else(|| self.written_back(copy.path(), &times, &wrote));
         let flaw = match (flaw, &failed) {
@@ -207,6 +208,22 @@ impl Sandbox {
             .iter()
             .filter(|(path, _)| named.contains(path) && !self.original.contains_key(*path))
             .find_map(|(path, text)| crate::content::value_in_words(path, text.as_deref()?))
+    }
+
+    /// A new table the program made that begins with a data row of a
+    /// table of the workspace, whose header it lacks
+    /// ([`crate::content::header_lost`]), said as a flaw.
+    fn header_lost(&self, wrote: &BTreeMap<String, Option<String>>) -> Option<String> {
+        let texts: Vec<(&str, std::borrow::Cow<str>)> = self
+            .original
+            .iter()
+            .map(|(path, bytes)| (path.as_str(), String::from_utf8_lossy(bytes)))
+            .collect();
+        let inputs: Vec<(&str, &str)> = texts.iter().map(|(path, text)| (*path, text.as_ref())).collect();
+        wrote
+            .iter()
+            .filter(|(path, _)| !self.original.contains_key(*path))
+            .find_map(|(path, text)| crate::content::header_lost(path, text.as_deref()?, &inputs))
     }
 
     /// The first file `task` says to change in place

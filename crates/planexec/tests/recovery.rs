@@ -698,6 +698,80 @@ async fn a_file_to_change_in_place_left_as_it_was_fails_the_run() {
     }
 }
 
+/// A file the task names, written back by the run as it was, with no
+/// other file changed or made, is not the work, whatever verb the task
+/// uses: the plan is revised, and a revision that makes the change
+/// succeeds, while one that writes it back unchanged again fails the run.
+#[tokio::test]
+async fn a_file_written_back_as_it_was_is_revised_then_fails() {
+    let task = "Tick off 'Book the venue' in TODO.md - leave the rest of the list as it is.";
+    let was = "- [x] Pick a date\n- [ ] Book the venue\n";
+    let ticked = "- [x] Pick a date\n- [x] Book the venue\n";
+    for (revised, succeeds) in [(ticked, true), (was, false)] {
+        let server = ScriptedServer::start();
+        let (dir, tools) = workspace_tools();
+        std::fs::write(dir.path().join("TODO.md"), was).unwrap();
+        server
+            .role("planner")
+            .reply(Reply::json(&one_write("s1", "TODO.md", was)));
+        server
+            .role("replanner")
+            .always(Reply::json(&one_write("s2", "TODO.md", revised)));
+        server
+            .role("synthesizer")
+            .always(Reply::json(&json!({"done": true, "wrong": ""})));
+        let options = RunOptions {
+            verify: true,
+            mend: planexec::MendMode::Off,
+            ..options()
+        };
+        let report = builder(&server, tools).options(options).build().run(task).await;
+        assert_eq!(report.replans, 1, "{:?}", report.error);
+        let on_disk = std::fs::read_to_string(dir.path().join("TODO.md")).unwrap();
+        assert_eq!(on_disk, revised);
+        if succeeds {
+            assert!(report.succeeded(), "{:?}", report.error);
+        } else {
+            assert_eq!(report.status, RunStatus::Failed, "{:?}", report.answer);
+            let error = report.error.unwrap_or_default();
+            assert!(error.contains("wrote TODO.md back as it was"), "{error}");
+        }
+    }
+}
+
+/// A new CSV file that begins with a data row of the CSV it was cut from,
+/// without its header, is not the work: the plan is revised.
+#[tokio::test]
+async fn a_table_that_lost_its_header_is_revised() {
+    let task = "Make a new file sales.csv with only the rows from staff.csv where dept is Sales.";
+    let server = ScriptedServer::start();
+    let (dir, tools) = workspace_tools();
+    std::fs::write(
+        dir.path().join("staff.csv"),
+        "name,dept\nRosa,Sales\nTom,Eng\nAiko,Sales\n",
+    )
+    .unwrap();
+    let kept = "name,dept\nRosa,Sales\nAiko,Sales\n";
+    server
+        .role("planner")
+        .reply(Reply::json(&one_write("s1", "sales.csv", "Rosa,Sales\nAiko,Sales\n")));
+    server
+        .role("replanner")
+        .always(Reply::json(&one_write("s2", "sales.csv", kept)));
+    server
+        .role("synthesizer")
+        .always(Reply::json(&json!({"done": true, "wrong": ""})));
+    let options = RunOptions {
+        verify: true,
+        mend: planexec::MendMode::Off,
+        ..options()
+    };
+    let report = builder(&server, tools).options(options).build().run(task).await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    assert_eq!(report.replans, 1);
+    assert_eq!(std::fs::read_to_string(dir.path().join("sales.csv")).unwrap(), kept);
+}
+
 /// A glob that matched nothing, whose result a write would save, fails its
 /// step instead of writing an empty file; the run does not succeed.
 #[tokio::test]

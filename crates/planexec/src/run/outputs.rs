@@ -382,6 +382,50 @@ pub(crate) fn copy_instead_of_edit(run: &Run) -> Option<(String, String)> {
     None
 }
 
+/// When a new table the task names (`.csv`, `.tsv`) begins with a data row
+/// of a table the task names and lacks its header
+/// ([`crate::content::header_lost`]): its path and a line saying so.
+pub(crate) fn header_lost(run: &Run) -> Option<(String, String)> {
+    let workspace = run.ctx.setting.tools.workspace()?;
+    let inputs: Vec<(&str, &str)> = run.originals.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    run.new_outputs.iter().find_map(|path| {
+        let now = std::fs::read_to_string(workspace.resolve(path).ok()?).ok()?;
+        Some((path.clone(), crate::content::header_lost(path, &now, &inputs)?))
+    })
+}
+
+/// When the run wrote a file the task names back as it was (written since
+/// the run began, holding what it held then), and changed no file the task
+/// names nor made one: the change it set out to make matched nothing. Its
+/// path and a line saying so. On held-out-27 a program to tick off a TODO
+/// item searched for it already ticked, wrote TODO.md back unchanged, and
+/// the run said `succeeded`; the task's verb ("tick off") is none a check
+/// of its words knows, and needs none.
+pub(crate) fn written_back(run: &Run) -> Option<(String, String)> {
+    let workspace = run.ctx.setting.tools.workspace()?;
+    let made = run
+        .new_outputs
+        .iter()
+        .any(|path| workspace.resolve(path).is_ok_and(|full| full.is_file()));
+    let now = |path: &str| std::fs::read_to_string(workspace.resolve(path).ok()?).ok();
+    let changed = run
+        .originals
+        .iter()
+        .any(|(path, was)| now(path).is_none_or(|now| &now != was));
+    if made || changed {
+        return None;
+    }
+    let path = run.originals.iter().map(|(path, _)| path).find(|path| {
+        workspace
+            .resolve(path)
+            .is_ok_and(|full| full.is_file() && written_by(run, path, &full))
+    })?;
+    let what = format!(
+        "the run wrote {path} back as it was: the change it was to make matched nothing in the file (look at what {path} holds, and change that)"
+    );
+    Some((path.clone(), what))
+}
+
 /// When the run edited a file of several lines in place into one line that
 /// is some of its lines run together (`Ann BellCarl Diaz`): the line breaks
 /// were lost, as by `writelines` of stripped lines, which the 1.5B model's
