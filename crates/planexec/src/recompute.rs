@@ -144,7 +144,7 @@ pub(crate) async fn recompute(
         task,
         path,
         workspace,
-        edit: before.is_some(),
+        before,
     };
     let temperatures = std::iter::once(None).chain(SAMPLE_TEMPERATURES.map(Some));
     let known = known.of(path);
@@ -244,7 +244,7 @@ pub(crate) async fn answer_confirmed(
         task,
         path: "",
         workspace,
-        edit: false,
+        before: None,
     };
     let mut printed_any = false;
     for temperature in [None, Some(SAMPLE_TEMPERATURES[0])] {
@@ -446,13 +446,14 @@ pub(crate) fn programs_ran(records: &[StepResult]) -> Vec<String> {
 }
 
 /// What a program is asked for: what `path` must hold when `task` is done,
-/// in `workspace`; `edit`: the file is there, to be changed.
+/// in `workspace`; `before`: what the file held before the run, when it
+/// is there, to be changed.
 #[derive(Clone, Copy)]
 struct Route<'a> {
     task: &'a str,
     path: &'a str,
     workspace: &'a Workspace,
-    edit: bool,
+    before: Option<&'a str>,
 }
 
 /// Where the programs run: `python` on a copy of the workspace at `root`,
@@ -612,7 +613,7 @@ async fn program(
         task,
         path,
         workspace,
-        edit,
+        before,
     }: Route<'_>,
     temperature: Option<f32>,
     failed: Option<(&str, &str)>,
@@ -622,7 +623,7 @@ async fn program(
     let files: Vec<&str> = entries
         .iter()
         .map(|(p, _)| p.as_str())
-        .filter(|p| edit || *p != path)
+        .filter(|p| before.is_some() || *p != path)
         .collect();
     let fix = failed.map_or(String::new(), |(code, error)| {
         format!("\nThis program was written for it and failed:\n{code}\n\nIts error:\n{error}\n\nWrite the program again with what the error names fixed.\n")
@@ -640,7 +641,7 @@ async fn program(
     let question = format!(
         "Write a short Python 3 program (standard library only) that {what}. Do not write or change any file: only print. It runs in the workspace folder and opens the task's files by their paths.\n\nTask: {task}\n\nFiles in the workspace: {}\n{}{readers}{fix}\nReply with only the program, in one ```python block, and no explanation.",
         files.join(", "),
-        inputs_shown(task, path, workspace)
+        inputs_shown(task, (path, before), workspace)
     );
     // Asked as a code block, not a JSON string: in one, the 1.5B model's
     // programs ended at their first `"` (`content.find('channel = "`), kept
@@ -667,22 +668,28 @@ const CHECKING_SYSTEM: &str = "You write one short Python 3 program that compute
 /// new file `path`), for the program to be written to the file's real form:
 /// told only the name of a CI workflow, the 1.5B model's programs listed
 /// the folder instead of counting the job's steps.
-fn inputs_shown(task: &str, path: &str, workspace: &Workspace) -> String {
+fn inputs_shown(task: &str, (path, before): (&str, Option<&str>), workspace: &Workspace) -> String {
     let mut shown = String::new();
     for named in crate::plan::paths_named_by(task).iter().take(SHOWN_INPUTS) {
-        // The file itself is the run's work (or, edited, no longer as it was).
-        if named == path {
-            continue;
-        }
-        let Some(text) = workspace
-            .resolve(named)
-            .ok()
-            .and_then(|full| std::fs::read_to_string(full).ok())
-        else {
-            continue;
+        // A new file is the run's work, not to be read; a file edited in
+        // place is shown as it was, the form its edit must keep (shown no
+        // line of TODO.md, three programs guessed how an item is ticked
+        // off, one that it is taken out, and refuted a right tick).
+        let text = match named == path {
+            true => before.map(str::to_string),
+            false => workspace
+                .resolve(named)
+                .ok()
+                .and_then(|full| std::fs::read_to_string(full).ok()),
         };
+        let Some(text) = text else { continue };
         let head = crate::text::cut_to_budget(&text, SHOWN_INPUT_BYTES);
-        shown.push_str(&format!("\nThe file {named} begins:\n{}\n", head.trim_end()));
+        let when = if named == path {
+            ", before the task is done,"
+        } else {
+            ""
+        };
+        shown.push_str(&format!("\nThe file {named}{when} begins:\n{}\n", head.trim_end()));
     }
     shown
 }

@@ -1319,6 +1319,12 @@ async fn an_edit_in_place_is_derived_from_the_file_as_it_was() {
         replan.contains("names.txt must hold:\nADA\nBO\nand it holds"),
         "{replan}"
     );
+    // The checking program is shown the file as it was, not as the run left it.
+    let asked = server.requests_from("synthesizer")[1].prompt_text();
+    assert!(
+        asked.contains("The file names.txt, before the task is done, begins:\nada\nbo") && !asked.contains("CY"),
+        "{asked}"
+    );
 }
 
 /// Without programs to derive it, the checker of an edit in place is shown
