@@ -81,12 +81,53 @@ pub(crate) fn number_with_words(text: &str) -> Option<String> {
 /// programs wrote `Total revenue: $2709.90` to weekly_revenue.txt, agreed,
 /// and the run said `succeeded`; on held-out-20 two wrote `Total
 /// distance: 55.4 km`.
-pub(crate) fn value_in_words(path: &str, text: &str) -> Option<String> {
+///
+/// Not when the words name a value of the data (`inputs`: the texts of the
+/// workspace's files, [`data_values`]): `Seville: 44.1°C` names a city of
+/// temps.json beside its high, which a task asking for "the city name and
+/// its temperature" wants (held-out-27, failed as worded).
+pub(crate) fn value_in_words(path: &str, text: &str, inputs: &[&str]) -> Option<String> {
     let number = number_with_words(text)?;
+    let names_a_value = inputs
+        .iter()
+        .flat_map(|input| data_values(input))
+        .any(|value| holds_word(text, &value));
+    if names_a_value {
+        return None;
+    }
     Some(format!(
         "{path} holds `{}`, the value with words around it: a file for a value holds the value alone ({number})",
         text.trim()
     ))
+}
+
+/// The values of the data in `text` that hold a word of three letters or
+/// more: a JSON document's strings (not its keys), else the cells of a
+/// table's rows after its first (not its header). A label (`Total`, a
+/// column's name) is none of them; a name in the data (`Seville`) is.
+fn data_values(text: &str) -> Vec<String> {
+    fn strings(value: &serde_json::Value, found: &mut Vec<String>) {
+        match value {
+            serde_json::Value::String(s) => found.push(s.trim().to_string()),
+            serde_json::Value::Array(items) => items.iter().for_each(|v| strings(v, found)),
+            serde_json::Value::Object(map) => map.values().for_each(|v| strings(v, found)),
+            _ => {}
+        }
+    }
+    let mut found = Vec::new();
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(document) => strings(&document, &mut found),
+        Err(_) => found.extend(rows(text).into_iter().skip(1).flatten()),
+    }
+    found.retain(|value| value.chars().filter(|c| c.is_alphabetic()).count() >= 3);
+    found
+}
+
+/// Whether `text` holds `word` whole: not inside a longer word.
+fn holds_word(text: &str, word: &str) -> bool {
+    let edge = |c: Option<char>| c.is_none_or(|c| !c.is_alphanumeric());
+    text.match_indices(word)
+        .any(|(at, _)| edge(text[..at].chars().next_back()) && edge(text[at + word.len()..].chars().next()))
 }
 
 /// What is wrong with a new table at `path` (a `.csv` or `.tsv` file) that
@@ -322,10 +363,30 @@ mod tests {
         ] {
             assert_eq!(number_with_words(plain), None, "{plain}");
         }
-        let told = value_in_words("total.txt", "Total: 42\n").unwrap_or_default();
+        let told = value_in_words("total.txt", "Total: 42\n", &[]).unwrap_or_default();
         assert!(
             told.contains("total.txt holds `Total: 42`") && told.contains("(42)"),
             "{told}"
+        );
+        let temps = r#"[{"city": "Seville", "high_c": 44.1}, {"city": "Oslo", "high_c": 21.4}]"#;
+        assert_eq!(
+            value_in_words("hot.txt", "Seville: 44.1°C", &[temps]),
+            None,
+            "a name of the data"
+        );
+        assert!(
+            value_in_words("hot.txt", "high_c: 44.1", &[temps]).is_some(),
+            "a key is a label"
+        );
+        let sales = "region,revenue\nNorth,120\nSouth,95\n";
+        assert!(
+            value_in_words("t.txt", "Total revenue: 215", &[sales]).is_some(),
+            "a header is a label"
+        );
+        assert_eq!(value_in_words("t.txt", "North 120", &[sales]), None);
+        assert!(
+            value_in_words("t.txt", "Northern 120", &[sales]).is_some(),
+            "whole words only"
         );
     }
 

@@ -204,21 +204,27 @@ impl Sandbox {
     /// written again told so.
     fn worded_value(&self, wrote: &BTreeMap<String, Option<String>>, task: &str) -> Option<String> {
         let named = crate::plan::paths_named_by(task);
+        let texts = self.original_texts();
+        let inputs: Vec<&str> = texts.iter().map(|(_, text)| text.as_ref()).collect();
         wrote
             .iter()
             .filter(|(path, _)| named.contains(path) && !self.original.contains_key(*path))
-            .find_map(|(path, text)| crate::content::value_in_words(path, text.as_deref()?))
+            .find_map(|(path, text)| crate::content::value_in_words(path, text.as_deref()?, &inputs))
+    }
+
+    /// Each file of the workspace, by path, with its text.
+    fn original_texts(&self) -> Vec<(&str, std::borrow::Cow<'_, str>)> {
+        self.original
+            .iter()
+            .map(|(path, bytes)| (path.as_str(), String::from_utf8_lossy(bytes)))
+            .collect()
     }
 
     /// A new table the program made that begins with a data row of a
     /// table of the workspace, whose header it lacks
     /// ([`crate::content::header_lost`]), said as a flaw.
     fn header_lost(&self, wrote: &BTreeMap<String, Option<String>>) -> Option<String> {
-        let texts: Vec<(&str, std::borrow::Cow<str>)> = self
-            .original
-            .iter()
-            .map(|(path, bytes)| (path.as_str(), String::from_utf8_lossy(bytes)))
-            .collect();
+        let texts = self.original_texts();
         let inputs: Vec<(&str, &str)> = texts.iter().map(|(path, text)| (*path, text.as_ref())).collect();
         wrote
             .iter()

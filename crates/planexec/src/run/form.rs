@@ -120,7 +120,8 @@ pub(crate) fn misshapen(run: &Run) -> Option<(String, String)> {
     }
     let templates = templates_for(&run.task, path);
     if templates.is_empty() {
-        let worded = || crate::content::value_in_words(path, &held).map(|what| (path.clone(), what));
+        let inputs: Vec<&str> = run.originals.iter().map(|(_, text)| text.as_str()).collect();
+        let worded = || crate::content::value_in_words(path, &held, &inputs).map(|what| (path.clone(), what));
         return unlike_example(&run.task, path, &held).or_else(worded);
     }
     if templates.iter().any(|t| t.pattern.is_match(&held)) {
