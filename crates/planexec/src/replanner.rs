@@ -231,13 +231,16 @@ async fn program_revision(
         )
     };
     let mut written = write_again(PROGRAM_AGAIN_TEMPERATURE).await?;
-    // The program that ran, written again, with no other of the vote to
-    // take instead: one more, sampled further apart (on held-out-27 the
-    // 1.5B model wrote a difference into a sentence, was told two programs
-    // computed the number alone, and wrote the same program again).
-    let repeated = written.as_ref().is_some_and(|step| ran_already(step, current, earlier));
-    if repeated && other_program(current, earlier).is_none() {
-        if let Some(apart) = write_again(PROGRAM_APART_TEMPERATURE).await? {
+    // A program written again is new when it is none that ran and still
+    // works in every file of the task the one before did: on held-out-27 a
+    // revision of a CSV-to-JSON program printed the JSON and wrote no file.
+    let fresh = |step: &Step| !ran_already(step, current, earlier) && keeps_files(code, step, task);
+    // None new, and no other of the vote to take instead: one more, sampled
+    // further apart (on held-out-27 the 1.5B model wrote a difference into
+    // a sentence, was told two programs computed the number alone, and
+    // wrote the same program again).
+    if !written.as_ref().is_some_and(fresh) && other_program(current, earlier).is_none() {
+        if let Some(apart) = write_again(PROGRAM_APART_TEMPERATURE).await?.filter(fresh) {
             written = Some(apart);
         }
     }
@@ -247,9 +250,9 @@ async fn program_revision(
     // did better (of 19 held-out-14 runs revised so, one passed) and once
     // made a file for another task.
     let (step, note) = match (written, other_program(current, earlier)) {
-        (Some(step), _) if !ran_already(&step, current, earlier) => (step, None),
+        (Some(step), _) if fresh(&step) => (step, None),
         (_, Some(other)) => {
-            let note = "the program written again was one that had run: the first of the vote's other programs, which did other work on a copy of the folder, is taken";
+            let note = "the program written again was one that had run, or left out a file of the task the one before worked in: the first of the vote's other programs, which did other work on a copy of the folder, is taken";
             (Step { id, ..other.clone() }, Some(note))
         }
         (Some(step), None) => (step, None),
@@ -287,6 +290,18 @@ fn programs_run<'p>(current: &'p Plan, earlier: &'p [crate::report::PlanVersion]
 fn ran_already(step: &Step, current: &Plan, earlier: &[crate::report::PlanVersion]) -> bool {
     let code = crate::program_vote::code(step);
     programs_run(current, earlier).any(|ran| crate::verdict::same_program(ran, code))
+}
+
+/// Whether `step`'s program names every file the task names that the
+/// program before it (`before`) named: one that leaves out the file it is
+/// to write (printing it instead) or the file it reads has lost part of
+/// the task.
+fn keeps_files(before: &str, step: &Step, task: &str) -> bool {
+    let code = crate::program_vote::code(step);
+    crate::plan::paths_named_by(task)
+        .iter()
+        .filter(|path| before.contains(path.as_str()))
+        .all(|path| code.contains(path.as_str()))
 }
 
 /// The first of the votes' other programs ([`crate::help::Mend::others`])

@@ -519,47 +519,50 @@ async fn a_program_written_again_as_it_was_gives_way_to_the_votes_next_program()
     assert!(note.contains("the first of the vote's other programs"), "{note}");
 }
 
-/// A program written again as it was, with no other program of the vote to
-/// take, is written once more, sampled further apart, and that one is the
-/// revision.
+/// A program written again as it was, or one that leaves out the file the
+/// task names (printing the total instead of writing total.txt), with no
+/// other program of the vote to take, is written once more, sampled
+/// further apart, and that one is the revision.
 #[tokio::test]
 async fn a_program_written_again_as_it_was_with_no_other_is_sampled_once_more() {
     let first_line = "t = int(open('steps.txt').readline().split()[1])\nopen('total.txt', 'w').write(str(t))";
-    let right = STEPS_TOTALLED;
-    // Every sample of the vote is the first program again: no other did other work.
-    let planner: Vec<ScriptedReply> = (0..6).map(|_| program(first_line)).collect();
-    let options = RunOptions {
-        max_replans: 1,
-        ..auto(true)
-    };
-    let (report, dir, model) = run_program_task_with(
-        STEPS_TASK,
-        &STEPS,
-        MendMode::Auto,
-        (planner, vec![]),
-        options,
-        |model| {
-            model.replies(Role::Replanner, vec![program(first_line), program(right)]);
-            model.replies_containing(
-                Role::Synthesizer,
-                "computes exactly what the file",
-                vec![program(STEPS_DERIVED)],
-            );
-            let wrong = ScriptedReply::text(r#"{"done": false, "wrong": "total.txt holds one day's steps"}"#);
-            model.always_containing(Role::Synthesizer, "\"done\"", wrong);
-        },
-    )
-    .await;
-    assert!(report.plans[0].mends[0].others.is_empty());
-    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
-    assert_eq!(std::fs::read_to_string(dir.path().join("total.txt")).unwrap(), "18645");
-    let asked = model.requests_from(Role::Replanner);
-    assert_eq!(asked.len(), 2);
-    assert!(
-        asked[1].temperature > asked[0].temperature,
-        "the second is sampled further apart"
-    );
-    assert_eq!(report.plans[1].plan.steps[0].args["code"], right);
+    for again in [first_line, STEPS_DERIVED] {
+        let right = STEPS_TOTALLED;
+        // Every sample of the vote is the first program again: no other did other work.
+        let planner: Vec<ScriptedReply> = (0..6).map(|_| program(first_line)).collect();
+        let options = RunOptions {
+            max_replans: 1,
+            ..auto(true)
+        };
+        let (report, dir, model) = run_program_task_with(
+            STEPS_TASK,
+            &STEPS,
+            MendMode::Auto,
+            (planner, vec![]),
+            options,
+            |model| {
+                model.replies(Role::Replanner, vec![program(again), program(right)]);
+                model.replies_containing(
+                    Role::Synthesizer,
+                    "computes exactly what the file",
+                    vec![program(STEPS_DERIVED)],
+                );
+                let wrong = ScriptedReply::text(r#"{"done": false, "wrong": "total.txt holds one day's steps"}"#);
+                model.always_containing(Role::Synthesizer, "\"done\"", wrong);
+            },
+        )
+        .await;
+        assert!(report.plans[0].mends[0].others.is_empty());
+        assert_eq!(report.status, RunStatus::Succeeded, "{again}: {:?}", report.error);
+        assert_eq!(std::fs::read_to_string(dir.path().join("total.txt")).unwrap(), "18645");
+        let asked = model.requests_from(Role::Replanner);
+        assert_eq!(asked.len(), 2);
+        assert!(
+            asked[1].temperature > asked[0].temperature,
+            "the second is sampled further apart"
+        );
+        assert_eq!(report.plans[1].plan.steps[0].args["code"], right);
+    }
 }
 
 /// An edit that takes out a line holding the address the task names only
