@@ -321,6 +321,41 @@ async fn run_program_task_with(
     (report, dir, model)
 }
 
+/// A program that writes the first day's steps alone to total.txt (wrong).
+const FIRST_DAY_ONLY: &str = "t = int(open('steps.txt').readline().split()[1])\nopen('total.txt', 'w').write(str(t))";
+
+/// [`STEPS_TASK`], checked, in `auto` mode with one revision, the vote's
+/// programs `planner` and the revisions `replanner`; a checking program
+/// derives the total and the checker finds total.txt wrong whatever it is
+/// shown.
+async fn run_steps_revised(
+    planner: Vec<ScriptedReply>,
+    replanner: Vec<ScriptedReply>,
+) -> (planexec::RunReport, tempfile::TempDir, Arc<ScriptedModel>) {
+    let options = RunOptions {
+        max_replans: 1,
+        ..auto(true)
+    };
+    run_program_task_with(
+        STEPS_TASK,
+        &STEPS,
+        MendMode::Auto,
+        (planner, vec![]),
+        options,
+        |model| {
+            model.replies(Role::Replanner, replanner);
+            model.replies_containing(
+                Role::Synthesizer,
+                "computes exactly what the file",
+                vec![program(STEPS_DERIVED)],
+            );
+            let wrong = ScriptedReply::text(r#"{"done": false, "wrong": "total.txt holds one day's steps"}"#);
+            model.always_containing(Role::Synthesizer, "\"done\"", wrong);
+        },
+    )
+    .await
+}
+
 fn program(code: &str) -> ScriptedReply {
     ScriptedReply::text(format!("Here it is:\n```python\n{code}\n```"))
 }
@@ -476,36 +511,13 @@ async fn a_program_no_other_agreed_with_needs_a_second_derivation_to_succeed() {
 /// revision's), and a second derivation confirms it.
 #[tokio::test]
 async fn a_program_written_again_as_it_was_gives_way_to_the_votes_next_program() {
-    let first_line = "t = int(open('steps.txt').readline().split()[1])\nopen('total.txt', 'w').write(str(t))";
     let right = STEPS_TOTALLED;
     let guesses = (1..=4).map(|n| program(&format!("open('total.txt', 'w').write('{n}')")));
-    let planner: Vec<ScriptedReply> = [program(first_line), program(right)]
+    let planner: Vec<ScriptedReply> = [program(FIRST_DAY_ONLY), program(right)]
         .into_iter()
         .chain(guesses)
         .collect();
-    let files = STEPS;
-    let options = RunOptions {
-        max_replans: 1,
-        ..auto(true)
-    };
-    let (report, dir, model) = run_program_task_with(
-        STEPS_TASK,
-        &files,
-        MendMode::Auto,
-        (planner, vec![]),
-        options,
-        |model| {
-            model.replies(Role::Replanner, vec![program(first_line)]);
-            model.replies_containing(
-                Role::Synthesizer,
-                "computes exactly what the file",
-                vec![program(STEPS_DERIVED)],
-            );
-            let wrong = ScriptedReply::text(r#"{"done": false, "wrong": "total.txt holds one day's steps"}"#);
-            model.always_containing(Role::Synthesizer, "\"done\"", wrong);
-        },
-    )
-    .await;
+    let (report, dir, model) = run_steps_revised(planner, vec![program(FIRST_DAY_ONLY)]).await;
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
     assert_eq!(std::fs::read_to_string(dir.path().join("total.txt")).unwrap(), "18645");
     let others = &report.plans[0].mends[0].others;
@@ -525,33 +537,11 @@ async fn a_program_written_again_as_it_was_gives_way_to_the_votes_next_program()
 /// further apart, and that one is the revision.
 #[tokio::test]
 async fn a_program_written_again_as_it_was_with_no_other_is_sampled_once_more() {
-    let first_line = "t = int(open('steps.txt').readline().split()[1])\nopen('total.txt', 'w').write(str(t))";
-    for again in [first_line, STEPS_DERIVED] {
+    for again in [FIRST_DAY_ONLY, STEPS_DERIVED] {
         let right = STEPS_TOTALLED;
         // Every sample of the vote is the first program again: no other did other work.
-        let planner: Vec<ScriptedReply> = (0..6).map(|_| program(first_line)).collect();
-        let options = RunOptions {
-            max_replans: 1,
-            ..auto(true)
-        };
-        let (report, dir, model) = run_program_task_with(
-            STEPS_TASK,
-            &STEPS,
-            MendMode::Auto,
-            (planner, vec![]),
-            options,
-            |model| {
-                model.replies(Role::Replanner, vec![program(again), program(right)]);
-                model.replies_containing(
-                    Role::Synthesizer,
-                    "computes exactly what the file",
-                    vec![program(STEPS_DERIVED)],
-                );
-                let wrong = ScriptedReply::text(r#"{"done": false, "wrong": "total.txt holds one day's steps"}"#);
-                model.always_containing(Role::Synthesizer, "\"done\"", wrong);
-            },
-        )
-        .await;
+        let planner: Vec<ScriptedReply> = (0..6).map(|_| program(FIRST_DAY_ONLY)).collect();
+        let (report, dir, model) = run_steps_revised(planner, vec![program(again), program(right)]).await;
         assert!(report.plans[0].mends[0].others.is_empty());
         assert_eq!(report.status, RunStatus::Succeeded, "{again}: {:?}", report.error);
         assert_eq!(std::fs::read_to_string(dir.path().join("total.txt")).unwrap(), "18645");

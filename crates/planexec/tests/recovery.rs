@@ -708,24 +708,7 @@ async fn a_file_written_back_as_it_was_is_revised_then_fails() {
     let was = "- [x] Pick a date\n- [ ] Book the venue\n";
     let ticked = "- [x] Pick a date\n- [x] Book the venue\n";
     for (revised, succeeds) in [(ticked, true), (was, false)] {
-        let server = ScriptedServer::start();
-        let (dir, tools) = workspace_tools();
-        std::fs::write(dir.path().join("TODO.md"), was).unwrap();
-        server
-            .role("planner")
-            .reply(Reply::json(&one_write("s1", "TODO.md", was)));
-        server
-            .role("replanner")
-            .always(Reply::json(&one_write("s2", "TODO.md", revised)));
-        server
-            .role("synthesizer")
-            .always(Reply::json(&json!({"done": true, "wrong": ""})));
-        let options = RunOptions {
-            verify: true,
-            mend: planexec::MendMode::Off,
-            ..options()
-        };
-        let report = builder(&server, tools).options(options).build().run(task).await;
+        let (report, dir) = written_then_revised(task, ("TODO.md", was), ("TODO.md", was), revised).await;
         assert_eq!(report.replans, 1, "{:?}", report.error);
         let on_disk = std::fs::read_to_string(dir.path().join("TODO.md")).unwrap();
         assert_eq!(on_disk, revised);
@@ -744,20 +727,32 @@ async fn a_file_written_back_as_it_was_is_revised_then_fails() {
 #[tokio::test]
 async fn a_table_that_lost_its_header_is_revised() {
     let task = "Make a new file sales.csv with only the rows from staff.csv where dept is Sales.";
+    let staff = ("staff.csv", "name,dept\nRosa,Sales\nTom,Eng\nAiko,Sales\n");
+    let kept = "name,dept\nRosa,Sales\nAiko,Sales\n";
+    let (report, dir) = written_then_revised(task, staff, ("sales.csv", "Rosa,Sales\nAiko,Sales\n"), kept).await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    assert_eq!(report.replans, 1);
+    assert_eq!(std::fs::read_to_string(dir.path().join("sales.csv")).unwrap(), kept);
+}
+
+/// `task`, checked, over a workspace of one file (`given`: path and text),
+/// planned as one write (`first`: path and content) and revised as a write
+/// of `revised` to the same path; the checker passes whatever it is shown.
+async fn written_then_revised(
+    task: &str,
+    given: (&str, &str),
+    first: (&str, &str),
+    revised: &str,
+) -> (RunReport, tempfile::TempDir) {
     let server = ScriptedServer::start();
     let (dir, tools) = workspace_tools();
-    std::fs::write(
-        dir.path().join("staff.csv"),
-        "name,dept\nRosa,Sales\nTom,Eng\nAiko,Sales\n",
-    )
-    .unwrap();
-    let kept = "name,dept\nRosa,Sales\nAiko,Sales\n";
+    std::fs::write(dir.path().join(given.0), given.1).unwrap();
     server
         .role("planner")
-        .reply(Reply::json(&one_write("s1", "sales.csv", "Rosa,Sales\nAiko,Sales\n")));
+        .reply(Reply::json(&one_write("s1", first.0, first.1)));
     server
         .role("replanner")
-        .always(Reply::json(&one_write("s2", "sales.csv", kept)));
+        .always(Reply::json(&one_write("s2", first.0, revised)));
     server
         .role("synthesizer")
         .always(Reply::json(&json!({"done": true, "wrong": ""})));
@@ -766,10 +761,7 @@ async fn a_table_that_lost_its_header_is_revised() {
         mend: planexec::MendMode::Off,
         ..options()
     };
-    let report = builder(&server, tools).options(options).build().run(task).await;
-    assert!(report.succeeded(), "{:?}", report.error);
-    assert_eq!(report.replans, 1);
-    assert_eq!(std::fs::read_to_string(dir.path().join("sales.csv")).unwrap(), kept);
+    (builder(&server, tools).options(options).build().run(task).await, dir)
 }
 
 /// A glob that matched nothing, whose result a write would save, fails its
