@@ -239,7 +239,8 @@ async fn program_revision(
     // further apart (on held-out-27 the 1.5B model wrote a difference into
     // a sentence, was told two programs computed the number alone, and
     // wrote the same program again).
-    if !written.as_ref().is_some_and(fresh) && other_program(current, earlier).is_none() {
+    let other = other_program(current, earlier);
+    if !written.as_ref().is_some_and(fresh) && other.is_none() {
         if let Some(apart) = write_again(PROGRAM_APART_TEMPERATURE).await?.filter(fresh) {
             written = Some(apart);
         }
@@ -249,7 +250,7 @@ async fn program_revision(
     // stops, where a plan of steps written without the files in view rarely
     // did better (of 19 held-out-14 runs revised so, one passed) and once
     // made a file for another task.
-    let (step, note) = match (written, other_program(current, earlier)) {
+    let (step, note) = match (written, other) {
         (Some(step), _) if fresh(&step) => (step, None),
         (_, Some(other)) => {
             let note = "the program written again was one that had run, or left out a file of the task the one before worked in: the first of the vote's other programs, which did other work on a copy of the folder, is taken";

@@ -247,10 +247,9 @@ impl Sandbox {
     /// When the file was last changed, for each file of the workspace in
     /// the copy at `root`, before a program runs there.
     fn modified_times(&self, root: &Path) -> BTreeMap<String, std::time::SystemTime> {
-        let modified = |path: &String| std::fs::metadata(root.join(path)).and_then(|m| m.modified()).ok();
         self.original
             .keys()
-            .filter_map(|path| Some((path.clone(), modified(path)?)))
+            .filter_map(|path| Some((path.clone(), modified(root, path)?)))
             .collect()
     }
 
@@ -272,9 +271,7 @@ impl Sandbox {
             return None;
         }
         let touched = |path: &&String| {
-            let now = std::fs::metadata(root.join(path.as_str()))
-                .and_then(|m| m.modified())
-                .ok();
+            let now = modified(root, path);
             now.is_some() && now != times.get(path.as_str()).copied()
         };
         let path = self.original.keys().find(|path| touched(path))?;
@@ -340,6 +337,11 @@ impl Sandbox {
         let value = crate::typed_value::typed_value(code, &computed.join("\n"), &given)?;
         Some(crate::typed_value::said(&value))
     }
+}
+
+/// When the file at `path` under `root` was last changed, if it is there.
+fn modified(root: &Path, path: &str) -> Option<std::time::SystemTime> {
+    std::fs::metadata(root.join(path)).and_then(|m| m.modified()).ok()
 }
 
 /// How many lines of the files that were there before and changed in

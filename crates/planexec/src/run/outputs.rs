@@ -407,11 +407,10 @@ pub(crate) fn written_back(run: &Run) -> Option<(String, String)> {
         .new_outputs
         .iter()
         .any(|path| workspace.resolve(path).is_ok_and(|full| full.is_file()));
-    let now = |path: &str| std::fs::read_to_string(workspace.resolve(path).ok()?).ok();
     let changed = run
         .originals
         .iter()
-        .any(|(path, was)| now(path).is_none_or(|now| &now != was));
+        .any(|(path, _)| !workspace.resolve(path).is_ok_and(|full| as_at_start(run, path, &full)));
     if made || changed {
         return None;
     }
