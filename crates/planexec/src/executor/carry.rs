@@ -1,5 +1,5 @@
-//! After a step: each configuration file its task names that the step
-//! rewrote through a parser's dump gets its own lines back, with the
+//! After a step: each configuration (or JSON) file its task names that the
+//! step rewrote through a parser's dump gets its own lines back, with the
 //! settings the step changed ([`crate::carry_back`]), and the step's record
 //! and an [`Event::OutputMended`] say so.
 
@@ -11,14 +11,14 @@ use crate::plan::{Step, StepKind};
 use crate::result::{now_ms, StepResult, StepStatus};
 use crate::tools::Effect;
 
-/// Most bytes of a configuration file read before a step.
+/// Most bytes of a configuration or JSON file read before a step.
 const MOST_BYTES: u64 = 256 * 1024;
 
-/// The configuration files the run's task names, as they were before a
+/// The configuration and JSON files the run's task names, as they were before a
 /// step: each one's path, where it is, and its text.
 pub(super) struct Before(Vec<(String, std::path::PathBuf, String)>);
 
-/// Read the configuration files `setting`'s task names that are there,
+/// Read the configuration and JSON files `setting`'s task names that are there,
 /// before `step`, when it may write (a tool step whose tool may, or an
 /// agent step): a step that only reads leaves an edit its neighbour made
 /// while it ran to that one's record.
@@ -38,7 +38,7 @@ pub(super) fn before(setting: &Setting, step: &Step) -> Before {
     };
     let files = crate::plan::paths_named_by(&setting.task)
         .into_iter()
-        .filter(|path| crate::config_edit::is_config(path))
+        .filter(|path| crate::carry_back::is_carried(path))
         .filter_map(|path| {
             let full = workspace.resolve(&path).ok()?;
             let small = std::fs::metadata(&full).ok()?.len() <= MOST_BYTES;

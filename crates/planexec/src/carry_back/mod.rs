@@ -12,9 +12,12 @@
 //! sorts keys too), where a program's edit is seen before and after: the
 //! vote over programs on a copy ([`crate::sandbox`]), the check's programs
 //! ([`crate::recompute`]) and a step of the run ([`crate::executor`]),
-//! whose record says so.
+//! whose record says so. A JSON file's edit is carried back to its own
+//! layout the same way ([`json`]).
 
 use std::ops::Range;
+
+mod json;
 
 /// One setting line of a configuration file: where it is (the section, or
 /// the keys it is under, and its own key, lowercased: `configparser`
@@ -83,6 +86,9 @@ struct Edit {
 /// beside them; a dump that changed no setting gives the file as it was.
 /// `None` otherwise (a finding stands).
 pub(crate) fn carried_back(path: &str, was: &str, now: &str, task: &str) -> Option<(String, String)> {
+    if json::is_json(path) {
+        return json::carried_back(path, was, now);
+    }
     if !crate::config_edit::is_config(path) {
         return None;
     }
@@ -185,6 +191,12 @@ fn applied(was: &str, edit: Edit) -> String {
     lines.concat()
 }
 
+/// Whether an edit of the file at `path` may be carried back to its own
+/// lines ([`carried_back`]): a configuration file, or JSON.
+pub(crate) fn is_carried(path: &str) -> bool {
+    crate::config_edit::is_config(path) || json::is_json(path)
+}
+
 /// A setting an edit of the configuration file at `path` from `was` to
 /// `now` added in another place than the file's own setting of that name,
 /// which it left as it was, said as a flaw: two checking programs for
@@ -228,6 +240,11 @@ pub(crate) fn shadowed(path: &str, was: &str, now: &str, task: &str) -> Option<S
 /// What a step's record says of a file it carried back, from what was
 /// found wrong with the step's edit ([`carried_back`]).
 pub(crate) fn said(path: &str, found: &str) -> String {
+    if json::is_json(path) {
+        return format!(
+            "{found}, as a dump leaves it: planexec wrote the values the step changed back in the layout of {path} as it was"
+        );
+    }
     format!(
         "{found}, as a parser's dump leaves it: planexec carried the settings the step changed back to the lines of {path} as they were, and kept the others, its comments and their order"
     )
