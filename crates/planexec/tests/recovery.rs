@@ -1118,6 +1118,59 @@ async fn a_new_file_is_checked_against_programs_written_from_the_task() {
     );
 }
 
+/// A run that wrote two files has each derived again: two programs that
+/// compute another top scorer than winner.txt holds refute it though the
+/// run wrote points.txt too, and the revision that fixes it is held to
+/// those programs, with one more for points.txt.
+#[tokio::test]
+async fn each_of_two_files_a_run_wrote_is_derived_again() {
+    let server = ScriptedServer::start();
+    let (dir, tools) = scores_with_python();
+    let plan = |winner: &str| {
+        plan_json(vec![
+            step(
+                "s1",
+                Some("write_file"),
+                json!({"path": "winner.txt", "content": winner}),
+                &[],
+            ),
+            step(
+                "s2",
+                Some("write_file"),
+                json!({"path": "points.txt", "content": "44"}),
+                &[],
+            ),
+        ])
+    };
+    server.role("planner").reply(Reply::json(&plan("Ade")));
+    server.role("replanner").reply(Reply::json(&plan("Noor")));
+    let another = json!({"code": "import json\nscores = json.load(open('scores.json'))\nprint(sorted(scores, key=scores.get)[-1])"});
+    let points = json!({"code": "import json\nprint(max(json.load(open('scores.json')).values()))"});
+    server.role("synthesizer").replies(vec![
+        Reply::content("Ade has the most points, 44."),
+        Reply::json(&top_scorer_program()),
+        Reply::json(&another),
+        Reply::content("Noor has the most points, 44."),
+        Reply::json(&points),
+        Reply::json(&json!({"done": true, "wrong": ""})),
+    ]);
+    let task = "scores.json lists players and their points. Write the name of the top scorer to winner.txt and their points to points.txt.";
+    let report = run_checked(&server, tools, task, planexec::Mode::Auto).await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    assert_eq!(std::fs::read_to_string(dir.path().join("winner.txt")).unwrap(), "Noor");
+    let replan = server.requests_from("replanner")[0].prompt_text();
+    assert!(
+        replan.contains("two programs written from the task alone each computed that winner.txt must hold:\nNoor"),
+        "{replan}"
+    );
+    let asked = server.requests_from("synthesizer");
+    assert!(
+        asked[4].prompt_text().contains("points.txt"),
+        "{}",
+        asked[4].prompt_text()
+    );
+}
+
 /// A 0 that a program prints and the file holds is no agreement: it is what
 /// a program whose pattern matched nothing prints. The verdict decides (and
 /// here passes a count that is 0).
@@ -1895,6 +1948,72 @@ async fn a_fact_against_the_tasks_words_fails_the_run() {
             assert!(report.succeeded(), "{:?}", report.error);
         }
     }
+}
+
+/// An input's lines written sorted, where the task asks for the order they
+/// first appear in, are a fact the checker is asked about, and its quote of
+/// the task's words fails the run.
+#[tokio::test]
+async fn an_inputs_lines_written_sorted_against_the_tasks_words_fail_the_run() {
+    let task = "names.txt has repeats. Write each name once to unique.txt, in the order they first appear.";
+    let server = ScriptedServer::start();
+    let (dir, tools) = workspace_tools();
+    std::fs::write(dir.path().join("names.txt"), "Zoe\nAdam\nZoe\nMina\n").unwrap();
+    server
+        .role("planner")
+        .reply(Reply::json(&one_write("s1", "unique.txt", "Adam\nMina\nZoe\n")));
+    server.role("replanner").always(Reply::json(&plan_json(vec![])));
+    server
+        .role("synthesizer")
+        .containing("ask for the file to be otherwise")
+        .always(Reply::json(
+            &json!({"otherwise": true, "words": "in the order they first appear"}),
+        ));
+    server
+        .role("synthesizer")
+        .always(Reply::content(r#"{"done": true, "wrong": ""}"#));
+    let options = RunOptions {
+        verify: true,
+        ..options()
+    };
+    let report = builder(&server, tools).options(options).build().run(task).await;
+    assert_eq!(report.status, RunStatus::Failed, "{:?}", report.answer);
+    let replan = server.requests_from("replanner")[0].prompt_text();
+    assert!(
+        replan.contains("sorted A to Z") && replan.contains("the task says \"in the order they first appear\""),
+        "{replan}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("unique.txt")).unwrap(),
+        "Adam\nMina\nZoe\n"
+    );
+}
+
+/// A JSON file a step dumped in another indentation, with one value
+/// changed, gets its own layout back with that value, and the step's
+/// record says so.
+#[tokio::test]
+async fn a_json_edit_dumped_in_another_layout_is_carried_back() {
+    let task = "In museum.json, change closing_time to 18:30.";
+    let before = "{\n  \"name\": \"Harbour\",\n  \"closing_time\": \"17:00\",\n  \"days\": [\"Tue\", \"Wed\"]\n}\n";
+    let dumped = "{\n    \"name\": \"Harbour\",\n    \"closing_time\": \"18:30\",\n    \"days\": [\n        \"Tue\",\n        \"Wed\"\n    ]\n}";
+    let server = ScriptedServer::start();
+    let (dir, tools) = workspace_tools();
+    std::fs::write(dir.path().join("museum.json"), before).unwrap();
+    server
+        .role("planner")
+        .reply(Reply::json(&one_write("s1", "museum.json", dumped)));
+    server.role("replanner").always(Reply::json(&plan_json(vec![])));
+    server
+        .role("synthesizer")
+        .always(Reply::content("closing_time is now 18:30."));
+    let report = builder(&server, tools).build().run(task).await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    let now = std::fs::read_to_string(dir.path().join("museum.json")).unwrap();
+    assert_eq!(now, before.replace("17:00", "18:30"));
+    let written = &report.step("s1").unwrap().calls;
+    let said = written[0].output.as_ref().and_then(|o| o.as_str()).unwrap_or_default();
+    assert!(said.contains("layout of museum.json"), "{said}");
 }
 
 /// A step that edits a configuration file through a parser's dump (its

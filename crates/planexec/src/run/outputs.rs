@@ -234,7 +234,19 @@ pub(crate) fn written_files(run: &Run) -> Vec<(String, String)> {
 /// place (when what it held before is known, [`Run::originals`]); `None`
 /// when the run wrote none or several.
 pub(crate) fn one_output(run: &Run) -> Option<Output> {
-    let workspace = run.ctx.setting.tools.workspace()?;
+    match <[_; 1]>::try_from(outputs_written(run)) {
+        Ok([only]) => Some(only),
+        _ => None,
+    }
+}
+
+/// Each file the task names that this run wrote ([`one_output`]), whose
+/// content before is known when it held one: a second derivation of each
+/// can be compared.
+pub(crate) fn outputs_written(run: &Run) -> Vec<Output> {
+    let Some(workspace) = run.ctx.setting.tools.workspace() else {
+        return Vec::new();
+    };
     // A file the task names with no verb of writing, that the run changed
     // and whose content before is known, was edited in place: on held-out-10
     // `Remove the spaces and tabs at the end of its lines` in deploy.sh
@@ -258,9 +270,11 @@ pub(crate) fn one_output(run: &Run) -> Option<Output> {
             })
         })
         .collect();
-    match <[_; 1]>::try_from(written) {
-        Ok([only]) if run.new_outputs.contains(&only.path) || only.before.is_some() => Some(only),
-        _ => None,
+    let derivable = |output: &Output| run.new_outputs.contains(&output.path) || output.before.is_some();
+    if written.iter().all(derivable) {
+        written
+    } else {
+        Vec::new()
     }
 }
 
@@ -288,13 +302,14 @@ fn what_changed(path: &str, before: &str, now: &str) -> String {
 /// `now`) beyond its lines: facts of its form that the task may or may not
 /// allow, for the check to weigh against the task's words (numbers written
 /// as text in JSON rows, lines an edit in place kept moved elsewhere, lines
-/// that are parts of an input's lines). Each ends in a blank line; none
+/// that are parts of an input's lines, an input's lines put in sorted order). Each ends in a blank line; none
 /// when there are none.
 pub(crate) fn facts(run: &Run, path: &str, now: &str) -> Vec<String> {
     let typed = super::data_format::numbers_as_text(path, now);
     let moved = run.original(path).and_then(|before| moved_lines(path, before, now));
     let cut = super::line_parts::cut_from(path, now, &run.originals);
-    typed.into_iter().chain(moved).chain(cut).collect()
+    let sorted = super::line_order::sorted_from(path, now, &run.originals);
+    typed.into_iter().chain(moved).chain(cut).chain(sorted).collect()
 }
 
 /// Lines of `path` that an edit kept as they were and moved elsewhere,
