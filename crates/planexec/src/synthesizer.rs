@@ -398,5 +398,14 @@ mod tests {
         let task = "Please pull every ERROR line out of app.log and write them to errors.txt.";
         assert!(quoted_about(task, cut, "pull every ERROR line out of app.log").is_some());
         assert_eq!(quoted_about(task, cut, "write them to errors.txt"), None);
+        let sorted = "The items of unique.txt are `sorted A to Z`, not in the order in which they first appear in names.txt (there `Zoe` is before `Adam`).";
+        let first_seen = "Write each name once to unique.txt, in the order they first appear.";
+        assert!(quoted_about(first_seen, sorted, "in the order they first appear").is_some());
+        let asked_sorted = "Write each name once to unique.txt, sorted alphabetically, one per line.";
+        assert_eq!(
+            quoted_about(asked_sorted, sorted, "sorted alphabetically, one per line"),
+            None,
+            "a sorted list is what the fact says the file is"
+        );
     }
 }

@@ -20,7 +20,10 @@ const FEWEST_LINES: usize = 3;
 /// each a whole line of one of `inputs` (path and text), in sorted order
 /// (A to Z or Z to A), and that input has them in another order (by where
 /// each first appears): a line saying so, with two lines the input has the
-/// other way round.
+/// other way round. What the fact claims, in the words a quote of the task
+/// about it must share ([`crate::synthesizer::against`]), is the order
+/// the items are not in: a task that says "sorted alphabetically" does not
+/// ask otherwise than `sorted A to Z`.
 pub(crate) fn sorted_from(path: &str, now: &str, inputs: &[(String, String)]) -> Option<String> {
     let written: Vec<&str> = now
         .lines()
@@ -42,7 +45,7 @@ pub(crate) fn sorted_from(path: &str, now: &str, inputs: &[(String, String)]) ->
             let turned = (1..at.len()).find(|&i| at[i] < at[i - 1])?;
             let (earlier, later) = (written[turned], written[turned - 1]);
             Some(format!(
-                "The lines of {path} are sorted {way}: they are not in the order in which they first appear in {input} (there `{earlier}` comes before `{later}`).\n\n"
+                "The items of {path} are `sorted {way}`, not in the order in which they first appear in {input} (there `{earlier}` is before `{later}`).\n\n"
             ))
         })
 }
@@ -72,7 +75,7 @@ mod tests {
     fn an_inputs_lines_written_sorted_are_a_fact() {
         let fact = sorted_from("unique.txt", "Adam Li\nMina Ortiz\nZoe Park\n", &badges()).unwrap();
         assert!(fact.contains("sorted A to Z"), "{fact}");
-        assert!(fact.contains("there `Zoe Park` comes before `Mina Ortiz`"), "{fact}");
+        assert!(fact.contains("there `Zoe Park` is before `Mina Ortiz`"), "{fact}");
         let down = sorted_from("unique.txt", "Zoe Park\nMina Ortiz\nAdam Li\n", &badges()).unwrap();
         assert!(down.contains("sorted Z to A"), "{down}");
     }
