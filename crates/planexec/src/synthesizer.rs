@@ -180,9 +180,27 @@ pub(crate) async fn against(
         ("otherwise", "words"),
     );
     request.max_tokens = Some(80);
-    let response = calls.chat(request).await?;
+    let response = calls.chat(request.clone()).await?;
     let text = response.content.unwrap_or_default();
-    Ok(match verdict::read(&text, ("otherwise", "words")) {
+    let words = match verdict::read(&text, ("otherwise", "words")) {
+        Some((true, words)) => words,
+        _ => return Ok(None),
+    };
+    if let Some(found) = quoted_about(task, fact, &words) {
+        return Ok(Some(found));
+    }
+    // Asked whether badges written A to Z went against "in the order they
+    // first appear", the 1.5B model said yes and quoted the task's first
+    // sentence (a spent tune part). Told that those words are not about
+    // the fact, it is asked once more; its second quote is held to the
+    // same test.
+    request.messages.push(Message::assistant(text));
+    request.messages.push(Message::user(format!(
+        "The words \"{}\" are not the task's words about what the fact says. Quote exactly the words of the task that ask for the file to be otherwise than the fact says, or reply {{\"otherwise\": false, \"words\": \"\"}} when no words of the task do.",
+        words.trim()
+    )));
+    let again = calls.chat(request).await?.content.unwrap_or_default();
+    Ok(match verdict::read(&again, ("otherwise", "words")) {
         Some((true, words)) => quoted_about(task, fact, &words),
         _ => None,
     })
