@@ -80,6 +80,8 @@ pub(crate) struct Made<'a> {
     /// How many programs of the vote behind the run's plan did the work
     /// that wrote the file (0: no vote).
     pub agreeing: usize,
+    /// Whether the run wrote other files the task names beside this one.
+    pub beside_others: bool,
 }
 
 /// The programs a run's check has written for one file so far, in the order
@@ -87,21 +89,16 @@ pub(crate) struct Made<'a> {
 /// one that failed or is the run's own). They depend on the task and the
 /// inputs only, so the check after a revision holds the revised file to
 /// them instead of asking again (three programs cost more than the run).
+/// A run that wrote several files keeps each one's.
 #[derive(Debug, Default)]
 pub(crate) struct Derivations {
-    path: String,
-    asked: Vec<Option<(String, String)>>,
+    asked: std::collections::BTreeMap<String, Vec<Option<(String, String)>>>,
 }
 
 impl Derivations {
-    /// The programs asked for `path`: kept when it is the file asked for
-    /// before, forgotten otherwise.
+    /// The programs asked for `path` so far.
     fn of(&mut self, path: &str) -> &mut Vec<Option<(String, String)>> {
-        if self.path != path {
-            self.path = path.to_string();
-            self.asked.clear();
-        }
-        &mut self.asked
+        self.asked.entry(path.to_string()).or_default()
     }
 }
 
@@ -151,12 +148,14 @@ pub(crate) async fn recompute(
     let mut derivations: Vec<(String, String)> = Vec::new();
     for (n, temperature) in temperatures.enumerate() {
         if known.len() <= n {
-            let fresh = derived(calls, route, (&sandbox, programs), temperature).await;
+            let ran = if made.beside_others { &[] } else { programs };
+            let fresh = derived(calls, route, (&sandbox, ran), temperature).await;
             known.push(fresh);
         }
         let Some((code, out)) = known[n].clone() else {
             continue;
         };
+
         // A program the run ran since (a revision) is its route now; one
         // that printed a report of writing the file is not its content.
         // A 0 is what a program whose pattern matched nothing prints (a
@@ -166,7 +165,7 @@ pub(crate) async fn recompute(
         // into `0:00:00`; on held-out-21 two that counted the lines that
         // start with ERROR (each starts with a date) refuted a right count
         // of 4. A zero is no derivation, for the file or against it.
-        let own = programs.iter().any(|own| one_route(own, &code));
+        let own = own_route(&made, &code, &out);
         if own || reports_writing(&out, path, written) || nothing_summed(&out) {
             continue;
         }
@@ -179,7 +178,7 @@ pub(crate) async fn recompute(
         // 1.5B model wrote `print(len(lines))` twice for the lines holding ERROR).
         let seconding = derivations
             .iter()
-            .filter(|(code_a, a)| same_data(a, &out) && !one_route(code_a, &code))
+            .filter(|(code_a, a)| same_data(a, &out) && !one_derivation(&made, code_a, &code))
             .count();
         if seconding > 0 && seconding + 1 > made.agreeing {
             return Some(refuted(path, out));
@@ -192,6 +191,34 @@ pub(crate) async fn recompute(
     // vote were right 2 times of 11 (a header counted as a row, a column
     // printed with its header, a line added unnumbered).
     Some(weighed(made, derivations))
+}
+
+/// Whether the program `code`, which printed `out`, is the run's own route
+/// for the file of `made` ([`one_route`] with a program the run ran). A
+/// program for one of several files computes the others too, and shares
+/// the run's lines for them (on a spent tune part, the sum of the books'
+/// pages, where the run's author list kept its repeats): there a line
+/// shared makes it the run's route only where it agrees with the file.
+fn own_route(made: &Made<'_>, code: &str, out: &str) -> bool {
+    let shares = |own: &String| one_route(own, code);
+    if !made.beside_others {
+        return made.programs.iter().any(shares);
+    }
+    let agrees = same_data(out, made.written) || same_names(out, made.written);
+    made.programs
+        .iter()
+        .any(|own| crate::verdict::same_program(own, code) || (agrees && shares(own)))
+}
+
+/// Whether two checking programs are one derivation: one route
+/// ([`one_route`]), or, for one of several files, where the lines they
+/// share may be for the others, the same program.
+fn one_derivation(made: &Made<'_>, a: &str, b: &str) -> bool {
+    if made.beside_others {
+        crate::verdict::same_program(a, b)
+    } else {
+        one_route(a, b)
+    }
 }
 
 /// Whether `a` and `b` are the same content ([`same_content`]), one

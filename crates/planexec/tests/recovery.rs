@@ -1171,6 +1171,41 @@ async fn each_of_two_files_a_run_wrote_is_derived_again() {
     );
 }
 
+/// A checking program for one of two files computes the other too, and may
+/// share the run's line for it: that makes it the run's route only where
+/// it agrees with the file. Two such programs that print another top scorer
+/// than the run's refute winner.txt.
+#[tokio::test]
+async fn a_line_shared_for_the_other_file_does_not_make_a_checking_program_the_runs() {
+    let server = ScriptedServer::start();
+    let (_dir, tools) = scores_with_python();
+    let shared =
+        "import json\nscores = json.load(open('scores.json'))\ntop_points_text = str(max(scores.values())) + '\\n'\n";
+    let run = format!("{shared}open('points.txt', 'w').write(top_points_text)\nopen('winner.txt', 'w').write(min(scores, key=scores.get))\n");
+    server.role("planner").reply(Reply::json(&plan_json(vec![step(
+        "s1",
+        Some("python"),
+        json!({"code": run}),
+        &[],
+    )])));
+    server.role("replanner").always(Reply::json(&plan_json(vec![])));
+    server.role("synthesizer").replies(vec![
+        Reply::content("Li has the most points, 44."),
+        Reply::json(&json!({"code": format!("{shared}print(max(scores, key=scores.get))")})),
+        Reply::json(&json!({"code": format!("{shared}print(sorted(scores, key=scores.get)[-1])")})),
+    ]);
+    server
+        .role("synthesizer")
+        .always(Reply::content(r#"{"done": true, "wrong": ""}"#));
+    let task = "scores.json lists players and their points. Write the name of the top scorer to winner.txt and their points to points.txt.";
+    run_checked(&server, tools, task, planexec::Mode::Auto).await;
+    let replan = server.requests_from("replanner")[0].prompt_text();
+    assert!(
+        replan.contains("two programs written from the task alone each computed that winner.txt must hold:\nNoor"),
+        "{replan}"
+    );
+}
+
 /// A 0 that a program prints and the file holds is no agreement: it is what
 /// a program whose pattern matched nothing prints. The verdict decides (and
 /// here passes a count that is 0).
@@ -1951,8 +1986,9 @@ async fn a_fact_against_the_tasks_words_fails_the_run() {
 }
 
 /// An input's lines written sorted, where the task asks for the order they
-/// first appear in, are a fact the checker is asked about, and its quote of
-/// the task's words fails the run.
+/// first appear in, are a fact the checker is asked about; a quote that is
+/// not about the fact is asked again, and the task's words, quoted then,
+/// fail the run.
 #[tokio::test]
 async fn an_inputs_lines_written_sorted_against_the_tasks_words_fail_the_run() {
     let task = "names.txt has repeats. Write each name once to unique.txt, in the order they first appear.";
@@ -1966,9 +2002,10 @@ async fn an_inputs_lines_written_sorted_against_the_tasks_words_fail_the_run() {
     server
         .role("synthesizer")
         .containing("ask for the file to be otherwise")
-        .always(Reply::json(
-            &json!({"otherwise": true, "words": "in the order they first appear"}),
-        ));
+        .replies(vec![
+            Reply::json(&json!({"otherwise": true, "words": "names.txt has repeats"})),
+            Reply::json(&json!({"otherwise": true, "words": "in the order they first appear"})),
+        ]);
     server
         .role("synthesizer")
         .always(Reply::content(r#"{"done": true, "wrong": ""}"#));
@@ -1987,6 +2024,12 @@ async fn an_inputs_lines_written_sorted_against_the_tasks_words_fail_the_run() {
         std::fs::read_to_string(dir.path().join("unique.txt")).unwrap(),
         "Adam\nMina\nZoe\n"
     );
+    let asked_again = server
+        .requests_from("synthesizer")
+        .iter()
+        .map(|r| r.prompt_text())
+        .any(|p| p.contains("\"names.txt has repeats\" are not the task's words"));
+    assert!(asked_again, "the first quote was not about the fact");
 }
 
 /// A JSON file a step dumped in another indentation, with one value

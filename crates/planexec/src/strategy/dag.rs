@@ -144,7 +144,7 @@ async fn found_wrong(
             return Ok(Some(found));
         }
     }
-    let second = second_derivation(run, output, answer).await?;
+    let second = second_derivation(run, output, answer, false).await?;
     let vote = run_vote(run);
     let confirmed = vote.is_some_and(|tally| tally.confirmed());
     // A second route was taken when a program printed something to compare
@@ -455,6 +455,7 @@ async fn second_derivation(
     run: &mut Run,
     output: Option<&crate::run::outputs::Output>,
     answer: &str,
+    beside_others: bool,
 ) -> Result<Option<Recomputed>, Exit> {
     let Some(output) = output else {
         return Ok(None);
@@ -470,6 +471,7 @@ async fn second_derivation(
         answer,
         seen: &seen,
         agreeing: run_vote(run).map_or(0, |tally| tally.agreeing),
+        beside_others,
     };
     let (calls, setting) = (&run.ctx.calls, &run.ctx.setting);
     let derive = crate::recompute::recompute(calls, setting, &run.task, made, &mut run.derivations);
@@ -492,7 +494,7 @@ async fn each_derived_again(run: &mut Run, answer: &str) -> Result<Option<NotDon
     }
     let confirmed = run_vote(run).is_some_and(|tally| tally.confirmed());
     for output in &outputs {
-        let second = second_derivation(run, Some(output), answer).await?;
+        let second = second_derivation(run, Some(output), answer, true).await?;
         if let Judged::Wrong(found) = judged_by_programs(second, confirmed) {
             return Ok(Some(found));
         }
