@@ -9,9 +9,6 @@
 //! not a finding: [`crate::synthesizer::against`] asks whether the task's
 //! own words ask otherwise.
 
-/// Most lines of a file compared.
-const COMPARED_LINES: usize = 2000;
-
 /// Fewest lines a sorted file has for its order to be a fact: two lines
 /// are in one order or the other by chance.
 const FEWEST_LINES: usize = 3;
@@ -25,12 +22,7 @@ const FEWEST_LINES: usize = 3;
 /// the items are not in: a task that says "sorted alphabetically" does not
 /// ask otherwise than `sorted A to Z`.
 pub(crate) fn sorted_from(path: &str, now: &str, inputs: &[(String, String)]) -> Option<String> {
-    let written: Vec<&str> = now
-        .lines()
-        .take(COMPARED_LINES)
-        .map(str::trim)
-        .filter(|line| !line.is_empty())
-        .collect();
+    let written = super::line_parts::lines_written(now);
     if written.len() < FEWEST_LINES {
         return None;
     }
@@ -39,7 +31,7 @@ pub(crate) fn sorted_from(path: &str, now: &str, inputs: &[(String, String)]) ->
         .iter()
         .filter(|(input, _)| input != path)
         .find_map(|(input, text)| {
-            let lines: Vec<&str> = text.lines().take(COMPARED_LINES).map(str::trim).collect();
+            let lines = super::line_parts::input_lines(text);
             let first_at = |line: &str| lines.iter().position(|l| *l == line);
             let at: Vec<usize> = written.iter().map(|line| first_at(line)).collect::<Option<_>>()?;
             let turned = (1..at.len()).find(|&i| at[i] < at[i - 1])?;

@@ -18,12 +18,7 @@ const COMPARED_LINES: usize = 2000;
 /// than two words (a number, a name) is no cut line: a computed value
 /// may stand in an input's line by chance.
 pub(crate) fn cut_from(path: &str, now: &str, inputs: &[(String, String)]) -> Option<String> {
-    let written: Vec<&str> = now
-        .lines()
-        .take(COMPARED_LINES)
-        .map(str::trim)
-        .filter(|line| !line.is_empty())
-        .collect();
+    let written = lines_written(now);
     if written.is_empty() || written.iter().any(|line| line.split_whitespace().count() < 2) {
         return None;
     }
@@ -31,7 +26,7 @@ pub(crate) fn cut_from(path: &str, now: &str, inputs: &[(String, String)]) -> Op
         .iter()
         .filter(|(input, _)| input != path)
         .find_map(|(input, text)| {
-            let lines: Vec<&str> = text.lines().take(COMPARED_LINES).map(str::trim).collect();
+            let lines = input_lines(text);
             let mut first = None;
             for line in &written {
                 if lines.contains(line) {
@@ -47,6 +42,22 @@ pub(crate) fn cut_from(path: &str, now: &str, inputs: &[(String, String)]) -> Op
                 cut.trim()
             ))
         })
+}
+
+/// The lines of a written file compared with an input's: trimmed, not
+/// blank, the first [`COMPARED_LINES`].
+pub(super) fn lines_written(now: &str) -> Vec<&str> {
+    now.lines()
+        .take(COMPARED_LINES)
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect()
+}
+
+/// The lines of an input compared with a written file's: trimmed, the
+/// first [`COMPARED_LINES`].
+pub(super) fn input_lines(text: &str) -> Vec<&str> {
+    text.lines().take(COMPARED_LINES).map(str::trim).collect()
 }
 
 #[cfg(test)]
