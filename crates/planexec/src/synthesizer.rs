@@ -191,12 +191,12 @@ pub(crate) async fn against(
     }
     // Asked whether badges written A to Z went against "in the order they
     // first appear", the 1.5B model said yes and quoted the task's first
-    // sentence (a spent tune part). Told that those words are not about
-    // the fact, it is asked once more; its second quote is held to the
-    // same test.
+    // sentence, and told so, it took the yes back (two spent tune runs).
+    // Which words are about the fact is the narrower question; its quote is
+    // held to the same test.
     request.messages.push(Message::assistant(text));
     request.messages.push(Message::user(format!(
-        "The words \"{}\" are not the task's words about what the fact says. Quote exactly the words of the task that ask for the file to be otherwise than the fact says, or reply {{\"otherwise\": false, \"words\": \"\"}} when no words of the task do.",
+        "The words \"{}\" do not speak of what the fact says. Which words of the task do? Reply with only a JSON object: {{\"otherwise\": true, \"words\": \"<those words of the task, quoted exactly>\"}}, or {{\"otherwise\": false, \"words\": \"\"}} when no words of the task do.",
         words.trim()
     )));
     let again = calls.chat(request).await?.content.unwrap_or_default();

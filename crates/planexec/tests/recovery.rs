@@ -2028,7 +2028,7 @@ async fn an_inputs_lines_written_sorted_against_the_tasks_words_fail_the_run() {
         .requests_from("synthesizer")
         .iter()
         .map(|r| r.prompt_text())
-        .any(|p| p.contains("\"names.txt has repeats\" are not the task's words"));
+        .any(|p| p.contains("\"names.txt has repeats\" do not speak of what the fact says"));
     assert!(asked_again, "the first quote was not about the fact");
 }
 
