@@ -311,14 +311,13 @@ pub(crate) fn facts(run: &Run, path: &str, now: &str) -> Vec<String> {
     typed.into_iter().chain(moved).chain(cut).collect()
 }
 
-/// The facts of the file at `path` ([`facts`]) that the task's own words
-/// are asked about ([`crate::synthesizer::against`]): those, and an
-/// input's lines put in sorted order, which the checker is not shown.
-/// Shown that a sorted list was not in the input's order, the 1.5B checker
+/// A fact of the file at `path` that the task's own words are asked
+/// about ([`crate::synthesizer::against`]) beside its [`facts`], and that
+/// the checker is not shown: an input's lines put in sorted order. Shown
+/// that a sorted list was not in the input's order, the 1.5B checker
 /// failed a run asked to sort it, twice (a spent tune part).
-pub(crate) fn asked_facts(run: &Run, path: &str, now: &str) -> Vec<String> {
-    let sorted = super::line_order::sorted_from(path, now, &run.originals);
-    facts(run, path, now).into_iter().chain(sorted).collect()
+pub(crate) fn order_fact(run: &Run, path: &str, now: &str) -> Option<String> {
+    super::line_order::sorted_from(path, now, &run.originals)
 }
 
 /// Lines of `path` that an edit kept as they were and moved elsewhere,

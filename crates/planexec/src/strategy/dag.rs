@@ -150,15 +150,14 @@ async fn found_wrong(
     // A second route was taken when a program printed something to compare
     // (none written, or each failed, is no evidence either way).
     let derived = !matches!(second, None | Some(Recomputed::Unsure { printed: None }));
-    let asked = output.map_or(Vec::new(), |output| {
-        crate::run::outputs::asked_facts(run, &output.path, &output.now)
-    });
-    if let Some(found) = fact_against_task(run, output, &asked).await? {
-        return Ok(Some(found));
-    }
     let facts = output.map_or(Vec::new(), |output| {
         crate::run::outputs::facts(run, &output.path, &output.now)
     });
+    let order = output.and_then(|output| crate::run::outputs::order_fact(run, &output.path, &output.now));
+    let asked: Vec<String> = facts.iter().cloned().chain(order).collect();
+    if let Some(found) = fact_against_task(run, output, &asked).await? {
+        return Ok(Some(found));
+    }
     // A fact of the file's form is the check's to weigh even where a
     // program agrees: the same model's programs share its habits (on
     // held-out-18 a checking program, too, wrote the CSV's numbers into
