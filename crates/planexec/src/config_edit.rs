@@ -59,12 +59,17 @@ pub(crate) fn rewrite_found(path: &str, was: &str, now: &str, task: &str) -> Opt
 /// Whether the file at `path` is a configuration file, by its extension.
 /// A dotfile such as `.env` has no extension: its name says.
 pub(crate) fn is_config(path: &str) -> bool {
-    let path = std::path::Path::new(path);
-    let extension = path.extension().and_then(|e| e.to_str());
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-    extension.is_some_and(|e| CONFIG_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
-        || name == ".env"
-        || name.starts_with(".env.")
+    let name = std::path::Path::new(path)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    has_extension(path, &CONFIG_EXTENSIONS) || name == ".env" || name.starts_with(".env.")
+}
+
+/// Whether the file at `path` has one of `extensions` (lowercase), in any case.
+pub(crate) fn has_extension(path: &str, extensions: &[&str]) -> bool {
+    let extension = std::path::Path::new(path).extension().and_then(|e| e.to_str());
+    extension.is_some_and(|e| extensions.contains(&e.to_ascii_lowercase().as_str()))
 }
 
 /// Whether a configuration line is a comment (`# …`, or `; …` in an INI file).

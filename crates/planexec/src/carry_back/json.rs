@@ -33,8 +33,7 @@ struct Layout {
 
 /// Whether the file at `path` is JSON, by its extension.
 pub(super) fn is_json(path: &str) -> bool {
-    let extension = std::path::Path::new(path).extension().and_then(|e| e.to_str());
-    extension.is_some_and(|e| e.eq_ignore_ascii_case("json"))
+    crate::config_edit::has_extension(path, &["json"])
 }
 
 /// The JSON text `was` with the values `now` changed carried to its own
@@ -207,34 +206,34 @@ impl Reader<'_> {
     }
 
     fn array(&mut self) -> Option<Node> {
-        self.at += 1;
-        let mut items = Vec::new();
-        if self.eat(b']') {
-            return Some(Node::Array(items));
-        }
-        loop {
-            items.push(self.value()?);
-            if self.eat(b']') {
-                return Some(Node::Array(items));
-            }
-            self.eat(b',').then_some(())?;
-        }
+        self.list(b']', Self::value).map(Node::Array)
     }
 
     fn object(&mut self) -> Option<Node> {
+        self.list(b'}', Self::entry).map(Node::Object)
+    }
+
+    /// A key and its value.
+    fn entry(&mut self) -> Option<(String, Node)> {
+        self.space();
+        let span = self.string()?;
+        let key: String = serde_json::from_slice(&self.text[span]).ok()?;
+        self.eat(b':').then_some(())?;
+        Some((key, self.value()?))
+    }
+
+    /// The items `item` reads between the opening byte the reader is at
+    /// and `close`, separated by commas.
+    fn list<T>(&mut self, close: u8, item: fn(&mut Self) -> Option<T>) -> Option<Vec<T>> {
         self.at += 1;
-        let mut entries = Vec::new();
-        if self.eat(b'}') {
-            return Some(Node::Object(entries));
+        let mut items = Vec::new();
+        if self.eat(close) {
+            return Some(items);
         }
         loop {
-            self.space();
-            let span = self.string()?;
-            let key: String = serde_json::from_slice(&self.text[span]).ok()?;
-            self.eat(b':').then_some(())?;
-            entries.push((key, self.value()?));
-            if self.eat(b'}') {
-                return Some(Node::Object(entries));
+            items.push(item(self)?);
+            if self.eat(close) {
+                return Some(items);
             }
             self.eat(b',').then_some(())?;
         }

@@ -268,8 +268,7 @@ fn carries(merged: &str, after: &Read<'_>, yaml: bool) -> bool {
 /// Whether the file at `path` is YAML, whose places are its keys'
 /// indentation, not sections.
 fn is_yaml(path: &str) -> bool {
-    let extension = std::path::Path::new(path).extension().and_then(|e| e.to_str());
-    extension.is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"))
+    crate::config_edit::has_extension(path, &["yaml", "yml"])
 }
 
 fn sorted(mut lines: Vec<String>) -> Vec<String> {
