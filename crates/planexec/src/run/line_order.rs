@@ -1,5 +1,5 @@
-//! Lines of a written file that are an input's lines put in sorted order,
-//! said as a fact for the check to weigh.
+//! Lines of a written file that are an input's lines, or items found in
+//! its text, put in sorted order, said as a fact for the check to weigh.
 //!
 //! Asked to write each badge name once "in the order they first appear",
 //! two of the 1.5B model's six programs wrote `sorted(set(names))`, agreed,
@@ -7,14 +7,17 @@
 //! (held-out-28, spent). Whether sorted is what the task asks for is the
 //! task's to say (a list "sorted A to Z" is sorted too), so this is a fact,
 //! not a finding: [`crate::synthesizer::against`] asks whether the task's
-//! own words ask otherwise.
+//! own words ask otherwise. Dates and addresses found inside a log's
+//! sentences were written `sorted(set(found))` the same way (held-out-29,
+//! spent), so an item is placed where it first stands in the input's text.
 
 /// Fewest lines a sorted file has for its order to be a fact: two lines
 /// are in one order or the other by chance.
 const FEWEST_LINES: usize = 3;
 
 /// When the lines of `now` (the file at `path`, trimmed, not blank) are
-/// each a whole line of one of `inputs` (path and text), in sorted order
+/// each in one of `inputs` (path and text), as a whole line or a word of
+/// its own inside one ([`first_places`]), in sorted order
 /// (A to Z or Z to A), and that input has them in another order (by where
 /// each first appears): a line saying so, with two lines the input has the
 /// other way round. What the fact claims, in the words a quote of the task
@@ -31,15 +34,37 @@ pub(crate) fn sorted_from(path: &str, now: &str, inputs: &[(String, String)]) ->
         .iter()
         .filter(|(input, _)| input != path)
         .find_map(|(input, text)| {
-            let lines = super::line_parts::input_lines(text);
-            let first_at = |line: &str| lines.iter().position(|l| *l == line);
-            let at: Vec<usize> = written.iter().map(|line| first_at(line)).collect::<Option<_>>()?;
+            let at = first_places(&written, text)?;
             let turned = (1..at.len()).find(|&i| at[i] < at[i - 1])?;
             let (earlier, later) = (written[turned], written[turned - 1]);
             Some(format!(
                 "The items of {path} are `sorted {way}`, not in the order in which they first appear in {input} (there `{earlier}` is before `{later}`).\n\n"
             ))
         })
+}
+
+/// Where each of `items` first appears in `text`: as a whole line of it
+/// when each is one, else as a word of its own inside it (an address or a
+/// date in a sentence); none when one of them is in neither.
+fn first_places(items: &[&str], text: &str) -> Option<Vec<usize>> {
+    let lines = super::line_parts::input_lines(text);
+    let as_lines: Option<Vec<usize>> = items
+        .iter()
+        .map(|item| lines.iter().position(|line| line == item))
+        .collect();
+    as_lines.or_else(|| items.iter().map(|item| first_word_at(text, item)).collect())
+}
+
+/// The first place in `text` where `item` stands as a word of its own:
+/// neither a letter nor a digit just before or just after it, so that
+/// `ann@x.org` is not found inside `joann@x.org`.
+fn first_word_at(text: &str, item: &str) -> Option<usize> {
+    let joined = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+    text.match_indices(item).map(|(at, _)| at).find(|&at| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + item.len()..].chars().next();
+        !joined(before) && !joined(after)
+    })
 }
 
 /// How `lines` are sorted, when they are: `A to Z` or `Z to A`, case aside.
@@ -70,6 +95,24 @@ mod tests {
         assert!(fact.contains("there `Zoe Park` is before `Mina Ortiz`"), "{fact}");
         let down = sorted_from("unique.txt", "Zoe Park\nMina Ortiz\nAdam Li\n", &badges()).unwrap();
         assert!(down.contains("sorted Z to A"), "{down}");
+    }
+
+    #[test]
+    fn items_inside_an_inputs_lines_written_sorted_are_a_fact() {
+        let log = "2024-03-16 launched, next on 2024-04-27\n2024-04-13 scrubbed\n2024-04-27 launched\n";
+        let inputs = vec![("launches.log".to_string(), log.to_string())];
+        let sorted = "2024-03-16\n2024-04-13\n2024-04-27\n";
+        let fact = sorted_from("dates.txt", sorted, &inputs).unwrap();
+        assert!(fact.contains("there `2024-04-27` is before `2024-04-13`"), "{fact}");
+        let first_seen = "2024-03-16\n2024-04-27\n2024-04-13\n";
+        assert_eq!(sorted_from("dates.txt", first_seen, &inputs), None);
+    }
+
+    #[test]
+    fn an_item_is_found_only_as_a_word_of_its_own() {
+        let text = "from joann@x.org, then ann@x.org.";
+        assert_eq!(first_word_at(text, "ann@x.org"), Some(23));
+        assert_eq!(first_word_at("annex", "ann"), None);
     }
 
     #[test]
