@@ -82,6 +82,9 @@ pub(crate) struct Made<'a> {
     pub agreeing: usize,
     /// Whether the run wrote other files the task names beside this one.
     pub beside_others: bool,
+    /// What the file held when the check found it wrong, before the plan
+    /// was revised for it (`None`: not found wrong).
+    pub found_held: Option<&'a str>,
 }
 
 /// The programs a run's check has written for one file so far, in the order
@@ -166,7 +169,7 @@ pub(crate) async fn recompute(
         // start with ERROR (each starts with a date) refuted a right count
         // of 4. A zero is no derivation, for the file or against it.
         let own = own_route(&made, &code, &out);
-        if own || reports_writing(&out, path, written) || nothing_summed(&out) {
+        if own || reports_writing(&out, path, written) || nothing_summed(&out) || found_so(&made, &out) {
             continue;
         }
         // A program that printed the file's one number in words computed it too.
@@ -219,6 +222,16 @@ fn one_derivation(made: &Made<'_>, a: &str, b: &str) -> bool {
     } else {
         one_route(a, b)
     }
+}
+
+/// Whether `out` is what the file of `made` held when the check found it
+/// wrong: a program that computed that is wrong as the file was, and is no
+/// derivation of the revision. On held-out-29 (spent) the run wrote a
+/// CSV's heights into JSON as text, the task's words were found to ask for
+/// numbers, and the revision wrote numbers; the checking programs asked
+/// before it, which had written text too, then refuted the revision.
+fn found_so(made: &Made<'_>, out: &str) -> bool {
+    made.found_held.is_some_and(|held| same_data(out, held))
 }
 
 /// Whether `a` and `b` are the same content ([`same_content`]), one

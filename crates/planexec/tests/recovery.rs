@@ -1985,6 +1985,70 @@ async fn a_fact_against_the_tasks_words_fails_the_run() {
     }
 }
 
+/// Checking programs that computed what the file held when it was found
+/// wrong (JSON numbers as text, against the task's words) do not refute
+/// the revision that put it right: they were wrong as the file was.
+#[tokio::test]
+async fn programs_that_computed_the_content_found_wrong_do_not_refute_its_revision() {
+    let task =
+        "Convert planets.csv to planets.json, one object per row. Numeric columns should be JSON numbers, not strings.";
+    let server = ScriptedServer::start();
+    let (dir, tools) = scores_with_python();
+    std::fs::write(dir.path().join("planets.csv"), "name,moons\nMars,2\nEarth,1\n").unwrap();
+    let as_text = r#"[{"name": "Mars", "moons": "2"}, {"name": "Earth", "moons": "1"}]"#;
+    let as_numbers = r#"[{"name": "Mars", "moons": 2}, {"name": "Earth", "moons": 1}]"#;
+    server
+        .role("planner")
+        .reply(Reply::json(&one_write("s1", "planets.json", as_text)));
+    server
+        .role("replanner")
+        .always(Reply::json(&one_write("s1", "planets.json", as_numbers)));
+    server
+        .role("synthesizer")
+        .containing("ask for the file to be otherwise")
+        .always(Reply::json(
+            &json!({"otherwise": true, "words": "Numeric columns should be JSON numbers"}),
+        ));
+    // Three programs written apart, each printing the rows as text.
+    let printing_text = [
+        format!("print('{as_text}')"),
+        format!("rows = '{as_text}'\nprint(rows)"),
+        format!("import json\nprint(json.dumps(json.loads('{as_text}')))"),
+    ];
+    server
+        .role("synthesizer")
+        .containing("prints that content and nothing else")
+        .replies(
+            printing_text
+                .iter()
+                .map(|code| Reply::json(&json!({ "code": code })))
+                .collect(),
+        );
+    server
+        .role("synthesizer")
+        .containing("You are the checker")
+        .always(Reply::json(&json!({"done": true, "wrong": ""})));
+    server
+        .role("synthesizer")
+        .always(Reply::content("planets.json holds the rows."));
+    let options = RunOptions {
+        mend: planexec::MendMode::Off,
+        verify: true,
+        mode: planexec::Mode::Auto,
+        ..options()
+    };
+    let report = builder(&server, tools).options(options).build().run(task).await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    let held = std::fs::read_to_string(dir.path().join("planets.json")).unwrap();
+    assert_eq!(held, as_numbers);
+    let programs = server
+        .requests_from("synthesizer")
+        .iter()
+        .filter(|r| r.prompt_text().contains("prints that content and nothing else"))
+        .count();
+    assert_eq!(programs, 3, "the revision was derived again: {:?}", report.error);
+}
+
 /// An input's lines written sorted, where the task asks for the order they
 /// first appear in, are a fact the checker is asked about; a quote that is
 /// not about the fact is asked again, and the task's words, quoted then,

@@ -471,6 +471,11 @@ async fn second_derivation(
         seen: &seen,
         agreeing: run_vote(run).map_or(0, |tally| tally.agreeing),
         beside_others,
+        found_held: run
+            .found_wrong
+            .as_ref()
+            .filter(|wrong| wrong.path == output.path)
+            .map(|wrong| wrong.held.as_str()),
     };
     let (calls, setting) = (&run.ctx.calls, &run.ctx.setting);
     let derive = crate::recompute::recompute(calls, setting, &run.task, made, &mut run.derivations);
