@@ -2049,6 +2049,57 @@ async fn programs_that_computed_the_content_found_wrong_do_not_refute_its_revisi
     assert_eq!(programs, 3, "the revision was derived again: {:?}", report.error);
 }
 
+/// A fact of the file's form (a name cut from a CSV line) that the task's
+/// words do not go against, where a program written from the task agrees
+/// with the file, is not put to the checker too: the program and the
+/// narrow question have checked the file.
+#[tokio::test]
+async fn a_fact_the_task_does_not_go_against_beside_an_agreeing_program_passes() {
+    let task = "In stations.csv, which station has the lowest min_temp? Write just the station name to coldest.txt.";
+    let server = ScriptedServer::start();
+    let (dir, tools) = scores_with_python();
+    let stations = "station,min_temp\nBirch Pass,-14.2\nHeather Top,-17.5\nFen Cross,-3.1\n";
+    std::fs::write(dir.path().join("stations.csv"), stations).unwrap();
+    server
+        .role("planner")
+        .reply(Reply::json(&one_write("s1", "coldest.txt", "Heather Top")));
+    server.role("replanner").always(Reply::json(&plan_json(vec![])));
+    server
+        .role("synthesizer")
+        .containing("ask for the file to be otherwise")
+        .always(Reply::json(
+            &json!({"otherwise": true, "words": "Write just the station name"}),
+        ));
+    server
+        .role("synthesizer")
+        .containing("prints that content and nothing else")
+        .always(Reply::json(&json!({"code": "print('Heather Top')"})));
+    server
+        .role("synthesizer")
+        .containing("You are the checker")
+        .always(Reply::json(
+            &json!({"done": false, "wrong": "it holds the whole CSV line"}),
+        ));
+    server
+        .role("synthesizer")
+        .always(Reply::content("Heather Top is the coldest."));
+    let report = run_checked(&server, tools, task, planexec::Mode::Auto).await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    let prompts: Vec<String> = server
+        .requests_from("synthesizer")
+        .iter()
+        .map(|r| r.prompt_text())
+        .collect();
+    assert!(
+        prompts.iter().any(|p| p.contains("is cut from `Heather Top,-17.5`")),
+        "the fact was put to the task's words: {prompts:?}"
+    );
+    assert!(
+        !prompts.iter().any(|p| p.contains("You are the checker: a run says")),
+        "no verdict was asked"
+    );
+}
+
 /// An input's lines written sorted, where the task asks for the order they
 /// first appear in, are a fact the checker is asked about; a quote that is
 /// not about the fact is asked again, and the task's words, quoted then,

@@ -158,13 +158,15 @@ async fn found_wrong(
     if let Some(found) = fact_against_task(run, output, &asked).await? {
         return Ok(Some(found));
     }
-    // A fact of the file's form is the check's to weigh even where a
-    // program agrees: the same model's programs share its habits (on
-    // held-out-18 a checking program, too, wrote the CSV's numbers into
-    // JSON as text, and agreed with the run).
-    let (shown, agreed) = match judged_by_programs(second, confirmed) {
-        Judged::Agrees if facts.is_empty() => return Ok(None),
-        Judged::Agrees => (None, true),
+    // Where a program agrees, the facts of the file's form have been put
+    // to the task's own words above, and none went against them. Shown them
+    // as well, the 1.5B checker failed a right station name (held-out-29,
+    // spent): it read the fact that the name is cut from a CSV line as the
+    // file holding the whole line. Before the narrow question was asked it
+    // had passed JSON numbers written as text in five held-out parts, so
+    // the question is the check of a fact, and the program of the rest.
+    let shown = match judged_by_programs(second, confirmed) {
+        Judged::Agrees => return Ok(None),
         Judged::Wrong(found) => return Ok(Some(found)),
         // Two programs written apart that ran and did the same work are
         // not failed by the model's judgement of them: of the held-out-16
@@ -175,7 +177,7 @@ async fn found_wrong(
         // held-out-19's agreeing programs that were wrong. A fact of the
         // file's form is still the check's to weigh (below).
         Judged::Unsure(_) if confirmed && facts.is_empty() => return Ok(None),
-        Judged::Unsure(shown) => (shown, false),
+        Judged::Unsure(shown) => shown,
     };
     let mut produced = crate::run::outputs::produced(run, answer);
     if let Some(printed) = shown {
@@ -192,7 +194,6 @@ async fn found_wrong(
         Ok(v) if !v.done => format!("a check of the result found: {}", v.wrong),
         // A check that could not be made says nothing against the work;
         // nor is one that passed it a second route to it.
-        _ if agreed => return Ok(None),
         _ => return unconfirmed(run, vote, output.map(|output| (output, derived)), answer).await,
     };
     Ok(Some(NotDone {
