@@ -47,13 +47,22 @@ pub(crate) enum Recomputed {
     /// printed content of the file's shape (as many lines; a number where
     /// it holds a number) that differs (`printed`): the run's route and the
     /// program's disagree, and the run's is not confirmed.
-    Disputed { path: String, printed: String },
+    Disputed {
+        path: String,
+        printed: String,
+        /// The program that printed it.
+        #[serde(default)]
+        program: Option<String>,
+    },
     /// No two derivations agree (or a program failed): no evidence either
     /// way. `printed`: what the first program that ran printed, another
     /// content than the file's, for the check to weigh.
     Unsure {
         #[serde(default)]
         printed: Option<String>,
+        /// The program that printed it.
+        #[serde(default)]
+        program: Option<String>,
     },
 }
 
@@ -353,13 +362,16 @@ fn weighed(made: Made<'_>, derivations: Vec<(String, String)>) -> Recomputed {
     // numbers): a program of the same shape that computed otherwise is not
     // outweighed by it. One of another shape (a list where lines are
     // asked) may be only another form, and is the check's to weigh.
-    let first = derivations.into_iter().next().map(|(_, out)| out);
-    match first {
-        Some(printed) if same_shape(&printed, written) => Recomputed::Disputed {
+    match derivations.into_iter().next() {
+        Some((program, printed)) if same_shape(&printed, written) => Recomputed::Disputed {
             path: path.to_string(),
             printed,
+            program: Some(program),
         },
-        printed => Recomputed::Unsure { printed },
+        first => Recomputed::Unsure {
+            printed: first.as_ref().map(|(_, out)| out.clone()),
+            program: first.map(|(program, _)| program),
+        },
     }
 }
 

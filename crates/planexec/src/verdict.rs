@@ -125,6 +125,31 @@ pub(crate) fn same_program(a: &str, b: &str) -> bool {
     bare(a) == bare(b)
 }
 
+/// Most lines [`lines_apart`] gives, and the most characters of each.
+const LINES_APART: usize = 5;
+const LINE_APART_CHARS: usize = 160;
+
+/// The lines of the program `a` that `b` has not (spacing and comments
+/// aside; a comment may say what the line does not do) and that compute:
+/// not an import, nor a line that only opens a file (two programs that
+/// read alike differ there only in names); a line that prints or writes
+/// may compute what it prints. At most [`LINES_APART`], each cut short.
+pub(crate) fn lines_apart(a: &str, b: &str) -> Vec<String> {
+    let bare = |line: &str| -> String { without_comment(line).chars().filter(|c| !c.is_whitespace()).collect() };
+    let theirs: std::collections::HashSet<String> = b.lines().map(bare).collect();
+    let computes = |line: &&str| {
+        let line = without_comment(line).trim();
+        let opens = line.starts_with("with open(") || line.contains("= open(");
+        !line.is_empty() && !line.starts_with("import ") && !line.starts_with("from ") && !opens
+    };
+    a.lines()
+        .filter(computes)
+        .filter(|line| !theirs.contains(&bare(line)))
+        .take(LINES_APART)
+        .map(|line| crate::text::one_line(without_comment(line).trim(), LINE_APART_CHARS))
+        .collect()
+}
+
 /// A line of Python without its comment: up to the first `#` that stands
 /// outside a string literal (`'#'` in `line.startswith('#')` is kept).
 fn without_comment(line: &str) -> &str {
@@ -147,6 +172,21 @@ fn without_comment(line: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_lines_apart_are_the_computing_lines_one_program_has_alone() {
+        let run = "import re\nwith open('letter.txt') as f:\n    text = f.read()\nwords = re.findall(r'\\b\\w+\\b', text)  # words\nopen('n.txt', 'w').write(str(len(words)))\n";
+        let check = "with open('letter.txt') as f:\n    text = f.read()\nwords = text.split()\nprint(len(words))\n";
+        assert_eq!(
+            lines_apart(run, check),
+            [
+                r"words = re.findall(r'\b\w+\b', text)",
+                "open('n.txt', 'w').write(str(len(words)))"
+            ]
+        );
+        assert_eq!(lines_apart(check, run), ["words = text.split()", "print(len(words))"]);
+        assert!(lines_apart(run, run).is_empty());
+    }
 
     #[test]
     fn a_verdict_cut_off_after_its_yes_or_no_still_holds_it() {

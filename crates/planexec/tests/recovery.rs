@@ -1552,6 +1552,40 @@ async fn programs_leave_the_verdict(second: &str) {
     assert!(!shown.contains("nobody"), "only the first program's: {check}");
 }
 
+/// Where the run's own program computed the file, the checker shown a
+/// checking program's other content is shown too the lines where the two
+/// programs differ, to weigh which route the task asks for.
+#[tokio::test]
+async fn the_checker_sees_where_the_runs_program_and_a_checking_program_differ() {
+    let server = ScriptedServer::start();
+    let (_dir, tools) = scores_with_python();
+    let own = "import json\nscores = json.load(open('scores.json'))\nbest = min(scores, key=scores.get)\nopen('winner.txt', 'w').write(best)";
+    server.role("planner").reply(Reply::json(&plan_json(vec![step(
+        "s1",
+        Some("python"),
+        json!({ "code": own }),
+        &[],
+    )])));
+    server.role("synthesizer").replies(vec![
+        Reply::content("Li has the most points."),
+        Reply::json(&json!({"code": "import json\nscores = json.load(open('scores.json'))\nfor name in sorted(scores, key=scores.get, reverse=True):\n    print(name)"})),
+        Reply::json(&json!({"code": "print('nobody')"})),
+        Reply::json(&json!({"code": "print('nobody', 'else')"})),
+        Reply::json(&json!({"done": true, "wrong": ""})),
+    ]);
+    let report = run_top_scorer(&server, tools).await;
+    let asked = server.requests_from("synthesizer");
+    let check = asked.last().unwrap().prompt_text();
+    assert!(check.contains("You are the checker"), "{:?}", report.error);
+    let apart = check.split("Where the two programs differ").nth(1).unwrap_or_default();
+    assert!(
+        apart.contains("best = min(scores, key=scores.get)")
+            && apart.contains("for name in sorted(scores, key=scores.get, reverse=True):"),
+        "{check}"
+    );
+    assert!(!apart.contains("json.load"), "a line both have is not shown: {check}");
+}
+
 /// A program that computed content of the file's shape (one name where it
 /// holds one) other than the file's, with no program computing what it
 /// holds, disputes the run: a verdict is not asked (the checker passed 7

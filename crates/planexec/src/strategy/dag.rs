@@ -149,7 +149,7 @@ async fn found_wrong(
     let confirmed = vote.is_some_and(|tally| tally.confirmed());
     // A second route was taken when a program printed something to compare
     // (none written, or each failed, is no evidence either way).
-    let derived = !matches!(second, None | Some(Recomputed::Unsure { printed: None }));
+    let derived = !matches!(second, None | Some(Recomputed::Unsure { printed: None, .. }));
     let facts = output.map_or(Vec::new(), |output| {
         crate::run::outputs::facts(run, &output.path, &output.now)
     });
@@ -180,8 +180,9 @@ async fn found_wrong(
         Judged::Unsure(shown) => shown,
     };
     let mut produced = crate::run::outputs::produced(run, answer);
-    if let Some(printed) = shown {
-        produced.push_str(&shown_to_check(&printed));
+    if let Some(shown) = shown {
+        let own = crate::recompute::programs_ran(&run.records).pop();
+        produced.push_str(&shown_to_check(&shown, own.as_deref()));
     }
     // Where two programs agreed and the file's form is in question, "not
     // done" stands only when a second verdict, sampled, says so too; shown
@@ -282,7 +283,13 @@ enum Judged {
     /// They found it wrong.
     Wrong(NotDone),
     /// No evidence either way; what one printed, if the check is to weigh it.
-    Unsure(Option<String>),
+    Unsure(Option<Shown>),
+}
+
+/// What a checking program printed, and the program, for the check to weigh.
+struct Shown {
+    printed: String,
+    program: Option<String>,
 }
 
 /// What the second derivation (`second`, none when it could not be made)
@@ -314,8 +321,10 @@ fn judged_by_programs(second: Option<Recomputed>, confirmed: bool) -> Judged {
         // that computed otherwise: on held-out-18 such a lone program wrote
         // a header the CSV never had and failed a right price change. What
         // it printed is the check's to weigh, as when no program agrees.
-        Some(Recomputed::Disputed { printed, .. }) if confirmed => Judged::Unsure(Some(printed)),
-        Some(Recomputed::Disputed { path, printed }) => wrong(
+        Some(Recomputed::Disputed { printed, program, .. }) if confirmed => {
+            Judged::Unsure(Some(Shown { printed, program }))
+        }
+        Some(Recomputed::Disputed { path, printed, .. }) => wrong(
             format!(
                 "a program written from the task alone computed that {path} must hold:\n{}\nand it holds something else, which no program computed",
                 crate::text::cut_to_budget(&printed, 1500).trim_end()
@@ -326,17 +335,39 @@ fn judged_by_programs(second: Option<Recomputed>, confirmed: bool) -> Judged {
         // judge shown only the work rarely finds it wrong (the 1.5B checker
         // passed IPs sorted as text, when the first program had sorted them
         // by number), and the program may be the one that is wrong.
-        Some(Recomputed::Unsure { printed }) => Judged::Unsure(printed),
+        Some(Recomputed::Unsure { printed, program }) => {
+            Judged::Unsure(printed.map(|printed| Shown { printed, program }))
+        }
         None => Judged::Unsure(None),
     }
 }
 
-/// What a checking program printed, for the check to weigh beside the run's work.
-fn shown_to_check(printed: &str) -> String {
-    format!(
+/// What a checking program printed, for the check to weigh beside the
+/// run's work, and, when the run's own program (`own`) computed the file
+/// too, the lines where the two programs differ. Shown only the two
+/// results, the 1.5B checker cannot tell which route the task asks for:
+/// on held-out-29 (spent) it passed 74 words counted with `\b\w+\b` beside a
+/// program's 68, split at whitespace as the task defined a word.
+fn shown_to_check(shown: &Shown, own: Option<&str>) -> String {
+    let printed = crate::text::cut_to_budget(&shown.printed, 1500);
+    let mut text = format!(
         "\n\nA program written from the task alone, without seeing the run's work, printed this as what the file must hold (it may be wrong too; judge which fits the task and its files):\n{}\n",
-        crate::text::cut_to_budget(printed, 1500).trim_end()
-    )
+        printed.trim_end()
+    );
+    if let Some((own, other)) = own.zip(shown.program.as_deref()) {
+        let (ours, theirs) = (
+            crate::verdict::lines_apart(own, other),
+            crate::verdict::lines_apart(other, own),
+        );
+        if !ours.is_empty() && !theirs.is_empty() {
+            text.push_str(&format!(
+                "\nWhere the two programs differ, the run's program computes it with:\n{}\nand that program with:\n{}\n",
+                ours.join("\n"),
+                theirs.join("\n")
+            ));
+        }
+    }
+    text
 }
 
 /// The tally of the vote behind the plan in force: the last program plan
