@@ -779,6 +779,38 @@ async fn a_failed_program_plan_is_written_again_with_its_error() {
     assert_eq!(calls, ["s1.1"]);
 }
 
+/// A program the executor fixed after it failed, then found wrong by the
+/// check, is written again from the program that ran, not from the plan's
+/// program with the first bug.
+#[tokio::test]
+async fn a_fixed_program_found_wrong_is_revised_from_the_program_that_ran() {
+    let failing = "t = sum(int(l) for l in open('steps.txt'))\nopen('total.txt', 'w').write(str(t))";
+    let options = RunOptions {
+        max_replans: 1,
+        verify: true,
+        ..no_retries(RunOptions::default())
+    };
+    let replies = (vec![program(failing)], vec![program(FIRST_DAY_ONLY)]);
+    let (report, dir, model) = run_program_task_with(STEPS_TASK, &STEPS, MendMode::Auto, replies, options, |model| {
+        model.replies(Role::Replanner, vec![program(STEPS_TOTALLED)]);
+        let wrong = ScriptedReply::text(r#"{"done": false, "wrong": "total.txt holds one day's steps"}"#);
+        let right = ScriptedReply::text(r#"{"done": true, "wrong": ""}"#);
+        model.replies_containing(Role::Synthesizer, "\"done\"", vec![wrong, right]);
+    })
+    .await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    assert_eq!(std::fs::read_to_string(dir.path().join("total.txt")).unwrap(), "18645");
+    let revision = serde_json::to_string(&model.requests_from(Role::Replanner)[0].messages).unwrap();
+    assert!(
+        revision.contains("readline().split()[1]"),
+        "the program that ran: {revision}"
+    );
+    assert!(
+        !revision.contains("int(l) for l"),
+        "not the plan's first program: {revision}"
+    );
+}
+
 /// A program that writes its edit to a copy beside the file the task says
 /// to change, leaving that file as it was, did not do the work, whatever a
 /// checker would say: the run fails and says where the edit went.

@@ -760,7 +760,7 @@ fn repeated(run: &Run, failed_step: &Step) -> Option<String> {
 /// Ask the replanner to revise the plan in force for `trigger`, and adopt the
 /// revision (recorded with `reason`). The inner error is the replanner's.
 async fn replan(run: &mut Run, trigger: ReplanTrigger<'_>, reason: String) -> Result<Result<(), RunError>, Exit> {
-    let current = run.plan().clone();
+    let current = super::redo::as_it_ran(run);
     let completed = run.completed(&current);
     let revised = super::drive::ask_replanner(run, &current, &completed, trigger).await?;
     match revised {

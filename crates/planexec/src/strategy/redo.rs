@@ -32,7 +32,7 @@ pub(crate) fn steps_that_made(run: &Run, path: &str) -> Vec<Step> {
     if !run.new_outputs.iter().any(|p| p == path) {
         return Vec::new();
     }
-    let plan = run.plan();
+    let plan = as_it_ran(run);
     let done: Vec<&Step> = plan.steps.iter().filter(|s| run.done.contains_key(&s.id)).collect();
     let mut chain: HashSet<&str> = done
         .iter()
@@ -55,6 +55,23 @@ pub(crate) fn steps_that_made(run: &Run, path: &str) -> Vec<Step> {
         .filter(|s| chain.contains(s.id.as_str()))
         .cloned()
         .collect()
+}
+
+/// The plan in force with each completed step as it ran: a step whose
+/// record ran other arguments than the plan's, its references aside (a
+/// failed program the executor fixed, [`crate::executor`]), has those. A
+/// revision starts from what ran: on held-out-29 (spent) a program fixed
+/// to read its amounts as numbers wrote the wrong columns, and the
+/// replanner, shown the plan's program, wrote it again with the first bug.
+pub(crate) fn as_it_ran(run: &Run) -> crate::plan::Plan {
+    let mut plan = run.plan().clone();
+    for step in plan.steps.iter_mut().filter(|s| run.done.contains_key(&s.id)) {
+        let ran = record_of(run, &step.id).and_then(|r| r.args.as_ref()?.as_object().cloned());
+        if let Some(ran) = ran.filter(|ran| *ran != run.resolved(&step.args)) {
+            step.args = ran;
+        }
+    }
+    plan
 }
 
 /// The record of the run of step `id` that succeeded last.
