@@ -345,9 +345,11 @@ fn judged_by_programs(second: Option<Recomputed>, confirmed: bool) -> Judged {
 /// What a checking program printed, for the check to weigh beside the
 /// run's work, and, when the run's own program (`own`) computed the file
 /// too, the lines where the two programs differ. Shown only the two
-/// results, the 1.5B checker cannot tell which route the task asks for:
-/// on held-out-29 (spent) it passed 74 words counted with `\b\w+\b` beside a
-/// program's 68, split at whitespace as the task defined a word.
+/// results, a checker has nothing but their values to weigh against the
+/// task; how each computed it (`re.findall(r'\b\w+\b', text)` beside
+/// `text.split()` for a task that splits words at whitespace: a pair on
+/// held-out-29, spent, where two programs of the vote outweighed the
+/// checking programs and no checker was asked) is what the task speaks to.
 fn shown_to_check(shown: &Shown, own: Option<&str>) -> String {
     let printed = crate::text::cut_to_budget(&shown.printed, 1500);
     let mut text = format!(
