@@ -206,6 +206,44 @@ pub(crate) async fn against(
     })
 }
 
+/// Which of two ways a file could be (`ways`, such as `sorted A to Z` and
+/// `in the order in which they first appear in badges.txt`) the task asks
+/// for, by the model asked twice, the ways in both orders: `Some(i)` when
+/// both answers name way `i`. A small model leans to an answer by where it
+/// stands; asked to quote the task's words about an order, the 1.5B model
+/// quoted the fact back or took its yes back (held-out-29's dates, a tune
+/// run of badges), where a choice held by a schema asks no quote.
+pub(crate) async fn which_asked(
+    calls: &ModelCalls,
+    setting: &Setting,
+    (task, what): (&str, &str),
+    ways: [&str; 2],
+) -> Result<Option<usize>, LlmError> {
+    let mut chosen = Vec::new();
+    for order in [[0, 1], [1, 0]] {
+        let question = format!(
+            "Task: {task}\n\nWhich does the task ask for, in its own words: {what}\nA: {}\nB: {}\nneither: the task does not say.\n\nReply with only a JSON object: {{\"asks\": \"A\"}}, {{\"asks\": \"B\"}} or {{\"asks\": \"neither\"}}.",
+            ways[order[0]], ways[order[1]]
+        );
+        let mut request = verdict::choice_request(
+            Role::Synthesizer,
+            setting.system(),
+            question,
+            "asks",
+            &["A", "B", "neither"],
+        );
+        request.max_tokens = Some(20);
+        let reply = calls.chat(request).await?.content.unwrap_or_default();
+        let way = match verdict::read_choice(&reply, "asks").as_deref() {
+            Some("A") => order[0],
+            Some("B") => order[1],
+            _ => return Ok(None),
+        };
+        chosen.push(way);
+    }
+    Ok((chosen[0] == chosen[1]).then_some(chosen[0]))
+}
+
 /// `words`, when they are the task's own words about what `fact` says: a
 /// run of at least two of the task's words, in its order (case, quotes and
 /// punctuation aside), that shares a word of what the fact claims. Asked

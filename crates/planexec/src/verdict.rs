@@ -18,6 +18,25 @@ pub(crate) fn request(role: Role, system: String, question: String, name: &str, 
     structured(role, system, question, name, properties, json!([yes, why]))
 }
 
+/// A request for `{<field>: <one of choices>}` from `role`'s model: one
+/// of a few answers, the schema holding the reply to them.
+pub(crate) fn choice_request(
+    role: Role,
+    system: String,
+    question: String,
+    field: &str,
+    choices: &[&str],
+) -> ChatRequest {
+    let properties = json!({field: {"type": "string", "enum": choices}});
+    structured(role, system, question, field, properties, json!([field]))
+}
+
+/// The choice a reply holds in `field`, when it holds one.
+pub(crate) fn read_choice(reply: &str, field: &str) -> Option<String> {
+    let answer = crate::json::parse_in_text::<Map<String, Value>>(reply)?;
+    answer.get(field)?.as_str().map(|choice| choice.trim().to_string())
+}
+
 fn structured(
     role: Role,
     system: String,

@@ -2181,6 +2181,64 @@ async fn an_inputs_lines_written_sorted_against_the_tasks_words_fail_the_run() {
     assert!(asked_again, "the first quote was not about the fact");
 }
 
+/// Items written sorted where the input has them in another order: the
+/// task is asked which of the two orders it asks for, both ways round, and
+/// two answers that name the input's order fail the run; answers that name
+/// each way once (a lean to where an answer stands) find nothing.
+#[tokio::test]
+async fn the_order_a_task_asks_for_is_asked_both_ways_round() {
+    let task = "names.txt has repeats. Write each name once to unique.txt, in the order they first appear.";
+    for (answers, fails) in [(["B", "A"], true), (["A", "A"], false)] {
+        let server = ScriptedServer::start();
+        let (dir, tools) = workspace_tools();
+        std::fs::write(dir.path().join("names.txt"), "Zoe\nAdam\nZoe\nMina\n").unwrap();
+        server
+            .role("planner")
+            .reply(Reply::json(&one_write("s1", "unique.txt", "Adam\nMina\nZoe\n")));
+        server.role("replanner").always(Reply::json(&plan_json(vec![])));
+        server
+            .role("synthesizer")
+            .containing("Which does the task ask for")
+            .replies(answers.iter().map(|a| Reply::json(&json!({ "asks": a }))).collect());
+        server
+            .role("synthesizer")
+            .containing("ask for the file to be otherwise")
+            .always(Reply::json(&json!({"otherwise": false, "words": ""})));
+        server
+            .role("synthesizer")
+            .always(Reply::content(r#"{"done": true, "wrong": ""}"#));
+        let options = RunOptions {
+            verify: true,
+            ..options()
+        };
+        let report = builder(&server, tools).options(options).build().run(task).await;
+        let asked: Vec<String> = server
+            .requests_from("synthesizer")
+            .iter()
+            .map(|r| r.prompt_text())
+            .filter(|p| p.contains("Which does the task ask for"))
+            .collect();
+        assert_eq!(asked.len(), 2, "{asked:?}");
+        assert!(
+            asked[0].contains("A: sorted A to Z\nB: in the order in which they first appear in names.txt"),
+            "{}",
+            asked[0]
+        );
+        assert!(
+            asked[1].contains("A: in the order in which they first appear in names.txt\nB: sorted A to Z"),
+            "{}",
+            asked[1]
+        );
+        if fails {
+            assert_eq!(report.status, RunStatus::Failed, "{:?}", report.answer);
+            let replan = server.requests_from("replanner")[0].prompt_text();
+            assert!(replan.contains("asked both ways round, the task asks for them in the order in which they first appear in names.txt"), "{replan}");
+        } else {
+            assert!(report.succeeded(), "{:?}", report.error);
+        }
+    }
+}
+
 /// A JSON file a step dumped in another indentation, with one value
 /// changed, gets its own layout back with that value, and the step's
 /// record says so.

@@ -24,7 +24,7 @@ const FEWEST_LINES: usize = 3;
 /// about it must share ([`crate::synthesizer::against`]), is the order
 /// the items are not in: a task that says "sorted alphabetically" does not
 /// ask otherwise than `sorted A to Z`.
-pub(crate) fn sorted_from(path: &str, now: &str, inputs: &[(String, String)]) -> Option<String> {
+pub(crate) fn sorted_from(path: &str, now: &str, inputs: &[(String, String)]) -> Option<SortedOrder> {
     let written = super::line_parts::lines_written(now);
     if written.len() < FEWEST_LINES {
         return None;
@@ -37,10 +37,27 @@ pub(crate) fn sorted_from(path: &str, now: &str, inputs: &[(String, String)]) ->
             let at = first_places(&written, text)?;
             let turned = (1..at.len()).find(|&i| at[i] < at[i - 1])?;
             let (earlier, later) = (written[turned], written[turned - 1]);
-            Some(format!(
-                "The items of {path} are `sorted {way}`, not in the order in which they first appear in {input} (there `{earlier}` is before `{later}`).\n\n"
-            ))
+            let first_seen = format!("in the order in which they first appear in {input}");
+            Some(SortedOrder {
+                text: format!(
+                    "The items of {path} are `sorted {way}`, not {first_seen} (there `{earlier}` is before `{later}`).\n\n"
+                ),
+                question: format!("in what order are the items of {path} to be written?"),
+                ways: [format!("sorted {way}"), first_seen],
+            })
         })
+}
+
+/// Items of a written file put in sorted order, which an input has in
+/// another: the fact, and the two orders a task may ask for.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct SortedOrder {
+    /// The fact, in words, ending in a blank line.
+    pub text: String,
+    /// The question the task answers in choosing one of `ways`.
+    pub question: String,
+    /// The order the items are in (`sorted A to Z`), and the input's.
+    pub ways: [String; 2],
 }
 
 /// Where each of `items` first appears in `text`: as a whole line of it
@@ -90,10 +107,20 @@ mod tests {
 
     #[test]
     fn an_inputs_lines_written_sorted_are_a_fact() {
-        let fact = sorted_from("unique.txt", "Adam Li\nMina Ortiz\nZoe Park\n", &badges()).unwrap();
+        let fact = sorted_from("unique.txt", "Adam Li\nMina Ortiz\nZoe Park\n", &badges())
+            .unwrap()
+            .text;
         assert!(fact.contains("sorted A to Z"), "{fact}");
         assert!(fact.contains("there `Zoe Park` is before `Mina Ortiz`"), "{fact}");
         let down = sorted_from("unique.txt", "Zoe Park\nMina Ortiz\nAdam Li\n", &badges()).unwrap();
+        assert_eq!(
+            down.ways,
+            [
+                "sorted Z to A",
+                "in the order in which they first appear in badge_names.txt"
+            ]
+        );
+        let down = down.text;
         assert!(down.contains("sorted Z to A"), "{down}");
     }
 
@@ -102,7 +129,7 @@ mod tests {
         let log = "2024-03-16 launched, next on 2024-04-27\n2024-04-13 scrubbed\n2024-04-27 launched\n";
         let inputs = vec![("launches.log".to_string(), log.to_string())];
         let sorted = "2024-03-16\n2024-04-13\n2024-04-27\n";
-        let fact = sorted_from("dates.txt", sorted, &inputs).unwrap();
+        let fact = sorted_from("dates.txt", sorted, &inputs).unwrap().text;
         assert!(fact.contains("there `2024-04-27` is before `2024-04-13`"), "{fact}");
         let first_seen = "2024-03-16\n2024-04-27\n2024-04-13\n";
         assert_eq!(sorted_from("dates.txt", first_seen, &inputs), None);

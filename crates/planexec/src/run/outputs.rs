@@ -311,12 +311,13 @@ pub(crate) fn facts(run: &Run, path: &str, now: &str) -> Vec<String> {
     typed.into_iter().chain(moved).chain(cut).collect()
 }
 
-/// A fact of the file at `path` that the task's own words are asked
-/// about ([`crate::synthesizer::against`]) beside its [`facts`], and that
+/// A fact of the file at `path` that the task is asked about (which
+/// order it asks for, [`crate::synthesizer::which_asked`], and its own
+/// words, [`crate::synthesizer::against`]) beside its [`facts`], and that
 /// the checker is not shown: an input's lines put in sorted order. Shown
 /// that a sorted list was not in the input's order, the 1.5B checker
 /// failed a run asked to sort it, twice (a spent tune part).
-pub(crate) fn order_fact(run: &Run, path: &str, now: &str) -> Option<String> {
+pub(crate) fn order_fact(run: &Run, path: &str, now: &str) -> Option<super::line_order::SortedOrder> {
     super::line_order::sorted_from(path, now, &run.originals)
 }
 

@@ -154,7 +154,10 @@ async fn found_wrong(
         crate::run::outputs::facts(run, &output.path, &output.now)
     });
     let order = output.and_then(|output| crate::run::outputs::order_fact(run, &output.path, &output.now));
-    let asked: Vec<String> = facts.iter().cloned().chain(order).collect();
+    if let Some(found) = order_asked(run, output, order.as_ref()).await? {
+        return Ok(Some(found));
+    }
+    let asked: Vec<String> = facts.iter().cloned().chain(order.map(|order| order.text)).collect();
     if let Some(found) = fact_against_task(run, output, &asked).await? {
         return Ok(Some(found));
     }
@@ -247,6 +250,34 @@ async fn fact_against_task(
         }
     }
     Ok(None)
+}
+
+/// When the items of `output` are sorted where an input has them in
+/// another order (`order`), and the task, asked which of the two it asks
+/// for both ways round ([`synthesizer::which_asked`]), names the input's:
+/// that, as work not done.
+async fn order_asked(
+    run: &Run,
+    output: Option<&crate::run::outputs::Output>,
+    order: Option<&crate::run::line_order::SortedOrder>,
+) -> Result<Option<NotDone>, Exit> {
+    let (Some(output), Some(order)) = (output, order) else {
+        return Ok(None);
+    };
+    let (calls, setting) = (&run.ctx.calls, &run.ctx.setting);
+    let ways = [order.ways[0].as_str(), order.ways[1].as_str()];
+    let asking = synthesizer::which_asked(calls, setting, (&run.task, &order.question), ways);
+    Ok(match Run::guard(&run.ctx.control, asking).await? {
+        Ok(Some(1)) => Some(NotDone::wrong(
+            format!(
+                "{}, and asked both ways round, the task asks for them {}",
+                order.text.trim().trim_end_matches('.'),
+                order.ways[1]
+            ),
+            output.path.clone(),
+        )),
+        _ => None,
+    })
 }
 
 /// The check's verdict on `produced`; when `twice`, a verdict that the work
