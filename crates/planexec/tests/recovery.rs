@@ -2134,13 +2134,13 @@ async fn a_fact_the_task_does_not_go_against_beside_an_agreeing_program_passes()
     );
 }
 
-/// An input's lines written sorted, where the task asks for the order they
-/// first appear in, are a fact the checker is asked about; a quote that is
-/// not about the fact is asked again, and the task's words, quoted then,
-/// fail the run.
-#[tokio::test]
-async fn an_inputs_lines_written_sorted_against_the_tasks_words_fail_the_run() {
-    let task = "names.txt has repeats. Write each name once to unique.txt, in the order they first appear.";
+/// A task that asks for names in the order they first appear.
+const FIRST_SEEN_TASK: &str =
+    "names.txt has repeats. Write each name once to unique.txt, in the order they first appear.";
+
+/// A server whose plan writes the names of [`FIRST_SEEN_TASK`] sorted, in
+/// a workspace that has them in another order.
+fn names_written_sorted() -> (ScriptedServer, tempfile::TempDir, ToolRegistry) {
     let server = ScriptedServer::start();
     let (dir, tools) = workspace_tools();
     std::fs::write(dir.path().join("names.txt"), "Zoe\nAdam\nZoe\nMina\n").unwrap();
@@ -2148,6 +2148,16 @@ async fn an_inputs_lines_written_sorted_against_the_tasks_words_fail_the_run() {
         .role("planner")
         .reply(Reply::json(&one_write("s1", "unique.txt", "Adam\nMina\nZoe\n")));
     server.role("replanner").always(Reply::json(&plan_json(vec![])));
+    (server, dir, tools)
+}
+
+/// An input's lines written sorted, where the task asks for the order they
+/// first appear in, are a fact the checker is asked about; a quote that is
+/// not about the fact is asked again, and the task's words, quoted then,
+/// fail the run.
+#[tokio::test]
+async fn an_inputs_lines_written_sorted_against_the_tasks_words_fail_the_run() {
+    let (server, dir, tools) = names_written_sorted();
     server
         .role("synthesizer")
         .containing("ask for the file to be otherwise")
@@ -2162,7 +2172,11 @@ async fn an_inputs_lines_written_sorted_against_the_tasks_words_fail_the_run() {
         verify: true,
         ..options()
     };
-    let report = builder(&server, tools).options(options).build().run(task).await;
+    let report = builder(&server, tools)
+        .options(options)
+        .build()
+        .run(FIRST_SEEN_TASK)
+        .await;
     assert_eq!(report.status, RunStatus::Failed, "{:?}", report.answer);
     let replan = server.requests_from("replanner")[0].prompt_text();
     assert!(
@@ -2187,15 +2201,8 @@ async fn an_inputs_lines_written_sorted_against_the_tasks_words_fail_the_run() {
 /// each way once (a lean to where an answer stands) find nothing.
 #[tokio::test]
 async fn the_order_a_task_asks_for_is_asked_both_ways_round() {
-    let task = "names.txt has repeats. Write each name once to unique.txt, in the order they first appear.";
     for (answers, fails) in [(["B", "A"], true), (["A", "A"], false)] {
-        let server = ScriptedServer::start();
-        let (dir, tools) = workspace_tools();
-        std::fs::write(dir.path().join("names.txt"), "Zoe\nAdam\nZoe\nMina\n").unwrap();
-        server
-            .role("planner")
-            .reply(Reply::json(&one_write("s1", "unique.txt", "Adam\nMina\nZoe\n")));
-        server.role("replanner").always(Reply::json(&plan_json(vec![])));
+        let (server, _dir, tools) = names_written_sorted();
         server
             .role("synthesizer")
             .containing("Which does the task ask for")
@@ -2211,7 +2218,11 @@ async fn the_order_a_task_asks_for_is_asked_both_ways_round() {
             verify: true,
             ..options()
         };
-        let report = builder(&server, tools).options(options).build().run(task).await;
+        let report = builder(&server, tools)
+            .options(options)
+            .build()
+            .run(FIRST_SEEN_TASK)
+            .await;
         let asked: Vec<String> = server
             .requests_from("synthesizer")
             .iter()
