@@ -2141,12 +2141,17 @@ const FIRST_SEEN_TASK: &str =
 /// A server whose plan writes the names of [`FIRST_SEEN_TASK`] sorted, in
 /// a workspace that has them in another order.
 fn names_written_sorted() -> (ScriptedServer, tempfile::TempDir, ToolRegistry) {
+    names_written("Adam\nMina\nZoe\n")
+}
+
+/// A server whose plan writes `names` to unique.txt for [`FIRST_SEEN_TASK`].
+fn names_written(names: &str) -> (ScriptedServer, tempfile::TempDir, ToolRegistry) {
     let server = ScriptedServer::start();
     let (dir, tools) = workspace_tools();
     std::fs::write(dir.path().join("names.txt"), "Zoe\nAdam\nZoe\nMina\n").unwrap();
     server
         .role("planner")
-        .reply(Reply::json(&one_write("s1", "unique.txt", "Adam\nMina\nZoe\n")));
+        .reply(Reply::json(&one_write("s1", "unique.txt", names)));
     server.role("replanner").always(Reply::json(&plan_json(vec![])));
     (server, dir, tools)
 }
@@ -2243,11 +2248,45 @@ async fn the_order_a_task_asks_for_is_asked_both_ways_round() {
         if fails {
             assert_eq!(report.status, RunStatus::Failed, "{:?}", report.answer);
             let replan = server.requests_from("replanner")[0].prompt_text();
-            assert!(replan.contains("asked both ways round, the task asks for them in the order in which they first appear in names.txt"), "{replan}");
+            assert!(replan.contains("asked both ways round, the task asks for the other way: in the order in which they first appear in names.txt"), "{replan}");
         } else {
             assert!(report.succeeded(), "{:?}", report.error);
         }
     }
+}
+
+/// A list the run made with an item written twice: the task is asked,
+/// both ways round, whether it asks for repeats kept or each item once.
+#[tokio::test]
+async fn a_repeat_in_a_list_is_asked_of_the_task_both_ways_round() {
+    let (server, _dir, tools) = names_written("Zoe\nAdam\nZoe\nMina\n");
+    server
+        .role("synthesizer")
+        .containing("Which does the task ask for")
+        .replies(vec![
+            Reply::json(&json!({"asks": "B"})),
+            Reply::json(&json!({"asks": "A"})),
+        ]);
+    server
+        .role("synthesizer")
+        .always(Reply::content(r#"{"done": true, "wrong": ""}"#));
+    let options = RunOptions {
+        verify: true,
+        ..options()
+    };
+    let report = builder(&server, tools)
+        .options(options)
+        .build()
+        .run(FIRST_SEEN_TASK)
+        .await;
+    assert_eq!(report.status, RunStatus::Failed, "{:?}", report.answer);
+    let replan = server.requests_from("replanner")[0].prompt_text();
+    assert!(
+        replan.contains(
+            "`Zoe` is written 2 times, and asked both ways round, the task asks for the other way: each item only once"
+        ),
+        "{replan}"
+    );
 }
 
 /// A JSON file a step dumped in another indentation, with one value

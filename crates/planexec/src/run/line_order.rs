@@ -11,6 +11,8 @@
 //! sentences were written `sorted(set(found))` the same way (held-out-29,
 //! spent), so an item is placed where it first stands in the input's text.
 
+use super::two_ways::TwoWays;
+
 /// Fewest lines a sorted file has for its order to be a fact: two lines
 /// are in one order or the other by chance.
 const FEWEST_LINES: usize = 3;
@@ -24,7 +26,7 @@ const FEWEST_LINES: usize = 3;
 /// about it must share ([`crate::synthesizer::against`]), is the order
 /// the items are not in: a task that says "sorted alphabetically" does not
 /// ask otherwise than `sorted A to Z`.
-pub(crate) fn sorted_from(path: &str, now: &str, inputs: &[(String, String)]) -> Option<SortedOrder> {
+pub(crate) fn sorted_from(path: &str, now: &str, inputs: &[(String, String)]) -> Option<TwoWays> {
     let written = super::line_parts::lines_written(now);
     if written.len() < FEWEST_LINES {
         return None;
@@ -38,7 +40,7 @@ pub(crate) fn sorted_from(path: &str, now: &str, inputs: &[(String, String)]) ->
             let turned = (1..at.len()).find(|&i| at[i] < at[i - 1])?;
             let (earlier, later) = (written[turned], written[turned - 1]);
             let first_seen = format!("in the order in which they first appear in {input}");
-            Some(SortedOrder {
+            Some(TwoWays {
                 text: format!(
                     "The items of {path} are `sorted {way}`, not {first_seen} (there `{earlier}` is before `{later}`).\n\n"
                 ),
@@ -46,18 +48,6 @@ pub(crate) fn sorted_from(path: &str, now: &str, inputs: &[(String, String)]) ->
                 ways: [format!("sorted {way}"), first_seen],
             })
         })
-}
-
-/// Items of a written file put in sorted order, which an input has in
-/// another: the fact, and the two orders a task may ask for.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct SortedOrder {
-    /// The fact, in words, ending in a blank line.
-    pub text: String,
-    /// The question the task answers in choosing one of `ways`.
-    pub question: String,
-    /// The order the items are in (`sorted A to Z`), and the input's.
-    pub ways: [String; 2],
 }
 
 /// Where each of `items` first appears in `text`: as a whole line of it

@@ -15,7 +15,9 @@ pub(crate) mod line_parts;
 pub(crate) mod name_written;
 pub(crate) mod outputs;
 pub(crate) mod owner;
+mod repeats;
 pub(crate) mod resume;
+pub(crate) mod two_ways;
 pub(crate) mod whole_values;
 
 use std::collections::HashMap;

@@ -311,14 +311,18 @@ pub(crate) fn facts(run: &Run, path: &str, now: &str) -> Vec<String> {
     typed.into_iter().chain(moved).chain(cut).collect()
 }
 
-/// A fact of the file at `path` that the task is asked about (which
-/// order it asks for, [`crate::synthesizer::which_asked`], and its own
-/// words, [`crate::synthesizer::against`]) beside its [`facts`], and that
-/// the checker is not shown: an input's lines put in sorted order. Shown
-/// that a sorted list was not in the input's order, the 1.5B checker
-/// failed a run asked to sort it, twice (a spent tune part).
-pub(crate) fn order_fact(run: &Run, path: &str, now: &str) -> Option<super::line_order::SortedOrder> {
-    super::line_order::sorted_from(path, now, &run.originals)
+/// Facts of the file at `path` that the task is asked about as a choice
+/// of two ways ([`crate::synthesizer::which_asked`]), and by its own words
+/// ([`crate::synthesizer::against`]), beside its [`facts`], and that the
+/// checker is not shown: an input's lines put in sorted order, and, in a
+/// list the run made, an item written more than once. Shown that a sorted
+/// list was not in the input's order, the 1.5B checker failed a run asked
+/// to sort it, twice (a spent tune part).
+pub(crate) fn choice_facts(run: &Run, path: &str, now: &str) -> Vec<super::two_ways::TwoWays> {
+    let sorted = super::line_order::sorted_from(path, now, &run.originals);
+    let made = run.new_outputs.iter().any(|new| new == path);
+    let repeated = made.then(|| super::repeats::repeated_in(path, now)).flatten();
+    sorted.into_iter().chain(repeated).collect()
 }
 
 /// Lines of `path` that an edit kept as they were and moved elsewhere,

@@ -153,11 +153,17 @@ async fn found_wrong(
     let facts = output.map_or(Vec::new(), |output| {
         crate::run::outputs::facts(run, &output.path, &output.now)
     });
-    let order = output.and_then(|output| crate::run::outputs::order_fact(run, &output.path, &output.now));
-    if let Some(found) = order_asked(run, output, order.as_ref()).await? {
+    let choices = output.map_or(Vec::new(), |output| {
+        crate::run::outputs::choice_facts(run, &output.path, &output.now)
+    });
+    if let Some(found) = other_way_asked(run, output, &choices).await? {
         return Ok(Some(found));
     }
-    let asked: Vec<String> = facts.iter().cloned().chain(order.map(|order| order.text)).collect();
+    let asked: Vec<String> = facts
+        .iter()
+        .cloned()
+        .chain(choices.into_iter().map(|fact| fact.text))
+        .collect();
     if let Some(found) = fact_against_task(run, output, &asked).await? {
         return Ok(Some(found));
     }
@@ -252,32 +258,32 @@ async fn fact_against_task(
     Ok(None)
 }
 
-/// When the items of `output` are sorted where an input has them in
-/// another order (`order`), and the task, asked which of the two it asks
-/// for both ways round ([`synthesizer::which_asked`]), names the input's:
-/// that, as work not done.
-async fn order_asked(
+/// When a fact of `output` (of `choices`: its items sorted where an input
+/// has them in another order, an item written twice) has another way, and
+/// the task, asked which of the two it asks for both ways round
+/// ([`synthesizer::which_asked`]), names the other: that, as work not done.
+async fn other_way_asked(
     run: &Run,
     output: Option<&crate::run::outputs::Output>,
-    order: Option<&crate::run::line_order::SortedOrder>,
+    choices: &[crate::run::two_ways::TwoWays],
 ) -> Result<Option<NotDone>, Exit> {
-    let (Some(output), Some(order)) = (output, order) else {
+    let Some(output) = output else {
         return Ok(None);
     };
     let (calls, setting) = (&run.ctx.calls, &run.ctx.setting);
-    let ways = [order.ways[0].as_str(), order.ways[1].as_str()];
-    let asking = synthesizer::which_asked(calls, setting, (&run.task, &order.question), ways);
-    Ok(match Run::guard(&run.ctx.control, asking).await? {
-        Ok(Some(1)) => Some(NotDone::wrong(
-            format!(
-                "{}, and asked both ways round, the task asks for them {}",
-                order.text.trim().trim_end_matches('.'),
-                order.ways[1]
-            ),
-            output.path.clone(),
-        )),
-        _ => None,
-    })
+    for fact in choices {
+        let ways = [fact.ways[0].as_str(), fact.ways[1].as_str()];
+        let asking = synthesizer::which_asked(calls, setting, (&run.task, &fact.question), ways);
+        if let Ok(Some(1)) = Run::guard(&run.ctx.control, asking).await? {
+            let what = format!(
+                "{}, and asked both ways round, the task asks for the other way: {}",
+                fact.text.trim().trim_end_matches('.'),
+                fact.ways[1]
+            );
+            return Ok(Some(NotDone::wrong(what, output.path.clone())));
+        }
+    }
+    Ok(None)
 }
 
 /// The check's verdict on `produced`; when `twice`, a verdict that the work
