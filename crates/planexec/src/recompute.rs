@@ -691,7 +691,7 @@ async fn program(
         format!("\n{readers}\n")
     };
     let question = format!(
-        "Write a short Python 3 program (standard library only) that {what}. Do not write or change any file: only print. It runs in the workspace folder and opens the task's files by their paths. Begin it with a comment that quotes the task's words saying what to compute, and compute exactly that.\n\nTask: {task}\n\nFiles in the workspace: {}\n{}{readers}{fix}\nReply with only the program, in one ```python block, and no explanation.",
+        "Write a short Python 3 program (standard library only) that {what}. Do not write or change any file: only print. It runs in the workspace folder and opens the task's files by their paths.\n\nTask: {task}\n\nFiles in the workspace: {}\n{}{readers}{fix}\nReply with only the program, in one ```python block, and no explanation.",
         files.join(", "),
         inputs_shown(task, (path, before), workspace)
     );
