@@ -730,6 +730,39 @@ async fn a_config_edit_that_moves_settings_the_task_does_not_name_is_not_the_wor
     }
 }
 
+/// Where two programs of the vote did the work and a checking program
+/// computed otherwise, the task is asked which of the two routes it asks
+/// for, both ways round: the checking program's, named twice, fails the
+/// run; the run's, named twice, passes it.
+#[tokio::test]
+async fn the_route_a_task_asks_for_is_asked_where_a_checking_program_differs_from_a_vote() {
+    let header_made_up = "print('item,cost')\nprint('whole milk,1.35')\nprint('oat milk,2.15')";
+    for (answers, fails) in [(["B", "A"], true), (["A", "B"], false)] {
+        let (report, _dir, model) = run_oat_milk_voted(header_made_up, |model| {
+            let asks = answers
+                .map(|a| ScriptedReply::text(format!(r#"{{"asks": "{a}"}}"#)))
+                .to_vec();
+            model.replies_containing(Role::Synthesizer, "Which does the task ask for", asks);
+        })
+        .await;
+        let asked: Vec<String> = model
+            .requests_from(Role::Synthesizer)
+            .iter()
+            .map(|r| serde_json::to_string(&r.messages).unwrap())
+            .filter(|text| text.contains("Which does the task ask for"))
+            .collect();
+        assert_eq!(asked.len(), 2, "{:?}", report.error);
+        assert!(asked[0].contains("print('item,cost')"), "{}", asked[0]);
+        if fails {
+            assert_eq!(report.status, RunStatus::Failed);
+            let error = report.error.unwrap_or_default();
+            assert!(error.contains("the task asks for that program's way"), "{error}");
+        } else {
+            assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+        }
+    }
+}
+
 /// Where two programs written apart did the work, the model's check of it
 /// is not asked: it is no second route, and against such agreement the
 /// 1.5B checker was wrong each time it was replayed.

@@ -184,8 +184,11 @@ async fn found_wrong(
         // replayed had done the work (it said `2024-01-17` was written
         // "without checking meter.csv"), while it passed all 3 of
         // held-out-19's agreeing programs that were wrong. A fact of the
-        // file's form is still the check's to weigh (below).
-        Judged::Unsure(_) if confirmed && facts.is_empty() => return Ok(None),
+        // file's form is still the check's to weigh (below), and which of
+        // two routes the task asks for is asked as a choice (`route_asked`).
+        Judged::Unsure(shown) if confirmed && facts.is_empty() => {
+            return route_asked(run, output, shown.as_ref()).await;
+        }
         Judged::Unsure(shown) => shown,
     };
     let mut produced = crate::run::outputs::produced(run, answer);
@@ -284,6 +287,47 @@ async fn other_way_asked(
         }
     }
     Ok(None)
+}
+
+/// Where two programs of the vote did the work and a checking program
+/// computed other content (`shown`), and the run's program and that one
+/// differ in lines that compute: which of the two routes the task asks
+/// for, asked both ways round ([`synthesizer::which_asked`]); the checking
+/// program's, named twice, is work not done. On held-out-29 (spent) two of
+/// the vote's three programs took `statistics.mean` of a column the task
+/// said to add up, and the checking program that summed it was outweighed.
+async fn route_asked(
+    run: &Run,
+    output: Option<&crate::run::outputs::Output>,
+    shown: Option<&Shown>,
+) -> Result<Option<NotDone>, Exit> {
+    let (Some(output), Some(shown)) = (output, shown) else {
+        return Ok(None);
+    };
+    let own = crate::recompute::programs_ran(&run.records).pop();
+    let (Some(own), Some(theirs)) = (own, shown.program.as_deref()) else {
+        return Ok(None);
+    };
+    let apart = [
+        crate::verdict::lines_apart(&own, theirs),
+        crate::verdict::lines_apart(theirs, &own),
+    ];
+    if apart.iter().any(Vec::is_empty) {
+        return Ok(None);
+    }
+    let [ours, other] = apart.map(|lines| format!("computing it with `{}`", lines.join("` then `")));
+    let (calls, setting) = (&run.ctx.calls, &run.ctx.setting);
+    let question = format!("how is what {} holds to be computed?", output.path);
+    let asking = synthesizer::which_asked(calls, setting, (&run.task, &question), [&ours, &other]);
+    let Ok(Some(1)) = Run::guard(&run.ctx.control, asking).await? else {
+        return Ok(None);
+    };
+    let what = format!(
+        "a program written from the task alone computed that {} must hold:\n{}\nand it holds something else; the run's program differs from it in {ours}, that program in {other}, and asked both ways round, the task asks for that program's way",
+        output.path,
+        crate::text::cut_to_budget(&shown.printed, 1500).trim_end()
+    );
+    Ok(Some(NotDone::wrong(what, output.path.clone())))
 }
 
 /// The check's verdict on `produced`; when `twice`, a verdict that the work
