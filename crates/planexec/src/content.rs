@@ -221,6 +221,32 @@ pub(crate) fn same_json(a: &str, b: &str) -> bool {
     matches!((document(a), document(b)), (Some(x), Some(y)) if x == y)
 }
 
+/// Whether `a` and `b` are each one JSON document holding the same data
+/// once every string that is a number is taken as that number (`"4.31"`
+/// as `4.31`): the same rows, one with numbers written as text.
+pub(crate) fn same_json_but_typing(a: &str, b: &str) -> bool {
+    fn typed(value: serde_json::Value) -> serde_json::Value {
+        use serde_json::Value;
+        match value {
+            Value::String(text) => match text.trim().parse::<f64>() {
+                Ok(n) if n.is_finite() => serde_json::json!(n),
+                _ => Value::String(text),
+            },
+            Value::Number(n) => serde_json::json!(n.as_f64()),
+            Value::Array(items) => Value::Array(items.into_iter().map(typed).collect()),
+            Value::Object(fields) => Value::Object(fields.into_iter().map(|(k, v)| (k, typed(v))).collect()),
+            other => other,
+        }
+    }
+    let document = |text: &str| {
+        serde_json::from_str::<serde_json::Value>(text.trim())
+            .ok()
+            .filter(|value| value.is_object() || value.is_array())
+            .map(typed)
+    };
+    matches!((document(a), document(b)), (Some(x), Some(y)) if x == y)
+}
+
 /// Whether `a` and `b` have one shape: where either is a number, both are
 /// one value written with digits (`1` and `1.78.0`; not `3 failures`);
 /// otherwise, as many lines.
@@ -303,6 +329,19 @@ pub(crate) fn lines(text: &str) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_rows_with_numbers_as_text_are_the_same_but_for_typing() {
+        let text = r#"[{"t": "03:12", "h": "4.31"}, {"t": "09:27", "h": "0.86"}]"#;
+        let typed = "[\n  {\"t\": \"03:12\", \"h\": 4.31},\n  {\"t\": \"09:27\", \"h\": 0.86}\n]";
+        assert!(same_json_but_typing(text, typed));
+        assert!(!same_json(text, typed));
+        assert!(
+            !same_json_but_typing(text, r#"[{"t": "03:12", "h": 4.31}]"#),
+            "a row fewer"
+        );
+        assert!(!same_json_but_typing("4.31", "4.31"), "no document");
+    }
 
     #[test]
     fn a_table_that_begins_with_a_data_row_of_its_input_lost_the_header() {

@@ -2021,22 +2021,39 @@ async fn a_fact_against_the_tasks_words_fails_the_run() {
 
 /// Checking programs that computed what the file held when it was found
 /// wrong (JSON numbers as text, against the task's words) do not refute
-/// the revision that put it right: they were wrong as the file was.
+/// the revision that put it right: they were wrong as the file was. Where
+/// the revision is their content with the numbers typed, the first
+/// confirms it; where it differs otherwise too (rows turned round), none
+/// is a derivation of it, and the check decides.
 #[tokio::test]
 async fn programs_that_computed_the_content_found_wrong_do_not_refute_its_revision() {
+    let as_numbers = r#"[{"name": "Mars", "moons": 2}, {"name": "Earth", "moons": 1}]"#;
+    let turned = r#"[{"name": "Earth", "moons": 1}, {"name": "Mars", "moons": 2}]"#;
+    for (revision, programs) in [(as_numbers, 1), (turned, 3)] {
+        let (report, held, asked) = planets_revised(revision).await;
+        assert!(report.succeeded(), "{:?}", report.error);
+        assert_eq!(held, revision);
+        assert_eq!(asked, programs, "{revision}: {:?}", report.error);
+    }
+}
+
+/// The planets task, whose plan writes its numbers as text and whose
+/// revision writes `revision`, checked by programs that each print the
+/// rows as text: the report, what planets.json holds, and how many
+/// checking programs were asked.
+async fn planets_revised(revision: &str) -> (RunReport, String, usize) {
     let task =
         "Convert planets.csv to planets.json, one object per row. Numeric columns should be JSON numbers, not strings.";
     let server = ScriptedServer::start();
     let (dir, tools) = scores_with_python();
     std::fs::write(dir.path().join("planets.csv"), "name,moons\nMars,2\nEarth,1\n").unwrap();
     let as_text = r#"[{"name": "Mars", "moons": "2"}, {"name": "Earth", "moons": "1"}]"#;
-    let as_numbers = r#"[{"name": "Mars", "moons": 2}, {"name": "Earth", "moons": 1}]"#;
     server
         .role("planner")
         .reply(Reply::json(&one_write("s1", "planets.json", as_text)));
     server
         .role("replanner")
-        .always(Reply::json(&one_write("s1", "planets.json", as_numbers)));
+        .always(Reply::json(&one_write("s1", "planets.json", revision)));
     server
         .role("synthesizer")
         .containing("ask for the file to be otherwise")
@@ -2049,15 +2066,11 @@ async fn programs_that_computed_the_content_found_wrong_do_not_refute_its_revisi
         format!("rows = '{as_text}'\nprint(rows)"),
         format!("import json\nprint(json.dumps(json.loads('{as_text}')))"),
     ];
+    let programs = printing_text.iter().map(|code| Reply::json(&json!({ "code": code })));
     server
         .role("synthesizer")
         .containing("prints that content and nothing else")
-        .replies(
-            printing_text
-                .iter()
-                .map(|code| Reply::json(&json!({ "code": code })))
-                .collect(),
-        );
+        .replies(programs.collect());
     server
         .role("synthesizer")
         .containing("You are the checker")
@@ -2072,15 +2085,13 @@ async fn programs_that_computed_the_content_found_wrong_do_not_refute_its_revisi
         ..options()
     };
     let report = builder(&server, tools).options(options).build().run(task).await;
-    assert!(report.succeeded(), "{:?}", report.error);
     let held = std::fs::read_to_string(dir.path().join("planets.json")).unwrap();
-    assert_eq!(held, as_numbers);
-    let programs = server
+    let asked = server
         .requests_from("synthesizer")
         .iter()
         .filter(|r| r.prompt_text().contains("prints that content and nothing else"))
         .count();
-    assert_eq!(programs, 3, "the revision was derived again: {:?}", report.error);
+    (report, held, asked)
 }
 
 /// A fact of the file's form (a name cut from a CSV line) that the task's
