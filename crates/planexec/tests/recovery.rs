@@ -2007,8 +2007,7 @@ async fn a_fact_against_the_tasks_words_fails_the_run() {
             .expect("the fact was put to the checker");
         assert!(asked.contains("numbers written as text"), "{asked}");
         if fails {
-            assert_eq!(report.status, RunStatus::Failed, "{:?}", report.answer);
-            let replan = server.requests_from("replanner")[0].prompt_text();
+            let replan = replan_after_failing(&server, &report);
             assert!(
                 replan.contains("not JSON numbers and the task says \"Numeric columns should be JSON numbers\""),
                 "{replan}"
@@ -2167,6 +2166,29 @@ fn names_written(names: &str) -> (ScriptedServer, tempfile::TempDir, ToolRegistr
     (server, dir, tools)
 }
 
+/// [`FIRST_SEEN_TASK`] run on `server`, checked, with a checker that passes
+/// what it is shown.
+async fn first_seen_checked(server: &ScriptedServer, tools: ToolRegistry) -> RunReport {
+    server
+        .role("synthesizer")
+        .always(Reply::content(r#"{"done": true, "wrong": ""}"#));
+    let options = RunOptions {
+        verify: true,
+        ..options()
+    };
+    builder(server, tools)
+        .options(options)
+        .build()
+        .run(FIRST_SEEN_TASK)
+        .await
+}
+
+/// What the replanner was first asked, in a run that must have failed.
+fn replan_after_failing(server: &ScriptedServer, report: &RunReport) -> String {
+    assert_eq!(report.status, RunStatus::Failed, "{:?}", report.answer);
+    server.requests_from("replanner")[0].prompt_text()
+}
+
 /// An input's lines written sorted, where the task asks for the order they
 /// first appear in, are a fact the checker is asked about; a quote that is
 /// not about the fact is asked again, and the task's words, quoted then,
@@ -2181,20 +2203,8 @@ async fn an_inputs_lines_written_sorted_against_the_tasks_words_fail_the_run() {
             Reply::json(&json!({"otherwise": true, "words": "names.txt has repeats"})),
             Reply::json(&json!({"otherwise": true, "words": "in the order they first appear"})),
         ]);
-    server
-        .role("synthesizer")
-        .always(Reply::content(r#"{"done": true, "wrong": ""}"#));
-    let options = RunOptions {
-        verify: true,
-        ..options()
-    };
-    let report = builder(&server, tools)
-        .options(options)
-        .build()
-        .run(FIRST_SEEN_TASK)
-        .await;
-    assert_eq!(report.status, RunStatus::Failed, "{:?}", report.answer);
-    let replan = server.requests_from("replanner")[0].prompt_text();
+    let report = first_seen_checked(&server, tools).await;
+    let replan = replan_after_failing(&server, &report);
     assert!(
         replan.contains("sorted A to Z") && replan.contains("the task says \"in the order they first appear\""),
         "{replan}"
@@ -2227,18 +2237,7 @@ async fn the_order_a_task_asks_for_is_asked_both_ways_round() {
             .role("synthesizer")
             .containing("ask for the file to be otherwise")
             .always(Reply::json(&json!({"otherwise": false, "words": ""})));
-        server
-            .role("synthesizer")
-            .always(Reply::content(r#"{"done": true, "wrong": ""}"#));
-        let options = RunOptions {
-            verify: true,
-            ..options()
-        };
-        let report = builder(&server, tools)
-            .options(options)
-            .build()
-            .run(FIRST_SEEN_TASK)
-            .await;
+        let report = first_seen_checked(&server, tools).await;
         let asked: Vec<String> = server
             .requests_from("synthesizer")
             .iter()
@@ -2257,8 +2256,7 @@ async fn the_order_a_task_asks_for_is_asked_both_ways_round() {
             asked[1]
         );
         if fails {
-            assert_eq!(report.status, RunStatus::Failed, "{:?}", report.answer);
-            let replan = server.requests_from("replanner")[0].prompt_text();
+            let replan = replan_after_failing(&server, &report);
             assert!(replan.contains("asked both ways round, the task asks for the other way: in the order in which they first appear in names.txt"), "{replan}");
         } else {
             assert!(report.succeeded(), "{:?}", report.error);
@@ -2278,20 +2276,8 @@ async fn a_repeat_in_a_list_is_asked_of_the_task_both_ways_round() {
             Reply::json(&json!({"asks": "B"})),
             Reply::json(&json!({"asks": "A"})),
         ]);
-    server
-        .role("synthesizer")
-        .always(Reply::content(r#"{"done": true, "wrong": ""}"#));
-    let options = RunOptions {
-        verify: true,
-        ..options()
-    };
-    let report = builder(&server, tools)
-        .options(options)
-        .build()
-        .run(FIRST_SEEN_TASK)
-        .await;
-    assert_eq!(report.status, RunStatus::Failed, "{:?}", report.answer);
-    let replan = server.requests_from("replanner")[0].prompt_text();
+    let report = first_seen_checked(&server, tools).await;
+    let replan = replan_after_failing(&server, &report);
     assert!(
         replan.contains(
             "`Zoe` is written 2 times, and asked both ways round, the task asks for the other way: each item only once"
