@@ -28,6 +28,9 @@ use crate::tools::workspace::Workspace;
 pub(crate) enum Recomputed {
     /// A program printed what the file holds: two routes agree.
     Agrees,
+    /// A program printed what the file holds after the first that ran
+    /// (`program`) printed other content of the file's shape (`printed`).
+    AgreedAfterDispute { printed: String, program: String },
     /// Two different programs printed the same content (`printed`), and
     /// the file holds something else.
     Refuted { path: String, printed: String },
@@ -168,6 +171,13 @@ pub(crate) async fn recompute(
             continue;
         };
 
+        // A program that computed what the file held when found wrong is
+        // wrong as it was; where the revision differs from it only in
+        // numbers now written as numbers (a fact of the task's words, asked
+        // again of the revision before this is weighed), it confirms the rest.
+        if found_so(&made, &out) && crate::content::same_json_but_typing(&out, written) {
+            return Some(Recomputed::Agrees);
+        }
         // A program the run ran since (a revision) is its route now; one
         // that printed a report of writing the file is not its content.
         // A 0 is what a program whose pattern matched nothing prints (a
@@ -177,13 +187,6 @@ pub(crate) async fn recompute(
         // into `0:00:00`; on held-out-21 two that counted the lines that
         // start with ERROR (each starts with a date) refuted a right count
         // of 4. A zero is no derivation, for the file or against it.
-        // A program that computed what the file held when found wrong is
-        // wrong as it was; where the revision differs from it only in
-        // numbers now written as numbers (a fact of the task's words, asked
-        // again of the revision before this is weighed), it confirms the rest.
-        if found_so(&made, &out) && crate::content::same_json_but_typing(&out, written) {
-            return Some(Recomputed::Agrees);
-        }
         let own = own_route(&made, &code, &out);
         if own || reports_writing(&out, path, written) || nothing_summed(&out) || found_so(&made, &out) {
             continue;
@@ -191,7 +194,7 @@ pub(crate) async fn recompute(
         // A program that printed the file's one number in words computed it too.
         let said_in_words = number(written).is_some() && same_number_in_words(&out, written);
         if same_data(&out, written) || same_names(&out, written) || said_in_words {
-            return Some(Recomputed::Agrees);
+            return Some(agreed_after(&derivations, written));
         }
         // The same program twice is one derivation, however it was sampled (the
         // 1.5B model wrote `print(len(lines))` twice for the lines holding ERROR).
@@ -210,6 +213,23 @@ pub(crate) async fn recompute(
     // vote were right 2 times of 11 (a header counted as a row, a column
     // printed with its header, a line added unnumbered).
     Some(weighed(made, derivations))
+}
+
+/// A program agreed with the file (`written`) after the programs before it
+/// (`derivations`) did not: when the first of those printed other content
+/// of the file's shape, it disputed the file first, and which of the two
+/// routes the task asks for is the check's to ask; otherwise they agree.
+/// On held-out-29 (spent) the first checking program added up a column
+/// the task said to add up, the third took its mean as the run had, and
+/// the run passed on the third.
+fn agreed_after(derivations: &[(String, String)], written: &str) -> Recomputed {
+    match derivations.first() {
+        Some((program, printed)) if same_shape(printed, written) => Recomputed::AgreedAfterDispute {
+            printed: printed.clone(),
+            program: program.clone(),
+        },
+        _ => Recomputed::Agrees,
+    }
 }
 
 /// Whether the program `code`, which printed `out`, is the run's own route

@@ -1586,6 +1586,61 @@ async fn the_checker_sees_where_the_runs_program_and_a_checking_program_differ()
     assert!(!apart.contains("json.load"), "a line both have is not shown: {check}");
 }
 
+/// A checking program that agrees with the file after the first computed
+/// other content of its shape does not pass the run alone: the task is
+/// asked which of the run's route and the first program's it asks for,
+/// both ways round, and the first program's, named twice, fails the run.
+#[tokio::test]
+async fn a_program_agreeing_after_a_dispute_leaves_the_route_to_the_task() {
+    for (answers, fails) in [(["B", "A"], true), (["A", "B"], false)] {
+        let server = ScriptedServer::start();
+        let (_dir, tools) = scores_with_python();
+        let own = "import json\nscores = json.load(open('scores.json'))\nbest = max(scores, key=scores.get)\nopen('winner.txt', 'w').write(best)";
+        server.role("planner").reply(Reply::json(&plan_json(vec![step(
+            "s1",
+            Some("python"),
+            json!({ "code": own }),
+            &[],
+        )])));
+        server.role("replanner").always(Reply::json(&plan_json(vec![])));
+        let checking = [
+            "import json\nd = json.load(open('scores.json'))\nprint(min(d, key=d.get))",
+            "import json\nd = json.load(open('scores.json'))\nprint(max(d, key=d.get))",
+        ];
+        server
+            .role("synthesizer")
+            .containing("prints that content and nothing else")
+            .replies(
+                checking
+                    .iter()
+                    .map(|code| Reply::json(&json!({ "code": code })))
+                    .collect(),
+            );
+        server
+            .role("synthesizer")
+            .containing("Which does the task ask for")
+            .replies(answers.iter().map(|a| Reply::json(&json!({ "asks": a }))).collect());
+        server
+            .role("synthesizer")
+            .always(Reply::content("Noor has the most points."));
+        let report = run_top_scorer(&server, tools).await;
+        let asked: Vec<String> = server
+            .requests_from("synthesizer")
+            .iter()
+            .map(|r| r.prompt_text())
+            .filter(|p| p.contains("Which does the task ask for"))
+            .collect();
+        assert_eq!(asked.len(), 2, "{:?}", report.error);
+        let ways: Vec<&str> = asked[0]
+            .lines()
+            .filter(|l| l.starts_with("A: ") || l.starts_with("B: "))
+            .collect();
+        assert!(ways[0].contains("`best = max(scores, key=scores.get)`"), "{ways:?}");
+        assert!(ways[1].contains("`print(min(d, key=d.get))`"), "{ways:?}");
+        assert_eq!(report.succeeded(), !fails, "{:?}", report.error);
+    }
+}
+
 /// A program that computed content of the file's shape (one name where it
 /// holds one) other than the file's, with no program computing what it
 /// holds, disputes the run: a verdict is not asked (the checker passed 7

@@ -176,6 +176,7 @@ async fn found_wrong(
     // the question is the check of a fact, and the program of the rest.
     let shown = match judged_by_programs(second, confirmed) {
         Judged::Agrees => return Ok(None),
+        Judged::AgreedAfterDispute(shown) => return route_asked(run, output, Some(&shown)).await,
         Judged::Wrong(found) => return Ok(Some(found)),
         // Two programs written apart that ran and did the same work are
         // not failed by the model's judgement of them: of the held-out-16
@@ -289,13 +290,15 @@ async fn other_way_asked(
     Ok(None)
 }
 
-/// Where two programs of the vote did the work and a checking program
-/// computed other content (`shown`), and the run's program and that one
-/// differ in lines that compute: which of the two routes the task asks
-/// for, asked both ways round ([`synthesizer::which_asked`]); the checking
-/// program's, named twice, is work not done. On held-out-29 (spent) two of
-/// the vote's three programs took `statistics.mean` of a column the task
-/// said to add up, and the checking program that summed it was outweighed.
+/// Where a checking program computed other content (`shown`) and was
+/// outweighed (by two programs of the vote that did the work, or by a
+/// later checking program that agreed with the file), and the run's
+/// program and that one differ in lines that compute: which of the two
+/// routes the task asks for, asked both ways round
+/// ([`synthesizer::which_asked`]); the checking program's, named twice, is
+/// work not done. On held-out-29 (spent) two of the vote's three programs
+/// took `statistics.mean` of a column the task said to add up, and the
+/// checking program that summed it was outweighed by a later one.
 async fn route_asked(
     run: &Run,
     output: Option<&crate::run::outputs::Output>,
@@ -361,6 +364,8 @@ const SECOND_VERDICT_TEMPERATURE: f32 = 0.7;
 enum Judged {
     /// One printed what the file holds.
     Agrees,
+    /// One printed what the file holds after the first disputed it (`Shown`).
+    AgreedAfterDispute(Shown),
     /// They found it wrong.
     Wrong(NotDone),
     /// No evidence either way; what one printed, if the check is to weigh it.
@@ -379,6 +384,10 @@ fn judged_by_programs(second: Option<Recomputed>, confirmed: bool) -> Judged {
     let wrong = |what: String, path: String| Judged::Wrong(NotDone::wrong(what, path));
     match second {
         Some(Recomputed::Agrees) => Judged::Agrees,
+        Some(Recomputed::AgreedAfterDispute { printed, program }) => Judged::AgreedAfterDispute(Shown {
+            printed,
+            program: Some(program),
+        }),
         Some(Recomputed::Refuted { path, printed }) => wrong(
             format!(
                 "two programs written from the task alone each computed that {path} must hold:\n{}\nand it holds something else",
