@@ -463,10 +463,8 @@ fn one_route(a: &str, b: &str) -> bool {
     let logic = |s: &str| -> Vec<Vec<char>> {
         s.lines()
             .map(|line| {
-                line.chars()
-                    .filter(|c| !c.is_whitespace())
-                    .take(400)
-                    .collect::<String>()
+                let bare: String = line.chars().filter(|c| !c.is_whitespace()).take(400).collect();
+                without_keys(&bare)
             })
             .filter(|line| !line.starts_with(['#']) && !line.starts_with("import") && !line.starts_with("from"))
             .filter(|line| !line.starts_with("print(") && !line.contains("open("))
@@ -477,6 +475,48 @@ fn one_route(a: &str, b: &str) -> bool {
     let (a, b) = (logic(a), logic(b));
     a.iter()
         .any(|x| b.iter().any(|y| longest_common_run(x, y) >= SHARED_LOGIC))
+}
+
+/// `line` without the names it looks up by key (`row['kg_harvested']` is
+/// `row[]`): a column's name is the data's, not a value the model chose,
+/// and every program that reads the column holds it. On held-out-29
+/// (spent) a checking program that summed a column shared
+/// `float(row['kg_harvested']) for row in reader` with the run's program,
+/// which took its mean, and was counted as the run's own route.
+fn without_keys(line: &str) -> String {
+    let mut kept = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(at) = rest.find(['[']) {
+        let (before, from) = rest.split_at(at);
+        kept.push_str(before);
+        let looked_up = before
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || "_)]".contains(c));
+        let key = from[1..]
+            .chars()
+            .next()
+            .filter(|q| *q == '\'' || *q == '"')
+            .and_then(|quote| {
+                let inner = &from[2..];
+                let end = inner.find(quote)?;
+                let name = &inner[..end];
+                let is_name = !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || "_- ".contains(c));
+                (is_name && inner[end + 1..].starts_with(']')).then_some(end + 4)
+            });
+        match key.filter(|_| looked_up) {
+            Some(length) => {
+                kept.push_str("[]");
+                rest = &from[length..];
+            }
+            None => {
+                kept.push('[');
+                rest = &from[1..];
+            }
+        }
+    }
+    kept.push_str(rest);
+    kept
 }
 
 /// Whether a line of a program holds a value written into it: a string
@@ -816,6 +856,14 @@ mod tests {
             "an idiom with no value of its own is no shared guess"
         );
         assert!(holds_a_value("x = rows[2]") && holds_a_value("if s == 'off':"));
+        let mean = "import csv, statistics\nreader = csv.DictReader(open('hives.csv'))\nkg = [float(row['kg_harvested']) for row in reader]\nprint(statistics.mean(kg))";
+        let sum = "import csv\nreader = csv.DictReader(open('hives.csv'))\ntotal = sum(float(row['kg_harvested']) for row in reader)\nprint(total)";
+        assert!(!one_route(mean, sum), "a column read by its name is no shared guess");
+        assert_eq!(
+            without_keys("t=sum(float(r['kg'])forrinrows)+d[\"a b\"]"),
+            "t=sum(float(r[])forrinrows)+d[]"
+        );
+        assert_eq!(without_keys("x=['a','b'][0]"), "x=['a','b'][0]", "a list is no look-up");
         assert!(!holds_a_value("total = row2 + col_3"));
     }
 
