@@ -213,12 +213,14 @@ pub(crate) fn same_number_in_words(a: &str, b: &str) -> bool {
 /// programs of held-out-21's patch bump wrote `1.4.10` into package.json,
 /// one with `indent=2` and one with `indent=4`, and did not agree.
 pub(crate) fn same_json(a: &str, b: &str) -> bool {
-    let document = |text: &str| {
-        serde_json::from_str::<serde_json::Value>(text.trim())
-            .ok()
-            .filter(|value| value.is_object() || value.is_array())
-    };
-    matches!((document(a), document(b)), (Some(x), Some(y)) if x == y)
+    matches!((json_document(a), json_document(b)), (Some(x), Some(y)) if x == y)
+}
+
+/// `text` read as one JSON document (an object or an array), if it is one.
+fn json_document(text: &str) -> Option<serde_json::Value> {
+    serde_json::from_str::<serde_json::Value>(text.trim())
+        .ok()
+        .filter(|value| value.is_object() || value.is_array())
 }
 
 /// Whether `a` and `b` are each one JSON document holding the same data
@@ -238,12 +240,7 @@ pub(crate) fn same_json_but_typing(a: &str, b: &str) -> bool {
             other => other,
         }
     }
-    let document = |text: &str| {
-        serde_json::from_str::<serde_json::Value>(text.trim())
-            .ok()
-            .filter(|value| value.is_object() || value.is_array())
-            .map(typed)
-    };
+    let document = |text: &str| json_document(text).map(typed);
     matches!((document(a), document(b)), (Some(x), Some(y)) if x == y)
 }
 

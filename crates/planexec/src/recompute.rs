@@ -175,7 +175,8 @@ pub(crate) async fn recompute(
         // wrong as it was; where the revision differs from it only in
         // numbers now written as numbers (a fact of the task's words, asked
         // again of the revision before this is weighed), it confirms the rest.
-        if found_so(&made, &out) && crate::content::same_json_but_typing(&out, written) {
+        let found = found_so(&made, &out);
+        if found && crate::content::same_json_but_typing(&out, written) {
             return Some(Recomputed::Agrees);
         }
         // A program the run ran since (a revision) is its route now; one
@@ -188,7 +189,7 @@ pub(crate) async fn recompute(
         // start with ERROR (each starts with a date) refuted a right count
         // of 4. A zero is no derivation, for the file or against it.
         let own = own_route(&made, &code, &out);
-        if own || reports_writing(&out, path, written) || nothing_summed(&out) || found_so(&made, &out) {
+        if own || reports_writing(&out, path, written) || nothing_summed(&out) || found {
             continue;
         }
         // A program that printed the file's one number in words computed it too.

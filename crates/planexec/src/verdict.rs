@@ -144,6 +144,14 @@ pub(crate) fn same_program(a: &str, b: &str) -> bool {
     bare(a) == bare(b)
 }
 
+/// Where two programs differ, each way: the lines of `a` that `b` has not
+/// and those of `b` that `a` has not ([`lines_apart`]); `None` unless each
+/// has some.
+pub(crate) fn routes_apart(a: &str, b: &str) -> Option<[Vec<String>; 2]> {
+    let apart = [lines_apart(a, b), lines_apart(b, a)];
+    (!apart.iter().any(Vec::is_empty)).then_some(apart)
+}
+
 /// Most lines [`lines_apart`] gives, and the most characters of each.
 const LINES_APART: usize = 5;
 const LINE_APART_CHARS: usize = 160;
@@ -153,7 +161,7 @@ const LINE_APART_CHARS: usize = 160;
 /// not an import, nor a line that only opens a file (two programs that
 /// read alike differ there only in names); a line that prints or writes
 /// may compute what it prints. At most [`LINES_APART`], each cut short.
-pub(crate) fn lines_apart(a: &str, b: &str) -> Vec<String> {
+fn lines_apart(a: &str, b: &str) -> Vec<String> {
     let bare = |line: &str| -> String { without_comment(line).chars().filter(|c| !c.is_whitespace()).collect() };
     let theirs: std::collections::HashSet<String> = b.lines().map(bare).collect();
     let computes = |line: &&str| {

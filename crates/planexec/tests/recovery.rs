@@ -1552,20 +1552,28 @@ async fn programs_leave_the_verdict(second: &str) {
     assert!(!shown.contains("nobody"), "only the first program's: {check}");
 }
 
-/// Where the run's own program computed the file, the checker shown a
-/// checking program's other content is shown too the lines where the two
-/// programs differ, to weigh which route the task asks for.
-#[tokio::test]
-async fn the_checker_sees_where_the_runs_program_and_a_checking_program_differ() {
+/// A server whose plan for the top-scorer task is one program that writes
+/// the player `pick` (`min` or `max`) chooses by points, its workspace
+/// and the tools to run it.
+fn top_scorer_planned_by(pick: &str) -> (ScriptedServer, tempfile::TempDir, ToolRegistry) {
     let server = ScriptedServer::start();
-    let (_dir, tools) = scores_with_python();
-    let own = "import json\nscores = json.load(open('scores.json'))\nbest = min(scores, key=scores.get)\nopen('winner.txt', 'w').write(best)";
+    let (dir, tools) = scores_with_python();
+    let own = format!("import json\nscores = json.load(open('scores.json'))\nbest = {pick}(scores, key=scores.get)\nopen('winner.txt', 'w').write(best)");
     server.role("planner").reply(Reply::json(&plan_json(vec![step(
         "s1",
         Some("python"),
         json!({ "code": own }),
         &[],
     )])));
+    (server, dir, tools)
+}
+
+/// Where the run's own program computed the file, the checker shown a
+/// checking program's other content is shown too the lines where the two
+/// programs differ, to weigh which route the task asks for.
+#[tokio::test]
+async fn the_checker_sees_where_the_runs_program_and_a_checking_program_differ() {
+    let (server, _dir, tools) = top_scorer_planned_by("min");
     server.role("synthesizer").replies(vec![
         Reply::content("Li has the most points."),
         Reply::json(&json!({"code": "import json\nscores = json.load(open('scores.json'))\nfor name in sorted(scores, key=scores.get, reverse=True):\n    print(name)"})),
@@ -1593,15 +1601,7 @@ async fn the_checker_sees_where_the_runs_program_and_a_checking_program_differ()
 #[tokio::test]
 async fn a_program_agreeing_after_a_dispute_leaves_the_route_to_the_task() {
     for (answers, fails) in [(["B", "A"], true), (["A", "B"], false)] {
-        let server = ScriptedServer::start();
-        let (_dir, tools) = scores_with_python();
-        let own = "import json\nscores = json.load(open('scores.json'))\nbest = max(scores, key=scores.get)\nopen('winner.txt', 'w').write(best)";
-        server.role("planner").reply(Reply::json(&plan_json(vec![step(
-            "s1",
-            Some("python"),
-            json!({ "code": own }),
-            &[],
-        )])));
+        let (server, _dir, tools) = top_scorer_planned_by("max");
         server.role("replanner").always(Reply::json(&plan_json(vec![])));
         let checking = [
             "import json\nd = json.load(open('scores.json'))\nprint(min(d, key=d.get))",

@@ -318,13 +318,9 @@ async fn route_asked(
     let (Some(own), Some(theirs)) = (own, shown.program.as_deref()) else {
         return Ok(None);
     };
-    let apart = [
-        crate::verdict::lines_apart(&own, theirs),
-        crate::verdict::lines_apart(theirs, &own),
-    ];
-    if apart.iter().any(Vec::is_empty) {
+    let Some(apart) = crate::verdict::routes_apart(&own, theirs) else {
         return Ok(None);
-    }
+    };
     let [ours, other] = apart.map(|lines| format!("computing it with `{}`", lines.join("` then `")));
     let (calls, setting) = (&run.ctx.calls, &run.ctx.setting);
     let question = format!("how is what {} holds to be computed?", output.path);
@@ -453,18 +449,13 @@ fn shown_to_check(shown: &Shown, own: Option<&str>) -> String {
         "\n\nA program written from the task alone, without seeing the run's work, printed this as what the file must hold (it may be wrong too; judge which fits the task and its files):\n{}\n",
         printed.trim_end()
     );
-    if let Some((own, other)) = own.zip(shown.program.as_deref()) {
-        let (ours, theirs) = (
-            crate::verdict::lines_apart(own, other),
-            crate::verdict::lines_apart(other, own),
-        );
-        if !ours.is_empty() && !theirs.is_empty() {
-            text.push_str(&format!(
-                "\nWhere the two programs differ, the run's program computes it with:\n{}\nand that program with:\n{}\n",
-                ours.join("\n"),
-                theirs.join("\n")
-            ));
-        }
+    let apart = own.zip(shown.program.as_deref());
+    if let Some([ours, theirs]) = apart.and_then(|(own, other)| crate::verdict::routes_apart(own, other)) {
+        text.push_str(&format!(
+            "\nWhere the two programs differ, the run's program computes it with:\n{}\nand that program with:\n{}\n",
+            ours.join("\n"),
+            theirs.join("\n")
+        ));
     }
     text
 }
