@@ -318,14 +318,101 @@ if importlib.util.find_spec("toml") is None:
     toml = types.ModuleType("toml")
     toml.load, toml.loads, toml.TomlDecodeError = toml_load, tomllib.loads, tomllib.TOMLDecodeError
     sys.modules["toml"] = toml
+class Undo:
+    # The workspace files and folders the program changes, as they were
+    # before its first change to each: a program that fails is undone, so a
+    # retry, a recovery or a revision starts from the files the step found.
+    # A recovery's program renamed club.toml away and then failed, and the
+    # revision after it was told the file did not exist (held-out-30).
+    MOST = 8 * 1024 * 1024
+    WRITES = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+    def __init__(self):
+        self.root = os.path.realpath(".")
+        self.files, self.folders, self.busy = {}, {}, False
+    def inside(self, path):
+        if isinstance(path, int):
+            return None
+        full = os.path.realpath(os.fsdecode(path))
+        return full if full.startswith(self.root + os.sep) else None
+    def note(self, path):
+        full = self.inside(path)
+        if full is None or full in self.files or full in self.folders:
+            return
+        if os.path.isdir(full):
+            self.folders[full] = True
+            for name in os.listdir(full):
+                self.note(os.path.join(full, name))
+        elif not os.path.exists(full):
+            self.files[full] = None
+        elif os.path.isfile(full) and os.path.getsize(full) <= self.MOST:
+            with open(full, "rb") as f:
+                self.files[full] = f.read()
+    def __call__(self, event, args):
+        if self.busy:
+            return
+        self.busy = True
+        try:
+            if event == "open" and isinstance(args[2], int) and args[2] & self.WRITES:
+                self.note(args[0])
+            elif event in ("os.rename", "os.remove", "os.truncate", "os.rmdir", "shutil.rmtree"):
+                self.note(args[0])
+                if event == "os.rename":
+                    self.note(args[1])
+            elif event == "os.mkdir":
+                full = self.inside(args[0])
+                if full and not os.path.exists(full):
+                    self.folders.setdefault(full, False)
+        except Exception:
+            pass
+        finally:
+            self.busy = False
+    def undo(self):
+        self.busy, put = True, []
+        for full, kept in self.files.items():
+            try:
+                now = None
+                if os.path.isfile(full):
+                    with open(full, "rb") as f:
+                        now = f.read()
+                if now == kept:
+                    continue
+                if kept is None:
+                    os.remove(full)
+                else:
+                    os.makedirs(os.path.dirname(full), exist_ok=True)
+                    with open(full, "wb") as f:
+                        f.write(kept)
+                put.append(os.path.relpath(full, self.root))
+            except OSError:
+                pass
+        for full in sorted((f for f, was in self.folders.items() if not was), key=len, reverse=True):
+            try:
+                os.rmdir(full)
+            except OSError:
+                pass
+        for full in (f for f, was in self.folders.items() if was):
+            os.makedirs(full, exist_ok=True)
+        return sorted(put)
+def failed(e):
+    put = undo.undo()
+    sys.stdout.flush()
+    if e is not None:
+        print(explain(e), file=sys.stderr)
+    if put:
+        print(f"(the program failed, so what it changed was put back: {', '.join(put)} as before it ran)", file=sys.stderr)
+undo = Undo()
+sys.addaudithook(undo)
 sys.stdout = Written(sys.stdout)
 try:
     exec(compile(tree, "<program>", "exec"), scope)
-except (SystemExit, KeyboardInterrupt):
+except KeyboardInterrupt:
+    raise
+except SystemExit as e:
+    if e.code not in (None, 0):
+        failed(None)
     raise
 except BaseException as e:
-    sys.stdout.flush()
-    print(explain(e), file=sys.stderr)
+    failed(e)
     sys.exit(1)
 if not sys.stdout.any and shown is not None and scope.get(shown) is not None:
     print(scope[shown])
@@ -774,6 +861,53 @@ Bo,7
             "{}",
             error.message
         );
+    }
+
+    /// A program that fails leaves the workspace as it found it: a file it
+    /// renamed away, rewrote, removed or made, and a folder it made, are as
+    /// before, and its error says which it put back; one that succeeds keeps
+    /// its changes.
+    #[tokio::test]
+    async fn a_failed_programs_changes_are_put_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let tool = python(dir.path()).expect("python3");
+        std::fs::write(dir.path().join("club.toml"), "[a]\nx = 1\n").unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "keep me\n").unwrap();
+        let code = "import os, shutil\nos.rename('club.toml', 'club.toml.backup')\n\
+                    open('notes.txt', 'a').write('more\\n')\nos.makedirs('out/deep')\n\
+                    write_file('out/deep/new.txt', 'x')\nos.remove('notes.txt')\nraise ValueError('late')";
+        let err = tool.call(json!({ "code": code })).await.unwrap_err();
+        assert!(err.message.contains("ValueError: late"), "{}", err.message);
+        assert!(
+            err.message
+                .contains("put back: club.toml, club.toml.backup, notes.txt, out/deep/new.txt"),
+            "{}",
+            err.message
+        );
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["club.toml", "notes.txt"]);
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("club.toml")).unwrap(),
+            "[a]\nx = 1\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+            "keep me\n"
+        );
+        let exited = tool
+            .call(json!({"code": "write_file('half.txt', 'x')\nraise SystemExit('no')"}))
+            .await
+            .unwrap_err();
+        assert!(exited.message.contains("half.txt"), "{}", exited.message);
+        assert!(!dir.path().join("half.txt").exists());
+        tool.call(json!({"code": "os.rename('club.toml', 'club.ini')"}))
+            .await
+            .unwrap();
+        assert!(dir.path().join("club.ini").exists() && !dir.path().join("club.toml").exists());
     }
 
     #[tokio::test]
