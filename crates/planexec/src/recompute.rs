@@ -617,21 +617,21 @@ impl Sandbox<'_> {
             return false;
         };
         let printed = crate::plan::value_as_text(&printed).trim().to_string();
-        self.left_in(route.path, route.task).unwrap_or(printed) != computed
+        self.left_in(route.path, route.task, code).unwrap_or(printed) != computed
     }
 
-    /// What a program for `task` left in `path`, when it wrote the file:
+    /// What a program (`code`) for `task` left in `path`, when it wrote the file:
     /// its content (a configuration file rewritten through a dump carried
     /// back to its own lines, as the run's own is), when it is not as it
     /// was before and holds something.
-    fn left_in(&self, path: &str, task: &str) -> Option<String> {
+    fn left_in(&self, path: &str, task: &str, code: &str) -> Option<String> {
         if path.is_empty() {
             return None;
         }
         let now = std::fs::read_to_string(self.root.join(path)).ok()?;
         let carried = self
             .before
-            .and_then(|before| crate::carry_back::carried_back(path, before, &now, task));
+            .and_then(|before| crate::carry_back::carried_back(path, before, &now, task, &[code]));
         let now = carried.map_or(now, |(text, _)| text);
         (self.before != Some(now.as_str()) && !now.trim().is_empty()).then(|| now.trim().to_string())
     }
@@ -674,7 +674,7 @@ async fn derived(
         match ran {
             Ok(printed) => {
                 let printed = crate::plan::value_as_text(&printed).trim().to_string();
-                let computed = sandbox.left_in(route.path, route.task).unwrap_or(printed);
+                let computed = sandbox.left_in(route.path, route.task, &code).unwrap_or(printed);
                 // A value typed into the program is the model's guess, and
                 // agrees with a run that guessed the same: no derivation.
                 // Nor is an edit that put a setting beside the file's own.

@@ -152,11 +152,11 @@ impl Sandbox {
             Ok(printed) => (crate::plan::value_as_text(&printed).trim().to_string(), None),
             Err(error) => (String::new(), Some(error.message)),
         };
-        let after = self.carried_back(files_under(copy.path())?, task);
+        let after = self.carried_back(files_under(copy.path())?, task, code);
         let wrote = changed(&self.original, &after);
         let flaw = flaw
             .or_else(|| self.typed(code, task, &printed, &wrote))
-            .or_else(|| self.rewritten(&after, task))
+            .or_else(|| self.rewritten(&after, task, code))
             .or_else(|| self.shadowed(&after, task))
             .or_else(|| self.worded_value(&wrote, task))
             .or_else(|| self.header_lost(&wrote))
@@ -190,7 +190,10 @@ impl Sandbox {
         let (copy, python) = python_on_copy(&self.root, "sandbox")?;
         let (ran, _) = run_watched(&python.with_hash_seed(OTHER_HASH_SEED), copy.path(), code).await;
         let printed_again = crate::plan::value_as_text(&ran.ok()?).trim().to_string();
-        let wrote_again = changed(&self.original, &self.carried_back(files_under(copy.path())?, task));
+        let wrote_again = changed(
+            &self.original,
+            &self.carried_back(files_under(copy.path())?, task, code),
+        );
         let changed = match wrote.is_empty() {
             true => printed_again != printed,
             false => &wrote_again != wrote,
@@ -284,9 +287,9 @@ impl Sandbox {
     /// `task` names ([`crate::config_edit`]), said as a flaw: two programs
     /// that edited deploy.yaml through `yaml.dump` agreed, sorted keys and
     /// dropped comments alike (held-out-21). `after`: the copy's files.
-    fn rewritten(&self, after: &BTreeMap<String, Vec<u8>>, task: &str) -> Option<String> {
+    fn rewritten(&self, after: &BTreeMap<String, Vec<u8>>, task: &str, code: &str) -> Option<String> {
         self.changed_texts(after)
-            .find_map(|(path, was, now)| crate::config_edit::rewritten(path, &was, &now, task))
+            .find_map(|(path, was, now)| crate::config_edit::rewritten(path, &was, &now, task, &[code]))
     }
 
     /// Each file that was there before and changed in `after`: its path,
@@ -306,11 +309,11 @@ impl Sandbox {
     /// ([`crate::carry_back`]), as a step of the run would be: two programs
     /// that changed one value, one line by line and one by a dump, did the
     /// same work.
-    fn carried_back(&self, mut after: BTreeMap<String, Vec<u8>>, task: &str) -> BTreeMap<String, Vec<u8>> {
+    fn carried_back(&self, mut after: BTreeMap<String, Vec<u8>>, task: &str, code: &str) -> BTreeMap<String, Vec<u8>> {
         let carried: Vec<(String, String)> = self
             .changed_texts(&after)
             .filter_map(|(path, was, now)| {
-                let (merged, _) = crate::carry_back::carried_back(path, &was, &now, task)?;
+                let (merged, _) = crate::carry_back::carried_back(path, &was, &now, task, &[code])?;
                 Some((path.clone(), merged))
             })
             .collect();

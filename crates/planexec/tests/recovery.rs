@@ -2381,6 +2381,38 @@ async fn a_json_edit_dumped_in_another_layout_is_carried_back() {
     assert!(said.contains("layout of museum.json"), "{said}");
 }
 
+/// A task that says to keep the comments is no task that changes them: a
+/// dump that dropped them is carried back all the same (a check that
+/// asked whether the task spoke of comments passed a `configparser` dump
+/// on held-out-30).
+#[tokio::test]
+async fn a_dump_is_carried_back_where_the_task_says_to_keep_the_comments() {
+    let task = "In kiln.ini, change cooldown_minutes to 120. Leave everything else exactly as it is - comments, order, spacing.";
+    let before = "; settings for the studio kiln\n[kiln]\nname = Big Blue\n\n[safety]\n; minutes before the door opens\ncooldown_minutes = 90\ndoor_lock = true\n";
+    let dumped = "[kiln]\nname = Big Blue\n\n[safety]\ncooldown_minutes = 120\ndoor_lock = true\n\n";
+    let server = ScriptedServer::start();
+    let (dir, tools) = workspace_tools();
+    std::fs::write(dir.path().join("kiln.ini"), before).unwrap();
+    server.role("planner").reply(Reply::json(&plan_json(vec![step(
+        "s1",
+        Some("write_file"),
+        json!({"path": "kiln.ini", "content": dumped}),
+        &[],
+    )])));
+    server.role("replanner").always(Reply::json(&plan_json(vec![])));
+    server
+        .role("synthesizer")
+        .always(Reply::content("cooldown_minutes is now 120."));
+    let options = RunOptions {
+        mend: planexec::MendMode::Off,
+        ..options()
+    };
+    let report = builder(&server, tools).options(options).build().run(task).await;
+    let now = std::fs::read_to_string(dir.path().join("kiln.ini")).unwrap();
+    assert_eq!(now, before.replace("= 90", "= 120"), "the comments are kept");
+    assert!(report.succeeded(), "{:?}", report.error);
+}
+
 /// A step that edits a configuration file through a parser's dump (its
 /// comments gone, a blank line after each section) has the value it
 /// changed carried back to the file's own lines, for every provider (the

@@ -78,21 +78,27 @@ struct Edit {
 /// The text of the configuration file at `path` as it was (`was`) with the
 /// settings `now` changes carried to its own lines, and what was wrong
 /// with `now`, when `now` rewrote the file for `task`
-/// ([`crate::config_edit::rewritten`]) or put a key it renamed in another
+/// ([`crate::config_edit::rewritten`], made by `programs`) or put a key it renamed in another
 /// line than the old key's (`configparser` puts it at the end of its
 /// section), and its edit is one of settings only (the same lists): values
 /// changed, keys renamed (the same value under another key beside it),
 /// settings taken out, and settings added where the file has others
 /// beside them; a dump that changed no setting gives the file as it was.
 /// `None` otherwise (a finding stands).
-pub(crate) fn carried_back(path: &str, was: &str, now: &str, task: &str) -> Option<(String, String)> {
+pub(crate) fn carried_back(
+    path: &str,
+    was: &str,
+    now: &str,
+    task: &str,
+    programs: &[&str],
+) -> Option<(String, String)> {
     if json::is_json(path) {
         return json::carried_back(path, was, now);
     }
     if !crate::config_edit::is_config(path) {
         return None;
     }
-    let finding = crate::config_edit::rewrite_found(path, was, now, task);
+    let finding = crate::config_edit::rewrite_found(path, was, now, task, programs);
     let yaml = is_yaml(path);
     let (before, after) = (read(was, yaml)?, read(now, yaml)?);
     if sorted(before.rest.clone()) != sorted(after.rest.clone()) {
@@ -434,7 +440,7 @@ mod tests {
 
     /// The carried-back text alone.
     fn carried_back(path: &str, was: &str, now: &str, task: &str) -> Option<String> {
-        super::carried_back(path, was, now, task).map(|(text, _)| text)
+        super::carried_back(path, was, now, task, &[]).map(|(text, _)| text)
     }
 
     /// A key renamed and put at the end of its section (configparser's
@@ -446,7 +452,7 @@ mod tests {
         let dumped =
             "[app]\nname = \"station\"\n\n[network]\nhost = \"10.0.0.4\"\nretries = 3\ntimeout_seconds = 30\n\n";
         let task = "In config.toml, rename timeout in [network] to timeout_seconds.";
-        let (merged, found) = super::carried_back("config.toml", was, dumped, task).expect("a rename moved");
+        let (merged, found) = super::carried_back("config.toml", was, dumped, task, &[]).expect("a rename moved");
         assert_eq!(merged, was.replace("timeout =", "timeout_seconds ="));
         assert!(found.contains("`timeout` was renamed `timeout_seconds`"), "{found}");
         let in_place = was.replace("timeout =", "timeout_seconds =");
