@@ -2381,18 +2381,17 @@ async fn a_json_edit_dumped_in_another_layout_is_carried_back() {
     assert!(said.contains("layout of museum.json"), "{said}");
 }
 
-/// A task that says to keep the comments is no task that changes them: a
-/// dump that dropped them is carried back all the same (a check that
-/// asked whether the task spoke of comments passed a `configparser` dump
-/// on held-out-30).
-#[tokio::test]
-async fn a_dump_is_carried_back_where_the_task_says_to_keep_the_comments() {
-    let task = "In kiln.ini, change cooldown_minutes to 120. Leave everything else exactly as it is - comments, order, spacing.";
-    let before = "; settings for the studio kiln\n[kiln]\nname = Big Blue\n\n[safety]\n; minutes before the door opens\ncooldown_minutes = 90\ndoor_lock = true\n";
+/// The studio kiln's settings as a person keeps them: two comments.
+const KILN_INI: &str = "; settings for the studio kiln\n[kiln]\nname = Big Blue\n\n[safety]\n; minutes before the door opens\ncooldown_minutes = 90\ndoor_lock = true\n";
+
+/// A server whose plan writes kiln.ini as a parser's dump with
+/// cooldown_minutes changed to 120 (its comments gone, a blank line after
+/// each section), and a workspace holding [`KILN_INI`].
+fn kiln_dumped() -> (ScriptedServer, tempfile::TempDir, ToolRegistry) {
     let dumped = "[kiln]\nname = Big Blue\n\n[safety]\ncooldown_minutes = 120\ndoor_lock = true\n\n";
     let server = ScriptedServer::start();
     let (dir, tools) = workspace_tools();
-    std::fs::write(dir.path().join("kiln.ini"), before).unwrap();
+    std::fs::write(dir.path().join("kiln.ini"), KILN_INI).unwrap();
     server.role("planner").reply(Reply::json(&plan_json(vec![step(
         "s1",
         Some("write_file"),
@@ -2403,13 +2402,24 @@ async fn a_dump_is_carried_back_where_the_task_says_to_keep_the_comments() {
     server
         .role("synthesizer")
         .always(Reply::content("cooldown_minutes is now 120."));
+    (server, dir, tools)
+}
+
+/// A task that says to keep the comments is no task that changes them: a
+/// dump that dropped them is carried back all the same (a check that
+/// asked whether the task spoke of comments passed a `configparser` dump
+/// on held-out-30).
+#[tokio::test]
+async fn a_dump_is_carried_back_where_the_task_says_to_keep_the_comments() {
+    let task = "In kiln.ini, change cooldown_minutes to 120. Leave everything else exactly as it is - comments, order, spacing.";
+    let (server, dir, tools) = kiln_dumped();
     let options = RunOptions {
         mend: planexec::MendMode::Off,
         ..options()
     };
     let report = builder(&server, tools).options(options).build().run(task).await;
     let now = std::fs::read_to_string(dir.path().join("kiln.ini")).unwrap();
-    assert_eq!(now, before.replace("= 90", "= 120"), "the comments are kept");
+    assert_eq!(now, KILN_INI.replace("= 90", "= 120"), "the comments are kept");
     assert!(report.succeeded(), "{:?}", report.error);
 }
 
@@ -2422,21 +2432,7 @@ async fn a_dump_is_carried_back_where_the_task_says_to_keep_the_comments() {
 #[tokio::test]
 async fn a_config_edit_through_a_dump_is_carried_back_to_the_files_lines() {
     let task = "In kiln.ini, change cooldown_minutes under [safety] to 120. Leave everything else unchanged.";
-    let before = "; settings for the studio kiln\n[kiln]\nname = Big Blue\n\n[safety]\n; minutes before the door opens\ncooldown_minutes = 90\ndoor_lock = true\n";
-    let dumped = "[kiln]\nname = Big Blue\n\n[safety]\ncooldown_minutes = 120\ndoor_lock = true\n\n";
-    let server = ScriptedServer::start();
-    let (dir, tools) = workspace_tools();
-    std::fs::write(dir.path().join("kiln.ini"), before).unwrap();
-    server.role("planner").reply(Reply::json(&plan_json(vec![step(
-        "s1",
-        Some("write_file"),
-        json!({"path": "kiln.ini", "content": dumped}),
-        &[],
-    )])));
-    server.role("replanner").always(Reply::json(&plan_json(vec![])));
-    server
-        .role("synthesizer")
-        .always(Reply::content("cooldown_minutes is now 120."));
+    let (server, dir, tools) = kiln_dumped();
     let options = RunOptions {
         mend: planexec::MendMode::Off,
         verify: true,
@@ -2449,7 +2445,7 @@ async fn a_config_edit_through_a_dump_is_carried_back_to_the_files_lines() {
     let now = std::fs::read_to_string(dir.path().join("kiln.ini")).unwrap();
     assert_eq!(
         now,
-        before.replace("= 90", "= 120"),
+        KILN_INI.replace("= 90", "= 120"),
         "the person's lines, one value changed"
     );
     assert!(report.succeeded(), "{:?}", report.error);
