@@ -40,12 +40,20 @@ const FLAW_FILE: &str = ".planexec-flaw";
 /// them as text all the same. The 1.5B model's programs took the wettest
 /// month as `max(rows, key=lambda r: r['rain_mm'])`: "97" > "121". Two
 /// such programs agree with each other, so the vote alone cannot tell.
+/// A number written with thousands separators (`"9,870"`) is a number
+/// here too: the lowest month by `min` over such cells was "10,020"'s
+/// (held-out-31).
 const WATCH: &str = r#"def _planexec_watch():
-    import csv, os
+    import csv, os, re
     mark = os.path.abspath(".planexec-flaw")
+    grouped = re.compile(r"[+-]?\d{1,3}(,\d{3})+(\.\d+)?")
     def number(text):
+        # `9,870` is a number too, written with thousands separators.
+        text = text.strip()
+        if grouped.fullmatch(text):
+            text = text.replace(",", "")
         try:
-            n = float(text.strip())
+            n = float(text)
         except ValueError:
             return None
         return n if n == n and abs(n) != float("inf") else None
@@ -73,6 +81,24 @@ const WATCH: &str = r#"def _planexec_watch():
             row = super().__next__()
             return {k: Cell(v) if type(v) is str else v for k, v in row.items()}
     csv.reader, csv.DictReader = Reader, DictReader
+    # A pattern anchored at a line's start or end (`^## `), found all over a
+    # text of many lines without re.M, is found at the text's start or end
+    # only, once at most: the level-2 headings of a handbook were counted as
+    # 0 or 1. (`re.sub(r'^\s+', '', text)` on the whole text is an lstrip,
+    # and left alone.)
+    plain_findall = re.findall
+    def lines_missed(plain):
+        def watched(pattern, string, flags=0):
+            if isinstance(pattern, str) and isinstance(string, str) and isinstance(flags, int) and not flags & re.M \
+                    and (pattern.startswith("^") or pattern.endswith("$")) and "\n" in string.strip():
+                once = len(plain_findall(pattern, string, flags))
+                every = len(plain_findall(pattern, string, flags | re.M))
+                if every != once:
+                    with open(mark, "a", encoding="utf-8") as f:
+                        f.write(f"the pattern {pattern!r} was found over a text of many lines without re.M, so its ^ or $ matched only at the text's start or end ({once} match(es); with re.M, {every})\n")
+            return plain(pattern, string, flags)
+        return watched
+    re.findall, re.finditer = lines_missed(re.findall), lines_missed(re.finditer)
 _planexec_watch()
 del _planexec_watch
 "#;
@@ -550,6 +576,41 @@ mod tests {
             sandbox.run(rows, "").await.unwrap().flaw.is_some(),
             "csv.reader's cells are watched too"
         );
+    }
+
+    /// Two more flaws of the same kind: numbers written with thousands
+    /// separators compared as text, and a line-anchored pattern found all
+    /// over a text of many lines without `re.M`; an lstrip by `re.sub` is none.
+    #[tokio::test]
+    async fn grouped_numbers_and_patterns_anchored_to_the_text_are_flaws() {
+        let dir = tempfile::tempdir().unwrap();
+        let sandbox = Sandbox {
+            root: dir.path().to_path_buf(),
+            original: files_under(dir.path()).unwrap(),
+        };
+        std::fs::write(
+            dir.path().join("water.csv"),
+            "month,liters\nJan,\"9,870\"\nFeb,\"10,240\"\n",
+        )
+        .unwrap();
+        let grouped = "import csv\nrows = list(csv.DictReader(open('water.csv')))\nprint(min(rows, key=lambda r: r['liters'])['month'])";
+        let flawed = sandbox.run(grouped, "").await.unwrap();
+        assert_eq!(flawed.printed, "Feb", "the program runs as written");
+        assert!(
+            flawed.flaw.is_some(),
+            "thousands separators make no text of a number: {flawed:?}"
+        );
+        std::fs::write(dir.path().join("book.md"), "# Book\n## One\ntext\n## Two\n### Deeper\n").unwrap();
+        let once = "import re\nprint(len(re.findall(r'^## ', open('book.md').read())))";
+        let flawed = sandbox.run(once, "").await.unwrap();
+        let flaw = flawed.flaw.clone().unwrap_or_default();
+        assert!(
+            flaw.contains("without re.M") && flaw.contains("with re.M, 2"),
+            "{flawed:?}"
+        );
+        let every = "import re\nt = open('book.md').read()\nprint(len(re.findall(r'^## ', t, re.M)), re.sub(r'^\\s+', '', t)[:1])";
+        let right = sandbox.run(every, "").await.unwrap();
+        assert_eq!((right.printed.as_str(), right.flaw.as_ref()), ("2 #", None));
     }
 
     /// A dedupe whose lines come out in the order a set iterates in is a
