@@ -554,17 +554,6 @@ fn longest_common_run(a: &[char], b: &[char]) -> usize {
     best
 }
 
-/// The programs among `records` (and their inner calls) that ran and
-/// succeeded: the `code` of each `python` call.
-pub(crate) fn programs_ran(records: &[StepResult]) -> Vec<String> {
-    tool_calls_succeeded(records)
-        .into_iter()
-        .filter(|call| call.tool.as_deref() == Some("python"))
-        .filter_map(|call| call.args.as_ref()?.get("code")?.as_str())
-        .map(str::to_string)
-        .collect()
-}
-
 /// What a program is asked for: what `path` must hold when `task` is done,
 /// in `workspace`; `before`: what the file held before the run, when it
 /// is there, to be changed.

@@ -105,6 +105,17 @@ pub fn tool_calls_succeeded(records: &[StepResult]) -> Vec<&StepResult> {
     calls
 }
 
+/// The programs among `records` (and their inner calls) that ran and
+/// succeeded: the `code` of each `python` call.
+pub(crate) fn programs_ran(records: &[StepResult]) -> Vec<String> {
+    tool_calls_succeeded(records)
+        .into_iter()
+        .filter(|call| call.tool.as_deref() == Some("python"))
+        .filter_map(|call| call.args.as_ref()?.get("code")?.as_str())
+        .map(str::to_string)
+        .collect()
+}
+
 impl StepResult {
     /// The record of a step that did not run (or whose run was dropped).
     pub fn not_run(step: &crate::plan::Step, status: StepStatus) -> StepResult {

@@ -64,8 +64,10 @@ pub(super) fn carry_back(
     if !result.succeeded() {
         return written_now;
     }
-    let owned = programs_of(result);
-    let programs: Vec<&str> = owned.iter().map(String::as_str).collect();
+    // The step's program and its inner calls' (a recovery's) that ran: a
+    // failed one was undone, and made no edit.
+    let ran = crate::result::programs_ran(std::slice::from_ref(result));
+    let programs: Vec<&str> = ran.iter().map(String::as_str).collect();
     for (path, full, was) in before.0 {
         let Ok(now) = std::fs::read_to_string(&full) else {
             continue;
@@ -89,15 +91,6 @@ pub(super) fn carry_back(
         written_now.push(record);
     }
     written_now
-}
-
-/// The code of the programs the step of `result` ran: its own and its
-/// inner calls' (a recovery's).
-fn programs_of(result: &StepResult) -> Vec<String> {
-    std::iter::once(result)
-        .chain(&result.calls)
-        .filter_map(|r| r.args.as_ref()?.get("code")?.as_str().map(str::to_string))
-        .collect()
 }
 
 /// The record of the runtime's write of `path` after the step of `result`.

@@ -346,10 +346,8 @@ fn moved_lines(path: &str, before: &str, now: &str) -> Option<String> {
 /// path and a line saying so.
 pub(crate) fn config_lines_moved(run: &Run) -> Option<(String, String)> {
     let workspace = run.ctx.setting.tools.workspace()?;
-    let programs: Vec<&str> = calls_of(run)
-        .filter(|r| r.tool.as_deref() == Some("python") && r.succeeded())
-        .filter_map(|r| r.args.as_ref()?.get("code")?.as_str())
-        .collect();
+    let ran = crate::result::programs_ran(&run.records);
+    let programs: Vec<&str> = ran.iter().map(String::as_str).collect();
     run.originals.iter().find_map(|(path, was)| {
         let now = std::fs::read_to_string(workspace.resolve(path).ok()?).ok()?;
         let what = crate::config_edit::rewritten(path, was, &now, &run.task, &programs)?;

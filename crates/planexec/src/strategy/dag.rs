@@ -191,7 +191,7 @@ async fn found_wrong(
     };
     let mut produced = crate::run::outputs::produced(run, answer);
     if let Some(shown) = shown {
-        let own = crate::recompute::programs_ran(&run.records).pop();
+        let own = crate::result::programs_ran(&run.records).pop();
         produced.push_str(&shown_to_check(&shown, own.as_deref()));
     }
     // Where two programs agreed and the file's form is in question, "not
@@ -314,7 +314,7 @@ async fn route_asked(
     let (Some(output), Some(shown)) = (output, shown) else {
         return Ok(None);
     };
-    let own = crate::recompute::programs_ran(&run.records).pop();
+    let own = crate::result::programs_ran(&run.records).pop();
     let (Some(own), Some(theirs)) = (own, shown.program.as_deref()) else {
         return Ok(None);
     };
@@ -537,7 +537,7 @@ async fn unconfirmed(
     if changed_something(run) {
         return Ok(None);
     }
-    let programs = crate::recompute::programs_ran(&run.records);
+    let programs = crate::result::programs_ran(&run.records);
     let (calls, setting) = (&run.ctx.calls, &run.ctx.setting);
     let check = crate::recompute::answer_confirmed(calls, setting, &run.task, answer, &programs);
     let confirmed = Run::guard(&run.ctx.control, check).await?;
@@ -581,7 +581,7 @@ async fn second_derivation(
     let Some(output) = output else {
         return Ok(None);
     };
-    let programs = crate::recompute::programs_ran(&run.records);
+    let programs = crate::result::programs_ran(&run.records);
     let mut seen = crate::recompute::results_shown(&run.records);
     seen.push(run.task.clone());
     let made = crate::recompute::Made {
