@@ -244,6 +244,12 @@ impl Sandbox {
             .or_else(|| self.worded_value(&wrote, task))
             .or_else(|| self.header_lost(&wrote))
             .or_else(|| failed.is_none().then(|| self.left_as_it_was(&wrote, task)).flatten())
+            .or_else(|| {
+                failed
+                    .is_none()
+                    .then(|| self.not_written(&wrote, task, &printed))
+                    .flatten()
+            })
             .or_else(|| self.written_back(copy.path(), &times, &wrote));
         let flaw = match (flaw, &failed) {
             (None, None) => self.ordered_by_a_set(code, task, (&printed, &wrote)).await,
@@ -328,6 +334,31 @@ impl Sandbox {
         let first = edited.first()?;
         let changed_one = edited.iter().any(|path| wrote.contains_key(path));
         (!changed_one).then(|| format!("it left {first} as it was, and the task says to change it"))
+    }
+
+    /// The first new file `task` says to write ([`crate::plan::outputs_named_in`])
+    /// that the program did not write, said as a flaw with what it printed:
+    /// what a program prints in place of the file is no work. On
+    /// held-out-31 (spent) seven programs for a budget's difference found
+    /// no `$2,450.00` by their patterns and printed "Error: Unable to find
+    /// planned or actual spending"; their prints were taken for work, and
+    /// no program was told what went wrong.
+    fn not_written(&self, wrote: &BTreeMap<String, Option<String>>, task: &str, printed: &str) -> Option<String> {
+        let is_file = |path: &str| self.original.contains_key(path);
+        let named = crate::plan::outputs_named_in(task, &is_file);
+        // A folder named ("move a.txt into archive/") is written by a file in it.
+        let written = |path: &str| wrote.keys().any(|w| w == path || w.starts_with(&format!("{path}/")));
+        let path = named
+            .iter()
+            .map(|path| path.trim_end_matches('/'))
+            .find(|path| !is_file(path) && !self.root.join(path).is_dir() && !written(path))?;
+        let said = match crate::text::one_line(printed, 200) {
+            said if said.is_empty() => "nothing".to_string(),
+            said => format!("{said:?}"),
+        };
+        Some(format!(
+            "it did not write {path}, which the task says to write (it printed {said})"
+        ))
     }
 
     /// When the file was last changed, for each file of the workspace in
@@ -727,6 +758,33 @@ mod tests {
         assert_eq!(flaw(by_int).await, None);
     }
 
+    /// A program that prints where the task says to write a new file did no
+    /// work, and the flaw says what it printed; one that writes it, or
+    /// moves a file into a folder the task names, did.
+    #[tokio::test]
+    async fn a_file_to_write_left_unwritten_is_a_flaw() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("budget.txt"), "Planned: $2,450.00\nActual: $1,987.65\n").unwrap();
+        let sandbox = Sandbox {
+            root: dir.path().to_path_buf(),
+            original: files_under(dir.path()).unwrap(),
+        };
+        let task = "How much under budget am I? Write the amount to under_budget.txt.";
+        let printed = sandbox.run("print('Error: no spending found')", task).await.unwrap();
+        let flaw = printed.flaw.clone().unwrap_or_default();
+        assert!(
+            flaw.contains("did not write under_budget.txt") && flaw.contains("Error: no spending found"),
+            "{printed:?}"
+        );
+        assert_eq!(printed.work(), None);
+        let computed = "import re\nplanned, actual = [float(n.replace(',', '')) for n in re.findall(r'\\$([\\d,.]+)', open('budget.txt').read())]\nopen('under_budget.txt', 'w').write(f'{planned - actual:.2f}')";
+        let wrote = sandbox.run(computed, task).await.unwrap();
+        assert_eq!(wrote.flaw, None);
+        let moved = "import os\nos.makedirs('archive')\nos.rename('budget.txt', 'archive/budget.txt')";
+        let into = sandbox.run(moved, "Move budget.txt into archive/").await.unwrap();
+        assert_eq!(into.flaw, None, "{into:?}");
+    }
+
     /// A dedupe whose lines come out in the order a set iterates in is a
     /// flaw (under the one seed it always writes the same lines, so two such
     /// programs agree); one that keeps the input's order, or uses a set
@@ -746,8 +804,9 @@ mod tests {
         let flawed = sandbox.run(&by_set, task).await.expect("python3 runs the program");
         assert_eq!(flawed.flaw.as_deref(), Some(SET_ORDER), "{flawed:?}");
         assert_eq!(flawed.work(), None, "its work is not counted");
+        let to_print = "Print each bird in birds.txt once, in the order each first appears.";
         let printed_set = sandbox
-            .run(&format!("{read}print(' '.join(set(lines)))"), task)
+            .run(&format!("{read}print(' '.join(set(lines)))"), to_print)
             .await
             .unwrap();
         assert_eq!(
@@ -761,7 +820,7 @@ mod tests {
         let first = kept.wrote.get("unique.txt").cloned().flatten().unwrap_or_default();
         assert!(first.starts_with("robin\nwren\nmagpie\nchaffinch"), "{first:?}");
         let count = sandbox
-            .run(&format!("{read}print(len(set(lines)))"), task)
+            .run(&format!("{read}print(len(set(lines)))"), to_print)
             .await
             .unwrap();
         assert_eq!((count.printed.as_str(), count.flaw.as_ref()), ("8", None));
