@@ -578,6 +578,14 @@ pub(crate) fn files_under(root: &Path) -> Option<BTreeMap<String, Vec<u8>>> {
 mod tests {
     use super::*;
 
+    /// A sandbox over `dir` as it is now.
+    fn sandbox_of(dir: &tempfile::TempDir) -> Sandbox {
+        Sandbox {
+            root: dir.path().to_path_buf(),
+            original: files_under(dir.path()).unwrap(),
+        }
+    }
+
     fn outcome(printed: &str, wrote: &[(&str, Option<&str>)]) -> Outcome {
         Outcome {
             failed: None,
@@ -638,10 +646,7 @@ mod tests {
     async fn numbers_compared_as_text_are_a_flaw_and_no_work() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("rain.csv"), "month,mm\nSep,97\nOct,121\nNov,45\n").unwrap();
-        let sandbox = Sandbox {
-            root: dir.path().to_path_buf(),
-            original: files_under(dir.path()).unwrap(),
-        };
+        let sandbox = sandbox_of(&dir);
         let read = "import csv\nrows = list(csv.DictReader(open('rain.csv')))\n";
         let as_text = format!("{read}print(max(rows, key=lambda r: r['mm'])['month'])");
         let flawed = sandbox.run(&as_text, "").await.expect("python3 runs the program");
@@ -672,10 +677,7 @@ mod tests {
     #[tokio::test]
     async fn grouped_numbers_and_patterns_anchored_to_the_text_are_flaws() {
         let dir = tempfile::tempdir().unwrap();
-        let sandbox = Sandbox {
-            root: dir.path().to_path_buf(),
-            original: files_under(dir.path()).unwrap(),
-        };
+        let sandbox = sandbox_of(&dir);
         std::fs::write(
             dir.path().join("water.csv"),
             "month,liters\nJan,\"9,870\"\nFeb,\"10,240\"\n",
@@ -709,10 +711,7 @@ mod tests {
     #[tokio::test]
     async fn near_misses_and_numbers_ordered_as_text_are_flaws() {
         let dir = tempfile::tempdir().unwrap();
-        let sandbox = Sandbox {
-            root: dir.path().to_path_buf(),
-            original: files_under(dir.path()).unwrap(),
-        };
+        let sandbox = sandbox_of(&dir);
         let plants = "name,watering\nBasil, Weekly \nFern,daily\nIvy,biweekly\nBasil,weekly\n";
         std::fs::write(dir.path().join("plants.csv"), plants).unwrap();
         let read = "import csv\nrows = list(csv.DictReader(open('plants.csv')))\n";
@@ -765,10 +764,7 @@ mod tests {
     async fn a_file_to_write_left_unwritten_is_a_flaw() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("budget.txt"), "Planned: $2,450.00\nActual: $1,987.65\n").unwrap();
-        let sandbox = Sandbox {
-            root: dir.path().to_path_buf(),
-            original: files_under(dir.path()).unwrap(),
-        };
+        let sandbox = sandbox_of(&dir);
         let task = "How much under budget am I? Write the amount to under_budget.txt.";
         let printed = sandbox.run("print('Error: no spending found')", task).await.unwrap();
         let flaw = printed.flaw.clone().unwrap_or_default();
@@ -794,10 +790,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let birds = "robin\nwren\nmagpie\nrobin\nchaffinch\nblackbird\nwren\njay\nstarling\nrook\n";
         std::fs::write(dir.path().join("birds.txt"), birds).unwrap();
-        let sandbox = Sandbox {
-            root: dir.path().to_path_buf(),
-            original: files_under(dir.path()).unwrap(),
-        };
+        let sandbox = sandbox_of(&dir);
         let task = "Write each bird in birds.txt once to unique.txt, in the order each first appears.";
         let read = "lines = open('birds.txt').read().split()\n";
         let by_set = format!("{read}open('unique.txt', 'w').write('\\n'.join(set(lines)))");
@@ -832,10 +825,7 @@ mod tests {
     async fn a_value_typed_into_the_program_is_a_flaw() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("manifest.json"), "{\"version\": \"2.9.4\"}").unwrap();
-        let sandbox = Sandbox {
-            root: dir.path().to_path_buf(),
-            original: files_under(dir.path()).unwrap(),
-        };
+        let sandbox = sandbox_of(&dir);
         let task = "Bump the minor version in manifest.json.";
         let load = "import json\nm = json.load(open('manifest.json'))\n";
         let save = "json.dump(m, open('manifest.json', 'w'))";
@@ -863,10 +853,7 @@ mod tests {
             "- [ ] Renew the domain\n- [ ] Sort the loft\n",
         )
         .unwrap();
-        let sandbox = Sandbox {
-            root: dir.path().to_path_buf(),
-            original: files_under(dir.path()).unwrap(),
-        };
+        let sandbox = sandbox_of(&dir);
         let task = "Remove the item about renewing the domain from TODO.md.";
         let filter = |word: &str| {
             format!(
@@ -897,10 +884,7 @@ mod tests {
     async fn a_file_written_back_unchanged_is_a_flaw() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("TODO.md"), "- [x] Pick a date\n- [ ] Book the venue\n").unwrap();
-        let sandbox = Sandbox {
-            root: dir.path().to_path_buf(),
-            original: files_under(dir.path()).unwrap(),
-        };
+        let sandbox = sandbox_of(&dir);
         let task = "Tick off 'Book the venue' in TODO.md.";
         let tick = |from: &str, to: &str| {
             format!("t = open('TODO.md').read().replace('{from}', '{to}')\nopen('TODO.md', 'w').write(t)\nprint(t)")
