@@ -652,6 +652,12 @@ async fn derived(
         }
         sandbox.reset(route.path)?;
         let (ran, flaw) = crate::sandbox::run_watched(sandbox.python, sandbox.root, &code).await;
+        let work = ran.as_ref().ok().map(|printed| {
+            let printed = crate::plan::value_as_text(printed).trim().to_string();
+            sandbox.left_in(route.path, route.task, &code).unwrap_or(printed)
+        });
+        let work = work.as_deref();
+        let flaw = crate::sandbox::counted_flaw(flaw, work.as_ref().map(std::slice::from_ref));
         // A program that compared numbers as text computed nothing to go by.
         let ran = match flaw {
             Some(flaw) => Err(crate::tools::ToolError::new(

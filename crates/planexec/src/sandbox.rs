@@ -44,8 +44,9 @@ const FLAW_FILE: &str = ".planexec-flaw";
 /// here too: the lowest month by `min` over such cells was "10,020"'s
 /// (held-out-31). It notes too a cell found different from the program's
 /// own text only in spaces or case, texts that are numbers ordered as text
-/// by `sorted`, `min` or `max`, and a line-anchored pattern found over
-/// many lines without `re.M`.
+/// by `sorted`, `min` or `max`, a line-anchored pattern found over many
+/// lines without `re.M`, a match cut out of the middle of a number, and
+/// patterns that found nothing at all.
 const WATCH: &str = r#"def _planexec_watch():
     import csv, os, re
     mark = os.path.abspath(".planexec-flaw")
@@ -144,7 +145,7 @@ const WATCH: &str = r#"def _planexec_watch():
     # only, once at most: the level-2 headings of a handbook were counted as
     # 0 or 1. (`re.sub(r'^\s+', '', text)` on the whole text is an lstrip,
     # and left alone.)
-    plain_findall = re.findall
+    plain_findall, plain_finditer = re.findall, re.finditer
     def lines_missed(plain):
         def watched(pattern, string, flags=0):
             if isinstance(pattern, str) and isinstance(string, str) and isinstance(flags, int) and not flags & re.M \
@@ -156,6 +157,64 @@ const WATCH: &str = r#"def _planexec_watch():
             return plain(pattern, string, flags)
         return watched
     re.findall, re.finditer = lines_missed(re.findall), lines_missed(re.finditer)
+    # Whether each pattern the program searched a text with found anything
+    # there. When none found anything, what the program made of its finds is
+    # made of nothing: on held-out-32 `\b€\d+` (no word edge before €)
+    # summed no amounts into 0.00, and `re.match` of a login line's middle
+    # counted none; two such programs agreed. Noted at exit, and counted a
+    # flaw only when the work is nothing too (`found_nothing`).
+    found = {}
+    def tally(pattern, string, hit):
+        if isinstance(string, str) and string.strip():
+            text = pattern.pattern if isinstance(pattern, Pattern) else pattern
+            found[text] = found.get(text, False) or bool(hit)
+        return hit
+    # A match that begins or ends between two digits took part of a number:
+    # `€(\d{1,3},\d{2})` read €1,184.20 as 1,18 (held-out-32).
+    def cut(matches):
+        for m in matches:
+            s, a, b = m.string, m.start(), m.end()
+            if isinstance(s, str) and b - a > 1 and (0 < a and s[a - 1].isdigit() and s[a].isdigit()
+                    or b < len(s) and s[b - 1].isdigit() and s[b].isdigit()):
+                note(f"the pattern {m.re.pattern!r} took {m.group(0)!r} out of the middle of a number in {s[max(0, a - 12):b + 12]!r}: match each number whole, with its separators")
+                return
+    class Pattern:
+        # A compiled pattern whose searches are tallied.
+        def __init__(self, plain): self._plain = plain
+        def __getattr__(self, name): return getattr(self._plain, name)
+        def search(self, string, *a, **k): return matched_by(self, string, self._plain.search(string, *a, **k))
+        def match(self, string, *a, **k): return matched_by(self, string, self._plain.match(string, *a, **k))
+        def fullmatch(self, string, *a, **k): return matched_by(self, string, self._plain.fullmatch(string, *a, **k))
+        def findall(self, string, *a, **k):
+            cut(self._plain.finditer(string, *a, **k))
+            return tally(self, string, self._plain.findall(string, *a, **k))
+        def finditer(self, string, *a, **k): return iter(matched_by(self, string, list(self._plain.finditer(string, *a, **k))))
+    def matched_by(pattern, string, hit):
+        cut(hit if isinstance(hit, list) else [hit] if hit else [])
+        return tally(pattern, string, hit)
+    def plain_pattern(pattern):
+        return pattern._plain if isinstance(pattern, Pattern) else pattern
+    def searching(plain, every=False, spans=False):
+        def watched(pattern, string, *a, **k):
+            hit = plain(plain_pattern(pattern), string, *a, **k)
+            if spans:
+                cut(plain_finditer(plain_pattern(pattern), string, *a, **k))
+                return tally(pattern, string, hit)
+            return iter(matched_by(pattern, string, list(hit))) if every else matched_by(pattern, string, hit)
+        return watched
+    def unwrapped(plain):
+        return lambda pattern, *a, **k: plain(plain_pattern(pattern), *a, **k)
+    plain_compile = re.compile
+    re.compile = lambda pattern, flags=0: Pattern(plain_compile(plain_pattern(pattern), flags))
+    re.search, re.match, re.fullmatch = searching(re.search), searching(re.match), searching(re.fullmatch)
+    re.findall, re.finditer = searching(re.findall, spans=True), searching(re.finditer, every=True)
+    re.sub, re.subn, re.split = unwrapped(re.sub), unwrapped(re.subn), unwrapped(re.split)
+    def nothing_found():
+        if found and not any(found.values()):
+            shown = ", ".join(repr(p) for p in list(found)[:3])
+            note(f"found nothing: the pattern {shown} found nothing in any text it was searched in: look at what the text holds (its words, signs and where they stand on a line), and match that")
+    import atexit
+    atexit.register(nothing_found)
 _planexec_watch()
 del _planexec_watch
 "#;
@@ -237,7 +296,11 @@ impl Sandbox {
         };
         let after = self.carried_back(files_under(copy.path())?, task, code);
         let wrote = changed(&self.original, &after);
-        let flaw = flaw
+        let work: Vec<&str> = match wrote.is_empty() {
+            true => vec![printed.as_str()],
+            false => wrote.values().map(|text| text.as_deref().unwrap_or_default()).collect(),
+        };
+        let flaw = counted_flaw(flaw, failed.is_none().then_some(&work[..]))
             .or_else(|| self.typed(code, task, &printed, &wrote))
             .or_else(|| self.rewritten(&after, task, code))
             .or_else(|| self.shadowed(&after, task))
@@ -501,6 +564,34 @@ fn watched(code: &str) -> String {
     }
 }
 
+/// How the [`WATCH`] begins its note that no pattern the program searched
+/// with found anything.
+const FOUND_NOTHING: &str = "found nothing: ";
+
+/// The `flaw` a program's run left, as it counts for its `work` (what it
+/// printed, or the files it wrote; `None` when it failed): that its
+/// patterns found nothing is a flaw only when its work is nothing too (a
+/// zero, or nothing but signs), for a program may try a pattern for lines
+/// it then finds none of (a comment to skip) and take its work from
+/// elsewhere; a program that failed is told its error.
+pub(crate) fn counted_flaw(flaw: Option<String>, work: Option<&[&str]>) -> Option<String> {
+    let flaw = flaw?;
+    match flaw.strip_prefix(FOUND_NOTHING) {
+        Some(said) => work?.iter().all(|w| made_of_nothing(w)).then(|| said.to_string()),
+        None => Some(flaw),
+    }
+}
+
+/// Whether `work` says nothing found: a zero in any words (`Total: 0.00`),
+/// or no letter or digit at all (`[]`, an empty file).
+fn made_of_nothing(work: &str) -> bool {
+    let mut digits = work.chars().filter(char::is_ascii_digit).peekable();
+    match digits.peek() {
+        Some(_) => digits.all(|d| d == '0'),
+        None => !work.chars().any(char::is_alphanumeric),
+    }
+}
+
 /// The first flaw the [`WATCH`] noted in the folder at `root`, if any,
 /// taken away with its note.
 fn flaw_left(root: &Path) -> Option<String> {
@@ -701,6 +792,62 @@ mod tests {
         let every = "import re\nt = open('book.md').read()\nprint(len(re.findall(r'^## ', t, re.M)), re.sub(r'^\\s+', '', t)[:1])";
         let right = sandbox.run(every, "").await.unwrap();
         assert_eq!((right.printed.as_str(), right.flaw.as_ref()), ("2 #", None));
+    }
+
+    /// Patterns that found nothing anywhere are a flaw when the work is
+    /// nothing too (a sum of no amounts), through `re` and a compiled
+    /// pattern alike; a pattern for lines the text lacks, beside work made
+    /// elsewhere, is none, nor is one pattern of two that found nothing.
+    #[tokio::test]
+    async fn patterns_that_found_nothing_are_a_flaw_when_the_work_is_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("notes.txt"),
+            "taxi €12.50\nhotel €80.00\nv1.2.3,4 on 2024-06-10\n",
+        )
+        .unwrap();
+        let sandbox = sandbox_of(&dir);
+        let read = "import re\nt = open('notes.txt', encoding='utf-8').read()\n";
+        let flaw = |code: String| {
+            let sandbox = &sandbox;
+            async move { sandbox.run(&code, "").await.unwrap() }
+        };
+        let edged = flaw(format!(
+            "{read}total = sum(float(a) for a in re.findall(r'\\b€(\\d+\\.\\d\\d)', t))\nprint(f'Total: {{total:.2f}}')"
+        ))
+        .await;
+        assert_eq!(edged.printed, "Total: 0.00", "the program runs as written");
+        assert!(
+            edged
+                .flaw
+                .as_deref()
+                .is_some_and(|f| f.starts_with("the pattern") && f.contains("found nothing")),
+            "{edged:?}"
+        );
+        let compiled = flaw(format!(
+            "{read}p = re.compile(r'EUR (\\d+)')\nopen('total.txt', 'w').write(str(sum(int(m.group(1)) for m in p.finditer(t))))"
+        ))
+        .await;
+        assert_eq!(compiled.wrote.get("total.txt"), Some(&Some("0".to_string())));
+        assert!(
+            compiled.flaw.is_some(),
+            "a compiled pattern is tallied too: {compiled:?}"
+        );
+        let elsewhere = format!("{read}print([l for l in t.splitlines() if not re.match(r'#', l)])");
+        assert_eq!(flaw(elsewhere).await.flaw, None, "the work is the lines themselves");
+        let part = format!("{read}print(re.findall(r'€(\\d{{1,3}},\\d\\d)', 'a €1,184.20 b €12.50 c'))");
+        let part = flaw(part).await;
+        assert!(
+            part.flaw
+                .as_deref()
+                .is_some_and(|f| f.contains("'€1,18'") && f.contains("middle of a number")),
+            "{part:?}"
+        );
+        let whole = format!("{read}print(re.findall(r'\\d+', t), re.search(r'\\d{{4}}', t).group())");
+        assert_eq!(flaw(whole).await.flaw, None, "numbers taken whole, between separators");
+        let second = format!("{read}print(len(re.findall(r'EUR', t)) + len(re.compile(r'€').findall(t)), re.sub(re.compile('€'), '', t)[:4])");
+        let right = flaw(second).await;
+        assert_eq!((right.printed.as_str(), right.flaw), ("2 taxi", None));
     }
 
     /// Two more: a cell compared with the program's own text and found
