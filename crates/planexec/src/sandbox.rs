@@ -306,11 +306,10 @@ impl Sandbox {
             .or_else(|| self.shadowed(&after, task))
             .or_else(|| self.worded_value(&wrote, task))
             .or_else(|| self.header_lost(&wrote))
-            .or_else(|| failed.is_none().then(|| self.left_as_it_was(&wrote, task)).flatten())
             .or_else(|| {
                 failed
                     .is_none()
-                    .then(|| self.not_written(&wrote, task, &printed))
+                    .then(|| self.work_not_done(&wrote, task, &printed))
                     .flatten()
             })
             .or_else(|| self.written_back(copy.path(), &times, &wrote));
@@ -385,6 +384,13 @@ impl Sandbox {
             .iter()
             .filter(|(path, _)| !self.original.contains_key(*path))
             .find_map(|(path, text)| crate::content::header_lost(path, text.as_deref()?, &inputs))
+    }
+
+    /// What of the work `task` names a program that ran did not do: a file
+    /// to change left as it was, or a new file to write not written.
+    fn work_not_done(&self, wrote: &BTreeMap<String, Option<String>>, task: &str, printed: &str) -> Option<String> {
+        self.left_as_it_was(wrote, task)
+            .or_else(|| self.not_written(wrote, task, printed))
     }
 
     /// The first file `task` says to change in place
