@@ -4,6 +4,24 @@
 //! ([`crate::program_vote`]) and the second derivation
 //! ([`crate::recompute`]) compare what programs computed by these.
 
+/// Whether `a` and `b` are the same text once each `\r\n` is read as `\n`:
+/// a file written back through `csv.writer`, which ends its lines with
+/// `\r\n`, and no value changed, is the file as it was. On held-out-32 a
+/// program to upper-case a column changed no row (`if 'sku' in row`),
+/// wrote inventory.csv back so, and the run said `succeeded`.
+pub(crate) fn same_text(a: &[u8], b: &[u8]) -> bool {
+    let lf = |text: &[u8]| -> Vec<u8> {
+        let mut out = Vec::with_capacity(text.len());
+        for (i, &byte) in text.iter().enumerate() {
+            if !(byte == b'\r' && text.get(i + 1) == Some(&b'\n')) {
+                out.push(byte);
+            }
+        }
+        out
+    };
+    a == b || lf(a) == lf(b)
+}
+
 /// Whether `a` and `b` are the same content: the same lines, trailing
 /// spaces and blank lines at either end aside, or the same number at the
 /// precision of the less precise (`7.5` and `7.50`, `7.32` and `7.324`).
@@ -326,6 +344,15 @@ pub(crate) fn lines(text: &str) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_ended_by_crlf_are_the_same_text() {
+        assert!(same_text(b"a,b\r\nc,d\r\n", b"a,b\nc,d\n"));
+        assert!(same_text(b"a\n", b"a\n"));
+        assert!(!same_text(b"a,b\r\nC,d\r\n", b"a,b\nc,d\n"), "a value changed");
+        assert!(!same_text(b"a\rb", b"a\nb"), "a lone \\r is no line end here");
+        assert!(!same_text(b"a\n", b"a"));
+    }
 
     #[test]
     fn json_rows_with_numbers_as_text_are_the_same_but_for_typing() {

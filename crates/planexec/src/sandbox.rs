@@ -631,7 +631,10 @@ pub(crate) fn python_on_copy(root: &Path, purpose: &str) -> Option<(ScratchDir, 
 fn changed(before: &BTreeMap<String, Vec<u8>>, after: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Option<String>> {
     let mut wrote = BTreeMap::new();
     for (path, bytes) in after {
-        if before.get(path) != Some(bytes) {
+        if !before
+            .get(path)
+            .is_some_and(|was| crate::content::same_text(was, bytes))
+        {
             let kept = &bytes[..bytes.len().min(KEPT_BYTES)];
             wrote.insert(path.clone(), Some(String::from_utf8_lossy(kept).trim().to_string()));
         }
@@ -1056,5 +1059,12 @@ mod tests {
             .unwrap();
         assert_eq!(ticked.flaw, None, "{ticked:?}");
         assert!(ticked.work().is_some_and(|w| w.contains("[x] Book the venue")));
+        let crlf = "t = open('TODO.md').read()\nopen('TODO.md', 'w', newline='\\r\\n').write(t)\nprint('done')";
+        let crlf = sandbox.run(crlf, task).await.unwrap();
+        assert!(
+            crlf.wrote.is_empty(),
+            "lines ended by \\r\\n are the same lines: {crlf:?}"
+        );
+        assert!(crlf.flaw.is_some_and(|f| f.contains("back as it was")));
     }
 }

@@ -146,10 +146,11 @@ fn written_by(run: &Run, path: &str, full: &Path) -> bool {
 
 /// Whether the file at `path` (at `full`) holds what it held when the run
 /// began ([`Run::originals`]): written over with the same text (a program
-/// that wrote TODO.md back with no line taken out) is not changed.
+/// that wrote TODO.md back with no line taken out, or with `\r\n` line
+/// ends, [`crate::content::same_text`]) is not changed.
 fn as_at_start(run: &Run, path: &str, full: &Path) -> bool {
     run.original(path)
-        .is_some_and(|held| std::fs::read_to_string(full).is_ok_and(|now| now == held))
+        .is_some_and(|held| std::fs::read(full).is_ok_and(|now| crate::content::same_text(&now, held.as_bytes())))
 }
 
 /// The run's steps and their inner calls (an agent step's), as recorded.
