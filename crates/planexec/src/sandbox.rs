@@ -215,6 +215,24 @@ const WATCH: &str = r#"def _planexec_watch():
             note(f"found nothing: the pattern {shown} found nothing in any text it was searched in: look at what the text holds (its words, signs and where they stand on a line), and match that")
     import atexit
     atexit.register(nothing_found)
+    # Run again under another hash seed (`Sandbox::ordered_by_a_set`), a
+    # folder is listed in reverse: no file system promises an order, and a
+    # program whose work keeps the listing's does other work then. On
+    # held-out-32 the photos "biggest first" came in `os.listdir`'s order.
+    if os.environ.get("PYTHONHASHSEED", "0") != "0":
+        plain_listdir, plain_scandir = os.listdir, os.scandir
+        class Listing:
+            def __init__(self, entries): self._entries = iter(entries)
+            def __iter__(self): return self
+            def __next__(self): return next(self._entries)
+            def __enter__(self): return self
+            def __exit__(self, *exc): return False
+            def close(self): pass
+        def scandir(*a, **k):
+            with plain_scandir(*a, **k) as listed:
+                return Listing(list(listed)[::-1])
+        os.listdir = lambda *a, **k: plain_listdir(*a, **k)[::-1]
+        os.scandir = scandir
 _planexec_watch()
 del _planexec_watch
 "#;
@@ -225,7 +243,7 @@ pub(crate) const OTHER_HASH_SEED: u32 = 1;
 
 /// Said of a program whose work changed under another hash seed: it is
 /// not counted, and the program written again is told why.
-pub(crate) const SET_ORDER: &str = "what it wrote came out in another order when it ran again: it took the order from a set, which keeps none (keep the order of the input, or the order the task asks for)";
+pub(crate) const SET_ORDER: &str = "what it wrote came out in another order when it ran again: it took the order from a set or a folder's listing, which keep none (keep the order of the input, or the order the task asks for)";
 
 /// What one program did on its copy of the workspace.
 #[derive(Debug, Clone, PartialEq)]
@@ -973,6 +991,37 @@ mod tests {
             .await
             .unwrap();
         assert_eq!((count.printed.as_str(), count.flaw.as_ref()), ("8", None));
+    }
+
+    /// A folder's listing keeps no order either: work in `os.listdir`'s or
+    /// `os.walk`'s order is a flaw, work sorted as the task asks is none.
+    #[tokio::test]
+    async fn work_in_a_folder_listings_order_is_a_flaw() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("photos")).unwrap();
+        for (name, size) in [("beach.jpg", 300), ("cat.jpg", 100), ("forest.jpg", 200)] {
+            std::fs::write(dir.path().join("photos").join(name), vec![b'x'; size]).unwrap();
+        }
+        let sandbox = sandbox_of(&dir);
+        let task = "Write the photos in photos/ to big.txt, biggest first.";
+        let write = "open('big.txt', 'w').write('\\n'.join(names))";
+        let listed = format!("import os\nnames = os.listdir('photos')\n{write}");
+        let listed = sandbox.run(&listed, task).await.expect("python3 runs the program");
+        assert_eq!(listed.flaw.as_deref(), Some(SET_ORDER), "{listed:?}");
+        let walked = format!("import os\nnames = [n for _, _, files in os.walk('photos') for n in files]\n{write}");
+        assert_eq!(
+            sandbox.run(&walked, task).await.unwrap().flaw.as_deref(),
+            Some(SET_ORDER)
+        );
+        let sorted = format!(
+            "import os\nnames = sorted(os.listdir('photos'), key=lambda n: -os.path.getsize('photos/' + n))\n{write}"
+        );
+        let sorted = sandbox.run(&sorted, task).await.unwrap();
+        assert_eq!(sorted.flaw, None, "{sorted:?}");
+        assert_eq!(
+            sorted.wrote.get("big.txt"),
+            Some(&Some("beach.jpg\nforest.jpg\ncat.jpg".to_string()))
+        );
     }
 
     /// A program that writes a version it typed in has a flaw and does no
