@@ -652,11 +652,12 @@ async fn derived(
         }
         sandbox.reset(route.path)?;
         let (ran, flaw) = crate::sandbox::run_watched(sandbox.python, sandbox.root, &code).await;
-        let work = ran.as_ref().ok().map(|printed| {
-            let printed = crate::plan::value_as_text(printed).trim().to_string();
+        // What it computed: the file it wrote, else what it printed.
+        let ran = ran.map(|printed| {
+            let printed = crate::plan::value_as_text(&printed).trim().to_string();
             sandbox.left_in(route.path, route.task, &code).unwrap_or(printed)
         });
-        let work = work.as_deref();
+        let work = ran.as_ref().ok().map(String::as_str);
         let flaw = crate::sandbox::counted_flaw(flaw, work.as_ref().map(std::slice::from_ref));
         // A program that compared numbers as text computed nothing to go by.
         let ran = match flaw {
@@ -667,9 +668,7 @@ async fn derived(
             None => ran,
         };
         match ran {
-            Ok(printed) => {
-                let printed = crate::plan::value_as_text(&printed).trim().to_string();
-                let computed = sandbox.left_in(route.path, route.task, &code).unwrap_or(printed);
+            Ok(computed) => {
                 // A value typed into the program is the model's guess, and
                 // agrees with a run that guessed the same: no derivation.
                 // Nor is an edit that put a setting beside the file's own.

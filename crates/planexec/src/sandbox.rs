@@ -162,7 +162,7 @@ const WATCH: &str = r#"def _planexec_watch():
     # made of nothing: on held-out-32 `\b€\d+` (no word edge before €)
     # summed no amounts into 0.00, and `re.match` of a login line's middle
     # counted none; two such programs agreed. Noted at exit, and counted a
-    # flaw only when the work is nothing too (`found_nothing`).
+    # flaw only when the work is nothing too (`counted_flaw`).
     found = {}
     def tally(pattern, string, hit):
         if isinstance(string, str) and string.strip():
