@@ -102,6 +102,7 @@ mod scratch;
 pub mod store;
 pub mod strategy;
 mod synthesizer;
+mod task_test;
 pub mod templates;
 pub mod text;
 pub mod tools;

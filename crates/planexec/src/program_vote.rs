@@ -101,6 +101,10 @@ pub(crate) async fn chosen(
     let Some(sandbox) = Sandbox::for_run(setting) else {
         return Ok((first, None, Vec::new()));
     };
+    let sandbox = match list_test(calls, setting, task).await? {
+        Some(test) => sandbox.with_test(test),
+        None => sandbox,
+    };
     let Some(outcome) = sandbox.run(code(&first), task).await else {
         return Ok((first, None, Vec::new()));
     };
@@ -130,6 +134,19 @@ pub(crate) async fn chosen(
     let others = vote.others.iter().map(|&i| tried[i].0.clone()).collect();
     let step = tried.swap_remove(vote.chosen).0;
     Ok((step, Some(vote), others))
+}
+
+/// The test of the one new file `task` says to write, when it names one
+/// ([`crate::task_test`]).
+async fn list_test(
+    calls: &ModelCalls,
+    setting: &Setting,
+    task: &str,
+) -> Result<Option<crate::task_test::TaskTest>, RunError> {
+    match &crate::plan::new_outputs(task, &setting.tools)[..] {
+        [file] => crate::task_test::written(calls, task, file).await,
+        _ => Ok(None),
+    }
 }
 
 /// When no two programs `tried` agree, one written again, told what went

@@ -15,6 +15,7 @@ use serde_json::json;
 use crate::context::Setting;
 use crate::policy::Permission;
 use crate::scratch::{CopyLimit, ScratchDir};
+use crate::task_test::TaskTest;
 use crate::tools::python::Python;
 use crate::tools::shell::ShellConfig;
 use crate::tools::workspace::Workspace;
@@ -290,6 +291,9 @@ pub(crate) struct Sandbox {
     root: std::path::PathBuf,
     /// The workspace's files as they are, to tell what a program changed.
     original: BTreeMap<String, Vec<u8>>,
+    /// A test of the task's result ([`crate::task_test`]) each program's
+    /// work must pass, when one was written.
+    test: Option<TaskTest>,
 }
 
 impl Sandbox {
@@ -299,7 +303,42 @@ impl Sandbox {
     pub fn for_run(setting: &Setting) -> Option<Sandbox> {
         let root = programs_may_run(setting)?.root().to_path_buf();
         let original = files_under(&root)?;
-        Some(Sandbox { root, original })
+        Some(Sandbox {
+            root,
+            original,
+            test: None,
+        })
+    }
+
+    /// The sandbox with the file each program writes held to `test`.
+    pub fn with_test(self, test: TaskTest) -> Sandbox {
+        Sandbox {
+            test: Some(test),
+            ..self
+        }
+    }
+
+    /// What breaks the sandbox's test in the file the program wrote in its
+    /// copy at `root`, said as a flaw; the files the order is read from
+    /// are those `task` names, else all of them.
+    fn test_broken(&self, root: &Path, task: &str) -> Option<String> {
+        let test = self.test.as_ref()?;
+        let written = std::fs::read_to_string(root.join(&test.file)).ok()?;
+        let named = crate::plan::paths_named_by(task);
+        let texts: Vec<(&str, String)> = self
+            .original
+            .iter()
+            .map(|(path, bytes)| (path.as_str(), String::from_utf8_lossy(bytes).into_owned()))
+            .collect();
+        let mut inputs: Vec<(&str, &str)> = texts
+            .iter()
+            .filter(|(path, _)| named.iter().any(|n| n == path))
+            .map(|(path, text)| (*path, text.as_str()))
+            .collect();
+        if inputs.is_empty() {
+            inputs = texts.iter().map(|(path, text)| (*path, text.as_str())).collect();
+        }
+        test.broken_by(&written, &inputs)
     }
 
     /// Run `code`, a program for `task`, on a fresh copy of the workspace;
@@ -331,6 +370,10 @@ impl Sandbox {
                     .flatten()
             })
             .or_else(|| self.written_back(copy.path(), &times, &wrote));
+        let flaw = match (flaw, &failed) {
+            (None, None) => self.test_broken(copy.path(), task),
+            (flaw, _) => flaw,
+        };
         let flaw = match (flaw, &failed) {
             (None, None) => self.ordered_by_a_set(code, task, (&printed, &wrote)).await,
             (flaw, _) => flaw,
@@ -701,6 +744,7 @@ mod tests {
         Sandbox {
             root: dir.path().to_path_buf(),
             original: files_under(dir.path()).unwrap(),
+            test: None,
         }
     }
 
@@ -959,6 +1003,31 @@ mod tests {
     /// flaw (under the one seed it always writes the same lines, so two such
     /// programs agree); one that keeps the input's order, or uses a set
     /// only where order cannot show (a count), is not.
+    #[tokio::test]
+    async fn a_list_out_of_the_order_the_task_states_is_a_flaw() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("log.txt"), "2025-03-02 x\n2025-01-05 y\n2025-03-02 z\n").unwrap();
+        let task = "Write each date in log.txt once, earliest first, to dates.txt.";
+        let test = TaskTest {
+            file: "dates.txt".to_string(),
+            order: crate::task_test::Order::Ascending,
+            each_once: true,
+        };
+        let sandbox = sandbox_of(&dir).with_test(test);
+        let read = "dates = [line.split()[0] for line in open('log.txt')]\n";
+        let in_file_order = format!("{read}open('dates.txt', 'w').write('\\n'.join(dict.fromkeys(dates)))");
+        let loose = sandbox
+            .run(&in_file_order, task)
+            .await
+            .expect("python3 runs the program");
+        let flaw = loose.flaw.clone().unwrap_or_default();
+        assert!(flaw.contains("`2025-03-02` comes before `2025-01-05`"), "{loose:?}");
+        assert_eq!(loose.work(), None, "its work is not counted");
+        let sorted = format!("{read}open('dates.txt', 'w').write('\\n'.join(sorted(set(dates))))");
+        let kept = sandbox.run(&sorted, task).await.unwrap();
+        assert_eq!(kept.flaw, None, "{kept:?}");
+    }
+
     #[tokio::test]
     async fn work_ordered_by_a_set_is_a_flaw() {
         let dir = tempfile::tempdir().unwrap();

@@ -308,9 +308,12 @@ async fn run_program_task_with(
     tools.register(Arc::new(python.expect("python3 runs here"))).unwrap();
     let model = Arc::new(ScriptedModel::new());
     model.set_plan_help(true);
+    // The script's own rules first, then the question of the order a
+    // list's lines are in: none stated, unless the script says otherwise.
+    script(&model);
+    model.always_containing(Role::Planner, LIST_TEST, ScriptedReply::text(NO_ORDER));
     model.replies(Role::Planner, planner);
     model.replies(Role::Executor, executor);
-    script(&model);
     model.always(Role::Synthesizer, ScriptedReply::text("done"));
     let options = RunOptions { mend, ..options };
     let agent = Agent::builder(model.clone(), "scripted")
@@ -320,6 +323,10 @@ async fn run_program_task_with(
     let report = agent.run(task).await;
     (report, dir, model)
 }
+
+/// What the planner's model is asked of the lines of a file a task writes.
+const LIST_TEST: &str = "What order does the task state for the lines of";
+const NO_ORDER: &str = r#"{"order": "no order stated", "each_once": false}"#;
 
 /// A program that writes the first day's steps alone to total.txt (wrong).
 const FIRST_DAY_ONLY: &str = "t = int(open('steps.txt').readline().split()[1])\nopen('total.txt', 'w').write(str(t))";
@@ -394,6 +401,40 @@ async fn the_embedded_models_first_plan_is_one_program_written_seeing_the_files(
     assert!(report.plans[0].mends.is_empty(), "{:?}", report.plans[0].mends);
 }
 
+/// A program whose list breaks the order the task states for it (read
+/// from the task before any program ran) is not counted: the greedy
+/// program's dates in the order of the file and a sampled one's repeated
+/// are left out, and the two that wrote them once, earliest first, agree.
+#[tokio::test]
+async fn a_list_out_of_the_order_the_task_states_is_not_counted() {
+    let task = "Write each date in log.txt once, earliest first, to dates.txt.";
+    let files = [("log.txt", "2025-03-02 boiler\n2025-01-05 roof\n2025-03-02 gutter\n")];
+    let read = "dates = [line.split()[0] for line in open('log.txt')]\n";
+    let writes = |what: &str| program(&format!("{read}open('dates.txt', 'w').write('\\n'.join({what}))"));
+    let planner = vec![
+        writes("dict.fromkeys(dates)"),
+        writes("sorted(dates)"),
+        writes("sorted(set(dates))"),
+        writes("sorted(dict.fromkeys(dates))"),
+    ];
+    let ascending = r#"{"order": "sorted smallest, earliest or A first", "each_once": true}"#;
+    let (report, dir, _) =
+        run_program_task_with(task, &files, MendMode::Auto, (planner, vec![]), auto(false), |model| {
+            model.replies_containing(Role::Planner, LIST_TEST, vec![ScriptedReply::text(ascending)]);
+        })
+        .await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    let mend = &report.plans[0].mends[0];
+    assert_eq!(mend.agreement.map(|a| (a.programs, a.agreeing)), Some((4, 2)));
+    let note = mend.note.clone().unwrap_or_default();
+    assert!(
+        note.contains("(2 not counted: in dates.txt `2025-03-02` comes before `2025-01-05`"),
+        "{note}"
+    );
+    let dates = std::fs::read_to_string(dir.path().join("dates.txt")).unwrap();
+    assert_eq!(dates, "2025-01-05\n2025-03-02");
+}
+
 /// A reply that is an answer where a program was asked for is no program
 /// (it would run and fail): the model is asked once more, for the program
 /// that computes it, and that program is the plan.
@@ -426,11 +467,12 @@ async fn the_program_two_samples_agree_on_is_the_plan() {
     let (report, dir, model) =
         run_program_task_with(STEPS_TASK, &files, MendMode::Auto, (planner, vec![]), options, |_| ()).await;
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
-    let asked: Vec<Option<f32>> = model
+    let (list_tests, programs): (Vec<_>, Vec<_>) = model
         .requests_from(Role::Planner)
-        .iter()
-        .map(|r| r.temperature)
-        .collect();
+        .into_iter()
+        .partition(|r| r.response_format.as_ref().is_some_and(|f| f.name == "list_test"));
+    assert_eq!(list_tests.len(), 1, "the order of total.txt's lines asked once");
+    let asked: Vec<Option<f32>> = programs.iter().map(|r| r.temperature).collect();
     assert_eq!(
         asked,
         [Some(0.0), Some(0.6), Some(0.8)],
