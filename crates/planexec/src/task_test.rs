@@ -49,23 +49,55 @@ pub(crate) struct TaskTest {
 }
 
 /// The choices, as the model is shown them, and the order each stands for.
+/// Each opens with its own word: a choice constrained by a grammar is
+/// taken a token at a time, and "sorted smallest…" beside "sorted
+/// largest…" left the two to be told apart after a shared first word.
 const ORDERS: [(&str, Order); 4] = [
-    ("no order stated", Order::Any),
-    ("sorted smallest, earliest or A first", Order::Ascending),
-    ("sorted largest, latest or Z first", Order::Descending),
-    ("the order they first appear in the input", Order::AsInInput),
+    ("none: no order is stated", Order::Any),
+    (
+        "ascending: A to Z, alphabetical, smallest, lowest or earliest first",
+        Order::Ascending,
+    ),
+    (
+        "descending: Z to A, largest, highest, latest or newest first",
+        Order::Descending,
+    ),
+    ("input: the order they first appear in the input", Order::AsInInput),
 ];
 
 const SYSTEM: &str =
     "You read a task and say what it states about the lines of the file it writes. Answer from the task's words only.";
 
 /// The test of `file`, the one new file `task` says to write, as the
-/// planner's model reads the task; `None` when the reply holds none or the
-/// task states neither an order nor each value once.
+/// planner's model reads the task; `None` when a reply holds none, the
+/// task states neither an order nor each value once, or the model's two
+/// readings (the choices shown in two orders) differ: asked once, the 1.5B
+/// model read "sorted alphabetically" as Z first, and a wrong test fails
+/// right programs.
 pub(crate) async fn written(calls: &ModelCalls, task: &str, file: &str) -> Result<Option<TaskTest>, RunError> {
-    let orders: Vec<&str> = ORDERS.iter().map(|(said, _)| *said).collect();
+    let forward: Vec<&str> = ORDERS.iter().map(|(said, _)| *said).collect();
+    let backward: Vec<&str> = forward.iter().rev().copied().collect();
+    let Some(first) = read(&asked(calls, task, file, &forward).await?, file) else {
+        return Ok(None);
+    };
+    if first.order == Order::Any && !first.each_once {
+        return Ok(None);
+    }
+    let second = read(&asked(calls, task, file, &backward).await?, file);
+    Ok(second.and_then(|second| {
+        let each_once = first.each_once && second.each_once;
+        (first.order == second.order && (first.order != Order::Any || each_once))
+            .then_some(TaskTest { each_once, ..first })
+    }))
+}
+
+/// The model's reply to the question of `file`'s order, with `choices`
+/// shown in that order.
+async fn asked(calls: &ModelCalls, task: &str, file: &str, choices: &[&str]) -> Result<String, RunError> {
+    let listed: Vec<String> = choices.iter().map(|choice| format!("- {choice}")).collect();
     let question = format!(
-        "Task: {task}\n\nWhat order does the task state for the lines of {file}? And does it say to write each value only once (no repeats)?"
+        "Task: {task}\n\nWhat order does the task state for the lines of {file}? One of:\n{}\nAnd does it say to write each value only once (no repeats)?",
+        listed.join("\n")
     );
     let mut request = ChatRequest::new(
         Role::Planner,
@@ -78,7 +110,7 @@ pub(crate) async fn written(calls: &ModelCalls, task: &str, file: &str) -> Resul
         schema: json!({
             "type": "object",
             "properties": {
-                "order": {"type": "string", "enum": orders},
+                "order": {"type": "string", "enum": choices},
                 "each_once": {"type": "boolean"}
             },
             "required": ["order", "each_once"],
@@ -86,17 +118,16 @@ pub(crate) async fn written(calls: &ModelCalls, task: &str, file: &str) -> Resul
         }),
         strict: true,
     });
-    let reply = calls.chat(request).await?.content.unwrap_or_default();
-    Ok(read(&reply, file))
+    Ok(calls.chat(request).await?.content.unwrap_or_default())
 }
 
-/// The test a reply holds.
+/// The test a reply holds, whatever it states (no order, repeats allowed).
 fn read(reply: &str, file: &str) -> Option<TaskTest> {
     let answer = crate::json::parse_in_text::<Map<String, Value>>(reply)?;
     let said = answer.get("order")?.as_str()?.trim();
     let order = ORDERS.iter().find(|(choice, _)| *choice == said)?.1;
     let each_once = answer.get("each_once")?.as_bool()?;
-    (order != Order::Any || each_once).then(|| TaskTest {
+    Some(TaskTest {
         file: file.to_string(),
         order,
         each_once,
@@ -238,13 +269,9 @@ mod tests {
     }
 
     #[test]
-    fn a_reply_is_read_as_one_of_the_choices_and_no_statement_is_no_test() {
-        let reply = r#"{"order": "sorted smallest, earliest or A first", "each_once": true}"#;
-        assert_eq!(read(reply, "out.txt"), Some(test(Order::Ascending, true)));
-        assert_eq!(
-            read(r#"{"order": "no order stated", "each_once": false}"#, "out.txt"),
-            None
-        );
+    fn a_reply_is_read_as_one_of_the_choices() {
+        let reply = format!(r#"{{"order": "{}", "each_once": true}}"#, ORDERS[1].0);
+        assert_eq!(read(&reply, "out.txt"), Some(test(Order::Ascending, true)));
         assert_eq!(read(r#"{"order": "by size", "each_once": true}"#, "out.txt"), None);
     }
 
