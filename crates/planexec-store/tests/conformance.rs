@@ -156,6 +156,7 @@ async fn conformance(store: Arc<dyn RunStore>) {
                 agreeing: 2,
             }),
             others: plan(&["s9"]).steps,
+            kept_flaw: Some("'97' and '121' compared as text".into()),
         }],
     };
     let v2 = PlanVersion {

@@ -119,6 +119,11 @@ pub struct Mend {
     /// program found wrong again takes the first of them not yet run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub others: Vec<Step>,
+    /// For a program plan chosen by a vote where no program ran without a
+    /// flaw ([`crate::sandbox`]): the flaw of the one planned, which its
+    /// run must not pass as done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept_flaw: Option<String>,
 }
 
 /// How a vote among programs written apart for one task went.
@@ -160,6 +165,7 @@ impl Mend {
             note: None,
             agreement: None,
             others: Vec::new(),
+            kept_flaw: None,
         }
     }
 
@@ -178,12 +184,18 @@ impl Mend {
             }),
             agreement: vote.map(|(_, agreement)| agreement),
             others: Vec::new(),
+            kept_flaw: None,
         }
     }
 
     /// This record, with the vote's `others` ([`Mend::others`]).
     pub fn with_others(self, others: Vec<Step>) -> Mend {
         Mend { others, ..self }
+    }
+
+    /// This record, with the flaw of the program kept ([`Mend::kept_flaw`]).
+    pub fn with_kept_flaw(self, kept_flaw: Option<String>) -> Mend {
+        Mend { kept_flaw, ..self }
     }
 
     /// The record of a worked plan shown to the planner: the example's task.
@@ -196,6 +208,7 @@ impl Mend {
             note: Some(task.to_string()),
             agreement: None,
             others: Vec::new(),
+            kept_flaw: None,
         }
     }
 

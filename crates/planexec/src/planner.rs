@@ -240,7 +240,11 @@ async fn program_plan(
         Ok((plan, found)) if found.is_empty() => {
             let planned = Planned {
                 plan,
-                mends: vec![Mend::program_plan(&step, vote.map(|v| (v.said(), v.agreement()))).with_others(others)],
+                mends: vec![
+                    Mend::program_plan(&step, vote.as_ref().map(|v| (v.said(), v.agreement())))
+                        .with_others(others)
+                        .with_kept_flaw(vote.and_then(|v| v.kept_flaw)),
+                ],
             };
             Ok(Some(taken(setting, recording, planned)))
         }

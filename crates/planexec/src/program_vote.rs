@@ -50,6 +50,9 @@ pub(crate) struct Vote {
     /// failing or a flaw: the first of each group that did the same, the
     /// biggest group first ([`crate::help::Mend::others`]).
     pub others: Vec<usize>,
+    /// The flaw of the one chosen, when every program ran with one or
+    /// failed and it is kept all the same.
+    pub kept_flaw: Option<String>,
 }
 
 impl Vote {
@@ -281,6 +284,10 @@ fn vote(outcomes: &[&Outcome]) -> Vote {
         chosen,
         flawed: (flaws.len(), flaws.first().map(|f| f.to_string())),
         others: others(&groups, chosen),
+        kept_flaw: outcomes
+            .get(chosen)
+            .filter(|o| o.failed.is_none())
+            .and_then(|o| o.flaw.clone()),
     }
 }
 

@@ -436,6 +436,32 @@ async fn a_list_out_of_the_order_the_task_states_is_not_counted() {
     assert_eq!(dates, "2025-01-05\n2025-03-02");
 }
 
+/// A program the vote keeps with a flaw, because no program ran without
+/// one, is not passed as done, though a checking program computes its
+/// file the same way: the run's check says the flaw, and with no revision
+/// left the run fails.
+#[tokio::test]
+async fn a_program_kept_with_a_flaw_is_not_done() {
+    let task = "Write each date in log.txt once, earliest first, to dates.txt.";
+    let files = [("log.txt", "2025-03-02 boiler\n2025-01-05 roof\n2025-03-02 gutter\n")];
+    let in_file_order = "dates = [line.split()[0] for line in open('log.txt')]\nopen('dates.txt', 'w').write('\\n'.join(dict.fromkeys(dates)))";
+    let ascending =
+        r#"{"order": "ascending: A to Z, alphabetical, smallest, lowest or earliest first", "each_once": true}"#;
+    let options = auto(true);
+    let (report, _, _) = run_program_task_with(task, &files, MendMode::Auto, (vec![], vec![]), options, |model| {
+        model.always_containing(Role::Planner, LIST_TEST, ScriptedReply::text(ascending));
+        model.always(Role::Planner, program(in_file_order));
+        model.always(Role::Replanner, program(in_file_order));
+    })
+    .await;
+    assert_eq!(report.status, RunStatus::Failed, "{:?}", report.error);
+    let mend = &report.plans[0].mends[0];
+    let flaw = mend.kept_flaw.clone().unwrap_or_default();
+    assert!(flaw.contains("`2025-03-02` comes before `2025-01-05`"), "{mend:?}");
+    let error = report.error.clone().unwrap_or_default();
+    assert!(error.contains("no program ran without a flaw"), "{error}");
+}
+
 /// A reply that is an answer where a program was asked for is no program
 /// (it would run and fail): the model is asked once more, for the program
 /// that computes it, and that program is the plan.
