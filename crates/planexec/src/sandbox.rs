@@ -291,8 +291,8 @@ pub(crate) struct Sandbox {
     root: std::path::PathBuf,
     /// The workspace's files as they are, to tell what a program changed.
     original: BTreeMap<String, Vec<u8>>,
-    /// A test of the task's result ([`crate::task_test`]) each program's
-    /// work must pass, when one was written.
+    /// What the task states of the lines of the file it writes
+    /// ([`crate::task_test`]), which each program's file must keep to.
     test: Option<TaskTest>,
 }
 
@@ -999,10 +999,9 @@ mod tests {
         assert_eq!(into.flaw, None, "{into:?}");
     }
 
-    /// A dedupe whose lines come out in the order a set iterates in is a
-    /// flaw (under the one seed it always writes the same lines, so two such
-    /// programs agree); one that keeps the input's order, or uses a set
-    /// only where order cannot show (a count), is not.
+    /// A file whose lines break the order the task states for them (or
+    /// hold a value twice where it says each once) is a flaw; the same
+    /// lines in that order are not.
     #[tokio::test]
     async fn a_list_out_of_the_order_the_task_states_is_a_flaw() {
         let dir = tempfile::tempdir().unwrap();
@@ -1028,6 +1027,10 @@ mod tests {
         assert_eq!(kept.flaw, None, "{kept:?}");
     }
 
+    /// A dedupe whose lines come out in the order a set iterates in is a
+    /// flaw (under the one seed it always writes the same lines, so two such
+    /// programs agree); one that keeps the input's order, or uses a set
+    /// only where order cannot show (a count), is not.
     #[tokio::test]
     async fn work_ordered_by_a_set_is_a_flaw() {
         let dir = tempfile::tempdir().unwrap();
