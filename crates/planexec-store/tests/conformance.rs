@@ -157,6 +157,11 @@ async fn conformance(store: Arc<dyn RunStore>) {
             }),
             others: plan(&["s9"]).steps,
             kept_flaw: Some("'97' and '121' compared as text".into()),
+            list_test: Some(planexec::ListTest {
+                file: "out.txt".into(),
+                order: planexec::ListOrder::AsInInput,
+                each_once: true,
+            }),
         }],
     };
     let v2 = PlanVersion {

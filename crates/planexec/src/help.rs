@@ -97,7 +97,7 @@ impl MendMode {
 /// One change the runtime made to a plan: which rule, at which step, and the
 /// steps as they were (`before`: changed or removed) and as they are
 /// (`after`: changed or added).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Mend {
     pub rule: String,
     /// The step it acted at (empty for a worked plan, shown to the whole plan).
@@ -124,6 +124,11 @@ pub struct Mend {
     /// run must not pass as done.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kept_flaw: Option<String>,
+    /// For a program plan chosen by a vote: what the task states of the
+    /// lines of the one file it writes ([`crate::task_test`]), which each
+    /// program's file was held to, and the file the run ends with is too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub list_test: Option<crate::ListTest>,
 }
 
 /// How a vote among programs written apart for one task went.
@@ -162,10 +167,7 @@ impl Mend {
             step: step.to_string(),
             before,
             after,
-            note: None,
-            agreement: None,
-            others: Vec::new(),
-            kept_flaw: None,
+            ..Mend::default()
         }
     }
 
@@ -176,15 +178,13 @@ impl Mend {
         Mend {
             rule: PROGRAM_PLAN.to_string(),
             step: step.id.clone(),
-            before: Vec::new(),
             after: vec![step.clone()],
             note: Some(match &vote {
                 Some((said, _)) => format!("{written}; {said}"),
                 None => written.to_string(),
             }),
             agreement: vote.map(|(_, agreement)| agreement),
-            others: Vec::new(),
-            kept_flaw: None,
+            ..Mend::default()
         }
     }
 
@@ -198,17 +198,19 @@ impl Mend {
         Mend { kept_flaw, ..self }
     }
 
+    /// This record, with the test of the file the task writes
+    /// ([`Mend::list_test`]).
+    pub fn with_list_test(self, list_test: Option<crate::ListTest>) -> Mend {
+        Mend { list_test, ..self }
+    }
+
     /// The record of a worked plan shown to the planner: the example's task.
     pub fn worked_plan(task: &str) -> Mend {
         Mend {
             rule: WORKED_PLAN.to_string(),
             step: String::new(),
-            before: Vec::new(),
-            after: Vec::new(),
             note: Some(task.to_string()),
-            agreement: None,
-            others: Vec::new(),
-            kept_flaw: None,
+            ..Mend::default()
         }
     }
 

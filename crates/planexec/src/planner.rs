@@ -243,7 +243,8 @@ async fn program_plan(
                 mends: vec![
                     Mend::program_plan(&step, vote.as_ref().map(|v| (v.said(), v.agreement())))
                         .with_others(others)
-                        .with_kept_flaw(vote.and_then(|v| v.kept_flaw)),
+                        .with_kept_flaw(vote.as_ref().and_then(|v| v.kept_flaw.clone()))
+                        .with_list_test(vote.and_then(|v| v.list_test)),
                 ],
             };
             Ok(Some(taken(setting, recording, planned)))

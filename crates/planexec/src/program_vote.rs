@@ -21,6 +21,7 @@
 
 use crate::context::{ModelCalls, Setting};
 use crate::help::ProgramPrompt;
+use crate::list_test::ListTest;
 use crate::llm::{ChatRequest, Message, Role};
 use crate::plan::Step;
 use crate::run::RunError;
@@ -53,6 +54,9 @@ pub(crate) struct Vote {
     /// The flaw of the one chosen, when every program ran with one or
     /// failed and it is kept all the same.
     pub kept_flaw: Option<String>,
+    /// What the task states of the lines of the file it writes, which each
+    /// program's file was held to ([`crate::task_test`]).
+    pub list_test: Option<ListTest>,
 }
 
 impl Vote {
@@ -104,7 +108,8 @@ pub(crate) async fn chosen(
     let Some(sandbox) = Sandbox::for_run(setting) else {
         return Ok((first, None, Vec::new()));
     };
-    let sandbox = match list_test(calls, setting, task).await? {
+    let test = list_test(calls, setting, task).await?;
+    let sandbox = match test.clone() {
         Some(test) => sandbox.with_test(test),
         None => sandbox,
     };
@@ -133,7 +138,10 @@ pub(crate) async fn chosen(
         tried.push(fixed);
     }
     let outcomes: Vec<&Outcome> = tried.iter().map(|(_, o)| o).collect();
-    let vote = vote(&outcomes);
+    let vote = Vote {
+        list_test: test,
+        ..vote(&outcomes)
+    };
     let others = vote.others.iter().map(|&i| tried[i].0.clone()).collect();
     let step = tried.swap_remove(vote.chosen).0;
     Ok((step, Some(vote), others))
@@ -141,11 +149,7 @@ pub(crate) async fn chosen(
 
 /// The test of the one new file `task` says to write, when it names one
 /// ([`crate::task_test`]).
-async fn list_test(
-    calls: &ModelCalls,
-    setting: &Setting,
-    task: &str,
-) -> Result<Option<crate::task_test::TaskTest>, RunError> {
+async fn list_test(calls: &ModelCalls, setting: &Setting, task: &str) -> Result<Option<ListTest>, RunError> {
     match &crate::plan::new_outputs(task, &setting.tools)[..] {
         [file] => crate::task_test::written(calls, task, file).await,
         _ => Ok(None),
@@ -288,6 +292,7 @@ fn vote(outcomes: &[&Outcome]) -> Vote {
             .get(chosen)
             .filter(|o| o.failed.is_none())
             .and_then(|o| o.flaw.clone()),
+        list_test: None,
     }
 }
 

@@ -13,9 +13,9 @@ use std::sync::Arc;
 use serde_json::json;
 
 use crate::context::Setting;
+use crate::list_test::ListTest;
 use crate::policy::Permission;
 use crate::scratch::{CopyLimit, ScratchDir};
-use crate::task_test::TaskTest;
 use crate::tools::python::Python;
 use crate::tools::shell::ShellConfig;
 use crate::tools::workspace::Workspace;
@@ -292,8 +292,10 @@ pub(crate) struct Sandbox {
     /// The workspace's files as they are, to tell what a program changed.
     original: BTreeMap<String, Vec<u8>>,
     /// What the task states of the lines of the file it writes
-    /// ([`crate::task_test`]), which each program's file must keep to.
-    test: Option<TaskTest>,
+    /// ([`crate::task_test`]), which each program's file must keep to,
+    /// with the workspace's files as text, for the order they first
+    /// appear in (decoded once, not for each program).
+    test: Option<(ListTest, Vec<(String, String)>)>,
 }
 
 impl Sandbox {
@@ -311,9 +313,14 @@ impl Sandbox {
     }
 
     /// The sandbox with the file each program writes held to `test`.
-    pub fn with_test(self, test: TaskTest) -> Sandbox {
+    pub fn with_test(self, test: ListTest) -> Sandbox {
+        let texts = self
+            .original
+            .iter()
+            .map(|(path, bytes)| (path.clone(), String::from_utf8_lossy(bytes).into_owned()))
+            .collect();
         Sandbox {
-            test: Some(test),
+            test: Some((test, texts)),
             ..self
         }
     }
@@ -322,22 +329,22 @@ impl Sandbox {
     /// copy at `root`, said as a flaw; the files the order is read from
     /// are those `task` names, else all of them.
     fn test_broken(&self, root: &Path, task: &str) -> Option<String> {
-        let test = self.test.as_ref()?;
+        let (test, texts) = self.test.as_ref()?;
         let written = std::fs::read_to_string(root.join(&test.file)).ok()?;
         let named = crate::plan::paths_named_by(task);
-        let texts: Vec<(&str, String)> = self
-            .original
+        let all: Vec<(&str, &str)> = texts
             .iter()
-            .map(|(path, bytes)| (path.as_str(), String::from_utf8_lossy(bytes).into_owned()))
+            .map(|(path, text)| (path.as_str(), text.as_str()))
             .collect();
-        let mut inputs: Vec<(&str, &str)> = texts
+        let named_inputs: Vec<(&str, &str)> = all
             .iter()
             .filter(|(path, _)| named.iter().any(|n| n == path))
-            .map(|(path, text)| (*path, text.as_str()))
+            .copied()
             .collect();
-        if inputs.is_empty() {
-            inputs = texts.iter().map(|(path, text)| (*path, text.as_str())).collect();
-        }
+        let inputs = match named_inputs.is_empty() {
+            true => all,
+            false => named_inputs,
+        };
         test.broken_by(&written, &inputs)
     }
 
@@ -371,11 +378,10 @@ impl Sandbox {
             })
             .or_else(|| self.written_back(copy.path(), &times, &wrote));
         let flaw = match (flaw, &failed) {
-            (None, None) => self.test_broken(copy.path(), task),
-            (flaw, _) => flaw,
-        };
-        let flaw = match (flaw, &failed) {
-            (None, None) => self.ordered_by_a_set(code, task, (&printed, &wrote)).await,
+            (None, None) => match self.test_broken(copy.path(), task) {
+                Some(broken) => Some(broken),
+                None => self.ordered_by_a_set(code, task, (&printed, &wrote)).await,
+            },
             (flaw, _) => flaw,
         };
         let kept = kept_lines(&self.original, &after);
@@ -1007,9 +1013,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("log.txt"), "2025-03-02 x\n2025-01-05 y\n2025-03-02 z\n").unwrap();
         let task = "Write each date in log.txt once, earliest first, to dates.txt.";
-        let test = TaskTest {
+        let test = ListTest {
             file: "dates.txt".to_string(),
-            order: crate::task_test::Order::Ascending,
+            order: crate::list_test::ListOrder::Ascending,
             each_once: true,
         };
         let sandbox = sandbox_of(&dir).with_test(test);

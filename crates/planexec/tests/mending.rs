@@ -459,7 +459,50 @@ async fn a_program_kept_with_a_flaw_is_not_done() {
     let flaw = mend.kept_flaw.clone().unwrap_or_default();
     assert!(flaw.contains("`2025-03-02` comes before `2025-01-05`"), "{mend:?}");
     let error = report.error.clone().unwrap_or_default();
-    assert!(error.contains("no program ran without a flaw"), "{error}");
+    assert!(error.contains("`2025-03-02` comes before `2025-01-05`"), "{error}");
+}
+
+/// The file a run ends with is held to the test of its lines the vote held
+/// its programs to, whichever program wrote it: the replanner's program,
+/// written after the vote, that repeats a date does not pass (with no
+/// check of the run's work asked for), and one that writes each date once,
+/// earliest first, does.
+#[tokio::test]
+async fn a_file_written_after_the_vote_is_held_to_the_test_of_its_lines() {
+    let task = "Write each date in log.txt once, earliest first, to dates.txt.";
+    let files = [("log.txt", "2025-03-02 boiler\n2025-01-05 roof\n2025-03-02 gutter\n")];
+    let read = "dates = [line.split()[0] for line in open('log.txt')]\n";
+    let writes = |what: &str| program(&format!("{read}open('dates.txt', 'w').write('\\n'.join({what}))"));
+    let ascending =
+        r#"{"order": "ascending: A to Z, alphabetical, smallest, lowest or earliest first", "each_once": true}"#;
+    let options = RunOptions {
+        max_replans: 1,
+        ..auto(false)
+    };
+    let revised_with = |revision: ScriptedReply| {
+        let options = options.clone();
+        let in_file_order = writes("dict.fromkeys(dates)");
+        async move {
+            run_program_task_with(task, &files, MendMode::Auto, (vec![], vec![]), options, |model| {
+                model.always_containing(Role::Planner, LIST_TEST, ScriptedReply::text(ascending));
+                model.always(Role::Planner, in_file_order);
+                model.always(Role::Replanner, revision);
+            })
+            .await
+        }
+    };
+    let (report, dir, _) = revised_with(writes("sorted(dates)")).await;
+    assert_eq!(report.status, RunStatus::Failed, "{:?}", report.error);
+    let error = report.error.clone().unwrap_or_default();
+    assert!(error.contains("dates.txt holds `2025-03-02` twice"), "{error}");
+    let dates = std::fs::read_to_string(dir.path().join("dates.txt")).unwrap();
+    assert_eq!(dates, "2025-01-05\n2025-03-02\n2025-03-02", "the revision ran");
+
+    let (report, dir, _) = revised_with(writes("sorted(dict.fromkeys(dates))")).await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    assert_eq!(report.plans.len(), 2, "{:?}", report.plans);
+    let dates = std::fs::read_to_string(dir.path().join("dates.txt")).unwrap();
+    assert_eq!(dates, "2025-01-05\n2025-03-02");
 }
 
 /// A reply that is an answer where a program was asked for is no program

@@ -425,6 +425,36 @@ pub(crate) fn header_lost(run: &Run) -> Option<(String, String)> {
     })
 }
 
+/// When the file the run wrote holds a value twice or two lines out of the
+/// order the task states ([`crate::task_test`]), as the vote's test of
+/// the task read it: its path and a line saying so. The vote holds each of
+/// its programs to the test; a program written after it (a revision, a
+/// fix) is held to it here. On held-out-34 (spent) each of six programs
+/// wrote an email twice where the task said each once, the replanner's
+/// program did so too, and the run said `succeeded`.
+pub(crate) fn list_test_broken(run: &Run) -> Option<(String, String)> {
+    let test = run
+        .plans
+        .iter()
+        .rev()
+        .flat_map(|version| &version.mends)
+        .find_map(|mend| mend.list_test.as_ref())?;
+    let written = outputs_written(run)
+        .into_iter()
+        .find(|output| output.path == test.file)?;
+    let inputs: Vec<(&str, &str)> = run
+        .originals
+        .iter()
+        .filter(|(path, _)| *path != test.file)
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let broken = test.broken_by(&written.now, &inputs)?;
+    Some((
+        written.path,
+        format!("{broken} (read from the task before any program ran)"),
+    ))
+}
+
 /// When the run wrote a file the task names back as it was (written since
 /// the run began, holding what it held then), and changed no file the task
 /// names nor made one: the change it set out to make matched nothing. Its

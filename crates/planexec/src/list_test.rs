@@ -1,0 +1,267 @@
+//! The test of a list a task writes: the order the task states for the
+//! lines of the one file it writes, and whether it says each value once,
+//! as the model read it from the task's words before any program ran
+//! ([`crate::task_test`]); and whether a file's lines keep to it, with no
+//! model. Each program's file in the vote ([`crate::program_vote`]) is held
+//! to it on its copy of the workspace, and the file a run ends with is
+//! held to it by the run's own check ([`crate::run::outputs`]), whichever
+//! program wrote it.
+
+use std::collections::HashSet;
+
+use serde::{Deserialize, Serialize};
+
+/// The order a task states for the lines of a file it writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ListOrder {
+    /// No order stated.
+    Any,
+    /// Smallest, earliest or A first.
+    Ascending,
+    /// Largest, latest or Z first.
+    Descending,
+    /// The order the values first appear in the files read.
+    AsInInput,
+}
+
+/// What a task states of the lines of the one file it writes, read from
+/// its words before any program ran; kept in the plan's record
+/// ([`crate::help::Mend::list_test`]) so the run's own check holds the
+/// file it ends with to it, whichever program wrote it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ListTest {
+    /// The file, by workspace path.
+    pub file: String,
+    pub order: ListOrder,
+    /// Each value once.
+    pub each_once: bool,
+}
+
+/// The choices, as the model is shown them, and the order each stands for.
+/// Each opens with its own word: a choice constrained by a grammar is
+/// taken a token at a time, and "sorted smallest…" beside "sorted
+/// largest…" left the two to be told apart after a shared first word.
+pub(crate) const ORDERS: [(&str, ListOrder); 4] = [
+    ("none: no order is stated", ListOrder::Any),
+    (
+        "ascending: A to Z, alphabetical, smallest, lowest or earliest first",
+        ListOrder::Ascending,
+    ),
+    (
+        "descending: Z to A, largest, highest, latest or newest first",
+        ListOrder::Descending,
+    ),
+    (
+        "input: the original order, as they first appear in the input",
+        ListOrder::AsInInput,
+    ),
+];
+
+/// Whether `file` is by its name a plain list of lines (`.txt`, `.log`,
+/// no extension), whose lines are the values a task orders or
+/// says to write once. A JSON file's lines are parts of one value (on
+/// held-out-34, spent, four right programs were not counted because
+/// `loans.json` held `{` twice), and a table's rows sort by a column and
+/// follow a header.
+pub(crate) fn holds_a_list(file: &str) -> bool {
+    let extension = std::path::Path::new(file).extension().and_then(|e| e.to_str());
+    match extension.map(str::to_ascii_lowercase).as_deref() {
+        None => true,
+        Some(extension) => LIST_EXTENSIONS.contains(&extension),
+    }
+}
+
+/// The extensions of files [`holds_a_list`] takes as plain lists.
+const LIST_EXTENSIONS: [&str; 5] = ["txt", "text", "list", "lst", "log"];
+
+impl ListTest {
+    /// What in `written` (the file's text) breaks the test, said as a
+    /// flaw; `inputs`: the texts the program read from, for the order they
+    /// first appear in. Nothing when the lines cannot be told apart or
+    /// found in one input: no evidence either way.
+    pub fn broken_by(&self, written: &str, inputs: &[(&str, &str)]) -> Option<String> {
+        let lines: Vec<&str> = written.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+        if lines.len() < 2 {
+            return None;
+        }
+        let file = &self.file;
+        if self.each_once {
+            let mut seen = HashSet::new();
+            if let Some(twice) = lines.iter().find(|line| !seen.insert(line.to_lowercase())) {
+                return Some(format!(
+                    "{file} holds `{twice}` twice, and the task says each value once"
+                ));
+            }
+        }
+        let (before, after) = match self.order {
+            ListOrder::Any => return None,
+            ListOrder::Ascending | ListOrder::Descending => out_of_order(&lines, self.order == ListOrder::Descending)?,
+            ListOrder::AsInInput => not_as_in_input(&lines, inputs)?,
+        };
+        let order = ORDERS
+            .iter()
+            .find(|(_, o)| *o == self.order)
+            .map_or("", |(said, _)| *said);
+        Some(format!(
+            "in {file} `{before}` comes before `{after}`, and the task states their order: {order}"
+        ))
+    }
+}
+
+/// The first two neighbouring lines out of order: compared by their
+/// number when each line holds one number (`ana 42`), else as text in any
+/// case where text sorts as the values do (names; ISO dates and times,
+/// whose digits stand in the same places in every line). `None` for lines
+/// that cannot be compared so (`5 March`, `12 January`): no evidence.
+fn out_of_order<'a>(lines: &[&'a str], descending: bool) -> Option<(&'a str, &'a str)> {
+    let numbers: Option<Vec<f64>> = lines.iter().map(|line| one_number(line)).collect();
+    if numbers.is_none() && !sorts_as_text(lines) {
+        return None;
+    }
+    let wrong = |a: usize, b: usize| match &numbers {
+        Some(n) if descending => n[a] < n[b],
+        Some(n) => n[a] > n[b],
+        None if descending => lines[a].to_lowercase() < lines[b].to_lowercase(),
+        None => lines[a].to_lowercase() > lines[b].to_lowercase(),
+    };
+    (1..lines.len())
+        .find(|&i| wrong(i - 1, i))
+        .map(|i| (lines[i - 1], lines[i]))
+}
+
+/// Whether `lines` sort as text the way their values do: none holds a
+/// digit, or each opens with digits and signs of one fixed shape
+/// (`2025-01-31`, `09:30`) before anything else.
+fn sorts_as_text(lines: &[&str]) -> bool {
+    let shape = |line: &str| -> String {
+        line.chars()
+            .take_while(|c| !c.is_alphabetic() && !c.is_whitespace())
+            .map(|c| if c.is_ascii_digit() { '0' } else { c })
+            .collect()
+    };
+    let digits_after = |line: &str| {
+        line.chars()
+            .skip(shape(line).chars().count())
+            .any(|c| c.is_ascii_digit())
+    };
+    if !lines.iter().any(|line| line.chars().any(|c| c.is_ascii_digit())) {
+        return true;
+    }
+    let first = shape(lines[0]);
+    first.contains('0') && lines.iter().all(|line| shape(line) == first && !digits_after(line))
+}
+
+/// The one number a line holds (`$1,250.50`, `-3`, `bob 17`), when it
+/// holds exactly one run of digits, with its sign, separators and point.
+fn one_number(line: &str) -> Option<f64> {
+    let mut found = None;
+    let chars: Vec<char> = line.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        if !chars[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        if found.is_some() {
+            return None;
+        }
+        let start = i;
+        while i < chars.len()
+            && (chars[i].is_ascii_digit()
+                || (matches!(chars[i], ',' | '.') && chars.get(i + 1).is_some_and(char::is_ascii_digit)))
+        {
+            i += 1;
+        }
+        let digits: String = chars[start..i].iter().filter(|c| **c != ',').collect();
+        let negative = start > 0 && chars[start - 1] == '-';
+        let value: f64 = digits.parse().ok()?;
+        found = Some(if negative { -value } else { value });
+    }
+    found
+}
+
+/// The first two lines whose order is not the order they first appear in
+/// the one input that holds them all (in any case); `None` when none does.
+fn not_as_in_input<'a>(lines: &[&'a str], inputs: &[(&str, &str)]) -> Option<(&'a str, &'a str)> {
+    let lines_lower: Vec<String> = lines.iter().map(|l| l.to_lowercase()).collect();
+    let places = inputs.iter().find_map(|(_, text)| {
+        let text = text.to_lowercase();
+        lines_lower
+            .iter()
+            .map(|line| text.find(line.as_str()))
+            .collect::<Option<Vec<usize>>>()
+    })?;
+    (1..lines.len())
+        .find(|&i| places[i - 1] > places[i])
+        .map(|i| (lines[i - 1], lines[i]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn test(order: ListOrder, each_once: bool) -> ListTest {
+        ListTest {
+            file: "out.txt".to_string(),
+            order,
+            each_once,
+        }
+    }
+
+    #[test]
+    fn lines_out_of_the_stated_order_or_repeated_break_the_test() {
+        let dates = "2025-03-01\n2025-01-31\n";
+        let broken = test(ListOrder::Ascending, false).broken_by(dates, &[]).unwrap();
+        assert!(broken.contains("`2025-03-01` comes before `2025-01-31`"), "{broken}");
+        assert_eq!(
+            test(ListOrder::Ascending, true).broken_by("2025-01-31\n2025-03-01\n", &[]),
+            None
+        );
+        let twice = test(ListOrder::Any, true)
+            .broken_by("a@x.org\nb@y.org\nA@x.org\n", &[])
+            .unwrap();
+        assert!(twice.contains("`A@x.org` twice"), "{twice}");
+        // By the one number of each line, not as text: 9 before 10 ascending.
+        assert_eq!(test(ListOrder::Ascending, false).broken_by("bo 9\nal 10\n", &[]), None);
+        assert!(test(ListOrder::Descending, false)
+            .broken_by("bo 9\nal 10\n", &[])
+            .is_some());
+        assert_eq!(
+            test(ListOrder::Descending, false).broken_by("$1,200.50\n$950\n-3\n", &[]),
+            None
+        );
+        // Dates in words do not sort as text: no evidence.
+        assert_eq!(
+            test(ListOrder::Ascending, false).broken_by("5 March 2025\n12 January 2025\n", &[]),
+            None
+        );
+        assert!(test(ListOrder::Ascending, false)
+            .broken_by("10:30 b\n09:15 a\n", &[])
+            .is_some());
+    }
+
+    #[test]
+    fn only_a_plain_list_of_lines_is_tested() {
+        for list in ["emails.txt", "out/names.TXT", "dates", "run.log"] {
+            assert!(holds_a_list(list), "{list}");
+        }
+        for not_a_list in ["loans.json", "sorted.csv", "config.yaml", "notes.md"] {
+            assert!(!holds_a_list(not_a_list), "{not_a_list}");
+        }
+    }
+
+    #[test]
+    fn the_order_they_first_appear_is_read_from_the_input_that_holds_them_all() {
+        let input = [
+            ("notes.txt", "x\n"),
+            ("signups.txt", "Zoe <Zed@x.org>\nAl <al@y.org>\nZoe <zed@x.org>\n"),
+        ];
+        let test = test(ListOrder::AsInInput, true);
+        let sorted = test.broken_by("al@y.org\nzed@x.org\n", &input).unwrap();
+        assert!(sorted.contains("`al@y.org` comes before `zed@x.org`"), "{sorted}");
+        assert_eq!(test.broken_by("zed@x.org\nal@y.org\n", &input), None);
+        // Lines no one input holds (rewritten): no evidence.
+        assert_eq!(test.broken_by("AL AT Y\nzed@x.org\n", &input), None);
+    }
+}
