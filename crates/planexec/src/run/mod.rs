@@ -16,6 +16,7 @@ pub(crate) mod name_written;
 pub(crate) mod outputs;
 pub(crate) mod owner;
 mod repeats;
+mod respelled;
 pub(crate) mod resume;
 pub(crate) mod two_ways;
 pub(crate) mod whole_values;
