@@ -58,9 +58,9 @@ pub(crate) const ORDERS: [(&str, ListOrder); 4] = [
     ),
 ];
 
-/// Whether `file` is by its name a plain list of lines (`.txt`, `.log`,
-/// no extension), whose lines are the values a task orders or
-/// says to write once. A JSON file's lines are parts of one value (on
+/// Whether `file` is by its name a plain list of lines (no extension, or
+/// one of [`LIST_EXTENSIONS`]), whose lines are the values a task orders
+/// or says to write once. A JSON file's lines are parts of one value (on
 /// held-out-34, spent, four right programs were not counted because
 /// `loans.json` held `{` twice), and a table's rows sort by a column and
 /// follow a header.
@@ -109,25 +109,38 @@ impl ListTest {
     }
 }
 
-/// The first two neighbouring lines out of order: compared by their
-/// number when each line holds one number (`ana 42`), else as text in any
-/// case where text sorts as the values do (names; ISO dates and times,
-/// whose digits stand in the same places in every line). `None` for lines
-/// that cannot be compared so (`5 March`, `12 January`): no evidence.
+/// The first two neighbouring lines out of order, when no way of ordering
+/// them fits: by their number when each line holds one number (`ana 42`),
+/// and as text, in any case or by code point as Python's `sorted` does,
+/// where text sorts as the values do (names; ISO dates and times, whose
+/// digits stand in the same places in every line) or each line opens with
+/// a word before its number (`ana 42`, sorted by name). `None` when one way
+/// fits, or for lines that cannot be compared (`5 March`, `12 January`):
+/// no evidence. The pair said is of the first way: by number, where there
+/// is one.
 fn out_of_order<'a>(lines: &[&'a str], descending: bool) -> Option<(&'a str, &'a str)> {
+    use std::cmp::Ordering;
     let numbers: Option<Vec<f64>> = lines.iter().map(|line| one_number(line)).collect();
-    if numbers.is_none() && !sorts_as_text(lines) {
+    let opens_with_a_word = lines.iter().all(|line| line.starts_with(char::is_alphabetic));
+    let by_text = sorts_as_text(lines) || (numbers.is_some() && opens_with_a_word);
+    let in_order = |ordering: Ordering| match descending {
+        true => ordering != Ordering::Less,
+        false => ordering != Ordering::Greater,
+    };
+    let first_break =
+        |ordered: &dyn Fn(usize, usize) -> bool| -> Option<usize> { (1..lines.len()).find(|&i| !ordered(i - 1, i)) };
+    let lower: Vec<String> = lines.iter().map(|line| line.to_lowercase()).collect();
+    let by_number = numbers
+        .as_ref()
+        .map(|n| first_break(&|a, b| in_order(n[a].total_cmp(&n[b]))));
+    let any_case = by_text.then(|| first_break(&|a, b| in_order(lower[a].cmp(&lower[b]))));
+    let code_point = by_text.then(|| first_break(&|a, b| in_order(lines[a].cmp(lines[b]))));
+    let ways: Vec<Option<usize>> = [by_number, any_case, code_point].into_iter().flatten().collect();
+    if ways.iter().any(Option::is_none) {
         return None;
     }
-    let wrong = |a: usize, b: usize| match &numbers {
-        Some(n) if descending => n[a] < n[b],
-        Some(n) => n[a] > n[b],
-        None if descending => lines[a].to_lowercase() < lines[b].to_lowercase(),
-        None => lines[a].to_lowercase() > lines[b].to_lowercase(),
-    };
-    (1..lines.len())
-        .find(|&i| wrong(i - 1, i))
-        .map(|i| (lines[i - 1], lines[i]))
+    let i = (*ways.first()?)?;
+    Some((lines[i - 1], lines[i]))
 }
 
 /// Whether `lines` sort as text the way their values do: none holds a
@@ -174,7 +187,8 @@ fn one_number(line: &str) -> Option<f64> {
             i += 1;
         }
         let digits: String = chars[start..i].iter().filter(|c| **c != ',').collect();
-        let negative = start > 0 && chars[start - 1] == '-';
+        // A minus opens the line or a word: `item-10` is item 10.
+        let negative = start > 0 && chars[start - 1] == '-' && (start == 1 || !chars[start - 2].is_alphanumeric());
         let value: f64 = digits.parse().ok()?;
         found = Some(if negative { -value } else { value });
     }
@@ -182,26 +196,28 @@ fn one_number(line: &str) -> Option<f64> {
 }
 
 /// The first two lines whose order is not the order they first appear in
-/// the one input that holds them all (in any case); `None` when none does.
+/// the one input that holds them all (in any case), each as a whole line
+/// of it or else as a word of its own inside it, so that `Ann` is not
+/// found inside `Mary Ann` ([`crate::run::line_order::first_places`]);
+/// `None` when no input holds them all.
 fn not_as_in_input<'a>(lines: &[&'a str], inputs: &[(&str, &str)]) -> Option<(&'a str, &'a str)> {
     let lines_lower: Vec<String> = lines.iter().map(|l| l.to_lowercase()).collect();
-    let places = inputs.iter().find_map(|(_, text)| {
-        let text = text.to_lowercase();
-        lines_lower
-            .iter()
-            .map(|line| text.find(line.as_str()))
-            .collect::<Option<Vec<usize>>>()
-    })?;
+    let items: Vec<&str> = lines_lower.iter().map(String::as_str).collect();
+    let places = inputs
+        .iter()
+        .find_map(|(_, text)| crate::run::line_order::first_places(&items, &text.to_lowercase()))?;
     (1..lines.len())
         .find(|&i| places[i - 1] > places[i])
         .map(|i| (lines[i - 1], lines[i]))
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn test(order: ListOrder, each_once: bool) -> ListTest {
+    /// The test of `out.txt`, for this module's tests and
+    /// [`crate::task_test`]'s.
+    pub(crate) fn test(order: ListOrder, each_once: bool) -> ListTest {
         ListTest {
             file: "out.txt".to_string(),
             order,
@@ -225,7 +241,7 @@ mod tests {
         // By the one number of each line, not as text: 9 before 10 ascending.
         assert_eq!(test(ListOrder::Ascending, false).broken_by("bo 9\nal 10\n", &[]), None);
         assert!(test(ListOrder::Descending, false)
-            .broken_by("bo 9\nal 10\n", &[])
+            .broken_by("al 9\nbo 10\n", &[])
             .is_some());
         assert_eq!(
             test(ListOrder::Descending, false).broken_by("$1,200.50\n$950\n-3\n", &[]),
@@ -238,6 +254,21 @@ mod tests {
         );
         assert!(test(ListOrder::Ascending, false)
             .broken_by("10:30 b\n09:15 a\n", &[])
+            .is_some());
+        // Sorted by name, each line with its number: an order that fits.
+        assert_eq!(
+            test(ListOrder::Ascending, false).broken_by("alice 30\nbob 25\n", &[]),
+            None
+        );
+        // Python's `sorted`: capitals first.
+        assert_eq!(test(ListOrder::Ascending, false).broken_by("Zoe\nal\n", &[]), None);
+        // A dash inside a word is no minus sign.
+        assert_eq!(
+            test(ListOrder::Ascending, false).broken_by("item-1\nitem-2\nitem-10\n", &[]),
+            None
+        );
+        assert!(test(ListOrder::Ascending, false)
+            .broken_by("10 apples\n9 pears\n", &[])
             .is_some());
     }
 
@@ -261,6 +292,9 @@ mod tests {
         let sorted = test.broken_by("al@y.org\nzed@x.org\n", &input).unwrap();
         assert!(sorted.contains("`al@y.org` comes before `zed@x.org`"), "{sorted}");
         assert_eq!(test.broken_by("zed@x.org\nal@y.org\n", &input), None);
+        // A line found inside a longer one is not found there.
+        let names = [("names.txt", "Mary Ann\nBob\nAnn\n")];
+        assert_eq!(test.broken_by("Bob\nAnn\n", &names), None);
         // Lines no one input holds (rewritten): no evidence.
         assert_eq!(test.broken_by("AL AT Y\nzed@x.org\n", &input), None);
     }

@@ -128,14 +128,7 @@ fn read(reply: &str, file: &str) -> Option<ListTest> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn test(order: ListOrder, each_once: bool) -> ListTest {
-        ListTest {
-            file: "out.txt".to_string(),
-            order,
-            each_once,
-        }
-    }
+    use crate::list_test::tests::test;
 
     #[test]
     fn a_reply_is_read_as_one_of_the_choices() {

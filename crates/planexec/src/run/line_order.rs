@@ -53,7 +53,7 @@ pub(crate) fn sorted_from(path: &str, now: &str, inputs: &[(String, String)]) ->
 /// Where each of `items` first appears in `text`: as a whole line of it
 /// when each is one, else as a word of its own inside it (an address or a
 /// date in a sentence); none when one of them is in neither.
-fn first_places(items: &[&str], text: &str) -> Option<Vec<usize>> {
+pub(crate) fn first_places(items: &[&str], text: &str) -> Option<Vec<usize>> {
     let lines = super::line_parts::input_lines(text);
     let as_lines: Option<Vec<usize>> = items
         .iter()

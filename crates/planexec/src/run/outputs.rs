@@ -435,7 +435,10 @@ pub(crate) fn header_lost(run: &Run) -> Option<(String, String)> {
 /// its programs to the test; a program written after it (a revision, a
 /// fix) is held to it here. On held-out-34 (spent) each of six programs
 /// wrote an email twice where the task said each once, the replanner's
-/// program did so too, and the run said `succeeded`.
+/// program did so too, and the run said `succeeded`. The order the values
+/// first appear in is read from the files the task names as they were
+/// when the run began ([`Run::originals`]): where those are not kept (no
+/// check asked for, or on an engine), that order is no evidence here.
 pub(crate) fn list_test_broken(run: &Run) -> Option<(String, String)> {
     let test = run
         .plans

@@ -35,7 +35,11 @@ pub(crate) fn respelled_from(path: &str, now: &str, inputs: &[(String, String)])
             let (item, first) = written
                 .iter()
                 .zip(firsts)
-                .find(|(item, first)| squeezed(item) != squeezed(first))?;
+                .find(|(item, first)| {
+                    // A list that holds the first spelling too holds two values.
+                    let holds = |line: &str| written.iter().any(|w| squeezed(w) == squeezed(line));
+                    squeezed(item) != squeezed(first) && !holds(first)
+                })?;
             Some(TwoWays {
                 text: format!(
                     "The items of {path} are lines of {input} written otherwise than where each first stands there: `{item}` for `{first}`.\n\n"
@@ -107,6 +111,11 @@ mod tests {
             respelled_from("unique.txt", "cherokee purple\nsungold\ntigerella\n", &inputs),
             None,
             "a line of no input: not the input's items"
+        );
+        assert_eq!(
+            respelled_from("unique.txt", "Cherokee Purple\ncherokee purple\nSungold\n", &inputs),
+            None,
+            "both spellings: two values"
         );
         assert_eq!(
             respelled_from("unique.json", "sungold\nblackkrim\ncherokeepurple\n", &inputs),
