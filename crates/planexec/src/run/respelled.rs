@@ -32,14 +32,14 @@ pub(crate) fn respelled_from(path: &str, now: &str, inputs: &[(String, String)])
             let lines = super::line_parts::input_lines(text);
             let first_spelling = |item: &str| lines.iter().copied().find(|line| same_value(line, item));
             let firsts: Vec<&str> = written.iter().map(|item| first_spelling(item)).collect::<Option<_>>()?;
+            // A list that holds the first spelling too holds two values.
+            let held: Vec<String> = written.iter().map(|line| squeezed(line)).collect();
             let (item, first) = written
                 .iter()
+                .zip(&held)
                 .zip(firsts)
-                .find(|(item, first)| {
-                    // A list that holds the first spelling too holds two values.
-                    let holds = |line: &str| written.iter().any(|w| squeezed(w) == squeezed(line));
-                    squeezed(item) != squeezed(first) && !holds(first)
-                })?;
+                .find(|((_, item), first)| **item != squeezed(first) && !held.contains(&squeezed(first)))
+                .map(|((item, _), first)| (item, first))?;
             Some(TwoWays {
                 text: format!(
                     "The items of {path} are lines of {input} written otherwise than where each first stands there: `{item}` for `{first}`.\n\n"
