@@ -462,6 +462,55 @@ async fn a_program_kept_with_a_flaw_is_not_done() {
     assert!(error.contains("`2025-03-02` comes before `2025-01-05`"), "{error}");
 }
 
+/// A program the plan was revised to, after a vote in which no two
+/// programs did the same work, is no more confirmed than the vote's: where
+/// no checking program computes what it wrote, the model's check passing
+/// it does not make the run `succeeded`.
+#[tokio::test]
+async fn a_revision_after_a_vote_with_no_agreement_is_not_confirmed_by_the_check_alone() {
+    let planner: Vec<ScriptedReply> = (1..=6)
+        .map(|n| {
+            program(&format!(
+                "t = sum(int(l.split()[1]) for l in open('steps.txt')) + {n}\nopen('total.txt', 'w').write(str(t))"
+            ))
+        })
+        .collect();
+    let options = RunOptions {
+        max_replans: 1,
+        ..auto(true)
+    };
+    let (report, dir, model) = run_program_task_with(
+        STEPS_TASK,
+        &STEPS,
+        MendMode::Auto,
+        (planner, vec![]),
+        options,
+        |model| {
+            model.replies(Role::Replanner, vec![program(STEPS_TOTALLED_TOO)]);
+            model.always_containing(Role::Synthesizer, "computes exactly what the file", program("pass"));
+            let passed = ScriptedReply::text(r#"{"done": true, "wrong": ""}"#);
+            model.always_containing(Role::Synthesizer, "\"done\"", passed);
+        },
+    )
+    .await;
+    assert_eq!(
+        report.plans[0].mends[0].agreement.map(|a| (a.programs, a.agreeing)),
+        Some((6, 1))
+    );
+    assert_eq!(
+        model.requests_from(Role::Replanner).len(),
+        1,
+        "revised once, as not confirmed"
+    );
+    assert_eq!(std::fs::read_to_string(dir.path().join("total.txt")).unwrap(), "18645");
+    assert_eq!(report.status, RunStatus::Failed, "{:?}", report.error);
+    let error = report.error.unwrap_or_default();
+    assert!(
+        error.contains("the program the plan was revised to, after the vote on the programs written apart, did work no other program did"),
+        "{error}"
+    );
+}
+
 /// The file a run ends with is held to the test of its lines the vote held
 /// its programs to, whichever program wrote it: the replanner's program,
 /// written after the vote, that repeats a date does not pass (with no
@@ -652,7 +701,7 @@ async fn a_program_written_again_as_it_was_with_no_other_is_sampled_once_more() 
     for again in [FIRST_DAY_ONLY, STEPS_DERIVED] {
         let right = STEPS_TOTALLED;
         // Every sample of the vote is the first program again: no other did other work.
-        let planner: Vec<ScriptedReply> = (0..6).map(|_| program(FIRST_DAY_ONLY)).collect();
+        let planner: Vec<ScriptedReply> = (1..=6).map(|_| program(FIRST_DAY_ONLY)).collect();
         let (report, dir, model) = run_steps_revised(planner, vec![program(again), program(right)]).await;
         assert!(report.plans[0].mends[0].others.is_empty());
         assert_eq!(report.status, RunStatus::Succeeded, "{again}: {:?}", report.error);

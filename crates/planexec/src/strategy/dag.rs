@@ -473,6 +473,20 @@ fn run_vote(run: &Run) -> Option<crate::help::Agreement> {
     voted_mend(run)?.agreement
 }
 
+/// Whether a plan of the run was a program voted on ([`run_vote`]), in
+/// force or not. On held-out-35 (spent) a share of vegetarian mains whose
+/// vote found no two of seven programs doing the same work was revised, as
+/// not confirmed, to another program; no checking program printed anything
+/// to compare, the revision had no vote of its own, so the run counted as
+/// one with no second route to take, and the model's check passed it:
+/// `succeeded`, the share wrong (replayed from its recorded exchanges).
+fn voted_before(run: &Run) -> bool {
+    run.plans
+        .iter()
+        .flat_map(|version| &version.mends)
+        .any(|mend| mend.agreement.is_some())
+}
+
 /// The record of the last program plan voted on, when its program is a
 /// step of the plan in force ([`run_vote`]).
 fn voted_mend(run: &Run) -> Option<&crate::help::Mend> {
@@ -529,8 +543,11 @@ async fn unconfirmed(
     // The one file the run wrote, which no program derived again (its
     // workspace too big to copy, or no program printed anything to
     // compare): with no vote either, there was no second route to take.
+    // A program the plan was revised to after a vote is no such run: the
+    // route was there, and nothing took it to the revision's work.
+    let revised_after_vote = vote.is_none() && voted_before(run);
     let underivable = output.is_some_and(|(_, derived)| !derived);
-    if (underivable && vote.is_none())
+    if (underivable && vote.is_none() && !revised_after_vote)
         || vote.is_some_and(|tally| tally.confirmed())
         || crate::sandbox::programs_may_run(&run.ctx.setting).is_none()
     {
@@ -539,6 +556,9 @@ async fn unconfirmed(
     let apart = match vote.map(|tally| tally.programs) {
         Some(1) => "the one program written for the task did work no other program did".to_string(),
         Some(n) => format!("no two of the {n} programs written apart for the task did the same work"),
+        None if revised_after_vote => {
+            "the program the plan was revised to, after the vote on the programs written apart, did work no other program did".to_string()
+        }
         None => "only the run's own steps did the work".to_string(),
     };
     if let Some((output, _)) = output {
