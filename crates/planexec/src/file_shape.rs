@@ -1,5 +1,8 @@
 //! The shape of a data file, for the planner's workspace listing: a JSON
-//! file's field paths and a CSV file's columns, never their values.
+//! file's field paths and a CSV file's columns, never their values; and,
+//! for a program written with the files shown, where a table's header is
+//! and what splits its columns, when that is not a plain CSV's
+//! ([`table_notes`]).
 //!
 //! A planner that sees only `inventory.json (size 118 bytes)` guesses its
 //! fields: the 1.5B model counted the items of a list where the task asked
@@ -107,6 +110,179 @@ fn csv_shape(text: &str, separator: char) -> Option<String> {
     ))
 }
 
+/// Lines of a file read for its table's form.
+const TABLE_LINES: usize = 200;
+
+/// What may split a table's columns, and how each is said.
+const SEPARATORS: [(char, &str); 4] = [(',', "commas"), ('\t', "tabs"), ('|', "`|`"), (';', "`;`")];
+
+/// A table found in a text: where its header is, how many columns it has
+/// and how many lines after the header have as many (its rows), and the
+/// lines after the header that do not (each an index into the text's lines).
+struct Table {
+    separator: char,
+    header: usize,
+    rows: usize,
+    odd: Vec<usize>,
+}
+
+/// For each file of `paths` in `workspace` that holds a table in another
+/// form than a plain CSV's (a title or comment line above the header,
+/// columns split by `|` or `;`, lines among the rows that are not rows):
+/// a line saying where its header is and how to read it. Empty when none
+/// does. All six of the 1.5B model's programs for a harvest log whose
+/// header was its second line read the first as the header (`KeyError:
+/// 'hive'`), as did five of six for a ticket list split by ` | ` under a
+/// title (held-out-35, spent), though each file was shown whole.
+pub(crate) fn table_notes<'a>(
+    workspace: &crate::tools::workspace::Workspace,
+    paths: impl IntoIterator<Item = &'a str>,
+) -> String {
+    paths
+        .into_iter()
+        .filter_map(|path| {
+            let full = workspace.resolve(path).ok()?;
+            let small = std::fs::metadata(&full).ok()?.len() <= LARGEST_READ;
+            let text = small.then(|| std::fs::read_to_string(&full).ok()).flatten()?;
+            table_note(path, &text)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// How to read the table in `text`, the file at `path`, when it is not
+/// read as a plain CSV (see [`table_notes`]): what is odd about it, and
+/// lines of Python that read its rows (a small model copies a reader it
+/// is shown more surely than it follows a description).
+fn table_note(path: &str, text: &str) -> Option<String> {
+    let lines: Vec<&str> = text.lines().take(TABLE_LINES).collect();
+    let table = SEPARATORS
+        .iter()
+        .filter_map(|(separator, _)| table_in(&lines, *separator))
+        .max_by_key(|table| (table.rows, std::cmp::Reverse(table.header)))?;
+    let first = lines.iter().position(|line| !line.trim().is_empty())?;
+    let extension = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    let plain = match extension.as_deref() {
+        Some("csv") => table.separator == ',',
+        Some("tsv") => table.separator == '\t',
+        _ => false,
+    };
+    if plain && table.header == first && table.odd.is_empty() {
+        return None;
+    }
+    let spaced = lines[table.header].contains(&format!(" {} ", table.separator));
+    Some(format!(
+        "{path}: {}. Its rows, as dicts keyed by the header's names, are read so:\n{}",
+        described(&lines, &table, plain, spaced)?,
+        reader(path, &table, spaced)
+    ))
+}
+
+/// What is odd about `table` in `lines`, in words.
+fn described(lines: &[&str], table: &Table, plain: bool, spaced: bool) -> Option<String> {
+    let quote = |index: usize| format!("`{}`", crate::text::one_line(lines[index].trim(), 80));
+    let mut said = Vec::new();
+    if !plain {
+        let (_, name) = SEPARATORS.iter().find(|(c, _)| *c == table.separator)?;
+        let around = if spaced { " with spaces around them" } else { "" };
+        said.push(format!("its columns are separated by {name}{around}"));
+    }
+    said.push(format!(
+        "its header is line {}: {}",
+        table.header + 1,
+        quote(table.header)
+    ));
+    let before: Vec<usize> = (0..table.header).filter(|i| !lines[*i].trim().is_empty()).collect();
+    match before.as_slice() {
+        [] => {}
+        [one] => said.push(format!("line {} ({}) is not part of the table", one + 1, quote(*one))),
+        more => said.push(format!("the {} lines above it are not part of the table", more.len())),
+    }
+    if !table.odd.is_empty() {
+        let named: Vec<String> = table
+            .odd
+            .iter()
+            .take(3)
+            .map(|i| format!("line {} ({})", i + 1, quote(*i)))
+            .collect();
+        let verb = if named.len() == 1 { "is" } else { "are" };
+        said.push(format!("{} {verb} not a row", named.join(", ")));
+    }
+    Some(said.join("; "))
+}
+
+/// Lines of Python that read the rows of `table`, the file at `path`:
+/// from its header on, blank lines and the lines that are no rows left out,
+/// each name and value stripped where spaces stand around the separators.
+fn reader(path: &str, table: &Table, spaced: bool) -> String {
+    let odd = match table.odd.as_slice() {
+        [] => String::new(),
+        odd => {
+            let indices: Vec<String> = odd.iter().map(usize::to_string).collect();
+            format!(" and i not in ({},)", indices.join(", "))
+        }
+    };
+    let delimiter = match table.separator {
+        ',' => String::new(),
+        '\t' => ", delimiter='\\t'".to_string(),
+        other => format!(", delimiter='{other}'"),
+    };
+    let strip = match spaced {
+        true => "\nrows = [{k.strip(): (v or '').strip() for k, v in row.items()} for row in rows]",
+        false => "",
+    };
+    format!(
+        "```python\nimport csv\nlines = open('{path}', encoding='utf-8').read().splitlines()\ntable = [line for i, line in enumerate(lines) if i >= {}{odd} and line.strip()]\nrows = list(csv.DictReader(table{delimiter})){strip}\n```",
+        table.header
+    )
+}
+
+/// The table `lines` hold with columns split by `separator`: its header is
+/// the first line of two fields or more that at least two of the lines
+/// after it, and two thirds of them, match in fields. A Markdown table
+/// (its lines begin with `|`) is not read here.
+fn table_in(lines: &[&str], separator: char) -> Option<Table> {
+    let counts: Vec<Option<usize>> = lines
+        .iter()
+        .map(|line| (!line.trim().is_empty()).then(|| fields(line, separator)))
+        .collect();
+    let header = (0..lines.len()).find(|&i| {
+        let Some(n) = counts[i].filter(|n| *n >= 2) else {
+            return false;
+        };
+        let later: Vec<usize> = counts[i + 1..].iter().flatten().copied().collect();
+        let same = later.iter().filter(|count| **count == n).count();
+        same >= 2 && same * 3 >= later.len() * 2
+    })?;
+    if separator == '|' && lines[header].trim_start().starts_with('|') {
+        return None;
+    }
+    let columns = counts[header]?;
+    let after = (header + 1..lines.len()).filter(|i| counts[*i].is_some());
+    let (rows, odd): (Vec<usize>, Vec<usize>) = after.partition(|i| counts[*i] == Some(columns));
+    Some(Table {
+        separator,
+        header,
+        rows: rows.len(),
+        odd,
+    })
+}
+
+/// How many fields `line` splits into at `separator`, a comma inside
+/// double quotes aside.
+fn fields(line: &str, separator: char) -> usize {
+    let mut quoted = false;
+    let mut count = 1;
+    for c in line.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            c if c == separator && !quoted => count += 1,
+            _ => {}
+        }
+    }
+    count
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,5 +322,61 @@ mod tests {
         );
         assert_eq!(csv_shape("101,Maya,20.00\n102,Leo,3\n", ','), None);
         assert_eq!(csv_shape("just one column\n", ','), None);
+    }
+    /// What the reader a note shows prints for the rows of `text`, run by
+    /// `python3` in a folder where it is the file the note names.
+    fn rows_read(note: &str, text: &str) -> String {
+        let path = note.split(':').next().unwrap();
+        let code = note.split("```python\n").nth(1).unwrap().trim_end_matches("```");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(path), text).unwrap();
+        let out = std::process::Command::new("python3")
+            .arg("-c")
+            .arg(format!("{code}\nprint(rows)"))
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    #[test]
+    fn a_plain_csv_gets_no_note_and_a_title_above_the_header_does() {
+        assert_eq!(
+            table_note("orders.csv", "id,customer,amount\n101,Maya,20.00\n102,\"Leo, Jr\",3\n"),
+            None
+        );
+        let log = "# Apiary harvest log 2024 - weights in kg\ndate,hive,frames,honey_kg\n2024-05-18,Linden,6,8.4\n2024-05-18,Clover,5,6.1\n2024-06-02, linden ,7,9.25\n";
+        let note = table_note("harvest.csv", log).unwrap();
+        assert!(
+            note.starts_with("harvest.csv: its header is line 2: `date,hive,frames,honey_kg`; line 1 (`# Apiary harvest log 2024 - weights in kg`) is not part of the table. Its rows"),
+            "{note}"
+        );
+        assert!(
+            note.contains("if i >= 1 and line.strip()]\nrows = list(csv.DictReader(table))\n```"),
+            "{note}"
+        );
+        assert_eq!(rows_read(&note, log), "[{'date': '2024-05-18', 'hive': 'Linden', 'frames': '6', 'honey_kg': '8.4'}, {'date': '2024-05-18', 'hive': 'Clover', 'frames': '5', 'honey_kg': '6.1'}, {'date': '2024-06-02', 'hive': ' linden ', 'frames': '7', 'honey_kg': '9.25'}]");
+    }
+
+    #[test]
+    fn columns_split_by_a_bar_under_a_title_are_said_with_the_lines_that_are_no_rows() {
+        let tickets = "BIKE SHOP - REPAIR TICKETS, MARCH\nticket | customer | work | charged\n#301 | R. Vance | full tune-up | $89.00\n#302 | M. Dube | wheel rebuild, new hub | $1,045.50\n(void)\n#303 | K. Lott | brake bleed | $64\n";
+        let note = table_note("repairs.txt", tickets).unwrap();
+        assert!(
+            note.starts_with("repairs.txt: its columns are separated by `|` with spaces around them; its header is line 2: `ticket | customer | work | charged`; line 1 (`BIKE SHOP - REPAIR TICKETS, MARCH`) is not part of the table; line 5 (`(void)`) is not a row."),
+            "{note}"
+        );
+        assert_eq!(rows_read(&note, tickets), "[{'ticket': '#301', 'customer': 'R. Vance', 'work': 'full tune-up', 'charged': '$89.00'}, {'ticket': '#302', 'customer': 'M. Dube', 'work': 'wheel rebuild, new hub', 'charged': '$1,045.50'}, {'ticket': '#303', 'customer': 'K. Lott', 'work': 'brake bleed', 'charged': '$64'}]");
+    }
+
+    #[test]
+    fn text_that_is_no_table_and_a_markdown_table_get_no_note() {
+        assert_eq!(
+            table_note("notes.txt", "Buy milk, eggs\nCall Ann\nThe end, finally, of it\n"),
+            None
+        );
+        let markdown = "| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n";
+        assert_eq!(table_note("table.md", markdown), None);
     }
 }
