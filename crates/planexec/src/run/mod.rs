@@ -10,6 +10,7 @@ pub(crate) mod data_format;
 mod error;
 pub(crate) mod form;
 mod id;
+mod left_out;
 pub(crate) mod line_order;
 pub(crate) mod line_parts;
 pub(crate) mod name_written;

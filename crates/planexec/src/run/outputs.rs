@@ -316,8 +316,9 @@ pub(crate) fn facts(run: &Run, path: &str, now: &str) -> Vec<String> {
 /// of two ways ([`crate::synthesizer::which_asked`]), and by its own words
 /// ([`crate::synthesizer::against`]), beside its [`facts`], and that the
 /// checker is not shown: an input's lines put in sorted order, and, in a
-/// list the run made, an item written more than once or an input's line
-/// written otherwise than the input first writes it. Shown that a sorted
+/// list the run made, an item written more than once, an input's line
+/// written otherwise than the input first writes it, or values of a kind
+/// (email or web addresses) that an input holds more of. Shown that a sorted
 /// list was not in the input's order, the 1.5B checker failed a run asked
 /// to sort it, twice (a spent tune part).
 pub(crate) fn choice_facts(run: &Run, path: &str, now: &str) -> Vec<super::two_ways::TwoWays> {
@@ -327,7 +328,15 @@ pub(crate) fn choice_facts(run: &Run, path: &str, now: &str) -> Vec<super::two_w
     let respelled = made
         .then(|| super::respelled::respelled_from(path, now, &run.originals))
         .flatten();
-    sorted.into_iter().chain(repeated).chain(respelled).collect()
+    let left_out = made
+        .then(|| super::left_out::left_out_from(path, now, &run.originals))
+        .flatten();
+    sorted
+        .into_iter()
+        .chain(repeated)
+        .chain(respelled)
+        .chain(left_out)
+        .collect()
 }
 
 /// Lines of `path` that an edit kept as they were and moved elsewhere,
