@@ -154,7 +154,7 @@ pub(crate) fn table_notes<'a>(
 /// read as a plain CSV (see [`table_notes`]): what is odd about it, and
 /// lines of Python that read its rows (a small model copies a reader it
 /// is shown more surely than it follows a description).
-fn table_note(path: &str, text: &str) -> Option<String> {
+pub(crate) fn table_note(path: &str, text: &str) -> Option<String> {
     let lines: Vec<&str> = text.lines().take(TABLE_LINES).collect();
     let table = SEPARATORS
         .iter()

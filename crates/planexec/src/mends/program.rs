@@ -116,7 +116,7 @@ fn shown(
     order.sort_by_key(|(path, _)| !named(path));
     let mut budget = ALL_BYTES;
     let mut whole = Vec::new();
-    let mut shown_whole = Vec::new();
+    let mut tables = Vec::new();
     let mut by_name = Vec::new();
     for (path, size) in order {
         let text = (*size <= FILE_BYTES)
@@ -127,16 +127,18 @@ fn shown(
         match text {
             Some(text) => {
                 budget -= text.len();
+                tables.extend(crate::file_shape::table_note(path, &text));
                 whole.push(format!("\n--- {path} ---\n{text}"));
-                shown_whole.push(path.as_str());
             }
             None => by_name.push(format!("{path} ({size} bytes, not shown)")),
         }
     }
     let mut out = whole.concat();
-    let tables = crate::file_shape::table_notes(workspace, shown_whole);
     if !tables.is_empty() {
-        out.push_str(&format!("\n\nHow the tables above are to be read:\n{tables}"));
+        out.push_str(&format!(
+            "\n\nHow the tables above are to be read:\n{}",
+            tables.join("\n")
+        ));
     }
     let readers = crate::tools::python::readers_for(files.iter().map(|(path, _)| path.as_str()));
     if !readers.is_empty() {

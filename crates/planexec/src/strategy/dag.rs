@@ -481,22 +481,23 @@ fn run_vote(run: &Run) -> Option<crate::help::Agreement> {
 /// one with no second route to take, and the model's check passed it:
 /// `succeeded`, the share wrong (replayed from its recorded exchanges).
 fn voted_before(run: &Run) -> bool {
+    last_vote(run).is_some()
+}
+
+/// The record of the last program plan voted on, in force or not.
+fn last_vote(run: &Run) -> Option<&crate::help::Mend> {
     run.plans
         .iter()
+        .rev()
         .flat_map(|version| &version.mends)
-        .any(|mend| mend.agreement.is_some())
+        .find(|mend| mend.agreement.is_some())
 }
 
 /// The record of the last program plan voted on, when its program is a
 /// step of the plan in force ([`run_vote`]).
 fn voted_mend(run: &Run) -> Option<&crate::help::Mend> {
     let code_of = |step: &Step| step.args.get("code").and_then(Value::as_str).map(str::to_string);
-    let voted = run
-        .plans
-        .iter()
-        .rev()
-        .flat_map(|version| &version.mends)
-        .find(|mend| mend.agreement.is_some())?;
+    let voted = last_vote(run)?;
     let program = voted.after.first().and_then(code_of)?;
     let in_force = run
         .plan()
