@@ -138,13 +138,23 @@ pub(crate) fn table_notes<'a>(
     workspace: &crate::tools::workspace::Workspace,
     paths: impl IntoIterator<Item = &'a str>,
 ) -> String {
+    notes_of(workspace, paths, table_note)
+}
+
+/// What `note` says of each file of `paths` in `workspace` small enough to
+/// read, one line each, the files it says nothing of left out.
+pub(crate) fn notes_of<'a>(
+    workspace: &crate::tools::workspace::Workspace,
+    paths: impl IntoIterator<Item = &'a str>,
+    note: fn(&str, &str) -> Option<String>,
+) -> String {
     paths
         .into_iter()
         .filter_map(|path| {
             let full = workspace.resolve(path).ok()?;
             let small = std::fs::metadata(&full).ok()?.len() <= LARGEST_READ;
             let text = small.then(|| std::fs::read_to_string(&full).ok()).flatten()?;
-            table_note(path, &text)
+            note(path, &text)
         })
         .collect::<Vec<_>>()
         .join("\n")
@@ -156,10 +166,7 @@ pub(crate) fn table_notes<'a>(
 /// is shown more surely than it follows a description).
 pub(crate) fn table_note(path: &str, text: &str) -> Option<String> {
     let lines: Vec<&str> = text.lines().take(TABLE_LINES).collect();
-    let table = SEPARATORS
-        .iter()
-        .filter_map(|(separator, _)| table_in(&lines, *separator))
-        .max_by_key(|table| (table.rows, std::cmp::Reverse(table.header)))?;
+    let table = best_table(&lines)?;
     let first = lines.iter().position(|line| !line.trim().is_empty())?;
     let extension = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
     let plain = match extension.as_deref() {
@@ -176,6 +183,44 @@ pub(crate) fn table_note(path: &str, text: &str) -> Option<String> {
         described(&lines, &table, plain, spaced)?,
         reader(path, &table, spaced)
     ))
+}
+
+/// The table `lines` hold, split by whichever separator gives it the most rows.
+fn best_table(lines: &[&str]) -> Option<Table> {
+    SEPARATORS
+        .iter()
+        .filter_map(|(separator, _)| table_in(lines, *separator))
+        .max_by_key(|table| (table.rows, std::cmp::Reverse(table.header)))
+}
+
+/// The table `text` holds, in any of the forms [`table_note`] reads: its
+/// header's names and its rows' fields (quotes taken off, spaces kept),
+/// each row as many fields as the header. `None` when it holds none.
+pub(crate) fn table_cells(text: &str) -> Option<(Vec<String>, Vec<Vec<String>>)> {
+    let lines: Vec<&str> = text.lines().take(TABLE_LINES).collect();
+    let table = best_table(&lines)?;
+    let split = |index: usize| split_fields(lines[index], table.separator);
+    let header: Vec<String> = split(table.header).iter().map(|name| name.trim().to_string()).collect();
+    let rows = (table.header + 1..lines.len())
+        .filter(|i| !lines[*i].trim().is_empty() && !table.odd.contains(i))
+        .map(split)
+        .collect();
+    Some((header, rows))
+}
+
+/// The fields of `line` split at `separator`, a separator inside double
+/// quotes aside, each without its quotes.
+fn split_fields(line: &str, separator: char) -> Vec<String> {
+    let mut fields = vec![String::new()];
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            c if c == separator && !quoted => fields.push(String::new()),
+            c => fields.last_mut().expect("one field at least").push(c),
+        }
+    }
+    fields
 }
 
 /// What is odd about `table` in `lines`, in words.

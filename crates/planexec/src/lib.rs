@@ -108,6 +108,7 @@ pub mod templates;
 pub mod text;
 pub mod tools;
 mod typed_value;
+mod value_forms;
 mod verdict;
 
 pub use agent::{Agent, AgentBuilder, EngineRun};

@@ -752,10 +752,16 @@ async fn program(
     } else {
         format!("\n{readers}\n")
     };
-    let tables = crate::file_shape::table_notes(workspace, files.iter().copied().filter(|p| *p != path));
+    let inputs = || files.iter().copied().filter(|p| *p != path);
+    let tables = crate::file_shape::table_notes(workspace, inputs());
     let readers = match tables.is_empty() {
         true => readers,
         false => format!("{readers}\nHow the tables of these files are to be read:\n{tables}\n"),
+    };
+    let forms = crate::value_forms::forms_notes(workspace, inputs());
+    let readers = match forms.is_empty() {
+        true => readers,
+        false => format!("{readers}\n{}\n{forms}\n", crate::value_forms::FORMS_HEADING),
     };
     let question = format!(
         "Write a short Python 3 program (standard library only) that {what}. Do not write or change any file: only print. It runs in the workspace folder and opens the task's files by their paths.\n\nTask: {task}\n\nFiles in the workspace: {}\n{}{readers}{fix}\nReply with only the program, in one ```python block, and no explanation.",

@@ -117,6 +117,7 @@ fn shown(
     let mut budget = ALL_BYTES;
     let mut whole = Vec::new();
     let mut tables = Vec::new();
+    let mut forms = Vec::new();
     let mut by_name = Vec::new();
     for (path, size) in order {
         let text = (*size <= FILE_BYTES)
@@ -128,6 +129,7 @@ fn shown(
             Some(text) => {
                 budget -= text.len();
                 tables.extend(crate::file_shape::table_note(path, &text));
+                forms.extend(crate::value_forms::forms_note(path, &text));
                 whole.push(format!("\n--- {path} ---\n{text}"));
             }
             None => by_name.push(format!("{path} ({size} bytes, not shown)")),
@@ -139,6 +141,10 @@ fn shown(
             "\n\nHow the tables above are to be read:\n{}",
             tables.join("\n")
         ));
+    }
+    if !forms.is_empty() {
+        let heading = crate::value_forms::FORMS_HEADING;
+        out.push_str(&format!("\n\n{heading}\n{}", forms.join("\n")));
     }
     let readers = crate::tools::python::readers_for(files.iter().map(|(path, _)| path.as_str()));
     if !readers.is_empty() {
@@ -188,6 +194,21 @@ mod tests {
         let alpha = user.find("--- a.txt ---\nalpha").expect(user);
         assert!(sales < alpha, "{user}");
         assert!(user.contains("big.log (9216 bytes, not shown)"), "{user}");
+    }
+
+    #[test]
+    fn values_written_in_several_forms_are_said_below_the_files() {
+        let (_dir, tools) = registry(&[(
+            "loans.csv",
+            "id,due,returned\nL1,2024-03-01,2024-02-27\nL2,2024-03-04,\nL3,2024-03-05,2024-03-09\n",
+        )]);
+        let asked = prompt("Which loans are overdue? Write their ids to overdue.txt", &tools).unwrap();
+        let heading = asked.user.find(crate::value_forms::FORMS_HEADING).expect(&asked.user);
+        let said = asked.user.find("loans.csv: column `returned` is empty in 1 of 3 rows").expect(&asked.user);
+        assert!(asked.user.find("--- loans.csv ---").unwrap() < heading && heading < said);
+        let (_dir, tools) = registry(&[("sales.csv", "region,amount\nnorth,3\nsouth,4\n")]);
+        let asked = prompt("Total the amount column of sales.csv into total.txt", &tools).unwrap();
+        assert!(!asked.user.contains(crate::value_forms::FORMS_HEADING), "{}", asked.user);
     }
 
     #[derive(serde::Deserialize, schemars::JsonSchema)]
