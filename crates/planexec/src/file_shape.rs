@@ -195,15 +195,17 @@ fn best_table(lines: &[&str]) -> Option<Table> {
 
 /// The table `text` holds, in any of the forms [`table_note`] reads: its
 /// header's names and its rows' fields (quotes taken off, spaces kept),
-/// each row as many fields as the header. `None` when it holds none.
-pub(crate) fn table_cells(text: &str) -> Option<(Vec<String>, Vec<Vec<String>>)> {
+/// each row as many fields as the header, with its index among the text's
+/// lines. `None` when it holds none.
+pub(crate) type Rows = Vec<(usize, Vec<String>)>;
+pub(crate) fn table_cells(text: &str) -> Option<(Vec<String>, Rows)> {
     let lines: Vec<&str> = text.lines().take(TABLE_LINES).collect();
     let table = best_table(&lines)?;
     let split = |index: usize| split_fields(lines[index], table.separator);
     let header: Vec<String> = split(table.header).iter().map(|name| name.trim().to_string()).collect();
     let rows = (table.header + 1..lines.len())
         .filter(|i| !lines[*i].trim().is_empty() && !table.odd.contains(i))
-        .map(split)
+        .map(|i| (i, split(i)))
         .collect();
     Some((header, rows))
 }

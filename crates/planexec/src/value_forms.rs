@@ -10,8 +10,12 @@
 //! wrong total; on held-out-35 (spent) programs summed one spelling of a
 //! hive's name, and left out the loans whose returned date was blank. A
 //! form is found from the value alone (each run of digits one `9`, each
-//! word of three letters or more one `a`), never from the task's words,
-//! and each form is said with an example and how many lines hold it.
+//! run of letters one `a` but for a unit after digits), never from the
+//! task's words, and each form is said with an example and how many lines
+//! hold it. Said alone, the forms did not change the 1.5B model's timesheet
+//! programs; so a checking program is also run without the lines of each
+//! other form ([`other_forms`], in [`crate::recompute`]), and one that
+//! computes the same without them is found not to read them.
 
 /// Most forms said for one column or file, and most columns said for one
 /// file: a note is read by a model with a small context.
@@ -41,15 +45,202 @@ pub(crate) const FORMS_HEADING: &str =
 /// some rows; for a text file that is no table, the first value with
 /// digits on each line, when it takes several forms. `None` when nothing is.
 pub(crate) fn forms_note(path: &str, text: &str) -> Option<String> {
+    let said: Vec<String> = kinds_of_values(path, text)
+        .iter()
+        .filter_map(Values::said)
+        .take(MOST_COLUMNS)
+        .collect();
+    (!said.is_empty()).then(|| format!("{path}: {}", said.join("; ")))
+}
+
+/// Lines of `text` (the file at `path`) that write values of one kind in
+/// a form other than the most common one, or a word in another spelling,
+/// two lines or more of a form, for a program to be run without them
+/// ([`crate::sandbox`]): each with how it is said and the lines of the most
+/// common form.
+pub(crate) fn other_forms(path: &str, text: &str) -> Vec<OtherForm> {
+    let mut found = Vec::new();
+    for values in kinds_of_values(path, text) {
+        for groups in values.grouped() {
+            let Some((common, others)) = groups.split_first() else {
+                continue;
+            };
+            for other in others.iter().filter(|group| group.lines.len() >= 2) {
+                found.push(OtherForm {
+                    said: format!("{} {}", values.of, other.said(values.unit)),
+                    lines: other.lines.clone(),
+                    common: common.lines.clone(),
+                });
+            }
+        }
+    }
+    found
+}
+
+/// Lines that write a value in a form other than the most common one.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct OtherForm {
+    /// The form, said with an example: "column `hive` as ` linden `".
+    pub said: String,
+    /// Its lines, as indices among the file's lines.
+    pub lines: Vec<usize>,
+    /// The lines of the most common form.
+    pub common: Vec<usize>,
+}
+
+/// Values of one kind in a file: a table's column, or the first value
+/// with digits on each line of free text.
+struct Values {
+    /// What they are: "column `hive`", "the first value with digits on each line".
+    of: String,
+    /// Each line's value (none for an empty field), with its form.
+    values: Vec<Valued>,
+    /// How many lines leave it empty.
+    empty: usize,
+    /// Whether they are quantities (grouped by form) or words (grouped by spelling).
+    quantities: bool,
+    unit: &'static str,
+}
+
+/// A value, its form, and its line: its index, and the line itself (for
+/// free text, where the line says what the value is).
+struct Valued {
+    form: String,
+    value: String,
+    at: usize,
+    line: Option<String>,
+}
+
+/// One form of a kind of values, and the lines that write it.
+struct Group<'a> {
+    first: &'a Valued,
+    /// Other spellings of one word, after the first.
+    spellings: Vec<&'a str>,
+    lines: Vec<usize>,
+}
+
+impl Group<'_> {
+    /// The group said: "`45m` (2 lines, as in `Tue 45m code review`)", or
+    /// for spellings, "as ` linden `, `LINDEN`".
+    fn said(&self, unit: &str) -> String {
+        if !self.spellings.is_empty() {
+            let spellings: Vec<String> = self.spellings.iter().map(|s| format!("`{s}`")).collect();
+            return format!("as {}", spellings.join(", "));
+        }
+        let count = self.lines.len();
+        let plural = if count == 1 { "" } else { "s" };
+        let line = self
+            .first
+            .line
+            .as_ref()
+            .map_or(String::new(), |line| format!(", as in `{line}`"));
+        format!("`{}` ({count} {unit}{plural}{line})", self.first.value)
+    }
+}
+
+impl Values {
+    /// The values grouped: by form, the most common first, as one list;
+    /// or for words, one list per word written in several spellings (its
+    /// first spelling, then its others as one group).
+    fn grouped(&self) -> Vec<Vec<Group<'_>>> {
+        if self.quantities {
+            let mut groups: Vec<Group> = Vec::new();
+            for valued in &self.values {
+                match groups.iter_mut().find(|group| group.first.form == valued.form) {
+                    Some(group) => group.lines.push(valued.at),
+                    None => groups.push(Group {
+                        first: valued,
+                        spellings: Vec::new(),
+                        lines: vec![valued.at],
+                    }),
+                }
+            }
+            groups.sort_by_key(|group| std::cmp::Reverse(group.lines.len()));
+            return if groups.len() >= 2 { vec![groups] } else { Vec::new() };
+        }
+        let mut words: Vec<(String, Vec<&Valued>)> = Vec::new();
+        for valued in &self.values {
+            let key = valued
+                .value
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .to_lowercase();
+            match words.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, all)) => all.push(valued),
+                None => words.push((key, vec![valued])),
+            }
+        }
+        words
+            .into_iter()
+            .filter_map(|(_, all)| {
+                let first = all[0];
+                let (same, other): (Vec<&Valued>, Vec<&Valued>) = all.into_iter().partition(|v| v.value == first.value);
+                let mut spellings: Vec<&str> = Vec::new();
+                for valued in &other {
+                    if !spellings.contains(&valued.value.as_str()) {
+                        spellings.push(&valued.value);
+                    }
+                }
+                let first_group = Group {
+                    first,
+                    spellings: Vec::new(),
+                    lines: same.iter().map(|v| v.at).collect(),
+                };
+                let others = Group {
+                    first: other.first()?,
+                    spellings,
+                    lines: other.iter().map(|v| v.at).collect(),
+                };
+                Some(vec![first_group, others])
+            })
+            .collect()
+    }
+
+    /// The values said, when they take several forms or spellings or are
+    /// empty in some lines.
+    fn said(&self) -> Option<String> {
+        let mut said = Vec::new();
+        let grouped = self.grouped();
+        if self.quantities {
+            if let Some(groups) = grouped.first() {
+                let mut forms: Vec<String> = groups.iter().take(MOST_FORMS).map(|g| g.said(self.unit)).collect();
+                if groups.len() > MOST_FORMS {
+                    forms.push(format!("and {} more", groups.len() - MOST_FORMS));
+                }
+                said.push(format!("written in {} forms: {}", groups.len(), forms.join(", ")));
+            }
+        } else if !grouped.is_empty() {
+            let words: Vec<String> = grouped
+                .iter()
+                .take(MOST_FORMS)
+                .map(|groups| format!("`{}` also {}", groups[0].first.value, groups[1].said(self.unit)))
+                .collect();
+            said.push(format!("one word in other capitals or spaces: {}", words.join("; ")));
+        }
+        if self.empty > 0 && !self.values.is_empty() {
+            let of = self.values.len() + self.empty;
+            said.push(format!("empty in {} of {of} {}s", self.empty, self.unit));
+        }
+        (!said.is_empty()).then(|| format!("{} is {}", self.of, said.join(", and ")))
+    }
+}
+
+/// The kinds of values `text`, the file at `path`, holds: each column of
+/// its table, or the first values with digits of its lines.
+fn kinds_of_values(path: &str, text: &str) -> Vec<Values> {
     // A header of digits or a comment is prose split at its commas.
     let table = crate::file_shape::table_cells(text)
         .filter(|(header, _)| header.iter().all(|name| !has_digit(name) && !name.starts_with('#')));
-    let said = match table {
-        Some((header, rows)) => columns_said(&header, &rows),
-        None if free_text(path) => first_values_said(text).into_iter().collect(),
+    match table {
+        Some((header, rows)) => header
+            .iter()
+            .enumerate()
+            .map(|(i, name)| column(name, &rows, i))
+            .collect(),
+        None if free_text(path) => first_values(text).into_iter().collect(),
         None => Vec::new(),
-    };
-    (!said.is_empty()).then(|| format!("{path}: {}", said.join("; ")))
+    }
 }
 
 /// Whether the file at `path` is free text, whose lines may hold values:
@@ -63,94 +254,61 @@ fn free_text(path: &str) -> bool {
     }
 }
 
-/// What each column of a table (`header`, `rows`) writes in several forms.
-fn columns_said(header: &[String], rows: &[Vec<String>]) -> Vec<String> {
-    header
+/// The values of column `i`, named `name`, of `rows`.
+fn column(name: &str, rows: &[(usize, Vec<String>)], i: usize) -> Values {
+    let cells: Vec<(usize, &str)> = rows
         .iter()
-        .enumerate()
-        .filter_map(|(i, name)| {
-            let values: Vec<&str> = rows.iter().filter_map(|row| row.get(i)).map(String::as_str).collect();
-            column_said(name, &values)
-        })
-        .take(MOST_COLUMNS)
-        .collect()
-}
-
-/// What the column `name` of `values` writes in several forms.
-fn column_said(name: &str, values: &[&str]) -> Option<String> {
-    let filled: Vec<&str> = values.iter().copied().filter(|v| !v.trim().is_empty()).collect();
-    let mut said = Vec::new();
-    let quantities = filled.iter().filter(|v| is_quantity(v)).count();
-    if quantities * 2 >= filled.len() {
-        let forms: Vec<Valued> = filled
-            .iter()
-            .map(|v| Valued {
-                form: form(v),
-                value: v.trim().to_string(),
-                line: None,
-            })
-            .collect();
-        said.extend(forms_said(&forms, "row").map(|forms| format!("written in {forms}")));
-    } else {
-        said.extend(spellings_said(&filled));
-    }
-    let empty = values.len() - filled.len();
-    if empty > 0 && !filled.is_empty() {
-        said.push(format!("empty in {empty} of {} rows", values.len()));
-    }
-    (!said.is_empty()).then(|| format!("column `{name}` is {}", said.join(", and ")))
-}
-
-/// The words of `values` written as one word in other capitals or with
-/// spaces around: `` `Linden` is also written ` linden `, `LINDEN` ``.
-fn spellings_said(values: &[&str]) -> Option<String> {
-    let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
-    for value in values {
-        let key = value.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
-        match groups.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, spellings)) if !spellings.contains(value) => spellings.push(value),
-            Some(_) => {}
-            None => groups.push((key, vec![value])),
-        }
-    }
-    let said: Vec<String> = groups
+        .filter_map(|(at, row)| Some((*at, row.get(i)?.as_str())))
+        .collect();
+    let filled: Vec<(usize, &str)> = cells.iter().copied().filter(|(_, v)| !v.trim().is_empty()).collect();
+    let quantities = filled.iter().filter(|(_, v)| is_quantity(v)).count();
+    let quantities = quantities * 2 >= filled.len();
+    let values = filled
         .iter()
-        .filter(|(_, spellings)| spellings.len() > 1)
-        .take(MOST_FORMS)
-        .map(|(_, spellings)| {
-            let others: Vec<String> = spellings[1..].iter().map(|s| format!("`{s}`")).collect();
-            format!("`{}` also as {}", spellings[0], others.join(", "))
+        .map(|(at, v)| Valued {
+            form: form(v),
+            // A word keeps its spaces, for its spellings to show them.
+            value: if quantities {
+                v.trim().to_string()
+            } else {
+                v.to_string()
+            },
+            at: *at,
+            line: None,
         })
         .collect();
-    (!said.is_empty()).then(|| format!("one word in other capitals or spaces: {}", said.join("; ")))
+    Values {
+        of: format!("column `{name}`"),
+        values,
+        empty: cells.len() - filled.len(),
+        quantities,
+        unit: "row",
+    }
 }
 
-/// The first value with digits on each line of `text`, when they take
-/// several forms, each said with the first line that holds it.
-fn first_values_said(text: &str) -> Option<String> {
-    let firsts: Vec<Valued> = text
+/// The first value with digits on each line of `text`, when enough
+/// lines hold one.
+fn first_values(text: &str) -> Option<Values> {
+    let values: Vec<Valued> = text
         .lines()
-        .filter_map(|line| {
+        .enumerate()
+        .filter_map(|(at, line)| {
             let value = first_value(line)?;
             Some(Valued {
                 form: form(&value),
                 value,
+                at,
                 line: Some(crate::text::one_line(line.trim(), 60)),
             })
         })
         .collect();
-    if firsts.len() < FEWEST_LINES {
-        return None;
-    }
-    let said = forms_said(&firsts, "line")?;
-    Some(format!("the first value with digits on each line is written in {said}"))
-}
-
-/// A value, its form, and the line it stands on (for free text).
-struct Valued {
-    form: String,
-    value: String,
-    line: Option<String>,
+    (values.len() >= FEWEST_LINES).then(|| Values {
+        of: "the first value with digits on each line".to_string(),
+        values,
+        empty: 0,
+        quantities: true,
+        unit: "line",
+    })
 }
 
 /// The first run of words with digits on `line` (`2h 30m` of `Mon  2h 30m
@@ -170,39 +328,6 @@ fn first_value(line: &str) -> Option<String> {
         }
     }
     Some(run.join(" "))
-}
-
-/// `values` grouped by form, the most common first, when there are two
-/// forms or more: `` 2 forms: `x` (3 rows), `y` (1 row) ``, each shown by
-/// its first value (and the line it stands on).
-fn forms_said(values: &[Valued], unit: &str) -> Option<String> {
-    let mut groups: Vec<(&Valued, usize)> = Vec::new();
-    for valued in values {
-        match groups.iter_mut().find(|(first, _)| first.form == valued.form) {
-            Some(group) => group.1 += 1,
-            None => groups.push((valued, 1)),
-        }
-    }
-    if groups.len() < 2 {
-        return None;
-    }
-    groups.sort_by_key(|(_, count)| std::cmp::Reverse(*count));
-    let mut said: Vec<String> = groups
-        .iter()
-        .take(MOST_FORMS)
-        .map(|(first, count)| {
-            let plural = if *count == 1 { "" } else { "s" };
-            let line = first
-                .line
-                .as_ref()
-                .map_or(String::new(), |line| format!(", as in `{line}`"));
-            format!("`{}` ({count} {unit}{plural}{line})", first.value)
-        })
-        .collect();
-    if groups.len() > MOST_FORMS {
-        said.push(format!("and {} more", groups.len() - MOST_FORMS));
-    }
-    Some(format!("{} forms: {}", groups.len(), said.join(", ")))
 }
 
 /// The form of a value: a plain number is `9`; otherwise each run of

@@ -204,11 +204,18 @@ mod tests {
         )]);
         let asked = prompt("Which loans are overdue? Write their ids to overdue.txt", &tools).unwrap();
         let heading = asked.user.find(crate::value_forms::FORMS_HEADING).expect(&asked.user);
-        let said = asked.user.find("loans.csv: column `returned` is empty in 1 of 3 rows").expect(&asked.user);
+        let said = asked
+            .user
+            .find("loans.csv: column `returned` is empty in 1 of 3 rows")
+            .expect(&asked.user);
         assert!(asked.user.find("--- loans.csv ---").unwrap() < heading && heading < said);
         let (_dir, tools) = registry(&[("sales.csv", "region,amount\nnorth,3\nsouth,4\n")]);
         let asked = prompt("Total the amount column of sales.csv into total.txt", &tools).unwrap();
-        assert!(!asked.user.contains(crate::value_forms::FORMS_HEADING), "{}", asked.user);
+        assert!(
+            !asked.user.contains(crate::value_forms::FORMS_HEADING),
+            "{}",
+            asked.user
+        );
     }
 
     #[derive(serde::Deserialize, schemars::JsonSchema)]
