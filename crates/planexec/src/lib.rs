@@ -76,6 +76,7 @@ pub mod engine;
 pub mod events;
 mod executor;
 mod file_shape;
+mod form_probe;
 pub mod help;
 mod inbox;
 mod journal;

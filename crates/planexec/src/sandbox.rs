@@ -380,7 +380,10 @@ impl Sandbox {
         let flaw = match (flaw, &failed) {
             (None, None) => match self.test_broken(copy.path(), task) {
                 Some(broken) => Some(broken),
-                None => self.ordered_by_a_set(code, task, (&printed, &wrote)).await,
+                None => match self.ordered_by_a_set(code, task, (&printed, &wrote)).await {
+                    Some(flaw) => Some(flaw),
+                    None => self.form_left_out(code, task, (&printed, &wrote)).await,
+                },
             },
             (flaw, _) => flaw,
         };
@@ -392,6 +395,36 @@ impl Sandbox {
             flaw,
             kept,
         })
+    }
+
+    /// Lines of an input `task` names that `code`, which `printed` and
+    /// `wrote` these, does not read ([`crate::form_probe`]).
+    async fn form_left_out(
+        &self,
+        code: &str,
+        task: &str,
+        (printed, wrote): (&str, &BTreeMap<String, Option<String>>),
+    ) -> Option<String> {
+        let inputs: Vec<(String, String)> = crate::plan::paths_named_by(task)
+            .into_iter()
+            .filter_map(|input| {
+                let text = String::from_utf8(self.original.get(&input)?.clone()).ok()?;
+                Some((input, text))
+            })
+            .collect();
+        // Its work as two programs share it ([`Outcome::work`]).
+        let work = |printed: &str, wrote: &BTreeMap<String, Option<String>>| match wrote.is_empty() {
+            true => printed.to_string(),
+            false => serde_json::to_string(wrote).unwrap_or_default(),
+        };
+        let work_of = |copy: &Path, input: &str, printed: String| {
+            let mut wrote = changed(&self.original, &self.carried_back(files_under(copy)?, task, code));
+            // The input cut for the probe is no work of the program's.
+            wrote.remove(input);
+            Some(work(&printed, &wrote))
+        };
+        let done = work(printed, wrote);
+        crate::form_probe::form_left_out(&self.root, &inputs, (code, &done), work_of).await
     }
 
     /// [`SET_ORDER`], when `code` run again on a fresh copy under another
@@ -837,6 +870,34 @@ mod tests {
             sandbox.run(rows, "").await.unwrap().flaw.is_some(),
             "csv.reader's cells are watched too"
         );
+    }
+
+    /// A program of the vote that writes a total of one spelling of a name
+    /// is found not to read the rows of its other spellings, and its work
+    /// is not counted; one that reads every spelling is counted.
+    #[tokio::test]
+    async fn a_program_that_reads_one_spelling_of_a_name_is_not_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let harvest = "date,hive,kg\n05-18,Linden,8.4\n05-18,Clover,6.1\n06-02, linden ,9.25\n06-16,LINDEN,11.3\n07-01,Linden,7.05\n";
+        std::fs::write(dir.path().join("harvest.csv"), harvest).unwrap();
+        let sandbox = sandbox_of(&dir);
+        let task = "How many kg did the Linden hive give in harvest.csv? Write it to total.txt";
+        let read = "import csv\nrows = list(csv.DictReader(open('harvest.csv')))\n";
+        // Looked up in a set, not compared: the watch for near misses sees `==`.
+        let one = format!("{read}t = sum(float(r['kg']) for r in rows if r['hive'] in {{'Linden'}})\nopen('total.txt', 'w').write(str(round(t, 2)))");
+        let flawed = sandbox.run(&one, task).await.expect("python3 runs the program");
+        let flaw = flawed.flaw.clone().unwrap_or_default();
+        assert!(
+            flaw.starts_with(
+                "run without the 2 lines of harvest.csv where column `hive` is written as ` linden `, `LINDEN`"
+            ),
+            "{flawed:?}"
+        );
+        assert_eq!(flawed.work(), None);
+        let every = format!("{read}t = sum(float(r['kg']) for r in rows if r['hive'].strip().lower() == 'linden')\nopen('total.txt', 'w').write(str(round(t, 2)))");
+        let right = sandbox.run(&every, task).await.unwrap();
+        assert_eq!(right.flaw, None);
+        assert_eq!(right.wrote.get("total.txt"), Some(&Some("36.0".to_string())));
     }
 
     /// Two more flaws of the same kind: numbers written with thousands

@@ -56,7 +56,7 @@ pub(crate) fn forms_note(path: &str, text: &str) -> Option<String> {
 /// Lines of `text` (the file at `path`) that write values of one kind in
 /// a form other than the most common one, or a word in another spelling,
 /// two lines or more of a form, for a program to be run without them
-/// ([`crate::sandbox`]): each with how it is said and the lines of the most
+/// ([`crate::recompute`]): each with how it is said and the lines of the most
 /// common form.
 pub(crate) fn other_forms(path: &str, text: &str) -> Vec<OtherForm> {
     let mut found = Vec::new();
@@ -67,7 +67,7 @@ pub(crate) fn other_forms(path: &str, text: &str) -> Vec<OtherForm> {
             };
             for other in others.iter().filter(|group| group.lines.len() >= 2) {
                 found.push(OtherForm {
-                    said: format!("{} {}", values.of, other.said(values.unit)),
+                    said: format!("{} is written {}", values.of, other.said(values.unit)),
                     lines: other.lines.clone(),
                     common: common.lines.clone(),
                 });
@@ -80,7 +80,7 @@ pub(crate) fn other_forms(path: &str, text: &str) -> Vec<OtherForm> {
 /// Lines that write a value in a form other than the most common one.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct OtherForm {
-    /// The form, said with an example: "column `hive` as ` linden `".
+    /// The form, said with an example: "column `hive` is written as ` linden `".
     pub said: String,
     /// Its lines, as indices among the file's lines.
     pub lines: Vec<usize>,
@@ -427,6 +427,17 @@ mod tests {
         assert_eq!(
             note,
             "loans.csv: column `returned` is empty in 1 of 3 rows; column `fee` is written in 3 forms: `$1.50` (1 row), `$12` (1 row), `$1,045.50` (1 row)"
+        );
+        // The rows of a word's other spellings are one group, beside the
+        // rows of its first spelling.
+        let other = other_forms("harvest.csv", harvest);
+        assert_eq!(
+            other,
+            vec![OtherForm {
+                said: "column `hive` is written as ` linden `, `LINDEN`".to_string(),
+                lines: vec![3, 4],
+                common: vec![2],
+            }]
         );
         // A plain table of one form in each column says nothing.
         assert_eq!(
