@@ -622,10 +622,8 @@ impl Sandbox<'_> {
             .collect();
         // The file the program is to make is put back as it was before each copy.
         self.reset(route.path)?;
-        let work_of = |copy: &Path, _: &str, printed: String| {
-            Some(self.left_in_at(copy, route.path, route.task, code).unwrap_or(printed))
-        };
-        crate::form_probe::form_left_out(self.root, &inputs, (code, computed), work_of).await
+        let copies = CheckCopies { sandbox: self, route };
+        crate::form_probe::form_left_out(&copies, code, &inputs, computed).await
     }
 
     /// What a program (`code`) for `task` left in `path`, when it wrote the file:
@@ -647,6 +645,25 @@ impl Sandbox<'_> {
             .and_then(|before| crate::carry_back::carried_back(path, before, &now, task, &[code]));
         let now = carried.map_or(now, |(text, _)| text);
         (self.before != Some(now.as_str()) && !now.trim().is_empty()).then(|| now.trim().to_string())
+    }
+}
+
+/// The checking programs' copies for [`crate::form_probe`]: a program's
+/// work in one is what it left in the file of `route`, or what it printed.
+struct CheckCopies<'a> {
+    sandbox: &'a Sandbox<'a>,
+    route: Route<'a>,
+}
+
+impl crate::form_probe::CutCopies for CheckCopies<'_> {
+    async fn work_in_cut(&self, code: &str, input: &str, text: String) -> Option<String> {
+        let Self { sandbox, route } = self;
+        let (copy, printed) = crate::sandbox::run_on_cut_copy(sandbox.root, (input, &text), code).await?;
+        Some(
+            sandbox
+                .left_in_at(copy.path(), route.path, route.task, code)
+                .unwrap_or(printed),
+        )
     }
 }
 

@@ -412,19 +412,8 @@ impl Sandbox {
                 Some((input, text))
             })
             .collect();
-        // Its work as two programs share it ([`Outcome::work`]).
-        let work = |printed: &str, wrote: &BTreeMap<String, Option<String>>| match wrote.is_empty() {
-            true => printed.to_string(),
-            false => serde_json::to_string(wrote).unwrap_or_default(),
-        };
-        let work_of = |copy: &Path, input: &str, printed: String| {
-            let mut wrote = changed(&self.original, &self.carried_back(files_under(copy)?, task, code));
-            // The input cut for the probe is no work of the program's.
-            wrote.remove(input);
-            Some(work(&printed, &wrote))
-        };
-        let done = work(printed, wrote);
-        crate::form_probe::form_left_out(&self.root, &inputs, (code, &done), work_of).await
+        let copies = VoteCopies { sandbox: self, task };
+        crate::form_probe::form_left_out(&copies, code, &inputs, &work(printed, wrote)).await
     }
 
     /// [`SET_ORDER`], when `code` run again on a fresh copy under another
@@ -646,6 +635,49 @@ fn kept_lines(before: &BTreeMap<String, Vec<u8>>, after: &BTreeMap<String, Vec<u
                 .count()
         })
         .sum()
+}
+
+/// A program's work as two programs share it ([`Outcome::work`]): the
+/// files it `wrote`, or, writing none, what it `printed`.
+fn work(printed: &str, wrote: &BTreeMap<String, Option<String>>) -> String {
+    match wrote.is_empty() {
+        true => printed.to_string(),
+        false => serde_json::to_string(wrote).unwrap_or_default(),
+    }
+}
+
+/// The vote's copies for [`crate::form_probe`]: a program's work in one is
+/// the files it changed, carried back as the run's own are, the cut input
+/// aside, or what it printed.
+struct VoteCopies<'a> {
+    sandbox: &'a Sandbox,
+    task: &'a str,
+}
+
+impl crate::form_probe::CutCopies for VoteCopies<'_> {
+    async fn work_in_cut(&self, code: &str, input: &str, text: String) -> Option<String> {
+        let Self { sandbox, task } = self;
+        let (copy, printed) = run_on_cut_copy(&sandbox.root, (input, &text), code).await?;
+        let after = sandbox.carried_back(files_under(copy.path())?, task, code);
+        let mut wrote = changed(&sandbox.original, &after);
+        // The input cut for the probe is no work of the program's.
+        wrote.remove(input);
+        Some(work(&printed, &wrote))
+    }
+}
+
+/// Run `code` in a fresh copy of the folder at `root` where `input` holds
+/// `text` ([`crate::form_probe`]): the copy, and what the program printed;
+/// `None` when no copy could be made or the program failed.
+pub(crate) async fn run_on_cut_copy(
+    root: &Path,
+    (input, text): (&str, &str),
+    code: &str,
+) -> Option<(ScratchDir, String)> {
+    let (copy, python) = python_on_copy(root, "forms")?;
+    std::fs::write(copy.path().join(input), text).ok()?;
+    let printed = run_watched(&python, copy.path(), code).await.0.ok()?;
+    Some((copy, crate::plan::value_as_text(&printed).trim().to_string()))
 }
 
 /// Run `code` with `python` in its copy at `root`, watched ([`WATCH`]):
