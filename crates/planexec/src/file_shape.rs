@@ -315,19 +315,10 @@ fn table_in(lines: &[&str], separator: char) -> Option<Table> {
     })
 }
 
-/// How many fields `line` splits into at `separator`, a comma inside
-/// double quotes aside.
+/// How many fields `line` splits into at `separator`, a separator inside
+/// double quotes aside ([`split_fields`]).
 fn fields(line: &str, separator: char) -> usize {
-    let mut quoted = false;
-    let mut count = 1;
-    for c in line.chars() {
-        match c {
-            '"' => quoted = !quoted,
-            c if c == separator && !quoted => count += 1,
-            _ => {}
-        }
-    }
-    count
+    split_fields(line, separator).len()
 }
 
 #[cfg(test)]
