@@ -297,16 +297,36 @@ fn vote(outcomes: &[&Outcome]) -> Vote {
 }
 
 /// For each outcome, the first outcome whose work it did too
-/// ([`same_work`]); `None` for one that did no work.
+/// ([`same_work`]); `None` for one that did no work. A zero is a group of
+/// its own ([`only_zeros`]).
 fn groups(outcomes: &[&Outcome]) -> Vec<Option<usize>> {
     outcomes
         .iter()
-        .map(|outcome| {
-            outcome
-                .work()
-                .and(outcomes.iter().position(|first| same_work(first, outcome)))
+        .enumerate()
+        .map(|(i, outcome)| {
+            let first = match only_zeros(outcome) {
+                true => Some(i),
+                false => outcomes.iter().position(|first| same_work(first, outcome)),
+            };
+            outcome.work().and(first)
         })
         .collect()
+}
+
+/// Whether every file an outcome wrote (or, writing none, what it printed)
+/// is a zero ([`crate::content::is_zero`]): what a program whose filter or
+/// pattern matched no row computes, whatever it was meant to. On
+/// held-out-38's bakery share two programs that read no row (one took a
+/// comment line for the header, one matched no product) both wrote `0.0`
+/// and agreed, and the vote kept them over programs that had read the rows.
+fn only_zeros(outcome: &Outcome) -> bool {
+    match outcome.wrote.is_empty() {
+        true => crate::content::is_zero(&outcome.printed),
+        false => outcome
+            .wrote
+            .values()
+            .all(|content| content.as_deref().is_some_and(crate::content::is_zero)),
+    }
 }
 
 /// Whether two outcomes did the same work: the same files with the same
@@ -475,6 +495,18 @@ mod tests {
         let v = vote(&[&other, &four, &two]);
         assert_eq!((v.agreeing, v.chosen), (2, 2), "{v:?}");
         assert_eq!(v.others, [0]);
+    }
+
+    #[test]
+    fn two_zeros_are_no_agreement() {
+        let outcomes = [wrote("0.0"), wrote("0"), wrote("37.5")];
+        let outcomes: Vec<&Outcome> = outcomes.iter().collect();
+        let tally = vote(&outcomes);
+        assert_eq!(tally.agreeing, 1, "two programs that summed nothing do not agree");
+        assert_eq!(tally.chosen, 0, "with no agreement the first that did work is kept");
+        let outcomes = [wrote("37.5"), wrote("0.0"), wrote("37.50")];
+        let outcomes: Vec<&Outcome> = outcomes.iter().collect();
+        assert_eq!(vote(&outcomes).agreeing, 2, "numbers that are not zero still agree");
     }
 
     #[test]
