@@ -189,7 +189,8 @@ async fn fixed_once(
             (None, None) => "ran, but wrote nothing and printed nothing".to_string(),
         };
         let messages = asked.messages_again(code(first), &what);
-        let Some(step) = program_step(calls, Role::Planner, messages, None, (&asked.tool[..], "s1"), task).await? else {
+        let Some(step) = program_step(calls, Role::Planner, messages, None, (&asked.tool[..], "s1"), task).await?
+        else {
             continue;
         };
         if tried.iter().any(|(s, _)| same_program(code(s), code(&step))) {
@@ -528,7 +529,12 @@ mod tests {
             flaw: Some("'97' and '121' compared as text".into()),
             ..wrote("97")
         };
-        let tried = [(step("a"), failed()), (step("b"), wrote("3")), (step("c"), flawed), (step("d"), failed())];
+        let tried = [
+            (step("a"), failed()),
+            (step("b"), wrote("3")),
+            (step("c"), flawed),
+            (step("d"), failed()),
+        ];
         let order: Vec<&str> = to_fix(&tried).iter().map(|(s, _)| code(s)).collect();
         assert_eq!(order, ["c", "a", "d"], "the one that did work is not written again");
         let tried = [(step("a"), failed()), (step("b"), failed())];

@@ -289,7 +289,6 @@ fn refuted(path: &str, printed: String) -> Recomputed {
     }
 }
 
-
 /// Whether a program written from `task` alone, on a copy of the
 /// workspace, printed what the run's `answer` in text says (every line it
 /// printed, said as a whole): a second route to an answer with no file

@@ -711,8 +711,14 @@ async fn a_program_written_again_as_it_was_with_no_other_is_asked_for_anew() {
         assert_eq!(asked.len(), 2);
         let program = serde_json::to_string(FIRST_DAY_ONLY).unwrap();
         let text = |request: &planexec::llm::ChatRequest| serde_json::to_string(&request.messages).unwrap();
-        assert!(text(&asked[0]).contains(program.trim_matches('"')), "the first is shown the program to fix");
-        assert!(!text(&asked[1]).contains(program.trim_matches('"')), "the second is not shown the program it would copy");
+        assert!(
+            text(&asked[0]).contains(program.trim_matches('"')),
+            "the first is shown the program to fix"
+        );
+        assert!(
+            !text(&asked[1]).contains(program.trim_matches('"')),
+            "the second is not shown the program it would copy"
+        );
         assert!(
             text(&asked[1]).contains("A program written for this task before"),
             "the second is told what went wrong"

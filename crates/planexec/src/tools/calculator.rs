@@ -617,7 +617,10 @@ mod tests {
         assert_eq!(ev("max(22.1\n31.5\n-40)").unwrap(), 31.5);
         assert_eq!(ev("min(22.1\n31.5\n-40)").unwrap(), -40.0);
         let table = ev("sum(Dues 2024\nmember,due,paid\nAoife,60.00,60.00\nMarcus,60,25\n)").unwrap_err();
-        assert!(table.contains("several numbers each") && table.contains("read_csv"), "{table}");
+        assert!(
+            table.contains("several numbers each") && table.contains("read_csv"),
+            "{table}"
+        );
         assert_eq!(ev("sum(3 5 7)").unwrap(), 15.0, "one line of numbers is summed");
         assert_eq!(
             super::numbers_in("on 2026-03-14 at v2, x-3 (-7)"),

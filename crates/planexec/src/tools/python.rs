@@ -892,13 +892,19 @@ Bo,7
     #[tokio::test]
     async fn a_missing_column_says_on_which_line_the_header_is() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("eps.csv"), "# Episode list\n# exported\nseason,title\n2,Return\n").unwrap();
+        std::fs::write(
+            dir.path().join("eps.csv"),
+            "# Episode list\n# exported\nseason,title\n2,Return\n",
+        )
+        .unwrap();
         std::fs::write(dir.path().join("spaced.csv"), "season, title\n2, Return\n").unwrap();
         let tool = python(dir.path()).expect("python3");
         let code = "import csv\nrows = list(csv.DictReader(open('eps.csv')))\nprint([r['season'] for r in rows])";
         let error = tool.call(json!({ "code": code })).await.unwrap_err();
         assert!(
-            error.message.contains("'season' is a column of the header on eps.csv line 3")
+            error
+                .message
+                .contains("'season' is a column of the header on eps.csv line 3")
                 && error.message.contains("the 2 line(s) above it are not the header"),
             "{}",
             error.message
