@@ -214,6 +214,15 @@ fn rows(text: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// Whether `out` is a zero, in any form (`0`, `0.00`, `0:00:00`): every
+/// digit of it a 0, and nothing else in it but separators. A zero is what
+/// a program whose pattern matched nothing prints (a sum or count of no
+/// rows), so two zeros are no agreement and a zero is no derivation.
+pub(crate) fn is_zero(out: &str) -> bool {
+    let out = out.trim();
+    out.chars().any(|c| c == '0') && out.chars().all(|c| c == '0' || ":.,- ".contains(c))
+}
+
 /// Whether `a` and `b` each hold one number in words ([`number_in_words`])
 /// and it is the same number (`2709.9` and `Total: $2,709.90`; not `8.2`
 /// and `8.24`), a binary fraction's last digits aside: a sum printed
@@ -344,6 +353,17 @@ pub(crate) fn lines(text: &str) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A zero in any form is what a sum of nothing prints.
+    #[test]
+    fn a_zero_in_any_form_is_a_zero() {
+        for zero in ["0", "0.00\n", "0:00:00", "00:00:00", " 0,0 "] {
+            assert!(is_zero(zero), "{zero}");
+        }
+        for something in ["5:24:42", "10", "0.5", "none", "", ":"] {
+            assert!(!is_zero(something), "{something}");
+        }
+    }
 
     #[test]
     fn lines_ended_by_crlf_are_the_same_text() {

@@ -51,6 +51,19 @@ impl ProgramPrompt {
         )));
         messages
     }
+
+    /// The messages that ask for a new program, told only what went wrong
+    /// with one before (`what`, whose error names the failing lines), not
+    /// shown the program: a small model shown its own program writes it
+    /// again as it was, at any temperature (held-out-38's episode list:
+    /// eight copies of a program that failed on `KeyError: 'season'`).
+    pub fn messages_anew(&self, what: &str) -> Vec<Message> {
+        let user = format!(
+            "{}\n\nA program written for this task before {what}\n\nWrite a new program that does not go wrong so.",
+            self.user
+        );
+        vec![Message::system(self.system.clone()), Message::user(user)]
+    }
 }
 
 /// Whether a run gets the small-model help.

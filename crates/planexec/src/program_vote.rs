@@ -166,7 +166,12 @@ async fn list_test(calls: &ModelCalls, setting: &Setting, task: &str) -> Result<
 /// text, and no two of the others agreed), else the first that failed,
 /// whose fix may do the work of one that did not (on held-out-24's hike
 /// times four of five programs failed on a timedelta and the fifth was
-/// alone).
+/// alone). A fix that is a program already tried is no fix, and the next
+/// program that went wrong is written again instead, up to [`FIXES`]: the
+/// 1.5B model, shown its own program and its error, mostly writes it
+/// again as it was (held-out-38's ride log: six programs failed, each on
+/// its own line, and the first came back unchanged from its fix, from the
+/// executor's recovery and from the replanner, five times in all).
 async fn fixed_once(
     calls: &ModelCalls,
     sandbox: &Sandbox,
@@ -177,29 +182,38 @@ async fn fixed_once(
     if agreed(tried) {
         return Ok(None);
     }
-    let none_worked = !tried.iter().any(|(_, outcome)| outcome.work().is_some());
-    let flawed = || tried.iter().find(|(_, o)| o.failed.is_none() && o.flaw.is_some());
-    let failed = || tried.iter().find(|(_, o)| o.failed.is_some());
-    let to_fix = match none_worked {
-        true => tried.first(),
-        false => flawed().or_else(failed),
-    };
-    let Some((first, outcome)) = to_fix else {
-        return Ok(None);
-    };
-    let what = match (&outcome.failed, &outcome.flaw) {
-        (Some(error), _) => format!("failed:\n{error}"),
-        (None, Some(flaw)) => format!("ran, but {flaw}"),
-        (None, None) => "ran, but wrote nothing and printed nothing".to_string(),
-    };
-    let messages = asked.messages_again(code(first), &what);
-    let Some(step) = program_step(calls, Role::Planner, messages, None, (&asked.tool[..], "s1"), task).await? else {
-        return Ok(None);
-    };
-    if tried.iter().any(|(s, _)| same_program(code(s), code(&step))) {
-        return Ok(None);
+    for (first, outcome) in to_fix(tried).into_iter().take(FIXES) {
+        let what = match (&outcome.failed, &outcome.flaw) {
+            (Some(error), _) => format!("failed:\n{error}"),
+            (None, Some(flaw)) => format!("ran, but {flaw}"),
+            (None, None) => "ran, but wrote nothing and printed nothing".to_string(),
+        };
+        let messages = asked.messages_again(code(first), &what);
+        let Some(step) = program_step(calls, Role::Planner, messages, None, (&asked.tool[..], "s1"), task).await?
+        else {
+            continue;
+        };
+        if tried.iter().any(|(s, _)| same_program(code(s), code(&step))) {
+            continue;
+        }
+        return Ok(sandbox.run(code(&step), task).await.map(|outcome| (step, outcome)));
     }
-    Ok(sandbox.run(code(&step), task).await.map(|outcome| (step, outcome)))
+    Ok(None)
+}
+
+/// Most programs written again by [`fixed_once`].
+const FIXES: usize = 2;
+
+/// The programs of `tried` to write again, in the order [`fixed_once`]
+/// takes them: all of them when none did work; else those that ran with
+/// a flaw, then those that failed.
+fn to_fix(tried: &[(Step, Outcome)]) -> Vec<&(Step, Outcome)> {
+    if !tried.iter().any(|(_, outcome)| outcome.work().is_some()) {
+        return tried.iter().collect();
+    }
+    let flawed = tried.iter().filter(|(_, o)| o.failed.is_none() && o.flaw.is_some());
+    let failed = tried.iter().filter(|(_, o)| o.failed.is_some());
+    flawed.chain(failed).collect()
 }
 
 /// Most tokens of a program plan's reply.
@@ -297,16 +311,36 @@ fn vote(outcomes: &[&Outcome]) -> Vote {
 }
 
 /// For each outcome, the first outcome whose work it did too
-/// ([`same_work`]); `None` for one that did no work.
+/// ([`same_work`]); `None` for one that did no work. A zero is a group of
+/// its own ([`only_zeros`]).
 fn groups(outcomes: &[&Outcome]) -> Vec<Option<usize>> {
     outcomes
         .iter()
-        .map(|outcome| {
-            outcome
-                .work()
-                .and(outcomes.iter().position(|first| same_work(first, outcome)))
+        .enumerate()
+        .map(|(i, outcome)| {
+            let first = match only_zeros(outcome) {
+                true => Some(i),
+                false => outcomes.iter().position(|first| same_work(first, outcome)),
+            };
+            outcome.work().and(first)
         })
         .collect()
+}
+
+/// Whether every file an outcome wrote (or, writing none, what it printed)
+/// is a zero ([`crate::content::is_zero`]): what a program whose filter or
+/// pattern matched no row computes, whatever it was meant to. On
+/// held-out-38's bakery share two programs that read no row (one took a
+/// comment line for the header, one matched no product) both wrote `0.0`
+/// and agreed, and the vote kept them over programs that had read the rows.
+fn only_zeros(outcome: &Outcome) -> bool {
+    match outcome.wrote.is_empty() {
+        true => crate::content::is_zero(&outcome.printed),
+        false => outcome
+            .wrote
+            .values()
+            .all(|content| content.as_deref().is_some_and(crate::content::is_zero)),
+    }
 }
 
 /// Whether two outcomes did the same work: the same files with the same
@@ -475,6 +509,49 @@ mod tests {
         let v = vote(&[&other, &four, &two]);
         assert_eq!((v.agreeing, v.chosen), (2, 2), "{v:?}");
         assert_eq!(v.others, [0]);
+    }
+
+    fn step(code: &str) -> Step {
+        Step {
+            id: "s1".into(),
+            description: String::new(),
+            tool: Some("python".into()),
+            agent: None,
+            args: serde_json::Map::from_iter([("code".to_string(), serde_json::Value::String(code.into()))]),
+            depends_on: Vec::new(),
+            expected: None,
+        }
+    }
+
+    #[test]
+    fn the_programs_written_again_are_the_flawed_then_the_failed_or_all_when_none_did_work() {
+        let flawed = Outcome {
+            flaw: Some("'97' and '121' compared as text".into()),
+            ..wrote("97")
+        };
+        let tried = [
+            (step("a"), failed()),
+            (step("b"), wrote("3")),
+            (step("c"), flawed),
+            (step("d"), failed()),
+        ];
+        let order: Vec<&str> = to_fix(&tried).iter().map(|(s, _)| code(s)).collect();
+        assert_eq!(order, ["c", "a", "d"], "the one that did work is not written again");
+        let tried = [(step("a"), failed()), (step("b"), failed())];
+        let order: Vec<&str> = to_fix(&tried).iter().map(|(s, _)| code(s)).collect();
+        assert_eq!(order, ["a", "b"], "when none did work, each in turn");
+    }
+
+    #[test]
+    fn two_zeros_are_no_agreement() {
+        let outcomes = [wrote("0.0"), wrote("0"), wrote("37.5")];
+        let outcomes: Vec<&Outcome> = outcomes.iter().collect();
+        let tally = vote(&outcomes);
+        assert_eq!(tally.agreeing, 1, "two programs that summed nothing do not agree");
+        assert_eq!(tally.chosen, 0, "with no agreement the first that did work is kept");
+        let outcomes = [wrote("37.5"), wrote("0.0"), wrote("37.50")];
+        let outcomes: Vec<&Outcome> = outcomes.iter().collect();
+        assert_eq!(vote(&outcomes).agreeing, 2, "numbers that are not zero still agree");
     }
 
     #[test]

@@ -171,9 +171,6 @@ pub(crate) async fn replan(
 /// model wrote the program that had failed again (`import pandas` after
 /// being told only the standard library is installed).
 const PROGRAM_AGAIN_TEMPERATURE: f32 = 0.7;
-/// The temperature of the one more program written when the first written
-/// again is one that ran ([`program_revision`]).
-const PROGRAM_APART_TEMPERATURE: f32 = 1.0;
 
 /// A program plan written again: when the plan in force is one program
 /// (the run's help's program tool, [`crate::help::PlanHelp::program_prompt`])
@@ -219,30 +216,24 @@ async fn program_revision(
     let code = crate::program_vote::code(only);
     // A new id: the revision's step is no copy of the one that ran.
     let id = format!("s{}", only.id.trim_start_matches('s').parse::<usize>().unwrap_or(1) + 1);
-    let write_again = |temperature: f32| {
-        let messages = asked.messages_again(code, &what);
-        crate::program_vote::program_step(
-            calls,
-            Role::Replanner,
-            messages,
-            Some(temperature),
-            (&asked.tool, &id),
-            task,
-        )
+    let write_again = |messages: Vec<crate::llm::Message>, temperature: Option<f32>| {
+        crate::program_vote::program_step(calls, Role::Replanner, messages, temperature, (&asked.tool, &id), task)
     };
-    let mut written = write_again(PROGRAM_AGAIN_TEMPERATURE).await?;
+    let again = asked.messages_again(code, &what);
+    let mut written = write_again(again, Some(PROGRAM_AGAIN_TEMPERATURE)).await?;
     // A program written again is new when it is none that ran and still
     // works in every file of the task the one before did: on held-out-27 a
     // revision of a CSV-to-JSON program printed the JSON and wrote no file.
     let fresh = |step: &Step| !ran_already(step, current, earlier) && keeps_files(code, step, task);
-    // None new, and no other of the vote to take instead: one more, sampled
-    // further apart (on held-out-27 the 1.5B model wrote a difference into
-    // a sentence, was told two programs computed the number alone, and
-    // wrote the same program again).
+    // None new, and no other of the vote to take instead: one more, asked
+    // anew without the program in view (on held-out-27 the 1.5B model wrote
+    // a difference into a sentence, was told two programs computed the
+    // number alone, and wrote the same program again; on held-out-38 it
+    // wrote a program that failed on a KeyError again at 0.7 and at 1.0).
     let other = other_program(current, earlier);
     if !written.as_ref().is_some_and(fresh) && other.is_none() {
-        if let Some(apart) = write_again(PROGRAM_APART_TEMPERATURE).await?.filter(fresh) {
-            written = Some(apart);
+        if let Some(anew) = write_again(asked.messages_anew(&what), None).await?.filter(fresh) {
+            written = Some(anew);
         }
     }
     // With no other program, the same program again is taken as written:

@@ -694,10 +694,11 @@ async fn a_program_written_again_as_it_was_gives_way_to_the_votes_next_program()
 
 /// A program written again as it was, or one that leaves out the file the
 /// task names (printing the total instead of writing total.txt), with no
-/// other program of the vote to take, is written once more, sampled
-/// further apart, and that one is the revision.
+/// other program of the vote to take, is asked for once more anew: told
+/// what went wrong, not shown the program it would copy; that one is the
+/// revision.
 #[tokio::test]
-async fn a_program_written_again_as_it_was_with_no_other_is_sampled_once_more() {
+async fn a_program_written_again_as_it_was_with_no_other_is_asked_for_anew() {
     for again in [FIRST_DAY_ONLY, STEPS_DERIVED] {
         let right = STEPS_TOTALLED;
         // Every sample of the vote is the first program again: no other did other work.
@@ -708,9 +709,19 @@ async fn a_program_written_again_as_it_was_with_no_other_is_sampled_once_more() 
         assert_eq!(std::fs::read_to_string(dir.path().join("total.txt")).unwrap(), "18645");
         let asked = model.requests_from(Role::Replanner);
         assert_eq!(asked.len(), 2);
+        let program = serde_json::to_string(FIRST_DAY_ONLY).unwrap();
+        let text = |request: &planexec::llm::ChatRequest| serde_json::to_string(&request.messages).unwrap();
         assert!(
-            asked[1].temperature > asked[0].temperature,
-            "the second is sampled further apart"
+            text(&asked[0]).contains(program.trim_matches('"')),
+            "the first is shown the program to fix"
+        );
+        assert!(
+            !text(&asked[1]).contains(program.trim_matches('"')),
+            "the second is not shown the program it would copy"
+        );
+        assert!(
+            text(&asked[1]).contains("A program written for this task before"),
+            "the second is told what went wrong"
         );
         assert_eq!(report.plans[1].plan.steps[0].args["code"], right);
     }

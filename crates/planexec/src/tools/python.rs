@@ -268,6 +268,8 @@ def hint(e):
         return "the workspace folder has: " + ", ".join(sorted(os.listdir("."))[:20])
     if isinstance(e, ValueError) and str(e).endswith("'") and ": '" in str(e):
         return where_from(str(e).rsplit(": ", 1)[1])
+    if isinstance(e, KeyError) and len(e.args) == 1 and isinstance(e.args[0], str):
+        return header_of(e.args[0])
     if isinstance(e, IndexError):
         return "some line or field is shorter than the program expects (a blank line, a header, a comment): check the length before indexing, or skip such lines"
     if isinstance(e, AttributeError) and getattr(getattr(e, "obj", None), "__name__", "") in ("tomllib", "toml") and (getattr(e, "name", None) or "").startswith("dump"):
@@ -295,6 +297,28 @@ def where_from(text):
                         return f"{text!r} is in {name} line {n}: {line.strip()[:120]!r}; skip the lines that are not data, or take the number out of the text"
         except OSError:
             pass
+    return None
+def header_of(key):
+    # A column a program looked up and did not find, found in the header
+    # line of a file it opens: a title or comment line above the header, or
+    # names written with spaces around them, made the first line the keys.
+    import re
+    files = [f for f in sorted(set(re.findall(r"['\"]([^'\"]+)['\"]", source))) if os.path.isfile(f)]
+    for name in files[:5]:
+        try:
+            with open(name, encoding="utf-8", errors="replace") as f:
+                lines = [line.rstrip("\r\n") for _, line in zip(range(50), f)]
+        except OSError:
+            continue
+        for n, line in enumerate(lines, 1):
+            raw = re.split(r"[,;|\t]", line)
+            if key.strip() not in [field.strip() for field in raw]:
+                continue
+            if n > 1:
+                return f"{key!r} is a column of the header on {name} line {n}: {line.strip()[:120]!r}; the {n - 1} line(s) above it are not the header: skip them before reading the rows"
+            if key not in raw:
+                return f"the header of {name} writes {key.strip()!r} with spaces around it: {line.strip()[:120]!r}; strip the names and the values"
+            return None
     return None
 def explain(e):
     import traceback
@@ -861,6 +885,40 @@ Bo,7
             "{}",
             error.message
         );
+    }
+
+    /// A column looked up and not found is found in the header of a file
+    /// the program opens: below a title line, or written with spaces.
+    #[tokio::test]
+    async fn a_missing_column_says_on_which_line_the_header_is() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("eps.csv"),
+            "# Episode list\n# exported\nseason,title\n2,Return\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("spaced.csv"), "season, title\n2, Return\n").unwrap();
+        let tool = python(dir.path()).expect("python3");
+        let code = "import csv\nrows = list(csv.DictReader(open('eps.csv')))\nprint([r['season'] for r in rows])";
+        let error = tool.call(json!({ "code": code })).await.unwrap_err();
+        assert!(
+            error
+                .message
+                .contains("'season' is a column of the header on eps.csv line 3")
+                && error.message.contains("the 2 line(s) above it are not the header"),
+            "{}",
+            error.message
+        );
+        let code = "import csv\nrows = list(csv.DictReader(open('spaced.csv')))\nprint([r['title'] for r in rows])";
+        let error = tool.call(json!({ "code": code })).await.unwrap_err();
+        assert!(
+            error.message.contains("writes 'title' with spaces around it"),
+            "{}",
+            error.message
+        );
+        let code = "d = {}\nprint(d['nowhere'])";
+        let error = tool.call(json!({ "code": code })).await.unwrap_err();
+        assert!(!error.message.contains("header"), "{}", error.message);
     }
 
     /// A program that fails leaves the workspace as it found it: a file it
