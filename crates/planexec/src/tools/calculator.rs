@@ -567,11 +567,15 @@ fn count_items(text: &str) -> Result<f64, String> {
 /// held-out-38's dues a plan summed a whole CSV of amounts due and paid,
 /// with `2024` from its title, and wrote 2664 for 180.
 fn table_line(text: &str) -> Option<&str> {
-    let with_numbers: Vec<&str> = text.lines().filter(|line| !numbers_in(line).is_empty()).collect();
+    let with_numbers: Vec<(&str, usize)> = text
+        .lines()
+        .map(|line| (line, numbers_in(line).len()))
+        .filter(|&(_, n)| n > 0)
+        .collect();
     if with_numbers.len() < 2 {
         return None;
     }
-    with_numbers.into_iter().find(|line| numbers_in(line).len() > 1)
+    with_numbers.into_iter().find(|&(_, n)| n > 1).map(|(line, _)| line)
 }
 
 /// The numbers written in a text (`-3`, `1.25`), not digits inside words or

@@ -277,10 +277,13 @@ def hint(e):
     if isinstance(e, AttributeError) and "'NoneType'" in str(e):
         return "a search or lookup found nothing for some line or key and gave None: check for None before using it"
     return None
+def files_in_source():
+    # The workspace files the program names in quotes, as it opens them.
+    import re
+    return [f for f in sorted(set(re.findall(r"['\"]([^'\"]+)['\"]", source))) if os.path.isfile(f)]
 def where_from(text):
     # The line of a workspace file a value that would not convert came
     # from: a header, a unit or a label the program read as data.
-    import re
     try:
         text = ast.literal_eval(text)
     except (ValueError, SyntaxError):
@@ -288,7 +291,7 @@ def where_from(text):
     text = str(text).strip()
     if not text:
         return "an empty text was converted: skip blank lines and empty fields"
-    files = [f for f in sorted(set(re.findall(r"['\"]([^'\"]+)['\"]", source))) if os.path.isfile(f)]
+    files = files_in_source()
     for name in files[:5]:
         try:
             with open(name, encoding="utf-8", errors="replace") as f:
@@ -303,7 +306,7 @@ def header_of(key):
     # line of a file it opens: a title or comment line above the header, or
     # names written with spaces around them, made the first line the keys.
     import re
-    files = [f for f in sorted(set(re.findall(r"['\"]([^'\"]+)['\"]", source))) if os.path.isfile(f)]
+    files = files_in_source()
     for name in files[:5]:
         try:
             with open(name, encoding="utf-8", errors="replace") as f:
