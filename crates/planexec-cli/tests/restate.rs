@@ -145,6 +145,17 @@ impl CountingServer {
 
 /// A user config for the test's processes: the counting server is a host
 /// `http_get` may read, and plans may be as wide as the test's.
+/// The run's check asks for a program that derives the file again; this one
+/// prints what the file should hold, a second route that confirms the run
+/// (registered before the synthesizer's other replies: the first rule that
+/// matches answers).
+fn confirmed_by_a_program(model: &ScriptedServer, code: &str) {
+    model
+        .role("synthesizer")
+        .containing("prints that content and nothing else")
+        .always(planexec_testkit::Reply::json(&json!({ "code": code })));
+}
+
 fn user_config(workspace: &Path) {
     let dir = workspace.join(".no-user-config").join("planexec");
     std::fs::create_dir_all(&dir).unwrap();
@@ -357,6 +368,7 @@ fn a_run_waiting_for_approval_outlives_its_worker_and_is_approved_from_another_p
         {"id": "s2", "description": "write the sum", "tool": "write_file",
          "args": {"path": "sum.txt", "content": "{{s1}}"}, "depends_on": ["s1"]}
     ]})));
+    confirmed_by_a_program(&model, "print(17 + 25)");
     model
         .role("synthesizer")
         .always(planexec_testkit::Reply::content("sum.txt holds 42"));
@@ -699,6 +711,7 @@ fn serve_on_restate_starts_a_run_and_its_viewer_api_approves_it() {
         {"id": "s2", "description": "write the sum", "tool": "write_file",
          "args": {"path": "sum.txt", "content": "{{s1}}"}, "depends_on": ["s1"]}
     ]})));
+    confirmed_by_a_program(&model, "print(17 + 25)");
     model
         .role("synthesizer")
         .always(planexec_testkit::Reply::content("sum.txt holds 42"));

@@ -1207,10 +1207,11 @@ async fn a_line_shared_for_the_other_file_does_not_make_a_checking_program_the_r
 }
 
 /// A 0 that a program prints and the file holds is no agreement: it is what
-/// a program whose pattern matched nothing prints. The verdict decides (and
-/// here passes a count that is 0).
+/// a program whose pattern matched nothing prints. The programs were asked
+/// and none derived the file, so the verdict that passed it is no second
+/// route: the work is not confirmed (a count that is truly 0 is the price).
 #[tokio::test]
-async fn programs_that_print_the_files_zero_leave_the_verdict_to_the_check() {
+async fn programs_that_print_the_files_zero_do_not_confirm_it() {
     let server = ScriptedServer::start();
     let (_dir, tools) = scores_with_python();
     server
@@ -1231,8 +1232,7 @@ async fn programs_that_print_the_files_zero_leave_the_verdict_to_the_check() {
     let asked = server.requests_from("synthesizer");
     assert_eq!(asked.len(), 5, "three programs, then the verdict");
     assert!(asked[4].prompt_text().contains("You are the checker"));
-    // No program printed anything to compare: the verdict decides.
-    assert!(report.succeeded(), "{:?}", report.error);
+    assert_not_confirmed(&server, &report, "many.txt");
 }
 
 /// A run whose work the check passed with no second route to it (no
@@ -1948,7 +1948,7 @@ async fn an_answer_in_text_is_confirmed_by_a_program_that_prints_it() {
 /// The run's own program written again is not a second route: it agrees
 /// with the file by construction (the 1.5B model wrote the run's wrong
 /// program again and the check passed it unasked). It is not counted, and
-/// the verdict decides.
+/// the verdict that passed the file is no second route either.
 #[tokio::test]
 async fn the_runs_own_program_written_again_is_not_a_second_derivation() {
     let server = ScriptedServer::start();
@@ -1976,7 +1976,7 @@ async fn the_runs_own_program_written_again_is_not_a_second_derivation() {
     let asked = server.requests_from("synthesizer");
     assert_eq!(asked.len(), 5, "the agreement of the run's own program is not taken");
     assert!(asked[4].prompt_text().contains("The file scores.json holds:"));
-    assert!(report.succeeded(), "{:?}", report.error);
+    assert_not_confirmed(&server, &report, "winner.txt");
 }
 
 /// A file the task says to change that a step wrote back with what it held

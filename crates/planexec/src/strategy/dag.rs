@@ -151,9 +151,18 @@ async fn found_wrong(
     let second = second_derivation(run, output, answer, false).await?;
     let vote = run_vote(run);
     let confirmed = vote.is_some_and(|tally| tally.confirmed());
-    // A second route was taken when a program printed something to compare
-    // (none written, or each failed, is no evidence either way).
-    let derived = !matches!(second, None | Some(Recomputed::Unsure { printed: None, .. }));
+    // A second route could be taken when checking programs were asked for
+    // at all (`None`: programs may not run, or the workspace is too big to
+    // copy). Programs that were written and each failed, or printed nothing
+    // to compare, took it and did not reach the file: on held-out-38
+    // (spent) every checking program of a plan of steps failed, the
+    // calculator had summed a whole CSV with its title's year, and the
+    // model's check alone passed it. A revision of a file found wrong is
+    // the check's to judge: the checking programs are asked once a file
+    // and printed what it held when found wrong, so they do not derive
+    // the revision.
+    let revised = output.is_some_and(|output| run.found_wrong.as_ref().is_some_and(|wrong| wrong.path == output.path));
+    let routed = second.is_some() && !revised;
     let facts = output.map_or(Vec::new(), |output| {
         crate::run::outputs::facts(run, &output.path, &output.now)
     });
@@ -209,7 +218,7 @@ async fn found_wrong(
         Ok(v) if !v.done => format!("a check of the result found: {}", v.wrong),
         // A check that could not be made says nothing against the work;
         // nor is one that passed it a second route to it.
-        _ => return unconfirmed(run, vote, output.map(|output| (output, derived)), answer).await,
+        _ => return unconfirmed(run, vote, output.map(|output| (output, routed)), answer).await,
     };
     Ok(Some(NotDone {
         what,
@@ -526,8 +535,8 @@ fn kept_with_a_flaw(flaw: &str, output: Option<&crate::run::outputs::Output>) ->
 
 /// What is not done when no second route confirmed the run's work, where
 /// one could have (the run may run programs without asking; `output`: the
-/// one file it wrote, and whether a program derived it again, disagreeing
-/// or unsure): the model's own check of its own work is then no
+/// one file it wrote, and whether checking programs were asked to derive
+/// it again: none agreed with it, or none printed anything): the model's own check of its own work is then no
 /// confirmation. A second route is two programs written
 /// apart that did the same work (`vote`), or, for an answer in text with
 /// no file the task names, a program written from the task alone that
@@ -541,13 +550,13 @@ async fn unconfirmed(
     output: Option<(&crate::run::outputs::Output, bool)>,
     answer: &str,
 ) -> Result<Option<NotDone>, Exit> {
-    // The one file the run wrote, which no program derived again (its
-    // workspace too big to copy, or no program printed anything to
-    // compare): with no vote either, there was no second route to take.
+    // The one file the run wrote, which no program could be asked to
+    // derive again (its workspace too big to copy): with no vote either,
+    // there was no second route to take.
     // A program the plan was revised to after a vote is no such run: the
     // route was there, and nothing took it to the revision's work.
     let revised_after_vote = vote.is_none() && voted_before(run);
-    let underivable = output.is_some_and(|(_, derived)| !derived);
+    let underivable = output.is_some_and(|(_, routed)| !routed);
     if (underivable && vote.is_none() && !revised_after_vote)
         || vote.is_some_and(|tally| tally.confirmed())
         || crate::sandbox::programs_may_run(&run.ctx.setting).is_none()
@@ -563,7 +572,7 @@ async fn unconfirmed(
         None => "only the run's own steps did the work".to_string(),
     };
     if let Some((output, _)) = output {
-        // A program derived the file again, and did not agree with it.
+        // Programs were asked to derive the file again, and none agreed with it.
         return Ok(Some(NotDone::wrong(
             format!(
                 "{apart}, and no program written from the task alone computed what {} holds: the work is not confirmed",
