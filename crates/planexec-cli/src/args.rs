@@ -652,7 +652,7 @@ pub struct CommonArgs {
     /// Most steps running at once [default: 4].
     #[arg(long)]
     pub parallelism: Option<usize>,
-    /// Time limit of one step (and of one model request), in seconds [default: 120].
+    /// Time limit of one tool call or model request, in seconds; a step gets it for each thing it does in turn (its call, a fix, each turn of a recovery or agent loop) [default: 120].
     #[arg(long)]
     pub timeout: Option<f64>,
     /// Price of a model in USD per million tokens: MODEL=INPUT,OUTPUT (repeatable; * for any model).

@@ -130,6 +130,48 @@ async fn a_recovery_cut_off_by_the_step_time_fails_with_the_calls_error() {
     assert!(s1.contains("did not finish within the step's time limit"), "{s1}");
 }
 
+/// The step time limit holds for each turn of a recovery, not for the whole
+/// step: a recovery that looks first and calls again, each turn within the
+/// limit and the two together beyond it, recovers the step (on the embedded
+/// model a turn takes 20–70 s, and one limit of 120 s for the whole step
+/// cut off most recoveries after their first turn).
+#[tokio::test]
+async fn a_recovery_of_two_turns_each_within_the_step_time_finishes() {
+    let server = ScriptedServer::start();
+    let (dir, tools) = sales_csv();
+    server.role("planner").reply(Reply::json(&plan_json(vec![
+        read_sales_column("region, amount"),
+        step(
+            "s2",
+            Some("write_file"),
+            json!({"path": "amounts.txt", "content": "{{s1}}"}),
+            &["s1"],
+        ),
+    ])));
+    let turn = std::time::Duration::from_millis(700);
+    server.role("agent").replies(vec![
+        Reply::tool_call("read_file", &json!({"path": "sales.csv"})).with_delay(turn),
+        Reply::tool_call("read_csv", &json!({"path": "sales.csv", "column": "amount"})).with_delay(turn),
+    ]);
+    server
+        .role("synthesizer")
+        .always(Reply::content("amounts.txt holds the amounts."));
+    let options = RunOptions {
+        step_timeout: std::time::Duration::from_secs(1),
+        max_replans: 0,
+        ..options()
+    };
+    let report = builder(&server, tools)
+        .options(options)
+        .build()
+        .run("Copy the amounts of sales.csv to amounts.txt.")
+        .await;
+    let s1 = report.step("s1").unwrap();
+    assert_eq!(s1.status, planexec::StepStatus::Succeeded, "{:?}", s1.error);
+    assert_eq!(server.requests_from("agent").len(), 2, "two turns");
+    assert!(dir.path().join("amounts.txt").exists(), "{:?}", report.error);
+}
+
 /// A revision that drops a failed step and does its work no other way
 /// leaves the work undone: the run does not say `succeeded` (the 1.5B
 /// replanner kept only the reads of a version bump whose program failed).

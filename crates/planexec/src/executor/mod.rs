@@ -111,14 +111,10 @@ async fn execute_step(ctx: &RunContext, plan: &Plan, version: u32, step: Step, d
     let outcome = match confirm(&ctx.setting, &ctx.control, &step, &deps, &mut tally).await {
         Err(e) => Err(e),
         Ok(()) => {
-            match tokio::time::timeout(
-                ctx.setting.options.step_timeout,
-                run(ctx, plan, &step, &deps, &mut tally),
-            )
-            .await
-            {
+            let limit = step_limit(&ctx.setting.options, &step);
+            match tokio::time::timeout(limit, run(ctx, plan, &step, &deps, &mut tally)).await {
                 Ok(outcome) => outcome,
-                Err(_) => Err(timed_out(ctx.setting.options.step_timeout, &tally)),
+                Err(_) => Err(timed_out(limit, &tally)),
             }
         }
     };
@@ -169,6 +165,24 @@ async fn execute_step(ctx: &RunContext, plan: &Plan, version: u32, step: Step, d
         refused: tally.refused,
         worker: None,
     }
+}
+
+/// How long `step` may take in all: the step time limit for each thing it
+/// may do in turn. A tool step: its call (held to one limit of its own, in
+/// [`call_tool`]), then the fix of a failed program and each turn of the
+/// recovery loop; an agent step: each turn of its loop; a reasoning step:
+/// its one call. On the embedded model one turn takes 20–70 s, and 9 of
+/// the 12 recoveries the held-out-34 to -39 runs began were cut off by one
+/// limit of 120 s for the whole step before their second turn.
+fn step_limit(options: &crate::policy::RunOptions, step: &Step) -> std::time::Duration {
+    let turns_of = |name: &str| options.agent(name).map_or(1, |profile| profile.max_turns);
+    let turns = match step.kind() {
+        StepKind::Reasoning => 1,
+        StepKind::Agent(name) => turns_of(name),
+        StepKind::Tool(_) if options.recover == crate::policy::Recover::Replan => 1,
+        StepKind::Tool(_) => 2 + turns_of(crate::agents::RECOVER),
+    };
+    options.step_timeout.saturating_mul(turns.max(1))
 }
 
 /// Why a step that ran out of `time` failed. One cut off while recovering
@@ -281,12 +295,20 @@ async fn call_tool(
                 }
                 None => deps,
             };
-            call_checked(parts, step, &entry, Value::Object(args), (&asker, inputs), tally)
-                .await
-                .and_then(|output| match empty_and_written(&ctx.setting, plan, step, &output) {
-                    Some(why) => Err(ToolError::new(ToolErrorKind::NotFound, why)),
-                    None => Ok(output),
-                })
+            // The call has one step time limit of its own, so that one that
+            // hangs leaves the rest of the step's time to its recovery.
+            let limit = ctx.setting.options.step_timeout;
+            let call = call_checked(parts, step, &entry, Value::Object(args), (&asker, inputs), tally);
+            let called = tokio::time::timeout(limit, call).await.unwrap_or_else(|_| {
+                Err(ToolError::new(
+                    ToolErrorKind::Retryable,
+                    format!("timed out after {limit:?}"),
+                ))
+            });
+            called.and_then(|output| match empty_and_written(&ctx.setting, plan, step, &output) {
+                Some(why) => Err(ToolError::new(ToolErrorKind::NotFound, why)),
+                None => Ok(output),
+            })
         }
         Err(e) => Err(ToolError::invalid_args(e)),
     };
