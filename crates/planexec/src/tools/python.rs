@@ -270,6 +270,8 @@ def hint(e):
         return where_from(str(e).rsplit(": ", 1)[1])
     if isinstance(e, KeyError) and len(e.args) == 1 and isinstance(e.args[0], str):
         return header_of(e.args[0])
+    if isinstance(e, TypeError) and text_in_arithmetic(str(e)):
+        return "a value read from a file is text: convert it with float() or int() before computing or comparing with it (taking out a currency sign or a thousands separator first, if it has one)"
     if isinstance(e, IndexError):
         return "some line or field is shorter than the program expects (a blank line, a header, a comment): check the length before indexing, or skip such lines"
     if isinstance(e, AttributeError) and getattr(getattr(e, "obj", None), "__name__", "") in ("tomllib", "toml") and (getattr(e, "name", None) or "").startswith("dump"):
@@ -277,6 +279,12 @@ def hint(e):
     if isinstance(e, AttributeError) and "'NoneType'" in str(e):
         return "a search or lookup found nothing for some line or key and gave None: check for None before using it"
     return None
+def text_in_arithmetic(message):
+    # A text where a number was meant: multiplied, added to a number,
+    # compared with one, given to a math function. Not `"a" + 1`'s error
+    # ("can only concatenate str"), which is as often a number put into text.
+    import re
+    return bool(re.search(r"multiply sequence by non-int of type 'str'|unsupported operand type\(s\) for .*'str'|not supported between instances of .*'str'|must be real number, not str", message))
 def files_in_source():
     # The workspace files the program names in quotes, as it opens them.
     import re
@@ -888,6 +896,32 @@ Bo,7
             "{}",
             error.message
         );
+    }
+
+    /// Arithmetic on a value read from a file as text says to convert it;
+    /// text joined to a number (often a number put into text) does not.
+    #[tokio::test]
+    async fn arithmetic_on_text_read_from_a_file_says_to_convert_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("sales.csv"), "product,qty,price\nBun,3,$1.50\n").unwrap();
+        let tool = python(dir.path()).expect("python3");
+        let read = "import csv\nrows = list(csv.DictReader(open('sales.csv')))\n";
+        for total in [
+            "rows[0]['qty'] * rows[0]['price']",
+            "sum(r['qty'] for r in rows)",
+            "max(rows[0]['qty'], 2)",
+        ] {
+            let code = format!("{read}print({total})");
+            let error = tool.call(json!({ "code": code })).await.unwrap_err();
+            assert!(
+                error.message.contains("convert it with float() or int()"),
+                "{total}: {}",
+                error.message
+            );
+        }
+        let code = format!("{read}print('Total: ' + 3)");
+        let error = tool.call(json!({ "code": code })).await.unwrap_err();
+        assert!(!error.message.contains("convert it"), "{}", error.message);
     }
 
     /// A column looked up and not found is found in the header of a file
