@@ -2515,3 +2515,41 @@ async fn a_config_edit_through_a_dump_is_carried_back_to_the_files_lines() {
         "in the ledger too"
     );
 }
+
+/// A list of a folder's files that leaves out one whose extension is a
+/// listed one's in other capitals (`b.PDF` beside `a.pdf`) is not done,
+/// whatever the check says; the list that holds it succeeds.
+#[tokio::test]
+async fn a_list_of_files_that_leaves_out_an_extension_in_other_capitals_is_not_done() {
+    for (listed, done) in [("a.pdf\nc.pdf\n", false), ("a.pdf\nb.PDF\nc.pdf\n", true)] {
+        let server = ScriptedServer::start();
+        let (dir, tools) = workspace_tools();
+        std::fs::create_dir(dir.path().join("docs")).unwrap();
+        for name in ["a.pdf", "b.PDF", "c.pdf", "notes.txt"] {
+            std::fs::write(dir.path().join("docs").join(name), "x").unwrap();
+        }
+        server.role("planner").reply(Reply::json(&plan_json(vec![step(
+            "s1",
+            Some("write_file"),
+            json!({"path": "pdfs.txt", "content": listed}),
+            &[],
+        )])));
+        server.role("replanner").always(Reply::json(&plan_json(vec![])));
+        server
+            .role("synthesizer")
+            .always(Reply::content(r#"{"done": true, "wrong": ""}"#));
+        let options = RunOptions {
+            mend: planexec::MendMode::Off,
+            verify: true,
+            ..options()
+        };
+        let task = "List the PDF files in docs, one name per line, in pdfs.txt.";
+        let report = builder(&server, tools).options(options).build().run(task).await;
+        if done {
+            assert!(report.succeeded(), "{:?}", report.error);
+        } else {
+            let replan = replan_after_failing(&server, &report);
+            assert!(replan.contains("pdfs.txt leaves out docs/b.PDF"), "{replan}");
+        }
+    }
+}

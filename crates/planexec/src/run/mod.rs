@@ -13,6 +13,7 @@ mod id;
 mod left_out;
 pub(crate) mod line_order;
 pub(crate) mod line_parts;
+pub(crate) mod listing_case;
 pub(crate) mod name_written;
 pub(crate) mod outputs;
 pub(crate) mod owner;
