@@ -2517,23 +2517,15 @@ async fn a_list_of_files_that_leaves_out_an_extension_in_other_capitals_is_not_d
         for name in ["a.pdf", "b.PDF", "c.pdf", "notes.txt"] {
             std::fs::write(dir.path().join("docs").join(name), "x").unwrap();
         }
-        server.role("planner").reply(Reply::json(&plan_json(vec![step(
-            "s1",
-            Some("write_file"),
-            json!({"path": "pdfs.txt", "content": listed}),
-            &[],
-        )])));
+        server
+            .role("planner")
+            .reply(Reply::json(&one_write("s1", "pdfs.txt", listed)));
         server.role("replanner").always(Reply::json(&plan_json(vec![])));
         server
             .role("synthesizer")
             .always(Reply::content(r#"{"done": true, "wrong": ""}"#));
-        let options = RunOptions {
-            mend: planexec::MendMode::Off,
-            verify: true,
-            ..options()
-        };
         let task = "List the PDF files in docs, one name per line, in pdfs.txt.";
-        let report = builder(&server, tools).options(options).build().run(task).await;
+        let report = run_checked(&server, tools, task, planexec::Mode::Auto).await;
         if done {
             assert!(report.succeeded(), "{:?}", report.error);
         } else {
