@@ -33,9 +33,14 @@ fn format_problem(path: &str, held: &str) -> Option<String> {
     }
     let parsed = serde_json::from_str::<Value>(text);
     match extension.as_str() {
-        "json" => parsed.err().map(|e| {
-            format!("{path} is named .json, and what it holds is not JSON ({e}): write the value as JSON (json.dump)")
-        }),
+        "json" => match parsed {
+            Err(e) => Some(format!(
+                "{path} is named .json, and what it holds is not JSON ({e}): write the value as JSON (json.dump)"
+            )),
+            Ok(value) => spaced_key(&value).map(|key| {
+                format!("{path} has the key {key:?}, written with spaces around it (a header read with the spaces after its commas): strip the names and the values")
+            }),
+        },
         "csv" | "tsv" if parsed.as_ref().is_ok_and(|v| v.is_array() || v.is_object()) => {
             let separator = if extension == "csv" { "commas" } else { "tabs" };
             Some(format!(
@@ -44,6 +49,24 @@ fn format_problem(path: &str, held: &str) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// A key of an object in `value` (or in a list of them) with spaces
+/// around it (`" sunlight"`): no name a person gives a field, and what a
+/// program that read a CSV written `name, sunlight` with `csv.DictReader`
+/// makes (held-out-39, spent; its values kept their spaces too, so its
+/// numbers were no numbers, and two programs agreed on it).
+fn spaced_key(value: &Value) -> Option<&str> {
+    let objects: Vec<&serde_json::Map<String, Value>> = match value {
+        Value::Array(items) => items.iter().filter_map(Value::as_object).collect(),
+        Value::Object(object) => vec![object],
+        _ => Vec::new(),
+    };
+    objects
+        .into_iter()
+        .flat_map(|object| object.keys())
+        .find(|key| !key.trim().is_empty() && key.trim() != key.as_str())
+        .map(String::as_str)
 }
 
 /// For the check ([`super::outputs::produced`]): the keys of a JSON list of
@@ -75,6 +98,7 @@ pub(crate) fn numbers_as_text(path: &str, held: &str) -> Option<String> {
 /// Whether `text` is a number as a person writes one: digits, maybe a sign
 /// and a decimal point, and no leading zero before another digit.
 fn reads_as_number(text: &str) -> bool {
+    let text = text.trim();
     let digits = text.strip_prefix('-').unwrap_or(text);
     let leading_zero = digits.len() > 1 && digits.starts_with('0') && !digits.starts_with("0.");
     !leading_zero && text.parse::<f64>().is_ok_and(f64::is_finite) && digits.starts_with(|c: char| c.is_ascii_digit())
@@ -124,5 +148,22 @@ mod tests {
             "not a list of rows"
         );
         assert_eq!(numbers_as_text("s.json", "[]"), None);
+        // A number kept with the space after its comma is a number too.
+        assert!(numbers_as_text("p.json", r#"[{"name": "Basil", "days": " 2"}]"#).is_some());
+    }
+
+    #[test]
+    fn a_json_key_with_spaces_around_it_is_a_problem() {
+        let rows = r#"[{"name": "Basil", " sunlight": " full sun"}]"#;
+        let found = format_problem("plants.json", rows).unwrap();
+        assert!(
+            found.contains(r#"has the key " sunlight", written with spaces around it"#),
+            "{found}"
+        );
+        assert_eq!(
+            format_problem("plants.json", r#"[{"name": "Basil", "sunlight": "full sun"}]"#),
+            None
+        );
+        assert_eq!(format_problem("one.json", r#"{"a b": 1}"#), None);
     }
 }
