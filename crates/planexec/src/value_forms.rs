@@ -225,9 +225,7 @@ impl Values {
         }
         (!said.is_empty()).then(|| format!("{} is {}", self.of, said.join(", and ")))
     }
-}
 
-impl Values {
     /// Quantities all of one form that is a number with more than digits:
     /// a currency sign, a percent sign or thousands separators (`$1.80`,
     /// `12%`, `1,200`). Of one form, they are no forms to tell apart, and

@@ -299,12 +299,9 @@ async fn call_tool(
             // hangs leaves the rest of the step's time to its recovery.
             let limit = ctx.setting.options.step_timeout;
             let call = call_checked(parts, step, &entry, Value::Object(args), (&asker, inputs), tally);
-            let called = tokio::time::timeout(limit, call).await.unwrap_or_else(|_| {
-                Err(ToolError::new(
-                    ToolErrorKind::Retryable,
-                    format!("timed out after {limit:?}"),
-                ))
-            });
+            let called = tokio::time::timeout(limit, call)
+                .await
+                .unwrap_or_else(|_| Err(ToolError::retryable(timed_out(limit, tally))));
             called.and_then(|output| match empty_and_written(&ctx.setting, plan, step, &output) {
                 Some(why) => Err(ToolError::new(ToolErrorKind::NotFound, why)),
                 None => Ok(output),

@@ -46,23 +46,17 @@ fn missed_in(root: &Path, listing: &str, outputs: &[String]) -> Option<String> {
     let listed: BTreeSet<&str> = lines.iter().map(|line| name_of(line)).collect();
     let extensions: BTreeSet<&str> = listed.iter().filter_map(|name| extension(name)).collect();
     for folder in &folders {
-        let entries = std::fs::read_dir(root.join(folder)).ok()?;
-        let mut names: Vec<String> = entries
-            .take(MOST_ENTRIES)
-            .filter_map(|entry| entry.ok())
-            .filter(|entry| entry.file_type().is_ok_and(|t| t.is_file()))
-            .filter_map(|entry| entry.file_name().into_string().ok())
-            .collect();
-        names.sort();
-        let missed = names.into_iter().find(|name| {
-            let shown = joined(folder, name);
-            let ext = extension(name);
-            !listed.contains(name.as_str())
-                && !outputs.contains(&shown)
-                && ext.is_some_and(|ext| {
-                    !extensions.contains(ext) && extensions.iter().any(|listed| listed.eq_ignore_ascii_case(ext))
-                })
-        });
+        let missed = names_in(&root.join(folder), |kind| kind.is_file())?
+            .into_iter()
+            .find(|name| {
+                let shown = joined(folder, name);
+                let ext = extension(name);
+                !listed.contains(name.as_str())
+                    && !outputs.contains(&shown)
+                    && ext.is_some_and(|ext| {
+                        !extensions.contains(ext) && extensions.iter().any(|listed| listed.eq_ignore_ascii_case(ext))
+                    })
+            });
         if let Some(name) = missed {
             return Some(joined(folder, &name));
         }
@@ -74,15 +68,8 @@ fn missed_in(root: &Path, listing: &str, outputs: &[String]) -> Option<String> {
 /// are in, when each names a file there: a line is a path from `root`, or
 /// a name in `root` or in one of its top folders.
 fn folders_of(root: &Path, lines: &[&str]) -> Option<BTreeSet<String>> {
-    let mut tops: Vec<String> = std::fs::read_dir(root)
-        .ok()?
-        .take(MOST_ENTRIES)
-        .filter_map(|entry| entry.ok())
-        .filter(|entry| entry.file_type().is_ok_and(|t| t.is_dir()))
-        .filter_map(|entry| entry.file_name().into_string().ok())
-        .filter(|name| !name.starts_with('.'))
-        .collect();
-    tops.sort();
+    let mut tops = names_in(root, |kind| kind.is_dir())?;
+    tops.retain(|name| !name.starts_with('.'));
     let mut folders = BTreeSet::new();
     for line in lines {
         let line = line.trim_start_matches("./");
@@ -98,6 +85,20 @@ fn folders_of(root: &Path, lines: &[&str]) -> Option<BTreeSet<String>> {
         folders.insert(folder);
     }
     Some(folders)
+}
+
+/// The names of the entries of `folder` of a `kind` (of its first
+/// [`MOST_ENTRIES`]), sorted; `None` when it cannot be read.
+fn names_in(folder: &Path, kind: fn(&std::fs::FileType) -> bool) -> Option<Vec<String>> {
+    let mut names: Vec<String> = std::fs::read_dir(folder)
+        .ok()?
+        .take(MOST_ENTRIES)
+        .filter_map(|entry| entry.ok())
+        .filter(|entry| entry.file_type().is_ok_and(|t| kind(&t)))
+        .filter_map(|entry| entry.file_name().into_string().ok())
+        .collect();
+    names.sort();
+    Some(names)
 }
 
 fn name_of(line: &str) -> &str {

@@ -225,6 +225,12 @@ impl Run {
             .map(|(_, text)| text.as_str())
     }
 
+    /// What the check found wrong with `path` before the plan was revised
+    /// for it, when it found `path` wrong.
+    pub fn found_wrong_at(&self, path: &str) -> Option<&FoundWrong> {
+        self.found_wrong.as_ref().filter(|wrong| wrong.path == path)
+    }
+
     /// The plan in force (a strategy that runs steps has one).
     pub fn plan(&self) -> &Plan {
         self.plan.as_ref().expect("the run has a plan in force")

@@ -162,7 +162,7 @@ async fn found_wrong(
     // the check's to judge: the checking programs are asked once a file
     // and printed what it held when found wrong, so they do not derive
     // the revision.
-    let revised = output.is_some_and(|output| run.found_wrong.as_ref().is_some_and(|wrong| wrong.path == output.path));
+    let revised = output.is_some_and(|output| run.found_wrong_at(&output.path).is_some());
     let routed = second.is_some() && !revised;
     let facts = output.map_or(Vec::new(), |output| {
         crate::run::outputs::facts(run, &output.path, &output.now)
@@ -614,9 +614,9 @@ async fn unconfirmed(
 /// replanner wrote the same count of 0 again, and the second verdict, cut
 /// off, was taken as no finding).
 fn unchanged_since_found_wrong(run: &Run, output: Option<&crate::run::outputs::Output>) -> Option<NotDone> {
-    let wrong = run.found_wrong.as_ref()?;
     let output = output?;
-    (output.path == wrong.path && output.now == wrong.held).then(|| {
+    let wrong = run.found_wrong_at(&output.path)?;
+    (output.now == wrong.held).then(|| {
         let what = format!(
             "{} still holds what it held when it was found wrong ({})",
             wrong.path,
@@ -650,6 +650,8 @@ async fn second_derivation(
         seen: &seen,
         agreeing: run_vote(run).map_or(0, |tally| tally.agreeing),
         beside_others,
+        // A field borrow, not `Run::found_wrong_at`: `run.derivations` is
+        // borrowed mutably beside it below.
         found_held: run
             .found_wrong
             .as_ref()
