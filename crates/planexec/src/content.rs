@@ -332,6 +332,48 @@ fn unpadded(text: &str) -> String {
     out
 }
 
+/// Whether `a` and `b` are one Markdown table written otherwise: the same
+/// cells in the same rows, whatever the padding of the cells, the pipes at
+/// the ends of the lines and the dashes of the line under the header: a
+/// table is read by its cells, and two programs writing one (held-out-40's
+/// chores, spent) each sized the dashes their own way.
+pub(crate) fn same_table_cells(a: &str, b: &str) -> bool {
+    match (table_cells(a), table_cells(b)) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// The cells of the Markdown table `text` is, row by row, trimmed, the
+/// line of dashes under the header left out; `None` when it is no table
+/// (a line without a pipe, or no line of dashes).
+fn table_cells(text: &str) -> Option<Vec<Vec<&str>>> {
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|line| !line.is_empty()).collect();
+    if lines.len() < 2 || !lines.iter().all(|line| line.contains('|')) {
+        return None;
+    }
+    let dashes = |row: &[&str]| {
+        row.iter()
+            .all(|cell| !cell.is_empty() && cell.trim_matches(':').chars().all(|c| c == '-'))
+    };
+    let rows: Vec<Vec<&str>> = lines.iter().map(|line| row_cells(line)).collect();
+    let under_header = rows.iter().position(|row| dashes(row))?;
+    Some(
+        rows.into_iter()
+            .enumerate()
+            .filter(|(i, _)| *i != under_header)
+            .map(|(_, row)| row)
+            .collect(),
+    )
+}
+
+/// The trimmed cells of a Markdown table's `line`, without the pipes at its ends.
+fn row_cells(line: &str) -> Vec<&str> {
+    let inner = line.strip_prefix('|').unwrap_or(line);
+    let inner = inner.strip_suffix('|').unwrap_or(inner);
+    inner.split('|').map(str::trim).collect()
+}
+
 /// `text` as one number, when it is one.
 pub(crate) fn number(text: &str) -> Option<f64> {
     text.trim().parse::<f64>().ok().filter(|n| n.is_finite())
@@ -352,6 +394,15 @@ pub(crate) fn lines(text: &str) -> Vec<&str> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn one_markdown_table_padded_otherwise_is_the_same_cells() {
+        let plain = "| chore | who |\n|---|---|\n| bins | Sam |\n| dishes | Alex |\n";
+        let padded = "chore  | who\n:----- | ---:\nbins   | Sam\ndishes | Alex\n";
+        assert!(same_table_cells(plain, padded));
+        assert!(!same_table_cells(plain, &plain.replace("Alex", "Alix")), "another cell");
+        assert!(!same_table_cells(plain, "chore,who\nbins,Sam\n"), "no table");
+    }
+
     use super::*;
 
     /// A zero in any form is what a sum of nothing prints.

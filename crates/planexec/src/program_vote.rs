@@ -134,6 +134,7 @@ pub(crate) async fn chosen(
             tried.push((step, outcome));
         }
     }
+    clock_readers_set_aside(&mut tried);
     if let Some(fixed) = fixed_once(calls, &sandbox, asked, &tried, task).await? {
         tried.push(fixed);
     }
@@ -267,6 +268,42 @@ pub(crate) async fn program_step(
     }))
 }
 
+/// What is said of a program set aside for reading the clock.
+const READS_THE_CLOCK: &str = "it reads the clock, and another program did the work without: what the files hold does not change with the hour a program runs at";
+
+/// Programs of `tried` that did work reading the clock (`datetime.now()`,
+/// `date.today()`, `time.time()`), each given a flaw, when another did work
+/// without: on held-out-40 (spent) one program of seven picked the
+/// thermostat's "night" setting by the hour it ran at, and was kept over
+/// the one that read `schedule.night`. A task about the present has every
+/// program read the clock, and none is set aside then.
+fn clock_readers_set_aside(tried: &mut [(Step, Outcome)]) {
+    let reads = |step: &Step| reads_the_clock(code(step));
+    if !tried
+        .iter()
+        .any(|(step, outcome)| outcome.work().is_some() && !reads(step))
+    {
+        return;
+    }
+    for (step, outcome) in tried.iter_mut() {
+        if outcome.work().is_some() && reads(step) {
+            outcome.flaw = Some(READS_THE_CLOCK.to_string());
+        }
+    }
+}
+
+/// Whether `code` (Python) reads the time it runs at, comments aside.
+fn reads_the_clock(code: &str) -> bool {
+    static CLOCK: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let clock = CLOCK.get_or_init(|| {
+        regex::Regex::new(r"\b(?:(?:datetime|date|Timestamp)\s*\.\s*(?:now|today|utcnow)|time\s*\.\s*(?:time|time_ns|localtime|gmtime|ctime|strftime))\s*\(")
+            .expect("a valid pattern")
+    });
+    code.lines()
+        .map(crate::typed_value::without_comment)
+        .any(|line| clock.is_match(line))
+}
+
 /// The program of a program step.
 pub(crate) fn code(step: &Step) -> &str {
     step.args.get("code").and_then(|c| c.as_str()).unwrap_or_default()
@@ -366,7 +403,12 @@ fn same_work(a: &Outcome, b: &Outcome) -> bool {
         && a.wrote
             .iter()
             .all(|(path, content)| match (content, b.wrote.get(path)) {
-                (Some(x), Some(Some(y))) => x == y || same_number(x, y) || crate::content::same_json(x, y),
+                (Some(x), Some(Some(y))) => {
+                    x == y
+                        || same_number(x, y)
+                        || crate::content::same_json(x, y)
+                        || crate::content::same_table_cells(x, y)
+                }
                 (None, Some(None)) => true,
                 _ => false,
             })
@@ -540,6 +582,29 @@ mod tests {
         let tried = [(step("a"), failed()), (step("b"), failed())];
         let order: Vec<&str> = to_fix(&tried).iter().map(|(s, _)| code(s)).collect();
         assert_eq!(order, ["a", "b"], "when none did work, each in turn");
+    }
+
+    #[test]
+    fn a_program_that_reads_the_clock_is_set_aside_when_another_did_the_work_without() {
+        let clock = "import datetime\nhour = datetime.datetime.now().hour\nprint(s['day' if hour > 6 else 'night'])";
+        let plain = "print(s['schedule']['night']['target'])";
+        let mut tried = vec![(step(clock), wrote("20.5")), (step(plain), wrote("16.5"))];
+        clock_readers_set_aside(&mut tried);
+        assert_eq!(tried[0].1.flaw.as_deref(), Some(READS_THE_CLOCK));
+        assert_eq!(tried[1].1.flaw, None);
+        let outcomes: Vec<&Outcome> = tried.iter().map(|(_, o)| o).collect();
+        assert_eq!(vote(&outcomes).chosen, 1);
+        // A task about the present: every program reads the clock, none is set aside.
+        let today = "from datetime import date\nprint((date(2025, 1, 1) - date.today()).days)";
+        let mut all = vec![
+            (step(today), wrote("12")),
+            (step(&today.replace("days", "days ")), wrote("12")),
+        ];
+        clock_readers_set_aside(&mut all);
+        assert!(all.iter().all(|(_, o)| o.flaw.is_none()));
+        assert!(!reads_the_clock(
+            "# uses datetime.now() nowhere\nprint(time.strptime(s, '%H:%M'))"
+        ));
     }
 
     #[test]

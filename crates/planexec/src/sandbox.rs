@@ -366,6 +366,7 @@ impl Sandbox {
         };
         let flaw = counted_flaw(flaw, failed.is_none().then_some(&work[..]))
             .or_else(|| self.typed(code, task, &printed, &wrote))
+            .or_else(|| self.named_value_ignored(code, task))
             .or_else(|| self.rewritten(&after, task, code))
             .or_else(|| self.shadowed(&after, task))
             .or_else(|| self.worded_value(&wrote, task))
@@ -599,6 +600,20 @@ impl Sandbox {
     fn shadowed(&self, after: &BTreeMap<String, Vec<u8>>, task: &str) -> Option<String> {
         self.changed_texts(after)
             .find_map(|(path, was, now)| crate::carry_back::shadowed(path, &was, &now, task))
+    }
+
+    /// A value of a column of a table `task` names, which `task` names
+    /// too and `code` holds in no string ([`crate::named_value`]), said as
+    /// a flaw: the program did not keep to the rows the task asks about.
+    fn named_value_ignored(&self, code: &str, task: &str) -> Option<String> {
+        let named = crate::plan::paths_named_by(task);
+        let texts = self.original_texts();
+        let tables: Vec<(&str, &str)> = texts
+            .iter()
+            .filter(|(path, _)| named.iter().any(|n| n == path))
+            .map(|(path, text)| (*path, text.as_ref()))
+            .collect();
+        crate::named_value::ignored(code, task, &tables)
     }
 
     /// A value the program typed in ([`crate::typed_value`]), said as a

@@ -48,7 +48,7 @@ pub(crate) fn typed_value(code: &str, computed: &str, given: &[impl AsRef<str>])
 }
 
 /// `line` of Python up to its comment: a `#` outside quotes.
-fn without_comment(line: &str) -> &str {
+pub(crate) fn without_comment(line: &str) -> &str {
     let mut quote: Option<char> = None;
     for (i, c) in line.char_indices() {
         match (quote, c) {

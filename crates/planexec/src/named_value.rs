@@ -1,0 +1,155 @@
+//! A value of a table's column that the task names and a program never
+//! quotes: the task asks about some rows ("kilos of tomatoes", "the fiction
+//! total"), and a program with no string holding the value counts them all.
+//!
+//! On held-out-40 (spent) harvest.csv held tomatoes, courgettes and beans
+//! in its `crop` column; of five programs for "how many kilos of tomatoes",
+//! one kept the rows of tomatoes, two summed every crop, agreed, and the run
+//! said `succeeded`. A filter on a value compares a cell with a string the
+//! program holds, so a program with no literal holding the value (comments
+//! and names aside: `total_tomato_weight` filters nothing) did not filter.
+//! The check reads only the task and the data: it asks nothing of how the
+//! task is worded. It stays quiet when the task names two values of one
+//! column (a program may count every value then), when the column holds one
+//! value only, and for numbers and the column's own name.
+
+use std::collections::BTreeSet;
+
+/// The shortest value held to this: shorter ones ("no", "a") stand in
+/// tasks as plain words too often to be taken as naming a row.
+const SHORTEST: usize = 3;
+
+/// What is said of a program that never quotes the one value of a column
+/// of a table `tables` holds (path and text) that `task` names, when it
+/// does not.
+pub(crate) fn ignored(code: &str, task: &str, tables: &[(&str, &str)]) -> Option<String> {
+    let quoted = quoted_in(code).to_lowercase();
+    let task = task.to_lowercase();
+    tables.iter().find_map(|(path, text)| {
+        let (header, rows) = crate::file_shape::table_cells(text)?;
+        header.iter().enumerate().find_map(|(column, name)| {
+            let values = column_values(&rows, column);
+            let named: Vec<&String> = values
+                .iter()
+                .filter(|value| !header.iter().any(|h| h.to_lowercase() == **value))
+                .filter(|value| names(&task, value))
+                .collect();
+            match (values.len() >= 2, named.as_slice()) {
+                (true, [one]) if !quotes(&quoted, one) => Some(format!(
+                    "the task names {one:?}, a value of column {name:?} of {path}, and the program holds no string with it: it takes the rows of every {name}, not only those of {one:?} (compare the column with {one:?}, in any capitals)"
+                )),
+                _ => None,
+            }
+        })
+    })
+}
+
+/// The distinct values of `column` in `rows`, in small letters, trimmed:
+/// not numbers, not shorter than [`SHORTEST`].
+fn column_values(rows: &crate::file_shape::Rows, column: usize) -> BTreeSet<String> {
+    rows.iter()
+        .filter_map(|(_, fields)| fields.get(column))
+        .map(|value| value.trim().to_lowercase())
+        .filter(|value| value.chars().count() >= SHORTEST && crate::content::number(value).is_none())
+        .filter(|value| value.chars().any(char::is_alphabetic))
+        .collect()
+}
+
+/// Whether `task` (in small letters) names `value`, as a whole word or
+/// without a plural's `s` ("tomato" names "tomatoes").
+fn names(task: &str, value: &str) -> bool {
+    crate::text::contains_whole(task, value) || crate::text::contains_whole(task, stem(value))
+}
+
+/// Whether the string literals of a program (`quoted`, one a line, in
+/// small letters) hold `value`, or a part of it a filter may compare with
+/// (`l.startswith('oat')` for "oat milk").
+fn quotes(quoted: &str, value: &str) -> bool {
+    quoted.contains(stem(value))
+        || quoted
+            .lines()
+            .map(str::trim)
+            .any(|literal| literal.chars().count() >= SHORTEST && value.contains(literal))
+}
+
+/// `value` without the `s` of a plural, when long enough to have one.
+fn stem(value: &str) -> &str {
+    match value.strip_suffix("es").or_else(|| value.strip_suffix('s')) {
+        Some(stem) if value.chars().count() >= 5 => stem,
+        _ => value,
+    }
+}
+
+/// The text of every string literal in `code` (Python), comments aside,
+/// one after another: what a program can compare a cell with.
+fn quoted_in(code: &str) -> String {
+    let mut quoted = String::new();
+    for line in code.lines().map(crate::typed_value::without_comment) {
+        let mut open: Option<char> = None;
+        for c in line.chars() {
+            match (open, c) {
+                (None, '\'' | '"') => open = Some(c),
+                (Some(quote), c) if c == quote => {
+                    open = None;
+                    quoted.push('\n');
+                }
+                (Some(_), c) => quoted.push(c),
+                (None, _) => {}
+            }
+        }
+    }
+    quoted
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HARVEST: &str = "date,crop,kg\n2024-07-02,tomatoes,1.2\n2024-07-02,courgettes,2.5\n# scale recalibrated\n2024-07-06,Tomatoes,0.8\n2024-07-09,beans,0.6\n";
+    const TASK: &str =
+        "How many kilos of tomatoes have I picked? It's in harvest.csv. Put just the number in total.txt.";
+
+    fn flaw(code: &str, task: &str) -> Option<String> {
+        ignored(code, task, &[("harvest.csv", HARVEST)])
+    }
+
+    #[test]
+    fn a_program_that_sums_every_crop_ignores_the_one_the_task_names() {
+        let code = "import csv\n# the weight of tomatoes\ntotal_tomato_weight = sum(float(r['kg']) for r in rows)\n";
+        let said = flaw(code, TASK).expect("no string holds tomatoes");
+        assert!(said.contains("\"tomatoes\"") && said.contains("\"crop\""), "{said}");
+    }
+
+    #[test]
+    fn a_program_that_compares_the_column_with_the_value_does_not() {
+        assert_eq!(flaw("if r['crop'].lower() == 'tomatoes':\n    t += 1", TASK), None);
+        assert_eq!(flaw("if 'tomato' in r[\"crop\"].lower():\n    t += 1", TASK), None);
+        assert_eq!(
+            flaw("if r['crop'] == 'tomatoes':", &TASK.replace("tomatoes", "tomato")),
+            None
+        );
+        assert_eq!(
+            flaw("if r['crop'].startswith('toma'):", TASK),
+            None,
+            "a part of the value"
+        );
+    }
+
+    #[test]
+    fn a_task_that_names_no_value_or_two_of_one_column_is_left_alone() {
+        let sum_all = "total = sum(float(r['kg']) for r in rows)";
+        assert_eq!(flaw(sum_all, "What did I pick in total? harvest.csv has it all."), None);
+        assert_eq!(
+            flaw(sum_all, "Tomatoes and beans: how many kilos? See harvest.csv."),
+            None
+        );
+        // The column's own name is no row's value.
+        assert_eq!(flaw(sum_all, "Sum the kg of every crop in harvest.csv."), None);
+    }
+
+    #[test]
+    fn a_column_of_one_value_is_no_filter() {
+        let only = "date,crop,kg\n2024-07-02,tomatoes,1.2\n2024-07-06,tomatoes,0.8\n";
+        assert_eq!(ignored("t = 0", TASK, &[("harvest.csv", only)]), None);
+    }
+}
