@@ -138,7 +138,7 @@ pub(crate) fn table_notes<'a>(
     workspace: &crate::tools::workspace::Workspace,
     paths: impl IntoIterator<Item = &'a str>,
 ) -> String {
-    notes_of(workspace, paths, table_note)
+    notes_of(workspace, paths, layout_note)
 }
 
 /// What `note` says of each file of `paths` in `workspace` small enough to
@@ -182,6 +182,33 @@ pub(crate) fn table_note(path: &str, text: &str) -> Option<String> {
         "{path}: {}. Its rows, as dicts keyed by the header's names, are read so:\n{}",
         described(&lines, &table, plain, spaced)?,
         reader(path, &table, spaced)
+    ))
+}
+
+/// How to read the file at `path`, whose text is `text`: as a table
+/// ([`table_note`]), or, holding none, as lines of which some are blank
+/// ([`lines_note`]).
+pub(crate) fn layout_note(path: &str, text: &str) -> Option<String> {
+    table_note(path, text).or_else(|| lines_note(path, text))
+}
+
+/// For a text of lines (no table) that ends in blank lines, none among
+/// them: how many, and lines of Python that read the others. Both of the
+/// 1.5B model's programs for "how many entries are in guestbook.txt? Each
+/// line is one guest's entry" counted its three trailing blank lines
+/// (held-out-40, spent), and agreed. Blank lines among the lines (a
+/// Markdown file's paragraphs) are the text's own, and not said.
+pub(crate) fn lines_note(path: &str, text: &str) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let last = lines.iter().rposition(|line| !line.trim().is_empty())?;
+    let trailing = lines.len() - 1 - last;
+    let inner = lines[..last].iter().any(|line| line.trim().is_empty());
+    if trailing == 0 || inner || last == 0 || lines.len() > TABLE_LINES {
+        return None;
+    }
+    Some(format!(
+        "{path}: its last {trailing} line(s) are blank, and the {} above them are not. Its lines that are not blank are read so:\n```python\nlines = [line for line in open('{path}', encoding='utf-8').read().splitlines() if line.strip()]\n```",
+        last + 1
     ))
 }
 
@@ -340,6 +367,7 @@ fn table_in(lines: &[&str], separator: char) -> Option<Table> {
         return None;
     }
     let columns = counts[header]?;
+    let header = header_below(lines, separator, header, columns);
     let after = (header + 1..lines.len()).filter(|i| counts[*i].is_some());
     let (rows, odd): (Vec<usize>, Vec<usize>) = after.partition(|i| counts[*i] == Some(columns));
     Some(Table {
@@ -348,6 +376,49 @@ fn table_in(lines: &[&str], separator: char) -> Option<Table> {
         rows: rows.len(),
         odd,
     })
+}
+
+/// The line at or below `header` that heads the table: while the next
+/// line with as many fields holds a name wherever the rows below it hold
+/// numbers, it is the header and the line above it a title that happens to
+/// hold a separator ("Riverside Runners - parkrun times, 6 April" above
+/// `runner,minutes`, held-out-40, spent: every reader shown took the title
+/// for the header).
+fn header_below(lines: &[&str], separator: char, header: usize, columns: usize) -> usize {
+    let next = |at: usize| (at + 1..lines.len()).find(|i| !lines[*i].trim().is_empty());
+    let mut header = header;
+    while let Some(below) = next(header) {
+        if fields(lines[below], separator) != columns || !names_over_numbers(lines, separator, below) {
+            break;
+        }
+        header = below;
+    }
+    header
+}
+
+/// Whether the line at `at` holds a name (no number) in each column where
+/// the rows below it (lines with as many fields) hold numbers, two thirds
+/// of them at least, and there is such a column.
+fn names_over_numbers(lines: &[&str], separator: char, at: usize) -> bool {
+    let line = split_fields(lines[at], separator);
+    let rows: Vec<Vec<String>> = lines[at + 1..]
+        .iter()
+        .map(|row| split_fields(row, separator))
+        .filter(|row| row.len() == line.len())
+        .collect();
+    if rows.len() < 2 {
+        return false;
+    }
+    let numeric = |column: usize| rows.iter().filter(|row| is_number(&row[column])).count() * 3 >= rows.len() * 2;
+    let columns: Vec<usize> = (0..line.len()).filter(|c| numeric(*c)).collect();
+    !columns.is_empty() && columns.iter().all(|c| !is_number(&line[*c]))
+}
+
+/// Whether a table's field reads as a number, a currency sign, a percent
+/// sign and thousands separators aside.
+fn is_number(field: &str) -> bool {
+    let bare = field.trim().trim_start_matches(['$', '£', '€']).trim_end_matches('%');
+    bare.replace(',', "").parse::<f64>().is_ok_and(f64::is_finite)
 }
 
 /// How many fields `line` splits into at `separator`, a separator inside
@@ -430,6 +501,49 @@ mod tests {
             "{note}"
         );
         assert_eq!(rows_read(&note, log), "[{'date': '2024-05-18', 'hive': 'Linden', 'frames': '6', 'honey_kg': '8.4'}, {'date': '2024-05-18', 'hive': 'Clover', 'frames': '5', 'honey_kg': '6.1'}, {'date': '2024-06-02', 'hive': ' linden ', 'frames': '7', 'honey_kg': '9.25'}]");
+    }
+
+    #[test]
+    fn lines_with_blank_ones_after_them_are_said_and_read_without() {
+        let guests = "12 May - Lovely stay! - Carol & Jim, Leeds\n14 May - Quiet room. - Pete\n2 June - Great walks. - Lena\n\n\n\n";
+        let note = layout_note("guestbook.txt", guests).unwrap();
+        assert!(
+            note.starts_with("guestbook.txt: its last 3 line(s) are blank, and the 3 above them are not."),
+            "{note}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("guestbook.txt"), guests).unwrap();
+        let code = note.split("```python\n").nth(1).unwrap().trim_end_matches("```");
+        let out = std::process::Command::new("python3")
+            .arg("-c")
+            .arg(format!("{code}\nprint(len(lines))"))
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "3");
+        assert_eq!(
+            lines_note("notes.md", "# a\n\nb\nc\n\n"),
+            None,
+            "paragraphs are the text's own"
+        );
+        assert_eq!(lines_note("notes.txt", "a\nb\n"), None, "no blank line, no note");
+    }
+
+    #[test]
+    fn a_title_holding_a_comma_is_no_header_when_a_name_stands_over_numbers_below_it() {
+        let times = "Riverside Runners - parkrun times, 6 April\nrunner,minutes\nAisha,24.5\nBen,31.2\nCarla,27.8\n";
+        let note = table_note("times.csv", times).unwrap();
+        assert!(
+            note.starts_with("times.csv: its header is line 2: `runner,minutes`; line 1 (`Riverside Runners - parkrun times, 6 April`) is not part of the table."),
+            "{note}"
+        );
+        assert_eq!(
+            rows_read(&note, times),
+            "[{'runner': 'Aisha', 'minutes': '24.5'}, {'runner': 'Ben', 'minutes': '31.2'}, {'runner': 'Carla', 'minutes': '27.8'}]"
+        );
+        // A header with a row of numbers right below it stays the header.
+        let (header, rows) = table_cells("runner,minutes\nAisha,24.5\nBen,31.2\nCarla,27.8\n").unwrap();
+        assert_eq!((header[0].as_str(), rows.len()), ("runner", 3));
     }
 
     #[test]

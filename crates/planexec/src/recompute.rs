@@ -278,7 +278,10 @@ fn found_so(made: &Made<'_>, out: &str) -> bool {
 /// ([`crate::content::same_but_padding`]: a checking program printed a
 /// timedelta's parts as `19:4:27` where the run wrote `19:04:27`).
 fn same_data(a: &str, b: &str) -> bool {
-    same_content(a, b) || crate::content::same_json(a, b) || crate::content::same_but_padding(a, b)
+    same_content(a, b)
+        || crate::content::same_json(a, b)
+        || crate::content::same_but_padding(a, b)
+        || crate::content::same_table_cells(a, b)
 }
 
 /// Programs written apart printed `printed` for `path`, which holds something else.
@@ -793,7 +796,12 @@ async fn program(
     let tables = crate::file_shape::table_notes(workspace, inputs());
     let readers = match tables.is_empty() {
         true => readers,
-        false => format!("{readers}\nHow the tables of these files are to be read:\n{tables}\n"),
+        false => format!("{readers}\nHow the tables and lines of these files are to be read:\n{tables}\n"),
+    };
+    let settings = crate::file_shape::notes_of(workspace, inputs(), crate::settings_shape::settings_note);
+    let readers = match settings.is_empty() {
+        true => readers,
+        false => format!("{readers}\n{}\n{settings}\n", crate::settings_shape::SETTINGS_HEADING),
     };
     let forms = crate::value_forms::forms_notes(workspace, inputs());
     let readers = match forms.is_empty() {

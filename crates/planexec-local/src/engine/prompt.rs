@@ -21,10 +21,13 @@ impl State<'_> {
     /// The job's messages in the model's chat template, as tokens that leave
     /// room in the context for the reply.
     pub(super) fn prompt_tokens(&self, n_ctx: usize, job: &Job) -> Result<Vec<LlamaToken>, String> {
+        // A NUL byte ends a C string, and llama.cpp takes messages as C
+        // strings: one in a file shown to the model (a photo's bytes that
+        // read as UTF-8) is said as U+FFFD, as an undecodable byte is.
         let chat = job
             .messages
             .iter()
-            .map(|(role, content)| LlamaChatMessage::new(role.clone(), content.clone()))
+            .map(|(role, content)| LlamaChatMessage::new(role.clone(), content.replace('\0', "\u{FFFD}")))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| format!("a message cannot be passed to the model: {e}"))?;
         let prompt = self

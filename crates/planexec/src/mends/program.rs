@@ -41,10 +41,11 @@ const DONE_BY_A_PROGRAM: [&str; 16] = [
     "ask_user",
 ];
 
-/// Most bytes of one file shown whole, and of all files together: within
-/// the embedded model's context (12,288 tokens) with room for the program.
+/// Most bytes of one file shown whole, and the most tokens of all files
+/// together, as [`tokens_of`] counts them: within the embedded model's
+/// context (12,288 tokens) with room for the program.
 const FILE_BYTES: u64 = 8 * 1024;
-const ALL_BYTES: usize = 16 * 1024;
+const ALL_TOKENS: usize = 5 * 1024;
 /// Most files listed.
 const LISTED: usize = 40;
 
@@ -87,6 +88,16 @@ pub(super) fn prompt(task: &str, tools: &ToolRegistry) -> Option<ProgramPrompt> 
     })
 }
 
+/// About how many tokens `text` takes in a prompt, counted high: a digit
+/// is a token of its own in the embedded model's vocabulary, and other
+/// text takes about one for three characters. Counted in bytes, two files
+/// of 4 and 8 KB of digits (PDFs of held-out-40, spent, padded with `0`)
+/// made a prompt of 12,246 tokens, and the run failed before its first call.
+fn tokens_of(text: &str) -> usize {
+    let digits = text.chars().filter(char::is_ascii_digit).count();
+    digits + (text.chars().count() - digits).div_ceil(3)
+}
+
 /// Whether `task` names a file that is not in the workspace and that it
 /// does not say to make: a refusal's case, which a plan of steps reports
 /// (its checks know a missing input); a program does the work on the files
@@ -114,22 +125,30 @@ fn shown(
     let named = |path: &str| crate::prompt::names_file_alone(task, path);
     let mut order: Vec<&(String, u64)> = files.iter().collect();
     order.sort_by_key(|(path, _)| !named(path));
-    let mut budget = ALL_BYTES;
+    let mut budget = ALL_TOKENS;
     let mut whole = Vec::new();
     let mut tables = Vec::new();
     let mut forms = Vec::new();
+    let mut settings = Vec::new();
     let mut by_name = Vec::new();
     for (path, size) in order {
-        let text = (*size <= FILE_BYTES)
+        let bytes = (*size <= FILE_BYTES)
             .then(|| workspace.resolve(path).ok())
             .flatten()
-            .and_then(|full| std::fs::read_to_string(full).ok())
-            .filter(|text| text.len() <= budget);
+            .and_then(|full| std::fs::read(full).ok());
+        if let Some(kind) = bytes.as_deref().and_then(crate::tools::output::binary_kind) {
+            by_name.push(format!("{path} ({size} bytes, {kind}, not shown)"));
+            continue;
+        }
+        let text = bytes
+            .and_then(|bytes| String::from_utf8(bytes).ok())
+            .filter(|text| tokens_of(text) <= budget);
         match text {
             Some(text) => {
-                budget -= text.len();
-                tables.extend(crate::file_shape::table_note(path, &text));
+                budget -= tokens_of(&text);
+                tables.extend(crate::file_shape::layout_note(path, &text));
                 forms.extend(crate::value_forms::forms_note(path, &text));
+                settings.extend(crate::settings_shape::settings_note(path, &text));
                 whole.push(format!("\n--- {path} ---\n{text}"));
             }
             None => by_name.push(format!("{path} ({size} bytes, not shown)")),
@@ -138,8 +157,15 @@ fn shown(
     let mut out = whole.concat();
     if !tables.is_empty() {
         out.push_str(&format!(
-            "\n\nHow the tables above are to be read:\n{}",
+            "\n\nHow the tables and lines above are to be read:\n{}",
             tables.join("\n")
+        ));
+    }
+    if !settings.is_empty() {
+        out.push_str(&format!(
+            "\n\n{}\n{}",
+            crate::settings_shape::SETTINGS_HEADING,
+            settings.join("\n")
         ));
     }
     if !forms.is_empty() {

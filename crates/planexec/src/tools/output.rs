@@ -101,6 +101,17 @@ pub fn describe_binary(len: usize, kind: Option<&str>) -> String {
     }
 }
 
+/// What `bytes` are when they are no text to show a model: a kind their
+/// signature names (a PDF is mostly text, and no document to read as
+/// such), or binary data. `None` for text.
+pub fn binary_kind(bytes: &[u8]) -> Option<&'static str> {
+    match (sniff(bytes), is_text(bytes)) {
+        (Some(kind), _) => Some(kind),
+        (None, false) => Some("binary data"),
+        (None, true) => None,
+    }
+}
+
 /// What common file signatures say the bytes are.
 fn sniff(bytes: &[u8]) -> Option<&'static str> {
     const SIGNATURES: &[(&[u8], &str)] = &[
@@ -167,6 +178,10 @@ mod tests {
         );
         assert_eq!(text_or_description(b"plain"), "plain");
         assert!(text_or_description(b"a\0b").starts_with("[binary output: 3 bytes;"));
+        assert_eq!(binary_kind(b"%PDF-1.4\n0000"), Some("a PDF document"));
+        assert_eq!(binary_kind(b"\xff\xd8\xff\xe0\0\x10JFIF"), Some("a JPEG image"));
+        assert_eq!(binary_kind(b"fake photo\0"), Some("binary data"));
+        assert_eq!(binary_kind("date,kg\n2024-07-02,1.2\n".as_bytes()), None);
         // A cap that cut "é" in half leaves text, not binary.
         assert_eq!(text_or_description(&"aé".as_bytes()[..2]), "a");
     }
