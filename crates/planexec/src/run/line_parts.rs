@@ -1,5 +1,6 @@
 //! Lines of a written file that are parts of an input file's lines, not
-//! whole ones, said as a fact for the check to weigh.
+//! whole ones, said as a choice of two ways for the check to ask the task
+//! about ([`TwoWays`]).
 //!
 //! Asked to pull every ERROR line out of app.log, the 1.5B model's programs
 //! wrote `re.findall(r'ERROR\s+(.+)')`: each line of errors.txt was the
@@ -7,17 +8,23 @@
 //! and the checker, shown the two files, passed the run (held-out-23).
 //! Whether a part is what the task asks for is the task's to say (a list of
 //! the addresses in a contact list is parts of its lines too), so this is a
-//! fact, not a finding.
+//! fact, not a finding. It is asked as a choice, both ways round: put to
+//! the task's words alone, the 1.5B model quoted "gather all the TODOs
+//! from notes.md into todos.txt" as against TODO texts cut from their
+//! lines, where the task said "just the text after TODO:" (held-out-40,
+//! spent), and failed a right run.
+
+use super::two_ways::TwoWays;
 
 /// Most lines of a file compared.
 const COMPARED_LINES: usize = 2000;
 
 /// When every line of `now` (the file at `path`) is a part of a line of one
 /// of `inputs` (path and text) and none is a whole one: a line saying so,
-/// with the first such line and the line it was cut from. A line of fewer
-/// than two words (a number, a name) is no cut line: a computed value
-/// may stand in an input's line by chance.
-pub(crate) fn cut_from(path: &str, now: &str, inputs: &[(String, String)]) -> Option<String> {
+/// with the first such line and the line it was cut from, and the two ways
+/// the file could be. A line of fewer than two words (a number, a name) is
+/// no cut line: a computed value may stand in an input's line by chance.
+pub(crate) fn cut_from(path: &str, now: &str, inputs: &[(String, String)]) -> Option<TwoWays> {
     let written = lines_written(now);
     if written.is_empty() || written.iter().any(|line| line.split_whitespace().count() < 2) {
         return None;
@@ -37,10 +44,17 @@ pub(crate) fn cut_from(path: &str, now: &str, inputs: &[(String, String)]) -> Op
             }
             let (part, whole) = first?;
             let cut = whole.replacen(part, " … ", 1);
-            Some(format!(
-                "In {path}, no line is a whole line of {input}: each is a part of one, with the rest cut off (`{part}` is cut from `{whole}`, without `{}`).\n\n",
-                cut.trim()
-            ))
+            Some(TwoWays {
+                text: format!(
+                    "In {path}, no line is a whole line of {input}: each is a part of one, with the rest cut off (`{part}` is cut from `{whole}`, without `{}`).\n\n",
+                    cut.trim()
+                ),
+                question: format!("what is each line of {path} to be, of a line of {input}?"),
+                ways: [
+                    format!("a part of the line, such as `{part}`"),
+                    format!("the whole line, such as `{whole}`"),
+                ],
+            })
         })
 }
 
@@ -72,6 +86,11 @@ mod tests {
     #[test]
     fn lines_cut_from_an_inputs_lines_are_a_fact() {
         let fact = cut_from("errors.txt", "Failed to sync order 882\nDisk nearly full\n", &log()).unwrap();
+        assert_eq!(
+            fact.ways[1],
+            "the whole line, such as `2024-06-02 09:00:07 ERROR Failed to sync order 882`"
+        );
+        let fact = fact.text;
         assert!(
             fact.contains(
                 "`Failed to sync order 882` is cut from `2024-06-02 09:00:07 ERROR Failed to sync order 882`"

@@ -302,20 +302,20 @@ fn what_changed(path: &str, before: &str, now: &str) -> String {
 /// What the check is told of a file the run wrote (at `path`, holding
 /// `now`) beyond its lines: facts of its form that the task may or may not
 /// allow, for the check to weigh against the task's words (numbers written
-/// as text in JSON rows, lines an edit in place kept moved elsewhere, lines
-/// that are parts of an input's lines). Each ends in a blank line; none
+/// as text in JSON rows, lines an edit in place kept moved elsewhere).
+/// Each ends in a blank line; none
 /// when there are none.
 pub(crate) fn facts(run: &Run, path: &str, now: &str) -> Vec<String> {
     let typed = super::data_format::numbers_as_text(path, now);
     let moved = run.original(path).and_then(|before| moved_lines(path, before, now));
-    let cut = super::line_parts::cut_from(path, now, &run.originals);
-    typed.into_iter().chain(moved).chain(cut).collect()
+    typed.into_iter().chain(moved).collect()
 }
 
 /// Facts of the file at `path` that the task is asked about as a choice
 /// of two ways ([`crate::synthesizer::which_asked`]), and by its own words
 /// ([`crate::synthesizer::against`]), beside its [`facts`], and that the
-/// checker is not shown: an input's lines put in sorted order, and, in a
+/// checker is not shown: an input's lines put in sorted order, or cut to
+/// parts of them ([`super::line_parts`]), and, in a
 /// list the run made, an item written more than once, an input's line
 /// written otherwise than the input first writes it, or values of a kind
 /// (email or web addresses) that an input holds more of. Shown that a sorted
@@ -323,6 +323,7 @@ pub(crate) fn facts(run: &Run, path: &str, now: &str) -> Vec<String> {
 /// to sort it, twice (a spent tune part).
 pub(crate) fn choice_facts(run: &Run, path: &str, now: &str) -> Vec<super::two_ways::TwoWays> {
     let sorted = super::line_order::sorted_from(path, now, &run.originals);
+    let cut = super::line_parts::cut_from(path, now, &run.originals);
     let made = run.new_outputs.iter().any(|new| new == path);
     let repeated = made.then(|| super::repeats::repeated_in(path, now)).flatten();
     let respelled = made
@@ -333,6 +334,7 @@ pub(crate) fn choice_facts(run: &Run, path: &str, now: &str) -> Vec<super::two_w
         .flatten();
     sorted
         .into_iter()
+        .chain(cut)
         .chain(repeated)
         .chain(respelled)
         .chain(left_out)
