@@ -338,7 +338,7 @@ fn unpadded(text: &str) -> String {
 /// table is read by its cells, and two programs writing one (held-out-40's
 /// chores, spent) each sized the dashes their own way.
 pub(crate) fn same_table_cells(a: &str, b: &str) -> bool {
-    match (table_cells(a), table_cells(b)) {
+    match (markdown_cells(a), markdown_cells(b)) {
         (Some(a), Some(b)) => a == b,
         _ => false,
     }
@@ -347,7 +347,7 @@ pub(crate) fn same_table_cells(a: &str, b: &str) -> bool {
 /// The cells of the Markdown table `text` is, row by row, trimmed, the
 /// line of dashes under the header left out; `None` when it is no table
 /// (a line without a pipe, or no line of dashes).
-fn table_cells(text: &str) -> Option<Vec<Vec<&str>>> {
+fn markdown_cells(text: &str) -> Option<Vec<Vec<&str>>> {
     let lines: Vec<&str> = text.lines().map(str::trim).filter(|line| !line.is_empty()).collect();
     if lines.len() < 2 || !lines.iter().all(|line| line.contains('|')) {
         return None;

@@ -427,6 +427,23 @@ fn fields(line: &str, separator: char) -> usize {
     split_fields(line, separator).len()
 }
 
+/// What the reader a `note` shows prints, followed by `then`, run by
+/// `python3` in a folder holding `file` (path and text) alone.
+#[cfg(test)]
+pub(crate) fn reader_prints(note: &str, (path, text): (&str, &str), then: &str) -> String {
+    let code = note.split("```python\n").nth(1).unwrap().split("```").next().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(path), text).unwrap();
+    let out = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(format!("{code}\n{then}"))
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -471,17 +488,7 @@ mod tests {
     /// `python3` in a folder where it is the file the note names.
     fn rows_read(note: &str, text: &str) -> String {
         let path = note.split(':').next().unwrap();
-        let code = note.split("```python\n").nth(1).unwrap().trim_end_matches("```");
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join(path), text).unwrap();
-        let out = std::process::Command::new("python3")
-            .arg("-c")
-            .arg(format!("{code}\nprint(rows)"))
-            .current_dir(dir.path())
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
+        reader_prints(note, (path, text), "print(rows)")
     }
 
     #[test]
@@ -511,16 +518,10 @@ mod tests {
             note.starts_with("guestbook.txt: its last 3 line(s) are blank, and the 3 above them are not."),
             "{note}"
         );
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("guestbook.txt"), guests).unwrap();
-        let code = note.split("```python\n").nth(1).unwrap().trim_end_matches("```");
-        let out = std::process::Command::new("python3")
-            .arg("-c")
-            .arg(format!("{code}\nprint(len(lines))"))
-            .current_dir(dir.path())
-            .output()
-            .unwrap();
-        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "3");
+        assert_eq!(
+            reader_prints(&note, ("guestbook.txt", guests), "print(len(lines))"),
+            "3"
+        );
         assert_eq!(
             lines_note("notes.md", "# a\n\nb\nc\n\n"),
             None,

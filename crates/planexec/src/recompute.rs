@@ -793,21 +793,26 @@ async fn program(
         format!("\n{readers}\n")
     };
     let inputs = || files.iter().copied().filter(|p| *p != path);
-    let tables = crate::file_shape::table_notes(workspace, inputs());
-    let readers = match tables.is_empty() {
-        true => readers,
-        false => format!("{readers}\nHow the tables and lines of these files are to be read:\n{tables}\n"),
-    };
-    let settings = crate::file_shape::notes_of(workspace, inputs(), crate::settings_shape::settings_note);
-    let readers = match settings.is_empty() {
-        true => readers,
-        false => format!("{readers}\n{}\n{settings}\n", crate::settings_shape::SETTINGS_HEADING),
-    };
-    let forms = crate::value_forms::forms_notes(workspace, inputs());
-    let readers = match forms.is_empty() {
-        true => readers,
-        false => format!("{readers}\n{}\n{forms}\n", crate::value_forms::FORMS_HEADING),
-    };
+    let notes = [
+        (
+            "How the tables and lines of these files are to be read:",
+            crate::file_shape::table_notes(workspace, inputs()),
+        ),
+        (
+            crate::settings_shape::SETTINGS_HEADING,
+            crate::file_shape::notes_of(workspace, inputs(), crate::settings_shape::settings_note),
+        ),
+        (
+            crate::value_forms::FORMS_HEADING,
+            crate::value_forms::forms_notes(workspace, inputs()),
+        ),
+    ];
+    let readers = notes
+        .iter()
+        .filter(|(_, said)| !said.is_empty())
+        .fold(readers, |readers, (heading, said)| {
+            format!("{readers}\n{heading}\n{said}\n")
+        });
     let question = format!(
         "Write a short Python 3 program (standard library only) that {what}. Do not write or change any file: only print. It runs in the workspace folder and opens the task's files by their paths.\n\nTask: {task}\n\nFiles in the workspace: {}\n{}{readers}{fix}\nReply with only the program, in one ```python block, and no explanation.",
         files.join(", "),

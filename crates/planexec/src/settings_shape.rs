@@ -251,16 +251,9 @@ mod tests {
         assert!(note.contains("data['TANK_NAME'], data['LIGHTS_OFF']"), "{note}");
         assert!(note.contains("configparser does not read it"), "{note}");
         // The reader shown reads the file.
-        let code = note.split("```python\n").nth(1).unwrap().split("```").next().unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join(".env"), env).unwrap();
-        let out = std::process::Command::new("python3")
-            .arg("-c")
-            .arg(format!("{code}\nprint(data['LIGHTS_OFF'], data['TANK_NAME'])"))
-            .current_dir(dir.path())
-            .output()
-            .unwrap();
-        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "21:45 Coral Corner");
+        let printed =
+            crate::file_shape::reader_prints(&note, (".env", env), "print(data['LIGHTS_OFF'], data['TANK_NAME'])");
+        assert_eq!(printed, "21:45 Coral Corner");
     }
 
     #[test]

@@ -142,10 +142,11 @@ fn shown(
         }
         let text = bytes
             .and_then(|bytes| String::from_utf8(bytes).ok())
-            .filter(|text| tokens_of(text) <= budget);
+            .map(|text| (tokens_of(&text), text))
+            .filter(|(tokens, _)| *tokens <= budget);
         match text {
-            Some(text) => {
-                budget -= tokens_of(&text);
+            Some((tokens, text)) => {
+                budget -= tokens;
                 tables.extend(crate::file_shape::layout_note(path, &text));
                 forms.extend(crate::value_forms::forms_note(path, &text));
                 settings.extend(crate::settings_shape::settings_note(path, &text));
