@@ -13,7 +13,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use crate::context::Setting;
-use crate::list_test::ListTest;
+use crate::list_test::{ListOrder, ListTest};
 use crate::policy::Permission;
 use crate::scratch::{CopyLimit, ScratchDir};
 use crate::tools::python::Python;
@@ -437,9 +437,40 @@ impl Sandbox {
         );
         let changed = match wrote.is_empty() {
             true => printed_again != printed,
-            false => &wrote_again != wrote,
+            false => &wrote_again != wrote && !self.reordered_freely(wrote, &wrote_again),
         };
         changed.then(|| SET_ORDER.to_string())
+    }
+
+    /// Whether `again` differs from `wrote` only in the order of the lines
+    /// of the list whose order the task leaves free, as two readings of it
+    /// agreed ([`ListOrder::Any`]): on held-out-41 (spent) all six programs
+    /// listing "files bigger than 2000 bytes … The order doesn't matter"
+    /// in `os.listdir`'s order were not counted, and the run failed.
+    fn reordered_freely(
+        &self,
+        wrote: &BTreeMap<String, Option<String>>,
+        again: &BTreeMap<String, Option<String>>,
+    ) -> bool {
+        let Some((test, _)) = self.test.as_ref().filter(|(test, _)| test.order == ListOrder::Any) else {
+            return false;
+        };
+        let sorted_lines = |text: &Option<String>| {
+            let mut lines: Vec<String> = text
+                .as_deref()
+                .unwrap_or_default()
+                .lines()
+                .map(|l| l.trim().to_string())
+                .collect();
+            lines.sort();
+            lines
+        };
+        wrote.len() == again.len()
+            && wrote.iter().all(|(path, text)| match again.get(path) {
+                Some(other) if path == &test.file => sorted_lines(text) == sorted_lines(other),
+                Some(other) => other == text,
+                None => false,
+            })
     }
 
     /// A file the program made that `task` names and that holds its value
@@ -1207,6 +1238,36 @@ mod tests {
         assert_eq!(
             sorted.wrote.get("big.txt"),
             Some(&Some("beach.jpg\nforest.jpg\ncat.jpg".to_string()))
+        );
+    }
+
+    /// Where the task leaves a list's order free, as two readings of it
+    /// agreed, its lines in a folder listing's order are no flaw; where
+    /// the readings did not settle it, they are.
+    #[tokio::test]
+    async fn a_listings_order_is_no_flaw_where_the_order_is_free() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("photos")).unwrap();
+        for (name, size) in [("beach.jpg", 300), ("cat.jpg", 100), ("forest.jpg", 200)] {
+            std::fs::write(dir.path().join("photos").join(name), vec![b'x'; size]).unwrap();
+        }
+        let test = |order| ListTest {
+            file: "big.txt".to_string(),
+            order,
+            each_once: false,
+        };
+        let task = "Write the photos in photos/ bigger than 150 bytes to big.txt. The order doesn't matter.";
+        let listed = "import os\nnames = [n for n in os.listdir('photos') if os.path.getsize('photos/' + n) > 150]\nopen('big.txt', 'w').write('\\n'.join(names))";
+        let free = sandbox_of(&dir).with_test(test(ListOrder::Any));
+        let ran = free.run(listed, task).await.expect("python3 runs the program");
+        assert_eq!(ran.flaw, None, "{ran:?}");
+        assert_eq!(ran.wrote["big.txt"].as_deref().map(|t| t.lines().count()), Some(2));
+        let unsettled = sandbox_of(&dir).with_test(test(ListOrder::Unsettled));
+        let ran = unsettled.run(listed, task).await.unwrap();
+        assert_eq!(
+            ran.flaw.as_deref(),
+            Some(SET_ORDER),
+            "an order not read as free may matter"
         );
     }
 

@@ -44,9 +44,6 @@ pub(crate) async fn written(calls: &ModelCalls, task: &str, file: &str) -> Resul
     let Some(first) = read(&asked(calls, task, file, &forward).await?, file) else {
         return Ok(None);
     };
-    if first.order == ListOrder::Any && !first.each_once {
-        return Ok(None);
-    }
     let Some(second) = read(&asked(calls, task, file, &backward).await?, file) else {
         return Ok(None);
     };
@@ -73,9 +70,9 @@ fn agreed(readings: &[ListTest], file: &str) -> Option<ListTest> {
         .iter()
         .map(|reading| reading.order)
         .find(|order| by_two(readings.iter().filter(|r| r.order == *order).count()))
-        .unwrap_or(ListOrder::Any);
+        .unwrap_or(ListOrder::Unsettled);
     let each_once = by_two(readings.iter().filter(|r| r.each_once).count());
-    (order != ListOrder::Any || each_once).then(|| ListTest {
+    (order != ListOrder::Unsettled || each_once).then(|| ListTest {
         file: file.to_string(),
         order,
         each_once,
@@ -147,13 +144,17 @@ mod tests {
         assert_eq!(agreed(&[(asc, true), (asc, true)]), Some(test(asc, true)));
         assert_eq!(agreed(&[(asc, true), (asc, false)]), Some(test(asc, false)));
         // The order in dispute, each once agreed.
-        assert_eq!(agreed(&[(input, true), (none, true)]), Some(test(none, true)));
+        let unsettled = ListOrder::Unsettled;
+        assert_eq!(agreed(&[(input, true), (none, true)]), Some(test(unsettled, true)));
         // A third reading settles the order.
         assert_eq!(
             agreed(&[(input, true), (none, true), (input, false)]),
             Some(test(input, true))
         );
         assert_eq!(agreed(&[(input, false), (asc, false), (none, false)]), None);
-        assert_eq!(agreed(&[(none, true), (none, false)]), None);
+        // No order, read twice, is a test too: the order is free
+        // (a folder's listing may give it).
+        assert_eq!(agreed(&[(none, true), (none, false)]), Some(test(none, false)));
+        assert_eq!(agreed(&[(none, false), (asc, false)]), None);
     }
 }
