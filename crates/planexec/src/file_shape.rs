@@ -187,9 +187,33 @@ pub(crate) fn table_note(path: &str, text: &str) -> Option<String> {
 
 /// How to read the file at `path`, whose text is `text`: as a table
 /// ([`table_note`]), or, holding none, as lines of which some are blank
-/// ([`lines_note`]).
+/// ([`lines_note`]), or as a checklist ([`checklist_note`]).
 pub(crate) fn layout_note(path: &str, text: &str) -> Option<String> {
-    table_note(path, text).or_else(|| lines_note(path, text))
+    table_note(path, text)
+        .or_else(|| lines_note(path, text))
+        .or_else(|| checklist_note(path, text))
+}
+
+/// For a Markdown checklist (two items or more of the form `- [ ] item`
+/// or `- [x] item`): which mark says an item is done, and how one is
+/// ticked. Two of the 1.5B model's five programs for ticking an item of a
+/// packing list appended ` (done)` to its line, left `[ ]` as it was, and
+/// agreed (held-out-41, spent); none wrote `[x]`, which every done item
+/// above it held.
+pub(crate) fn checklist_note(path: &str, text: &str) -> Option<String> {
+    let items = text.lines().filter(|line| checklist_item(line).is_some()).count();
+    if items < 2 {
+        return None;
+    }
+    Some(format!(
+        "{path} is a checklist: `- [ ] item` is an item not done, `- [x] item` one done. An item is ticked by changing its `[ ]` to `[x]` (and unticked by the reverse), the rest of its line as it is:\n```python\ndef ticked(text, item):\n    return text.replace('- [ ] ' + item, '- [x] ' + item, 1)\n```"
+    ))
+}
+
+/// The mark of a Markdown checklist item's line (`[ ]`, `[x]` or `[X]`).
+fn checklist_item(line: &str) -> Option<&str> {
+    let rest = line.trim_start().strip_prefix(['-', '*', '+'])?.strip_prefix(' ')?;
+    rest.get(..3).filter(|mark| ["[ ]", "[x]", "[X]"].contains(mark))
 }
 
 /// For a text of lines (no table) that ends in blank lines, none among
@@ -528,6 +552,29 @@ mod tests {
             "paragraphs are the text's own"
         );
         assert_eq!(lines_note("notes.txt", "a\nb\n"), None, "no blank line, no note");
+    }
+
+    #[test]
+    fn a_checklist_is_said_with_how_an_item_is_ticked() {
+        let list = "# Packing\n\n## Kitchen\n- [x] stove\n- [ ] gas canister\n- [ ] matches\n";
+        let note = layout_note("list.md", list).unwrap();
+        assert!(
+            note.starts_with("list.md is a checklist: `- [ ] item` is an item not done"),
+            "{note}"
+        );
+        let then = "print(ticked(open('list.md', encoding='utf-8').read(), 'gas canister'))";
+        let ticked = reader_prints(&note, ("list.md", list), then);
+        assert!(ticked.contains("- [x] gas canister\n- [ ] matches"), "{ticked}");
+        assert_eq!(
+            checklist_note("notes.md", "- milk\n- [ ] eggs\n"),
+            None,
+            "one item is no checklist"
+        );
+        assert_eq!(
+            checklist_note("links.md", "- [a](b)\n- [c](d)\n"),
+            None,
+            "links are no marks"
+        );
     }
 
     #[test]
