@@ -57,6 +57,9 @@ pub(crate) struct Vote {
     /// What the task states of the lines of the file it writes, which each
     /// program's file was held to ([`crate::task_test`]).
     pub list_test: Option<ListTest>,
+    /// With no two agreeing, whether the one chosen printed a line another
+    /// printed too ([`partly_shared`]), rather than being the first.
+    pub shared_in_part: bool,
 }
 
 impl Vote {
@@ -75,6 +78,11 @@ impl Vote {
             (n, Some(flaw)) => format!(" ({n} not counted: {flaw})"),
         };
         let said = match (self.agreeing, self.chosen) {
+            (1, n) if self.shared_in_part => format!(
+                "no two of {} programs written apart did the same work on a copy of the folder: program {} is kept, the most of whose lines another printed too",
+                self.programs,
+                n + 1
+            ),
             (1, 0) => format!(
                 "no two of {} programs written apart did the same work on a copy of the folder: the first is kept",
                 self.programs
@@ -328,8 +336,9 @@ fn vote(outcomes: &[&Outcome]) -> Vote {
             best = (agreeing, Some(i));
         }
     }
+    let shared = partly_shared(outcomes);
     let chosen = match best {
-        (1, first) => first.unwrap_or(0),
+        (1, first) => shared.or(first).unwrap_or(0),
         (_, first) => plainest(outcomes, &groups, groups[first.unwrap_or(0)]),
     };
     let flaws: Vec<&String> = outcomes.iter().filter_map(|o| o.flaw.as_ref()).collect();
@@ -344,8 +353,59 @@ fn vote(outcomes: &[&Outcome]) -> Vote {
             .filter(|o| o.failed.is_none())
             .and_then(|o| o.flaw.clone()),
         list_test: None,
+        shared_in_part: best.0 == 1 && shared.is_some(),
     }
 }
+
+/// Of the programs that printed their work, when no two did the same and
+/// none wrote a file, the one the most of whose lines (by share) another
+/// printed too: a line of its own printed whole within another's text, or
+/// holding a line of another's whole. On held-out-41's mail server (spent)
+/// no two of seven programs agreed, and the first that did work was kept:
+/// it printed "The .env file does not exist." (it had looked in a folder
+/// of its own invention), where one printed the server in a sentence and
+/// another printed the server's line with the lines below it. Lines
+/// shorter than [`SHARED_CHARS`] are too common to tell.
+fn partly_shared(outcomes: &[&Outcome]) -> Option<usize> {
+    // Where a program wrote a file, the work is files: what others printed
+    // says nothing of them.
+    if outcomes.iter().any(|o| !o.wrote.is_empty() && o.work().is_some()) {
+        return None;
+    }
+    let printing: Vec<(usize, Vec<&str>)> = outcomes
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o.wrote.is_empty() && o.work().is_some())
+        .map(|(i, o)| {
+            let lines = o.printed.lines().map(str::trim);
+            (i, lines.filter(|l| l.chars().count() >= SHARED_CHARS).collect())
+        })
+        .collect();
+    let within = crate::text::contains_whole;
+    let mut best: Option<(usize, usize, usize)> = None;
+    for (i, own) in printing.iter().filter(|(_, own)| !own.is_empty()) {
+        let others = printing.iter().filter(|(j, _)| j != i);
+        let others: Vec<(&str, &Vec<&str>)> = others
+            .map(|(j, lines)| (outcomes[*j].printed.as_str(), lines))
+            .collect();
+        let shared = own
+            .iter()
+            .filter(|line| {
+                others
+                    .iter()
+                    .any(|(text, lines)| within(text, line) || lines.iter().any(|other| within(line, other)))
+            })
+            .count();
+        let better = best.is_none_or(|(most, of, _)| shared * of > most * own.len());
+        if shared > 0 && better {
+            best = Some((shared, own.len(), *i));
+        }
+    }
+    best.map(|(_, _, i)| i)
+}
+
+/// Fewest characters of a line [`partly_shared`] takes as shared.
+const SHARED_CHARS: usize = 4;
 
 /// For each outcome, the first outcome whose work it did too
 /// ([`same_work`]); `None` for one that did no work. A zero is a group of
@@ -467,6 +527,41 @@ mod tests {
             kept: 0,
             wrote: Default::default(),
         }
+    }
+
+    fn printed(text: &str) -> Outcome {
+        Outcome {
+            failed: None,
+            printed: text.to_string(),
+            flaw: None,
+            kept: 0,
+            wrote: Default::default(),
+        }
+    }
+
+    /// With no two agreeing, a program whose printed line another printed
+    /// too (within its text, or whole) is kept over the first that did
+    /// work; the one with the most of its lines shared among those.
+    #[test]
+    fn with_no_agreement_a_line_another_printed_too_is_kept() {
+        let missing = printed("The .env file does not exist.");
+        let tail = printed("mail.example.org\nSMTP_PORT=587\nTEMP_MAX_C=5");
+        let sentence = printed("The mail server is: mail.example.org");
+        let v = vote(&[&missing, &tail, &sentence]);
+        assert_eq!((v.agreeing, v.chosen), (1, 2), "{v:?}");
+        assert!(
+            v.said().contains("program 3 is kept, the most of whose lines"),
+            "{}",
+            v.said()
+        );
+        let (alone, other) = (printed("Upper Room B"), printed("Lower Hall"));
+        let v = vote(&[&alone, &other]);
+        assert_eq!((v.chosen, v.shared_in_part), (0, false), "nothing shared: the first");
+        let (ann, both) = (printed("Ann"), printed("Ann Lee and Bo Park"));
+        assert!(!vote(&[&both, &ann]).shared_in_part, "too short to tell");
+        let file = wrote("12");
+        let v = vote(&[&file, &tail, &sentence]);
+        assert_eq!((v.chosen, v.shared_in_part), (0, false), "a file written is the work");
     }
 
     #[test]
