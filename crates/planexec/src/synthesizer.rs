@@ -255,9 +255,13 @@ fn quoted_about(task: &str, fact: &str, words: &str) -> Option<String> {
     let quoted = words_of(words);
     let said = words_of(task);
     let in_task = quoted.len() >= 2 && said.windows(quoted.len()).any(|window| window == quoted.as_slice());
+    // A quote of (nearly) the whole task names no words: asked about TODO
+    // texts cut from their lines, as the task asked, the 1.5B model quoted
+    // the task from its first word to its last (a spent held-out-40 run).
+    let whole_task = quoted.len() * 10 >= said.len() * 9;
     let claimed = claim_words(fact);
     let about = quoted.iter().any(|word| claimed.contains(word));
-    (in_task && about).then(|| words.trim().trim_matches(['"', '\'', '`']).to_string())
+    (in_task && about && !whole_task).then(|| words.trim().trim_matches(['"', '\'', '`']).to_string())
 }
 
 /// The words of `text`, lower case, as a quote is compared: a file's name
@@ -449,6 +453,17 @@ mod tests {
             quoted_about(plain, fact, plain),
             None,
             "names and kinds are not the claim"
+        );
+        let todos = "Gather all the TODOs from notes.md into todos.txt - one per line, just the text after \"TODO:\", in the order they appear.";
+        let cut_todos = "In todos.txt, no line is a whole line of notes.md: each is a part of one, with the rest cut off (`fix the gate` is cut from `- TODO: fix the gate`, without `- TODO: …`).";
+        assert_eq!(
+            quoted_about(todos, cut_todos, todos),
+            None,
+            "the whole task points at no words"
+        );
+        assert!(
+            quoted_about(todos, cut_todos, "into todos.txt - one per line").is_some(),
+            "a part of the task still points"
         );
         let cut = "In errors.txt, no line is a whole line of app.log: each is a part of one, with the rest cut off (`Disk full` is cut from `09:00 ERROR Disk full`, without `09:00 ERROR …`).";
         let task = "Please pull every ERROR line out of app.log and write them to errors.txt.";
