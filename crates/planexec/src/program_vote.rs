@@ -60,6 +60,9 @@ pub(crate) struct Vote {
     /// With no two agreeing, whether the one chosen printed a line another
     /// printed too ([`partly_shared`]), rather than being the first.
     pub shared_in_part: bool,
+    /// Of those agreeing, how many wrote the value with words around it
+    /// ([`seconded_in_words`]).
+    pub in_words: usize,
 }
 
 impl Vote {
@@ -90,6 +93,12 @@ impl Vote {
             (1, n) => format!(
                 "no two of {} programs written apart did the same work on a copy of the folder: program {} is kept, the first that ran without failing",
                 self.programs,
+                n + 1
+            ),
+            (agreeing, n) if self.in_words > 0 => format!(
+                "{agreeing} of {} programs written apart computed the same value on a copy of the folder ({} of them wrote it with words around it): program {} is kept",
+                self.programs,
+                self.in_words,
                 n + 1
             ),
             (agreeing, n) => format!(
@@ -336,11 +345,20 @@ fn vote(outcomes: &[&Outcome]) -> Vote {
             best = (agreeing, Some(i));
         }
     }
-    let shared = partly_shared(outcomes);
+    // Only a vote with no two agreeing looks for a value seconded in
+    // words, then for a partly shared answer.
+    let seconding = match best {
+        (1, Some(first)) => seconded_in_words(outcomes, first),
+        _ => 0,
+    };
+    let shared = (best.0 == 1 && seconding == 0)
+        .then(|| partly_shared(outcomes))
+        .flatten();
     let chosen = match best {
         (1, first) => shared.or(first).unwrap_or(0),
         (_, first) => plainest(outcomes, &groups, groups[first.unwrap_or(0)]),
     };
+    let best = (best.0 + seconding, best.1);
     let flaws: Vec<&String> = outcomes.iter().filter_map(|o| o.flaw.as_ref()).collect();
     Vote {
         programs: outcomes.len(),
@@ -353,7 +371,8 @@ fn vote(outcomes: &[&Outcome]) -> Vote {
             .filter(|o| o.failed.is_none())
             .and_then(|o| o.flaw.clone()),
         list_test: None,
-        shared_in_part: best.0 == 1 && shared.is_some(),
+        shared_in_part: shared.is_some(),
+        in_words: seconding,
     }
 }
 
@@ -402,6 +421,35 @@ fn partly_shared(outcomes: &[&Outcome]) -> Option<usize> {
         }
     }
     best.map(|(_, _, i)| i)
+}
+
+/// How many programs, their only flaw a file holding its value with words
+/// around it ([`Outcome::worded`]), wrote the value `kept`'s files hold
+/// alone, in every file the same: each computed it, only its form is not
+/// the file's. Of held-out-42's jam stall takings (spent), the first of six
+/// programs wrote `1679.63`, and the third `Total takings: £1679.63`; that
+/// one was not counted, no two agreed, and the run failed unconfirmed. Two
+/// programs that both wrote words still agree on nothing.
+fn seconded_in_words(outcomes: &[&Outcome], kept: usize) -> usize {
+    let plain = outcomes[kept];
+    if plain.wrote.is_empty() || plain.work().is_none() {
+        return 0;
+    }
+    let same_value = |worded: &Outcome| {
+        worded.wrote.len() == plain.wrote.len()
+            && worded
+                .wrote
+                .iter()
+                .all(|(path, content)| match (content, plain.wrote.get(path)) {
+                    (Some(words), Some(Some(value))) => crate::content::same_number_in_words(words, value),
+                    _ => false,
+                })
+    };
+    outcomes
+        .iter()
+        .enumerate()
+        .filter(|(i, o)| *i != kept && o.worded && o.failed.is_none() && same_value(o))
+        .count()
 }
 
 /// Fewest characters of a line [`partly_shared`] takes as shared.
@@ -514,6 +562,7 @@ mod tests {
             failed: None,
             printed: String::new(),
             flaw: None,
+            worded: false,
             kept: 0,
             wrote: [("out.txt".to_string(), Some(content.to_string()))].into(),
         }
@@ -524,6 +573,7 @@ mod tests {
             failed: Some("KeyError: 'litres'".into()),
             printed: String::new(),
             flaw: None,
+            worded: false,
             kept: 0,
             wrote: Default::default(),
         }
@@ -534,6 +584,7 @@ mod tests {
             failed: None,
             printed: text.to_string(),
             flaw: None,
+            worded: false,
             kept: 0,
             wrote: Default::default(),
         }
@@ -627,11 +678,40 @@ mod tests {
             failed: None,
             printed: text.to_string(),
             flaw: None,
+            worded: false,
             kept: 0,
             wrote: Default::default(),
         };
         let (p, q) = (printed("The heaviest is 61.9 kg"), printed("61.9"));
         assert_eq!(vote(&[&p, &q]).agreeing, 2);
+    }
+
+    /// A program whose one flaw is its value written with words around it
+    /// seconds one that wrote the value alone; two such agree on nothing.
+    #[test]
+    fn a_value_written_in_words_seconds_the_value_written_alone() {
+        let in_words = |text: &str| Outcome {
+            flaw: Some("out.txt holds the value with words around it".into()),
+            worded: true,
+            ..wrote(text)
+        };
+        let (plain, worded) = (wrote("1679.63"), in_words("Total takings: £1679.63"));
+        let v = vote(&[&worded, &failed(), &plain]);
+        assert_eq!((v.agreeing, v.chosen, v.in_words), (2, 2, 1), "{v:?}");
+        assert!(
+            v.said().contains("(1 of them wrote it with words around it)"),
+            "{}",
+            v.said()
+        );
+        let other = in_words("Total takings: £1716.08");
+        assert_eq!(vote(&[&plain, &other]).agreeing, 1, "another value seconds nothing");
+        let again = in_words("Takings: 1679.63");
+        assert_eq!(vote(&[&worded, &again]).agreeing, 1, "words and words agree on nothing");
+        let flawed = Outcome {
+            worded: false,
+            ..in_words("Total takings: £1679.63")
+        };
+        assert_eq!(vote(&[&plain, &flawed]).agreeing, 1, "another flaw seconds nothing");
     }
 
     /// Two edits of a JSON file to the same data agree whatever their

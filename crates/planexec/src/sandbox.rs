@@ -258,6 +258,10 @@ pub(crate) struct Outcome {
     pub wrote: BTreeMap<String, Option<String>>,
     /// A flaw seen while it ran ([`WATCH`]): its work is not to be trusted.
     pub flaw: Option<String>,
+    /// Whether its flaw is only that a file the task names holds its value
+    /// with words around it ([`crate::content::value_in_words`]): its value
+    /// may still second a program that wrote the value alone.
+    pub worded: bool,
     /// How many lines of the files it changed are still there as they were:
     /// of two programs that did one edit, the one that kept more of the
     /// file is the smaller change.
@@ -364,12 +368,18 @@ impl Sandbox {
             true => vec![printed.as_str()],
             false => wrote.values().map(|text| text.as_deref().unwrap_or_default()).collect(),
         };
-        let flaw = counted_flaw(flaw, failed.is_none().then_some(&work[..]))
+        let earlier = counted_flaw(flaw, failed.is_none().then_some(&work[..]))
             .or_else(|| self.typed(code, task, &printed, &wrote))
             .or_else(|| self.named_value_ignored(code, task))
             .or_else(|| self.rewritten(&after, task, code))
-            .or_else(|| self.shadowed(&after, task))
-            .or_else(|| self.worded_value(&wrote, task))
+            .or_else(|| self.shadowed(&after, task));
+        let worded = match earlier {
+            Some(_) => None,
+            None => self.worded_value(&wrote, task),
+        };
+        let worded_only = worded.is_some() && failed.is_none();
+        let flaw = earlier
+            .or(worded)
             .or_else(|| self.header_lost(&wrote))
             .or_else(|| {
                 failed
@@ -394,6 +404,7 @@ impl Sandbox {
             printed,
             wrote,
             flaw,
+            worded: worded_only,
             kept,
         })
     }
@@ -874,6 +885,7 @@ mod tests {
                 .map(|(p, c)| (p.to_string(), c.map(str::to_string)))
                 .collect(),
             flaw: None,
+            worded: false,
             kept: 0,
         }
     }
