@@ -58,6 +58,55 @@ pub(crate) fn cut_from(path: &str, now: &str, inputs: &[(String, String)]) -> Op
         })
 }
 
+/// When every line of `now` (the file at `path`, two lines or more) is a
+/// whole list item of one of `inputs`, its list mark (`- `, `* `, `+ `,
+/// `1. `) kept: a line saying so, and the two ways the file could be. Two
+/// of the 1.5B model's three programs for the points under a Markdown
+/// heading, "one per line, without the dashes", wrote each point with its
+/// `- `, agreed, and the run said `succeeded` (held-out-42, spent). Whether
+/// the marks belong is the task's to say (a copy of a section keeps them).
+pub(crate) fn marked_from(path: &str, now: &str, inputs: &[(String, String)]) -> Option<TwoWays> {
+    let written = lines_written(now);
+    if written.len() < 2 {
+        return None;
+    }
+    let item = *written.first()?;
+    let unmarked = without_mark(item)?;
+    if written.iter().any(|line| without_mark(line).is_none()) {
+        return None;
+    }
+    let (input, _) = inputs.iter().filter(|(input, _)| input != path).find(|(_, text)| {
+        let lines = input_lines(text);
+        written.iter().all(|line| lines.contains(line))
+    })?;
+    Some(TwoWays {
+        text: format!(
+            "In {path}, each line is a whole list item of {input}, the list mark it has there (dashes, stars or numbers) kept at its start (`{item}`).\n\n"
+        ),
+        question: format!("what is each line of {path} to be, of a list item of {input}?"),
+        ways: [
+            format!("the item with its list mark, such as `{item}`"),
+            format!("the item without its list mark, such as `{unmarked}`"),
+        ],
+    })
+}
+
+/// What follows the list mark a line opens with (`- `, `* `, `+ `, or a
+/// number and `.` or `)`), when it opens with one and holds more.
+fn without_mark(line: &str) -> Option<&str> {
+    let rest = match line.strip_prefix(['-', '*', '+']) {
+        Some(rest) => rest,
+        None => {
+            let digits = line.len() - line.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            (digits > 0)
+                .then(|| line[digits..].strip_prefix(['.', ')']))
+                .flatten()?
+        }
+    };
+    let item = rest.strip_prefix(' ')?.trim();
+    (!item.is_empty()).then_some(item)
+}
+
 /// The lines of a written file compared with an input's: trimmed, not
 /// blank, the first [`COMPARED_LINES`].
 pub(super) fn lines_written(now: &str) -> Vec<&str> {
@@ -97,6 +146,27 @@ mod tests {
             ),
             "{fact}"
         );
+    }
+
+    #[test]
+    fn whole_list_items_with_their_marks_are_a_fact() {
+        let agenda =
+            "# Agenda\n\n## Any other business\n- Bike racks\n- Hall paint\n\n## Next\n1. Set a date\n2. Book a room\n";
+        let inputs = vec![("agenda.md".to_string(), agenda.to_string())];
+        let fact = marked_from("aob.txt", "- Bike racks\n- Hall paint\n", &inputs).unwrap();
+        assert_eq!(fact.ways[1], "the item without its list mark, such as `Bike racks`");
+        assert!(fact.text.contains("a whole list item of agenda.md"), "{}", fact.text);
+        let numbered = marked_from("next.txt", "1. Set a date\n2. Book a room\n", &inputs).unwrap();
+        assert_eq!(numbered.ways[1], "the item without its list mark, such as `Set a date`");
+        let bare = "Bike racks\nHall paint\n";
+        assert_eq!(marked_from("aob.txt", bare, &inputs), None, "marks taken off");
+        assert_eq!(marked_from("aob.txt", "- Bike racks\n", &inputs), None, "one line");
+        assert_eq!(
+            marked_from("aob.txt", "- Bike racks\n- Roof\n", &inputs),
+            None,
+            "not all from the input"
+        );
+        assert_eq!(marked_from("agenda.md", agenda, &inputs), None, "the file itself");
     }
 
     #[test]

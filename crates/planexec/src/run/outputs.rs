@@ -318,7 +318,8 @@ pub(crate) fn facts(run: &Run, path: &str, now: &str) -> Vec<String> {
 /// parts of them ([`super::line_parts`]), and, in a
 /// list the run made, an item written more than once, an input's line
 /// written otherwise than the input first writes it, or values of a kind
-/// (email or web addresses) that an input holds more of. Shown that a sorted
+/// (email or web addresses) that an input holds more of, or list items
+/// copied with their marks. Shown that a sorted
 /// list was not in the input's order, the 1.5B checker failed a run asked
 /// to sort it, twice (a spent tune part).
 pub(crate) fn choice_facts(run: &Run, path: &str, now: &str) -> Vec<super::two_ways::TwoWays> {
@@ -332,12 +333,16 @@ pub(crate) fn choice_facts(run: &Run, path: &str, now: &str) -> Vec<super::two_w
     let left_out = made
         .then(|| super::left_out::left_out_from(path, now, &run.originals))
         .flatten();
+    let marked = made
+        .then(|| super::line_parts::marked_from(path, now, &run.originals))
+        .flatten();
     sorted
         .into_iter()
         .chain(cut)
         .chain(repeated)
         .chain(respelled)
         .chain(left_out)
+        .chain(marked)
         .collect()
 }
 
