@@ -255,13 +255,44 @@ fn quoted_about(task: &str, fact: &str, words: &str) -> Option<String> {
     let quoted = words_of(words);
     let said = words_of(task);
     let in_task = quoted.len() >= 2 && said.windows(quoted.len()).any(|window| window == quoted.as_slice());
-    // A quote of (nearly) the whole task names no words: asked about TODO
-    // texts cut from their lines, as the task asked, the 1.5B model quoted
-    // the task from its first word to its last (a spent held-out-40 run).
+    // A quote of (nearly) the whole task names no words by itself: asked
+    // about TODO texts cut from their lines, as the task asked, the 1.5B
+    // model quoted the task from its first word to its last (a spent
+    // held-out-40 run). Asked whether JSON numbers written as text went
+    // against "packets and price_each must be numbers, not strings", it
+    // quoted the whole task too, twice (held-out-42, spent): the one
+    // sentence of it that speaks of the claim in two words or more is
+    // then the words.
     let whole_task = quoted.len() * 10 >= said.len() * 9;
     let claimed = claim_words(fact);
+    if in_task && whole_task {
+        return sentence_about(task, &claimed);
+    }
     let about = quoted.iter().any(|word| claimed.contains(word));
-    (in_task && about && !whole_task).then(|| words.trim().trim_matches(['"', '\'', '`']).to_string())
+    (in_task && about).then(|| words.trim().trim_matches(['"', '\'', '`']).to_string())
+}
+
+/// The first sentence (or clause after a colon or semicolon) of `task`
+/// that holds two of the `claimed` words or more.
+fn sentence_about(task: &str, claimed: &[String]) -> Option<String> {
+    let mut sentences = Vec::new();
+    let mut start = 0;
+    let mut chars = task.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        let ends =
+            matches!(c, '.' | '!' | '?' | ';' | ':') && chars.peek().is_none_or(|(_, next)| next.is_whitespace());
+        if ends {
+            sentences.push(&task[start..at]);
+            start = at + c.len_utf8();
+        }
+    }
+    sentences.push(&task[start..]);
+    sentences.into_iter().map(str::trim).find_map(|sentence| {
+        let mut shared: Vec<String> = words_of(sentence).into_iter().filter(|w| claimed.contains(w)).collect();
+        shared.sort();
+        shared.dedup();
+        (shared.len() >= 2).then(|| sentence.to_string())
+    })
 }
 
 /// The words of `text`, lower case, as a quote is compared: a file's name
@@ -460,6 +491,13 @@ mod tests {
             quoted_about(todos, cut_todos, todos),
             None,
             "the whole task points at no words"
+        );
+        let seeds = "Convert seeds.csv into seeds.json: a list with one object per row, using the column names as keys. packets and price_each must be numbers, not strings.";
+        let text_numbers = "In seeds.json, the values of \"packets\", \"price_each\" are numbers written as text (such as \"4\"), not JSON numbers.";
+        assert_eq!(
+            quoted_about(seeds, text_numbers, seeds).as_deref(),
+            Some("packets and price_each must be numbers, not strings"),
+            "the whole task points at its sentence about the claim"
         );
         assert!(
             quoted_about(todos, cut_todos, "into todos.txt - one per line").is_some(),
