@@ -80,11 +80,15 @@ fn agreed(readings: &[ListTest], file: &str) -> Option<ListTest> {
 }
 
 /// The model's reply to the question of `file`'s order, with `choices`
-/// shown in that order.
+/// shown in that order. A condition on the values is said to be no order:
+/// asked of "which files … are bigger than 100 KB? List their names",
+/// the 1.5B model read "descending: … largest first" twice of three
+/// (held-out-42, spent), and every program that listed the files in the
+/// folder's order was set aside.
 async fn asked(calls: &ModelCalls, task: &str, file: &str, choices: &[&str]) -> Result<String, RunError> {
     let listed: Vec<String> = choices.iter().map(|choice| format!("- {choice}")).collect();
     let question = format!(
-        "Task: {task}\n\nWhat order does the task state for the lines of {file}? One of:\n{}\nAnd does it say to write each value only once (no repeats)?",
+        "Task: {task}\n\nWhat order does the task state for the lines of {file}? One of:\n{}\nWhich values to write (those bigger than a size, after a date, of one kind) is no order. And does it say to write each value only once (no repeats)?",
         listed.join("\n")
     );
     let mut request = ChatRequest::new(
