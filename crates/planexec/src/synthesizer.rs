@@ -272,27 +272,20 @@ fn quoted_about(task: &str, fact: &str, words: &str) -> Option<String> {
     (in_task && about).then(|| words.trim().trim_matches(['"', '\'', '`']).to_string())
 }
 
-/// The first sentence (or clause after a colon or semicolon) of `task`
-/// that holds two of the `claimed` words or more.
+/// The first sentence of `task` ([`crate::plan::sentences_of`]), or
+/// clause of one after a colon, that holds two of the `claimed` words or
+/// more, without its closing stop.
 fn sentence_about(task: &str, claimed: &[String]) -> Option<String> {
-    let mut sentences = Vec::new();
-    let mut start = 0;
-    let mut chars = task.char_indices().peekable();
-    while let Some((at, c)) = chars.next() {
-        let ends =
-            matches!(c, '.' | '!' | '?' | ';' | ':') && chars.peek().is_none_or(|(_, next)| next.is_whitespace());
-        if ends {
-            sentences.push(&task[start..at]);
-            start = at + c.len_utf8();
-        }
-    }
-    sentences.push(&task[start..]);
-    sentences.into_iter().map(str::trim).find_map(|sentence| {
-        let mut shared: Vec<String> = words_of(sentence).into_iter().filter(|w| claimed.contains(w)).collect();
-        shared.sort();
-        shared.dedup();
-        (shared.len() >= 2).then(|| sentence.to_string())
-    })
+    let sentences = crate::plan::sentences_of(task);
+    let clauses = sentences.iter().flat_map(|sentence| sentence.split(": "));
+    clauses
+        .map(|clause| clause.trim().trim_end_matches(['.', '!', '?', ';']))
+        .find_map(|sentence| {
+            let mut shared: Vec<String> = words_of(sentence).into_iter().filter(|w| claimed.contains(w)).collect();
+            shared.sort();
+            shared.dedup();
+            (shared.len() >= 2).then(|| sentence.to_string())
+        })
 }
 
 /// The words of `text`, lower case, as a quote is compared: a file's name

@@ -35,7 +35,7 @@ pub use links::{rename_step, step_references};
 pub(crate) use outputs::word_itself;
 pub use outputs::{
     absent_worked_in, edited_in, ends_a_sentence, existing_outputs, mentions, new_outputs, outputs_named_by,
-    outputs_named_in, outputs_read, paths_named_by, unwritten_outputs,
+    outputs_named_in, outputs_read, paths_named_by, sentences_of, unwritten_outputs,
 };
 pub use parse::{parse_plan_file, parse_plan_reply, ParseError, PlanStream};
 pub use schema::{is_strict_compatible, plan_schema, plan_schema_for, plan_schema_for_tools};

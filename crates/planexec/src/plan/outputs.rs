@@ -153,6 +153,12 @@ pub fn worked_in(task: &str) -> Vec<String> {
     found
 }
 
+/// The sentences of `task`, each its words joined by a space
+/// ([`ends_a_sentence`]).
+pub fn sentences_of(task: &str) -> Vec<String> {
+    sentences(task).iter().map(|words| words.join(" ")).collect()
+}
+
 /// The sentences of `task`, each as its words ([`ends_a_sentence`]).
 fn sentences(task: &str) -> Vec<Vec<&str>> {
     let mut all = Vec::new();

@@ -46,7 +46,7 @@ pub(crate) fn templates_named_by(task: &str) -> Vec<Template> {
 /// its duration as HH:MM:SS`, then the average in minutes is asked for:
 /// on held-out-9 a file of minutes was held to the log's form).
 fn templates_for(task: &str, path: &str) -> Vec<Template> {
-    sentences(task)
+    crate::plan::sentences_of(task)
         .iter()
         .filter(|sentence| {
             let paths = crate::plan::paths_named_by(sentence);
@@ -54,22 +54,6 @@ fn templates_for(task: &str, path: &str) -> Vec<Template> {
         })
         .flat_map(|sentence| templates_named_by(sentence))
         .collect()
-}
-
-/// The sentences of `task`, split where [`crate::plan::ends_a_sentence`]
-/// says (as the outputs a task names are read).
-fn sentences(task: &str) -> Vec<String> {
-    let mut all = Vec::new();
-    let mut sentence = String::new();
-    for word in task.split_whitespace() {
-        sentence.push_str(word);
-        sentence.push(' ');
-        if crate::plan::ends_a_sentence(word, !crate::plan::paths_named_by(word).is_empty()) {
-            all.push(std::mem::take(&mut sentence));
-        }
-    }
-    all.extend((!sentence.trim().is_empty()).then_some(sentence));
-    all
 }
 
 /// `word` as a template: each group of one letter repeated becomes that
@@ -143,7 +127,7 @@ pub(crate) fn misshapen(run: &Run) -> Option<(String, String)> {
 /// day of the month, `16`, for the weekday). Only the kind is held to:
 /// an example is one value of many.
 fn unlike_example(task: &str, path: &str, held: &str) -> Option<(String, String)> {
-    let example = sentences(task)
+    let example = crate::plan::sentences_of(task)
         .iter()
         .filter(|sentence| {
             let paths = crate::plan::paths_named_by(sentence);
