@@ -80,7 +80,7 @@ fn planner_messages(
     may_ask: bool,
 ) -> (Vec<Message>, Option<Mend>) {
     let budget = calls.budget.remaining().map(|b| format!("{b}\n\n")).unwrap_or_default();
-    let files = crate::prompt::workspace_files(&setting.tools)
+    let files = crate::prompt::workspace_files(task, &setting.tools)
         .map(|listing| format!("{listing}\n\n"))
         .unwrap_or_default();
     // Help for a model that gets it (the embedded one, `mend = "auto"`): a

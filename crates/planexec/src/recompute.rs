@@ -772,7 +772,7 @@ async fn program(
     temperature: Option<f32>,
     failed: Option<(&str, &str)>,
 ) -> Option<String> {
-    let (entries, _) = workspace.listing(40);
+    let (entries, _) = crate::prompt::listing_for(task, workspace, 40);
     // A new file the run made is not shown: the program is not to read it.
     let files: Vec<&str> = entries
         .iter()

@@ -73,7 +73,7 @@ pub(super) fn prompt(task: &str, tools: &ToolRegistry) -> Option<ProgramPrompt> 
     if names_a_missing_file(task, tools, workspace) {
         return None;
     }
-    let (entries, left_out) = workspace.listing(LISTED);
+    let (entries, left_out) = crate::prompt::listing_for(task, workspace, LISTED);
     let files: Vec<(String, u64)> = entries
         .into_iter()
         .filter_map(|(path, size)| size.map(|s| (path, s)))

@@ -13,6 +13,7 @@ pub(crate) mod compact;
 
 use crate::agents::AgentProfile;
 use crate::policy::{Mode, RunOptions};
+use crate::tools::workspace::Workspace;
 use crate::tools::ToolRegistry;
 
 /// The system prompt every role's call starts with: what the agent is and the
@@ -156,9 +157,9 @@ const LISTED_FILES: usize = 40;
 /// (so the plan reads files that exist, and only those), and a data file's
 /// shape ([`crate::file_shape`]). `None` when the run's
 /// tools have no workspace.
-pub(crate) fn workspace_files(tools: &ToolRegistry) -> Option<String> {
+pub(crate) fn workspace_files(task: &str, tools: &ToolRegistry) -> Option<String> {
     let workspace = tools.workspace()?;
-    let (entries, left_out) = workspace.listing(LISTED_FILES);
+    let (entries, left_out) = listing_for(task, workspace, LISTED_FILES);
     if entries.is_empty() {
         return Some("The workspace is empty: there is no file to read.".to_string());
     }
@@ -198,7 +199,7 @@ const BEGUN_LINE_CHARS: usize = 120;
 /// reads the file for its values. `None` when the task names no such file.
 pub(crate) fn file_beginnings(task: &str, tools: &ToolRegistry) -> Option<String> {
     let workspace = tools.workspace()?;
-    let (entries, _) = workspace.listing(LISTED_FILES);
+    let (entries, _) = listing_for(task, workspace, LISTED_FILES);
     let mut out = String::new();
     let named = entries
         .iter()
@@ -224,6 +225,16 @@ pub(crate) fn file_beginnings(task: &str, tools: &ToolRegistry) -> Option<String
     (!out.is_empty()).then(|| {
         format!("How the files the task names begin (their first lines only, to show their form; a step must still read a file for its values):\n{out}")
     })
+}
+
+/// What the workspace holds for `task` ([`Workspace::listing`], at most
+/// `max` entries and how many were left out), and the hidden files at its
+/// root the task names by their name ([`Workspace::hidden_files`]: "the
+/// .env file").
+pub(crate) fn listing_for(task: &str, workspace: &Workspace, max: usize) -> (Vec<(String, Option<u64>)>, usize) {
+    let (mut entries, left_out) = workspace.listing(max);
+    entries.extend(workspace.hidden_files(|name| names_file_alone(task, name)));
+    (entries, left_out)
 }
 
 /// Whether `task` names the file at `path` by its file name, as a word of
@@ -362,6 +373,25 @@ mod tests {
         assert!(shown.contains("_redirects begins:\n/a /b 301"), "{shown}");
         assert!(!shown.contains("old") && !shown.contains("not named"), "{shown}");
         assert_eq!(file_beginnings("Add 2 and 3.", &tools), None);
+    }
+
+    #[test]
+    fn a_hidden_file_the_task_names_is_listed_and_no_other() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".env"), "MAIL_FROM=a@b.c\n").unwrap();
+        std::fs::write(dir.path().join(".npmrc"), "x=1\n").unwrap();
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+        let tools = crate::tools::builtin::registry(crate::tools::workspace::Workspace::new(dir.path()).unwrap());
+        let task = "Our settings are in the .env file. Copy the From address into from.txt.";
+        let listed = workspace_files(task, &tools).unwrap();
+        assert!(listed.contains(".env (size 16 bytes"), "{listed}");
+        assert!(!listed.contains(".npmrc") && !listed.contains(".git"), "{listed}");
+        let shown = file_beginnings(task, &tools).unwrap();
+        assert!(shown.contains(".env begins:\nMAIL_FROM=a@b.c"), "{shown}");
+        assert_eq!(
+            workspace_files("Sum the numbers.", &tools).as_deref(),
+            Some("The workspace is empty: there is no file to read.")
+        );
     }
 
     #[test]

@@ -180,7 +180,7 @@ fn opening(setting: &Setting, task: &str) -> Vec<Message> {
         Message::system(format!(
             "You are an agent that solves a task with tools. Call one tool at a time; you will see its result, then decide the next call. When you can answer, reply with the answer in a few sentences and no tool call.{mode}"
         )),
-        Message::user(match crate::prompt::workspace_files(&setting.tools) {
+        Message::user(match crate::prompt::workspace_files(task, &setting.tools) {
             Some(files) => format!("Task: {task}\n\n{files}"),
             None => format!("Task: {task}"),
         }),

@@ -222,6 +222,31 @@ impl Workspace {
             .unwrap_or_else(|_| path.display().to_string())
     }
 
+    /// The hidden files at the root (`.env`, `.npmrc`) whose names `wanted`
+    /// picks, with their sizes. [`Workspace::listing`] leaves hidden entries
+    /// out (a `.git` is no input, and a `.env` may hold secrets); a task
+    /// that names one is about it, and a listing without it shows the
+    /// folder empty: on held-out-43 (spent) a program written for "the .env
+    /// file" was shown "(the folder is empty)" and read `settings/.env`.
+    pub fn hidden_files(&self, wanted: impl Fn(&str) -> bool) -> Vec<(String, Option<u64>)> {
+        let Ok(read) = std::fs::read_dir(&self.root) else {
+            return Vec::new();
+        };
+        let mut found: Vec<(String, Option<u64>)> = read
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_ok_and(|kind| kind.is_file()))
+            .map(|e| {
+                (
+                    e.file_name().to_string_lossy().into_owned(),
+                    e.metadata().ok().map(|m| m.len()),
+                )
+            })
+            .filter(|(name, _)| name.starts_with('.') && wanted(name))
+            .collect();
+        found.sort();
+        found
+    }
+
     /// What the workspace holds, for a planner to see what exists: paths
     /// relative to the root (folders end with `/`) with file sizes in bytes,
     /// breadth first and sorted, at most `max` entries and three levels deep.
