@@ -227,13 +227,14 @@ async fn program_plan(
     else {
         return Ok(None);
     };
+    let test = crate::program_vote::list_test(calls, setting, task).await?;
     let messages = asked.messages();
     let Some(first) =
         crate::program_vote::program_step(calls, Role::Planner, messages, None, (&asked.tool, "s1"), task).await?
     else {
         return Ok(None);
     };
-    let (step, vote, others) = crate::program_vote::chosen(calls, setting, &asked, first, task).await?;
+    let (step, vote, others) = crate::program_vote::chosen(calls, setting, &asked, (first, test), task).await?;
     // The whole task is the goal: a failed program is written again from it
     // (`executor::program_fix`).
     match accept(Plan::new(task, vec![step.clone()])) {

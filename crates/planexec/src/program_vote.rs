@@ -119,13 +119,12 @@ pub(crate) async fn chosen(
     calls: &ModelCalls,
     setting: &Setting,
     asked: &ProgramPrompt,
-    first: Step,
+    (first, test): (Step, Option<ListTest>),
     task: &str,
 ) -> Result<(Step, Option<Vote>, Vec<Step>), RunError> {
     let Some(sandbox) = Sandbox::for_run(setting) else {
         return Ok((first, None, Vec::new()));
     };
-    let test = list_test(calls, setting, task).await?;
     let sandbox = match test.clone() {
         Some(test) => sandbox.with_test(test),
         None => sandbox,
@@ -166,8 +165,15 @@ pub(crate) async fn chosen(
 }
 
 /// The test of the one new file `task` says to write, when it names one
-/// ([`crate::task_test`]).
-async fn list_test(calls: &ModelCalls, setting: &Setting, task: &str) -> Result<Option<ListTest>, RunError> {
+/// ([`crate::task_test`]) and the run can vote ([`Sandbox::for_run`]): for
+/// [`chosen`], asked before the first program is written. Asked between
+/// it and its samples, its short prompts pushed the program's long prompt
+/// out of the embedded model's cache, and the first sample read it again
+/// (on held-out-43, spent, 231 s and then 281 s for one 5,276-token prompt).
+pub(crate) async fn list_test(calls: &ModelCalls, setting: &Setting, task: &str) -> Result<Option<ListTest>, RunError> {
+    if Sandbox::for_run(setting).is_none() {
+        return Ok(None);
+    }
     match &crate::plan::new_outputs(task, &setting.tools)[..] {
         [file] => crate::task_test::written(calls, task, file).await,
         _ => Ok(None),

@@ -80,15 +80,18 @@ fn agreed(readings: &[ListTest], file: &str) -> Option<ListTest> {
 }
 
 /// The model's reply to the question of `file`'s order, with `choices`
-/// shown in that order. A condition on the values is said to be no order:
-/// asked of "which files … are bigger than 100 KB? List their names",
-/// the 1.5B model read "descending: … largest first" twice of three
-/// (held-out-42, spent), and every program that listed the files in the
-/// folder's order was set aside.
+/// shown in that order, the task's words about it quoted first. A
+/// condition on the values is said to be no order: asked of "which files
+/// … are bigger than 100 KB? List their names", the 1.5B model read
+/// "descending: … largest first" twice of three (held-out-42, spent), and
+/// every program that listed the files in the folder's order was set
+/// aside. Said so alone, it read "bigger than 1 KB … biggest first" as no
+/// order twice (held-out-43, spent): what does state one is said beside
+/// it, and the quote it writes before its choice is where it looks for it.
 async fn asked(calls: &ModelCalls, task: &str, file: &str, choices: &[&str]) -> Result<String, RunError> {
     let listed: Vec<String> = choices.iter().map(|choice| format!("- {choice}")).collect();
     let question = format!(
-        "Task: {task}\n\nWhat order does the task state for the lines of {file}? One of:\n{}\nWhich values to write (those bigger than a size, after a date, of one kind) is no order. And does it say to write each value only once (no repeats)?",
+        "Task: {task}\n\nWhat order does the task state for the lines of {file}? Quote the words of the task that state it (\"\" when none do), then choose one of:\n{}\nWhich values to write (those bigger than a size, after a date, of one kind) is no order; words that say which comes first (biggest first, oldest first, A to Z, as they appear) state one. And does it say to write each value only once (no repeats)?",
         listed.join("\n")
     );
     let mut request = ChatRequest::new(
@@ -96,16 +99,17 @@ async fn asked(calls: &ModelCalls, task: &str, file: &str, choices: &[&str]) -> 
         "",
         vec![Message::system(SYSTEM.to_string()), Message::user(question)],
     );
-    request.max_tokens = Some(60);
+    request.max_tokens = Some(120);
     request.response_format = Some(JsonSchemaFormat {
         name: "list_test".to_string(),
         schema: json!({
             "type": "object",
             "properties": {
+                "words": {"type": "string"},
                 "order": {"type": "string", "enum": choices},
                 "each_once": {"type": "boolean"}
             },
-            "required": ["order", "each_once"],
+            "required": ["words", "order", "each_once"],
             "additionalProperties": false
         }),
         strict: true,
