@@ -273,12 +273,30 @@ pub(crate) fn same_json_but_typing(a: &str, b: &str) -> bool {
 
 /// Whether `a` and `b` have one shape: where either is a number, both are
 /// one value written with digits (`1` and `1.78.0`; not `3 failures`);
-/// otherwise, as many lines.
+/// otherwise, as many lines, and not another reading ([`another_reading`]).
 pub(crate) fn same_shape(a: &str, b: &str) -> bool {
     match number(a).is_some() || number(b).is_some() {
         true => crate::text::value_with_digits(a) && crate::text::value_with_digits(b),
-        false => lines(a).len() == lines(b).len(),
+        false => lines(a).len() == lines(b).len() && !another_reading(a, b),
     }
+}
+
+/// Whether `a` and `b`, of as many lines (two or more), share a line and
+/// differ in kind on another: one holds a value written with digits
+/// ([`crate::text::value_with_digits`]) where the other holds words. They
+/// computed the same value and put another thing beside it, a reading of
+/// what the task asks that is the check's to weigh, not a second value of
+/// one thing. On held-out-43 (spent) two checking programs printed a
+/// month's takings twice where the task asked for the best month's name,
+/// then its takings, and refuted the run's right file.
+pub(crate) fn another_reading(a: &str, b: &str) -> bool {
+    let (a, b) = (lines(a), lines(b));
+    let kind = |line: &str| crate::text::value_with_digits(line);
+    let pairs = || a.iter().zip(&b);
+    a.len() == b.len()
+        && a.len() >= 2
+        && pairs().any(|(x, y)| x.trim() == y.trim())
+        && pairs().any(|(x, y)| kind(x) != kind(y))
 }
 
 /// Whether `a` and `b` list the same names of files, one per line, and
@@ -590,5 +608,17 @@ mod tests {
         assert!(!same_shape("3 failures", "3"));
         assert!(same_shape("10.0.0.2 db\n10.0.0.10 web", "10.0.0.10 web\n10.0.0.2 db\n"));
         assert!(!same_shape("['db', 'web']", "db\nweb"));
+        assert!(!same_shape("2310.75\n2310.75", "June\n2310.75"), "another reading");
+    }
+
+    #[test]
+    fn a_value_put_where_words_stand_is_another_reading() {
+        assert!(another_reading("2310.75\n2310.75\n", "June\n2310.75"));
+        assert!(
+            !another_reading("May\n2100\n", "June\n2310.75"),
+            "no line shared: two values of one thing"
+        );
+        assert!(!another_reading("June\n2300", "June\n2310.75"), "one kind on each line");
+        assert!(!another_reading("2310.75", "June"), "one line");
     }
 }

@@ -33,7 +33,13 @@ pub(crate) enum Recomputed {
     AgreedAfterDispute { printed: String, program: String },
     /// Two different programs printed the same content (`printed`), and
     /// the file holds something else.
-    Refuted { path: String, printed: String },
+    Refuted {
+        path: String,
+        printed: String,
+        /// The last of the programs that printed it.
+        #[serde(default)]
+        program: Option<String>,
+    },
     /// A program printed what the run's own answer says the file holds
     /// (`printed`), and the file holds something else, which the answer
     /// does not say.
@@ -203,8 +209,9 @@ pub(crate) async fn recompute(
             .iter()
             .filter(|(code_a, a)| same_data(a, &out) && !one_derivation(&made, code_a, &code))
             .count();
-        if seconding > 0 && seconding + 1 > made.agreeing {
-            return Some(refuted(path, out));
+        let refuting = !crate::content::another_reading(&out, written);
+        if seconding > 0 && seconding + 1 > made.agreeing && refuting {
+            return Some(refuted(path, out, code));
         }
         derivations.push((code, out));
     }
@@ -284,11 +291,13 @@ fn same_data(a: &str, b: &str) -> bool {
         || crate::content::same_table_cells(a, b)
 }
 
-/// Programs written apart printed `printed` for `path`, which holds something else.
-fn refuted(path: &str, printed: String) -> Recomputed {
+/// Programs written apart printed `printed` for `path`, which holds
+/// something else; `program` the last of them.
+fn refuted(path: &str, printed: String, program: String) -> Recomputed {
     Recomputed::Refuted {
         path: path.to_string(),
         printed,
+        program: Some(program),
     }
 }
 
