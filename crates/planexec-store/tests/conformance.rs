@@ -161,6 +161,7 @@ async fn conformance(store: Arc<dyn RunStore>) {
                 file: "out.txt".into(),
                 order: planexec::ListOrder::AsInInput,
                 each_once: true,
+                only_some: false,
             }),
         }],
     };

@@ -39,6 +39,11 @@ pub struct ListTest {
     pub order: ListOrder,
     /// Each value once.
     pub each_once: bool,
+    /// Only the values that meet a condition the task states, not every
+    /// one: a file that holds a value of every row (or every file) it
+    /// picks from breaks the test.
+    #[serde(default)]
+    pub only_some: bool,
 }
 
 /// The choices, as the model is shown them, and the order each stands for.
@@ -94,6 +99,13 @@ impl ListTest {
             if let Some(twice) = lines.iter().find(|line| !seen.insert(line.to_lowercase())) {
                 return Some(format!(
                     "{file} holds `{twice}` twice, and the task says each value once"
+                ));
+            }
+        }
+        if self.only_some {
+            if let Some(every) = every_one_kept(&lines, inputs, file) {
+                return Some(format!(
+                    "{file} holds {every}, and the task writes only those that meet a condition it states: the program's condition kept every one (does it compare like with like, values as the file writes them?)"
                 ));
             }
         }
@@ -242,6 +254,86 @@ fn not_as_in_input<'a>(lines: &[&'a str], inputs: &[(&str, &str)]) -> Option<(&'
         .map(|i| (lines[i - 1], lines[i]))
 }
 
+/// Fewest rows or files a list must hold all of before keeping every one
+/// says anything about a condition: of two, both may well meet it.
+const FEWEST_KEPT: usize = 4;
+
+/// What `lines` are, said, when they are the values of one column of
+/// every row of a table among `inputs`, or the names of every file of one
+/// folder among them, one line each: on held-out-43 (spent) two programs
+/// compared `25%` cells with 0.2, agreed, and listed every cheese for
+/// "more than 20%"; tickets "that mention a kettle" were written as every
+/// ticket. `written` (the list's own path) is no input.
+fn every_one_kept(lines: &[&str], inputs: &[(&str, &str)], written: &str) -> Option<String> {
+    if lines.len() < FEWEST_KEPT {
+        return None;
+    }
+    let sorted = |values: Vec<String>| {
+        let mut values = values;
+        values.sort();
+        values
+    };
+    let listed = sorted(lines.iter().map(|line| line.to_lowercase()).collect());
+    let inputs: Vec<&(&str, &str)> = inputs.iter().filter(|(path, _)| *path != written).collect();
+    let column = inputs.iter().find_map(|(path, text)| {
+        let (header, rows) = crate::file_shape::table_cells(text)?;
+        (rows.len() == listed.len()).then_some(())?;
+        header.iter().enumerate().find_map(|(at, name)| {
+            let values = rows
+                .iter()
+                .map(|(_, fields)| fields.get(at).map_or("", |f| f.trim()).to_lowercase());
+            (sorted(values.collect()) == listed).then(|| {
+                format!(
+                    "the {} of every row of {path} ({} of {})",
+                    name.trim(),
+                    rows.len(),
+                    rows.len()
+                )
+            })
+        })
+    });
+    column.or_else(|| every_file(&listed, &inputs))
+}
+
+/// The folder among `inputs`' paths every file of which `listed` (sorted,
+/// in small letters) names, by its path, its name or its name without its
+/// extension, said.
+fn every_file(listed: &[String], inputs: &[&(&str, &str)]) -> Option<String> {
+    let mut folders: std::collections::BTreeMap<&str, Vec<&str>> = std::collections::BTreeMap::new();
+    for (path, _) in inputs {
+        let folder = path.rfind('/').map_or("", |at| &path[..at]);
+        folders.entry(folder).or_default().push(path);
+    }
+    folders.into_iter().find_map(|(folder, paths)| {
+        (paths.len() == listed.len()).then_some(())?;
+        let named_by = |name: fn(&str) -> &str| {
+            let mut names: Vec<String> = paths.iter().map(|path| name(path).to_lowercase()).collect();
+            names.sort();
+            names == listed
+        };
+        (named_by(whole_path) || named_by(file_name) || named_by(file_stem)).then(|| {
+            let folder = if folder.is_empty() { "the folder" } else { folder };
+            format!("every file of {folder} ({} of {})", paths.len(), paths.len())
+        })
+    })
+}
+
+/// `path` as it is.
+fn whole_path(path: &str) -> &str {
+    path
+}
+
+/// The file name of `path`, its folders taken off.
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// The file name of `path` without its extension.
+fn file_stem(path: &str) -> &str {
+    let name = file_name(path);
+    name.rsplit_once('.').map_or(name, |(stem, _)| stem)
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -253,7 +345,39 @@ pub(crate) mod tests {
             file: "out.txt".to_string(),
             order,
             each_once,
+            only_some: false,
         }
+    }
+
+    #[test]
+    fn a_list_of_every_row_or_file_breaks_a_test_of_only_some() {
+        let offers = "cheese,discount\nBrie,10%\nStilton,25%\nYarg,5%\nFeta,30%\n";
+        let only_some = ListTest {
+            only_some: true,
+            ..test(ListOrder::Any, false)
+        };
+        let every = "Brie\nStilton\nYarg\nFeta\n";
+        let said = only_some
+            .broken_by(every, &[("offers.csv", offers)])
+            .expect("every cheese kept");
+        assert!(said.contains("cheese of every row of offers.csv (4 of 4)"), "{said}");
+        assert_eq!(only_some.broken_by("Stilton\nFeta\n", &[("offers.csv", offers)]), None);
+        // Not said when the task writes every one.
+        assert_eq!(
+            test(ListOrder::Any, false).broken_by(every, &[("offers.csv", offers)]),
+            None
+        );
+        let tickets = [
+            ("tickets/a.txt", "kettle"),
+            ("tickets/b.txt", "tap"),
+            ("tickets/c.txt", "kettle"),
+            ("tickets/d.txt", "door"),
+        ];
+        let said = only_some
+            .broken_by("a.txt\nb.txt\nc.txt\nd.txt", &tickets)
+            .expect("every ticket kept");
+        assert!(said.contains("every file of tickets (4 of 4)"), "{said}");
+        assert_eq!(only_some.broken_by("a.txt\nc.txt", &tickets), None);
     }
 
     /// Names ordered by the number beside each in the input (a score) keep

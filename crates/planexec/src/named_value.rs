@@ -43,7 +43,12 @@ pub(crate) fn ignored(code: &str, task: &str, tables: &[(&str, &str)]) -> Option
         // row holds now, and a program that finds the row by its name
         // takes no row of every status (held-out-43, spent: the flaw set
         // a right edit aside for a program that dropped the other rows).
-        let picked = columns.iter().flat_map(|(_, named)| named).any(|value| quotes(&quoted, value));
+        // A column of one value picks no row, whatever the program quotes of it.
+        let picked = columns
+            .iter()
+            .filter(|(distinct, _)| *distinct >= 2)
+            .flat_map(|(_, named)| named)
+            .any(|value| quotes(&quoted, value));
         if picked {
             return None;
         }
@@ -168,6 +173,14 @@ mod tests {
         let every_row = "for row in rows:\n    row['status'] = 'retired'";
         let said = ignored(every_row, task, &[("horses.csv", horses)]).expect("no row is picked");
         assert!(said.contains("\"biscuit\"") || said.contains("\"active\""), "{said}");
+    }
+
+    #[test]
+    fn a_value_of_a_column_of_one_value_picks_no_row() {
+        let task = "How many kilos of tomatoes did the allotment pick? harvest.csv. Put the number in total.txt.";
+        let one_plot = "plot,crop,kg\nallotment,tomatoes,1.2\nallotment,beans,0.8\n";
+        let said = ignored("if plot == 'allotment': t += kg", task, &[("harvest.csv", one_plot)]);
+        assert!(said.is_some_and(|said| said.contains("\"tomatoes\"")));
     }
 
     #[test]

@@ -1168,6 +1168,7 @@ mod tests {
             file: "dates.txt".to_string(),
             order: crate::list_test::ListOrder::Ascending,
             each_once: true,
+            only_some: false,
         };
         let sandbox = sandbox_of(&dir).with_test(test);
         let read = "dates = [line.split()[0] for line in open('log.txt')]\n";
@@ -1267,6 +1268,7 @@ mod tests {
             file: "big.txt".to_string(),
             order,
             each_once: false,
+            only_some: false,
         };
         let task = "Write the photos in photos/ bigger than 150 bytes to big.txt. The order doesn't matter.";
         let listed = "import os\nnames = [n for n in os.listdir('photos') if os.path.getsize('photos/' + n) > 150]\nopen('big.txt', 'w').write('\\n'.join(names))";

@@ -1,0 +1,4 @@
+// gallery lightbox
+import PhotoSwipeLightbox from 'photoswipe/lightbox';
+const lightbox = new PhotoSwipeLightbox({ gallery: '#bowls', children: 'a' });
+lightbox.init();
