@@ -312,6 +312,7 @@ async fn run_program_task_with(
     // list's lines are in: none stated, unless the script says otherwise.
     script(&model);
     model.always_containing(Role::Planner, LIST_TEST, ScriptedReply::text(NO_ORDER));
+    model.always_containing(Role::Planner, ORDER_PART, ScriptedReply::text(NO_PART));
     model.replies(Role::Planner, planner);
     model.replies(Role::Executor, executor);
     model.always(Role::Synthesizer, ScriptedReply::text("done"));
@@ -327,6 +328,12 @@ async fn run_program_task_with(
 /// What the planner's model is asked of the lines of a file a task writes.
 const LIST_TEST: &str = "What order does the task state for the lines of";
 const NO_ORDER: &str = r#"{"order": "none: no order is stated", "each_once": false}"#;
+/// What it is asked when it reads no order there: which part of the task
+/// says which line comes first, and what that part says alone.
+const ORDER_PART: &str = "comes closest to saying which line of";
+const PART_ORDER: &str = "These words are from a task that writes";
+/// A pick that is no part of the task: no order is read from it.
+const NO_PART: &str = r#"{"part": ""}"#;
 
 /// A program that writes the first day's steps alone to total.txt (wrong).
 const FIRST_DAY_ONLY: &str = "t = int(open('steps.txt').readline().split()[1])\nopen('total.txt', 'w').write(str(t))";
@@ -432,6 +439,47 @@ async fn a_list_out_of_the_order_the_task_states_is_not_counted() {
         note.contains("(2 not counted: in dates.txt `2025-03-02` comes before `2025-01-05`"),
         "{note}"
     );
+    let dates = std::fs::read_to_string(dir.path().join("dates.txt")).unwrap();
+    assert_eq!(dates, "2025-01-05\n2025-03-02");
+}
+
+/// An order the reading of the whole task misses is read from the part of
+/// the task that states it, read alone (twice, with the choices in two
+/// orders): the lists out of that order are not counted.
+#[tokio::test]
+async fn an_order_read_from_the_part_of_the_task_that_states_it_is_held_to() {
+    let task = "Write each date in log.txt once, earliest first, to dates.txt.";
+    let files = [("log.txt", "2025-03-02 boiler\n2025-01-05 roof\n2025-03-02 gutter\n")];
+    let read = "dates = [line.split()[0] for line in open('log.txt')]\n";
+    let writes = |what: &str| program(&format!("{read}open('dates.txt', 'w').write('\\n'.join({what}))"));
+    let planner = vec![
+        writes("dict.fromkeys(dates)"),
+        writes("sorted(set(dates))"),
+        writes("sorted(dict.fromkeys(dates))"),
+    ];
+    let ascending = r#"{"order": "ascending: A to Z, alphabetical, smallest, lowest or earliest first"}"#;
+    let (report, dir, model) =
+        run_program_task_with(task, &files, MendMode::Auto, (planner, vec![]), auto(false), |model| {
+            model.always_containing(
+                Role::Planner,
+                ORDER_PART,
+                ScriptedReply::text(r#"{"part": "earliest first"}"#),
+            );
+            model.always_containing(Role::Planner, PART_ORDER, ScriptedReply::text(ascending));
+        })
+        .await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+    let mend = &report.plans[0].mends[0];
+    let test = mend.list_test.clone().expect("a test read");
+    assert_eq!(test.order, planexec::ListOrder::Ascending);
+    let asked: Vec<String> = model
+        .requests_from(Role::Planner)
+        .iter()
+        .filter(|r| r.response_format.as_ref().is_some_and(|f| f.name == "part_order"))
+        .map(|r| serde_json::to_string(&r.messages).unwrap())
+        .collect();
+    assert_eq!(asked.len(), 2, "the part read twice");
+    assert!(asked.iter().all(|q| q.contains("\\\"earliest first\\\"")), "{asked:?}");
     let dates = std::fs::read_to_string(dir.path().join("dates.txt")).unwrap();
     assert_eq!(dates, "2025-01-05\n2025-03-02");
 }
@@ -589,6 +637,7 @@ async fn the_program_two_samples_agree_on_is_the_plan() {
     let (list_tests, programs): (Vec<_>, Vec<_>) = model
         .requests_from(Role::Planner)
         .into_iter()
+        .filter(|r| r.response_format.as_ref().is_none_or(|f| f.name != "order_part"))
         .partition(|r| r.response_format.as_ref().is_some_and(|f| f.name == "list_test"));
     assert_eq!(
         list_tests.len(),
