@@ -86,6 +86,7 @@ mod list_test;
 pub mod llm;
 pub mod mends;
 pub mod models;
+mod named_columns;
 mod named_value;
 pub mod plan;
 mod planner;

@@ -26,39 +26,104 @@ pub(crate) fn ignored(code: &str, task: &str, tables: &[(&str, &str)]) -> Option
     let quoted = quoted_in(code).to_lowercase();
     let task = task.to_lowercase();
     tables.iter().find_map(|(path, text)| {
-        let (header, rows) = crate::file_shape::table_cells(text)?;
-        let named_in = |column: usize| -> (usize, Vec<String>) {
-            let values = column_values(&rows, column);
-            let named = values
-                .iter()
-                .filter(|value| !header.iter().any(|h| h.to_lowercase() == **value))
-                .filter(|value| names(&task, value))
-                .cloned()
-                .collect();
-            (values.len(), named)
-        };
-        let columns: Vec<(usize, Vec<String>)> = (0..header.len()).map(named_in).collect();
-        // Rows picked by another value the task names are picked: "change
-        // Biscuit's status from active to retired" names the status the
-        // row holds now, and a program that finds the row by its name
-        // takes no row of every status (held-out-43, spent: the flaw set
-        // a right edit aside for a program that dropped the other rows).
-        // A column of one value picks no row, whatever the program quotes of it.
-        let picked = columns
-            .iter()
-            .filter(|(distinct, _)| *distinct >= 2)
-            .flat_map(|(_, named)| named)
-            .any(|value| quotes(&quoted, value));
-        if picked {
-            return None;
-        }
-        header.iter().zip(&columns).find_map(|(name, (distinct, named))| match named.as_slice() {
-            [one] if *distinct >= 2 => Some(format!(
-                "the task names {one:?}, a value of column {name:?} of {path}, and the program holds no string with it: it takes the rows of every {name}, not only those of {one:?} (compare the column with {one:?}, in any capitals)"
-            )),
-            _ => None,
-        })
+        let found = crate::file_shape::table_cells(text)
+            .into_iter()
+            .chain(json_records(text));
+        found
+            .into_iter()
+            .find_map(|(header, rows)| unpicked(&quoted, &task, path, &header, &rows))
     })
+}
+
+/// What is said of a program whose string literals (`quoted`) hold no
+/// value of the table (`header`, `rows`, of `path`) that `task` names one
+/// of, in a column of more than one value.
+fn unpicked(quoted: &str, task: &str, path: &str, header: &[String], rows: &crate::file_shape::Rows) -> Option<String> {
+    let named_in = |column: usize| -> (usize, Vec<String>) {
+        let values = column_values(rows, column);
+        let named = values
+            .iter()
+            .filter(|value| !header.iter().any(|h| h.to_lowercase() == **value))
+            .filter(|value| names(task, value))
+            .cloned()
+            .collect();
+        (values.len(), named)
+    };
+    let columns: Vec<(usize, Vec<String>)> = (0..header.len()).map(named_in).collect();
+    // Rows picked by another value the task names are picked: "change
+    // Biscuit's status from active to retired" names the status the
+    // row holds now, and a program that finds the row by its name
+    // takes no row of every status (held-out-43, spent: the flaw set
+    // a right edit aside for a program that dropped the other rows).
+    // A column of one value picks no row, whatever the program quotes of it.
+    let picked = columns
+        .iter()
+        .filter(|(distinct, _)| *distinct >= 2)
+        .flat_map(|(_, named)| named)
+        .any(|value| quotes(quoted, value));
+    if picked {
+        return None;
+    }
+    header.iter().zip(&columns).find_map(|(name, (distinct, named))| match named.as_slice() {
+        [one] if *distinct >= 2 => Some(format!(
+            "the task names {one:?}, a value of column {name:?} of {path}, and the program holds no string with it: it takes the rows of every {name}, not only those of {one:?} (compare the column with {one:?}, in any capitals)"
+        )),
+        _ => None,
+    })
+}
+
+/// The lists of records in a JSON `text`, each as a table: the keys with
+/// a plain value (text, number, true or false) in any record, in the
+/// order first met, and each record's values of them. On held-out-44
+/// (spent) two programs took `data['members'][4]['phone']` for "our
+/// caller's phone", where the members' `role` holds `caller` once, and
+/// agreed on the drummer's.
+fn json_records(text: &str) -> Vec<(Vec<String>, crate::file_shape::Rows)> {
+    fn walk(value: &serde_json::Value, found: &mut Vec<(Vec<String>, crate::file_shape::Rows)>) {
+        match value {
+            serde_json::Value::Array(items) => {
+                let records: Vec<&serde_json::Map<String, serde_json::Value>> =
+                    items.iter().filter_map(serde_json::Value::as_object).collect();
+                if records.len() >= 2 && records.len() == items.len() {
+                    found.push(as_table(&records));
+                }
+                items.iter().for_each(|item| walk(item, found));
+            }
+            serde_json::Value::Object(fields) => fields.values().for_each(|field| walk(field, found)),
+            _ => {}
+        }
+    }
+    let mut found = Vec::new();
+    if let Ok(value) = serde_json::from_str::<serde_json::Value>(text) {
+        walk(&value, &mut found);
+    }
+    found
+}
+
+/// `records` as a table: their keys of plain values, and their values.
+fn as_table(records: &[&serde_json::Map<String, serde_json::Value>]) -> (Vec<String>, crate::file_shape::Rows) {
+    let plain = |value: &serde_json::Value| match value {
+        serde_json::Value::String(text) => Some(text.clone()),
+        serde_json::Value::Number(_) | serde_json::Value::Bool(_) => Some(value.to_string()),
+        _ => None,
+    };
+    let mut header: Vec<String> = Vec::new();
+    for (key, value) in records.iter().flat_map(|record| record.iter()) {
+        if plain(value).is_some() && !header.contains(key) {
+            header.push(key.clone());
+        }
+    }
+    let rows = records
+        .iter()
+        .enumerate()
+        .map(|(at, record)| {
+            let fields = header
+                .iter()
+                .map(|key| record.get(key).and_then(plain).unwrap_or_default());
+            (at, fields.collect())
+        })
+        .collect();
+    (header, rows)
 }
 
 /// The distinct values of `column` in `rows`, in small letters, trimmed:
@@ -173,6 +238,20 @@ mod tests {
         let every_row = "for row in rows:\n    row['status'] = 'retired'";
         let said = ignored(every_row, task, &[("horses.csv", horses)]).expect("no row is picked");
         assert!(said.contains("\"biscuit\"") || said.contains("\"active\""), "{said}");
+    }
+
+    #[test]
+    fn a_record_of_a_json_list_taken_by_its_place_ignores_the_value_the_task_names() {
+        let task = "Can you find our caller's phone number in band.json and save it to caller_phone.txt?";
+        let band = r#"{"band": "Reelers", "members": [
+            {"name": "Ann", "role": "fiddle", "phone": "1"},
+            {"name": "Bea", "role": "caller", "phone": "2"},
+            {"name": "Cal", "role": "drums", "phone": "3"}]}"#;
+        let by_place = "import json\nd = json.load(open('band.json'))\nprint(d['members'][2]['phone'])";
+        let said = ignored(by_place, task, &[("band.json", band)]).expect("the caller is not picked");
+        assert!(said.contains("\"caller\", a value of column \"role\""), "{said}");
+        let by_role = "import json\nd = json.load(open('band.json'))\nprint([m for m in d['members'] if m['role'] == 'caller'][0]['phone'])";
+        assert_eq!(ignored(by_role, task, &[("band.json", band)]), None);
     }
 
     #[test]

@@ -381,6 +381,7 @@ impl Sandbox {
         let flaw = earlier
             .or(worded)
             .or_else(|| self.header_lost(&wrote))
+            .or_else(|| self.columns_unlisted(&wrote, task))
             .or_else(|| {
                 failed
                     .is_none()
@@ -516,6 +517,15 @@ impl Sandbox {
             .iter()
             .filter(|(path, _)| !self.original.contains_key(*path))
             .find_map(|(path, text)| crate::content::header_lost(path, text.as_deref()?, &inputs))
+    }
+
+    /// A column of a new table beside those `task` lists for it
+    /// ([`crate::named_columns`]), said as a flaw.
+    fn columns_unlisted(&self, wrote: &BTreeMap<String, Option<String>>, task: &str) -> Option<String> {
+        wrote
+            .iter()
+            .filter(|(path, _)| !self.original.contains_key(*path))
+            .find_map(|(path, text)| crate::named_columns::unlisted(path, text.as_deref()?, task))
     }
 
     /// What of the work `task` names a program that ran did not do: a file

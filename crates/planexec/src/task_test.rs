@@ -153,7 +153,10 @@ async fn pick(calls: &ModelCalls, task: &str, file: &str, parts: &[&str]) -> Res
 }
 
 /// The order `part` of a task says alone, read twice with the choices in
-/// two orders; `None` unless both readings say the same order.
+/// two orders; `None` unless both readings say the same order. Nothing is
+/// said of what states no order: told that a condition on the values
+/// states none, the 1.5B model read "biggest first" alone as none, both
+/// times (held-out-43's laundrette, spent, in this round's tune rerun).
 async fn part_order(calls: &ModelCalls, part: &str, file: &str) -> Result<Option<ListOrder>, RunError> {
     let forward: Vec<&str> = ORDERS.iter().map(|(said, _)| *said).collect();
     let backward: Vec<&str> = forward.iter().rev().copied().collect();
@@ -161,7 +164,7 @@ async fn part_order(calls: &ModelCalls, part: &str, file: &str) -> Result<Option
     for choices in [&forward, &backward] {
         let listed: Vec<String> = choices.iter().map(|choice| format!("- {choice}")).collect();
         let question = format!(
-            "These words are from a task that writes {file}, one value per line: \"{part}\"\n\nWhat order do these words state for the lines? Choose one of:\n{}\nWords that say which values to write (those bigger than a size, after a date, of one kind) state no order; words that say which comes first (biggest first, oldest first, A to Z, as they appear) state one.",
+            "These words are from a task that writes {file}, one value per line: \"{part}\"\n\nWhat order do these words state for the lines? Choose one of:\n{}",
             listed.join("\n")
         );
         let schema = json!({
