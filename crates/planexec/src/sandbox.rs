@@ -522,10 +522,12 @@ impl Sandbox {
     /// A column of a new table beside those `task` lists for it
     /// ([`crate::named_columns`]), said as a flaw.
     fn columns_unlisted(&self, wrote: &BTreeMap<String, Option<String>>, task: &str) -> Option<String> {
+        let texts = self.original_texts();
+        let inputs: Vec<(&str, &str)> = texts.iter().map(|(path, text)| (*path, text.as_ref())).collect();
         wrote
             .iter()
             .filter(|(path, _)| !self.original.contains_key(*path))
-            .find_map(|(path, text)| crate::named_columns::unlisted(path, text.as_deref()?, task))
+            .find_map(|(path, text)| crate::named_columns::unlisted(path, text.as_deref()?, task, &inputs))
     }
 
     /// What of the work `task` names a program that ran did not do: a file
