@@ -39,8 +39,7 @@ pub(crate) async fn written(calls: &ModelCalls, task: &str, file: &str) -> Resul
     if !holds_a_list(file) {
         return Ok(None);
     }
-    let forward: Vec<&str> = ORDERS.iter().map(|(said, _)| *said).collect();
-    let backward: Vec<&str> = forward.iter().rev().copied().collect();
+    let (forward, backward) = both_ways();
     let Some(first) = read(&asked(calls, task, file, &forward).await?, file) else {
         return Ok(None);
     };
@@ -158,8 +157,7 @@ async fn pick(calls: &ModelCalls, task: &str, file: &str, parts: &[&str]) -> Res
 /// states none, the 1.5B model read "biggest first" alone as none, both
 /// times (held-out-43's laundrette, spent, in this round's tune rerun).
 async fn part_order(calls: &ModelCalls, part: &str, file: &str) -> Result<Option<ListOrder>, RunError> {
-    let forward: Vec<&str> = ORDERS.iter().map(|(said, _)| *said).collect();
-    let backward: Vec<&str> = forward.iter().rev().copied().collect();
+    let (forward, backward) = both_ways();
     let mut orders = Vec::new();
     for choices in [&forward, &backward] {
         let listed: Vec<String> = choices.iter().map(|choice| format!("- {choice}")).collect();
@@ -174,14 +172,8 @@ async fn part_order(calls: &ModelCalls, part: &str, file: &str) -> Result<Option
             "additionalProperties": false
         });
         let reply = ask(calls, question, "part_order", schema, 60).await?;
-        let said = crate::json::parse_in_text::<Map<String, Value>>(&reply)
-            .and_then(|answer| answer.get("order")?.as_str().map(str::trim).map(str::to_string));
-        orders.push(said.and_then(|said| {
-            ORDERS
-                .iter()
-                .find(|(choice, _)| *choice == said)
-                .map(|(_, order)| *order)
-        }));
+        let answer = crate::json::parse_in_text::<Map<String, Value>>(&reply);
+        orders.push(answer.as_ref().and_then(order_in));
     }
     Ok(match orders[..] {
         [Some(first), Some(second)] if first == second && first != ListOrder::Any => Some(first),
@@ -264,11 +256,26 @@ async fn asked(calls: &ModelCalls, task: &str, file: &str, choices: &[&str]) -> 
     ask(calls, question, "list_test", schema, 120).await
 }
 
+/// The order choices as the model is shown them, and the same reversed.
+fn both_ways() -> (Vec<&'static str>, Vec<&'static str>) {
+    let forward: Vec<&str> = ORDERS.iter().map(|(said, _)| *said).collect();
+    let backward = forward.iter().rev().copied().collect();
+    (forward, backward)
+}
+
+/// The order a reply's `order` choice stands for.
+fn order_in(answer: &Map<String, Value>) -> Option<ListOrder> {
+    let said = answer.get("order")?.as_str()?.trim();
+    ORDERS
+        .iter()
+        .find(|(choice, _)| *choice == said)
+        .map(|(_, order)| *order)
+}
+
 /// The test a reply holds, whatever it states (no order, repeats allowed).
 fn read(reply: &str, file: &str) -> Option<ListTest> {
     let answer = crate::json::parse_in_text::<Map<String, Value>>(reply)?;
-    let said = answer.get("order")?.as_str()?.trim();
-    let order = ORDERS.iter().find(|(choice, _)| *choice == said)?.1;
+    let order = order_in(&answer)?;
     let each_once = answer.get("each_once")?.as_bool()?;
     let only_some = answer.get("only_some").and_then(Value::as_bool).unwrap_or(false);
     Some(ListTest {
