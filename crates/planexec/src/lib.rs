@@ -82,6 +82,7 @@ mod inbox;
 mod journal;
 pub mod json;
 mod ledger;
+mod list_marks;
 mod list_test;
 pub mod llm;
 pub mod mends;

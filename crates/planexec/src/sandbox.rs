@@ -380,8 +380,13 @@ impl Sandbox {
         let worded_only = worded.is_some() && failed.is_none();
         let flaw = earlier
             .or(worded)
-            .or_else(|| self.header_lost(&wrote))
-            .or_else(|| self.columns_unlisted(&wrote, task))
+            .or_else(|| self.new_file_flaw(&wrote, crate::content::header_lost))
+            .or_else(|| {
+                self.new_file_flaw(&wrote, |path, text, inputs| {
+                    crate::named_columns::unlisted(path, text, task, inputs)
+                })
+            })
+            .or_else(|| self.new_file_flaw(&wrote, crate::list_marks::marks_kept))
             .or_else(|| {
                 failed
                     .is_none()
@@ -507,27 +512,23 @@ impl Sandbox {
             .collect()
     }
 
-    /// A new table the program made that begins with a data row of a
-    /// table of the workspace, whose header it lacks
-    /// ([`crate::content::header_lost`]), said as a flaw.
-    fn header_lost(&self, wrote: &BTreeMap<String, Option<String>>) -> Option<String> {
+    /// The first flaw `flaw` finds in a new file the program wrote, read
+    /// beside the workspace's files as they were (path, text): a table
+    /// that lacks the header of the table it copies rows from
+    /// ([`crate::content::header_lost`]), a column beside those the task
+    /// lists ([`crate::named_columns`]), a list that kept the marks of the
+    /// Markdown list it copies ([`crate::list_marks`]).
+    fn new_file_flaw(
+        &self,
+        wrote: &BTreeMap<String, Option<String>>,
+        flaw: impl Fn(&str, &str, &[(&str, &str)]) -> Option<String>,
+    ) -> Option<String> {
         let texts = self.original_texts();
         let inputs: Vec<(&str, &str)> = texts.iter().map(|(path, text)| (*path, text.as_ref())).collect();
         wrote
             .iter()
             .filter(|(path, _)| !self.original.contains_key(*path))
-            .find_map(|(path, text)| crate::content::header_lost(path, text.as_deref()?, &inputs))
-    }
-
-    /// A column of a new table beside those `task` lists for it
-    /// ([`crate::named_columns`]), said as a flaw.
-    fn columns_unlisted(&self, wrote: &BTreeMap<String, Option<String>>, task: &str) -> Option<String> {
-        let texts = self.original_texts();
-        let inputs: Vec<(&str, &str)> = texts.iter().map(|(path, text)| (*path, text.as_ref())).collect();
-        wrote
-            .iter()
-            .filter(|(path, _)| !self.original.contains_key(*path))
-            .find_map(|(path, text)| crate::named_columns::unlisted(path, text.as_deref()?, task, &inputs))
+            .find_map(|(path, text)| flaw(path, text.as_deref()?, &inputs))
     }
 
     /// What of the work `task` names a program that ran did not do: a file
@@ -1388,5 +1389,34 @@ mod tests {
             "lines ended by \\r\\n are the same lines: {crlf:?}"
         );
         assert!(crlf.flaw.is_some_and(|f| f.contains("back as it was")));
+    }
+
+    /// A program that copies a Markdown list's items to a plain list with
+    /// their `- ` has a flaw ([`crate::list_marks`]); one that writes the
+    /// items alone has none.
+    #[tokio::test]
+    async fn a_list_that_kept_its_markdown_marks_is_a_flaw() {
+        let dir = tempfile::tempdir().unwrap();
+        let register = "## Ballet\n- Zo\u{eb} Marchetti\n- In\u{e8}s Laurent\n\n## Tap\n- Noah Brennan\n";
+        std::fs::write(dir.path().join("register.md"), register).unwrap();
+        let sandbox = sandbox_of(&dir);
+        let task = "Copy the names in the Ballet class from register.md into ballet.txt, one per line.";
+        let copy = |line: &str| {
+            format!(
+                "lines = open('register.md', encoding='utf-8').read().split('## Tap')[0].splitlines()\nitems = [{line} for l in lines if l.startswith('- ')]\nopen('ballet.txt', 'w', encoding='utf-8').write('\\n'.join(items))"
+            )
+        };
+        let marked = sandbox.run(&copy("l"), task).await.expect("python3 runs the program");
+        let flaw = marked.flaw.clone().unwrap_or_default();
+        assert!(flaw.contains("list mark copied from register.md"), "{marked:?}");
+        assert_eq!(marked.work(), None, "its work is not counted");
+        let items = sandbox.run(&copy("l[2:]"), task).await.unwrap();
+        assert_eq!(items.flaw, None, "{items:?}");
+        assert!(
+            items
+                .work()
+                .is_some_and(|w| w.contains("Marchetti") && !w.contains("- ")),
+            "{items:?}"
+        );
     }
 }

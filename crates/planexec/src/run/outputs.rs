@@ -437,11 +437,29 @@ pub(crate) fn copy_instead_of_edit(run: &Run) -> Option<(String, String)> {
 /// of a table the task names and lacks its header
 /// ([`crate::content::header_lost`]): its path and a line saying so.
 pub(crate) fn header_lost(run: &Run) -> Option<(String, String)> {
+    new_output_flaw(run, crate::content::header_lost)
+}
+
+/// When a new plain list the task names kept the marks of the Markdown
+/// list it copies from ([`crate::list_marks`]): its path and a line saying
+/// so. Programs in the vote are held to it on their copies; a program
+/// written after it (a revision, a fix) is held to it here.
+pub(crate) fn list_marks_kept(run: &Run) -> Option<(String, String)> {
+    new_output_flaw(run, crate::list_marks::marks_kept)
+}
+
+/// The first new file the run wrote in which `flaw` finds one, read beside
+/// the files the task names as they were when the run began: its path and
+/// the flaw.
+fn new_output_flaw(
+    run: &Run,
+    flaw: impl Fn(&str, &str, &[(&str, &str)]) -> Option<String>,
+) -> Option<(String, String)> {
     let workspace = run.ctx.setting.tools.workspace()?;
     let inputs: Vec<(&str, &str)> = run.originals.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
     run.new_outputs.iter().find_map(|path| {
         let now = std::fs::read_to_string(workspace.resolve(path).ok()?).ok()?;
-        Some((path.clone(), crate::content::header_lost(path, &now, &inputs)?))
+        Some((path.clone(), flaw(path, &now, &inputs)?))
     })
 }
 
