@@ -1,0 +1,3 @@
+; dragon 0.12mm PETG
+G28
+G1 Z0.12 F3000

@@ -1,0 +1,3 @@
+Hooks.once("ready", () => {
+  console.log("Harrowfell maps ready");
+});
