@@ -202,7 +202,7 @@ pub(crate) fn header_lost(path: &str, text: &str, inputs: &[(&str, &str)]) -> Op
 
 /// The rows of a small table: each line not blank, cut at commas or tabs,
 /// each cell trimmed and without the quotes around it.
-fn rows(text: &str) -> Vec<Vec<String>> {
+pub(crate) fn rows(text: &str) -> Vec<Vec<String>> {
     lines(text)
         .into_iter()
         .filter(|line| !line.trim().is_empty())

@@ -71,6 +71,7 @@ mod carry_back;
 mod config_edit;
 mod content;
 mod context;
+mod date_order;
 pub mod decisions;
 pub mod engine;
 pub mod events;

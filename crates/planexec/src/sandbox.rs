@@ -387,6 +387,7 @@ impl Sandbox {
                 })
             })
             .or_else(|| self.new_file_flaw(&wrote, crate::list_marks::marks_kept))
+            .or_else(|| self.new_file_flaw(&wrote, crate::date_order::sorted_as_text))
             .or_else(|| {
                 failed
                     .is_none()
@@ -517,7 +518,8 @@ impl Sandbox {
     /// that lacks the header of the table it copies rows from
     /// ([`crate::content::header_lost`]), a column beside those the task
     /// lists ([`crate::named_columns`]), a list that kept the marks of the
-    /// Markdown list it copies ([`crate::list_marks`]).
+    /// Markdown list it copies ([`crate::list_marks`]), rows in the order
+    /// of their dates read as text ([`crate::date_order`]).
     fn new_file_flaw(
         &self,
         wrote: &BTreeMap<String, Option<String>>,

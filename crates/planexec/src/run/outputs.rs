@@ -448,6 +448,13 @@ pub(crate) fn list_marks_kept(run: &Run) -> Option<(String, String)> {
     new_output_flaw(run, crate::list_marks::marks_kept)
 }
 
+/// When a new table the task names holds an input's rows in the order of
+/// their dates read as text ([`crate::date_order`]): its path and a line
+/// saying so.
+pub(crate) fn dates_sorted_as_text(run: &Run) -> Option<(String, String)> {
+    new_output_flaw(run, crate::date_order::sorted_as_text)
+}
+
 /// The first new file the run wrote in which `flaw` finds one, read beside
 /// the files the task names as they were when the run began: its path and
 /// the flaw.

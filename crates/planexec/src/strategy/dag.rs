@@ -125,6 +125,7 @@ async fn found_wrong(
         .or_else(|| crate::run::outputs::lines_joined(run))
         .or_else(|| crate::run::outputs::header_lost(run))
         .or_else(|| crate::run::outputs::list_marks_kept(run))
+        .or_else(|| crate::run::outputs::dates_sorted_as_text(run))
         .or_else(|| crate::run::outputs::list_test_broken(run))
         .or_else(|| crate::run::listing_case::left_out_by_capitals(run))
         .or_else(|| crate::run::outputs::written_back(run))
