@@ -26,7 +26,7 @@ pub(crate) fn sorted_as_text(path: &str, text: &str, inputs: &[(&str, &str)]) ->
     let reordered = inputs.iter().any(|(input, held)| {
         let held = crate::content::rows(held);
         let held = data_rows(&held);
-        *input != path && held != data && same_rows(&held, &data)
+        *input != path && held != data && same_rows(held, data)
     });
     if !reordered {
         return None;
