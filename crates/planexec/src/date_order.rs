@@ -10,17 +10,18 @@
 use std::cmp::Ordering;
 
 /// The flaw, said for the program or the run, when the rows of `text` (the
-/// table `path` holds, `.csv` or `.tsv`, three data rows or more) are the
+/// table `path` holds, `.csv` or `.tsv`, four data rows or more) are the
 /// data rows of one of `inputs` (path, text) in another order, and that
 /// order is the order of a column of dates written day or month first
-/// compared as text, and not their order as dates, read either way.
+/// compared as text, and not their order as dates, read either way, and no
+/// other column runs one way (the rows may have been sorted by it).
 pub(crate) fn sorted_as_text(path: &str, text: &str, inputs: &[(&str, &str)]) -> Option<String> {
     if !is_table(path) {
         return None;
     }
     let written = crate::content::rows(text);
     let data = data_rows(&written);
-    if data.len() < 3 {
+    if data.len() < ROWS_AT_LEAST {
         return None;
     }
     let reordered = inputs.iter().any(|(input, held)| {
@@ -32,15 +33,46 @@ pub(crate) fn sorted_as_text(path: &str, text: &str, inputs: &[(&str, &str)]) ->
         return None;
     }
     let columns = data.iter().map(Vec::len).min()?;
-    (0..columns).find_map(|column| {
-        let cells: Vec<&str> = data.iter().map(|row| row[column].as_str()).collect();
-        let (before, after) = text_not_date_order(&cells)?;
-        let name = written.first().filter(|first| first.len() > column && first[column] != cells[0]);
-        let name = name.map_or(format!("column {}", column + 1), |first| format!("`{}`", first[column]));
-        Some(format!(
-            "the rows of {path} are in the order of {name} read as text (`{before}` before `{after}`): a date written day or month first does not sort by its characters, its year comes last; sort by the date's year, month and day, and keep the dates as they are written"
-        ))
-    })
+    let cells = |column: usize| -> Vec<&str> { data.iter().map(|row| row[column].as_str()).collect() };
+    let column = (0..columns).find(|&column| text_not_date_order(&cells(column)).is_some())?;
+    // Rows sorted by another column ("by cave") may leave a date column
+    // running as text by chance: then which column sorted them is unknown.
+    if (0..columns).any(|other| other != column && runs_one_way(&cells(other))) {
+        return None;
+    }
+    let (before, after) = text_not_date_order(&cells(column))?;
+    // A header is named only where its cells stand over the data's: a
+    // quoted comma shifts a row's cells.
+    let header = written
+        .first()
+        .filter(|first| first.len() == columns && data.iter().all(|row| row.len() == columns));
+    let name = header
+        .filter(|first| first[column] != data[0][column])
+        .map_or(format!("column {}", column + 1), |first| format!("`{}`", first[column]));
+    Some(format!(
+        "the rows of {path} are in the order of {name} read as text (`{before}` before `{after}`): a date written day or month first does not sort by its characters, its year comes last; sort by the date's year, month and day, and keep the dates as they are written"
+    ))
+}
+
+/// The fewest data rows whose order is evidence: with three, one order in
+/// three of a column runs as text by chance.
+const ROWS_AT_LEAST: usize = 4;
+
+/// Whether `cells` change and run one way, up or down, as text or as
+/// numbers: a column the rows may have been sorted by.
+fn runs_one_way(cells: &[&str]) -> bool {
+    if cells.windows(2).all(|w| w[0] == w[1]) {
+        return false;
+    }
+    let numbers: Option<Vec<f64>> = cells.iter().map(|cell| cell.parse::<f64>().ok()).collect();
+    [Ordering::Less, Ordering::Greater]
+        .into_iter()
+        .any(|way| match &numbers {
+            Some(numbers) => numbers
+                .windows(2)
+                .all(|w| w[0].partial_cmp(&w[1]) != Some(way.reverse())),
+            None => runs(cells, way, |cell| cell.to_lowercase()),
+        })
 }
 
 /// Whether `path` names a table, by its extension.
@@ -69,8 +101,9 @@ fn same_rows(a: &[Vec<String>], b: &[Vec<String>]) -> bool {
 
 /// When every one of `cells` is a date written day or month first (`d/m/y`
 /// with `/`, `-` or `.`), they run one way as text (up or down), and they
-/// do not run that way as dates, read day first or month first: the first
-/// two neighbours out of the dates' order, as the day-first reading has it.
+/// do not run that way as dates, read day first or month first (each
+/// reading whose months are months; one at least): the first two
+/// neighbours out of the dates' order, as the first such reading has it.
 fn text_not_date_order<'a>(cells: &[&'a str]) -> Option<(&'a str, &'a str)> {
     let dates: Vec<(u32, u32, u32)> = cells
         .iter()
@@ -80,16 +113,17 @@ fn text_not_date_order<'a>(cells: &[&'a str]) -> Option<(&'a str, &'a str)> {
     let direction = [Ordering::Less, Ordering::Greater]
         .into_iter()
         .find(|&way| runs(&texts, way, |t| *t) && texts.windows(2).any(|w| w[0] != w[1]))?;
-    // A reading is one only where each of its months is a month.
+    // A reading is one only where each of its months is a month; cells no
+    // reading takes for dates (scores `21-15-21`) are no dates.
     let day_first: Vec<(u32, u32, u32)> = dates.iter().map(|&(y, a, b)| (y, b, a)).collect();
-    let month_first: Vec<(u32, u32, u32)> = dates.clone();
-    let fits = |reading: &[(u32, u32, u32)]| {
-        reading.iter().all(|&(_, month, _)| (1..=12).contains(&month)) && runs(reading, direction, |d| *d)
-    };
-    if fits(&day_first) || fits(&month_first) {
+    let readings: Vec<Vec<(u32, u32, u32)>> = [day_first, dates]
+        .into_iter()
+        .filter(|reading| reading.iter().all(|&(_, month, _)| (1..=12).contains(&month)))
+        .collect();
+    if readings.is_empty() || readings.iter().any(|reading| runs(reading, direction, |d| *d)) {
         return None;
     }
-    let at = day_first
+    let at = readings[0]
         .windows(2)
         .position(|w| w[0].cmp(&w[1]) == direction.reverse())?;
     Some((cells[at], cells[at + 1]))
@@ -151,6 +185,26 @@ mod tests {
         let iso = "date,n\n2025-03-14,1\n2024-11-02,2\n2025-01-28,3\n";
         let iso_sorted = "date,n\n2024-11-02,2\n2025-01-28,3\n2025-03-14,1\n";
         assert_eq!(sorted_as_text("iso.csv", iso_sorted, &[("in.csv", iso)]), None);
+    }
+
+    #[test]
+    fn rows_sorted_by_another_column_or_cells_that_are_no_dates_say_nothing() {
+        // By cave, A to Z: the dates happen to run as text.
+        let by_cave = "cave,date\nA Pot,02/11/2024\nB Hole,09/06/2024\nC Cave,14/03/2025\nD Shaft,28/01/2025\n";
+        let input = "cave,date\nC Cave,14/03/2025\nA Pot,02/11/2024\nD Shaft,28/01/2025\nB Hole,09/06/2024\n";
+        assert_eq!(sorted_as_text("by_cave.csv", by_cave, &[("caves.csv", input)]), None);
+        // Set scores are no dates: no reading has months for months.
+        let scores = "set,n\n21-25-15,1\n13-25-21,2\n25-19-15,3\n23-25-13,4\n";
+        let sorted = "set,n\n13-25-21,2\n21-25-15,1\n23-25-13,4\n25-19-15,3\n";
+        assert_eq!(sorted_as_text("sets.csv", sorted, &[("in.csv", scores)]), None);
+    }
+
+    #[test]
+    fn month_first_dates_as_text_are_said_by_the_reading_that_is_one() {
+        let input = "when,n\n12/25/2024,1\n01/15/2025,2\n02/14/2024,3\n11/30/2024,4\n";
+        let as_text = "when,n\n01/15/2025,2\n02/14/2024,3\n11/30/2024,4\n12/25/2024,1\n";
+        let said = sorted_as_text("out.csv", as_text, &[("in.csv", input)]).expect("a flaw");
+        assert!(said.contains("`01/15/2025` before `02/14/2024`"), "{said}");
     }
 
     #[test]

@@ -22,6 +22,11 @@ pub(crate) fn marks_kept(path: &str, text: &str, inputs: &[(&str, &str)]) -> Opt
         return None;
     }
     let marks: Vec<&str> = lines.iter().map(|line| list_mark(line)).collect::<Option<_>>()?;
+    // A task list's `- [ ]` is a box to tick, kept with its item.
+    let boxed = |line: &str, mark: &str| ["[ ]", "[x]", "[X]"].iter().any(|b| line[mark.len()..].starts_with(b));
+    if lines.iter().zip(&marks).any(|(line, mark)| boxed(line, mark)) {
+        return None;
+    }
     let (source, _) = inputs.iter().find(|(input, input_text)| {
         is_markdown(input) && {
             let held: std::collections::HashSet<&str> = input_text.lines().map(str::trim).collect();
@@ -35,7 +40,7 @@ pub(crate) fn marks_kept(path: &str, text: &str, inputs: &[(&str, &str)]) -> Opt
     ))
 }
 
-/// The list mark `line` opens with, with the space after it: `- `, `* `,
+/// The list mark `line` opens with, with the spaces after it: `- `, `* `,
 /// `+ `, or a number with `.` or `)` (`12. `). `None` for any other line.
 fn list_mark(line: &str) -> Option<&str> {
     let digits = line.bytes().take_while(u8::is_ascii_digit).count();
@@ -85,6 +90,16 @@ mod tests {
         // A table or a Markdown file written is no plain list.
         let copied = "- Zoë Marchetti\n- Inès Laurent\n";
         assert_eq!(marks_kept("ballet.md", copied, &[("register.md", REGISTER)]), None);
+        // A task list's boxes are kept with their items.
+        let boxes = "## Jobs\n- [ ] Paint the shed\n- [x] Fix the gate\n";
+        assert_eq!(
+            marks_kept(
+                "jobs.txt",
+                "- [ ] Paint the shed\n- [x] Fix the gate\n",
+                &[("plan.md", boxes)]
+            ),
+            None
+        );
         // One line alone says nothing of a list.
         assert_eq!(
             marks_kept("ballet.txt", "- Zoë Marchetti\n", &[("register.md", REGISTER)]),
