@@ -214,6 +214,11 @@ pub(crate) fn rows(text: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// A check of a new file a program or a run wrote (its path, its text),
+/// read beside the files it was written from (path, text): the flaw it
+/// finds, said as a line. [`header_lost`] is one.
+pub(crate) type NewFileCheck<'a> = &'a dyn Fn(&str, &str, &[(&str, &str)]) -> Option<String>;
+
 /// Whether `out` is a zero, in any form (`0`, `0.00`, `0:00:00`): every
 /// digit of it a 0, and nothing else in it but separators. A zero is what
 /// a program whose pattern matched nothing prints (a sum or count of no

@@ -34,13 +34,13 @@ pub(crate) fn sorted_as_text(path: &str, text: &str, inputs: &[(&str, &str)]) ->
     }
     let columns = data.iter().map(Vec::len).min()?;
     let cells = |column: usize| -> Vec<&str> { data.iter().map(|row| row[column].as_str()).collect() };
-    let column = (0..columns).find(|&column| text_not_date_order(&cells(column)).is_some())?;
+    let (column, (before, after)) =
+        (0..columns).find_map(|column| Some((column, text_not_date_order(&cells(column))?)))?;
     // Rows sorted by another column ("by cave") may leave a date column
     // running as text by chance: then which column sorted them is unknown.
     if (0..columns).any(|other| other != column && runs_one_way(&cells(other))) {
         return None;
     }
-    let (before, after) = text_not_date_order(&cells(column))?;
     // A header is named only where its cells stand over the data's: a
     // quoted comma shifts a row's cells.
     let header = written
@@ -109,10 +109,9 @@ fn text_not_date_order<'a>(cells: &[&'a str]) -> Option<(&'a str, &'a str)> {
         .iter()
         .map(|cell| day_or_month_first(cell))
         .collect::<Option<_>>()?;
-    let texts: Vec<&str> = cells.to_vec();
     let direction = [Ordering::Less, Ordering::Greater]
         .into_iter()
-        .find(|&way| runs(&texts, way, |t| *t) && texts.windows(2).any(|w| w[0] != w[1]))?;
+        .find(|&way| runs(cells, way, |t| *t) && cells.windows(2).any(|w| w[0] != w[1]))?;
     // A reading is one only where each of its months is a month; cells no
     // reading takes for dates (scores `21-15-21`) are no dates.
     let day_first: Vec<(u32, u32, u32)> = dates.iter().map(|&(y, a, b)| (y, b, a)).collect();

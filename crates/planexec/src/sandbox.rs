@@ -380,14 +380,7 @@ impl Sandbox {
         let worded_only = worded.is_some() && failed.is_none();
         let flaw = earlier
             .or(worded)
-            .or_else(|| self.new_file_flaw(&wrote, crate::content::header_lost))
-            .or_else(|| {
-                self.new_file_flaw(&wrote, |path, text, inputs| {
-                    crate::named_columns::unlisted(path, text, task, inputs)
-                })
-            })
-            .or_else(|| self.new_file_flaw(&wrote, crate::list_marks::marks_kept))
-            .or_else(|| self.new_file_flaw(&wrote, crate::date_order::sorted_as_text))
+            .or_else(|| self.new_file_flaw(&wrote, task))
             .or_else(|| {
                 failed
                     .is_none()
@@ -513,24 +506,33 @@ impl Sandbox {
             .collect()
     }
 
-    /// The first flaw `flaw` finds in a new file the program wrote, read
-    /// beside the workspace's files as they were (path, text): a table
-    /// that lacks the header of the table it copies rows from
-    /// ([`crate::content::header_lost`]), a column beside those the task
+    /// The first flaw found in a new file the program wrote, read beside
+    /// the workspace's files as they were (path, text), decoded once for
+    /// all the checks, which are tried in turn, each over every new file: a
+    /// table that lacks the header of the table it copies rows from
+    /// ([`crate::content::header_lost`]), a column beside those `task`
     /// lists ([`crate::named_columns`]), a list that kept the marks of the
     /// Markdown list it copies ([`crate::list_marks`]), rows in the order
     /// of their dates read as text ([`crate::date_order`]).
-    fn new_file_flaw(
-        &self,
-        wrote: &BTreeMap<String, Option<String>>,
-        flaw: impl Fn(&str, &str, &[(&str, &str)]) -> Option<String>,
-    ) -> Option<String> {
+    fn new_file_flaw(&self, wrote: &BTreeMap<String, Option<String>>, task: &str) -> Option<String> {
         let texts = self.original_texts();
         let inputs: Vec<(&str, &str)> = texts.iter().map(|(path, text)| (*path, text.as_ref())).collect();
-        wrote
+        let new_files: Vec<(&str, &str)> = wrote
             .iter()
             .filter(|(path, _)| !self.original.contains_key(*path))
-            .find_map(|(path, text)| flaw(path, text.as_deref()?, &inputs))
+            .filter_map(|(path, text)| Some((path.as_str(), text.as_deref()?)))
+            .collect();
+        let columns_unlisted =
+            |path: &str, text: &str, inputs: &[(&str, &str)]| crate::named_columns::unlisted(path, text, task, inputs);
+        let checks: [crate::content::NewFileCheck; 4] = [
+            &crate::content::header_lost,
+            &columns_unlisted,
+            &crate::list_marks::marks_kept,
+            &crate::date_order::sorted_as_text,
+        ];
+        checks
+            .iter()
+            .find_map(|check| new_files.iter().find_map(|(path, text)| check(path, text, &inputs)))
     }
 
     /// What of the work `task` names a program that ran did not do: a file

@@ -433,40 +433,33 @@ pub(crate) fn copy_instead_of_edit(run: &Run) -> Option<(String, String)> {
     None
 }
 
-/// When a new table the task names (`.csv`, `.tsv`) begins with a data row
-/// of a table the task names and lacks its header
-/// ([`crate::content::header_lost`]): its path and a line saying so.
-pub(crate) fn header_lost(run: &Run) -> Option<(String, String)> {
-    new_output_flaw(run, crate::content::header_lost)
-}
-
-/// When a new plain list the task names kept the marks of the Markdown
-/// list it copies from ([`crate::list_marks`]): its path and a line saying
-/// so. Programs in the vote are held to it on their copies; a program
-/// written after it (a revision, a fix) is held to it here.
-pub(crate) fn list_marks_kept(run: &Run) -> Option<(String, String)> {
-    new_output_flaw(run, crate::list_marks::marks_kept)
-}
-
-/// When a new table the task names holds an input's rows in the order of
-/// their dates read as text ([`crate::date_order`]): its path and a line
-/// saying so.
-pub(crate) fn dates_sorted_as_text(run: &Run) -> Option<(String, String)> {
-    new_output_flaw(run, crate::date_order::sorted_as_text)
-}
-
-/// The first new file the run wrote in which `flaw` finds one, read beside
-/// the files the task names as they were when the run began: its path and
-/// the flaw.
-fn new_output_flaw(
-    run: &Run,
-    flaw: impl Fn(&str, &str, &[(&str, &str)]) -> Option<String>,
-) -> Option<(String, String)> {
+/// The first flaw found in a new file the task names, read once from the
+/// workspace beside the files the task names as they were when the run
+/// began, the checks tried in turn, each over every new file: a table
+/// that begins with a data row of a table the task names and lacks its
+/// header ([`crate::content::header_lost`]); a plain list that kept the
+/// marks of the Markdown list it copies ([`crate::list_marks`]); an
+/// input's rows in the order of their dates read as text
+/// ([`crate::date_order`]). Its path and a line saying so. Programs in the
+/// vote are held to these on their copies ([`crate::sandbox`]); a program
+/// written after it (a revision, a fix) is held to them here.
+pub(crate) fn new_output_flaw(run: &Run) -> Option<(String, String)> {
     let workspace = run.ctx.setting.tools.workspace()?;
     let inputs: Vec<(&str, &str)> = run.originals.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
-    run.new_outputs.iter().find_map(|path| {
-        let now = std::fs::read_to_string(workspace.resolve(path).ok()?).ok()?;
-        Some((path.clone(), flaw(path, &now, &inputs)?))
+    let written: Vec<(&String, String)> = run
+        .new_outputs
+        .iter()
+        .filter_map(|path| Some((path, std::fs::read_to_string(workspace.resolve(path).ok()?).ok()?)))
+        .collect();
+    let checks: [crate::content::NewFileCheck; 3] = [
+        &crate::content::header_lost,
+        &crate::list_marks::marks_kept,
+        &crate::date_order::sorted_as_text,
+    ];
+    checks.iter().find_map(|check| {
+        written
+            .iter()
+            .find_map(|(path, now)| Some(((*path).clone(), check(path, now, &inputs)?)))
     })
 }
 
