@@ -110,15 +110,21 @@ async fn stated_order(calls: &ModelCalls, task: &str, file: &str) -> Result<Opti
 }
 
 /// The parts of `task` between its punctuation: a full stop ends one only
-/// before a space or the end, so `big_files.txt` stays whole.
+/// before a space or the end, so `big_files.txt` stays whole, and a comma
+/// between digits not at all, so "over 20,000 bytes" does (cut there, the
+/// parts of held-out-45's task were "over 20" and "000 bytes").
 fn parts(task: &str) -> Vec<&str> {
     let mut parts = Vec::new();
     let mut start = 0;
+    let mut before = None;
     let mut chars = task.char_indices().peekable();
     while let Some((at, c)) = chars.next() {
         let next = chars.peek().map(|&(_, next)| next);
-        let ends = matches!(c, ',' | ';' | ':' | '?' | '!' | '(' | ')' | '\n')
+        let in_number =
+            c == ',' && before.is_some_and(|c: char| c.is_ascii_digit()) && next.is_some_and(|c| c.is_ascii_digit());
+        let ends = (matches!(c, ',' | ';' | ':' | '?' | '!' | '(' | ')' | '\n') && !in_number)
             || (c == '.' && next.is_none_or(char::is_whitespace));
+        before = Some(c);
         if ends {
             parts.push(&task[start..at]);
             start = at + c.len_utf8();
@@ -317,6 +323,13 @@ mod tests {
             vec!["List them", "A-Z", "one per line", "One per line"]
         );
         assert!(parts("...").is_empty());
+        // A comma inside a number is not punctuation; one after it is.
+        assert_eq!(
+            parts("Files over 20,000 bytes, smallest first"),
+            vec!["Files over 20,000 bytes", "smallest first"]
+        );
+        assert_eq!(parts("Rows 1,2"), vec!["Rows 1,2"]);
+        assert_eq!(parts("Take 3, then 4"), vec!["Take 3", "then 4"]);
     }
 
     #[test]
