@@ -101,6 +101,7 @@ pub mod render;
 mod replanner;
 pub mod report;
 pub mod result;
+mod row_filter;
 mod run;
 mod sandbox;
 pub mod schedule;

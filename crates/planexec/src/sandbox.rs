@@ -513,7 +513,8 @@ impl Sandbox {
     /// ([`crate::content::header_lost`]), a column beside those `task`
     /// lists ([`crate::named_columns`]), a list that kept the marks of the
     /// Markdown list it copies ([`crate::list_marks`]), rows in the order
-    /// of their dates read as text ([`crate::date_order`]).
+    /// of their dates read as text ([`crate::date_order`]), rows picked by
+    /// a value the task names found outside its column ([`crate::row_filter`]).
     fn new_file_flaw(&self, wrote: &BTreeMap<String, Option<String>>, task: &str) -> Option<String> {
         let texts = self.original_texts();
         let inputs: Vec<(&str, &str)> = texts.iter().map(|(path, text)| (*path, text.as_ref())).collect();
@@ -524,11 +525,15 @@ impl Sandbox {
             .collect();
         let columns_unlisted =
             |path: &str, text: &str, inputs: &[(&str, &str)]| crate::named_columns::unlisted(path, text, task, inputs);
-        let checks: [crate::content::NewFileCheck; 4] = [
+        let matched_elsewhere = |path: &str, text: &str, inputs: &[(&str, &str)]| {
+            crate::row_filter::matched_elsewhere(path, text, task, inputs)
+        };
+        let checks: [crate::content::NewFileCheck; 5] = [
             &crate::content::header_lost,
             &columns_unlisted,
             &crate::list_marks::marks_kept,
             &crate::date_order::sorted_as_text,
+            &matched_elsewhere,
         ];
         checks
             .iter()

@@ -440,7 +440,8 @@ pub(crate) fn copy_instead_of_edit(run: &Run) -> Option<(String, String)> {
 /// header ([`crate::content::header_lost`]); a plain list that kept the
 /// marks of the Markdown list it copies ([`crate::list_marks`]); an
 /// input's rows in the order of their dates read as text
-/// ([`crate::date_order`]). Its path and a line saying so. Programs in the
+/// ([`crate::date_order`]); rows picked by a value the task names found
+/// outside its column ([`crate::row_filter`]). Its path and a line saying so. Programs in the
 /// vote are held to these on their copies ([`crate::sandbox`]); a program
 /// written after it (a revision, a fix) is held to them here.
 pub(crate) fn new_output_flaw(run: &Run) -> Option<(String, String)> {
@@ -451,10 +452,14 @@ pub(crate) fn new_output_flaw(run: &Run) -> Option<(String, String)> {
         .iter()
         .filter_map(|path| Some((path, std::fs::read_to_string(workspace.resolve(path).ok()?).ok()?)))
         .collect();
-    let checks: [crate::content::NewFileCheck; 3] = [
+    let matched_elsewhere = |path: &str, text: &str, inputs: &[(&str, &str)]| {
+        crate::row_filter::matched_elsewhere(path, text, &run.task, inputs)
+    };
+    let checks: [crate::content::NewFileCheck; 4] = [
         &crate::content::header_lost,
         &crate::list_marks::marks_kept,
         &crate::date_order::sorted_as_text,
+        &matched_elsewhere,
     ];
     checks.iter().find_map(|check| {
         written
