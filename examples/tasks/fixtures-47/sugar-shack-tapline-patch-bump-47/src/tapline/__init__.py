@@ -1,0 +1,1 @@
+"""tapline - sap line monitor."""
