@@ -719,6 +719,65 @@ async fn a_program_no_other_agreed_with_needs_a_second_derivation_to_succeed() {
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
 }
 
+/// A pair found only among six programs, the other four each doing work
+/// of its own, is a weak one: the model's check passing its file is no
+/// confirmation, and the run does not report `succeeded`; a program
+/// written from the task alone that computes what the file holds confirms
+/// it. A pair among the first two programs is confirmed as it stands.
+#[tokio::test]
+async fn a_pair_found_only_among_six_programs_needs_a_second_derivation_to_succeed() {
+    let guesses = (1..=4).map(|n| program(&format!("open('total.txt', 'w').write('{n}')")));
+    let planner: Vec<ScriptedReply> = std::iter::once(program(STEPS_TOTALLED))
+        .chain(guesses)
+        .chain(std::iter::once(program(STEPS_TOTALLED_TOO)))
+        .collect();
+    let check = ScriptedReply::text(r#"{"done": true, "wrong": ""}"#);
+    let checked = |model: &ScriptedModel| model.always_containing(Role::Synthesizer, "\"done\"", check.clone());
+    let (report, dir, _) = run_program_task_with(
+        STEPS_TASK,
+        &STEPS,
+        MendMode::Auto,
+        (planner.clone(), vec![]),
+        auto(true),
+        checked,
+    )
+    .await;
+    assert_eq!(std::fs::read_to_string(dir.path().join("total.txt")).unwrap(), "18645");
+    let mend = &report.plans[0].mends[0];
+    assert_eq!(mend.agreement.map(|a| (a.programs, a.agreeing)), Some((6, 2)));
+    assert_eq!(report.status, RunStatus::Failed, "the model's check alone passed it");
+    let error = report.error.clone().unwrap_or_default();
+    assert!(
+        error.contains("only 2 of the 6 programs written apart") && error.contains("not confirmed"),
+        "{error}"
+    );
+
+    let (report, _, _) = run_program_task_with(
+        STEPS_TASK,
+        &STEPS,
+        MendMode::Auto,
+        (planner, vec![]),
+        auto(true),
+        |model| {
+            model.replies_containing(
+                Role::Synthesizer,
+                "computes exactly what the file",
+                vec![program(STEPS_DERIVED)],
+            );
+            checked(model);
+        },
+    )
+    .await;
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+
+    let pair = vec![program(STEPS_TOTALLED), program(STEPS_TOTALLED_TOO)];
+    let (report, _, _) =
+        run_program_task_with(STEPS_TASK, &STEPS, MendMode::Auto, (pair, vec![]), auto(true), checked).await;
+    let mend = &report.plans[0].mends[0];
+    assert_eq!(mend.agreement.map(|a| (a.programs, a.agreeing)), Some((2, 2)));
+    assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
+}
+
 /// A program found wrong that the revision writes again as it was gives
 /// way to the vote's other programs: the first of them that did other work
 /// on a copy is taken (recorded in the first plan's mend, and noted in the

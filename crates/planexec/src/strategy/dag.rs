@@ -583,9 +583,12 @@ async fn unconfirmed(
     {
         return Ok(None);
     }
-    let apart = match vote.map(|tally| tally.programs) {
-        Some(1) => "the one program written for the task did work no other program did".to_string(),
-        Some(n) => format!("no two of the {n} programs written apart for the task did the same work"),
+    let apart = match vote.map(|tally| (tally.agreeing, tally.programs)) {
+        Some((_, 1)) => "the one program written for the task did work no other program did".to_string(),
+        Some((1, n)) => format!("no two of the {n} programs written apart for the task did the same work"),
+        Some((agreeing, n)) => format!(
+            "only {agreeing} of the {n} programs written apart for the task did the same work, the others each their own"
+        ),
         None if revised_after_vote => {
             "the program the plan was revised to, after the vote on the programs written apart, did work no other program did".to_string()
         }
