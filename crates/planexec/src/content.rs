@@ -200,6 +200,38 @@ pub(crate) fn header_lost(path: &str, text: &str, inputs: &[(&str, &str)]) -> Op
     })
 }
 
+/// What is wrong with a new table at `path` (a `.csv` or `.tsv` file) that
+/// holds `text`, when a row below its header is the header again and no
+/// table among `inputs` holds its header twice: rows were written as their
+/// column names. A `csv.writer` given dicts writes each dict's keys; on
+/// held-out-46 (spent) the hot vivariums were written so, every row
+/// `tank,species,basking_temp_c,humidity_pct`, two programs agreed, and
+/// the run said `succeeded`.
+pub(crate) fn header_repeated(path: &str, text: &str, inputs: &[(&str, &str)]) -> Option<String> {
+    let table = |p: &str| p.ends_with(".csv") || p.ends_with(".tsv");
+    if !table(path) {
+        return None;
+    }
+    let twice = |text: &str| -> Option<(Vec<String>, usize, usize)> {
+        let rows = rows(text);
+        let (header, data) = rows.split_first()?;
+        let is_header = header.iter().all(|cell| !cell.is_empty() && number(cell).is_none());
+        let repeats = data.iter().filter(|row| *row == header).count();
+        (is_header && repeats > 0).then(|| (header.clone(), repeats, data.len()))
+    };
+    let (header, repeats, data) = twice(text)?;
+    if inputs
+        .iter()
+        .any(|(input, held)| table(input) && *input != path && twice(held).is_some())
+    {
+        return None;
+    }
+    Some(format!(
+        "{path} repeats its header row (`{}`) as {repeats} of its {data} rows below it: the rows were written as their column names (a csv.writer given dicts writes their keys); write each row's values",
+        header.join(",")
+    ))
+}
+
 /// The rows of a small table: each line not blank, cut at commas or tabs,
 /// each cell trimmed and without the quotes around it.
 pub(crate) fn rows(text: &str) -> Vec<Vec<String>> {
@@ -482,6 +514,28 @@ mod tests {
             "whichever row comes first"
         );
         assert_eq!(header_lost("e.csv", "Eng,3\n", &inputs), None, "a row of its own");
+    }
+
+    #[test]
+    fn a_table_whose_rows_repeat_its_header_was_written_as_column_names() {
+        let tanks = "tank;species;basking_temp_c\nT1;Bearded dragon;38\nT2;Gecko;30\n";
+        let inputs = [("vivariums.csv", tanks)];
+        let keys = "tank,species,basking_temp_c\ntank,species,basking_temp_c\n";
+        let said = header_repeated("hot.csv", keys, &inputs).expect("a flaw");
+        assert!(
+            said.contains("`tank,species,basking_temp_c`") && said.contains("1 of its 1 rows"),
+            "{said}"
+        );
+        let values = "tank,species,basking_temp_c\nT1,Bearded dragon,38\n";
+        assert_eq!(header_repeated("hot.csv", values, &inputs), None);
+        assert_eq!(header_repeated("hot.txt", keys, &inputs), None, "not a table");
+        // An input that holds its header twice (sections pasted together)
+        // may be copied as it is.
+        let sections = "name,town\nAva,Leeds\nname,town\nBo,York\n";
+        assert_eq!(header_repeated("all.csv", sections, &[("both.csv", sections)]), None);
+        assert!(header_repeated("all.csv", sections, &inputs).is_some());
+        // A first row of numbers is no header.
+        assert_eq!(header_repeated("n.csv", "1,2\n1,2\n", &inputs), None);
     }
 
     #[test]

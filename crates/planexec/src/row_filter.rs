@@ -15,7 +15,8 @@
 /// (two rows or more), and besides them only rows that hold the value
 /// elsewhere (one or more), and the table's first line, its header.
 pub(crate) fn matched_elsewhere(path: &str, text: &str, task: &str, inputs: &[(&str, &str)]) -> Option<String> {
-    let written: Vec<&str> = text.lines().map(str::trim).filter(|line| !line.is_empty()).collect();
+    let written: std::collections::HashSet<&str> =
+        text.lines().map(str::trim).filter(|line| !line.is_empty()).collect();
     if written.len() < 2 {
         return None;
     }
@@ -25,7 +26,8 @@ pub(crate) fn matched_elsewhere(path: &str, text: &str, task: &str, inputs: &[(&
         .find_map(|(input, held)| {
             let table = Table::read(held)?;
             let kept: Vec<bool> = table.lines.iter().map(|line| written.contains(line)).collect();
-            let all_written = written.iter().all(|line| table.lines.contains(line));
+            let held: std::collections::HashSet<&str> = table.lines.iter().copied().collect();
+            let all_written = written.iter().all(|line| held.contains(line));
             if !all_written || kept.iter().skip(table.first_data_row()).all(|&k| k) {
                 return None;
             }

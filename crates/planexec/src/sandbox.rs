@@ -527,7 +527,8 @@ impl Sandbox {
     /// the workspace's files as they were (path, text), decoded once for
     /// all the checks, which are tried in turn, each over every new file: a
     /// table that lacks the header of the table it copies rows from
-    /// ([`crate::content::header_lost`]), a column beside those `task`
+    /// ([`crate::content::header_lost`]) or repeats its own as rows
+    /// ([`crate::content::header_repeated`]), a column beside those `task`
     /// lists ([`crate::named_columns`]), a list that kept the marks of the
     /// Markdown list it copies ([`crate::list_marks`]), rows in the order
     /// of their dates read as text ([`crate::date_order`]), rows picked by
@@ -545,8 +546,9 @@ impl Sandbox {
         let matched_elsewhere = |path: &str, text: &str, inputs: &[(&str, &str)]| {
             crate::row_filter::matched_elsewhere(path, text, task, inputs)
         };
-        let checks: [crate::content::NewFileCheck; 5] = [
+        let checks: [crate::content::NewFileCheck; 6] = [
             &crate::content::header_lost,
+            &crate::content::header_repeated,
             &columns_unlisted,
             &crate::list_marks::marks_kept,
             &crate::date_order::sorted_as_text,

@@ -437,7 +437,8 @@ pub(crate) fn copy_instead_of_edit(run: &Run) -> Option<(String, String)> {
 /// workspace beside the files the task names as they were when the run
 /// began, the checks tried in turn, each over every new file: a table
 /// that begins with a data row of a table the task names and lacks its
-/// header ([`crate::content::header_lost`]); a plain list that kept the
+/// header ([`crate::content::header_lost`]) or repeats its own as rows
+/// ([`crate::content::header_repeated`]); a plain list that kept the
 /// marks of the Markdown list it copies ([`crate::list_marks`]); an
 /// input's rows in the order of their dates read as text
 /// ([`crate::date_order`]); rows picked by a value the task names found
@@ -455,8 +456,9 @@ pub(crate) fn new_output_flaw(run: &Run) -> Option<(String, String)> {
     let matched_elsewhere = |path: &str, text: &str, inputs: &[(&str, &str)]| {
         crate::row_filter::matched_elsewhere(path, text, &run.task, inputs)
     };
-    let checks: [crate::content::NewFileCheck; 4] = [
+    let checks: [crate::content::NewFileCheck; 5] = [
         &crate::content::header_lost,
+        &crate::content::header_repeated,
         &crate::list_marks::marks_kept,
         &crate::date_order::sorted_as_text,
         &matched_elsewhere,
