@@ -215,7 +215,8 @@ pub(crate) fn header_repeated(path: &str, text: &str, inputs: &[(&str, &str)]) -
     let twice = |text: &str| -> Option<(Vec<String>, usize, usize)> {
         let rows = rows(text);
         let (header, data) = rows.split_first()?;
-        let is_header = header.iter().all(|cell| !cell.is_empty() && number(cell).is_none());
+        // One column's header may stand as a value below it too (`word`).
+        let is_header = header.len() >= 2 && header.iter().all(|cell| !cell.is_empty() && number(cell).is_none());
         let repeats = data.iter().filter(|row| *row == header).count();
         (is_header && repeats > 0).then(|| (header.clone(), repeats, data.len()))
     };
@@ -534,8 +535,10 @@ mod tests {
         let sections = "name,town\nAva,Leeds\nname,town\nBo,York\n";
         assert_eq!(header_repeated("all.csv", sections, &[("both.csv", sections)]), None);
         assert!(header_repeated("all.csv", sections, &inputs).is_some());
-        // A first row of numbers is no header.
+        // A first row of numbers is no header, and one column's name may
+        // be a value too.
         assert_eq!(header_repeated("n.csv", "1,2\n1,2\n", &inputs), None);
+        assert_eq!(header_repeated("words.csv", "word\nthe\nword\n", &inputs), None);
     }
 
     #[test]
