@@ -163,9 +163,7 @@ fn words_beside(text: &str, named: &[String]) -> usize {
 
 /// Whether `text` holds `word` whole: not inside a longer word.
 fn holds_word(text: &str, word: &str) -> bool {
-    let edge = |c: Option<char>| c.is_none_or(|c| !c.is_alphanumeric());
-    text.match_indices(word)
-        .any(|(at, _)| edge(text[..at].chars().next_back()) && edge(text[at + word.len()..].chars().next()))
+    crate::text::stands_alone(text, word, char::is_alphanumeric)
 }
 
 /// What is wrong with a new table at `path` (a `.csv` or `.tsv` file) that
@@ -178,13 +176,12 @@ fn holds_word(text: &str, word: &str) -> bool {
 /// header is a first row of words with no number among its cells, unlike
 /// the row below it.
 pub(crate) fn header_lost(path: &str, text: &str, inputs: &[(&str, &str)]) -> Option<String> {
-    let table = |p: &str| p.ends_with(".csv") || p.ends_with(".tsv");
-    if !table(path) {
+    if !is_table(path) {
         return None;
     }
     let written = rows(text);
     let first = written.first()?;
-    inputs.iter().filter(|(p, _)| table(p) && *p != path).find_map(|(input, held)| {
+    inputs.iter().filter(|(p, _)| is_table(p) && *p != path).find_map(|(input, held)| {
         let held = rows(held);
         let (header, data) = held.split_first()?;
         let is_header = header.iter().all(|cell| !cell.is_empty() && number(cell).is_none())
@@ -208,8 +205,7 @@ pub(crate) fn header_lost(path: &str, text: &str, inputs: &[(&str, &str)]) -> Op
 /// `tank,species,basking_temp_c,humidity_pct`, two programs agreed, and
 /// the run said `succeeded`.
 pub(crate) fn header_repeated(path: &str, text: &str, inputs: &[(&str, &str)]) -> Option<String> {
-    let table = |p: &str| p.ends_with(".csv") || p.ends_with(".tsv");
-    if !table(path) {
+    if !is_table(path) {
         return None;
     }
     let twice = |text: &str| -> Option<(Vec<String>, usize, usize)> {
@@ -223,7 +219,7 @@ pub(crate) fn header_repeated(path: &str, text: &str, inputs: &[(&str, &str)]) -
     let (header, repeats, data) = twice(text)?;
     if inputs
         .iter()
-        .any(|(input, held)| table(input) && *input != path && twice(held).is_some())
+        .any(|(input, held)| is_table(input) && *input != path && twice(held).is_some())
     {
         return None;
     }
@@ -231,6 +227,11 @@ pub(crate) fn header_repeated(path: &str, text: &str, inputs: &[(&str, &str)]) -
         "{path} repeats its header row (`{}`) as {repeats} of its {data} rows below it: the rows were written as their column names (a csv.writer given dicts writes their keys); write each row's values",
         header.join(",")
     ))
+}
+
+/// Whether `path` names a table the header checks read: `.csv` or `.tsv`.
+fn is_table(path: &str) -> bool {
+    path.ends_with(".csv") || path.ends_with(".tsv")
 }
 
 /// The rows of a small table: each line not blank, cut at commas or tabs,
@@ -246,11 +247,6 @@ pub(crate) fn rows(text: &str) -> Vec<Vec<String>> {
         })
         .collect()
 }
-
-/// A check of a new file a program or a run wrote (its path, its text),
-/// read beside the files it was written from (path, text): the flaw it
-/// finds, said as a line. [`header_lost`] is one.
-pub(crate) type NewFileCheck<'a> = &'a dyn Fn(&str, &str, &[(&str, &str)]) -> Option<String>;
 
 /// Whether `out` is a zero, in any form (`0`, `0.00`, `0:00:00`): every
 /// digit of it a 0, and nothing else in it but separators. A zero is what

@@ -90,6 +90,7 @@ pub mod mends;
 pub mod models;
 mod named_columns;
 mod named_value;
+mod new_file;
 pub mod plan;
 mod planner;
 pub mod policy;

@@ -118,12 +118,11 @@ impl<'a> Table<'a> {
 }
 
 /// Whether `task` (lower-cased) holds `value` as words of its own: not
-/// inside a longer word (`paid` is not named by "unpaid"), and a value of
-/// several words ("gel manicure") as it stands.
+/// inside a longer word, `-` joining words (`paid` is not named by
+/// "unpaid" or "part-paid"), and a value of several words ("gel manicure")
+/// as it stands.
 fn names(task: &str, value: &str) -> bool {
-    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '-');
-    task.match_indices(value)
-        .any(|(at, _)| !word(task[..at].chars().next_back()) && !word(task[at + value.len()..].chars().next()))
+    crate::text::stands_alone(task, value, |c| c.is_alphanumeric() || c == '-')
 }
 
 #[cfg(test)]

@@ -531,14 +531,9 @@ impl Sandbox {
 
     /// The first flaw found in a new file the program wrote, read beside
     /// the workspace's files as they were (path, text), decoded once for
-    /// all the checks, which are tried in turn, each over every new file: a
-    /// table that lacks the header of the table it copies rows from
-    /// ([`crate::content::header_lost`]) or repeats its own as rows
-    /// ([`crate::content::header_repeated`]), a column beside those `task`
-    /// lists ([`crate::named_columns`]), a list that kept the marks of the
-    /// Markdown list it copies ([`crate::list_marks`]), rows in the order
-    /// of their dates read as text ([`crate::date_order`]), rows picked by
-    /// a value the task names found outside its column ([`crate::row_filter`]).
+    /// all the checks: those every new file is held to
+    /// ([`crate::new_file::checks`]), and, after the two of a table's
+    /// header, a column beside those `task` lists ([`crate::named_columns`]).
     fn new_file_flaw(&self, wrote: &BTreeMap<String, Option<String>>, task: &str) -> Option<String> {
         let texts = self.original_texts();
         let inputs: Vec<(&str, &str)> = texts.iter().map(|(path, text)| (*path, text.as_ref())).collect();
@@ -547,22 +542,12 @@ impl Sandbox {
             .filter(|(path, _)| !self.original.contains_key(*path))
             .filter_map(|(path, text)| Some((path.as_str(), text.as_deref()?)))
             .collect();
-        let columns_unlisted =
-            |path: &str, text: &str, inputs: &[(&str, &str)]| crate::named_columns::unlisted(path, text, task, inputs);
-        let matched_elsewhere = |path: &str, text: &str, inputs: &[(&str, &str)]| {
-            crate::row_filter::matched_elsewhere(path, text, task, inputs)
-        };
-        let checks: [crate::content::NewFileCheck; 6] = [
-            &crate::content::header_lost,
-            &crate::content::header_repeated,
-            &columns_unlisted,
-            &crate::list_marks::marks_kept,
-            &crate::date_order::sorted_as_text,
-            &matched_elsewhere,
-        ];
-        checks
-            .iter()
-            .find_map(|check| new_files.iter().find_map(|(path, text)| check(path, text, &inputs)))
+        let mut checks = crate::new_file::checks(task);
+        checks.insert(
+            2,
+            Box::new(move |path, text, inputs| crate::named_columns::unlisted(path, text, task, inputs)),
+        );
+        crate::new_file::first_flaw(&checks, &new_files, &inputs).map(|(_, flaw)| flaw)
     }
 
     /// What of the work `task` names a program that ran did not do: a file

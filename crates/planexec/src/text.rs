@@ -193,6 +193,15 @@ pub fn contains_whole(text: &str, part: &str) -> bool {
     })
 }
 
+/// Whether `part` stands in `text` with no character `in_word` says is a
+/// word's on either side of it: `paid` stands in "paid, unpaid" and not
+/// in "unpaid" alone.
+pub fn stands_alone(text: &str, part: &str, in_word: impl Fn(char) -> bool) -> bool {
+    let edge = |c: Option<char>| c.is_none_or(|c| !in_word(c));
+    text.match_indices(part)
+        .any(|(at, _)| edge(text[..at].chars().next_back()) && edge(text[at + part.len()..].chars().next()))
+}
+
 /// `text` trimmed, after a space when short, on the lines below when long.
 pub fn below_if_long(text: &str) -> String {
     let text = text.trim();

@@ -435,39 +435,26 @@ pub(crate) fn copy_instead_of_edit(run: &Run) -> Option<(String, String)> {
 
 /// The first flaw found in a new file the task names, read once from the
 /// workspace beside the files the task names as they were when the run
-/// began, the checks tried in turn, each over every new file: a table
-/// that begins with a data row of a table the task names and lacks its
-/// header ([`crate::content::header_lost`]) or repeats its own as rows
-/// ([`crate::content::header_repeated`]); a plain list that kept the
-/// marks of the Markdown list it copies ([`crate::list_marks`]); an
-/// input's rows in the order of their dates read as text
-/// ([`crate::date_order`]); rows picked by a value the task names found
-/// outside its column ([`crate::row_filter`]). Its path and a line saying so. Programs in the
-/// vote are held to these on their copies ([`crate::sandbox`]); a program
-/// written after it (a revision, a fix) is held to them here.
+/// began, by the checks every new file is held to
+/// ([`crate::new_file::checks`]): its path and a line saying so. Programs
+/// in the vote are held to these on their copies ([`crate::sandbox`]); a
+/// program written after it (a revision, a fix) is held to them here.
 pub(crate) fn new_output_flaw(run: &Run) -> Option<(String, String)> {
     let workspace = run.ctx.setting.tools.workspace()?;
     let inputs: Vec<(&str, &str)> = run.originals.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
-    let written: Vec<(&String, String)> = run
+    let written: Vec<(&str, String)> = run
         .new_outputs
         .iter()
-        .filter_map(|path| Some((path, std::fs::read_to_string(workspace.resolve(path).ok()?).ok()?)))
+        .filter_map(|path| {
+            Some((
+                path.as_str(),
+                std::fs::read_to_string(workspace.resolve(path).ok()?).ok()?,
+            ))
+        })
         .collect();
-    let matched_elsewhere = |path: &str, text: &str, inputs: &[(&str, &str)]| {
-        crate::row_filter::matched_elsewhere(path, text, &run.task, inputs)
-    };
-    let checks: [crate::content::NewFileCheck; 5] = [
-        &crate::content::header_lost,
-        &crate::content::header_repeated,
-        &crate::list_marks::marks_kept,
-        &crate::date_order::sorted_as_text,
-        &matched_elsewhere,
-    ];
-    checks.iter().find_map(|check| {
-        written
-            .iter()
-            .find_map(|(path, now)| Some(((*path).clone(), check(path, now, &inputs)?)))
-    })
+    let files: Vec<(&str, &str)> = written.iter().map(|(path, now)| (*path, now.as_str())).collect();
+    let checks = crate::new_file::checks(&run.task);
+    crate::new_file::first_flaw(&checks, &files, &inputs).map(|(path, flaw)| (path.to_string(), flaw))
 }
 
 /// When the file the run wrote holds a value twice or two lines out of the
