@@ -1,0 +1,3 @@
+const express = require("express");
+const app = express();
+app.listen(3000);
