@@ -28,7 +28,7 @@ pub(crate) fn ignored(code: &str, task: &str, tables: &[(&str, &str)]) -> Option
     tables.iter().find_map(|(path, text)| {
         let found = crate::file_shape::table_cells(text)
             .into_iter()
-            .chain(json_records(text));
+            .chain(records(path, text));
         found
             .into_iter()
             .find_map(|(header, rows)| unpicked(&quoted, &task, path, &header, &rows))
@@ -72,13 +72,16 @@ fn unpicked(quoted: &str, task: &str, path: &str, header: &[String], rows: &crat
     })
 }
 
-/// The lists of records in a JSON `text`, each as a table: the keys with
-/// a plain value (text, number, true or false) in any record, in the
-/// order first met, and each record's values of them. On held-out-44
-/// (spent) two programs took `data['members'][4]['phone']` for "our
-/// caller's phone", where the members' `role` holds `caller` once, and
-/// agreed on the drummer's.
-fn json_records(text: &str) -> Vec<(Vec<String>, crate::file_shape::Rows)> {
+/// The lists of records in a structured `text` (JSON, or TOML or YAML
+/// by `path`'s extension), each as a table: the keys with a plain value
+/// (text, number, true or false) in any record, in the order first met,
+/// and each record's values of them. On held-out-44 (spent) two programs
+/// took `data['members'][4]['phone']` for "our caller's phone", where the
+/// members' `role` holds `caller` once, and agreed on the drummer's; on
+/// held-out-46 (spent) two took `classes[2]` of trial.toml's
+/// `[[classes]]` for "the course time for Agility Grade 4", and agreed on
+/// the Jumping class's.
+fn records(path: &str, text: &str) -> Vec<(Vec<String>, crate::file_shape::Rows)> {
     fn walk(value: &serde_json::Value, found: &mut Vec<(Vec<String>, crate::file_shape::Rows)>) {
         match value {
             serde_json::Value::Array(items) => {
@@ -94,10 +97,21 @@ fn json_records(text: &str) -> Vec<(Vec<String>, crate::file_shape::Rows)> {
         }
     }
     let mut found = Vec::new();
-    if let Ok(value) = serde_json::from_str::<serde_json::Value>(text) {
+    if let Some(value) = structured(path, text) {
         walk(&value, &mut found);
     }
     found
+}
+
+/// `text` parsed as the structured file `path`'s extension says (TOML,
+/// YAML), else as JSON; `None` when it is none of them.
+fn structured(path: &str, text: &str) -> Option<serde_json::Value> {
+    let extension = path.rsplit_once('.').map(|(_, ext)| ext.to_ascii_lowercase());
+    match extension.as_deref() {
+        Some("toml") => toml::from_str(text).ok(),
+        Some("yaml" | "yml") => serde_norway::from_str(text).ok(),
+        _ => serde_json::from_str(text).ok(),
+    }
 }
 
 /// `records` as a table: their keys of plain values, and their values.
@@ -266,5 +280,19 @@ mod tests {
     fn a_column_of_one_value_is_no_filter() {
         let only = "date,crop,kg\n2024-07-02,tomatoes,1.2\n2024-07-06,tomatoes,0.8\n";
         assert_eq!(ignored("t = 0", TASK, &[("harvest.csv", only)]), None);
+    }
+
+    #[test]
+    fn a_table_of_a_toml_or_yaml_list_taken_by_its_place_ignores_the_value_the_task_names() {
+        let task = "What's the course time for Agility Grade 4 in trial.toml? Write just the number of seconds to course_time.txt.";
+        let trial = "[trial]\nname = \"Summer Show\"\n\n[[classes]]\nname = \"Jumping Grade 1\"\ncourse_time_seconds = 52\n\n[[classes]]\nname = \"Agility Grade 4\"\ncourse_time_seconds = 41\n\n[[classes]]\nname = \"Jumping Grade 4\"\ncourse_time_seconds = 38\n";
+        let by_place = "import tomllib\nd = tomllib.load(open('trial.toml', 'rb'))\nopen('course_time.txt', 'w').write(str(d['classes'][2]['course_time_seconds']))";
+        let said = ignored(by_place, task, &[("trial.toml", trial)]).expect("the class is not picked");
+        assert!(said.contains("\"agility grade 4\""), "{said}");
+        let by_name = "import tomllib\nd = tomllib.load(open('trial.toml', 'rb'))\nc = [c for c in d['classes'] if c['name'] == 'Agility Grade 4'][0]";
+        assert_eq!(ignored(by_name, task, &[("trial.toml", trial)]), None);
+        let yaml = "classes:\n  - name: Jumping Grade 1\n    course_time_seconds: 52\n  - name: Agility Grade 4\n    course_time_seconds: 41\n";
+        let task = task.replace("trial.toml", "trial.yaml");
+        assert!(ignored(by_place, &task, &[("trial.yaml", yaml)]).is_some(), "the same list in YAML");
     }
 }
