@@ -293,6 +293,9 @@ mod tests {
         assert_eq!(ignored(by_name, task, &[("trial.toml", trial)]), None);
         let yaml = "classes:\n  - name: Jumping Grade 1\n    course_time_seconds: 52\n  - name: Agility Grade 4\n    course_time_seconds: 41\n";
         let task = task.replace("trial.toml", "trial.yaml");
-        assert!(ignored(by_place, &task, &[("trial.yaml", yaml)]).is_some(), "the same list in YAML");
+        assert!(
+            ignored(by_place, &task, &[("trial.yaml", yaml)]).is_some(),
+            "the same list in YAML"
+        );
     }
 }

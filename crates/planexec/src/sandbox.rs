@@ -395,7 +395,8 @@ impl Sandbox {
             .or_else(|| self.typed(code, task, &printed, &wrote))
             .or_else(|| self.named_value_ignored(code, task))
             .or_else(|| self.rewritten(&after, task, code))
-            .or_else(|| self.shadowed(&after, task));
+            .or_else(|| self.shadowed(&after, task))
+            .or_else(|| self.form_changed(&after, task));
         let worded = match earlier {
             Some(_) => None,
             None => self.worded_value(&wrote, task),
@@ -674,6 +675,14 @@ impl Sandbox {
     fn shadowed(&self, after: &BTreeMap<String, Vec<u8>>, task: &str) -> Option<String> {
         self.changed_texts(after)
             .find_map(|(path, was, now)| crate::carry_back::shadowed(path, &was, &now, task))
+    }
+
+    /// A dotted number (a version) that the program wrote back as a value
+    /// of another form ([`crate::dotted_value`]), said as a flaw. `after`:
+    /// the copy's files.
+    fn form_changed(&self, after: &BTreeMap<String, Vec<u8>>, task: &str) -> Option<String> {
+        self.changed_texts(after)
+            .find_map(|(path, was, now)| crate::dotted_value::changed_form(path, &was, &now, task))
     }
 
     /// A value of a column of a table `task` names, which `task` names

@@ -376,6 +376,18 @@ pub(crate) fn config_lines_moved(run: &Run) -> Option<(String, String)> {
     })
 }
 
+/// When the run edited a file in place and wrote a dotted number (a
+/// version) of it as a value of another form ([`crate::dotted_value`]):
+/// its path and a line saying so.
+pub(crate) fn dotted_form_changed(run: &Run) -> Option<(String, String)> {
+    let workspace = run.ctx.setting.tools.workspace()?;
+    run.originals.iter().find_map(|(path, was)| {
+        let now = std::fs::read_to_string(workspace.resolve(path).ok()?).ok()?;
+        let what = crate::dotted_value::changed_form(path, was, &now, &run.task)?;
+        Some((path.clone(), what))
+    })
+}
+
 /// When a step of the run printed a changed copy of the file at `path`
 /// (most of its lines, some out or in) and the run wrote none of the files
 /// its task names: the edit was computed and never made, which the check is

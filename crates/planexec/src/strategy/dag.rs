@@ -129,6 +129,7 @@ async fn found_wrong(
         .or_else(|| crate::run::outputs::written_back(run))
         .or_else(|| crate::run::whole_values::removed_by_part(run))
         .or_else(|| crate::run::outputs::config_lines_moved(run))
+        .or_else(|| crate::run::outputs::dotted_form_changed(run))
         .or_else(|| crate::run::data_format::wrong_format(run));
     let misshapen = serde_json::to_value(misshapen).unwrap_or_default();
     let misshapen = super::on_engine::kept(run, "the form the task names", misshapen).await;
