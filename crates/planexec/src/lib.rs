@@ -81,6 +81,7 @@ mod file_shape;
 mod form_probe;
 pub mod help;
 mod inbox;
+mod join_keys;
 mod journal;
 pub mod json;
 mod ledger;

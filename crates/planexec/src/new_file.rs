@@ -17,7 +17,8 @@ pub(crate) type NewFileCheck<'a> = Box<dyn Fn(&str, &str, &[(&str, &str)]) -> Op
 /// marks of the Markdown list it copies ([`crate::list_marks`]); an
 /// input's rows in the order of their dates read as text
 /// ([`crate::date_order`]); rows picked by a value the task names found
-/// inside longer words ([`crate::row_filter`]).
+/// inside longer words ([`crate::row_filter`]); a join that lost the rows
+/// whose keys meet only trimmed ([`crate::join_keys`]).
 pub(crate) fn checks(task: &str) -> Vec<NewFileCheck<'_>> {
     vec![
         Box::new(crate::content::header_lost),
@@ -25,6 +26,7 @@ pub(crate) fn checks(task: &str) -> Vec<NewFileCheck<'_>> {
         Box::new(crate::list_marks::marks_kept),
         Box::new(crate::date_order::sorted_as_text),
         Box::new(move |path, text, inputs| crate::row_filter::matched_elsewhere(path, text, task, inputs)),
+        Box::new(crate::join_keys::hidden_by_spaces),
     ]
 }
 

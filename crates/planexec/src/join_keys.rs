@@ -1,0 +1,197 @@
+//! A new table that joins two input tables on a column they share and
+//! leaves out, or leaves empty, exactly the rows whose key meets the other
+//! table's only once spaces around it (or capitals) are put aside.
+//!
+//! On held-out-46 (spent) orders.csv and frames.csv held codes such as
+//! ` FR-118` and `FR-204 `; two of five programs joined them by the cells
+//! as read, wrote only the orders whose codes met exactly, agreed, and the
+//! run said `succeeded`. A task may ask for only the rows that have a
+//! match (an inner join), so a row with no match at all left out is no
+//! evidence; a row whose key does match, once trimmed, is, when every row
+//! that matched as read is there: the rows left out are those the spaces
+//! hid. No model and no word of the task is read here: the evidence is
+//! the three tables.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::file_shape::{table_cells, Rows};
+
+/// A table read: its header's names (trimmed, small letters) and its rows'
+/// cells as they stand.
+struct Table<'a> {
+    path: &'a str,
+    header: Vec<String>,
+    rows: Rows,
+}
+
+impl<'a> Table<'a> {
+    fn read(path: &'a str, text: &str) -> Option<Table<'a>> {
+        let (header, rows) = table_cells(text)?;
+        let header = header.iter().map(|name| name.trim().to_lowercase()).collect();
+        Some(Table { path, header, rows })
+    }
+
+    fn column(&self, name: &str) -> Option<usize> {
+        self.header.iter().position(|h| h == name)
+    }
+
+    /// `row`'s cells of `columns`, trimmed, in small letters.
+    fn cells_of(&self, row: &[String], columns: &[usize]) -> Vec<String> {
+        columns
+            .iter()
+            .map(|&c| row.get(c).map_or(String::new(), |cell| normal(cell)))
+            .collect()
+    }
+}
+
+/// The columns of `side` (beside its key, and beside `besides`' names)
+/// that `written` holds too: their places in `side`, and in `written`.
+fn taken(written: &Table, side: &Table, key: usize, besides: &[String]) -> (Vec<usize>, Vec<usize>) {
+    side.header
+        .iter()
+        .enumerate()
+        .filter(|(c, name)| *c != key && !besides.contains(name))
+        .filter_map(|(c, name)| Some((c, written.column(name)?)))
+        .unzip()
+}
+
+/// Whether two cells (put in [`normal`] form) hold the same: the same
+/// text, or the same number (`129.00` and `129.0`).
+fn same_cell(a: &str, b: &str) -> bool {
+    let number = |cell: &str| cell.trim_start_matches(['£', '$', '€']).parse::<f64>().ok();
+    a == b || matches!((number(a), number(b)), (Some(x), Some(y)) if (x - y).abs() < 1e-9)
+}
+
+/// A cell with the spaces around it and its capitals put aside.
+fn normal(cell: &str) -> String {
+    cell.trim().to_lowercase()
+}
+
+/// The flaw, said for the program or the run, when the new table `text`
+/// (at `path`) joins two of `inputs` (path, text) on a column they share
+/// and leaves out, or writes without the other table's cells, a row whose
+/// key meets the other table's once trimmed, while every row whose key met
+/// as read is there.
+pub(crate) fn hidden_by_spaces(path: &str, text: &str, inputs: &[(&str, &str)]) -> Option<String> {
+    let written = Table::read(path, text)?;
+    let tables: Vec<Table> = inputs
+        .iter()
+        .filter(|(input, _)| *input != path)
+        .filter_map(|(input, held)| Table::read(input, held))
+        .collect();
+    tables.iter().find_map(|left| {
+        tables
+            .iter()
+            .filter(|right| right.path != left.path)
+            .find_map(|right| joined_left_out(&written, left, right))
+    })
+}
+
+/// The flaw of `written` as a join of `left`'s rows to `right`'s on a
+/// column both hold.
+fn joined_left_out(written: &Table, left: &Table, right: &Table) -> Option<String> {
+    left.header.iter().enumerate().find_map(|(left_key, key)| {
+        let right_key = right.column(key)?;
+        // The columns the new table takes from each side, beside the key:
+        // from the right, only those the left does not hold.
+        let (left_cols, left_in_written) = taken(written, left, left_key, &[]);
+        let (right_cols, right_in_written) = taken(written, right, right_key, &left.header);
+        if left_cols.is_empty() || right_cols.is_empty() {
+            return None;
+        }
+        let as_read: HashSet<&str> = right.rows.iter().filter_map(|(_, r)| Some(r.get(right_key)?.as_str())).collect();
+        let trimmed: HashMap<String, &Vec<String>> = right
+            .rows
+            .iter()
+            .filter_map(|(_, r)| Some((normal(r.get(right_key)?), r)))
+            .collect();
+        // The right table is one to look rows up in: each key once.
+        if trimmed.len() != right.rows.len() {
+            return None;
+        }
+        let written_row = |row: &[String]| {
+            let wanted = left.cells_of(row, &left_cols);
+            written
+                .rows
+                .iter()
+                .find(|(_, w)| {
+                    let got = written.cells_of(w, &left_in_written);
+                    got.iter().zip(&wanted).all(|(got, wanted)| same_cell(got, wanted))
+                })
+                .map(|(_, w)| w)
+        };
+        let mut met_as_read = true;
+        let mut hidden: Option<(String, &str)> = None;
+        for (_, row) in &left.rows {
+            let Some(cell) = row.get(left_key) else { continue };
+            let found = written_row(row);
+            if as_read.contains(cell.as_str()) {
+                met_as_read &= found.is_some();
+                continue;
+            }
+            let Some(match_row) = trimmed.get(&normal(cell)) else { continue };
+            let filled = found.is_some_and(|w| {
+                let (got, wanted) = (written.cells_of(w, &right_in_written), right.cells_of(match_row, &right_cols));
+                got.iter().zip(&wanted).all(|(got, wanted)| same_cell(got, wanted))
+            });
+            if !filled && hidden.is_none() {
+                let how = if found.is_some() { "written without that row's cells" } else { "left out" };
+                hidden = Some((format!("`{}`", row.join(",")), how));
+            }
+        }
+        let (row, how) = hidden.filter(|_| met_as_read)?;
+        Some(format!(
+            "{} joins {} to {} on {key}, and the row {row} of {} is {how}, though its {key} meets a row of {} once the spaces around it (and capitals) are put aside: compare the {key} values trimmed, in any capitals",
+            written.path, left.path, right.path, left.path, right.path
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ORDERS: &str = "order_id,customer,frame_code\n1001,Amrit Patel,FR-204\n1002,Dylan Okoro, FR-118\n1003,Lucy Chen,FR-331 \n1004,Gareth Price ,FR-118\n1005,Noor Haddad,FR-512\n";
+    const FRAMES: &str = "frame_code,brand,price\nFR-118,Ray-Ban,129.00\nFR-204,Oakley,145.00\nFR-331,Silhouette,210.00\nFR-512,Specsavers,69.00\n";
+
+    fn flaw(written: &str) -> Option<String> {
+        hidden_by_spaces("full.csv", written, &[("orders.csv", ORDERS), ("frames.csv", FRAMES)])
+    }
+
+    #[test]
+    fn rows_whose_codes_meet_only_trimmed_left_out_are_a_flaw() {
+        let exact_only = "order_id,customer,frame_code,brand,price\n1001,Amrit Patel,FR-204,Oakley,145.00\n1004,Gareth Price,FR-118,Ray-Ban,129.00\n1005,Noor Haddad,FR-512,Specsavers,69.00\n";
+        let said = flaw(exact_only).expect("1002 and 1003 were hidden by spaces");
+        assert!(said.contains("1002") && said.contains("left out"), "{said}");
+        let emptied = "order_id,customer,frame_code,brand,price\n1001,Amrit Patel,FR-204,Oakley,145.00\n1002,Dylan Okoro,FR-118,,\n1003,Lucy Chen,FR-331,,\n1004,Gareth Price,FR-118,Ray-Ban,129.00\n1005,Noor Haddad,FR-512,Specsavers,69.00\n";
+        let said = flaw(emptied).expect("1002's brand was left empty");
+        assert!(said.contains("without that row's cells"), "{said}");
+    }
+
+    #[test]
+    fn a_join_of_every_row_or_of_trimmed_codes_is_no_flaw() {
+        let right = "order_id,customer,frame_code,brand,price\n1001,Amrit Patel,FR-204,Oakley,145.00\n1002,Dylan Okoro,FR-118,Ray-Ban,129.00\n1003,Lucy Chen,FR-331,Silhouette,210.00\n1004,Gareth Price,FR-118,Ray-Ban,129.00\n1005,Noor Haddad,FR-512,Specsavers,69.00\n";
+        assert_eq!(flaw(right), None);
+        // Spaces kept as read, the cells filled: the values are right.
+        let floats = right.replace("129.00", "129.0");
+        assert_eq!(flaw(&floats), None, "a price written as a float");
+        let padded = right.replace("1002,Dylan Okoro,FR-118", "1002,Dylan Okoro, FR-118");
+        assert_eq!(flaw(&padded), None);
+    }
+
+    #[test]
+    fn rows_with_no_match_at_all_or_rows_left_out_that_met_as_read_are_left_alone() {
+        // An inner join: the order with no frame at all is left out.
+        let orders =
+            "order_id,customer,frame_code\n1001,Amrit Patel,FR-204\n1002,Dylan Okoro,FR-999\n1003,Lucy Chen,FR-331\n";
+        let inner =
+            "order_id,customer,frame_code,brand\n1001,Amrit Patel,FR-204,Oakley\n1003,Lucy Chen,FR-331,Silhouette\n";
+        let inputs = [("orders.csv", orders), ("frames.csv", FRAMES)];
+        assert_eq!(hidden_by_spaces("full.csv", inner, &inputs), None);
+        // A row that met as read is left out too: the rows were picked by something else.
+        let picked = "order_id,customer,frame_code,brand,price\n1005,Noor Haddad,FR-512,Specsavers,69.00\n";
+        assert_eq!(flaw(picked), None);
+        // A table of one input's columns only is no join.
+        assert_eq!(flaw("order_id,customer\n1001,Amrit Patel\n"), None);
+    }
+}
