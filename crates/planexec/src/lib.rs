@@ -73,6 +73,7 @@ mod content;
 mod context;
 mod date_order;
 pub mod decisions;
+mod dedupe_key;
 mod dotted_value;
 pub mod engine;
 pub mod events;

@@ -18,7 +18,8 @@ pub(crate) type NewFileCheck<'a> = Box<dyn Fn(&str, &str, &[(&str, &str)]) -> Op
 /// input's rows in the order of their dates read as text
 /// ([`crate::date_order`]); rows picked by a value the task names found
 /// inside longer words ([`crate::row_filter`]); a join that lost the rows
-/// whose keys meet only trimmed ([`crate::join_keys`]).
+/// whose keys meet only trimmed ([`crate::join_keys`]); rows kept once by
+/// one column the task does not name ([`crate::dedupe_key`]).
 pub(crate) fn checks(task: &str) -> Vec<NewFileCheck<'_>> {
     vec![
         Box::new(crate::content::header_lost),
@@ -27,6 +28,7 @@ pub(crate) fn checks(task: &str) -> Vec<NewFileCheck<'_>> {
         Box::new(crate::date_order::sorted_as_text),
         Box::new(move |path, text, inputs| crate::row_filter::matched_elsewhere(path, text, task, inputs)),
         Box::new(crate::join_keys::hidden_by_spaces),
+        Box::new(move |path, text, inputs| crate::dedupe_key::kept_by_one_column(path, text, task, inputs)),
     ]
 }
 
