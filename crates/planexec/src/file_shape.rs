@@ -446,7 +446,7 @@ fn table_in(lines: &[&str], separator: char) -> Option<Table> {
 /// The last of `rows` (indices into `lines`) when it holds the totals of
 /// the rows above it: in some column where each of three rows or more above
 /// holds a number, its own is their sum, and in every such column its cell
-/// is that sum, empty or a word. Both of the 1.5B model's programs for a kiln log's
+/// is that sum, a number among theirs (an average), empty or a word. Both of the 1.5B model's programs for a kiln log's
 /// average pieces per firing read its `TOTAL,,223,,111.40` line as a firing
 /// (held-out-42, spent), and agreed.
 fn totals_row(lines: &[&str], separator: char, rows: &[usize]) -> Option<usize> {
@@ -466,8 +466,15 @@ fn totals_row(lines: &[&str], separator: char, rows: &[usize]) -> Option<usize> 
             .collect();
         let Some(values) = values else { continue };
         let sum: f64 = values.iter().sum();
+        let (low, high) = values
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(l, h), v| (l.min(*v), h.max(*v)));
         match number(own) {
             Some(value) if (value - sum).abs() <= 0.005 + sum.abs() * 1e-9 => summed += 1,
+            // An average of the rows above beside a sum (a mean price per
+            // kilo under the kilos' total): held-out-47's ramen order
+            // (spent), whose `Total,17.40,18.34` two programs read as an item.
+            Some(value) if (low..=high).contains(&value) => {}
             // Empty, or a label (`Total`) standing in a column of numbers.
             None if !own.chars().any(|c| c.is_ascii_digit()) => {}
             _ => return None,
@@ -694,6 +701,10 @@ mod tests {
         );
         let ids = "id,loaves\n1,40\n2,35\n3,75\n";
         assert_eq!(table_note("ids.csv", ids), None, "two rows above sum by chance");
+        // A mean beside a total: the row is the totals' all the same.
+        let order = "item,kg,price_per_kg\nPork belly,3.4,18.90\nNoodles,1.75,14.20\nKombu,1.15,38.50\nMenma,1.9,21.60\nTotal,8.20,21.40\n";
+        let note = table_note("order.csv", order).unwrap();
+        assert!(note.contains("`Total,8.20,21.40`), holds the totals"), "{note}");
     }
 
     #[test]
