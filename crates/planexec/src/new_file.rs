@@ -13,7 +13,8 @@ pub(crate) type NewFileCheck<'a> = Box<dyn Fn(&str, &str, &[(&str, &str)]) -> Op
 /// The checks of a new file written for `task`, in the order they are
 /// tried: a table that lacks the header of the table it copies rows from
 /// ([`crate::content::header_lost`]) or repeats its own as rows
-/// ([`crate::content::header_repeated`]); a plain list that kept the
+/// ([`crate::content::header_repeated`]); one line twice in two Unicode
+/// forms ([`crate::content::unicode_twins`]); a plain list that kept the
 /// marks of the Markdown list it copies ([`crate::list_marks`]); an
 /// input's rows in the order of their dates read as text
 /// ([`crate::date_order`]); rows picked by a value the task names found
@@ -24,6 +25,7 @@ pub(crate) fn checks(task: &str) -> Vec<NewFileCheck<'_>> {
     vec![
         Box::new(crate::content::header_lost),
         Box::new(crate::content::header_repeated),
+        Box::new(crate::content::unicode_twins),
         Box::new(crate::list_marks::marks_kept),
         Box::new(crate::date_order::sorted_as_text),
         Box::new(move |path, text, inputs| crate::row_filter::matched_elsewhere(path, text, task, inputs)),
