@@ -109,7 +109,8 @@ pub(crate) fn misshapen(run: &Run) -> Option<(String, String)> {
         return unlike_example(&run.task, path, &held).or_else(worded);
     }
     if templates.iter().any(|t| t.pattern.is_match(&held)) {
-        return None;
+        let inputs: Vec<&str> = run.originals.iter().map(|(_, text)| text.as_str()).collect();
+        return more_than_the_form(&templates, &held, &inputs).map(|what| (path.clone(), format!("{path} {what}")));
     }
     let forms: Vec<&str> = templates.iter().map(|t| t.text.as_str()).collect();
     let what = format!(
@@ -118,6 +119,37 @@ pub(crate) fn misshapen(run: &Run) -> Option<(String, String)> {
         crate::text::cut_to_budget(held.trim(), 300)
     );
     Some((path.clone(), what))
+}
+
+/// What is said of a table `held` when a cell holds text in the form of
+/// one of `templates` with more around it (`2019-04-03T00:00:00` for
+/// YYYY-MM-DD), and no input among `inputs` holds that cell: the value was
+/// written in another form than the task names, part of which fits it. On
+/// held-out-47 (spent) two programs wrote `datetime.isoformat()` for
+/// dates asked as YYYY-MM-DD, agreed, and the run said `succeeded`.
+fn more_than_the_form(templates: &[Template], held: &str, inputs: &[&str]) -> Option<String> {
+    let (_, rows) = crate::file_shape::table_cells(held)?;
+    // Digits left when every text of a template's form is taken out: a
+    // date and a time the task names both (`YYYY-MM-DD HH:MM`) leave none.
+    let digits_beside = |cell: &str| {
+        let rest = templates.iter().fold(cell.to_string(), |rest, t| {
+            t.pattern.replace_all(&rest, " ").into_owned()
+        });
+        rest.chars().any(|c| c.is_ascii_digit())
+    };
+    let cell = rows
+        .iter()
+        .flat_map(|(_, cells)| cells)
+        .map(|cell| cell.trim())
+        .find(|cell| {
+            let fits_in_part = templates.iter().any(|t| t.pattern.is_match(cell)) && digits_beside(cell);
+            fits_in_part && !inputs.iter().any(|input| input.contains(cell))
+        })?;
+    let forms: Vec<&str> = templates.iter().map(|t| t.text.as_str()).collect();
+    Some(format!(
+        "holds `{cell}`, more than the form {} the task asks for: write the value in that form alone",
+        forms.join(" or ")
+    ))
 }
 
 /// What is wrong with `held`, what the file at `path` holds, when the task
@@ -248,5 +280,24 @@ mod tests {
         let time = "When does it end? Write it as H:MM.";
         assert!(matches(time, "9:05") && matches(time, "11:40"));
         assert!(!matches(time, "9.05"));
+    }
+
+    #[test]
+    fn a_cell_that_holds_the_form_with_more_around_it_is_misshapen() {
+        let templates = templates_named_by("Convert the dates in arrivals.csv to ISO format (YYYY-MM-DD).");
+        let input = "name,arrived\nBiscuit,03/04/2019\nPedro,21/11/2020\n";
+        let timed = "name,arrived\nBiscuit,2019-04-03T00:00:00\nPedro,2020-11-21T00:00:00\n";
+        let said = more_than_the_form(&templates, timed, &[input]).expect("a time beside the date");
+        assert!(said.contains("`2019-04-03T00:00:00`"), "{said}");
+        let dates = "name,arrived\nBiscuit,2019-04-03\nPedro,2020-11-21\n";
+        assert_eq!(more_than_the_form(&templates, dates, &[input]), None);
+        // A cell copied from an input as it was is the input's.
+        let noted = "note,arrived\nseen 2019-04-03 at noon,2019-04-03\n";
+        let kept = "note,arrived\nseen 2019-04-03 at noon,2019-04-03\n";
+        assert_eq!(more_than_the_form(&templates, kept, &[noted]), None);
+        // A date and a time, each in a form the task names.
+        let both = templates_named_by("Write each visit as YYYY-MM-DD HH:MM in visits.csv.");
+        let stamped = "who,when\nAnn,2019-04-03 10:30\nBo,2019-04-04 09:15\n";
+        assert_eq!(more_than_the_form(&both, stamped, &[input]), None);
     }
 }
