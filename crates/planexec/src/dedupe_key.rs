@@ -76,12 +76,17 @@ fn first_of_each(rows: &[Vec<String>], key: impl Fn(&Vec<String>) -> Vec<String>
 }
 
 /// Whether `task` names a word of the column `name` (its parts between
-/// `_`, `-` and spaces, three letters or more), as a word of its own.
+/// `_`, `-` and spaces, three letters or more), as a word of its own or
+/// its plural ("repeated emails" names `email`).
 fn names_column(task: &str, name: &str) -> bool {
     let task = task.to_lowercase();
     name.split(['_', '-', ' '])
         .filter(|word| word.chars().count() >= 3)
-        .any(|word| crate::text::contains_whole(&task, word))
+        .any(|word| {
+            [word.to_string(), format!("{word}s"), format!("{word}es")]
+                .iter()
+                .any(|w| crate::text::contains_whole(&task, w))
+        })
 }
 
 #[cfg(test)]
@@ -107,7 +112,7 @@ mod tests {
         let whole = "child,parent,phone\nAlfie Brown,Sarah Brown,0101\nAlfie Brown,Mark Brown,0102\nBea Kaur,Harpreet Kaur,0215\nCody Walsh,Ann Walsh,0330\nCody Walsh,Liam Walsh,0331\n";
         assert_eq!(flaw(whole, TASK), None);
         let by_child = "child,parent,phone\nAlfie Brown,Sarah Brown,0101\nBea Kaur,Harpreet Kaur,0215\nCody Walsh,Ann Walsh,0330\n";
-        let task = "Keep one contact per child from contacts.csv in contacts_clean.csv.";
+        let task = "Some children are in contacts.csv twice: keep one contact per child in contacts_clean.csv.";
         assert_eq!(flaw(by_child, task), None);
         // The first row of each child is the first of each mum too: the task names that column.
         let task = "Keep one row per parent from contacts.csv in contacts_clean.csv.";

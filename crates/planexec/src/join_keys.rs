@@ -109,23 +109,33 @@ fn joined_left_out(written: &Table, left: &Table, right: &Table) -> Option<Strin
         if trimmed.len() != right.rows.len() {
             return None;
         }
+        // A row of the new table is the left row's when their cells of the
+        // left's columns are the same, and their keys too where the new
+        // table holds the key: two orders of one quantity are two rows.
+        let written_key = written.column(key);
         let written_row = |row: &[String]| {
             let wanted = left.cells_of(row, &left_cols);
+            let own_key = row.get(left_key).map(|cell| normal(cell));
             written
                 .rows
                 .iter()
                 .find(|(_, w)| {
                     let got = written.cells_of(w, &left_in_written);
-                    got.iter().zip(&wanted).all(|(got, wanted)| same_cell(got, wanted))
+                    let same_key = written_key.is_none_or(|c| w.get(c).map(|cell| normal(cell)) == own_key);
+                    same_key && got.iter().zip(&wanted).all(|(got, wanted)| same_cell(got, wanted))
                 })
                 .map(|(_, w)| w)
         };
+        // Rows that met as read, each there: one at least, or a table of
+        // rows stacked from both, none met, reads as a join that met none.
+        let mut met = 0;
         let mut met_as_read = true;
         let mut hidden: Option<(String, &str)> = None;
         for (_, row) in &left.rows {
             let Some(cell) = row.get(left_key) else { continue };
             let found = written_row(row);
             if as_read.contains(cell.as_str()) {
+                met += 1;
                 met_as_read &= found.is_some();
                 continue;
             }
@@ -139,7 +149,7 @@ fn joined_left_out(written: &Table, left: &Table, right: &Table) -> Option<Strin
                 hidden = Some((format!("`{}`", row.join(",")), how));
             }
         }
-        let (row, how) = hidden.filter(|_| met_as_read)?;
+        let (row, how) = hidden.filter(|_| met_as_read && met > 0)?;
         Some(format!(
             "{} joins {} to {} on {key}, and the row {row} of {} is {how}, though its {key} meets a row of {} once the spaces around it (and capitals) are put aside: compare the {key} values trimmed, in any capitals",
             written.path, left.path, right.path, left.path, right.path
@@ -193,5 +203,22 @@ mod tests {
         assert_eq!(flaw(picked), None);
         // A table of one input's columns only is no join.
         assert_eq!(flaw("order_id,customer\n1001,Amrit Patel\n"), None);
+    }
+
+    #[test]
+    fn rows_alike_in_the_left_columns_are_told_apart_by_their_keys() {
+        let orders = "sku,qty\nA-1,2\n B-2,2\nC-3,1\n";
+        let products = "sku,name,price\nA-1,Apple,0.40\nB-2,Banana,0.25\nC-3,Cherry,3.00\n";
+        let right = "sku,qty,name,price\nA-1,2,Apple,0.40\nB-2,2,Banana,0.25\nC-3,1,Cherry,3.00\n";
+        let inputs = [("orders.csv", orders), ("products.csv", products)];
+        assert_eq!(hidden_by_spaces("lines.csv", right, &inputs), None);
+        // Rows stacked, none meeting as read: no join.
+        let a = "name,email\nZoe Hart,Zoe.Hart@Mail.com\nAl Po,al@x.org\n";
+        let b = "name,email,phone\nzoe hart,zoe.hart@mail.com,0711\nBo Li,bo@x.org,0722\n";
+        let stacked = "name,email,phone\nZoe Hart,Zoe.Hart@Mail.com,\nAl Po,al@x.org,\nzoe hart,zoe.hart@mail.com,0711\nBo Li,bo@x.org,0722\n";
+        assert_eq!(
+            hidden_by_spaces("all.csv", stacked, &[("a.csv", a), ("b.csv", b)]),
+            None
+        );
     }
 }

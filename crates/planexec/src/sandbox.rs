@@ -393,7 +393,7 @@ impl Sandbox {
         };
         let earlier = counted_flaw(flaw, failed.is_none().then_some(&work[..]))
             .or_else(|| self.typed(code, task, &printed, &wrote))
-            .or_else(|| self.named_value_ignored(code, task))
+            .or_else(|| self.named_value_ignored(code, task, &wrote))
             .or_else(|| self.rewritten(&after, task, code))
             .or_else(|| self.shadowed(&after, task))
             .or_else(|| self.form_changed(&after, task));
@@ -688,12 +688,17 @@ impl Sandbox {
     /// A value of a column of a table `task` names, which `task` names
     /// too and `code` holds in no string ([`crate::named_value`]), said as
     /// a flaw: the program did not keep to the rows the task asks about.
-    fn named_value_ignored(&self, code: &str, task: &str) -> Option<String> {
+    /// A TOML or YAML file the program changed is left out: Python cannot
+    /// write TOML, and a program that edits one by replacing its text
+    /// (`course_time_seconds = 41`) finds the record by its line.
+    fn named_value_ignored(&self, code: &str, task: &str, wrote: &BTreeMap<String, Option<String>>) -> Option<String> {
         let named = crate::plan::paths_named_by(task);
         let texts = self.original_texts();
+        let edited_as_text =
+            |path: &str| wrote.contains_key(path) && [".toml", ".yaml", ".yml"].iter().any(|ext| path.ends_with(ext));
         let tables: Vec<(&str, &str)> = texts
             .iter()
-            .filter(|(path, _)| named.iter().any(|n| n == path))
+            .filter(|(path, _)| named.iter().any(|n| n == path) && !edited_as_text(path))
             .map(|(path, text)| (*path, text.as_ref()))
             .collect();
         crate::named_value::ignored(code, task, &tables)

@@ -129,21 +129,37 @@ pub(crate) fn misshapen(run: &Run) -> Option<(String, String)> {
 /// dates asked as YYYY-MM-DD, agreed, and the run said `succeeded`.
 fn more_than_the_form(templates: &[Template], held: &str, inputs: &[&str]) -> Option<String> {
     let (_, rows) = crate::file_shape::table_cells(held)?;
-    // Digits left when every text of a template's form is taken out: a
-    // date and a time the task names both (`YYYY-MM-DD HH:MM`) leave none.
-    let digits_beside = |cell: &str| {
-        let rest = templates.iter().fold(cell.to_string(), |rest, t| {
-            t.pattern.replace_all(&rest, " ").into_owned()
-        });
-        rest.chars().any(|c| c.is_ascii_digit())
+    // A cell of one word whose text in a template's form has a letter
+    // glued to it, and digits beside it when every text of a template's
+    // form is taken out (again, as each match takes the character around
+    // it: `09:00-17:30`): a date and a time apart (`2019-04-03 14:00`), a
+    // range of times or a longer date under a shorter template
+    // (`2019-04-03` under YYYY-MM) are left to the task's words.
+    let without_forms = |cell: &str| {
+        let mut rest = cell.to_string();
+        for _ in 0..4 {
+            rest = templates
+                .iter()
+                .fold(rest, |rest, t| t.pattern.replace_all(&rest, " ").into_owned());
+        }
+        rest
+    };
+    let glued = |cell: &str| {
+        templates.iter().any(|t| {
+            t.pattern.find_iter(cell).any(|m| {
+                let edge = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphabetic());
+                edge(m.as_str().chars().next()) || edge(m.as_str().chars().next_back())
+            })
+        })
     };
     let cell = rows
         .iter()
         .flat_map(|(_, cells)| cells)
         .map(|cell| cell.trim())
         .find(|cell| {
-            let fits_in_part = templates.iter().any(|t| t.pattern.is_match(cell)) && digits_beside(cell);
-            fits_in_part && !inputs.iter().any(|input| input.contains(cell))
+            let one_word = !cell.contains(char::is_whitespace);
+            let more = one_word && glued(cell) && without_forms(cell).chars().any(|c| c.is_ascii_digit());
+            more && !inputs.iter().any(|input| input.contains(cell))
         })?;
     let forms: Vec<&str> = templates.iter().map(|t| t.text.as_str()).collect();
     Some(format!(
@@ -299,5 +315,24 @@ mod tests {
         let both = templates_named_by("Write each visit as YYYY-MM-DD HH:MM in visits.csv.");
         let stamped = "who,when\nAnn,2019-04-03 10:30\nBo,2019-04-04 09:15\n";
         assert_eq!(more_than_the_form(&both, stamped, &[input]), None);
+        let date_only = "who,when\nAnn,2019-04-03 14:00\n";
+        assert_eq!(
+            more_than_the_form(&templates, date_only, &[input]),
+            None,
+            "a time apart"
+        );
+        let hours = templates_named_by("Rewrite the opening hours as 24-hour times, HH:MM, into hours24.csv.");
+        let ranges = "day,open\nMon,09:00-17:30\n";
+        assert_eq!(
+            more_than_the_form(&hours, ranges, &["day,open\nMon,9am-5:30pm\n"]),
+            None
+        );
+        let months = templates_named_by("One row per month (YYYY-MM) with its first purchase date, in months.csv.");
+        let firsts = "month,first\n2019-04,2019-04-03\n";
+        assert_eq!(
+            more_than_the_form(&months, firsts, &[input]),
+            None,
+            "a longer date under a shorter form"
+        );
     }
 }
