@@ -366,13 +366,20 @@ fn moved_lines(path: &str, before: &str, now: &str) -> Option<String> {
 /// instead of changing what the task names ([`crate::config_edit`]): its
 /// path and a line saying so.
 pub(crate) fn config_lines_moved(run: &Run) -> Option<(String, String)> {
-    let workspace = run.ctx.setting.tools.workspace()?;
     let ran = crate::result::programs_ran(&run.records);
     let programs: Vec<&str> = ran.iter().map(String::as_str).collect();
+    first_edit_flaw(run, |path, was, now| {
+        crate::config_edit::rewritten(path, was, now, &run.task, &programs)
+    })
+}
+
+/// The first file the run had at its start (path, what it held) whose
+/// text now `flaw` finds a flaw in (path, was, now): its path and the flaw.
+fn first_edit_flaw(run: &Run, flaw: impl Fn(&str, &str, &str) -> Option<String>) -> Option<(String, String)> {
+    let workspace = run.ctx.setting.tools.workspace()?;
     run.originals.iter().find_map(|(path, was)| {
         let now = std::fs::read_to_string(workspace.resolve(path).ok()?).ok()?;
-        let what = crate::config_edit::rewritten(path, was, &now, &run.task, &programs)?;
-        Some((path.clone(), what))
+        Some((path.clone(), flaw(path, was, &now)?))
     })
 }
 
@@ -380,11 +387,8 @@ pub(crate) fn config_lines_moved(run: &Run) -> Option<(String, String)> {
 /// version) of it as a value of another form ([`crate::dotted_value`]):
 /// its path and a line saying so.
 pub(crate) fn dotted_form_changed(run: &Run) -> Option<(String, String)> {
-    let workspace = run.ctx.setting.tools.workspace()?;
-    run.originals.iter().find_map(|(path, was)| {
-        let now = std::fs::read_to_string(workspace.resolve(path).ok()?).ok()?;
-        let what = crate::dotted_value::changed_form(path, was, &now, &run.task)?;
-        Some((path.clone(), what))
+    first_edit_flaw(run, |path, was, now| {
+        crate::dotted_value::changed_form(path, was, now, &run.task)
     })
 }
 
@@ -539,14 +543,11 @@ pub(crate) fn written_back(run: &Run) -> Option<(String, String)> {
 /// program did removing a guest from guests.txt on held-out-17, and two
 /// programs and the checker passed it. Its path and a line saying so.
 pub(crate) fn lines_joined(run: &Run) -> Option<(String, String)> {
-    let workspace = run.ctx.setting.tools.workspace()?;
-    run.originals.iter().find_map(|(path, was)| {
-        let now = std::fs::read_to_string(workspace.resolve(path).ok()?).ok()?;
-        joined_lines(was, &now).then(|| {
-            let what = format!(
+    first_edit_flaw(run, |path, was, now| {
+        joined_lines(was, now).then(|| {
+            format!(
                 "{path} had its lines on lines of their own and now holds them run together on one line: write each line with its line break"
-            );
-            (path.clone(), what)
+            )
         })
     })
 }
