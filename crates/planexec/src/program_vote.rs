@@ -63,6 +63,9 @@ pub(crate) struct Vote {
     /// Of those agreeing, how many wrote the value with words around it
     /// ([`seconded_in_words`]).
     pub in_words: usize,
+    /// How many programs were run again with their cells compared as
+    /// meant, and then did work ([`cells_repaired`]).
+    pub cells_repaired: usize,
 }
 
 impl Vote {
@@ -107,7 +110,13 @@ impl Vote {
                 n + 1
             ),
         };
-        said + &flawed
+        let repaired = match self.cells_repaired {
+            0 => String::new(),
+            n => format!(
+                "; {n} whose csv cells were compared as text ran again with cells compared as numbers where both read as numbers, and equal to the program's own text whatever the spaces around them or the case, and did work"
+            ),
+        };
+        said + &flawed + &repaired
     }
 }
 
@@ -154,9 +163,16 @@ pub(crate) async fn chosen(
     if let Some(fixed) = fixed_once(calls, &sandbox, asked, &tried, task).await? {
         tried.push(fixed);
     }
+    let repaired = match agreed(&tried) {
+        true => Vec::new(),
+        false => cells_repaired(&sandbox, &tried, task).await,
+    };
+    let cells_repaired = repaired.len();
+    tried.extend(repaired);
     let outcomes: Vec<&Outcome> = tried.iter().map(|(_, o)| o).collect();
     let vote = Vote {
         list_test: test,
+        cells_repaired,
         ..vote(&outcomes)
     };
     let others = vote.others.iter().map(|&i| tried[i].0.clone()).collect();
@@ -223,6 +239,30 @@ async fn fixed_once(
         return Ok(sandbox.run(code(&step), task).await.map(|outcome| (step, outcome)));
     }
     Ok(None)
+}
+
+/// When no two programs `tried` agree, those whose csv cells compared with
+/// a flaw [`crate::lenient_cells::HEAD`] answers (whether or not they then
+/// failed), each run again with the head before it, that then did work:
+/// no model is asked, and each keeps the comparison it meant. On
+/// held-out-47 (spent) six of seven programs ranking skaters compared
+/// scores as text, and the fixes the model wrote when told kept the flaw.
+async fn cells_repaired(sandbox: &Sandbox, tried: &[(Step, Outcome)], task: &str) -> Vec<(Step, Outcome)> {
+    let mut repaired = Vec::new();
+    for (step, outcome) in tried {
+        let Some(fixed) = (outcome.flaw.as_deref()).and_then(|flaw| crate::lenient_cells::repaired(code(step), flaw))
+        else {
+            continue;
+        };
+        let mut step = step.clone();
+        step.args.insert("code".to_string(), serde_json::Value::String(fixed));
+        if let Some(outcome) = sandbox.run(code(&step), task).await {
+            if outcome.work().is_some() {
+                repaired.push((step, outcome));
+            }
+        }
+    }
+    repaired
 }
 
 /// Most programs written again by [`fixed_once`].
@@ -379,6 +419,7 @@ fn vote(outcomes: &[&Outcome]) -> Vote {
         list_test: None,
         shared_in_part: shared.is_some(),
         in_words: seconding,
+        cells_repaired: 0,
     }
 }
 
@@ -562,6 +603,51 @@ fn others(groups: &[Option<usize>], chosen: usize) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A program step running `code`.
+    fn program(code: &str) -> Step {
+        Step {
+            id: "s1".into(),
+            description: "the whole task".into(),
+            tool: Some("python".into()),
+            agent: None,
+            args: serde_json::Map::from_iter([("code".to_string(), serde_json::Value::String(code.into()))]),
+            depends_on: Vec::new(),
+            expected: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn programs_whose_cells_compared_with_a_flaw_run_again_as_meant_and_agree() {
+        let dir = tempfile::tempdir().unwrap();
+        let scores = "skater,score\nIvy,7.5\nJo,61.0\nKit,12.25\n";
+        std::fs::write(dir.path().join("jam.csv"), scores).unwrap();
+        let sandbox = Sandbox::over(dir.path());
+        let task = "Rank the skaters in jam.csv by score, best first, into ranking.txt.";
+        let read = "import csv\nrows = list(csv.DictReader(open('jam.csv')))\n";
+        let codes = [
+            format!("{read}rows.sort(key=lambda r: r['score'], reverse=True)\nopen('ranking.txt', 'w').write('\\n'.join(r['skater'] for r in rows))"),
+            format!("{read}best = sorted(rows, key=lambda r: r['score'])[::-1]\nwith open('ranking.txt', 'w') as f:\n    for r in best:\n        f.write(r['skater'] + '\\n')"),
+            format!("{read}print(len(rows))\nraise SystemExit('no ranking')"),
+        ];
+        let mut tried = Vec::new();
+        for code in &codes {
+            let outcome = sandbox.run(code, task).await.expect("python3 runs the program");
+            tried.push((program(code), outcome));
+        }
+        assert!(tried[..2].iter().all(|(_, o)| o.work().is_none()), "{tried:?}");
+        assert!(!agreed(&tried));
+        let repaired = cells_repaired(&sandbox, &tried, task).await;
+        assert_eq!(repaired.len(), 2, "the program that failed on its own is not repaired: {repaired:?}");
+        for (step, outcome) in &repaired {
+            assert!(crate::lenient_cells::has_head(code(step)));
+            assert_eq!(outcome.wrote["ranking.txt"].as_deref(), Some("Jo\nKit\nIvy"), "{outcome:?}");
+        }
+        tried.extend(repaired);
+        let outcomes: Vec<&Outcome> = tried.iter().map(|(_, o)| o).collect();
+        let vote = vote(&outcomes);
+        assert_eq!((vote.agreeing, vote.chosen), (2, 3));
+    }
 
     fn wrote(content: &str) -> Outcome {
         Outcome {

@@ -48,7 +48,7 @@ const FLAW_FILE: &str = ".planexec-flaw";
 /// by `sorted`, `min` or `max`, a line-anchored pattern found over many
 /// lines without `re.M`, a match cut out of the middle of a number, and
 /// patterns that found nothing at all.
-const WATCH: &str = r#"def _planexec_watch():
+pub(crate) const WATCH: &str = r#"def _planexec_watch():
     import csv, os, re
     mark = os.path.abspath(".planexec-flaw")
     grouped = re.compile(r"[+-]?\d{1,3}(,\d{3})+(\.\d+)?")
@@ -337,6 +337,17 @@ impl Sandbox {
             original,
             test: None,
         })
+    }
+
+    /// A sandbox over the workspace at `root` as it is now, for tests of
+    /// what uses one.
+    #[cfg(test)]
+    pub(crate) fn over(root: &Path) -> Sandbox {
+        Sandbox {
+            root: root.to_path_buf(),
+            original: files_under(root).unwrap_or_default(),
+            test: None,
+        }
     }
 
     /// The sandbox with the file each program writes held to `test`.
