@@ -63,9 +63,9 @@ pub(crate) struct Vote {
     /// Of those agreeing, how many wrote the value with words around it
     /// ([`seconded_in_words`]).
     pub in_words: usize,
-    /// How many programs were run again with their cells compared as
-    /// meant, and then did work ([`cells_repaired`]).
-    pub cells_repaired: usize,
+    /// How many programs were run again with a head that makes them do
+    /// what they meant, and then did work ([`with_heads`]).
+    pub with_heads: usize,
 }
 
 impl Vote {
@@ -110,10 +110,10 @@ impl Vote {
                 n + 1
             ),
         };
-        let repaired = match self.cells_repaired {
+        let repaired = match self.with_heads {
             0 => String::new(),
             n => format!(
-                "; {n} whose csv cells were compared as text ran again with cells compared as numbers where both read as numbers, and equal to the program's own text whatever the spaces around them or the case, and did work"
+                "; {n} of them ran again with a head that makes them do what they meant (csv cells compared as numbers where both read as numbers and matched whatever the spaces around them or the case, or what was printed written to the file the task names), and did work"
             ),
         };
         said + &flawed + &repaired
@@ -165,14 +165,14 @@ pub(crate) async fn chosen(
     }
     let repaired = match agreed(&tried) {
         true => Vec::new(),
-        false => cells_repaired(&sandbox, &tried, task).await,
+        false => with_heads(&sandbox, &tried, task).await,
     };
-    let cells_repaired = repaired.len();
+    let with_heads = repaired.len();
     tried.extend(repaired);
     let outcomes: Vec<&Outcome> = tried.iter().map(|(_, o)| o).collect();
     let vote = Vote {
         list_test: test,
-        cells_repaired,
+        with_heads,
         ..vote(&outcomes)
     };
     let others = vote.others.iter().map(|&i| tried[i].0.clone()).collect();
@@ -241,17 +241,25 @@ async fn fixed_once(
     Ok(None)
 }
 
-/// When no two programs `tried` agree, those whose csv cells compared with
-/// a flaw [`crate::lenient_cells::HEAD`] answers (whether or not they then
-/// failed), each run again with the head before it, that then did work:
-/// no model is asked, and each keeps the comparison it meant. On
-/// held-out-47 (spent) six of seven programs ranking skaters compared
-/// scores as text, and the fixes the model wrote when told kept the flaw.
-async fn cells_repaired(sandbox: &Sandbox, tried: &[(Step, Outcome)], task: &str) -> Vec<(Step, Outcome)> {
+/// When no two programs `tried` agree, those that went wrong in a way a
+/// head of [`crate::program_heads`] answers (csv cells compared as text,
+/// whether or not the program then failed; or what the task says to write
+/// printed), each run again with the head before it, that then did work:
+/// no model is asked, and each does what it meant. On held-out-47 (spent)
+/// six of seven programs ranking skaters compared scores as text, and the
+/// fixes the model wrote when told kept the flaw.
+async fn with_heads(sandbox: &Sandbox, tried: &[(Step, Outcome)], task: &str) -> Vec<(Step, Outcome)> {
     let mut repaired = Vec::new();
     for (step, outcome) in tried {
-        let Some(fixed) = (outcome.flaw.as_deref()).and_then(|flaw| crate::lenient_cells::repaired(code(step), flaw))
-        else {
+        let Some(flaw) = outcome.flaw.as_deref() else {
+            continue;
+        };
+        let ran = crate::program_heads::Ran {
+            flaw,
+            printed: &outcome.printed,
+            failed_or_wrote: outcome.failed.is_some() || !outcome.wrote.is_empty(),
+        };
+        let Some(fixed) = crate::program_heads::repaired(code(step), &ran) else {
             continue;
         };
         let mut step = step.clone();
@@ -419,7 +427,7 @@ fn vote(outcomes: &[&Outcome]) -> Vote {
         list_test: None,
         shared_in_part: shared.is_some(),
         in_words: seconding,
-        cells_repaired: 0,
+        with_heads: 0,
     }
 }
 
@@ -637,11 +645,19 @@ mod tests {
         }
         assert!(tried[..2].iter().all(|(_, o)| o.work().is_none()), "{tried:?}");
         assert!(!agreed(&tried));
-        let repaired = cells_repaired(&sandbox, &tried, task).await;
-        assert_eq!(repaired.len(), 2, "the program that failed on its own is not repaired: {repaired:?}");
+        let repaired = with_heads(&sandbox, &tried, task).await;
+        assert_eq!(
+            repaired.len(),
+            2,
+            "the program that failed on its own is not repaired: {repaired:?}"
+        );
         for (step, outcome) in &repaired {
-            assert!(crate::lenient_cells::has_head(code(step)));
-            assert_eq!(outcome.wrote["ranking.txt"].as_deref(), Some("Jo\nKit\nIvy"), "{outcome:?}");
+            assert!(crate::program_heads::has_head(code(step)));
+            assert_eq!(
+                outcome.wrote["ranking.txt"].as_deref(),
+                Some("Jo\nKit\nIvy"),
+                "{outcome:?}"
+            );
         }
         tried.extend(repaired);
         let outcomes: Vec<&Outcome> = tried.iter().map(|(_, o)| o).collect();

@@ -564,7 +564,12 @@ impl Sandbox {
 
     /// What of the work `task` names a program that ran did not do: a file
     /// to change left as it was, or a new file to write not written.
-    fn work_not_done(&self, wrote: &BTreeMap<String, Option<String>>, task: &str, printed: &str) -> Option<String> {
+    pub(crate) fn work_not_done(
+        &self,
+        wrote: &BTreeMap<String, Option<String>>,
+        task: &str,
+        printed: &str,
+    ) -> Option<String> {
         self.left_as_it_was(wrote, task)
             .or_else(|| self.not_written(wrote, task, printed))
     }
@@ -601,9 +606,8 @@ impl Sandbox {
             said if said.is_empty() => "nothing".to_string(),
             said => format!("{said:?}"),
         };
-        Some(format!(
-            "it did not write {path}, which the task says to write (it printed {said})"
-        ))
+        let (not_written, task_says) = (crate::program_heads::NOT_WRITTEN, crate::program_heads::TASK_SAYS);
+        Some(format!("{not_written}{path}{task_says} (it printed {said})"))
     }
 
     /// When the file was last changed, for each file of the workspace in

@@ -1,0 +1,225 @@
+//! Heads put before a program the sandbox's watch saw go wrong in a way
+//! whose meaning is plain ([`crate::sandbox`]), so that it does what it
+//! meant: its csv cells compared as numbers where both sides read as
+//! numbers, and equal to a text of the program's own that differs only in
+//! the spaces around it or in letter case ([`CELLS_HEAD`]); or what it
+//! printed written to the one new file the task names, which it did not
+//! write ([`printed_head`]).
+//!
+//! The 1.5B model, told its program compared `'7.5'` with `'61.0'` as text
+//! or `'Aerial silks  '` with `'Aerial silks'`, or printed the list it was
+//! to write, writes the same program again: on held-out-47 (spent) six of
+//! seven programs ranking skaters by score compared the scores as text,
+//! all seven programs for a class's new price matched its padded name
+//! exactly, and four of seven for a rally's no-shows printed the names;
+//! fixes written after being told kept the flaw. A head is the same for
+//! any task, and it is shown in the program: the plan that is approved is
+//! the program that runs.
+
+/// Put before a program whose cells compared with a flaw: `csv.reader` and
+/// `csv.DictReader` give cells that compare as numbers when both sides
+/// read as numbers (thousands separators too), and that equal a plain text
+/// differing only in the spaces around it or in letter case. A cell
+/// compared with a cell for equality is left exact: a dedupe's case may be
+/// its point.
+pub(crate) const CELLS_HEAD: &str = r#"# planexec: csv cells below compare as numbers when both sides read as
+# numbers, and match a text that differs only in spaces around it or case.
+import csv as _pe_csv, re as _pe_re
+def _pe_number(text):
+    text = text.strip()
+    if _pe_re.fullmatch(r"[+-]?\d{1,3}(,\d{3})+(\.\d+)?", text):
+        text = text.replace(",", "")
+    try:
+        n = float(text)
+    except ValueError:
+        return None
+    return n if n == n and abs(n) != float("inf") else None
+class _PeCell(str):
+    __hash__ = str.__hash__
+    def _pe_numbers(self, other):
+        if isinstance(other, str):
+            a, b = _pe_number(self), _pe_number(other)
+            if a is not None and b is not None:
+                return a, b
+        return None
+    def __lt__(self, o): n = self._pe_numbers(o); return n[0] < n[1] if n else str.__lt__(self, o)
+    def __le__(self, o): n = self._pe_numbers(o); return n[0] <= n[1] if n else str.__le__(self, o)
+    def __gt__(self, o): n = self._pe_numbers(o); return n[0] > n[1] if n else str.__gt__(self, o)
+    def __ge__(self, o): n = self._pe_numbers(o); return n[0] >= n[1] if n else str.__ge__(self, o)
+    def __eq__(self, o):
+        if type(o) is str:
+            return str.casefold(str.strip(self)) == o.strip().casefold()
+        return str.__eq__(self, o)
+    def __ne__(self, o): return not self.__eq__(o)
+for _pe_name in ("strip", "lstrip", "rstrip", "lower", "upper", "casefold", "title", "capitalize"):
+    setattr(_PeCell, _pe_name, (lambda plain: lambda self, *a: _PeCell(plain(self, *a)))(getattr(str, _pe_name)))
+_pe_reader, _pe_dict_reader = _pe_csv.reader, _pe_csv.DictReader
+class _PeReader:
+    def __init__(self, *a, **k): self._r = _pe_reader(*a, **k)
+    def __iter__(self): return self
+    def __next__(self): return [_PeCell(c) for c in next(self._r)]
+    def __getattr__(self, name): return getattr(self._r, name)
+class _PeDictReader(_pe_dict_reader):
+    def __next__(self):
+        row = super().__next__()
+        return {k: _PeCell(v) if isinstance(v, str) else v for k, v in row.items()}
+_pe_csv.reader, _pe_csv.DictReader = _PeReader, _PeDictReader
+# planexec: the program as it was written follows.
+"#;
+
+/// What the watch says of cells compared as text where they read as
+/// numbers, and of a cell found different from the program's own text only
+/// in spaces or case: the two flaws [`CELLS_HEAD`] answers.
+const CELL_FLAWS: [&str; 2] = ["compared as text, not as numbers", "found different only in"];
+
+/// How the sandbox says a program did not write the new file the task
+/// names (`{NOT_WRITTEN}{path}{TASK_SAYS}`), what [`printed_head`] answers.
+pub(crate) const NOT_WRITTEN: &str = "it did not write ";
+pub(crate) const TASK_SAYS: &str = ", which the task says to write";
+
+/// What a program did on its copy, as far as a head is chosen by it.
+pub(crate) struct Ran<'a> {
+    /// The flaw the sandbox saw.
+    pub flaw: &'a str,
+    /// What it printed, trimmed.
+    pub printed: &'a str,
+    /// Whether it failed, or wrote or changed any file.
+    pub failed_or_wrote: bool,
+}
+
+/// `code` with the head before it that answers what it did (`ran`): the
+/// [`CELLS_HEAD`] for a cell flaw, the [`printed_head`] for a program that
+/// printed, wrote nothing and did not fail, where the task says to write a
+/// new file; `None` when no head answers it, the code has a head already,
+/// or it has a `from __future__` import (which must come first).
+pub(crate) fn repaired(code: &str, ran: &Ran) -> Option<String> {
+    if has_head(code) || code.contains("__future__") {
+        return None;
+    }
+    if CELL_FLAWS.iter().any(|said| ran.flaw.contains(said)) {
+        return Some(format!("{CELLS_HEAD}{code}"));
+    }
+    let path = ran.flaw.strip_prefix(NOT_WRITTEN)?.split_once(TASK_SAYS)?.0;
+    let printed_data = !ran.printed.is_empty() && !ran.printed.lines().any(labels_what_follows);
+    (printed_data && !ran.failed_or_wrote).then(|| format!("{}{code}", printed_head(path)))
+}
+
+/// Put before a program that printed what the task says to write to
+/// `path`: what it prints goes to the file instead, as `> path` would send
+/// it.
+pub(crate) fn printed_head(path: &str) -> String {
+    let quoted = serde_json::to_string(path).unwrap_or_default();
+    format!(
+        "{PRINTED_MARK} {path}; what it prints goes there.\nimport atexit as _pe_atexit, sys as _pe_sys\n_pe_sys.stdout = open({quoted}, \"w\", encoding=\"utf-8\")\n_pe_atexit.register(_pe_sys.stdout.close)\n# planexec: the program as it was written follows.\n"
+    )
+}
+
+/// How [`printed_head`] begins.
+const PRINTED_MARK: &str = "# planexec: the program below prints what the task says to write to";
+
+/// Whether a printed line is a label of what follows (`No-shows:`, `Total
+/// miles: `), not data: a file of what was printed would hold it.
+fn labels_what_follows(line: &str) -> bool {
+    line.trim_end().ends_with(':')
+}
+
+/// Whether `code` runs with a head before it.
+pub(crate) fn has_head(code: &str) -> bool {
+    code.starts_with(CELLS_HEAD) || code.starts_with(PRINTED_MARK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Run `code` with python3 in `dir`, and what it printed.
+    fn run(dir: &std::path::Path, code: &str) -> String {
+        let out = std::process::Command::new("python3")
+            .arg("-c")
+            .arg(code)
+            .current_dir(dir)
+            .output()
+            .expect("python3 runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    #[test]
+    fn only_the_flaws_a_head_answers_are_repaired_and_only_once() {
+        let code = "import csv\nprint(1)\n";
+        let ran = |flaw| Ran {
+            flaw,
+            printed: "",
+            failed_or_wrote: true,
+        };
+        let cells = ran("'7.5' and '61.0' compared as text, not as numbers");
+        let fixed = repaired(code, &cells).expect("a cell flaw is answered");
+        assert!(has_head(&fixed) && fixed.ends_with(code));
+        assert_eq!(repaired(&fixed, &cells), None, "a head is put once");
+        assert_eq!(repaired(code, &ran("it reads the clock")), None);
+        let future = "from __future__ import annotations\nimport csv\n";
+        assert_eq!(repaired(future, &cells), None);
+    }
+
+    #[test]
+    fn the_flaws_answered_are_those_the_watch_says() {
+        let watch = crate::sandbox::WATCH;
+        for said in CELL_FLAWS {
+            assert!(watch.contains(said), "the watch no longer says {said:?}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let sandbox = crate::sandbox::Sandbox::over(dir.path());
+        let flaw = sandbox.work_not_done(&Default::default(), "Write the names to out.txt.", "Ann");
+        let flaw = flaw.expect("out.txt was not written");
+        assert!(flaw.starts_with(NOT_WRITTEN) && flaw.contains(TASK_SAYS), "{flaw}");
+    }
+
+    #[test]
+    fn cells_rank_as_numbers_and_match_padded_text_but_stay_exact_between_cells() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = "name,score,level\nAsha  ,7.5,beginner \nBo,61.0,Improver\nCy,1,250.5,beginner\nDee,12,BEGINNER\n";
+        std::fs::write(dir.path().join("s.csv"), csv.replace("1,250.5", "\"1,250.5\"")).unwrap();
+        let program = r#"import csv
+rows = list(csv.DictReader(open("s.csv")))
+print([r["name"].strip() for r in sorted(rows, key=lambda r: r["score"], reverse=True)])
+print(max(rows, key=lambda r: r["score"])["name"])
+print([r["name"] for r in rows if r["name"] == "Asha" or r["level"] == "beginner"])
+print(rows[0]["level"] == rows[3]["level"], rows[0]["score"] > "10")
+"#;
+        let plain = run(dir.path(), program);
+        assert!(plain.starts_with("['Asha', 'Bo', 'Dee', 'Cy']"), "{plain}");
+        let fixed = run(dir.path(), &format!("{CELLS_HEAD}{program}"));
+        assert_eq!(
+            fixed,
+            "['Cy', 'Bo', 'Dee', 'Asha']\nCy\n['Asha  ', 'Cy', 'Dee']\nFalse False\n"
+        );
+    }
+
+    #[test]
+    fn what_a_program_printed_goes_to_the_file_it_did_not_write_unless_it_labels_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let program = "for name in ['Ann', 'Bo']:\n    print(name)\n";
+        let ran = |printed| Ran {
+            flaw: "it did not write out/no shows.txt, which the task says to write (it printed \"Ann …\")",
+            printed,
+            failed_or_wrote: false,
+        };
+        let fixed = repaired(program, &ran("Ann\nBo")).expect("a program that printed its list is answered");
+        assert!(has_head(&fixed), "{fixed}");
+        std::fs::create_dir(dir.path().join("out")).unwrap();
+        assert_eq!(run(dir.path(), &fixed), "", "what it prints goes to the file");
+        let written = std::fs::read_to_string(dir.path().join("out/no shows.txt")).unwrap();
+        assert_eq!(written, "Ann\nBo\n");
+        assert_eq!(
+            repaired(program, &ran("No-shows:\nAnn\nBo")),
+            None,
+            "a label would go to the file too"
+        );
+        assert_eq!(repaired(program, &ran("")), None);
+        let wrote = Ran {
+            failed_or_wrote: true,
+            ..ran("Ann\nBo")
+        };
+        assert_eq!(repaired(program, &wrote), None);
+    }
+}
