@@ -24,10 +24,15 @@
 /// its point.
 pub(crate) const CELLS_HEAD: &str = r#"# planexec: csv cells below compare as numbers when both sides read as
 # numbers, and match a text that differs only in spaces around it or case.
-import csv as _pe_csv, re as _pe_re
+import csv as _pe_csv
 def _pe_number(text):
+    # String methods, not `re`: a pattern here would count among the
+    # program's own searches in planexec's watch.
     text = text.strip()
-    if _pe_re.fullmatch(r"[+-]?\d{1,3}(,\d{3})+(\.\d+)?", text):
+    whole, dot, part = text.lstrip("+-").partition(".")
+    groups = whole.split(",")
+    if len(groups) > 1 and 1 <= len(groups[0]) <= 3 and all(len(g) == 3 for g in groups[1:]) \
+            and "".join(groups).isdecimal() and (not dot or part.isdecimal()):
         text = text.replace(",", "")
     try:
         n = float(text)
@@ -50,7 +55,9 @@ class _PeCell(str):
         if type(o) is str:
             return str.casefold(str.strip(self)) == o.strip().casefold()
         return str.__eq__(self, o)
-    def __ne__(self, o): return not self.__eq__(o)
+    def __ne__(self, o):
+        equal = self.__eq__(o)
+        return equal if equal is NotImplemented else not equal
 for _pe_name in ("strip", "lstrip", "rstrip", "lower", "upper", "casefold", "title", "capitalize"):
     setattr(_PeCell, _pe_name, (lambda plain: lambda self, *a: _PeCell(plain(self, *a)))(getattr(str, _pe_name)))
 _pe_reader, _pe_dict_reader = _pe_csv.reader, _pe_csv.DictReader
@@ -100,8 +107,9 @@ pub(crate) fn repaired(code: &str, ran: &Ran) -> Option<String> {
         return Some(format!("{CELLS_HEAD}{code}"));
     }
     let path = ran.flaw.strip_prefix(NOT_WRITTEN)?.split_once(TASK_SAYS)?.0;
-    let printed_data = !ran.printed.is_empty() && !ran.printed.lines().any(labels_what_follows);
-    (printed_data && !ran.failed_or_wrote).then(|| format!("{}{code}", printed_head(path)))
+    let inside = !path.starts_with('/') && !path.split('/').any(|part| part == "..");
+    let data = printed_data(ran.printed, path);
+    (inside && data && !ran.failed_or_wrote).then(|| format!("{}{code}", printed_head(path)))
 }
 
 /// Put before a program that printed what the task says to write to
@@ -110,17 +118,48 @@ pub(crate) fn repaired(code: &str, ran: &Ran) -> Option<String> {
 pub(crate) fn printed_head(path: &str) -> String {
     let quoted = serde_json::to_string(path).unwrap_or_default();
     format!(
-        "{PRINTED_MARK} {path}; what it prints goes there.\nimport atexit as _pe_atexit, sys as _pe_sys\n_pe_sys.stdout = open({quoted}, \"w\", encoding=\"utf-8\")\n_pe_atexit.register(_pe_sys.stdout.close)\n# planexec: the program as it was written follows.\n"
+        "{PRINTED_MARK} {path}; what it prints goes there.\nimport atexit as _pe_atexit, os as _pe_os, sys as _pe_sys\n_pe_os.makedirs(_pe_os.path.dirname({quoted}) or \".\", exist_ok=True)\n_pe_sys.stdout = open({quoted}, \"w\", encoding=\"utf-8\")\n_pe_atexit.register(_pe_sys.stdout.close)\n# planexec: the program as it was written follows.\n"
     )
 }
 
 /// How [`printed_head`] begins.
 const PRINTED_MARK: &str = "# planexec: the program below prints what the task says to write to";
 
-/// Whether a printed line is a label of what follows (`No-shows:`, `Total
-/// miles: `), not data: a file of what was printed would hold it.
-fn labels_what_follows(line: &str) -> bool {
-    line.trim_end().ends_with(':')
+/// Whether what a program `printed` reads as the lines of the file at
+/// `path`, not as words about them: no line labels what it holds
+/// (`No-shows:`, `Total: 2`), tells of the file or its writing, or is a
+/// Python list, tuple or dict printed whole (`['Ann', 'Bo']`). A file of
+/// what was printed would hold all of it, and two programs that printed
+/// the same words would agree.
+fn printed_data(printed: &str, path: &str) -> bool {
+    let file_name = path.rsplit('/').next().unwrap_or(path).to_lowercase();
+    let told = |line: &str| {
+        let lower = line.to_lowercase();
+        lower.contains(&file_name)
+            || ["saved", "written", "wrote", "writing"]
+                .iter()
+                .any(|word| crate::text::contains_whole(&lower, word))
+    };
+    let printed_whole = |line: &str| {
+        let line = line.trim();
+        [('[', ']'), ('(', ')'), ('{', '}')]
+            .iter()
+            .any(|(open, close)| line.starts_with(*open) && line.ends_with(*close))
+    };
+    !printed.trim().is_empty()
+        && !printed
+            .lines()
+            .any(|line| labels(line) || told(line) || printed_whole(line))
+}
+
+/// Whether `line` begins with a label: words and a colon, then a space or
+/// the line's end (`Total: 2`, `No-shows:`); a time (`12:30`) is no label.
+fn labels(line: &str) -> bool {
+    let Some((before, after)) = line.split_once(':') else {
+        return false;
+    };
+    let worded = before.chars().any(char::is_alphabetic);
+    worded && (after.is_empty() || after.starts_with(char::is_whitespace))
 }
 
 /// Whether `code` runs with a head before it.
@@ -206,15 +245,30 @@ print(rows[0]["level"] == rows[3]["level"], rows[0]["score"] > "10")
         };
         let fixed = repaired(program, &ran("Ann\nBo")).expect("a program that printed its list is answered");
         assert!(has_head(&fixed), "{fixed}");
-        std::fs::create_dir(dir.path().join("out")).unwrap();
         assert_eq!(run(dir.path(), &fixed), "", "what it prints goes to the file");
         let written = std::fs::read_to_string(dir.path().join("out/no shows.txt")).unwrap();
         assert_eq!(written, "Ann\nBo\n");
-        assert_eq!(
-            repaired(program, &ran("No-shows:\nAnn\nBo")),
-            None,
-            "a label would go to the file too"
+        for worded in [
+            "No-shows:\nAnn\nBo",
+            "Ann\nBo\nTotal: 2",
+            "['Ann', 'Bo']",
+            "Ann\nSaved the names",
+        ] {
+            assert_eq!(
+                repaired(program, &ran(worded)),
+                None,
+                "{worded:?} would go to the file too"
+            );
+        }
+        assert!(
+            repaired(program, &ran("Ann 12:30\nBo 14:05")).is_some(),
+            "a time is no label"
         );
+        let outside = Ran {
+            flaw: "it did not write ../x.txt, which the task says to write",
+            ..ran("Ann")
+        };
+        assert_eq!(repaired(program, &outside), None);
         assert_eq!(repaired(program, &ran("")), None);
         let wrote = Ran {
             failed_or_wrote: true,

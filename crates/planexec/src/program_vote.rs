@@ -63,9 +63,10 @@ pub(crate) struct Vote {
     /// Of those agreeing, how many wrote the value with words around it
     /// ([`seconded_in_words`]).
     pub in_words: usize,
-    /// How many programs were run again with a head that makes them do
-    /// what they meant, and then did work ([`with_heads`]).
-    pub with_heads: usize,
+    /// The programs run again with a head that makes them do what they
+    /// meant, and then did work ([`with_heads`]), each by the program it
+    /// was: in the vote they come after the [`Vote::programs`] written.
+    pub headed_from: Vec<usize>,
 }
 
 impl Vote {
@@ -77,6 +78,15 @@ impl Vote {
         }
     }
 
+    /// The program at `n` in the vote, as the note names it: by its place
+    /// among those written, and a program run with a head by the one it was.
+    fn named(&self, n: usize) -> String {
+        match n.checked_sub(self.programs).and_then(|i| self.headed_from.get(i)) {
+            Some(from) => format!("program {} run with a head", from + 1),
+            None => format!("program {}", n + 1),
+        }
+    }
+
     /// The vote said in a line, for the mend's note.
     pub fn said(&self) -> String {
         let flawed = match &self.flawed {
@@ -85,32 +95,32 @@ impl Vote {
         };
         let said = match (self.agreeing, self.chosen) {
             (1, n) if self.shared_in_part => format!(
-                "no two of {} programs written apart did the same work on a copy of the folder: program {} is kept, the most of whose lines another printed too",
+                "no two of {} programs written apart did the same work on a copy of the folder: {} is kept, the most of whose lines another printed too",
                 self.programs,
-                n + 1
+                self.named(n)
             ),
             (1, 0) => format!(
                 "no two of {} programs written apart did the same work on a copy of the folder: the first is kept",
                 self.programs
             ),
             (1, n) => format!(
-                "no two of {} programs written apart did the same work on a copy of the folder: program {} is kept, the first that ran without failing",
+                "no two of {} programs written apart did the same work on a copy of the folder: {} is kept, the first that ran without failing",
                 self.programs,
-                n + 1
+                self.named(n)
             ),
             (agreeing, n) if self.in_words > 0 => format!(
-                "{agreeing} of {} programs written apart computed the same value on a copy of the folder ({} of them wrote it with words around it): program {} is kept",
+                "{agreeing} of {} programs written apart computed the same value on a copy of the folder ({} of them wrote it with words around it): {} is kept",
                 self.programs,
                 self.in_words,
-                n + 1
+                self.named(n)
             ),
             (agreeing, n) => format!(
-                "{agreeing} of {} programs written apart did the same work on a copy of the folder: program {} is kept",
+                "{agreeing} of {} programs written apart did the same work on a copy of the folder: {} is kept",
                 self.programs,
-                n + 1
+                self.named(n)
             ),
         };
-        let repaired = match self.with_heads {
+        let repaired = match self.headed_from.len() {
             0 => String::new(),
             n => format!(
                 "; {n} of them ran again with a head that makes them do what they meant (csv cells compared as numbers where both read as numbers and matched whatever the spaces around them or the case, or what was printed written to the file the task names), and did work"
@@ -160,19 +170,24 @@ pub(crate) async fn chosen(
         }
     }
     clock_readers_set_aside(&mut tried);
+    // A fix is written from one of these, and is that program's opinion
+    // again: it is not run with a head, lest the two agree.
+    let sampled = tried.len();
     if let Some(fixed) = fixed_once(calls, &sandbox, asked, &tried, task).await? {
         tried.push(fixed);
     }
-    let repaired = match agreed(&tried) {
+    let headed = match agreed(&tried) {
         true => Vec::new(),
-        false => with_heads(&sandbox, &tried, task).await,
+        false => with_heads(&sandbox, &tried[..sampled], task).await,
     };
-    let with_heads = repaired.len();
-    tried.extend(repaired);
+    let headed_from: Vec<usize> = headed.iter().map(|(from, _)| *from).collect();
+    tried.extend(headed.into_iter().map(|(_, run)| run));
+    clock_readers_set_aside(&mut tried);
     let outcomes: Vec<&Outcome> = tried.iter().map(|(_, o)| o).collect();
     let vote = Vote {
         list_test: test,
-        with_heads,
+        programs: tried.len() - headed_from.len(),
+        headed_from,
         ..vote(&outcomes)
     };
     let others = vote.others.iter().map(|&i| tried[i].0.clone()).collect();
@@ -248,9 +263,9 @@ async fn fixed_once(
 /// no model is asked, and each does what it meant. On held-out-47 (spent)
 /// six of seven programs ranking skaters compared scores as text, and the
 /// fixes the model wrote when told kept the flaw.
-async fn with_heads(sandbox: &Sandbox, tried: &[(Step, Outcome)], task: &str) -> Vec<(Step, Outcome)> {
-    let mut repaired = Vec::new();
-    for (step, outcome) in tried {
+async fn with_heads(sandbox: &Sandbox, tried: &[(Step, Outcome)], task: &str) -> Vec<(usize, (Step, Outcome))> {
+    let mut headed = Vec::new();
+    for (from, (step, outcome)) in tried.iter().enumerate() {
         let Some(flaw) = outcome.flaw.as_deref() else {
             continue;
         };
@@ -259,18 +274,19 @@ async fn with_heads(sandbox: &Sandbox, tried: &[(Step, Outcome)], task: &str) ->
             printed: &outcome.printed,
             failed_or_wrote: outcome.failed.is_some() || !outcome.wrote.is_empty(),
         };
-        let Some(fixed) = crate::program_heads::repaired(code(step), &ran) else {
+        let Some(with_head) = crate::program_heads::repaired(code(step), &ran) else {
             continue;
         };
         let mut step = step.clone();
-        step.args.insert("code".to_string(), serde_json::Value::String(fixed));
+        step.args
+            .insert("code".to_string(), serde_json::Value::String(with_head));
         if let Some(outcome) = sandbox.run(code(&step), task).await {
             if outcome.work().is_some() {
-                repaired.push((step, outcome));
+                headed.push((from, (step, outcome)));
             }
         }
     }
-    repaired
+    headed
 }
 
 /// Most programs written again by [`fixed_once`].
@@ -427,7 +443,7 @@ fn vote(outcomes: &[&Outcome]) -> Vote {
         list_test: None,
         shared_in_part: shared.is_some(),
         in_words: seconding,
-        with_heads: 0,
+        headed_from: Vec::new(),
     }
 }
 
@@ -645,13 +661,14 @@ mod tests {
         }
         assert!(tried[..2].iter().all(|(_, o)| o.work().is_none()), "{tried:?}");
         assert!(!agreed(&tried));
-        let repaired = with_heads(&sandbox, &tried, task).await;
+        let headed = with_heads(&sandbox, &tried, task).await;
+        let from: Vec<usize> = headed.iter().map(|(from, _)| *from).collect();
         assert_eq!(
-            repaired.len(),
-            2,
-            "the program that failed on its own is not repaired: {repaired:?}"
+            from,
+            [0, 1],
+            "the program that failed on its own has no head: {headed:?}"
         );
-        for (step, outcome) in &repaired {
+        for (_, (step, outcome)) in &headed {
             assert!(crate::program_heads::has_head(code(step)));
             assert_eq!(
                 outcome.wrote["ranking.txt"].as_deref(),
@@ -659,10 +676,39 @@ mod tests {
                 "{outcome:?}"
             );
         }
-        tried.extend(repaired);
+        tried.extend(headed.into_iter().map(|(_, run)| run));
         let outcomes: Vec<&Outcome> = tried.iter().map(|(_, o)| o).collect();
-        let vote = vote(&outcomes);
+        let vote = Vote {
+            programs: 3,
+            headed_from: from,
+            ..vote(&outcomes)
+        };
         assert_eq!((vote.agreeing, vote.chosen), (2, 3));
+        let said = vote.said();
+        assert!(said.starts_with("2 of 3 programs"), "{said}");
+        assert!(said.contains("program 1 run with a head is kept"), "{said}");
+    }
+
+    #[tokio::test]
+    async fn a_program_that_printed_the_list_to_write_runs_again_with_its_prints_sent_there() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("entries.csv"), "owner\nAnn\nBo\n").unwrap();
+        let sandbox = Sandbox::over(dir.path());
+        let task = "Write the owners in entries.csv to owners.txt, one per line.";
+        let printing = "import csv\nfor row in csv.DictReader(open('entries.csv')):\n    print(row['owner'])\nn = 2";
+        let outcome = sandbox.run(printing, task).await.expect("python3 runs the program");
+        assert!(outcome
+            .flaw
+            .as_deref()
+            .unwrap_or_default()
+            .contains("did not write owners.txt"));
+        let headed = with_heads(&sandbox, &[(program(printing), outcome)], task).await;
+        let [(0, (step, outcome))] = &headed[..] else {
+            panic!("one program run with a head: {headed:?}");
+        };
+        assert!(crate::program_heads::has_head(code(step)));
+        assert_eq!(outcome.wrote["owners.txt"].as_deref(), Some("Ann\nBo"), "{outcome:?}");
+        assert_eq!(outcome.printed, "", "the launcher printed nothing of its own");
     }
 
     fn wrote(content: &str) -> Outcome {

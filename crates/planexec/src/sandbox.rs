@@ -88,8 +88,13 @@ pub(crate) const WATCH: &str = r#"def _planexec_watch():
         def __le__(self, o): return compared(self, o, "__le__", str.__le__(self, o))
         def __gt__(self, o): return compared(self, o, "__gt__", str.__gt__(self, o))
         def __ge__(self, o): return compared(self, o, "__ge__", str.__ge__(self, o))
-        def __eq__(self, o): return matched(self, o, str.__eq__(self, o))
-        def __ne__(self, o): return not matched(self, o, str.__eq__(self, o))
+        def __eq__(self, o):
+            equal = str.__eq__(self, o)
+            return equal if equal is NotImplemented else matched(self, o, equal)
+        def __ne__(self, o):
+            # `str.__eq__` of a cell and a number is NotImplemented, not False.
+            equal = self.__eq__(o)
+            return equal if equal is NotImplemented else not equal
     # A cell stripped or lowered is still a cell, so the comparison after
     # `.lower()` is watched too.
     for name in ("strip", "lstrip", "rstrip", "lower", "upper", "casefold", "title", "capitalize"):
@@ -720,15 +725,18 @@ impl Sandbox {
     }
 
     /// A value the program typed in ([`crate::typed_value`]), said as a
-    /// flaw: neither `task` nor any file of the workspace holds it.
+    /// flaw: neither `task` nor any file of the workspace holds it; or the
+    /// files' values copied into its text ([`crate::typed_value::copied_values`]).
     fn typed(&self, code: &str, task: &str, printed: &str, wrote: &BTreeMap<String, Option<String>>) -> Option<String> {
         let computed: Vec<&str> = std::iter::once(printed)
             .chain(wrote.values().flatten().map(String::as_str))
             .collect();
         let files = self.original.values().map(|b| String::from_utf8_lossy(b));
         let given: Vec<std::borrow::Cow<str>> = std::iter::once(task.into()).chain(files).collect();
-        let value = crate::typed_value::typed_value(code, &computed.join("\n"), &given)?;
-        Some(crate::typed_value::said(&value))
+        match crate::typed_value::typed_value(code, &computed.join("\n"), &given) {
+            Some(value) => Some(crate::typed_value::said(&value)),
+            None => crate::typed_value::copied_values(code, &given[1..], task),
+        }
     }
 }
 

@@ -47,6 +47,38 @@ pub(crate) fn typed_value(code: &str, computed: &str, given: &[impl AsRef<str>])
         .map(str::to_string)
 }
 
+/// Fewest values of the files a program may hold typed in before it is
+/// taken to copy the files' data rather than read it: one or two are
+/// thresholds and keys as often as not.
+const COPIED_AT_LEAST: usize = 3;
+
+/// The numbers `code` holds as literals (outside comments) that the
+/// `files` it could read hold too and the `task` does not, when there are
+/// [`COPIED_AT_LEAST`] of them, said as a flaw: the program copied the
+/// files' values into its own text, and computes from its copy. On
+/// held-out-47 (spent) the one program of seven that ran for May's
+/// kombucha less April's held `{"ginger": 19.5, "hibiscus": 18.25, ...}`,
+/// values of the file typed in by the model, and its answer was passed.
+/// Numbers as [`typed_value`] counts them: a dot, or three digits or more.
+pub(crate) fn copied_values(code: &str, files: &[impl AsRef<str>], task: &str) -> Option<String> {
+    let in_text = |text: &str, number: &str| numbers().find_iter(text).any(|m| m.as_str() == number);
+    let mut copied: Vec<&str> = code
+        .lines()
+        .map(without_comment)
+        .flat_map(|line| numbers().find_iter(line).map(|m| m.as_str()))
+        .filter(|number| number.contains('.') || number.len() >= 3)
+        .filter(|number| number.chars().any(|c| c.is_ascii_digit() && c != '0'))
+        .filter(|number| !in_text(task, number))
+        .filter(|number| files.iter().any(|file| in_text(file.as_ref(), number)))
+        .collect();
+    copied.sort_unstable();
+    copied.dedup();
+    (copied.len() >= COPIED_AT_LEAST).then(|| {
+        let shown = copied.iter().take(4).copied().collect::<Vec<_>>().join(", ");
+        format!("it holds {} values of the files typed into its own text ({shown}, ...), and computes from its copy: read the values from the files", copied.len())
+    })
+}
+
 /// `line` of Python up to its comment: a `#` outside quotes.
 pub(crate) fn without_comment(line: &str) -> &str {
     let mut quote: Option<char> = None;
@@ -112,5 +144,20 @@ mod tests {
             typed_value("x = '#'\nprint(55.4)", "55.4", &[] as &[&str]).as_deref(),
             Some("55.4")
         );
+    }
+
+    #[test]
+    fn a_program_holding_three_values_of_the_files_copied_them() {
+        let csv = "date,flavour,litres\n2025-04-03,ginger,19.5\n2025-05-01,hibiscus,18.25\n2025-05-09,lemon,22.0\n";
+        let task = "How many more litres did we bottle in May 2025 than in April 2025?";
+        let copied = "litres = {'ginger': 19.5, 'hibiscus': 18.25, 'lemon': 22.0}\nprint(litres['lemon'] + litres['hibiscus'] - litres['ginger'])";
+        let said = copied_values(copied, &[csv], task).expect("three values of the file typed in");
+        assert!(said.contains("18.25, 19.5, 22.0"), "{said}");
+        let read = "rows = list(csv.DictReader(open('b.csv')))\nmay = sum(float(r['litres']) for r in rows if r['date'].startswith('2025-05'))";
+        assert_eq!(copied_values(read, &[csv], task), None, "2025 is the task's");
+        let two = "print(19.5 + 18.25)  # 22.0";
+        assert_eq!(copied_values(two, &[csv], task), None, "two values, and a comment");
+        let factors = "print(round(x * 0.453592, 2), 1.609, 2.54)";
+        assert_eq!(copied_values(factors, &[csv], task), None, "none of the file's");
     }
 }

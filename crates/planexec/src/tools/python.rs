@@ -449,7 +449,9 @@ except SystemExit as e:
 except BaseException as e:
     failed(e)
     sys.exit(1)
-if not sys.stdout.any and shown is not None and scope.get(shown) is not None:
+# A program may send its prints elsewhere (a head of planexec's sends
+# them to a file): then it is taken to have printed.
+if not getattr(sys.stdout, "any", True) and shown is not None and scope.get(shown) is not None:
     print(scope[shown])
 "#;
 
