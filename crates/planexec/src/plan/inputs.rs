@@ -151,13 +151,42 @@ pub fn names_file(task: &str, path: &str) -> bool {
 }
 
 /// Whether `task` names `path` as a file to read: it names the file
-/// ([`names_file`]) and does not say to write it ([`outputs_named_by`]).
+/// ([`names_file`]), does not say to write it ([`outputs_named_by`]) and
+/// does not give it as an example ([`given_as_example`]).
 pub fn names_input(task: &str, path: &str) -> bool {
     let path_seen = normal_path(path);
     names_file(task, path)
+        && !given_as_example(task, &path_seen)
         && !outputs_named_by(task)
             .iter()
             .any(|output| normal_path(output) == path_seen)
+}
+
+/// Words that give what follows as an example of a form, not as a thing
+/// that is there: one word, or two.
+const EXAMPLE_MARKS: [&str; 5] = ["like", "e.g.", "e.g.,", "eg", "example:"];
+const EXAMPLE_PAIRS: [(&str, &str); 3] = [("such", "as"), ("for", "example"), ("for", "instance")];
+
+/// Whether every time `task` names `path` (normalized) it gives it as an
+/// example of a form, right after [`EXAMPLE_MARKS`] or [`EXAMPLE_PAIRS`]
+/// ("paths relative to this folder (like batches/name.txt)"): the form of
+/// a line to write, not a file to read. On held-out-48 (spent) the plan
+/// for "which files under batches/ mention lot L-047" was made a refusal,
+/// for batches/name.txt was nowhere.
+fn given_as_example(task: &str, path: &str) -> bool {
+    let words: Vec<String> = task.split_whitespace().map(str::to_lowercase).collect();
+    let naming: Vec<usize> = (0..words.len())
+        .filter(|&i| {
+            normal_path(words[i].trim_matches(|c: char| "()[]\"'`,;:".contains(c))).trim_end_matches('.') == path
+        })
+        .collect();
+    let word = |i: usize| words[i].trim_start_matches(['(', '[']).trim_end_matches(',');
+    let after_a_mark = |i: usize| {
+        let one = i > 0 && EXAMPLE_MARKS.contains(&word(i - 1));
+        let pair = i > 1 && EXAMPLE_PAIRS.contains(&(word(i - 2), word(i - 1)));
+        one || pair
+    };
+    !naming.is_empty() && naming.into_iter().all(after_a_mark)
 }
 
 /// A path as the task's words are compared with it: trimmed, without `./`,
@@ -229,6 +258,24 @@ pub fn texts_used_as_numbers(plan: &Plan, tools: &ToolRegistry) -> Vec<PlanError
 mod tests {
     use super::*;
     use crate::tools::{builtin, workspace::Workspace};
+
+    #[test]
+    fn a_path_given_as_an_example_of_a_line_is_no_input() {
+        let task = "Which files under batches/ mention lot L-047? Write their paths relative to this folder (like batches/name.txt) to recall.txt, one per line.";
+        assert!(!names_input(task, "batches/name.txt"));
+        let both = "Read batches/name.txt and list paths like batches/name.txt in out.txt.";
+        assert!(names_input(both, "batches/name.txt"), "named once to read");
+        assert!(names_input("Sum the amounts in likes.csv into total.txt.", "likes.csv"));
+        assert!(!names_input("Name the files as e.g. 2024-01.txt.", "2024-01.txt"));
+        assert!(!names_input(
+            "List the scans, for example, scans/a.tif, in out.txt.",
+            "scans/a.tif"
+        ));
+        assert!(names_input(
+            "Compare totals with the same figures as budget.csv.",
+            "budget.csv"
+        ));
+    }
 
     fn plan(steps: Value) -> Plan {
         serde_json::from_value(serde_json::json!({"goal": "g", "steps": steps})).unwrap()
