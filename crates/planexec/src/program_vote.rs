@@ -180,9 +180,20 @@ pub(crate) async fn chosen(
         true => Vec::new(),
         false => with_heads(&sandbox, &tried[..sampled], task).await,
     };
-    let headed_from: Vec<usize> = headed.iter().map(|(from, _)| *from).collect();
+    let mut headed_from: Vec<usize> = headed.iter().map(|(from, _)| *from).collect();
+    let written = tried.len();
     tried.extend(headed.into_iter().map(|(_, run)| run));
     clock_readers_set_aside(&mut tried);
+    // A headed program's work counts only beside another's that did the
+    // same: a head lets a program past its flaw, not past its other
+    // mistakes. On held-out-47's silks class (spent) four headed programs
+    // did work, no two alike, and the one kept alone changed the
+    // improvers' row too (it matched the class, not the level); without
+    // the heads the run had failed truthfully.
+    if !agreed(&tried) {
+        tried.truncate(written);
+        headed_from.clear();
+    }
     let outcomes: Vec<&Outcome> = tried.iter().map(|(_, o)| o).collect();
     let vote = Vote {
         list_test: test,
