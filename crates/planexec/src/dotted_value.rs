@@ -12,11 +12,19 @@
 
 /// What is said of `path`, which held `was` and holds `now`, when a line
 /// kept all but a dotted number, which became digits and dots of another
-/// count of parts (`5`, `1.5`) that `task` does not name. A value with
+/// count of parts (`5`, `1.5`) that `task` does not name, or, on a line of
+/// a version, a bump that kept a number it resets ([`bumped_without_reset`]). A value with
 /// letters in its place (`1.5.0-beta`) is another kind of edit, left to
 /// the other checks. `None` otherwise.
 pub(crate) fn changed_form(path: &str, was: &str, now: &str, task: &str) -> Option<String> {
-    let task_names = |new: &str| crate::text::stands_alone(task, new, char::is_alphanumeric);
+    let task_names = |new: &str| {
+        crate::text::stands_alone(task, new, char::is_alphanumeric)
+            || ["v", "V"].iter().any(|v| task.contains(&format!("{v}{new}")))
+    };
+    // The bump check is for a version's own line (`"version": "1.4.2"`,
+    // `__version__ = ...`), not a date or a section's number.
+    let on_a_version_line =
+        |old: &str| (was.lines()).any(|line| line.contains(old) && line.to_lowercase().contains("version"));
     let mut replaced = replaced_values(was, now).filter(|(_, new)| !task_names(new));
     replaced.find_map(|(old, new)| {
         if parts(new).is_some_and(|n| Some(n) != parts(old)) && !kept_from(old, new) {
@@ -24,7 +32,7 @@ pub(crate) fn changed_form(path: &str, was: &str, now: &str, task: &str) -> Opti
                 "{path} held {old:?}, numbers joined by dots, and the edit wrote {new:?} in its place: the value keeps its form, with all of its parts (write the whole new value, such as a version's three numbers)"
             ));
         }
-        let reset = bumped_without_reset(old, new)?;
+        let reset = bumped_without_reset(old, new).filter(|_| on_a_version_line(old))?;
         Some(format!(
             "{path} held the version {old:?}, and the edit wrote {new:?}: a version's number raised by one sets the numbers after it to 0 ({reset})"
         ))

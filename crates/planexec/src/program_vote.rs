@@ -65,7 +65,8 @@ pub(crate) struct Vote {
     pub in_words: usize,
     /// The programs run again with a head that makes them do what they
     /// meant, and then did work ([`with_heads`]), each by the program it
-    /// was: in the vote they come after the [`Vote::programs`] written.
+    /// was, kept only where two programs then agree: in the vote they come
+    /// after the [`Vote::programs`] written.
     pub headed_from: Vec<usize>,
 }
 
@@ -183,7 +184,6 @@ pub(crate) async fn chosen(
     let mut headed_from: Vec<usize> = headed.iter().map(|(from, _)| *from).collect();
     let written = tried.len();
     tried.extend(headed.into_iter().map(|(_, run)| run));
-    clock_readers_set_aside(&mut tried);
     // A headed program's work counts only beside another's that did the
     // same: a head lets a program past its flaw, not past its other
     // mistakes. On held-out-47's silks class (spent) four headed programs
@@ -194,6 +194,9 @@ pub(crate) async fn chosen(
         tried.truncate(written);
         headed_from.clear();
     }
+    // After the heads are kept or dropped: a headed run dropped sets no
+    // clock reader aside.
+    clock_readers_set_aside(&mut tried);
     let outcomes: Vec<&Outcome> = tried.iter().map(|(_, o)| o).collect();
     let vote = Vote {
         list_test: test,
@@ -271,7 +274,8 @@ async fn fixed_once(
 /// head of [`crate::program_heads`] answers (csv cells compared as text,
 /// whether or not the program then failed; or what the task says to write
 /// printed), each run again with the head before it, that then did work:
-/// no model is asked, and each does what it meant. On held-out-47 (spent)
+/// no model is asked, and each does what it meant. They are kept in the
+/// vote only where two programs then agree ([`chosen`]). On held-out-47 (spent)
 /// six of seven programs ranking skaters compared scores as text, and the
 /// fixes the model wrote when told kept the flaw.
 async fn with_heads(sandbox: &Sandbox, tried: &[(Step, Outcome)], task: &str) -> Vec<(usize, (Step, Outcome))> {

@@ -733,10 +733,16 @@ impl Sandbox {
             .collect();
         let files = self.original.values().map(|b| String::from_utf8_lossy(b));
         let given: Vec<std::borrow::Cow<str>> = std::iter::once(task.into()).chain(files).collect();
-        match crate::typed_value::typed_value(code, &computed.join("\n"), &given) {
-            Some(value) => Some(crate::typed_value::said(&value)),
-            None => crate::typed_value::copied_values(code, &given[1..], task),
+        if let Some(value) = crate::typed_value::typed_value(code, &computed.join("\n"), &given) {
+            return Some(crate::typed_value::said(&value));
         }
+        // The files read as they were: text ones, and not those the
+        // program wrote (whose new text it may hold whole).
+        let read: Vec<&str> = (self.original.iter())
+            .filter(|(path, _)| !wrote.contains_key(*path))
+            .filter_map(|(_, bytes)| std::str::from_utf8(bytes).ok())
+            .collect();
+        crate::typed_value::copied_values(code, &read, task)
     }
 }
 

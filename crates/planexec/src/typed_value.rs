@@ -59,15 +59,14 @@ const COPIED_AT_LEAST: usize = 3;
 /// held-out-47 (spent) the one program of seven that ran for May's
 /// kombucha less April's held `{"ginger": 19.5, "hibiscus": 18.25, ...}`,
 /// values of the file typed in by the model, and its answer was passed.
-/// Numbers as [`typed_value`] counts them: a dot, or three digits or more.
+/// Only decimals count ([`is_data_decimal`]).
 pub(crate) fn copied_values(code: &str, files: &[impl AsRef<str>], task: &str) -> Option<String> {
     let in_text = |text: &str, number: &str| numbers().find_iter(text).any(|m| m.as_str() == number);
     let mut copied: Vec<&str> = code
         .lines()
         .map(without_comment)
         .flat_map(|line| numbers().find_iter(line).map(|m| m.as_str()))
-        .filter(|number| number.contains('.') || number.len() >= 3)
-        .filter(|number| number.chars().any(|c| c.is_ascii_digit() && c != '0'))
+        .filter(|number| is_data_decimal(number))
         .filter(|number| !in_text(task, number))
         .filter(|number| files.iter().any(|file| in_text(file.as_ref(), number)))
         .collect();
@@ -75,8 +74,21 @@ pub(crate) fn copied_values(code: &str, files: &[impl AsRef<str>], task: &str) -
     copied.dedup();
     (copied.len() >= COPIED_AT_LEAST).then(|| {
         let shown = copied.iter().take(4).copied().collect::<Vec<_>>().join(", ");
-        format!("it holds {} values of the files typed into its own text ({shown}, ...), and computes from its copy: read the values from the files", copied.len())
+        let more = if copied.len() > 4 { ", ..." } else { "" };
+        format!("it holds {} values of the files typed into its own text ({shown}{more}), and computes from its copy: read the values from the files", copied.len())
     })
+}
+
+/// Whether `number` is a decimal with a fraction that is not all zeros
+/// (`19.5`, `18.25`): the kind of value a file holds as data. Whole
+/// numbers (`500`, `2024`, `1024`) and round ones (`100.0`) are as often a
+/// program's own constants, a status code or a year that is a column's
+/// name; a version (`1.2.3`) is no decimal.
+fn is_data_decimal(number: &str) -> bool {
+    match number.split_once('.') {
+        Some((_, fraction)) => !fraction.contains('.') && fraction.chars().any(|c| c != '0'),
+        None => false,
+    }
 }
 
 /// `line` of Python up to its comment: a `#` outside quotes.
@@ -148,16 +160,26 @@ mod tests {
 
     #[test]
     fn a_program_holding_three_values_of_the_files_copied_them() {
-        let csv = "date,flavour,litres\n2025-04-03,ginger,19.5\n2025-05-01,hibiscus,18.25\n2025-05-09,lemon,22.0\n";
+        let csv = "date,flavour,litres\n2025-04-03,ginger,19.5\n2025-05-01,hibiscus,18.25\n2025-05-09,lemon,22.75\n2025-05-20,lime,22.0\n";
         let task = "How many more litres did we bottle in May 2025 than in April 2025?";
-        let copied = "litres = {'ginger': 19.5, 'hibiscus': 18.25, 'lemon': 22.0}\nprint(litres['lemon'] + litres['hibiscus'] - litres['ginger'])";
+        let copied = "litres = {'ginger': 19.5, 'hibiscus': 18.25, 'lemon': 22.75, 'lime': 22.0}\nprint(litres['lemon'] + litres['hibiscus'] - litres['ginger'])";
         let said = copied_values(copied, &[csv], task).expect("three values of the file typed in");
-        assert!(said.contains("18.25, 19.5, 22.0"), "{said}");
+        assert!(
+            said.contains("3 values") && said.contains("(18.25, 19.5, 22.75)"),
+            "{said}"
+        );
         let read = "rows = list(csv.DictReader(open('b.csv')))\nmay = sum(float(r['litres']) for r in rows if r['date'].startswith('2025-05'))";
         assert_eq!(copied_values(read, &[csv], task), None, "2025 is the task's");
-        let two = "print(19.5 + 18.25)  # 22.0";
+        let two = "print(19.5 + 18.25)  # 22.75";
         assert_eq!(copied_values(two, &[csv], task), None, "two values, and a comment");
         let factors = "print(round(x * 0.453592, 2), 1.609, 2.54)";
         assert_eq!(copied_values(factors, &[csv], task), None, "none of the file's");
+        let log = "GET / 500\nGET /a 502\nGET /b 503\nGET /c 100.0\n";
+        let codes = "print(sum(1 for l in open('a.log') if l.split()[-1] in ('500', '502', '503')), 100.0)";
+        assert_eq!(
+            copied_values(codes, &[log], "How many server errors?"),
+            None,
+            "whole and round numbers"
+        );
     }
 }

@@ -164,7 +164,7 @@ pub fn names_input(task: &str, path: &str) -> bool {
 
 /// Words that give what follows as an example of a form, not as a thing
 /// that is there: one word, or two.
-const EXAMPLE_MARKS: [&str; 5] = ["like", "e.g.", "e.g.,", "eg", "example:"];
+const EXAMPLE_MARKS: [&str; 4] = ["(like", "e.g.", "eg", "example:"];
 const EXAMPLE_PAIRS: [(&str, &str); 3] = [("such", "as"), ("for", "example"), ("for", "instance")];
 
 /// Whether every time `task` names `path` (normalized) it gives it as an
@@ -177,10 +177,17 @@ fn given_as_example(task: &str, path: &str) -> bool {
     let words: Vec<String> = task.split_whitespace().map(str::to_lowercase).collect();
     let naming: Vec<usize> = (0..words.len())
         .filter(|&i| {
-            normal_path(words[i].trim_matches(|c: char| "()[]\"'`,;:".contains(c))).trim_end_matches('.') == path
+            let word = words[i].trim_start_matches(|c: char| "([\"'`".contains(c));
+            normal_path(word.trim_end_matches(|c: char| ")]\"'`,;:.".contains(c))) == path
         })
         .collect();
-    let word = |i: usize| words[i].trim_start_matches(['(', '[']).trim_end_matches(',');
+    // "like" gives an example in brackets ("(like batches/name.txt)");
+    // outside them it may name a file to follow ("formatted like
+    // template.md").
+    let word = |i: usize| match words[i].trim_end_matches(',') {
+        "(like" => "(like",
+        word => word.trim_start_matches(['(', '[']),
+    };
     let after_a_mark = |i: usize| {
         let one = i > 0 && EXAMPLE_MARKS.contains(&word(i - 1));
         let pair = i > 1 && EXAMPLE_PAIRS.contains(&(word(i - 2), word(i - 1)));
