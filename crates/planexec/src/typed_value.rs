@@ -28,16 +28,8 @@ fn numbers() -> &'static Regex {
 /// (the task, the files the program could read) holds: one of a dot or of
 /// three digits or more, and not zero (a start value, `total = 0.0`).
 pub(crate) fn typed_value(code: &str, computed: &str, given: &[impl AsRef<str>]) -> Option<String> {
-    let literals: Vec<&str> = code
-        .lines()
-        .map(without_comment)
-        .flat_map(|line| numbers().find_iter(line).map(|m| m.as_str()))
-        .collect();
-    let in_given = |number: &str| {
-        given
-            .iter()
-            .any(|text| numbers().find_iter(text.as_ref()).any(|m| m.as_str() == number))
-    };
+    let literals: Vec<&str> = literals(code).collect();
+    let in_given = |number: &str| given.iter().any(|text| holds_number(text.as_ref(), number));
     numbers()
         .find_iter(computed)
         .map(|m| m.as_str())
@@ -45,6 +37,18 @@ pub(crate) fn typed_value(code: &str, computed: &str, given: &[impl AsRef<str>])
         .filter(|number| number.chars().any(|c| c.is_ascii_digit() && c != '0'))
         .find(|number| literals.contains(number) && !in_given(number))
         .map(str::to_string)
+}
+
+/// The numbers `code` (Python) holds as literals, comments aside.
+fn literals(code: &str) -> impl Iterator<Item = &str> {
+    code.lines()
+        .map(without_comment)
+        .flat_map(|line| numbers().find_iter(line).map(|m| m.as_str()))
+}
+
+/// Whether `text` holds `number` as a whole number of its own.
+fn holds_number(text: &str, number: &str) -> bool {
+    numbers().find_iter(text).any(|m| m.as_str() == number)
 }
 
 /// Fewest values of the files a program may hold typed in before it is
@@ -61,14 +65,10 @@ const COPIED_AT_LEAST: usize = 3;
 /// values of the file typed in by the model, and its answer was passed.
 /// Only decimals count ([`is_data_decimal`]).
 pub(crate) fn copied_values(code: &str, files: &[impl AsRef<str>], task: &str) -> Option<String> {
-    let in_text = |text: &str, number: &str| numbers().find_iter(text).any(|m| m.as_str() == number);
-    let mut copied: Vec<&str> = code
-        .lines()
-        .map(without_comment)
-        .flat_map(|line| numbers().find_iter(line).map(|m| m.as_str()))
+    let mut copied: Vec<&str> = literals(code)
         .filter(|number| is_data_decimal(number))
-        .filter(|number| !in_text(task, number))
-        .filter(|number| files.iter().any(|file| in_text(file.as_ref(), number)))
+        .filter(|number| !holds_number(task, number))
+        .filter(|number| files.iter().any(|file| holds_number(file.as_ref(), number)))
         .collect();
     copied.sort_unstable();
     copied.dedup();
