@@ -6,6 +6,7 @@
 //! event and the [`RunReport`]. The run's errors live here too: [`RunError`]
 //! (a role could not go on) and, in [`resume`], why a resume did not start.
 
+mod counted_apart;
 pub(crate) mod data_format;
 mod error;
 pub(crate) mod form;

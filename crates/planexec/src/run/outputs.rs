@@ -319,7 +319,9 @@ pub(crate) fn facts(run: &Run, path: &str, now: &str) -> Vec<String> {
 /// list the run made, an item written more than once, an input's line
 /// written otherwise than the input first writes it, or values of a kind
 /// (email or web addresses) that an input holds more of, or list items
-/// copied with their marks. Shown that a sorted
+/// copied with their marks; and a count of a column's values that counts
+/// one value in other capitals or spaces as another
+/// ([`super::counted_apart`]). Shown that a sorted
 /// list was not in the input's order, the 1.5B checker failed a run asked
 /// to sort it, twice (a spent tune part).
 pub(crate) fn choice_facts(run: &Run, path: &str, now: &str) -> Vec<super::two_ways::TwoWays> {
@@ -336,6 +338,9 @@ pub(crate) fn choice_facts(run: &Run, path: &str, now: &str) -> Vec<super::two_w
     let marked = made
         .then(|| super::line_parts::marked_from(path, now, &run.originals))
         .flatten();
+    let counted_apart = made
+        .then(|| super::counted_apart::counted_apart_from(path, now, &run.task, &run.originals))
+        .flatten();
     sorted
         .into_iter()
         .chain(cut)
@@ -343,6 +348,7 @@ pub(crate) fn choice_facts(run: &Run, path: &str, now: &str) -> Vec<super::two_w
         .chain(respelled)
         .chain(left_out)
         .chain(marked)
+        .chain(counted_apart)
         .collect()
 }
 
