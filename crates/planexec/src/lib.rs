@@ -111,6 +111,7 @@ mod run;
 mod sandbox;
 pub mod schedule;
 mod scratch;
+mod section_value;
 mod settings_shape;
 pub mod store;
 pub mod strategy;

@@ -153,7 +153,7 @@ fn column_values(rows: &crate::file_shape::Rows, column: usize) -> BTreeSet<Stri
 
 /// Whether `task` (in small letters) names `value`, as a whole word or
 /// without a plural's `s` ("tomato" names "tomatoes").
-fn names(task: &str, value: &str) -> bool {
+pub(crate) fn names(task: &str, value: &str) -> bool {
     crate::text::contains_whole(task, value) || crate::text::contains_whole(task, stem(value))
 }
 

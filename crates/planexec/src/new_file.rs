@@ -20,7 +20,9 @@ pub(crate) type NewFileCheck<'a> = Box<dyn Fn(&str, &str, &[(&str, &str)]) -> Op
 /// ([`crate::date_order`]); rows picked by a value the task names found
 /// inside longer words ([`crate::row_filter`]); a join that lost the rows
 /// whose keys meet only trimmed ([`crate::join_keys`]); rows kept once by
-/// one column the task does not name ([`crate::dedupe_key`]).
+/// one column the task does not name ([`crate::dedupe_key`]); a value
+/// read from a configuration's key outside the section the task names
+/// ([`crate::section_value`]).
 pub(crate) fn checks(task: &str) -> Vec<NewFileCheck<'_>> {
     vec![
         Box::new(crate::content::header_lost),
@@ -31,6 +33,7 @@ pub(crate) fn checks(task: &str) -> Vec<NewFileCheck<'_>> {
         Box::new(move |path, text, inputs| crate::row_filter::matched_elsewhere(path, text, task, inputs)),
         Box::new(crate::join_keys::hidden_by_spaces),
         Box::new(move |path, text, inputs| crate::dedupe_key::kept_by_one_column(path, text, task, inputs)),
+        Box::new(move |path, text, inputs| crate::section_value::read_elsewhere(path, text, task, inputs)),
     ]
 }
 
