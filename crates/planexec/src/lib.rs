@@ -86,6 +86,7 @@ mod join_keys;
 mod journal;
 pub mod json;
 mod ledger;
+mod line_ends;
 mod list_marks;
 mod list_test;
 pub mod llm;

@@ -698,24 +698,28 @@ impl Sandbox {
     }
 
     /// A dotted number (a version) that the program wrote back as a value
-    /// of another form ([`crate::dotted_value`]), said as a flaw. `after`:
-    /// the copy's files.
+    /// of another form ([`crate::dotted_value`]), or lines it wrote back
+    /// with other line ends ([`crate::line_ends`]), said as a flaw.
+    /// `after`: the copy's files.
     fn form_changed(&self, after: &BTreeMap<String, Vec<u8>>, task: &str) -> Option<String> {
-        self.changed_texts(after)
-            .find_map(|(path, was, now)| crate::dotted_value::changed_form(path, &was, &now, task))
+        self.changed_texts(after).find_map(|(path, was, now)| {
+            crate::dotted_value::changed_form(path, &was, &now, task)
+                .or_else(|| crate::line_ends::changed_ends(path, &was, &now, task))
+        })
     }
 
     /// A value of a column of a table `task` names, which `task` names
     /// too and `code` holds in no string ([`crate::named_value`]), said as
     /// a flaw: the program did not keep to the rows the task asks about.
-    /// A TOML or YAML file the program changed is left out: Python cannot
+    /// A TOML, YAML or XML file the program changed is left out: Python cannot
     /// write TOML, and a program that edits one by replacing its text
     /// (`course_time_seconds = 41`) finds the record by its line.
     fn named_value_ignored(&self, code: &str, task: &str, wrote: &BTreeMap<String, Option<String>>) -> Option<String> {
         let named = crate::plan::paths_named_by(task);
         let texts = self.original_texts();
-        let edited_as_text =
-            |path: &str| wrote.contains_key(path) && [".toml", ".yaml", ".yml"].iter().any(|ext| path.ends_with(ext));
+        let edited_as_text = |path: &str| {
+            wrote.contains_key(path) && [".toml", ".yaml", ".yml", ".xml"].iter().any(|ext| path.ends_with(ext))
+        };
         let tables: Vec<(&str, &str)> = texts
             .iter()
             .filter(|(path, _)| named.iter().any(|n| n == path) && !edited_as_text(path))
