@@ -21,9 +21,25 @@ const SHORTEST: usize = 3;
 
 /// What is said of a program that never quotes the one value of a column
 /// of a table `tables` holds (path and text) that `task` names, when it
-/// does not.
+/// does not. A literal that is a file the task names, and no table's
+/// value, compares nothing: on held-out-49 (spent) two programs took
+/// `data['teams'][3]` for "the U14 team's coach" and agreed on the U12's,
+/// and `'u14_coach.txt'`, the file to write, was taken for a comparison
+/// with `U14` (a host `db1.lan` a table holds stays a comparison).
 pub(crate) fn ignored(code: &str, task: &str, tables: &[(&str, &str)]) -> Option<String> {
-    let quoted = quoted_in(code).to_lowercase();
+    let held = |literal: &str| tables.iter().any(|(_, text)| text.to_lowercase().contains(literal));
+    let files: Vec<String> = crate::plan::paths_named_by(task)
+        .iter()
+        .map(|path| path.to_lowercase())
+        .filter(|path| !held(path))
+        .collect();
+    let quoted: Vec<String> = quoted_in(code)
+        .to_lowercase()
+        .lines()
+        .filter(|literal| !files.iter().any(|file| file == literal.trim()))
+        .map(str::to_string)
+        .collect();
+    let quoted = quoted.join("\n");
     let task = task.to_lowercase();
     tables.iter().find_map(|(path, text)| {
         let found = crate::file_shape::table_cells(text)
@@ -97,10 +113,54 @@ fn records(path: &str, text: &str) -> Vec<(Vec<String>, crate::file_shape::Rows)
         }
     }
     let mut found = Vec::new();
+    if path.to_ascii_lowercase().ends_with(".xml") {
+        return xml_records(text);
+    }
     if let Some(value) = structured(path, text) {
         walk(&value, &mut found);
     }
     found
+}
+
+/// The elements of an XML `text` with attributes, as records: for each
+/// name two elements or more have, a table of their attributes. On
+/// held-out-49 (spent) a program took the first `<method>` of the EU
+/// zone for "express shipping to the EU zone", where the methods'
+/// `name` holds `express`, and two programs agreed on the standard price.
+fn xml_records(text: &str) -> Vec<(Vec<String>, crate::file_shape::Rows)> {
+    static TAG: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r#"<([A-Za-z_][\w.:-]*)((?:\s+[\w.:-]+\s*=\s*(?:"[^"]*"|'[^']*'))+)\s*/?>"#)
+            .expect("a valid pattern")
+    });
+    static ATTRIBUTE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r#"([\w.:-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')"#).expect("a valid pattern")
+    });
+    static ASIDE: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"(?s)<!--.*?-->|<!\[CDATA\[.*?\]\]>").expect("a valid pattern"));
+    // A commented-out element is no record.
+    let text = ASIDE.replace_all(text, " ");
+    let mut by_name: Vec<(&str, Vec<serde_json::Map<String, serde_json::Value>>)> = Vec::new();
+    for tag in TAG.captures_iter(&text) {
+        let (Some(name), Some(attributes)) = (tag.get(1), tag.get(2)) else {
+            continue;
+        };
+        let record: serde_json::Map<String, serde_json::Value> = ATTRIBUTE
+            .captures_iter(attributes.as_str())
+            .filter_map(|a| {
+                let value = a.get(2).or_else(|| a.get(3))?.as_str();
+                Some((a.get(1)?.as_str().to_string(), serde_json::Value::from(value)))
+            })
+            .collect();
+        match by_name.iter_mut().find(|(n, _)| *n == name.as_str()) {
+            Some((_, records)) => records.push(record),
+            None => by_name.push((name.as_str(), vec![record])),
+        }
+    }
+    by_name
+        .iter()
+        .filter(|(_, records)| records.len() >= 2)
+        .map(|(_, records)| as_table(&records.iter().collect::<Vec<_>>()))
+        .collect()
 }
 
 /// `text` parsed as the structured file `path`'s extension says (TOML,
@@ -266,6 +326,48 @@ mod tests {
         assert!(said.contains("\"caller\", a value of column \"role\""), "{said}");
         let by_role = "import json\nd = json.load(open('band.json'))\nprint([m for m in d['members'] if m['role'] == 'caller'][0]['phone'])";
         assert_eq!(ignored(by_role, task, &[("band.json", band)]), None);
+    }
+
+    #[test]
+    fn the_name_of_a_file_the_task_names_is_no_comparison_with_a_value() {
+        let task =
+            "What's the email address of the U14 team's coach in club.json? Write just the address to u14_coach.txt.";
+        let club = r#"{"teams": [
+            {"name": "U16", "coach": {"email": "a@x.org"}},
+            {"name": "U14", "coach": {"email": "b@x.org"}},
+            {"name": "U12", "coach": {"email": "c@x.org"}}]}"#;
+        let by_place = "import json\nd = json.load(open('club.json'))\nopen('u14_coach.txt', 'w').write(d['teams'][2]['coach']['email'])";
+        let said = ignored(by_place, task, &[("club.json", club)]).expect("the team is not picked");
+        assert!(said.contains("\"u14\""), "{said}");
+        let by_name = "import json\nd = json.load(open('club.json'))\nt = [t for t in d['teams'] if t['name'] == 'U14'][0]\nopen('u14_coach.txt', 'w').write(t['coach']['email'])";
+        assert_eq!(ignored(by_name, task, &[("club.json", club)]), None);
+    }
+
+    #[test]
+    fn elements_of_an_xml_file_are_records_of_their_attributes() {
+        let shop = r#"<shop><shipping>
+            <zone id="uk"><method name="standard" price="4.95"/><method name="express" price="9.50"/></zone>
+            <zone id="eu"><method name='standard' price='12.00'/><method name='express' price='24.50'/></zone>
+        </shipping></shop>"#;
+        let task = "According to shop.xml, how much does express shipping to the EU zone cost? Just tell me the price.";
+        let first = "import xml.etree.ElementTree as ET\nr = ET.parse('shop.xml').getroot()\nfor z in r.iter('zone'):\n    if z.get('id') == 'eu':\n        print(z.find('method').get('price'))";
+        let said = ignored(first, task, &[("shop.xml", shop)]).expect("express is not picked");
+        assert!(said.contains("\"express\", a value of column \"name\""), "{said}");
+        let by_name = first.replace("z.find('method')", "z.find(\"method[@name='express']\")");
+        assert_eq!(ignored(&by_name, task, &[("shop.xml", shop)]), None);
+        // A commented-out element is no record: one `<logger>` is no table.
+        let log =
+            r#"<config><!-- <logger name="web" level="debug"/> --><logger name="billing" level="warn"/></config>"#;
+        let task = "What level is the billing logger at in log.xml? Write it to level.txt.";
+        assert_eq!(ignored("print(1)", task, &[("log.xml", log)]), None);
+    }
+
+    #[test]
+    fn a_file_name_a_table_holds_is_still_a_comparison() {
+        let servers = "host,ip\nweb1.lan,10.0.0.5\ndb1.lan,10.0.0.9\n";
+        let task = "What's the IP of db1.lan in servers.csv? Write it to ip.txt.";
+        let by_host = "import csv\nfor r in csv.DictReader(open('servers.csv')):\n    if r['host'] == 'db1.lan':\n        open('ip.txt', 'w').write(r['ip'])";
+        assert_eq!(ignored(by_host, task, &[("servers.csv", servers)]), None);
     }
 
     #[test]
