@@ -144,24 +144,10 @@ fn walk(value: &Value, path: &mut Vec<String>, leaves: &mut Vec<Leaf>) {
 /// The settings of an INI file under their sections (those above the
 /// first section under none).
 fn ini_leaves(text: &str) -> Vec<Leaf> {
-    let mut section: Option<String> = None;
-    let mut leaves = Vec::new();
-    for line in text.lines().map(str::trim) {
-        if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
-            continue;
-        }
-        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
-            section = Some(name.trim().to_string());
-            continue;
-        }
-        let Some((name, held)) = line.split_once(['=', ':']) else {
-            continue;
-        };
-        let mut at: Vec<String> = section.iter().cloned().collect();
-        at.push(name.trim().to_string());
-        leaves.push((at, held.trim().to_string()));
-    }
-    leaves
+    crate::settings_shape::ini_settings(text)
+        .into_iter()
+        .map(|(section, name, value)| (section.into_iter().chain([name]).collect(), value))
+        .collect()
 }
 
 #[cfg(test)]

@@ -210,8 +210,18 @@ fn value_keys(value: &serde_json::Value, path: &mut Vec<String>, keys: &mut Vec<
 /// The keys of an INI file: each setting under its section, as
 /// configparser takes them (names in small letters).
 fn ini_keys(text: &str) -> Vec<String> {
+    ini_settings(text)
+        .into_iter()
+        .filter_map(|(section, name, _)| Some(subscripts(&[section?, name.to_lowercase()])))
+        .collect()
+}
+
+/// The settings of an INI file, each with the section it stands under
+/// (none above the first), its name and its value, trimmed; comments
+/// and blank lines aside.
+pub(crate) fn ini_settings(text: &str) -> Vec<(Option<String>, String, String)> {
     let mut section: Option<String> = None;
-    let mut keys = Vec::new();
+    let mut settings = Vec::new();
     for line in text.lines().map(str::trim) {
         if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
             continue;
@@ -220,13 +230,12 @@ fn ini_keys(text: &str) -> Vec<String> {
             section = Some(name.trim().to_string());
             continue;
         }
-        let Some(section) = &section else { continue };
-        let Some((name, _)) = line.split_once(['=', ':']) else {
+        let Some((name, value)) = line.split_once(['=', ':']) else {
             continue;
         };
-        keys.push(subscripts(&[section.clone(), name.trim().to_lowercase()]));
+        settings.push((section.clone(), name.trim().to_string(), value.trim().to_string()));
     }
-    keys
+    settings
 }
 
 #[cfg(test)]
