@@ -100,6 +100,7 @@ mod planner;
 pub mod policy;
 mod program_heads;
 mod program_vote;
+mod python_repr;
 mod prompt;
 mod recompute;
 pub mod refs;

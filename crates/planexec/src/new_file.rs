@@ -22,7 +22,8 @@ pub(crate) type NewFileCheck<'a> = Box<dyn Fn(&str, &str, &[(&str, &str)]) -> Op
 /// whose keys meet only trimmed ([`crate::join_keys`]); rows kept once by
 /// one column the task does not name ([`crate::dedupe_key`]); a value
 /// read from a configuration's key outside the section the task names
-/// ([`crate::section_value`]).
+/// ([`crate::section_value`]); a Python value written as Python prints it
+/// ([`crate::python_repr`]).
 pub(crate) fn checks(task: &str) -> Vec<NewFileCheck<'_>> {
     vec![
         Box::new(crate::content::header_lost),
@@ -34,6 +35,7 @@ pub(crate) fn checks(task: &str) -> Vec<NewFileCheck<'_>> {
         Box::new(crate::join_keys::hidden_by_spaces),
         Box::new(move |path, text, inputs| crate::dedupe_key::kept_by_one_column(path, text, task, inputs)),
         Box::new(move |path, text, inputs| crate::section_value::read_elsewhere(path, text, task, inputs)),
+        Box::new(move |path, text, inputs| crate::python_repr::printed_as_python(path, text, task, inputs)),
     ]
 }
 
