@@ -125,8 +125,9 @@ pub(crate) fn value_in_words(path: &str, text: &str, inputs: &[&str]) -> Option<
 
 /// The values of the data in `text` that hold a word of three letters or
 /// more: a JSON document's strings (not its keys), else the cells of a
-/// table's rows after its first (not its header). A label (`Total`, a
-/// column's name) is none of them; a name in the data (`Seville`) is.
+/// table's rows after its first (not its header), and the values of its
+/// settings' lines ([`setting_values`]). A label (`Total`, a column's
+/// name) is none of them; a name in the data (`Seville`) is.
 fn data_values(text: &str) -> Vec<String> {
     fn strings(value: &serde_json::Value, found: &mut Vec<String>) {
         match value {
@@ -139,10 +140,29 @@ fn data_values(text: &str) -> Vec<String> {
     let mut found = Vec::new();
     match serde_json::from_str::<serde_json::Value>(text) {
         Ok(document) => strings(&document, &mut found),
-        Err(_) => found.extend(rows(text).into_iter().skip(1).flatten()),
+        Err(_) => {
+            found.extend(rows(text).into_iter().skip(1).flatten());
+            found.extend(setting_values(text));
+        }
     }
     found.retain(|value| value.chars().filter(|c| c.is_alphabetic()).count() >= 3);
     found
+}
+
+/// The values of the lines of `text` that set a key (`room = Vestry Room
+/// 2`, `room: Vestry Room 2`, `ROOM="Vestry Room 2"`), quotes put aside: a
+/// configuration's values are its data. On held-out-49 (spent) a run wrote
+/// the room ringers.ini names, `Vestry Room 2`, was found to have written
+/// a number with words around it, and ended failed.
+fn setting_values(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.lines().filter_map(|line| {
+        let at = line.find(['=', ':'])?;
+        let key = line[..at].trim().trim_start_matches("export ");
+        let is_key = key.starts_with(|c: char| c.is_alphabetic())
+            && key.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '-'));
+        let value = line[at + 1..].trim().trim_matches(['"', '\'']).trim();
+        (is_key && !value.is_empty()).then(|| value.to_string())
+    })
 }
 
 /// Most words (two letters or more) a value written beside a value of the
@@ -650,6 +670,11 @@ mod tests {
             value_in_words("t.txt", "Northern 120", &[sales]).is_some(),
             "whole words only"
         );
+        let ini = "[rehearsal]\nday = Thursday\n;room = Church Hall\nroom = Vestry Room 2\n";
+        assert_eq!(value_in_words("room.txt", "Vestry Room 2\n", &[ini]), None, "a setting's value");
+        let env = "export ROOM=\"Vestry Room 2\"\n";
+        assert_eq!(value_in_words("room.txt", "Vestry Room 2", &[env]), None, "a quoted setting");
+        assert!(value_in_words("room.txt", "Room 2", &[ini]).is_some(), "part of a setting's value");
     }
 
     #[test]
