@@ -1,7 +1,9 @@
 //! `cargo run --release -p planexec-local --example ask -- PROMPTS.jsonl [MODEL.gguf]`
 //!
 //! The embedded model with no runtime around it: each line of PROMPTS.jsonl
-//! is `{"id": …, "system": …, "user": …, "max_tokens": …}`, and each reply is
+//! is `{"id": …, "system": …, "user": …, "max_tokens": …, "schema": …}` (a
+//! JSON schema the reply is held to, as the runtime's short questions
+//! are, optional), and each reply is
 //! printed as one JSON line `{"id": …, "reply": …, "seconds": …}`, greedy
 //! (temperature 0). It measures what the bare model does with a task, the
 //! baseline the runtime's plans, checks and recovery are meant to beat
@@ -11,7 +13,7 @@
 use std::io::{BufRead, Write};
 use std::time::Instant;
 
-use planexec::llm::{ChatModel, ChatRequest, Message, Role};
+use planexec::llm::{ChatModel, ChatRequest, JsonSchemaFormat, Message, Role};
 use planexec_local::{locate_model, EngineConfig, LocalModel};
 use serde_json::{json, Value};
 
@@ -40,6 +42,14 @@ async fn main() -> Result<(), String> {
         );
         request.temperature = Some(0.0);
         request.max_tokens = prompt.get("max_tokens").and_then(Value::as_u64).map(|t| t as u32);
+        request.response_format = prompt
+            .get("schema")
+            .filter(|s| !s.is_null())
+            .map(|schema| JsonSchemaFormat {
+                name: "answer".to_string(),
+                schema: schema.clone(),
+                strict: true,
+            });
         let started = Instant::now();
         let reply = match model.chat(request).await {
             Ok(response) => json!({"reply": response.content}),

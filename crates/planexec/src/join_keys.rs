@@ -15,7 +15,7 @@
 //! column it takes from the right table is found by its cells when not
 //! by its name ([`right_taken`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use unicode_normalization::UnicodeNormalization;
 
@@ -77,8 +77,8 @@ fn normal(cell: &str) -> String {
 /// The flaw, said for the program or the run, when the new table `text`
 /// (at `path`) joins two of `inputs` (path, text) on a column they share
 /// and leaves out, or writes without the other table's cells, a row whose
-/// key meets the other table's once trimmed, while every row whose key met
-/// as read is there.
+/// key meets the other table's once trimmed, in any capitals and Unicode
+/// form, while every row whose key met as read is there.
 pub(crate) fn hidden_by_spaces(path: &str, text: &str, inputs: &[(&str, &str)]) -> Option<String> {
     let written = Table::read(path, text)?;
     let tables: Vec<Table> = inputs
@@ -99,9 +99,11 @@ pub(crate) fn hidden_by_spaces(path: &str, text: &str, inputs: &[(&str, &str)]) 
 fn joined_left_out(written: &Table, left: &Table, right: &Table) -> Option<String> {
     left.header.iter().enumerate().find_map(|(left_key, key)| {
         let right_key = right.column(key)?;
-        // The columns the new table takes from the left, beside the key.
+        // The columns the new table takes from the left, beside the key:
+        // none when it holds the key (`name,paid` of each signed-up name).
         let (left_cols, left_in_written) = taken(written, left, left_key, &[]);
-        if left_cols.is_empty() {
+        let written_key = written.column(key);
+        if left_cols.is_empty() && written_key.is_none() {
             return None;
         }
         let as_read: HashMap<&str, &Vec<String>> = right
@@ -121,7 +123,6 @@ fn joined_left_out(written: &Table, left: &Table, right: &Table) -> Option<Strin
         // A row of the new table is the left row's when their cells of the
         // left's columns are the same, and their keys too where the new
         // table holds the key: two orders of one quantity are two rows.
-        let written_key = written.column(key);
         let written_row = |row: &[String]| {
             let wanted = left.cells_of(row, &left_cols);
             let own_key = row.get(left_key).map(|cell| normal(cell));
@@ -185,7 +186,7 @@ fn joined_left_out(written: &Table, left: &Table, right: &Table) -> Option<Strin
 /// (`amount` written as `paid`), the one column of `written` outside
 /// `besides` whose cells hold the right's in every row of `met_pairs`
 /// (the new table's row and the right's, for the rows whose keys met as
-/// read), two rows at least: on held-out-49 (spent) a join wrote
+/// read), with two values at least among them: on held-out-49 (spent) a join wrote
 /// payments' `amount` as `paid`, and only by name it was no join.
 fn right_taken(
     written: &Table,
@@ -204,11 +205,21 @@ fn right_taken(
         if c == right_key || left.header.contains(name) || named_in_written(name) {
             continue;
         }
+        let cell = |row: &Vec<String>, at: usize| row.get(at).map_or(String::new(), |cell| normal(cell));
+        // Two values at least, told apart: a column empty in every row
+        // that met pairs with any other empty one.
+        let values: HashSet<String> = met_pairs
+            .iter()
+            .map(|(_, rrow)| cell(rrow, c))
+            .filter(|v| !v.is_empty())
+            .collect();
+        if values.len() < 2 {
+            continue;
+        }
         let holds = |w: usize| {
-            met_pairs.iter().all(|(wrow, rrow)| {
-                let cell = |row: &Vec<String>, at: usize| row.get(at).map_or(String::new(), |cell| normal(cell));
-                same_cell(&cell(wrow, w), &cell(rrow, c))
-            })
+            met_pairs
+                .iter()
+                .all(|(wrow, rrow)| same_cell(&cell(wrow, w), &cell(rrow, c)))
         };
         let free = |w: &usize| !besides.contains(w) && !in_written.contains(w);
         let candidates: Vec<usize> = (0..written.header.len()).filter(free).filter(|&w| holds(w)).collect();
@@ -293,11 +304,22 @@ mod tests {
         let inputs = [("signups.csv", signups), ("payments.csv", payments)];
         let lost = "name,class,paid\nJos\u{e9} Alvarez,Beginners,0\nMaria Santos,Improvers,40.00\nZo\u{eb} Nakamura,Beginners,0\nTom Baxter,Advanced,45.00\nRen\u{e9}e Dubois,Improvers,0\nKwame Asante,Beginners,35.00\n";
         let said = hidden_by_spaces("paid.csv", lost, &inputs).expect("José's payment was lost to the Unicode form");
-        assert!(said.contains("without that row's cells") && said.contains("Unicode"), "{said}");
+        assert!(
+            said.contains("without that row's cells") && said.contains("Unicode"),
+            "{said}"
+        );
         let right = lost.replacen("Beginners,0", "Beginners,35.00", 2);
         assert_eq!(hidden_by_spaces("paid.csv", &right, &inputs), None);
         // A column whose cells meet the payments' by chance in one row only is not theirs.
         let other = "name,class,fee\nJos\u{e9} Alvarez,Beginners,0\nMaria Santos,Improvers,40.00\nZo\u{eb} Nakamura,Beginners,0\nTom Baxter,Advanced,12.00\nRen\u{e9}e Dubois,Improvers,0\nKwame Asante,Beginners,9.00\n";
         assert_eq!(hidden_by_spaces("paid.csv", other, &inputs), None);
+        // The key and the payment alone.
+        let bare = "name,paid\nJos\u{e9} Alvarez,0\nMaria Santos,40.00\nZo\u{eb} Nakamura,0\nTom Baxter,45.00\nRen\u{e9}e Dubois,0\nKwame Asante,35.00\n";
+        assert!(hidden_by_spaces("paid.csv", bare, &inputs).is_some());
+        // A column empty in every row that met is no column of the payments'.
+        let notes = "name,notes\nJose\u{301} Alvarez,late\nMaria Santos,\nTom Baxter,\nKwame Asante,\n";
+        let comments = "name,class,comment\nJos\u{e9} Alvarez,Beginners,\nMaria Santos,Improvers,\nTom Baxter,Advanced,\nKwame Asante,Beginners,\n";
+        let inputs = [("signups.csv", signups), ("notes.csv", notes)];
+        assert_eq!(hidden_by_spaces("out.csv", comments, &inputs), None);
     }
 }
