@@ -118,13 +118,15 @@ const SEPARATORS: [(char, &str); 4] = [(',', "commas"), ('\t', "tabs"), ('|', "`
 
 /// A table found in a text: where its header is, how many columns it has
 /// and how many lines after the header have as many (its rows), the lines
-/// after the header that do not (each an index into the text's lines), and
-/// its last row when that row holds the totals of the rows above it.
+/// after the header that do not (each an index into the text's lines), the
+/// lines below it that repeat it, and its last row when that row holds the
+/// totals of the rows above it.
 struct Table {
     separator: char,
     header: usize,
     rows: usize,
     odd: Vec<usize>,
+    repeats: Vec<usize>,
     totals: Option<usize>,
 }
 
@@ -177,7 +179,10 @@ pub(crate) fn table_note(path: &str, text: &str) -> Option<String> {
         _ => false,
     };
     let spaced = spaced_header(lines[table.header], table.separator);
-    let tidy = table.odd.is_empty() && table.totals.is_none() && blank_rows(&lines, &table).is_empty();
+    let tidy = table.odd.is_empty()
+        && table.repeats.is_empty()
+        && table.totals.is_none()
+        && blank_rows(&lines, &table).is_empty();
     if plain && !spaced && table.header == first && tidy {
         return None;
     }
@@ -258,7 +263,7 @@ pub(crate) fn table_cells(text: &str) -> Option<(Vec<String>, Rows)> {
     let split = |index: usize| split_fields(lines[index], table.separator);
     let header: Vec<String> = split(table.header).iter().map(|name| name.trim().to_string()).collect();
     let rows = (table.header + 1..lines.len())
-        .filter(|i| !lines[*i].trim().is_empty() && !table.odd.contains(i))
+        .filter(|i| !lines[*i].trim().is_empty() && !table.odd.contains(i) && !table.repeats.contains(i))
         .map(|i| (i, split(i)))
         .collect();
     Some((header, rows))
@@ -325,6 +330,14 @@ fn described(lines: &[&str], table: &Table, plain: bool, spaced: bool) -> Option
         let verb = if named.len() == 1 { "is" } else { "are" };
         said.push(format!("{} {verb} not a row", named.join(", ")));
     }
+    match table.repeats.as_slice() {
+        [] => {}
+        [one] => said.push(format!("line {} repeats the header: it is no row", one + 1)),
+        more => said.push(format!(
+            "lines {} repeat the header: they are no rows",
+            more.iter().map(|i| (i + 1).to_string()).collect::<Vec<_>>().join(", ")
+        )),
+    }
     if let Some(cell) = decimal_comma(lines, table) {
         said.push(format!(
             "its numbers write the decimal point as a comma (`{cell}` is {}): read one with `float(cell.replace(',', '.'))`",
@@ -386,7 +399,13 @@ fn blank_rows(lines: &[&str], table: &Table) -> Vec<usize> {
 /// from its header on, blank lines and the lines that are no rows left out,
 /// each name and value stripped where spaces stand around the separators.
 fn reader(path: &str, table: &Table, spaced: bool) -> String {
-    let left_out: Vec<usize> = table.odd.iter().copied().chain(table.totals).collect();
+    let left_out: Vec<usize> = table
+        .odd
+        .iter()
+        .chain(&table.repeats)
+        .copied()
+        .chain(table.totals)
+        .collect();
     let odd = match left_out.as_slice() {
         [] => String::new(),
         odd => {
@@ -433,14 +452,34 @@ fn table_in(lines: &[&str], separator: char) -> Option<Table> {
     let header = header_below(lines, separator, header, columns);
     let after = (header + 1..lines.len()).filter(|i| counts[*i].is_some());
     let (rows, odd): (Vec<usize>, Vec<usize>) = after.partition(|i| counts[*i] == Some(columns));
+    let (repeats, rows): (Vec<usize>, Vec<usize>) = rows
+        .into_iter()
+        .partition(|i| same_fields(lines[*i], lines[header], separator));
     let totals = totals_row(lines, separator, &rows);
     Some(Table {
         separator,
         header,
         rows: rows.len(),
         odd,
+        repeats,
         totals,
     })
+}
+
+/// Whether `line` holds the fields of `header`, each the same name once
+/// spaces and case are set aside: a header repeated below it, where two
+/// exports were pasted together, is no record. Both the 1.5B model's
+/// programs for the species of a ringing log counted its repeated header
+/// as a species (held-out-49, spent), and a mountain rescue log's as a
+/// callout (held-out-50, spent), each shown the file whole.
+fn same_fields(line: &str, header: &str, separator: char) -> bool {
+    let names = |text: &str| -> Vec<String> {
+        split_fields(text, separator)
+            .iter()
+            .map(|field| field.trim().to_lowercase())
+            .collect()
+    };
+    names(line) == names(header)
 }
 
 /// The last of `rows` (indices into `lines`) when it holds the totals of
@@ -717,6 +756,24 @@ mod tests {
         // A last row whose counts are among the rows' own is a row.
         let register = "name,present,absent\nAnn,18,0\nBo,17,1\nCy,19,0\nDee,18,1\n";
         assert_eq!(table_note("register.csv", register), None);
+    }
+
+    #[test]
+    fn a_header_repeated_below_is_said_and_not_read() {
+        let log = "date,ring,species\n08-03,A1,Blue Tit\n08-03,A2,Wren\nDate, Ring ,species\n08-10,A3,Robin\n08-10,A4,Wren\ndate,ring,species\n08-17,A5,Dunnock\n";
+        let note = table_note("log.csv", log).unwrap();
+        assert!(note.contains("lines 4, 7 repeat the header: they are no rows"), "{note}");
+        let read = reader_prints(
+            &note,
+            ("log.csv", log),
+            "print(len(rows), len({r['species'] for r in rows}))",
+        );
+        assert_eq!(read, "5 4");
+        let (_, rows) = table_cells(log).unwrap();
+        assert_eq!(rows.len(), 5);
+        // A row that holds one of the header's names is a row.
+        let named = "name,role\nAda,name\nBo,role\nCy,cook\n";
+        assert_eq!(table_note("named.csv", named), None);
     }
 
     #[test]
