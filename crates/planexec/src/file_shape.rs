@@ -169,7 +169,8 @@ pub(crate) fn notes_of<'a>(
 /// lines of Python that read its rows (a small model copies a reader it
 /// is shown more surely than it follows a description).
 pub(crate) fn table_note(path: &str, text: &str) -> Option<String> {
-    let lines: Vec<&str> = text.lines().take(TABLE_LINES).collect();
+    let marked = text.starts_with(BYTE_ORDER_MARK);
+    let lines: Vec<&str> = unmarked(text).lines().take(TABLE_LINES).collect();
     let table = best_table(&lines)?;
     let first = lines.iter().position(|line| !line.trim().is_empty())?;
     let extension = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
@@ -183,14 +184,29 @@ pub(crate) fn table_note(path: &str, text: &str) -> Option<String> {
         && table.repeats.is_empty()
         && table.totals.is_none()
         && blank_rows(&lines, &table).is_empty();
-    if plain && !spaced && table.header == first && tidy {
+    if plain && !spaced && table.header == first && tidy && !marked {
         return None;
     }
+    let mut said = described(&lines, &table, plain, spaced)?;
+    if marked {
+        said = format!("it begins with a byte-order mark, which `encoding='utf-8'` reads as part of its first name (`\\ufeff{}`): open it with `encoding='utf-8-sig'`; {said}", crate::text::one_line(split_fields(lines[table.header], table.separator)[0].trim(), 40));
+    }
     Some(format!(
-        "{path}: {}. Its rows, as dicts keyed by the header's names, are read so:\n{}",
-        described(&lines, &table, plain, spaced)?,
-        reader(path, &table, spaced)
+        "{path}: {said}. Its rows, as dicts keyed by the header's names, are read so:\n{}",
+        reader(path, &table, spaced, marked)
     ))
+}
+
+/// The invisible mark (U+FEFF) a spreadsheet may write at the start of a
+/// UTF-8 file. Python's `encoding='utf-8'` keeps it, so the first column's
+/// name is `\ufefffarm`, not `farm`: the 1.5B model's program for a
+/// shearing tally picked its rows by `row.get('farm')`, found none, and
+/// wrote 0 (held-out-51, spent).
+const BYTE_ORDER_MARK: char = '\u{feff}';
+
+/// `text` without the byte-order mark it may begin with.
+fn unmarked(text: &str) -> &str {
+    text.strip_prefix(BYTE_ORDER_MARK).unwrap_or(text)
 }
 
 /// How to read the file at `path`, whose text is `text`: as a table
@@ -258,7 +274,7 @@ fn best_table(lines: &[&str]) -> Option<Table> {
 /// lines. `None` when it holds none.
 pub(crate) type Rows = Vec<(usize, Vec<String>)>;
 pub(crate) fn table_cells(text: &str) -> Option<(Vec<String>, Rows)> {
-    let lines: Vec<&str> = text.lines().take(TABLE_LINES).collect();
+    let lines: Vec<&str> = unmarked(text).lines().take(TABLE_LINES).collect();
     let table = best_table(&lines)?;
     let split = |index: usize| split_fields(lines[index], table.separator);
     let header: Vec<String> = split(table.header).iter().map(|name| name.trim().to_string()).collect();
@@ -398,7 +414,8 @@ fn blank_rows(lines: &[&str], table: &Table) -> Vec<usize> {
 /// Lines of Python that read the rows of `table`, the file at `path`:
 /// from its header on, blank lines and the lines that are no rows left out,
 /// each name and value stripped where spaces stand around the separators.
-fn reader(path: &str, table: &Table, spaced: bool) -> String {
+fn reader(path: &str, table: &Table, spaced: bool, marked: bool) -> String {
+    let encoding = if marked { "utf-8-sig" } else { "utf-8" };
     let left_out: Vec<usize> = table
         .odd
         .iter()
@@ -423,7 +440,7 @@ fn reader(path: &str, table: &Table, spaced: bool) -> String {
         false => "",
     };
     format!(
-        "```python\nimport csv\nlines = open('{path}', encoding='utf-8').read().splitlines()\ntable = [line for i, line in enumerate(lines) if i >= {}{odd} and line.strip()]\nrows = list(csv.DictReader(table{delimiter})){strip}\n```",
+        "```python\nimport csv\nlines = open('{path}', encoding='{encoding}').read().splitlines()\ntable = [line for i, line in enumerate(lines) if i >= {}{odd} and line.strip()]\nrows = list(csv.DictReader(table{delimiter})){strip}\n```",
         table.header
     )
 }
@@ -759,10 +776,30 @@ mod tests {
     }
 
     #[test]
+    fn a_byte_order_mark_is_said_and_read_past() {
+        let tally = "\u{feff}farm,fleece_kg\nHafod,261.4\nBryn,219.8\nHafod,270.9\n";
+        let note = table_note("tally.csv", tally).unwrap();
+        assert!(note.contains("byte-order mark"), "{note}");
+        assert!(note.contains("(`\\ufefffarm`)"), "{note}");
+        let read = reader_prints(
+            &note,
+            ("tally.csv", tally),
+            "print(round(sum(float(r['fleece_kg']) for r in rows if r['farm'] == 'Hafod'), 1))",
+        );
+        assert_eq!(read, "532.3");
+        let (header, _) = table_cells(tally).unwrap();
+        assert_eq!(header[0], "farm");
+        assert_eq!(table_note("plain.csv", &tally[3..]), None, "no mark, no note");
+    }
+
+    #[test]
     fn a_header_repeated_below_is_said_and_not_read() {
         let log = "date,ring,species\n08-03,A1,Blue Tit\n08-03,A2,Wren\nDate, Ring ,species\n08-10,A3,Robin\n08-10,A4,Wren\ndate,ring,species\n08-17,A5,Dunnock\n";
         let note = table_note("log.csv", log).unwrap();
-        assert!(note.contains("lines 4, 7 repeat the header: they are no rows"), "{note}");
+        assert!(
+            note.contains("lines 4, 7 repeat the header: they are no rows"),
+            "{note}"
+        );
         let read = reader_prints(
             &note,
             ("log.csv", log),
