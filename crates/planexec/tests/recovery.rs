@@ -1149,6 +1149,39 @@ async fn a_new_file_is_checked_against_programs_written_from_the_task() {
     );
 }
 
+/// A checking program that takes the rows of every farm where the task
+/// names one (its code holds no string with `Hafod`) derives nothing: it
+/// is written again, shown why, and the rewritten one that picks Hafod's
+/// rows confirms the run. Two such programs used to agree on every farm's
+/// sum and refute a right file.
+#[tokio::test]
+async fn a_checking_program_that_ignores_a_value_the_task_names_is_written_again() {
+    let server = ScriptedServer::start();
+    let (dir, tools) = scores_with_python();
+    std::fs::write(dir.path().join("tally.csv"), "farm,kg\nHafod,10\nBryn,5\nHafod,7\n").unwrap();
+    server
+        .role("planner")
+        .reply(Reply::json(&one_write("s1", "hafod.txt", "17")));
+    let every_farm = "import csv\nprint(sum(float(r['kg']) for r in csv.DictReader(open('tally.csv'))))";
+    let hafod = "import csv\nprint(int(sum(float(r['kg']) for r in csv.DictReader(open('tally.csv')) if r['farm'] == 'Hafod')))";
+    server.role("synthesizer").replies(vec![
+        Reply::content("Hafod's sheep gave 17 kg."),
+        Reply::json(&json!({ "code": every_farm })),
+        Reply::json(&json!({ "code": hafod })),
+        Reply::json(&json!({ "code": every_farm })),
+    ]);
+    let task =
+        "tally.csv lists fleece weights by farm. How many kilograms came from Hafod? Write the number to hafod.txt.";
+    let report = run_checked(&server, tools, task, planexec::Mode::Auto).await;
+    assert!(report.succeeded(), "{:?}", report.error);
+    let asked = server.requests_from("synthesizer");
+    let fix = asked[2].prompt_text();
+    assert!(
+        fix.contains("the task names \"hafod\", a value of column \"farm\" of tally.csv"),
+        "{fix}"
+    );
+}
+
 /// A run that wrote two files has each derived again: two programs that
 /// compute another top scorer than winner.txt holds refute it though the
 /// run wrote points.txt too, and the revision that fixes it is held to
