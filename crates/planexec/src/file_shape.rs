@@ -180,7 +180,9 @@ pub(crate) fn table_note(path: &str, text: &str) -> Option<String> {
         _ => false,
     };
     let spaced = spaced_header(lines[table.header], table.separator);
-    let tidy = table.odd.is_empty()
+    let bracketed = bracketed_negative(&lines, &table);
+    let tidy = bracketed.is_none()
+        && table.odd.is_empty()
         && table.repeats.is_empty()
         && table.totals.is_none()
         && blank_rows(&lines, &table).is_empty();
@@ -188,6 +190,12 @@ pub(crate) fn table_note(path: &str, text: &str) -> Option<String> {
         return None;
     }
     let mut said = described(&lines, &table, plain, spaced)?;
+    if let Some(cell) = bracketed {
+        said.push_str(&format!(
+            "; its numbers in brackets are negative (`{cell}` is -{}), as accounts write them: read a cell with `float(cell.replace('(', '-').rstrip(')'))`",
+            cell.trim_matches(['(', ')'])
+        ));
+    }
     if marked {
         said = format!("it begins with a byte-order mark, which `encoding='utf-8'` reads as part of its first name (`\\ufeff{}`): open it with `encoding='utf-8-sig'`; {said}", crate::text::one_line(split_fields(lines[table.header], table.separator)[0].trim(), 40));
     }
@@ -390,6 +398,37 @@ fn decimal_comma(lines: &[&str], table: &Table) -> Option<String> {
         .filter(|i| !table.odd.contains(i))
         .flat_map(|i| split_fields(lines[i], table.separator))
         .find_map(|cell| decimal(&cell))
+}
+
+/// The first cell of `table`'s rows that is a number in brackets
+/// (`(185.00)`), the accountant's negative, in a column whose other cells
+/// are numbers. Python's `float` cannot read it: the 1.5B model's programs
+/// for what a boat still owed on a marina statement failed on it, or took
+/// the brackets off and added payments to charges (held-out-51, spent).
+fn bracketed_negative(lines: &[&str], table: &Table) -> Option<String> {
+    let bracketed = |cell: &str| {
+        let inner = cell.trim().strip_prefix('(')?.strip_suffix(')')?;
+        number(inner).is_some().then(|| cell.trim().to_string())
+    };
+    let rows: Vec<Vec<String>> = (table.header + 1..lines.len())
+        .filter(|i| !table.odd.contains(i) && !table.repeats.contains(i) && !lines[*i].trim().is_empty())
+        .map(|i| split_fields(lines[i], table.separator))
+        .collect();
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    (0..columns).find_map(|column| {
+        let cells: Vec<&str> = rows
+            .iter()
+            .filter_map(|row| row.get(column))
+            .map(String::as_str)
+            .collect();
+        let found = cells.iter().find_map(|cell| bracketed(cell))?;
+        let numbers = cells.iter().filter(|cell| is_number(cell)).count();
+        (numbers > 0
+            && cells
+                .iter()
+                .all(|cell| is_number(cell) || bracketed(cell).is_some() || cell.trim().is_empty()))
+        .then_some(found)
+    })
 }
 
 /// Whether the header `line` writes spaces around its `separator` (` | `),
@@ -790,6 +829,25 @@ mod tests {
         let (header, _) = table_cells(tally).unwrap();
         assert_eq!(header[0], "farm");
         assert_eq!(table_note("plain.csv", &tally[3..]), None, "no mark, no note");
+    }
+
+    #[test]
+    fn numbers_in_brackets_are_said_to_be_negative_with_how_to_read_them() {
+        let statement = "date,boat,amount\n04-01,Kingfisher,185.00\n04-03,Kingfisher,18.50\n04-05,Kingfisher,(185.00)\n04-12,Morning Star,20.00\n";
+        let note = table_note("statement.csv", statement).unwrap();
+        assert!(
+            note.contains("its numbers in brackets are negative (`(185.00)` is -185.00)"),
+            "{note}"
+        );
+        let read = reader_prints(
+            &note,
+            ("statement.csv", statement),
+            "print(sum(float(r['amount'].replace('(', '-').rstrip(')')) for r in rows if r['boat'] == 'Kingfisher'))",
+        );
+        assert_eq!(read, "18.5");
+        // Brackets around words, or in a column of words, are no number.
+        let notes = "boat,note,amount\nKingfisher,(late),185.00\nHeron,(12),20.00\nHeron,paid,20.00\n";
+        assert_eq!(table_note("notes.csv", notes), None);
     }
 
     #[test]
