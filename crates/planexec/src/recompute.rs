@@ -194,7 +194,7 @@ pub(crate) async fn recompute(
         // into `0:00:00`; on held-out-21 two that counted the lines that
         // start with ERROR (each starts with a date) refuted a right count
         // of 4. A zero is no derivation, for the file or against it.
-        let own = own_route(&made, &code, &out);
+        let own = own_route(&made, &code, &out, task);
         if own || reports_writing(&out, path, written) || crate::content::is_zero(&out) || found {
             continue;
         }
@@ -207,7 +207,7 @@ pub(crate) async fn recompute(
         // 1.5B model wrote `print(len(lines))` twice for the lines holding ERROR).
         let seconding = derivations
             .iter()
-            .filter(|(code_a, a)| same_data(a, &out) && !one_derivation(&made, code_a, &code))
+            .filter(|(code_a, a)| same_data(a, &out) && !one_derivation(&made, code_a, &code, task))
             .count();
         let refuting = !crate::content::another_reading(&out, written);
         if seconding > 0 && seconding + 1 > made.agreeing && refuting {
@@ -246,8 +246,8 @@ fn agreed_after(derivations: &[(String, String)], written: &str) -> Recomputed {
 /// the run's lines for them (on a spent tune part, the sum of the books'
 /// pages, where the run's author list kept its repeats): there a line
 /// shared makes it the run's route only where it agrees with the file.
-fn own_route(made: &Made<'_>, code: &str, out: &str) -> bool {
-    let shares = |own: &String| one_route(own, code);
+fn own_route(made: &Made<'_>, code: &str, out: &str, task: &str) -> bool {
+    let shares = |own: &String| one_route(own, code, task);
     if !made.beside_others {
         return made.programs.iter().any(shares);
     }
@@ -260,11 +260,11 @@ fn own_route(made: &Made<'_>, code: &str, out: &str) -> bool {
 /// Whether two checking programs are one derivation: one route
 /// ([`one_route`]), or, for one of several files, where the lines they
 /// share may be for the others, the same program.
-fn one_derivation(made: &Made<'_>, a: &str, b: &str) -> bool {
+fn one_derivation(made: &Made<'_>, a: &str, b: &str, task: &str) -> bool {
     if made.beside_others {
         crate::verdict::same_program(a, b)
     } else {
-        one_route(a, b)
+        one_route(a, b, task)
     }
 }
 
@@ -462,7 +462,14 @@ fn reports_writing(printed: &str, path: &str, written: &str) -> bool {
 /// value is an idiom any two programs may share: the run's and a checking
 /// program's `unique_emails = list(dict.fromkeys(emails))` were both right
 /// (held-out-22's dedupe, a tune run), and the run was not confirmed.
-fn one_route(a: &str, b: &str) -> bool {
+/// Nor is a string `task` holds a value the model chose: every program that
+/// keeps the task's rows compares with it. On held-out-51 (spent) the
+/// run's program and a checking program shared `[row for row in reader if
+/// row['origin'] == 'Huila']` for the Huila coffee's weight loss; the
+/// checking program, the one that subtracted, was set aside as the run's
+/// own, and the run's sum of roasted weights was its answer.
+fn one_route(a: &str, b: &str, task: &str) -> bool {
+    let task = task.to_lowercase();
     if crate::verdict::same_program(a, b) {
         return true;
     }
@@ -470,7 +477,7 @@ fn one_route(a: &str, b: &str) -> bool {
         s.lines()
             .map(|line| {
                 let bare: String = line.chars().filter(|c| !c.is_whitespace()).take(400).collect();
-                without_keys(&bare)
+                without_named(&without_keys(&bare), &task)
             })
             .filter(|line| !line.starts_with(['#']) && !line.starts_with("import") && !line.starts_with("from"))
             .filter(|line| !line.starts_with("print(") && !line.contains("open("))
@@ -520,6 +527,30 @@ fn without_keys(line: &str) -> String {
                 rest = &from[1..];
             }
         }
+    }
+    kept.push_str(rest);
+    kept
+}
+
+/// `line` without the string literals whose text (three characters or
+/// more) `task`, in lower case, holds: the task's own values.
+fn without_named(line: &str, task: &str) -> String {
+    let mut kept = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(at) = rest.find(['\'', '"']) {
+        let (before, from) = rest.split_at(at);
+        kept.push_str(before);
+        let quote = &from[..1];
+        let Some(end) = from[1..].find(quote) else {
+            kept.push_str(from);
+            return kept;
+        };
+        let (literal, after) = from.split_at(end + 2);
+        let inner = literal[1..literal.len() - 1].to_lowercase();
+        if inner.chars().count() < 3 || !task.contains(&inner) {
+            kept.push_str(literal);
+        }
+        rest = after;
     }
     kept.push_str(rest);
     kept
@@ -722,7 +753,7 @@ async fn derived(
         // construction (the 1.5B model wrote the run's `line[0].isupper()`
         // again for the lines that start with a capital A): no evidence, and
         // not run.
-        if ran.iter().any(|own| one_route(own, &code)) {
+        if ran.iter().any(|own| one_route(own, &code, route.task)) {
             return None;
         }
         sandbox.reset(route.path)?;
@@ -928,29 +959,41 @@ mod tests {
         let run = "rows = open('hosts').read().splitlines()\nkept = [r.split()[0] for r in rows if int(r.split()[1]) > 100 and r.split()[2] != 'off']\nprint('\\n'.join(kept))";
         let renamed = "import sys\nlines = open('hosts').read().splitlines()\nnames = [r.split()[0] for r in lines if int(r.split()[1]) > 100 and r.split()[2] != 'off']\nfor n in names:\n    print(n)";
         let other = "with open('hosts') as f:\n    for row in f:\n        name, size, state = row.split()\n        if int(size) > 100 and state != 'off':\n            print(name)";
-        assert!(one_route(run, renamed), "the same condition, renamed");
-        assert!(!one_route(run, other), "another way to the same rows");
-        assert!(one_route("print( n )", "print(n)"));
+        assert!(one_route(run, renamed, ""), "the same condition, renamed");
+        assert!(!one_route(run, other, ""), "another way to the same rows");
+        assert!(one_route("print( n )", "print(n)", ""));
         let reads = "with open('hosts', encoding='utf-8') as f:\n    rows = [line.rstrip('\\n') for line in f]\nprint(len(rows))";
         let reads_too =
             "with open('hosts', encoding='utf-8') as f:\n    rows = [line.rstrip('\\n') for line in f]\nprint(rows[0])";
-        assert!(!one_route(reads, reads_too), "reading a file is not logic");
+        assert!(!one_route(reads, reads_too, ""), "reading a file is not logic");
         let run = "emails = open('a.txt').read().splitlines()\nunique_emails = list(dict.fromkeys(emails))\nopen('b.txt', 'w').write('\\n'.join(unique_emails))";
         let check = "emails = open('a.txt').read().split()\nunique_emails = list(dict.fromkeys(emails))\nprint('\\n'.join(unique_emails))";
         assert!(
-            !one_route(run, check),
+            !one_route(run, check, ""),
             "an idiom with no value of its own is no shared guess"
         );
         assert!(holds_a_value("x = rows[2]") && holds_a_value("if s == 'off':"));
         let mean = "import csv, statistics\nreader = csv.DictReader(open('hives.csv'))\nkg = [float(row['kg_harvested']) for row in reader]\nprint(statistics.mean(kg))";
         let sum = "import csv\nreader = csv.DictReader(open('hives.csv'))\ntotal = sum(float(row['kg_harvested']) for row in reader)\nprint(total)";
-        assert!(!one_route(mean, sum), "a column read by its name is no shared guess");
+        assert!(
+            !one_route(mean, sum, ""),
+            "a column read by its name is no shared guess"
+        );
         assert_eq!(
             without_keys("t=sum(float(r['kg'])forrinrows)+d[\"a b\"]"),
             "t=sum(float(r[])forrinrows)+d[]"
         );
         assert_eq!(without_keys("x=['a','b'][0]"), "x=['a','b'][0]", "a list is no look-up");
         assert!(!holds_a_value("total = row2 + col_3"));
+        let run = "import csv\nreader = csv.DictReader(open('roasts.csv'))\nrows = [row for row in reader if row['origin'] == 'Huila']\nprint(sum(float(r['roasted_kg']) for r in rows))";
+        let check = "import csv\nreader = csv.DictReader(open('roasts.csv'))\nrows = [row for row in reader if row['origin'] == 'Huila']\nprint(sum(float(r['green_kg']) - float(r['roasted_kg']) for r in rows))";
+        let task = "How much weight did the Huila coffee lose in roasting?";
+        assert!(!one_route(run, check, task), "the task's value is no shared guess");
+        assert!(
+            one_route(run, check, "How much did the coffee lose?"),
+            "a value the task does not name is"
+        );
+        assert_eq!(without_named("x=='huila'or\"abc\"=='ab'", "huila abc"), "x==or=='ab'");
     }
 
     #[test]
