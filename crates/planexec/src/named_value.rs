@@ -88,6 +88,21 @@ fn unpicked(quoted: &str, task: &str, path: &str, header: &[String], rows: &crat
     })
 }
 
+/// Whether a program (`code`) that changes the file at `path` edits it as
+/// text, finding the record by its line: a TOML, YAML or XML file it reads
+/// through no parser. Such a file is left out of [`ignored`]'s tables
+/// (Python cannot write TOML, and a program that replaces
+/// `course_time_seconds = 41` names no record). One it loads picks its
+/// record by a value or by a place: on held-out-51 (spent) a program set
+/// `data['tanks'][1]['salinity_ppt']`, tank A2's, for "tank B2".
+pub(crate) fn edited_as_text(path: &str, code: &str) -> bool {
+    let marked = [".toml", ".yaml", ".yml", ".xml"].iter().any(|ext| path.ends_with(ext));
+    let parsed = ["yaml.", "toml", "ElementTree", "etree", "minidom", "xmltodict"]
+        .iter()
+        .any(|parser| code.contains(parser));
+    marked && !parsed
+}
+
 /// The lists of records in a structured `text` (JSON, or TOML or YAML
 /// by `path`'s extension), each as a table: the keys with a plain value
 /// (text, number, true or false) in any record, in the order first met,
@@ -382,6 +397,16 @@ mod tests {
     fn a_column_of_one_value_is_no_filter() {
         let only = "date,crop,kg\n2024-07-02,tomatoes,1.2\n2024-07-06,tomatoes,0.8\n";
         assert_eq!(ignored("t = 0", TASK, &[("harvest.csv", only)]), None);
+    }
+
+    #[test]
+    fn a_structured_file_is_edited_as_text_only_when_no_parser_reads_it() {
+        let replaced = "text = open('tanks.yaml').read().replace('salinity_ppt: 28', 'salinity_ppt: 31')";
+        let loaded = "import yaml\ndata = yaml.safe_load(open('tanks.yaml'))\ndata['tanks'][1]['salinity_ppt'] = 31";
+        assert!(edited_as_text("tanks.yaml", replaced));
+        assert!(!edited_as_text("tanks.yaml", loaded));
+        assert!(!edited_as_text("tanks.csv", replaced), "a table is no structured file");
+        assert!(!edited_as_text("show.xml", "import xml.etree.ElementTree as ET"));
     }
 
     #[test]

@@ -650,11 +650,10 @@ impl Sandbox<'_> {
     /// the program took the rows of every value. Both checking programs
     /// for "how many kilograms came off the sheep at Hafod" summed every
     /// farm's, agreed, and refuted the run (held-out-51, spent). A TOML,
-    /// YAML or XML file to be changed is left out, as in the vote's
-    /// sandbox: a program edits one by replacing its text.
+    /// YAML or XML file to be changed as text is left out, as in the
+    /// vote's sandbox ([`crate::named_value::edited_as_text`]).
     fn named_value_ignored(&self, code: &str, route: Route<'_>) -> Option<String> {
-        let edited_as_text =
-            |path: &str| path == route.path && [".toml", ".yaml", ".yml", ".xml"].iter().any(|ext| path.ends_with(ext));
+        let edited_as_text = |path: &str| path == route.path && crate::named_value::edited_as_text(path, code);
         let texts: Vec<(String, String)> = crate::plan::paths_named_by(route.task)
             .into_iter()
             .filter(|path| !edited_as_text(path))

@@ -711,15 +711,12 @@ impl Sandbox {
     /// A value of a column of a table `task` names, which `task` names
     /// too and `code` holds in no string ([`crate::named_value`]), said as
     /// a flaw: the program did not keep to the rows the task asks about.
-    /// A TOML, YAML or XML file the program changed is left out: Python cannot
-    /// write TOML, and a program that edits one by replacing its text
-    /// (`course_time_seconds = 41`) finds the record by its line.
+    /// A TOML, YAML or XML file the program changed as text is left out
+    /// ([`crate::named_value::edited_as_text`]).
     fn named_value_ignored(&self, code: &str, task: &str, wrote: &BTreeMap<String, Option<String>>) -> Option<String> {
         let named = crate::plan::paths_named_by(task);
         let texts = self.original_texts();
-        let edited_as_text = |path: &str| {
-            wrote.contains_key(path) && [".toml", ".yaml", ".yml", ".xml"].iter().any(|ext| path.ends_with(ext))
-        };
+        let edited_as_text = |path: &str| wrote.contains_key(path) && crate::named_value::edited_as_text(path, code);
         let tables: Vec<(&str, &str)> = texts
             .iter()
             .filter(|(path, _)| named.iter().any(|n| n == path) && !edited_as_text(path))
