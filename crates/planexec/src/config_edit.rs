@@ -43,7 +43,7 @@ pub(crate) fn rewrite_found(path: &str, was: &str, now: &str, task: &str, progra
             "{path} was edited in place and settings the task does not name moved (`{first}` is in another place than before)"
         ));
     }
-    if programs.iter().any(|code| works_on_comments(code)) {
+    if speaks_of_comments(&task) && programs.iter().any(|code| works_on_comments(code)) {
         return None;
     }
     let kept: Vec<&str> = now.lines().map(str::trim).collect();
@@ -54,6 +54,16 @@ pub(crate) fn rewrite_found(path: &str, was: &str, now: &str, task: &str, progra
     Some(format!(
         "{path} was edited in place and its comment `{dropped}` is gone"
     ))
+}
+
+/// Whether `task` (lower case) speaks of comment lines at all: only then
+/// may a program's work on them be the task's. A program for "change
+/// REFRESH_SECONDS from 60 to 15 … the rest of the file must stay exactly
+/// as it is" skipped `#` lines as it read `KEY=value` pairs, wrote the
+/// pairs back without the file's comment, and the run said `succeeded`
+/// (held-out-51, spent): its string `'#'` was taken for work on comments.
+fn speaks_of_comments(task: &str) -> bool {
+    task.contains("comment") || task.contains('#')
 }
 
 /// Whether a program works on a file's comment lines itself: one of its
@@ -151,12 +161,22 @@ mod tests {
         // of them its work; a program that takes comment lines out did it.
         let keep = "In deploy.yaml, set replicas to 3; leave the comments and order as they are.";
         assert!(rewritten("deploy.yaml", was, dumped, keep, &[dump]).is_some());
+        let uncomment = "In deploy.yaml, change the worker's replicas to 3 and take out the comment lines.";
         for filter in [
             "lines = [l for l in text.splitlines() if not l.strip().startswith('#')]",
             "text = re.sub(r'^\\s*#.*\\n', '', text, flags=re.M)",
             "keep = [l for l in lines if l.lstrip()[:1] not in \"#;\"]",
         ] {
-            assert_eq!(rewritten("deploy.yaml", was, dumped, task, &[filter]), None, "{filter}");
+            assert_eq!(
+                rewritten("deploy.yaml", was, dumped, uncomment, &[filter]),
+                None,
+                "{filter}"
+            );
+            // A task that speaks of no comment: the program skipped them as it read.
+            assert!(
+                rewritten("deploy.yaml", was, dumped, task, &[filter]).is_some(),
+                "{filter}"
+            );
         }
         assert_eq!(
             rewritten("names.txt", "# b\na\n", "a\n", task, &[]),
