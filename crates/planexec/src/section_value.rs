@@ -57,8 +57,11 @@ pub(crate) fn read_elsewhere(path: &str, text: &str, task: &str, inputs: &[(&str
 }
 
 /// Another leaf of `leaves` with the key of `at`, which `task` (its
-/// words) names, holding a value other than `value`, whose innermost
-/// section that `at` does not stand in is named by `task`, where no
+/// words) names, holding a value other than `value`, under a section
+/// that `at` does not stand in named by `task` (the innermost such; on
+/// held-out-51, spent, "the spirit still's hearts_end_abv" was
+/// `stills.spirit.cuts.hearts_end_abv`, its innermost section `cuts`
+/// unnamed, and a program read `defaults.hearts_end_abv`), where no
 /// section `at` stands in and it does not is named: that section's name,
 /// and the leaf.
 fn named_elsewhere<'a>(at: &[String], value: &str, leaves: &'a [Leaf], task: &str) -> Option<(&'a str, &'a Leaf)> {
@@ -75,11 +78,17 @@ fn named_elsewhere<'a>(at: &[String], value: &str, leaves: &'a [Leaf], task: &st
         let own_named = sections
             .iter()
             .any(|section| !other_sections.contains(section) && names(task, section));
-        let named = other_sections
-            .iter()
-            .rev()
-            .find(|section| !sections.contains(section))?;
-        (!own_named && names(task, named)).then_some((named.as_str(), leaf))
+        // Its innermost section of its own, named by the task in any form,
+        // or one above it named as a word of the task: a collection above
+        // the member that holds the key ("the production environment"
+        // beside `environments.staging`) names no member.
+        let mut own: Vec<&String> = other_sections.iter().filter(|s| !sections.contains(s)).collect();
+        let innermost = own.pop()?;
+        let named = std::iter::once(innermost)
+            .filter(|section| names(task, section))
+            .chain(own.into_iter().rev().filter(|section| names_as_word(task, section)))
+            .next()?;
+        (!own_named).then_some((named.as_str(), leaf))
     })
 }
 
@@ -88,6 +97,13 @@ fn named_elsewhere<'a>(at: &[String], value: &str, leaves: &'a [Leaf], task: &st
 fn names(task: &str, section: &str) -> bool {
     let section = words_of(section);
     section.chars().count() >= 3 && crate::named_value::names(task, &section)
+}
+
+/// Whether `task` (its words) holds `section`'s name as a whole word or
+/// phrase, no plural's stem.
+fn names_as_word(task: &str, section: &str) -> bool {
+    let section = words_of(section);
+    section.chars().count() >= 3 && crate::text::contains_whole(task, &section)
 }
 
 /// `text` in small letters with `_` and `-` as spaces.
@@ -201,6 +217,15 @@ mod tests {
         // A file the task does not name is not read.
         let task = "Which port does the admin panel use? Write it to p.txt.";
         assert_eq!(read_elsewhere("p.txt", "80", task, &[("server.yaml", server)]), None);
+    }
+
+    #[test]
+    fn a_section_the_task_names_above_the_keys_own_is_named() {
+        let toml = "[defaults]\nhearts_end_abv = 60.0\n\n[stills.spirit.cuts]\nhearts_end_abv = 64.5\n\n[stills.wash.cuts]\nlow_wines_end_abv = 1.0\n";
+        let task = "still.toml is our stills' config. At what ABV does the spirit still end the hearts cut (its hearts_end_abv)? Write it to end.txt.";
+        let found = read_elsewhere("end.txt", "60.0", task, &[("still.toml", toml)]).unwrap_or_default();
+        assert!(found.contains("under `spirit`, which the task names"), "{found}");
+        assert_eq!(read_elsewhere("end.txt", "64.5", task, &[("still.toml", toml)]), None);
     }
 
     #[test]
