@@ -72,6 +72,7 @@ mod config_edit;
 mod content;
 mod context;
 mod date_order;
+mod decimal_places;
 pub mod decisions;
 mod dedupe_key;
 mod dotted_value;

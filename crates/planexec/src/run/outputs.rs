@@ -391,12 +391,14 @@ fn first_edit_flaw(run: &Run, flaw: impl Fn(&str, &str, &str) -> Option<String>)
 
 /// When the run edited a file in place and wrote a dotted number (a
 /// version) of it as a value of another form ([`crate::dotted_value`]),
-/// or its lines with other line ends ([`crate::line_ends`]): its path
-/// and a line saying so.
+/// or its lines with other line ends ([`crate::line_ends`]), or a table's
+/// number with other decimal places than its column's
+/// ([`crate::decimal_places`]): its path and a line saying so.
 pub(crate) fn dotted_form_changed(run: &Run) -> Option<(String, String)> {
     first_edit_flaw(run, |path, was, now| {
         crate::dotted_value::changed_form(path, was, now, &run.task)
             .or_else(|| crate::line_ends::changed_ends(path, was, now, &run.task))
+            .or_else(|| crate::decimal_places::changed_places(path, was, now, &run.task))
     })
 }
 
