@@ -56,14 +56,16 @@ pub(crate) fn rewrite_found(path: &str, was: &str, now: &str, task: &str, progra
     ))
 }
 
-/// Whether `task` (lower case) speaks of comment lines at all: only then
-/// may a program's work on them be the task's. A program for "change
+/// Whether `task` (lower case) asks to take comment lines out: only then
+/// may a program's work on them be the task's (a task that says to keep
+/// them, or names a `#` colour, asks no such thing). A program for "change
 /// REFRESH_SECONDS from 60 to 15 … the rest of the file must stay exactly
 /// as it is" skipped `#` lines as it read `KEY=value` pairs, wrote the
 /// pairs back without the file's comment, and the run said `succeeded`
 /// (held-out-51, spent): its string `'#'` was taken for work on comments.
 fn speaks_of_comments(task: &str) -> bool {
-    task.contains("comment") || task.contains('#')
+    let takes_out = ["remove", "strip", "delete", "drop", "take out", "uncomment", "clean"];
+    task.contains("comment") && takes_out.iter().any(|verb| task.contains(verb))
 }
 
 /// Whether a program works on a file's comment lines itself: one of its

@@ -15,7 +15,8 @@ use crate::file_shape::table_cells;
 /// What is said of `path`, a table that held `was` and holds `now` (as
 /// many rows), when a cell of a column whose numbers all had the same count
 /// of decimal places (one or more) now holds a number with another count,
-/// which `task` does not name. `None` otherwise.
+/// which `task` does not name, and other cells of the column still have
+/// that count. `None` otherwise.
 pub(crate) fn changed_places(path: &str, was: &str, now: &str, task: &str) -> Option<String> {
     let (header, before) = table_cells(was)?;
     let (header_now, after) = table_cells(now)?;
@@ -24,6 +25,15 @@ pub(crate) fn changed_places(path: &str, was: &str, now: &str, task: &str) -> Op
     }
     (0..header.len()).find_map(|column| {
         let places = column_places(&before, column)?;
+        // A column all of whose numbers changed form was asked another
+        // form ("round every price to the pound"); one left mixed was not.
+        let kept_form = after
+            .iter()
+            .filter_map(|(_, cells)| cells.get(column))
+            .any(|cell| decimal_places(cell.trim()) == Some(places));
+        if !kept_form {
+            return None;
+        }
         let cell = |row: &(usize, Vec<String>)| row.1.get(column).map(|c| c.trim().to_string());
         before.iter().zip(&after).find_map(|(old, new)| {
             let (old, new) = (cell(old)?, cell(new)?);
@@ -110,6 +120,16 @@ mod tests {
         let mixed = "item,kg\na,1.5\nb,2.25\nc,3\n";
         assert_eq!(
             changed_places("w.csv", mixed, &mixed.replace("1.5", "1.75"), TASK),
+            None
+        );
+        let rounded = MENU.replace("12.50", "13").replace("6.50", "7").replace("11.00", "11");
+        assert_eq!(
+            changed_places(
+                "menu.csv",
+                MENU,
+                &rounded,
+                "Round every price in menu.csv to the pound."
+            ),
             None
         );
         let whole = "item,qty\na,1\nb,2\n";

@@ -197,7 +197,14 @@ pub(crate) fn table_note(path: &str, text: &str) -> Option<String> {
         ));
     }
     if marked {
-        said = format!("it begins with a byte-order mark, which `encoding='utf-8'` reads as part of its first name (`\\ufeff{}`): open it with `encoding='utf-8-sig'`; {said}", crate::text::one_line(split_fields(lines[table.header], table.separator)[0].trim(), 40));
+        let first = match table.header {
+            0 => format!(
+                "its first name (`\\ufeff{}`)",
+                crate::text::one_line(split_fields(lines[0], table.separator)[0].trim(), 40)
+            ),
+            _ => "its first line".to_string(),
+        };
+        said = format!("it begins with a byte-order mark, which `encoding='utf-8'` reads as part of {first}: open it with `encoding='utf-8-sig'`; {said}");
     }
     Some(format!(
         "{path}: {said}. Its rows, as dicts keyed by the header's names, are read so:\n{}",
@@ -407,8 +414,10 @@ fn decimal_comma(lines: &[&str], table: &Table) -> Option<String> {
 /// the brackets off and added payments to charges (held-out-51, spent).
 fn bracketed_negative(lines: &[&str], table: &Table) -> Option<String> {
     let bracketed = |cell: &str| {
+        // Digits and a dot only: the reader shown reads no sign or group.
         let inner = cell.trim().strip_prefix('(')?.strip_suffix(')')?;
-        number(inner).is_some().then(|| cell.trim().to_string())
+        let plain = inner.chars().all(|c| c.is_ascii_digit() || c == '.') && inner.parse::<f64>().is_ok();
+        plain.then(|| cell.trim().to_string())
     };
     let rows: Vec<Vec<String>> = (table.header + 1..lines.len())
         .filter(|i| !table.odd.contains(i) && !table.repeats.contains(i) && !lines[*i].trim().is_empty())
@@ -530,12 +539,14 @@ fn table_in(lines: &[&str], separator: char) -> Option<Table> {
 /// callout (held-out-50, spent), each shown the file whole.
 fn same_fields(line: &str, header: &str, separator: char) -> bool {
     let names = |text: &str| -> Vec<String> {
-        split_fields(text, separator)
+        split_fields(unmarked(text), separator)
             .iter()
             .map(|field| field.trim().to_lowercase())
             .collect()
     };
-    names(line) == names(header)
+    // A first line of numbers is no header of names, and a row like it no repeat.
+    let named = names(header).iter().all(|name| !name.is_empty() && !is_number(name));
+    named && names(line) == names(header)
 }
 
 /// The last of `rows` (indices into `lines`) when it holds the totals of
@@ -829,6 +840,10 @@ mod tests {
         let (header, _) = table_cells(tally).unwrap();
         assert_eq!(header[0], "farm");
         assert_eq!(table_note("plain.csv", &tally[3..]), None, "no mark, no note");
+        let titled = "\u{feff}Shearing tally\nfarm,fleece_kg\nHafod,261.4\nBryn,219.8\n";
+        assert!(table_note("t.csv", &titled)
+            .unwrap()
+            .contains("as part of its first line"));
     }
 
     #[test]
@@ -846,6 +861,8 @@ mod tests {
         );
         assert_eq!(read, "18.5");
         // Brackets around words, or in a column of words, are no number.
+        let grouped = "boat,amount\nKingfisher,1250.00\nHeron,(1,250.00)\n";
+        assert_eq!(table_note("grouped.csv", grouped), None, "no reader shown for a group");
         let notes = "boat,note,amount\nKingfisher,(late),185.00\nHeron,(12),20.00\nHeron,paid,20.00\n";
         assert_eq!(table_note("notes.csv", notes), None);
     }
@@ -869,6 +886,14 @@ mod tests {
         // A row that holds one of the header's names is a row.
         let named = "name,role\nAda,name\nBo,role\nCy,cook\n";
         assert_eq!(table_note("named.csv", named), None);
+        // A first line of numbers is no header, and a row like it no repeat.
+        let (_, rows) = table_cells("3,4\n5,6\n3,4\n7,8\n").unwrap();
+        assert_eq!(rows.len(), 3);
+        // A second export's byte-order mark does not hide its header.
+        let pasted = "\u{feff}a,b\nx,1\ny,2\n\u{feff}a,b\nz,3\n";
+        assert!(table_note("p.csv", pasted)
+            .unwrap()
+            .contains("line 4 repeats the header"));
     }
 
     #[test]

@@ -97,9 +97,43 @@ fn unpicked(quoted: &str, task: &str, path: &str, header: &[String], rows: &crat
 /// `data['tanks'][1]['salinity_ppt']`, tank A2's, for "tank B2".
 pub(crate) fn edited_as_text(path: &str, code: &str) -> bool {
     let marked = [".toml", ".yaml", ".yml", ".xml"].iter().any(|ext| path.ends_with(ext));
-    let parsed = ["yaml.", "toml", "ElementTree", "etree", "minidom", "xmltodict"]
-        .iter()
-        .any(|parser| code.contains(parser));
+    // Read with its strings taken out: a file's own name (`'trial.toml'`)
+    // is no parser.
+    let bare: String = code
+        .lines()
+        .map(|line| {
+            let mut open: Option<char> = None;
+            line.chars()
+                .filter(|c| match (open, *c) {
+                    (None, '\'' | '"') => {
+                        open = Some(*c);
+                        false
+                    }
+                    (Some(q), c) if c == q => {
+                        open = None;
+                        false
+                    }
+                    (open, _) => open.is_none(),
+                })
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let parsers = [
+        "yaml",
+        "toml",
+        "tomli",
+        "ruamel",
+        "ElementTree",
+        "etree",
+        "minidom",
+        "xmltodict",
+    ];
+    let parsed = parsers.iter().any(|parser| {
+        bare.contains(&format!("import {parser}"))
+            || bare.contains(&format!("{parser}."))
+            || bare.contains(&format!("{parser} import"))
+    });
     marked && !parsed
 }
 
@@ -407,6 +441,14 @@ mod tests {
         assert!(!edited_as_text("tanks.yaml", loaded));
         assert!(!edited_as_text("tanks.csv", replaced), "a table is no structured file");
         assert!(!edited_as_text("show.xml", "import xml.etree.ElementTree as ET"));
+        let toml_text =
+            "t = open('trial.toml').read().replace('time = 41', 'time = 45')\nopen('trial.toml', 'w').write(t)";
+        assert!(edited_as_text("trial.toml", toml_text), "the file's name is no parser");
+        assert!(!edited_as_text(
+            "trial.toml",
+            "import tomllib\nd = tomllib.load(open('trial.toml', 'rb'))"
+        ));
+        assert!(!edited_as_text("a.yaml", "from ruamel.yaml import YAML"));
     }
 
     #[test]

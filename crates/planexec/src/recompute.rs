@@ -476,8 +476,9 @@ fn one_route(a: &str, b: &str, task: &str) -> bool {
     let logic = |s: &str| -> Vec<Vec<char>> {
         s.lines()
             .map(|line| {
-                let bare: String = line.chars().filter(|c| !c.is_whitespace()).take(400).collect();
-                without_named(&without_keys(&bare), &task)
+                let named_out = without_named(line, &task);
+                let bare: String = named_out.chars().filter(|c| !c.is_whitespace()).take(400).collect();
+                without_keys(&bare)
             })
             .filter(|line| !line.starts_with(['#']) && !line.starts_with("import") && !line.starts_with("from"))
             .filter(|line| !line.starts_with("print(") && !line.contains("open("))
@@ -533,7 +534,8 @@ fn without_keys(line: &str) -> String {
 }
 
 /// `line` without the string literals whose text (three characters or
-/// more) `task`, in lower case, holds: the task's own values.
+/// more) `task`, in lower case, holds as a whole word or phrase: the
+/// task's own values.
 fn without_named(line: &str, task: &str) -> String {
     let mut kept = String::with_capacity(line.len());
     let mut rest = line;
@@ -547,7 +549,7 @@ fn without_named(line: &str, task: &str) -> String {
         };
         let (literal, after) = from.split_at(end + 2);
         let inner = literal[1..literal.len() - 1].to_lowercase();
-        if inner.chars().count() < 3 || !task.contains(&inner) {
+        if inner.chars().count() < 3 || !crate::text::contains_whole(task, &inner) {
             kept.push_str(literal);
         }
         rest = after;
@@ -993,6 +995,14 @@ mod tests {
             "a value the task does not name is"
         );
         assert_eq!(without_named("x=='huila'or\"abc\"=='ab'", "huila abc"), "x==or=='ab'");
+        assert_eq!(
+            without_named("if o == 'Blue Mountain':", "the blue mountain beans"),
+            "if o == :"
+        );
+        assert_eq!(
+            without_named("s.endswith('ing')", "the running total"),
+            "s.endswith('ing')"
+        );
     }
 
     #[test]

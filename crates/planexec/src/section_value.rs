@@ -24,9 +24,10 @@ type Leaf = (Vec<String>, String);
 /// What is said of `text`, a new file at `path`, when it holds just one
 /// value that one of `inputs` the task names (path and text: JSON, YAML,
 /// TOML or INI) holds at a key the task names, whose name stands in
-/// another section too, with another value, where the innermost section
-/// of that other key that the key read does not stand in is named by
-/// `task`, and no section of the key read that the other lacks is.
+/// another section too, with another value, under a section of its own
+/// (the key read does not stand in it) that `task` names (see
+/// [`named_elsewhere`]), and no section of the key read that the other
+/// lacks is named.
 /// `None` otherwise.
 pub(crate) fn read_elsewhere(path: &str, text: &str, task: &str, inputs: &[(&str, &str)]) -> Option<String> {
     let value = text.trim();
@@ -79,16 +80,20 @@ fn named_elsewhere<'a>(at: &[String], value: &str, leaves: &'a [Leaf], task: &st
             .iter()
             .any(|section| !other_sections.contains(section) && names(task, section));
         // Its innermost section of its own, named by the task in any form,
-        // or one above it named as a word of the task: a collection above
-        // the member that holds the key ("the production environment"
-        // beside `environments.staging`) names no member.
-        let mut own: Vec<&String> = other_sections.iter().filter(|s| !sections.contains(s)).collect();
+        // or one above it named as a word of the task that is a member
+        // among sibling sections (`spirit` beside `wash` under `stills`):
+        // a collection above the member that holds the key
+        // (`environments` above `staging`, for "production") names none.
+        let mut own: Vec<usize> = (0..other_sections.len())
+            .filter(|i| !sections.contains(&other_sections[*i]))
+            .collect();
         let innermost = own.pop()?;
+        let member = |depth: usize| names_as_word(task, &other_sections[depth]) && has_sibling(leaves, other, depth);
         let named = std::iter::once(innermost)
-            .filter(|section| names(task, section))
-            .chain(own.into_iter().rev().filter(|section| names_as_word(task, section)))
+            .filter(|depth| names(task, &other_sections[*depth]))
+            .chain(own.into_iter().rev().filter(|depth| member(*depth)))
             .next()?;
-        (!own_named).then_some((named.as_str(), leaf))
+        (!own_named).then_some((other_sections[named].as_str(), leaf))
     })
 }
 
@@ -97,6 +102,14 @@ fn named_elsewhere<'a>(at: &[String], value: &str, leaves: &'a [Leaf], task: &st
 fn names(task: &str, section: &str) -> bool {
     let section = words_of(section);
     section.chars().count() >= 3 && crate::named_value::names(task, &section)
+}
+
+/// Whether the section at `depth` of the key `at` has a sibling section
+/// among `leaves`: another section under the same parent.
+fn has_sibling(leaves: &[Leaf], at: &[String], depth: usize) -> bool {
+    leaves
+        .iter()
+        .any(|(path, _)| path.len() > depth + 1 && path[..depth] == at[..depth] && path[depth] != at[depth])
 }
 
 /// Whether `task` (its words) holds `section`'s name as a whole word or
@@ -226,6 +239,10 @@ mod tests {
         let found = read_elsewhere("end.txt", "60.0", task, &[("still.toml", toml)]).unwrap_or_default();
         assert!(found.contains("under `spirit`, which the task names"), "{found}");
         assert_eq!(read_elsewhere("end.txt", "64.5", task, &[("still.toml", toml)]), None);
+        // A collection named as a word names no member of it.
+        let deploy = "timeout: 30\nenvironments:\n  staging:\n    timeout: 90\n";
+        let task = "What timeout does production use? deploy.yaml lists our environments. Write it to t.txt.";
+        assert_eq!(read_elsewhere("t.txt", "30", task, &[("deploy.yaml", deploy)]), None);
     }
 
     #[test]
