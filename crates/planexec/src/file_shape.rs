@@ -841,7 +841,7 @@ mod tests {
         assert_eq!(header[0], "farm");
         assert_eq!(table_note("plain.csv", &tally[3..]), None, "no mark, no note");
         let titled = "\u{feff}Shearing tally\nfarm,fleece_kg\nHafod,261.4\nBryn,219.8\n";
-        assert!(table_note("t.csv", &titled)
+        assert!(table_note("t.csv", titled)
             .unwrap()
             .contains("as part of its first line"));
     }
