@@ -101,22 +101,7 @@ pub(crate) fn edited_as_text(path: &str, code: &str) -> bool {
     // is no parser.
     let bare: String = code
         .lines()
-        .map(|line| {
-            let mut open: Option<char> = None;
-            line.chars()
-                .filter(|c| match (open, *c) {
-                    (None, '\'' | '"') => {
-                        open = Some(*c);
-                        false
-                    }
-                    (Some(q), c) if c == q => {
-                        open = None;
-                        false
-                    }
-                    (open, _) => open.is_none(),
-                })
-                .collect::<String>()
-        })
+        .map(|line| crate::text::quotes_apart(line).0)
         .collect::<Vec<_>>()
         .join("\n");
     let parsers = [
@@ -288,22 +273,11 @@ fn stem(value: &str) -> &str {
 /// The text of every string literal in `code` (Python), comments aside,
 /// one after another: what a program can compare a cell with.
 fn quoted_in(code: &str) -> String {
-    let mut quoted = String::new();
-    for line in code.lines().map(crate::typed_value::without_comment) {
-        let mut open: Option<char> = None;
-        for c in line.chars() {
-            match (open, c) {
-                (None, '\'' | '"') => open = Some(c),
-                (Some(quote), c) if c == quote => {
-                    open = None;
-                    quoted.push('\n');
-                }
-                (Some(_), c) => quoted.push(c),
-                (None, _) => {}
-            }
-        }
-    }
-    quoted
+    code.lines()
+        .map(crate::typed_value::without_comment)
+        .flat_map(|line| crate::text::quotes_apart(line).1)
+        .map(|string| string + "\n")
+        .collect()
 }
 
 #[cfg(test)]

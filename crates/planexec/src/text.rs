@@ -202,6 +202,35 @@ pub fn stands_alone(text: &str, part: &str, in_word: impl Fn(char) -> bool) -> b
         .any(|(at, _)| edge(text[..at].chars().next_back()) && edge(text[at + part.len()..].chars().next()))
 }
 
+/// A line of Python split at its quotes: the text outside them, and each
+/// string it quotes (`'` or `"`, one left open at the line's end included).
+/// One walker, so the checks that read a program's strings and the ones
+/// that read it without them agree on where a string is.
+pub fn quotes_apart(line: &str) -> (String, Vec<String>) {
+    let mut outside = String::new();
+    let mut strings = Vec::new();
+    let mut open: Option<(char, String)> = None;
+    for c in line.chars() {
+        open = match open {
+            None if c == '\'' || c == '"' => Some((c, String::new())),
+            None => {
+                outside.push(c);
+                None
+            }
+            Some((quote, inside)) if c == quote => {
+                strings.push(inside);
+                None
+            }
+            Some((quote, mut inside)) => {
+                inside.push(c);
+                Some((quote, inside))
+            }
+        };
+    }
+    strings.extend(open.map(|(_, inside)| inside));
+    (outside, strings)
+}
+
 /// `text` trimmed, after a space when short, on the lines below when long.
 pub fn below_if_long(text: &str) -> String {
     let text = text.trim();
@@ -310,5 +339,13 @@ mod tests {
         let (rest, ids) = citations("The city is [s1]. Sum [s2, s3.1] of [note].");
         assert_eq!(rest, "The city is . Sum  of [note].");
         assert_eq!(ids, ["s1", "s2", "s3.1"]);
+    }
+
+    #[test]
+    fn a_lines_strings_are_split_from_the_text_around_them() {
+        let (outside, strings) = quotes_apart(r#"open('a.toml', "w") + 'left"#);
+        assert_eq!(outside, "open(, ) + ");
+        assert_eq!(strings, ["a.toml", "w", "left"]);
+        assert_eq!(quotes_apart("x = 1"), ("x = 1".to_string(), Vec::<String>::new()));
     }
 }
