@@ -128,10 +128,15 @@ pub(crate) fn value_in_words(path: &str, text: &str, inputs: &[&str]) -> Option<
         return None;
     }
     Some(format!(
-        "{path} holds `{}`, the value with words around it: a file for a value holds the value alone ({number})",
+        "{path}{HOLDS}{}`{IN_WORDS}: a file for a value holds the value alone ({number})",
         text.trim()
     ))
 }
+
+/// How [`value_in_words`] says what a file holds (`{path}{HOLDS}{text}`{IN_WORDS}`),
+/// which [`crate::program_heads`] reads the path from.
+pub(crate) const HOLDS: &str = " holds `";
+pub(crate) const IN_WORDS: &str = ", the value with words around it";
 
 /// The values of the data in `text` that hold a word of three letters or
 /// more: a JSON document's strings (not its keys), else the cells of a

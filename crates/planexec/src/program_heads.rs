@@ -2,9 +2,11 @@
 //! whose meaning is plain ([`crate::sandbox`]), so that it does what it
 //! meant: its csv cells compared as numbers where both sides read as
 //! numbers, and equal to a text of the program's own that differs only in
-//! the spaces around it or in letter case ([`CELLS_HEAD`]); or what it
+//! the spaces around it or in letter case ([`CELLS_HEAD`]); what it
 //! printed written to the one new file the task names, which it did not
-//! write ([`printed_head`]).
+//! write ([`printed_head`]); or the one number it wrote with words around
+//! it to a file the task names for a value, left there alone
+//! ([`value_head`]).
 //!
 //! The 1.5B model, told its program compared `'7.5'` with `'61.0'` as text
 //! or `'Aerial silks  '` with `'Aerial silks'`, or printed the list it was
@@ -92,13 +94,18 @@ pub(crate) struct Ran<'a> {
     pub printed: &'a str,
     /// Whether it failed, or wrote or changed any file.
     pub failed_or_wrote: bool,
+    /// Whether its one flaw is a value written with words around it
+    /// ([`crate::sandbox::Outcome::worded`]).
+    pub worded: bool,
 }
 
 /// `code` with the head before it that answers what it did (`ran`): the
 /// [`CELLS_HEAD`] for a cell flaw, the [`printed_head`] for a program that
 /// printed, wrote nothing and did not fail, where the task says to write a
-/// new file; `None` when no head answers it, the code has a head already,
-/// or it has a `from __future__` import (which must come first).
+/// new file, the [`value_head`] for one whose only flaw is a value written
+/// with words around it; `None` when no head answers it, the code has a
+/// head already, or it has a `from __future__` import (which must come
+/// first).
 pub(crate) fn repaired(code: &str, ran: &Ran) -> Option<String> {
     if has_head(code) || code.contains("__future__") {
         return None;
@@ -106,11 +113,74 @@ pub(crate) fn repaired(code: &str, ran: &Ran) -> Option<String> {
     if CELL_FLAWS.iter().any(|said| ran.flaw.contains(said)) {
         return Some(format!("{CELLS_HEAD}{code}"));
     }
+    if ran.worded {
+        let (path, _) = ran.flaw.split_once(crate::content::HOLDS)?;
+        let said = ran.flaw.contains(crate::content::IN_WORDS);
+        return (said && inside(path)).then(|| format!("{}{code}", value_head(path)));
+    }
     let path = ran.flaw.strip_prefix(NOT_WRITTEN)?.split_once(TASK_SAYS)?.0;
-    let inside = !path.starts_with('/') && !path.split('/').any(|part| part == "..");
     let data = printed_data(ran.printed, path);
-    (inside && data && !ran.failed_or_wrote).then(|| format!("{}{code}", printed_head(path)))
+    (inside(path) && data && !ran.failed_or_wrote).then(|| format!("{}{code}", printed_head(path)))
 }
+
+/// Whether `path` stays inside the workspace: a head writes only there.
+fn inside(path: &str) -> bool {
+    !path.starts_with('/') && !path.split('/').any(|part| part == "..")
+}
+
+/// Put before a program that wrote the value the task asks for into a
+/// sentence or beside its unit (`59.8 kg`, `Tansy's gain of weight: 59.8
+/// kg`) in the file at `path`: when it ends, a file that holds one line of
+/// words around one plain number holds the number alone, as the task
+/// asked. On held-out-52 (spent) the only two of seven programs that
+/// computed a foal's weight gain wrote it so, and were not counted; the
+/// one kept was wrong. The number is read as
+/// [`crate::content::number_in_words`] reads it: one run of digits, not a
+/// date, time or version, not inside a word, thousands commas dropped.
+pub(crate) fn value_head(path: &str) -> String {
+    let quoted = serde_json::to_string(path).unwrap_or_default();
+    format!(
+        r#"{VALUE_MARK} {path} holds its one number alone, not the words around it.
+import atexit as _pe_atexit
+def _pe_value_alone(path={quoted}):
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read().strip()
+    except (OSError, UnicodeError):
+        return
+    if "\n" in text or not any(c.isalpha() for c in text):
+        return
+    numeric, runs, start = "0123456789.,:/-", [], None
+    for i, c in enumerate(text + " "):
+        if c in numeric and start is None:
+            start = i
+        elif c not in numeric and start is not None:
+            if any(d in "0123456789" for d in text[start:i]):
+                runs.append((start, i))
+            start = None
+    if len(runs) != 1:
+        return
+    start, end = runs[0]
+    glued = lambda c: c.isalnum() or c == "_"
+    if (start > 0 and glued(text[start - 1])) or (end < len(text) and glued(text[end])):
+        return
+    run = text[start:end].rstrip(".,:-/").lstrip(",:/")
+    whole, _, fraction = run.partition(".")
+    groups = whole[1:].split(",") if whole.startswith("-") else whole.split(",")
+    digits = lambda part: part != "" and all(d in "0123456789" for d in part)
+    grouped = len(groups) == 1 or (len(groups[0]) <= 3 and all(len(g) == 3 and digits(g) for g in groups[1:]))
+    if not (digits(groups[0]) and grouped and (fraction == "" or digits(fraction))):
+        return
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(run.replace(",", "") + "\n")
+_pe_atexit.register(_pe_value_alone)
+# planexec: the program as it was written follows.
+"#
+    )
+}
+
+/// How [`value_head`] begins.
+const VALUE_MARK: &str = "# planexec: when the program below ends,";
 
 /// Put before a program that printed what the task says to write to
 /// `path`: what it prints goes to the file instead, as `> path` would send
@@ -164,7 +234,7 @@ fn labels(line: &str) -> bool {
 
 /// Whether `code` runs with a head before it.
 pub(crate) fn has_head(code: &str) -> bool {
-    code.starts_with(CELLS_HEAD) || code.starts_with(PRINTED_MARK)
+    code.starts_with(CELLS_HEAD) || code.starts_with(PRINTED_MARK) || code.starts_with(VALUE_MARK)
 }
 
 #[cfg(test)]
@@ -190,6 +260,7 @@ mod tests {
             flaw,
             printed: "",
             failed_or_wrote: true,
+            worded: false,
         };
         let cells = ran("'7.5' and '61.0' compared as text, not as numbers");
         let fixed = repaired(code, &cells).expect("a cell flaw is answered");
@@ -242,6 +313,7 @@ print(rows[0]["level"] == rows[3]["level"], rows[0]["score"] > "10")
             flaw: "it did not write out/no shows.txt, which the task says to write (it printed \"Ann …\")",
             printed,
             failed_or_wrote: false,
+            worded: false,
         };
         let fixed = repaired(program, &ran("Ann\nBo")).expect("a program that printed its list is answered");
         assert!(has_head(&fixed), "{fixed}");
@@ -275,5 +347,39 @@ print(rows[0]["level"] == rows[3]["level"], rows[0]["score"] > "10")
             ..ran("Ann\nBo")
         };
         assert_eq!(repaired(program, &wrote), None);
+    }
+
+    #[test]
+    fn a_number_written_with_words_around_it_is_left_alone_in_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let flaw = crate::content::value_in_words("gain.txt", "59.8 kg", &[]).expect("words around a value");
+        let ran = Ran {
+            flaw: &flaw,
+            printed: "",
+            failed_or_wrote: true,
+            worded: true,
+        };
+        let write = |text: &str| format!("open('gain.txt', 'w').write({text:?})\n");
+        let fixed = repaired(&write("Tansy's gain of weight: 59.8 kg"), &ran).expect("a worded value is answered");
+        assert!(has_head(&fixed), "{fixed}");
+        let written = |code: &str| {
+            run(dir.path(), code);
+            std::fs::read_to_string(dir.path().join("gain.txt")).unwrap()
+        };
+        assert_eq!(written(&fixed), "59.8\n");
+        let head = value_head("gain.txt");
+        for (text, left) in [
+            ("Total takings: £2,709.90.", "2709.90\n"),
+            ("Loss: -3.5 kg", "-3.5\n"),
+            ("From 2025-04-07 to 2025-06-16", "From 2025-04-07 to 2025-06-16"),
+            ("Bay 12 and bay 14", "Bay 12 and bay 14"),
+            ("Room B12", "Room B12"),
+            ("59.8", "59.8"),
+            ("59.8 kg\nTansy", "59.8 kg\nTansy"),
+        ] {
+            assert_eq!(written(&format!("{head}{}", write(text))), left, "{text:?}");
+        }
+        let flawed = Ran { worded: false, ..ran };
+        assert_eq!(repaired(&write("59.8 kg"), &flawed), None, "another flaw is not answered so");
     }
 }

@@ -288,6 +288,7 @@ async fn with_heads(sandbox: &Sandbox, tried: &[(Step, Outcome)], task: &str) ->
             flaw,
             printed: &outcome.printed,
             failed_or_wrote: outcome.failed.is_some() || !outcome.wrote.is_empty(),
+            worded: outcome.worded,
         };
         let Some(with_head) = crate::program_heads::repaired(code(step), &ran) else {
             continue;
@@ -724,6 +725,37 @@ mod tests {
         assert!(crate::program_heads::has_head(code(step)));
         assert_eq!(outcome.wrote["owners.txt"].as_deref(), Some("Ann\nBo"), "{outcome:?}");
         assert_eq!(outcome.printed, "", "the launcher printed nothing of its own");
+    }
+
+    #[tokio::test]
+    async fn two_programs_that_wrote_one_value_in_other_words_run_again_as_meant_and_agree() {
+        let dir = tempfile::tempdir().unwrap();
+        let weights = "date,foal,weight_kg\n2025-04-07,Tansy,58.5\n2025-04-07,Ivy,61.0\n2025-06-16,Tansy,118.3\n";
+        std::fs::write(dir.path().join("weighins.csv"), weights).unwrap();
+        let sandbox = Sandbox::over(dir.path());
+        let task = "How much weight has Tansy put on since her first weigh-in in weighins.csv? Write just the gain in kg to gain.txt.";
+        let read = "import csv\nw = [float(r['weight_kg']) for r in csv.DictReader(open('weighins.csv')) if r['foal'] == 'Tansy']\n";
+        let codes = [
+            format!("{read}open('gain.txt', 'w').write(f'{{w[-1] - w[0]:.1f}} kg')"),
+            format!("{read}open('gain.txt', 'w').write(f\"Tansy's gain of weight: {{w[-1] - w[0]:.1f}} kg\")"),
+        ];
+        let mut tried = Vec::new();
+        for code in &codes {
+            let outcome = sandbox.run(code, task).await.expect("python3 runs the program");
+            assert!(outcome.worded, "{outcome:?}");
+            tried.push((program(code), outcome));
+        }
+        assert!(!agreed(&tried), "words and words agree on nothing");
+        let headed = with_heads(&sandbox, &tried, task).await;
+        assert_eq!(headed.len(), 2, "{headed:?}");
+        for (_, (step, outcome)) in &headed {
+            assert!(crate::program_heads::has_head(code(step)));
+            assert_eq!(outcome.wrote["gain.txt"].as_deref(), Some("59.8"), "{outcome:?}");
+            assert_eq!(outcome.flaw, None);
+        }
+        tried.extend(headed.into_iter().map(|(_, run)| run));
+        let outcomes: Vec<&Outcome> = tried.iter().map(|(_, o)| o).collect();
+        assert_eq!(vote(&outcomes).agreeing, 2);
     }
 
     fn wrote(content: &str) -> Outcome {
