@@ -910,7 +910,7 @@ async fn program(
 /// the run's programs, written under a program's instructions, computed
 /// 56: held-out-20), and three printed a column with its header where the
 /// task said "No header" (held-out-21); each pair refuted a right run.
-const CHECKING_SYSTEM: &str = "You write one short Python 3 program that computes what the user asks from the files in its folder and prints it. Only the standard library is there (use csv, json, re, statistics, datetime, tomllib, configparser). Reply with the program in one ```python block.";
+const CHECKING_SYSTEM: &str = "You write one short Python 3 program that computes what the user asks from the files in its folder and prints it. Only the standard library is there: csv reads .csv files, json .json, configparser .ini, tomllib .toml, and any other file is read as text; re, statistics and datetime help. Reply with the program in one ```python block.";
 
 /// The beginning of each file `task` names that is there (not the run's
 /// new file `path`), for the program to be written to the file's real form:

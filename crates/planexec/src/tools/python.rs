@@ -276,6 +276,9 @@ def hint(e):
         return "some line or field is shorter than the program expects (a blank line, a header, a comment): check the length before indexing, or skip such lines"
     if isinstance(e, AttributeError) and getattr(getattr(e, "obj", None), "__name__", "") in ("tomllib", "toml") and (getattr(e, "name", None) or "").startswith("dump"):
         return "the standard library reads TOML but cannot write it: change the line itself in the file's text, as it was written"
+    if type(e).__name__ == "TOMLDecodeError":
+        others = [f for f in files_in_source() if not f.lower().endswith(".toml")]
+        return "tomllib reads only TOML (.toml files)" + (f"; {others[0]} is read as text: open({others[0]!r}, encoding='utf-8').read()" if others else "")
     if isinstance(e, AttributeError) and "'NoneType'" in str(e):
         return "a search or lookup found nothing for some line or key and gave None: check for None before using it"
     return None
@@ -1097,6 +1100,14 @@ Bo,7
         // writes TOML with it is told to change the lines as text.
         let dump = failed("import tomllib\ntomllib.dump({}, open('x.toml', 'wb'))").await;
         assert!(dump.contains("cannot write it: change the line itself"), "{dump}");
+        // A text file given to tomllib: the 1.5B model, told the modules it
+        // may use, loaded a tariff's prose with it (held-out-52, spent).
+        let prose = failed("import tomllib
+t = tomllib.load(open('car.txt', 'rb'))").await;
+        assert!(
+            prose.contains("tomllib reads only TOML (.toml files); car.txt is read as text"),
+            "{prose}"
+        );
     }
 
     #[tokio::test]
