@@ -152,6 +152,11 @@ pub struct Agreement {
 }
 
 impl Agreement {
+    /// `agreeing` of `programs` did the same work.
+    pub fn new(programs: usize, agreeing: usize) -> Agreement {
+        Agreement { programs, agreeing }
+    }
+
     /// Whether another program did the same work as the one planned: one
     /// program alone, or one that no other agreed with, is the model's
     /// guess (on held-out-15 no program without agreement was right). A

@@ -20,7 +20,7 @@
 //! run `python` without asking.
 
 use crate::context::{ModelCalls, Setting};
-use crate::help::ProgramPrompt;
+use crate::help::{Agreement, ProgramPrompt};
 use crate::list_test::ListTest;
 use crate::llm::{ChatRequest, Message, Role};
 use crate::plan::Step;
@@ -72,11 +72,8 @@ pub(crate) struct Vote {
 
 impl Vote {
     /// The vote's tally, for the plan's record.
-    pub fn agreement(&self) -> crate::help::Agreement {
-        crate::help::Agreement {
-            programs: self.programs,
-            agreeing: self.agreeing,
-        }
+    pub fn agreement(&self) -> Agreement {
+        Agreement::new(self.programs, self.agreeing)
     }
 
     /// The program at `n` in the vote, as the note names it: by its place
@@ -177,23 +174,7 @@ pub(crate) async fn chosen(
     if let Some(fixed) = fixed_once(calls, &sandbox, asked, &tried, task).await? {
         tried.push(fixed);
     }
-    let headed = match agreed(&tried) {
-        true => Vec::new(),
-        false => with_heads(&sandbox, &tried[..sampled], task).await,
-    };
-    let mut headed_from: Vec<usize> = headed.iter().map(|(from, _)| *from).collect();
-    let written = tried.len();
-    tried.extend(headed.into_iter().map(|(_, run)| run));
-    // A headed program's work counts only beside another's that did the
-    // same: a head lets a program past its flaw, not past its other
-    // mistakes. On held-out-47's silks class (spent) four headed programs
-    // did work, no two alike, and the one kept alone changed the
-    // improvers' row too (it matched the class, not the level); without
-    // the heads the run had failed truthfully.
-    if !agreed(&tried) {
-        tried.truncate(written);
-        headed_from.clear();
-    }
+    let headed_from = headed_kept(&sandbox, &mut tried, sampled, task).await;
     // After the heads are kept or dropped: a headed run dropped sets no
     // clock reader aside.
     clock_readers_set_aside(&mut tried);
@@ -268,6 +249,34 @@ async fn fixed_once(
         return Ok(sandbox.run(code(&step), task).await.map(|outcome| (step, outcome)));
     }
     Ok(None)
+}
+
+/// The programs of `tried` run again with a head ([`with_heads`]), added
+/// to it where they add to the agreement, by the program (of the first
+/// `sampled`) each was. Heads are tried where the vote confirms nothing,
+/// a weak pair too: on held-out-52's soundcheck (spent) two of seven
+/// programs agreed and the five others printed the same time without
+/// writing it. A headed program's work counts only beside another's that
+/// did the same, and only where it adds to the agreement: a head lets a
+/// program past its flaw, not past its other mistakes. On held-out-47's
+/// silks class (spent) four headed programs did work, no two alike, and
+/// the one kept alone changed the improvers' row too (it matched the
+/// class, not the level); without the heads the run had failed truthfully.
+async fn headed_kept(sandbox: &Sandbox, tried: &mut Vec<(Step, Outcome)>, sampled: usize, task: &str) -> Vec<usize> {
+    let written = tried.len();
+    let before = agreeing(tried);
+    if Agreement::new(written, before).confirmed() {
+        return Vec::new();
+    }
+    let headed = with_heads(sandbox, &tried[..sampled], task).await;
+    let headed_from: Vec<usize> = headed.iter().map(|(from, _)| *from).collect();
+    tried.extend(headed.into_iter().map(|(_, run)| run));
+    let after = agreeing(tried);
+    if after < 2 || after <= before {
+        tried.truncate(written);
+        return Vec::new();
+    }
+    headed_from
 }
 
 /// When no two programs `tried` agree, those that went wrong in a way a
@@ -414,8 +423,13 @@ pub(crate) fn code(step: &Step) -> &str {
 
 /// Whether two of the programs `tried` (none the same) did the same work.
 fn agreed(tried: &[(Step, Outcome)]) -> bool {
+    agreeing(tried) >= 2
+}
+
+/// How many of the programs `tried` did the work of the one a vote keeps.
+fn agreeing(tried: &[(Step, Outcome)]) -> usize {
     let outcomes: Vec<&Outcome> = tried.iter().map(|(_, o)| o).collect();
-    vote(&outcomes).agreeing >= 2
+    vote(&outcomes).agreeing
 }
 
 /// Which outcome to keep: of the biggest group (two or more) that did the
@@ -756,6 +770,33 @@ mod tests {
         tried.extend(headed.into_iter().map(|(_, run)| run));
         let outcomes: Vec<&Outcome> = tried.iter().map(|(_, o)| o).collect();
         assert_eq!(vote(&outcomes).agreeing, 2);
+    }
+
+    #[tokio::test]
+    async fn programs_that_printed_what_a_weak_pair_wrote_run_again_and_confirm_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("gigs.csv"), "venue,soundcheck\nPier,12:00\nHarbour,16:45\n").unwrap();
+        let sandbox = Sandbox::over(dir.path());
+        let task = "What time is the soundcheck at the Harbour in gigs.csv? Write just the time to soundcheck.txt.";
+        let find = "import csv\nt = [r['soundcheck'] for r in csv.DictReader(open('gigs.csv')) if r['venue'] == 'Harbour'][0]\n";
+        let mut codes: Vec<String> = (0..2)
+            .map(|i| format!("{find}open('soundcheck.txt', 'w').write(t)\nx = {i}"))
+            .collect();
+        codes.extend((0..4).map(|i| format!("{find}print(t)\nx = {i}")));
+        let mut tried = Vec::new();
+        for code in &codes {
+            let outcome = sandbox.run(code, task).await.expect("python3 runs the program");
+            tried.push((program(code), outcome));
+        }
+        assert_eq!(agreeing(&tried), 2, "a weak pair among six");
+        let headed = headed_kept(&sandbox, &mut tried, 6, task).await;
+        assert_eq!(headed, [2, 3, 4, 5], "the printing programs run with a head");
+        assert_eq!(agreeing(&tried), 6);
+        assert!(Agreement::new(6, 6).confirmed());
+        // A pair among three is confirmed: no heads are run.
+        let mut three = tried[..3].to_vec();
+        assert!(headed_kept(&sandbox, &mut three, 3, task).await.is_empty());
+        assert_eq!(three.len(), 3);
     }
 
     fn wrote(content: &str) -> Outcome {
