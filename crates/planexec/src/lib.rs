@@ -96,6 +96,7 @@ pub mod models;
 mod named_columns;
 mod named_value;
 mod new_file;
+mod other_record;
 pub mod plan;
 mod planner;
 pub mod policy;

@@ -199,7 +199,7 @@ fn xml_records(text: &str) -> Vec<(Vec<String>, crate::file_shape::Rows)> {
 
 /// `text` parsed as the structured file `path`'s extension says (TOML,
 /// YAML), else as JSON; `None` when it is none of them.
-fn structured(path: &str, text: &str) -> Option<serde_json::Value> {
+pub(crate) fn structured(path: &str, text: &str) -> Option<serde_json::Value> {
     let extension = path.rsplit_once('.').map(|(_, ext)| ext.to_ascii_lowercase());
     match extension.as_deref() {
         Some("toml") => toml::from_str(text).ok(),

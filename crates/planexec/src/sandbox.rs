@@ -701,12 +701,15 @@ impl Sandbox {
     /// of another form ([`crate::dotted_value`]), or lines it wrote back
     /// with other line ends ([`crate::line_ends`]), or a table's number
     /// with other decimal places than its column's ([`crate::decimal_places`]),
-    /// said as a flaw. `after`: the copy's files.
+    /// or a record the task does not name changed in place of the one it
+    /// names ([`crate::other_record`]), said as a flaw. `after`: the copy's
+    /// files.
     fn form_changed(&self, after: &BTreeMap<String, Vec<u8>>, task: &str) -> Option<String> {
         self.changed_texts(after).find_map(|(path, was, now)| {
             crate::dotted_value::changed_form(path, &was, &now, task)
                 .or_else(|| crate::line_ends::changed_ends(path, &was, &now, task))
                 .or_else(|| crate::decimal_places::changed_places(path, &was, &now, task))
+                .or_else(|| crate::other_record::changed_unnamed(path, &was, &now, task))
         })
     }
 

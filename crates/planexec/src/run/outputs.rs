@@ -393,12 +393,14 @@ fn first_edit_flaw(run: &Run, flaw: impl Fn(&str, &str, &str) -> Option<String>)
 /// version) of it as a value of another form ([`crate::dotted_value`]),
 /// or its lines with other line ends ([`crate::line_ends`]), or a table's
 /// number with other decimal places than its column's
-/// ([`crate::decimal_places`]): its path and a line saying so.
+/// ([`crate::decimal_places`]), or changed a record the task does not name
+/// ([`crate::other_record`]): its path and a line saying so.
 pub(crate) fn dotted_form_changed(run: &Run) -> Option<(String, String)> {
     first_edit_flaw(run, |path, was, now| {
         crate::dotted_value::changed_form(path, was, now, &run.task)
             .or_else(|| crate::line_ends::changed_ends(path, was, now, &run.task))
             .or_else(|| crate::decimal_places::changed_places(path, was, now, &run.task))
+            .or_else(|| crate::other_record::changed_unnamed(path, was, now, &run.task))
     })
 }
 
