@@ -186,6 +186,7 @@ pub(crate) fn table_note(path: &str, text: &str) -> Option<String> {
         && table.odd.is_empty()
         && table.repeats.is_empty()
         && table.totals.is_none()
+        && newest_first(&lines, &table).is_none()
         && blank_rows(&lines, &table).is_empty();
     if plain && !spaced && table.header == first && tidy && !marked {
         return None;
@@ -376,6 +377,11 @@ fn described(lines: &[&str], table: &Table, plain: bool, spaced: bool) -> Option
             cell.replace(',', ".")
         ));
     }
+    if let Some((name, latest, earliest)) = newest_first(lines, table) {
+        said.push(format!(
+            "its rows run newest first by `{name}` (the first row's is {latest}, the last row's {earliest}): the first row in the file is the latest in time"
+        ));
+    }
     if let Some(totals) = table.totals {
         said.push(format!(
             "its last row, line {} ({}), holds the totals of the rows above it: it is no record of its own",
@@ -407,6 +413,41 @@ fn decimal_comma(lines: &[&str], table: &Table) -> Option<String> {
         .filter(|i| !table.odd.contains(i))
         .flat_map(|i| split_fields(lines[i], table.separator).into_iter().map(move |cell| (i, cell)))
         .find_map(|(i, cell)| decimal(&cell).filter(|_| written(i, &cell)))
+}
+
+/// The name of a column of `table` whose cells are dates written year
+/// first (`2025-01-16 21:00`), four rows or more, that run from the latest
+/// down to the earliest, with its first and last row's cells. A gauge's
+/// export listed its readings so, and both of the 1.5B model's programs
+/// for when the river "first" reached a level took the first row that
+/// did, the latest (held-out-52, spent), and agreed.
+fn newest_first(lines: &[&str], table: &Table) -> Option<(String, String, String)> {
+    let rows: Vec<Vec<String>> = (table.header + 1..lines.len())
+        .filter(|i| !table.odd.contains(i) && !table.repeats.contains(i) && Some(*i) != table.totals)
+        .filter(|i| !lines[*i].trim().is_empty())
+        .map(|i| split_fields(lines[i], table.separator))
+        .collect();
+    if rows.len() < 4 {
+        return None;
+    }
+    let names = split_fields(lines[table.header], table.separator);
+    let year_first = |cell: &str| {
+        let bytes = cell.trim().as_bytes();
+        bytes.len() >= 10
+            && bytes[..10]
+                .iter()
+                .enumerate()
+                .all(|(i, b)| if i == 4 || i == 7 { *b == b'-' || *b == b'/' } else { b.is_ascii_digit() })
+    };
+    (0..names.len()).find_map(|column| {
+        let cells: Vec<&str> = rows.iter().map(|row| row.get(column).map_or("", |c| c.trim())).collect();
+        let dated = cells.iter().all(|cell| year_first(cell));
+        let falling = cells.windows(2).all(|pair| pair[0] >= pair[1]) && cells[0] > cells[cells.len() - 1];
+        (dated && falling).then(|| {
+            let name = names[column].trim().to_string();
+            (name, cells[0].to_string(), cells[cells.len() - 1].to_string())
+        })
+    })
 }
 
 /// The first cell of `table`'s rows that is a number in brackets
@@ -896,6 +937,23 @@ mod tests {
         assert!(table_note("p.csv", pasted)
             .unwrap()
             .contains("line 4 repeats the header"));
+    }
+
+    #[test]
+    fn rows_that_run_newest_first_are_said_and_oldest_first_are_not() {
+        let levels = "reading_time,level_m\n2025-01-16 21:00,1.80\n2025-01-16 18:00,1.88\n2025-01-15 09:00,2.45\n2025-01-14 15:00,2.10\n2025-01-14 12:00,2.06\n";
+        let note = table_note("levels.csv", levels).expect("newest first is said");
+        assert!(
+            note.contains("its rows run newest first by `reading_time` (the first row's is 2025-01-16 21:00, the last row's 2025-01-14 12:00)"),
+            "{note}"
+        );
+        let oldest: String = std::iter::once("reading_time,level_m")
+            .chain(levels.lines().skip(1).collect::<Vec<_>>().into_iter().rev())
+            .map(|line| format!("{line}\n"))
+            .collect();
+        assert_eq!(table_note("levels.csv", &oldest), None, "oldest first is the order a reader expects");
+        let three = "day,n\n2025-01-03,1\n2025-01-02,2\n2025-01-01,3\n";
+        assert_eq!(table_note("days.csv", three), None, "three rows are too few to tell");
     }
 
     #[test]
