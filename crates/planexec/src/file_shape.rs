@@ -411,7 +411,11 @@ fn decimal_comma(lines: &[&str], table: &Table) -> Option<String> {
     let written = |i: usize, cell: &str| table.separator != ',' || lines[i].contains(&format!("\"{cell}\""));
     (table.header + 1..lines.len())
         .filter(|i| !table.odd.contains(i))
-        .flat_map(|i| split_fields(lines[i], table.separator).into_iter().map(move |cell| (i, cell)))
+        .flat_map(|i| {
+            split_fields(lines[i], table.separator)
+                .into_iter()
+                .map(move |cell| (i, cell))
+        })
         .find_map(|(i, cell)| decimal(&cell).filter(|_| written(i, &cell)))
 }
 
@@ -434,13 +438,19 @@ fn newest_first(lines: &[&str], table: &Table) -> Option<(String, String, String
     let year_first = |cell: &str| {
         let bytes = cell.trim().as_bytes();
         bytes.len() >= 10
-            && bytes[..10]
-                .iter()
-                .enumerate()
-                .all(|(i, b)| if i == 4 || i == 7 { *b == b'-' || *b == b'/' } else { b.is_ascii_digit() })
+            && bytes[..10].iter().enumerate().all(|(i, b)| {
+                if i == 4 || i == 7 {
+                    *b == b'-' || *b == b'/'
+                } else {
+                    b.is_ascii_digit()
+                }
+            })
     };
     (0..names.len()).find_map(|column| {
-        let cells: Vec<&str> = rows.iter().map(|row| row.get(column).map_or("", |c| c.trim())).collect();
+        let cells: Vec<&str> = rows
+            .iter()
+            .map(|row| row.get(column).map_or("", |c| c.trim()))
+            .collect();
         let dated = cells.iter().all(|cell| year_first(cell));
         let falling = cells.windows(2).all(|pair| pair[0] >= pair[1]) && cells[0] > cells[cells.len() - 1];
         (dated && falling).then(|| {
@@ -951,7 +961,11 @@ mod tests {
             .chain(levels.lines().skip(1).collect::<Vec<_>>().into_iter().rev())
             .map(|line| format!("{line}\n"))
             .collect();
-        assert_eq!(table_note("levels.csv", &oldest), None, "oldest first is the order a reader expects");
+        assert_eq!(
+            table_note("levels.csv", &oldest),
+            None,
+            "oldest first is the order a reader expects"
+        );
         let three = "day,n\n2025-01-03,1\n2025-01-02,2\n2025-01-01,3\n";
         assert_eq!(table_note("days.csv", three), None, "three rows are too few to tell");
     }
@@ -974,7 +988,11 @@ mod tests {
         let note = table_note("pressings.csv", quoted).expect("a quoted decimal comma is said");
         assert!(note.contains("(`131,6` is 131.6)"), "{note}");
         let grouped = "date,item,amount\n2024-07-06,Van,\"1,250\"\n2024-07-07,Tub,\"2,400\"\n";
-        assert_eq!(table_note("grouped.csv", grouped), None, "a quoted thousands group is no decimal");
+        assert_eq!(
+            table_note("grouped.csv", grouped),
+            None,
+            "a quoted thousands group is no decimal"
+        );
         let plain = "date,item,qty\n2024-07-06,Cone,14\n2024-07-07,Tub,6\n";
         assert_eq!(table_note("plain.csv", plain), None, "two fields are no decimal");
     }

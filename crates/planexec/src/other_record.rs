@@ -36,7 +36,10 @@ fn records_of(path: &str, text: &str) -> Option<Value> {
     let records = rows
         .into_iter()
         .map(|(_, cells)| {
-            let fields = header.iter().zip(cells).map(|(name, cell)| (name.clone(), Value::String(cell)));
+            let fields = header
+                .iter()
+                .zip(cells)
+                .map(|(name, cell)| (name.clone(), Value::String(cell)));
             Value::Object(fields.collect())
         })
         .collect();
@@ -99,7 +102,11 @@ fn in_list(old: &[Value], new: &[Value], task: &str, place: &[String]) -> Option
 /// The first field of `record` whose text (three letters or more) `task`
 /// names as a word, and that not every one of `records` holds: a value
 /// that picks the record out.
-fn named_field<'a>(record: &'a Map<String, Value>, records: &[&Map<String, Value>], task: &str) -> Option<(&'a str, &'a str)> {
+fn named_field<'a>(
+    record: &'a Map<String, Value>,
+    records: &[&Map<String, Value>],
+    task: &str,
+) -> Option<(&'a str, &'a str)> {
     record.iter().find_map(|(key, value)| {
         let text = value.as_str()?.trim();
         let letters = text.chars().filter(|c| c.is_alphabetic()).count() >= 3;
@@ -113,7 +120,11 @@ fn named_field<'a>(record: &'a Map<String, Value>, records: &[&Map<String, Value
 fn described(record: &Map<String, Value>) -> String {
     record
         .iter()
-        .find_map(|(key, value)| value.as_str().map(|text| format!(" ({key}: {})", crate::text::one_line(text, 40))))
+        .find_map(|(key, value)| {
+            value
+                .as_str()
+                .map(|text| format!(" ({key}: {})", crate::text::one_line(text, 40)))
+        })
         .unwrap_or_default()
 }
 
@@ -129,7 +140,8 @@ mod tests {
     {"name": "Pickle", "bowl": 3, "meals": [{"time": "07:30", "portion_g": 35}, {"time": "12:30", "portion_g": 15}]}
   ]
 }"#;
-    const TASK: &str = "The vet wants Miso's evening meal cut from 40 g to 35 g. Please change that portion in feeder.json.";
+    const TASK: &str =
+        "The vet wants Miso's evening meal cut from 40 g to 35 g. Please change that portion in feeder.json.";
 
     #[test]
     fn an_edit_of_another_record_than_the_one_the_task_names_is_said() {
@@ -139,9 +151,12 @@ mod tests {
             said.starts_with("feeder.json: the edit changed record 3 of cats (name: Pickle), which the task does not name, and left record 2 (name: Miso)"),
             "{said}"
         );
-        let right = FEEDER.replace(r#""18:00", "portion_g": 40}]},
-    {"name": "Pickle""#, r#""18:00", "portion_g": 35}]},
-    {"name": "Pickle""#);
+        let right = FEEDER.replace(
+            r#""18:00", "portion_g": 40}]},
+    {"name": "Pickle""#,
+            r#""18:00", "portion_g": 35}]},
+    {"name": "Pickle""#,
+        );
         assert_ne!(right, FEEDER);
         assert_eq!(changed_unnamed("feeder.json", FEEDER, &right, TASK), None);
     }
@@ -151,7 +166,10 @@ mod tests {
         let table = "cat,bowl,portion_g\nBiscuit,1,45\nMiso,2,40\nPickle,3,15\n";
         let wrong = table.replace("Pickle,3,15", "Pickle,3,35");
         assert!(changed_unnamed("feeder.csv", table, &wrong, TASK).is_some());
-        assert_eq!(changed_unnamed("feeder.csv", table, &table.replace("Miso,2,40", "Miso,2,35"), TASK), None);
+        assert_eq!(
+            changed_unnamed("feeder.csv", table, &table.replace("Miso,2,40", "Miso,2,35"), TASK),
+            None
+        );
         let yaml = "cats:\n  - name: Miso\n    bowl: 2\n  - name: Pickle\n    bowl: 3\n";
         let moved = yaml.replace("bowl: 3", "bowl: 4");
         assert!(changed_unnamed("cats.yaml", yaml, &moved, "Move Miso to bowl 4 in cats.yaml.").is_some());
@@ -166,11 +184,22 @@ mod tests {
             None,
             "the changed record held the value the task names"
         );
-        let two = table.replace("Biscuit,1,45", "Biscuit,1,50").replace("Pickle,3,15", "Pickle,3,20");
-        assert_eq!(changed_unnamed("feeder.csv", table, &two, TASK), None, "two records changed");
+        let two = table
+            .replace("Biscuit,1,45", "Biscuit,1,50")
+            .replace("Pickle,3,15", "Pickle,3,20");
+        assert_eq!(
+            changed_unnamed("feeder.csv", table, &two, TASK),
+            None,
+            "two records changed"
+        );
         let bowl = table.replace("Pickle,3,15", "Pickle,3,20");
         assert_eq!(
-            changed_unnamed("feeder.csv", table, &bowl, "Give the cat in bowl 3 five grams more in feeder.csv."),
+            changed_unnamed(
+                "feeder.csv",
+                table,
+                &bowl,
+                "Give the cat in bowl 3 five grams more in feeder.csv."
+            ),
             None,
             "no record is named by a word"
         );

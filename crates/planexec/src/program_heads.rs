@@ -380,6 +380,10 @@ print(rows[0]["level"] == rows[3]["level"], rows[0]["score"] > "10")
             assert_eq!(written(&format!("{head}{}", write(text))), left, "{text:?}");
         }
         let flawed = Ran { worded: false, ..ran };
-        assert_eq!(repaired(&write("59.8 kg"), &flawed), None, "another flaw is not answered so");
+        assert_eq!(
+            repaired(&write("59.8 kg"), &flawed),
+            None,
+            "another flaw is not answered so"
+        );
     }
 }

@@ -775,7 +775,11 @@ mod tests {
     #[tokio::test]
     async fn programs_that_printed_what_a_weak_pair_wrote_run_again_and_confirm_it() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("gigs.csv"), "venue,soundcheck\nPier,12:00\nHarbour,16:45\n").unwrap();
+        std::fs::write(
+            dir.path().join("gigs.csv"),
+            "venue,soundcheck\nPier,12:00\nHarbour,16:45\n",
+        )
+        .unwrap();
         let sandbox = Sandbox::over(dir.path());
         let task = "What time is the soundcheck at the Harbour in gigs.csv? Write just the time to soundcheck.txt.";
         let find = "import csv\nt = [r['soundcheck'] for r in csv.DictReader(open('gigs.csv')) if r['venue'] == 'Harbour'][0]\n";

@@ -1149,8 +1149,11 @@ Bo,7
         assert!(shifted.contains("line 3: print(xs[3])"), "{shifted}");
         // A text file given to tomllib: the 1.5B model, told the modules it
         // may use, loaded a tariff's prose with it (held-out-52, spent).
-        let prose = failed("import tomllib
-t = tomllib.load(open('car.txt', 'rb'))").await;
+        let prose = failed(
+            "import tomllib
+t = tomllib.load(open('car.txt', 'rb'))",
+        )
+        .await;
         assert!(
             prose.contains("tomllib reads only TOML (.toml files); car.txt is read as text"),
             "{prose}"
