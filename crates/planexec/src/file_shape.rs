@@ -394,8 +394,8 @@ fn described(lines: &[&str], table: &Table, plain: bool, spaced: bool) -> Option
 
 /// The first cell of `table`'s rows that is a number written with a
 /// decimal comma (`35,00`: digits, a comma and one, two or four digits or
-/// more, never three, which may be a thousands group), in a table whose
-/// columns are not split by commas. Two of the 1.5B model's programs for a
+/// more, never three, which may be a thousands group); in a table split
+/// by commas, quoted, and two such cells at least. Two of the 1.5B model's programs for a
 /// card reader's export split by `;` read `35,00` as 3500, and agreed
 /// (held-out-42, spent). In a table split by commas such a number must be
 /// quoted (`"131,6"`): an olive mill's statement wrote its litres so, and
@@ -409,14 +409,19 @@ fn decimal_comma(lines: &[&str], table: &Table) -> Option<String> {
         (digits(whole) && digits(fraction) && fraction.len() != 3).then(|| cell.to_string())
     };
     let written = |i: usize, cell: &str| table.separator != ',' || lines[i].contains(&format!("\"{cell}\""));
-    (table.header + 1..lines.len())
+    let found: Vec<String> = (table.header + 1..lines.len())
         .filter(|i| !table.odd.contains(i))
         .flat_map(|i| {
             split_fields(lines[i], table.separator)
                 .into_iter()
                 .map(move |cell| (i, cell))
         })
-        .find_map(|(i, cell)| decimal(&cell).filter(|_| written(i, &cell)))
+        .filter_map(|(i, cell)| decimal(&cell).filter(|found| written(i, found)))
+        .take(2)
+        .collect();
+    // Split by commas, one quoted pair of numbers may be a list (`"12,14"`).
+    let least = if table.separator == ',' { 2 } else { 1 };
+    (found.len() >= least).then(|| found[0].clone())
 }
 
 /// The name of a column of `table` whose cells are dates written year

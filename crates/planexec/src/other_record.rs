@@ -82,11 +82,18 @@ fn in_list(old: &[Value], new: &[Value], task: &str, place: &[String]) -> Option
     let [changed] = changed[..] else {
         return None;
     };
-    let named = |i: usize| named_field(records[i], &records, task);
-    if named(changed).is_some() {
+    let named = |record: &'_ Map<String, Value>| {
+        named_field(record, &records, task).map(|(k, v)| (k.to_string(), v.to_string()))
+    };
+    let now = new[changed].as_object()?;
+    if named(records[changed]).is_some() || named(now).is_some() {
         return None;
     }
-    let (other, (key, value)) = (0..records.len()).find_map(|i| named(i).map(|field| (i, field)))?;
+    // A field the edit changed is what it set, not what picks the record.
+    let set = |key: &str| records[changed].get(key) != now.get(key);
+    let (other, (key, value)) = (0..records.len())
+        .filter(|&i| i != changed)
+        .find_map(|i| named(records[i]).filter(|(key, _)| !set(key)).map(|field| (i, field)))?;
     let list = match place.concat() {
         list if list.is_empty() => "the list".to_string(),
         list => list.trim_start_matches('.').to_string(),
@@ -100,8 +107,9 @@ fn in_list(old: &[Value], new: &[Value], task: &str, place: &[String]) -> Option
 }
 
 /// The first field of `record` whose text (three letters or more) `task`
-/// names as a word, and that not every one of `records` holds: a value
-/// that picks the record out.
+/// names as a word, in a column that tells every one of `records` apart
+/// (a name, not a status two records share): a value that picks the
+/// record out.
 fn named_field<'a>(
     record: &'a Map<String, Value>,
     records: &[&Map<String, Value>],
@@ -110,10 +118,18 @@ fn named_field<'a>(
     record.iter().find_map(|(key, value)| {
         let text = value.as_str()?.trim();
         let letters = text.chars().filter(|c| c.is_alphabetic()).count() >= 3;
-        let shared = records.iter().all(|other| other.get(key) == Some(value));
-        let named = letters && !shared && crate::text::contains_whole(task, &text.to_lowercase());
+        let named = letters && tells_apart(key, records) && crate::text::contains_whole(task, &text.to_lowercase());
         named.then_some((key.as_str(), text))
     })
+}
+
+/// Whether every one of `records` holds a text under `key`, each another.
+fn tells_apart(key: &str, records: &[&Map<String, Value>]) -> bool {
+    let texts: Option<Vec<String>> = records
+        .iter()
+        .map(|record| record.get(key)?.as_str().map(|text| text.trim().to_lowercase()))
+        .collect();
+    texts.is_some_and(|texts| texts.iter().collect::<std::collections::HashSet<_>>().len() == texts.len())
 }
 
 /// ` (key: text)` of the first text field of `record`, or nothing.
@@ -209,6 +225,13 @@ mod tests {
             changed_unnamed("diet.csv", shared, &changed, "Cut the senior diet to 35 g in diet.csv."),
             None,
             "a value every record holds picks none out"
+        );
+        let jobs = "id,job,status\n1,Paint fence,done\n2,Fix gate,todo\n3,Weed beds,todo\n";
+        let done = jobs.replace("2,Fix gate,todo", "2,Fix gate,done");
+        assert_eq!(
+            changed_unnamed("jobs.csv", jobs, &done, "Mark job 2 as done in jobs.csv."),
+            None,
+            "a status two records share picks none out"
         );
         let added = format!("{table}Tofu,4,30\n");
         assert_eq!(changed_unnamed("feeder.csv", table, &added, TASK), None, "rows added");

@@ -150,6 +150,9 @@ def _pe_value_alone(path={quoted}):
         return
     if "\n" in text or not any(c.isalpha() for c in text):
         return
+    # Words that carry a sign or a size are the value's own.
+    if "\u2212" in text or any(w in ("million", "thousand", "billion", "hundred") for w in text.lower().split()):
+        return
     numeric, runs, start = "0123456789.,:/-", [], None
     for i, c in enumerate(text + " "):
         if c in numeric and start is None:
@@ -374,6 +377,7 @@ print(rows[0]["level"] == rows[3]["level"], rows[0]["score"] > "10")
             ("From 2025-04-07 to 2025-06-16", "From 2025-04-07 to 2025-06-16"),
             ("Bay 12 and bay 14", "Bay 12 and bay 14"),
             ("Room B12", "Room B12"),
+            ("Raised 1.5 million", "Raised 1.5 million"),
             ("59.8", "59.8"),
             ("59.8 kg\nTansy", "59.8 kg\nTansy"),
         ] {

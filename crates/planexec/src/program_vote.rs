@@ -65,8 +65,8 @@ pub(crate) struct Vote {
     pub in_words: usize,
     /// The programs run again with a head that makes them do what they
     /// meant, and then did work ([`with_heads`]), each by the program it
-    /// was, kept only where two programs then agree: in the vote they come
-    /// after the [`Vote::programs`] written.
+    /// was, kept only where they add to the agreement ([`headed_kept`]): in
+    /// the vote they come after the [`Vote::programs`] written.
     pub headed_from: Vec<usize>,
 }
 
@@ -262,29 +262,33 @@ async fn fixed_once(
 /// silks class (spent) four headed programs did work, no two alike, and
 /// the one kept alone changed the improvers' row too (it matched the
 /// class, not the level); without the heads the run had failed truthfully.
+/// Where a pair agreed, heads may only second its work.
 async fn headed_kept(sandbox: &Sandbox, tried: &mut Vec<(Step, Outcome)>, sampled: usize, task: &str) -> Vec<usize> {
     let written = tried.len();
-    let before = agreeing(tried);
-    if Agreement::new(written, before).confirmed() {
+    let before = vote_of(tried);
+    if Agreement::new(written, before.agreeing).confirmed() {
         return Vec::new();
     }
     let headed = with_heads(sandbox, &tried[..sampled], task).await;
     let headed_from: Vec<usize> = headed.iter().map(|(from, _)| *from).collect();
     tried.extend(headed.into_iter().map(|(_, run)| run));
-    let after = agreeing(tried);
-    if after < 2 || after <= before {
+    let after = vote_of(tried);
+    // Heads may second a pair, never outvote it.
+    let pair_kept = before.agreeing < 2 || same_work(&tried[before.chosen].1, &tried[after.chosen].1);
+    if after.agreeing < 2 || after.agreeing <= before.agreeing || !pair_kept {
         tried.truncate(written);
         return Vec::new();
     }
     headed_from
 }
 
-/// When no two programs `tried` agree, those that went wrong in a way a
-/// head of [`crate::program_heads`] answers (csv cells compared as text,
-/// whether or not the program then failed; or what the task says to write
-/// printed), each run again with the head before it, that then did work:
-/// no model is asked, and each does what it meant. They are kept in the
-/// vote only where two programs then agree ([`chosen`]). On held-out-47 (spent)
+/// Of the programs `tried`, those that went wrong in a way a head of
+/// [`crate::program_heads`] answers (csv cells compared as text, whether
+/// or not the program then failed; what the task says to write printed;
+/// a value written with words around it), each run again with the head
+/// before it, that then did work: no model is asked, and each does what
+/// it meant. They are kept in the vote only where they add to its
+/// agreement ([`headed_kept`]). On held-out-47 (spent)
 /// six of seven programs ranking skaters compared scores as text, and the
 /// fixes the model wrote when told kept the flaw.
 async fn with_heads(sandbox: &Sandbox, tried: &[(Step, Outcome)], task: &str) -> Vec<(usize, (Step, Outcome))> {
@@ -428,8 +432,13 @@ fn agreed(tried: &[(Step, Outcome)]) -> bool {
 
 /// How many of the programs `tried` did the work of the one a vote keeps.
 fn agreeing(tried: &[(Step, Outcome)]) -> usize {
+    vote_of(tried).agreeing
+}
+
+/// The vote among the programs `tried`.
+fn vote_of(tried: &[(Step, Outcome)]) -> Vote {
     let outcomes: Vec<&Outcome> = tried.iter().map(|(_, o)| o).collect();
-    vote(&outcomes).agreeing
+    vote(&outcomes)
 }
 
 /// Which outcome to keep: of the biggest group (two or more) that did the

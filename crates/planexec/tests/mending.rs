@@ -1323,7 +1323,9 @@ async fn a_flawed_program_is_written_again_when_no_two_agree() {
         .await;
     assert_eq!(report.status, RunStatus::Succeeded, "{:?}", report.error);
     let mend = &report.plans[0].mends[0];
-    assert_eq!(mend.agreement.map(|a| (a.programs, a.agreeing)), Some((7, 2)));
+    // The fix and the right program are a weak pair among seven: the
+    // program that compared as text, run again with a head, makes three.
+    assert_eq!(mend.agreement.map(|a| (a.programs, a.agreeing)), Some((7, 3)));
     assert_eq!(std::fs::read_to_string(dir.path().join("best.txt")).unwrap(), "Tue");
     let asked = model.requests_from(Role::Planner);
     let fix = serde_json::to_string(&asked.last().unwrap().messages).unwrap();

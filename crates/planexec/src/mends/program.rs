@@ -55,7 +55,7 @@ const LISTED: usize = 40;
 /// when the error said so. The program prints its result so that the
 /// answer is written from it: a program that only wrote sum.txt left the
 /// 1.5B synthesizer nothing to read, and it answered "15" for 42.
-const SYSTEM: &str = "You write one Python 3 program that does the user's task. It runs in the task's folder, where the files shown are, with only the standard library (no pandas or numpy): csv reads .csv files, json .json, configparser .ini, tomllib .toml (it cannot write them), and any other file is read as text; re, statistics and datetime help. Write what the task asks to write to the files it names, and print the result (the answer to a question, or what was written). Reply with the program in one ```python block.";
+const SYSTEM: &str = "You write one Python 3 program that does the user's task. It runs in the task's folder, where the files shown are, with only the standard library (no pandas or numpy): csv reads .csv files, json .json, configparser .ini, tomllib .toml (change a .toml file's line in its text), and any other file is read as text; re, statistics and datetime help. Write what the task asks to write to the files it names, and print the result (the answer to a question, or what was written). Reply with the program in one ```python block.";
 
 /// The prompt for a program that does `task`, with the files of the
 /// workspace of `tools` shown; `None` when the run cannot run one or has a

@@ -280,8 +280,8 @@ def hint(e):
         return "a value read from a file is text: convert it with float() or int() before computing or comparing with it (taking out a currency sign or a thousands separator first, if it has one)"
     if isinstance(e, IndexError):
         return "some line or field is shorter than the program expects (a blank line, a header, a comment): check the length before indexing, or skip such lines"
-    if type(e).__name__ == "TOMLDecodeError":
-        others = [f for f in files_in_source() if not f.lower().endswith(".toml")]
+    if type(e).__name__ == "TOMLDecodeError" and not any(f.lower().endswith(".toml") for f in files_in_source()):
+        others = files_in_source()
         return "tomllib reads only TOML (.toml files)" + (f"; {others[0]} is read as text: open({others[0]!r}, encoding='utf-8').read()" if others else "")
     if isinstance(e, AttributeError) and "'NoneType'" in str(e):
         return "a search or lookup found nothing for some line or key and gave None: check for None before using it"
@@ -348,10 +348,16 @@ def explain(e):
     said.append(traceback.format_exception_only(type(e), e)[-1].rstrip())
     why = hint(e)
     return "\n".join(said + ([f"({why})"] if why else []))
-import importlib.util, types, tomllib
+import importlib.util, types
+try:
+    import tomllib
+except ImportError:
+    tomllib = None
 def toml_key(key):
     key = str(key)
-    return key if key and all(c.isalnum() or c in "-_" for c in key) else json.dumps(key, ensure_ascii=False)
+    return key if key and all(c.isascii() and (c.isalnum() or c in "-_") for c in key) else toml_string(key)
+def toml_string(text):
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
 def toml_value(value):
     import datetime, math
     if isinstance(value, bool):
@@ -361,7 +367,9 @@ def toml_value(value):
     if isinstance(value, (int, float)):
         return repr(value)
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        return toml_string(value)
+    if isinstance(value, datetime.time) and value.tzinfo is not None:
+        raise TypeError("TOML holds no time of day with a time zone")
     if isinstance(value, (datetime.date, datetime.time)):
         return value.isoformat()
     if isinstance(value, (list, tuple)):
@@ -395,8 +403,9 @@ def toml_dump(data, f):
         f.write(text)
     except TypeError:
         f.write(text.encode("utf-8"))
-tomllib.dump, tomllib.dumps = toml_dump, toml_dumps
-if importlib.util.find_spec("toml") is None:
+if tomllib is not None:
+    tomllib.dump, tomllib.dumps = toml_dump, toml_dumps
+if tomllib is not None and importlib.util.find_spec("toml") is None:
     def toml_load(f):
         if isinstance(f, (str, bytes)) or hasattr(f, "__fspath__"):
             with open(f, "rb") as opened:
