@@ -128,6 +128,8 @@ struct Table {
     odd: Vec<usize>,
     repeats: Vec<usize>,
     totals: Option<usize>,
+    /// Where a second table begins below it, if one does.
+    second: Option<usize>,
 }
 
 /// For each file of `paths` in `workspace` that holds a table in another
@@ -180,24 +182,19 @@ pub(crate) fn table_note(path: &str, text: &str) -> Option<String> {
         _ => false,
     };
     let spaced = spaced_header(lines[table.header], table.separator);
-    let bracketed = bracketed_negative(&lines, &table);
-    let tidy = bracketed.is_none()
-        && decimal_comma(&lines, &table).is_none()
+    let cells = OddCells::of(&lines, &table);
+    let tidy = cells.is_none()
         && table.odd.is_empty()
         && table.repeats.is_empty()
         && table.totals.is_none()
-        && newest_first(&lines, &table).is_none()
-        && filled_on_first(&lines, &table).is_none()
+        && table.second.is_none()
         && blank_rows(&lines, &table).is_empty();
     if plain && !spaced && table.header == first && tidy && !marked {
         return None;
     }
-    let mut said = described(&lines, &table, plain, spaced)?;
-    if let Some(cell) = bracketed {
-        said.push_str(&format!(
-            "; its numbers in brackets are negative (`{cell}` is -{}), as accounts write them: read a cell with `float(cell.replace('(', '-').rstrip(')'))`",
-            cell.trim_matches(['(', ')'])
-        ));
+    let mut said = described(&lines, &table, &cells, plain, spaced)?;
+    if let Some(cell) = &cells.negative {
+        said.push_str(&negative_said(cell));
     }
     if marked {
         let first = match table.header {
@@ -211,8 +208,55 @@ pub(crate) fn table_note(path: &str, text: &str) -> Option<String> {
     }
     Some(format!(
         "{path}: {said}. Its rows, as dicts keyed by the header's names, are read so:\n{}",
-        reader(path, &table, spaced, marked, filled_on_first(&lines, &table).as_deref())
+        reader(path, &table, spaced, marked, cells.filled_on_first.as_deref())
     ))
+}
+
+/// What [`table_note`] finds in the cells of a table's rows that a plain
+/// reading gets wrong, each found once.
+struct OddCells {
+    negative: Option<String>,
+    percent: Option<(String, String)>,
+    decimal_comma: Option<String>,
+    filled_on_first: Option<String>,
+    newest_first: Option<(String, String, String)>,
+}
+
+impl OddCells {
+    fn of(lines: &[&str], table: &Table) -> OddCells {
+        let rows = data_rows(lines, table);
+        OddCells {
+            negative: accounts_negative(&rows),
+            percent: percent_signed(lines, table, &rows),
+            decimal_comma: decimal_comma(lines, table, &rows),
+            filled_on_first: filled_on_first(lines, table, &rows),
+            newest_first: newest_first(lines, table, &rows),
+        }
+    }
+
+    fn is_none(&self) -> bool {
+        self.negative.is_none()
+            && self.percent.is_none()
+            && self.decimal_comma.is_none()
+            && self.filled_on_first.is_none()
+            && self.newest_first.is_none()
+    }
+}
+
+/// The indices of `table`'s rows among `lines`: below its header, neither
+/// blank, nor odd, nor a repeat of the header.
+fn row_indices<'a>(lines: &'a [&str], table: &'a Table) -> impl Iterator<Item = usize> + 'a {
+    (table.header + 1..table.second.unwrap_or(lines.len()))
+        .filter(|i| !lines[*i].trim().is_empty() && !table.odd.contains(i) && !table.repeats.contains(i))
+}
+
+/// `table`'s records, each with its index among `lines` and its fields:
+/// its rows without the totals row.
+fn data_rows(lines: &[&str], table: &Table) -> Rows {
+    row_indices(lines, table)
+        .filter(|i| Some(*i) != table.totals)
+        .map(|i| (i, split_fields(lines[i], table.separator)))
+        .collect()
 }
 
 /// The invisible mark (U+FEFF) a spreadsheet may write at the start of a
@@ -229,9 +273,13 @@ fn unmarked(text: &str) -> &str {
 
 /// How to read the file at `path`, whose text is `text`: as a table
 /// ([`table_note`]), or, holding none, as lines of which some are blank
-/// ([`lines_note`]), or as a checklist ([`checklist_note`]).
+/// ([`lines_note`]), or as a checklist ([`checklist_note`]); or, its
+/// columns printed at fixed places, by them ([`crate::fixed_width`]); or
+/// as lines that each name a thing and its number ([`crate::named_numbers`]).
 pub(crate) fn layout_note(path: &str, text: &str) -> Option<String> {
     table_note(path, text)
+        .or_else(|| crate::fixed_width::note(path, text))
+        .or_else(|| crate::named_numbers::note(path, text))
         .or_else(|| lines_note(path, text))
         .or_else(|| checklist_note(path, text))
 }
@@ -296,10 +344,7 @@ pub(crate) fn table_cells(text: &str) -> Option<(Vec<String>, Rows)> {
     let table = best_table(&lines)?;
     let split = |index: usize| split_fields(lines[index], table.separator);
     let header: Vec<String> = split(table.header).iter().map(|name| name.trim().to_string()).collect();
-    let rows = (table.header + 1..lines.len())
-        .filter(|i| !lines[*i].trim().is_empty() && !table.odd.contains(i) && !table.repeats.contains(i))
-        .map(|i| (i, split(i)))
-        .collect();
+    let rows = row_indices(&lines, &table).map(|i| (i, split(i))).collect();
     Some((header, rows))
 }
 
@@ -319,7 +364,7 @@ fn split_fields(line: &str, separator: char) -> Vec<String> {
 }
 
 /// What is odd about `table` in `lines`, in words.
-fn described(lines: &[&str], table: &Table, plain: bool, spaced: bool) -> Option<String> {
+fn described(lines: &[&str], table: &Table, cells: &OddCells, plain: bool, spaced: bool) -> Option<String> {
     let quote = |index: usize| format!("`{}`", crate::text::one_line(lines[index].trim(), 80));
     let mut said = Vec::new();
     if !plain {
@@ -372,18 +417,24 @@ fn described(lines: &[&str], table: &Table, plain: bool, spaced: bool) -> Option
             more.iter().map(|i| (i + 1).to_string()).collect::<Vec<_>>().join(", ")
         )),
     }
-    if let Some(cell) = decimal_comma(lines, table) {
+    if let Some(cell) = &cells.decimal_comma {
         said.push(format!(
             "its numbers write the decimal point as a comma (`{cell}` is {}): read one with `float(cell.replace(',', '.'))`",
             cell.replace(',', ".")
         ));
     }
-    if let Some(name) = filled_on_first(lines, table) {
+    if let Some((name, cell)) = &cells.percent {
+        let number = cell.trim_end_matches('%');
+        said.push(format!(
+            "its column `{name}` holds percentages written with a % sign (`{cell}`): `float(cell.rstrip('%'))` reads {number}, a number of per cent, so compare it with a number of per cent (25% is 25, not 0.25)"
+        ));
+    }
+    if let Some(name) = &cells.filled_on_first {
         said.push(format!(
             "its column `{name}` is written only on the first row of each group, and blank on the rows of the group below it: a blank `{name}` is the one above it"
         ));
     }
-    if let Some((name, latest, earliest)) = newest_first(lines, table) {
+    if let Some((name, latest, earliest)) = &cells.newest_first {
         said.push(format!(
             "its rows run newest first by `{name}` (the first row's is {latest}, the last row's {earliest}): the first row in the file is the latest in time"
         ));
@@ -393,6 +444,13 @@ fn described(lines: &[&str], table: &Table, plain: bool, spaced: bool) -> Option
             "its last row, line {} ({}), holds the totals of the rows above it: it is no record of its own",
             totals + 1,
             quote(totals)
+        ));
+    }
+    if let Some(second) = table.second {
+        said.push(format!(
+            "line {} ({}) and the lines below it are a second table, with a header of its own: they are no rows of this one",
+            second + 1,
+            quote(second)
         ));
     }
     Some(said.join("; "))
@@ -407,7 +465,7 @@ fn described(lines: &[&str], table: &Table, plain: bool, spaced: bool) -> Option
 /// quoted (`"131,6"`): an olive mill's statement wrote its litres so, and
 /// four of the model's seven programs and every checking program read them
 /// with `float`, which fails, or left the filter out (held-out-52, spent).
-fn decimal_comma(lines: &[&str], table: &Table) -> Option<String> {
+fn decimal_comma(lines: &[&str], table: &Table, rows: &Rows) -> Option<String> {
     let decimal = |cell: &str| {
         let cell = cell.trim();
         let (whole, fraction) = cell.trim_start_matches('-').split_once(',')?;
@@ -415,14 +473,10 @@ fn decimal_comma(lines: &[&str], table: &Table) -> Option<String> {
         (digits(whole) && digits(fraction) && fraction.len() != 3).then(|| cell.to_string())
     };
     let written = |i: usize, cell: &str| table.separator != ',' || lines[i].contains(&format!("\"{cell}\""));
-    let found: Vec<String> = (table.header + 1..lines.len())
-        .filter(|i| !table.odd.contains(i))
-        .flat_map(|i| {
-            split_fields(lines[i], table.separator)
-                .into_iter()
-                .map(move |cell| (i, cell))
-        })
-        .filter_map(|(i, cell)| decimal(&cell).filter(|found| written(i, found)))
+    let found: Vec<String> = rows
+        .iter()
+        .flat_map(|(i, cells)| cells.iter().map(move |cell| (*i, cell)))
+        .filter_map(|(i, cell)| decimal(cell).filter(|found| written(i, found)))
         .take(2)
         .collect();
     // Split by commas, one quoted pair of numbers may be a list (`"12,14"`).
@@ -437,14 +491,10 @@ fn decimal_comma(lines: &[&str], table: &Table) -> Option<String> {
 /// an ironmonger's fixings at their reorder level matched the one row that
 /// says `Fixings`, counted 1 of 4, and three agreed (held-out-52, spent),
 /// though the task said how the sheet was written.
-fn filled_on_first(lines: &[&str], table: &Table) -> Option<String> {
-    let rows: Vec<Vec<String>> = (table.header + 1..lines.len())
-        .filter(|i| !table.odd.contains(i) && !table.repeats.contains(i) && Some(*i) != table.totals)
-        .filter(|i| !lines[*i].trim().is_empty())
-        .map(|i| split_fields(lines[i], table.separator))
-        .collect();
+fn filled_on_first(lines: &[&str], table: &Table, rows: &Rows) -> Option<String> {
+    let rows: Vec<&Vec<String>> = rows.iter().map(|(_, cells)| cells).collect();
     let names = split_fields(lines[table.header], table.separator);
-    let blank = |row: &Vec<String>, column: usize| row.get(column).is_none_or(|cell| cell.trim().is_empty());
+    let blank = |row: &&Vec<String>, column: usize| row.get(column).is_none_or(|cell| cell.trim().is_empty());
     let blanks = |column: usize| rows.iter().filter(|row| blank(row, column)).count();
     let filled_elsewhere = |column: usize| {
         (0..names.len())
@@ -462,18 +512,101 @@ fn filled_on_first(lines: &[&str], table: &Table) -> Option<String> {
     })
 }
 
+/// `text`, a table with a column written only on each group's first row
+/// ([`filled_on_first`]), with that column's blank cells filled from the
+/// row above, as the sheet means them, and the column's name. A program
+/// that reads the rows right does the same work on either text
+/// ([`crate::form_probe::meaning_changed`]). `None` when no column is so
+/// written, or the table is longer than is read.
+pub(crate) fn filled_down(text: &str) -> Option<(String, String)> {
+    let body = unmarked(text);
+    let lines: Vec<&str> = body.lines().collect();
+    if lines.len() > TABLE_LINES {
+        return None;
+    }
+    let table = best_table(&lines)?;
+    let rows = data_rows(&lines, &table);
+    let name = filled_on_first(&lines, &table, &rows)?;
+    let header = split_fields(lines[table.header], table.separator);
+    let column = header.iter().position(|field| field.trim() == name)?;
+    let mut filled: Vec<String> = lines.iter().map(|line| line.to_string()).collect();
+    let mut above = String::new();
+    for (i, cells) in &rows {
+        match cells
+            .get(column)
+            .map(|cell| cell.trim())
+            .filter(|cell| !cell.is_empty())
+        {
+            Some(cell) => above = cell.to_string(),
+            None => {
+                let mut raw = raw_fields(lines[*i], table.separator);
+                let cell = raw.get_mut(column)?;
+                *cell = match above.contains([table.separator, '"']) {
+                    true => format!("\"{}\"", above.replace('"', "\"\"")),
+                    false => above.clone(),
+                };
+                filled[*i] = raw.join(&table.separator.to_string());
+            }
+        }
+    }
+    let end = if body.contains("\r\n") { "\r\n" } else { "\n" };
+    let mut out = filled.join(end);
+    if body.ends_with('\n') {
+        out.push_str(end);
+    }
+    let mark = if text.starts_with(BYTE_ORDER_MARK) {
+        "\u{feff}"
+    } else {
+        ""
+    };
+    Some((name, format!("{mark}{out}")))
+}
+
+/// The fields of `line` split at `separator` as written, quotes kept: a
+/// separator inside double quotes is no split.
+fn raw_fields(line: &str, separator: char) -> Vec<String> {
+    let mut fields = vec![String::new()];
+    let mut quoted = false;
+    for c in line.chars() {
+        if c == separator && !quoted {
+            fields.push(String::new());
+            continue;
+        }
+        quoted ^= c == '"';
+        fields.last_mut().expect("one field at least").push(c);
+    }
+    fields
+}
+
+/// The name of a column of `table` whose cells are each a number with a
+/// % sign after it (`31%`), and its first such cell. Three of the 1.5B
+/// model's four programs for how many cherry blocks had more than 25% of
+/// their blossom damaged took the sign off, compared the number of per
+/// cent with 0.25, and two agreed on every block (held-out-53, spent).
+fn percent_signed(lines: &[&str], table: &Table, rows: &Rows) -> Option<(String, String)> {
+    let names = split_fields(lines[table.header], table.separator);
+    let percent = |cell: &str| {
+        cell.trim()
+            .strip_suffix('%')
+            .is_some_and(|number| is_number(number.trim()))
+    };
+    (0..names.len()).find_map(|column| {
+        let cells: Vec<&str> = rows
+            .iter()
+            .map(|(_, row)| row.get(column).map_or("", |cell| cell.trim()))
+            .collect();
+        let signed = cells.len() >= 2 && cells.iter().all(|cell| percent(cell));
+        signed.then(|| (names[column].trim().to_string(), cells[0].to_string()))
+    })
+}
+
 /// The name of a column of `table` whose cells are dates written year
 /// first (`2025-01-16 21:00`), four rows or more, that run from the latest
 /// down to the earliest, with its first and last row's cells. A gauge's
 /// export listed its readings so, and both of the 1.5B model's programs
 /// for when the river "first" reached a level took the first row that
 /// did, the latest (held-out-52, spent), and agreed.
-fn newest_first(lines: &[&str], table: &Table) -> Option<(String, String, String)> {
-    let rows: Vec<Vec<String>> = (table.header + 1..lines.len())
-        .filter(|i| !table.odd.contains(i) && !table.repeats.contains(i) && Some(*i) != table.totals)
-        .filter(|i| !lines[*i].trim().is_empty())
-        .map(|i| split_fields(lines[i], table.separator))
-        .collect();
+fn newest_first(lines: &[&str], table: &Table, rows: &Rows) -> Option<(String, String, String)> {
     if rows.len() < 4 {
         return None;
     }
@@ -492,7 +625,7 @@ fn newest_first(lines: &[&str], table: &Table) -> Option<(String, String, String
     (0..names.len()).find_map(|column| {
         let cells: Vec<&str> = rows
             .iter()
-            .map(|row| row.get(column).map_or("", |c| c.trim()))
+            .map(|(_, row)| row.get(column).map_or("", |c| c.trim()))
             .collect();
         let dated = cells.iter().all(|cell| year_first(cell));
         let falling = cells.windows(2).all(|pair| pair[0] >= pair[1]) && cells[0] > cells[cells.len() - 1];
@@ -503,27 +636,30 @@ fn newest_first(lines: &[&str], table: &Table) -> Option<(String, String, String
     })
 }
 
-/// The first cell of `table`'s rows that is a number in brackets
-/// (`(185.00)`), the accountant's negative, in a column whose other cells
-/// are numbers. Python's `float` cannot read it: the 1.5B model's programs
-/// for what a boat still owed on a marina statement failed on it, or took
-/// the brackets off and added payments to charges (held-out-51, spent).
-fn bracketed_negative(lines: &[&str], table: &Table) -> Option<String> {
+/// The first cell of `table`'s rows that is a negative number as accounts
+/// programs write one, in brackets (`(185.00)`) or with its minus after it
+/// (`150.00-`), in a column whose other cells are numbers. Python's `float`
+/// cannot read either: the 1.5B model's programs for what a boat still
+/// owed on a marina statement failed on brackets, or took them off and
+/// added payments to charges (held-out-51, spent); both programs for a
+/// scout camp fund's balance took the minus off and added the money going
+/// out (held-out-53, spent), though the task said how it was written.
+fn accounts_negative(rows: &Rows) -> Option<String> {
     let bracketed = |cell: &str| {
+        let cell = cell.trim();
+        let inner = cell
+            .strip_prefix('(')
+            .and_then(|inner| inner.strip_suffix(')'))
+            .or_else(|| cell.strip_suffix('-'))?;
         // Digits and a dot only: the reader shown reads no sign or group.
-        let inner = cell.trim().strip_prefix('(')?.strip_suffix(')')?;
         let plain = inner.chars().all(|c| c.is_ascii_digit() || c == '.') && inner.parse::<f64>().is_ok();
-        plain.then(|| cell.trim().to_string())
+        plain.then(|| cell.to_string())
     };
-    let rows: Vec<Vec<String>> = (table.header + 1..lines.len())
-        .filter(|i| !table.odd.contains(i) && !table.repeats.contains(i) && !lines[*i].trim().is_empty())
-        .map(|i| split_fields(lines[i], table.separator))
-        .collect();
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let columns = rows.iter().map(|(_, row)| row.len()).max().unwrap_or(0);
     (0..columns).find_map(|column| {
         let cells: Vec<&str> = rows
             .iter()
-            .filter_map(|row| row.get(column))
+            .filter_map(|(_, row)| row.get(column))
             .map(String::as_str)
             .collect();
         let found = cells.iter().find_map(|cell| bracketed(cell))?;
@@ -534,6 +670,20 @@ fn bracketed_negative(lines: &[&str], table: &Table) -> Option<String> {
                 .all(|cell| is_number(cell) || bracketed(cell).is_some() || cell.trim().is_empty()))
         .then_some(found)
     })
+}
+
+/// What [`table_note`] says of a negative number written as `cell`
+/// ([`accounts_negative`]), with how to read one.
+fn negative_said(cell: &str) -> String {
+    match cell.strip_suffix('-') {
+        Some(number) => format!(
+            "; its numbers with a minus after them are negative (`{cell}` is -{number}), as some accounts programs write them: read a cell with `-float(cell.strip().rstrip('-')) if cell.strip().endswith('-') else float(cell)`"
+        ),
+        None => format!(
+            "; its numbers in brackets are negative (`{cell}` is -{}), as accounts write them: read a cell with `float(cell.replace('(', '-').rstrip(')'))`",
+            cell.trim_matches(['(', ')'])
+        ),
+    }
 }
 
 /// Whether the header `line` writes spaces around its `separator` (` | `),
@@ -550,7 +700,7 @@ fn spaced_header(line: &str, separator: char) -> bool {
 /// two programs that agreed counted an order list's two trailing blank
 /// lines as orders).
 fn blank_rows(lines: &[&str], table: &Table) -> Vec<usize> {
-    (table.header + 1..lines.len())
+    (table.header + 1..table.second.unwrap_or(lines.len()))
         .filter(|i| lines[*i].trim().is_empty())
         .collect()
 }
@@ -574,6 +724,10 @@ fn reader(path: &str, table: &Table, spaced: bool, marked: bool, filled: Option<
             format!(" and i not in ({},)", indices.join(", "))
         }
     };
+    let end = match table.second {
+        Some(second) => format!(" and i < {second}"),
+        None => String::new(),
+    };
     let delimiter = match table.separator {
         ',' => String::new(),
         '\t' => ", delimiter='\\t'".to_string(),
@@ -590,7 +744,7 @@ fn reader(path: &str, table: &Table, spaced: bool, marked: bool, filled: Option<
         None => String::new(),
     };
     format!(
-        "```python\nimport csv\nlines = open('{path}', encoding='{encoding}').read().splitlines()\ntable = [line for i, line in enumerate(lines) if i >= {}{odd} and line.strip()]\nrows = list(csv.DictReader(table{delimiter})){strip}{filled}\n```",
+        "```python\nimport csv\nlines = open('{path}', encoding='{encoding}').read().splitlines()\ntable = [line for i, line in enumerate(lines) if i >= {}{end}{odd} and line.strip()]\nrows = list(csv.DictReader(table{delimiter})){strip}{filled}\n```",
         table.header
     )
 }
@@ -617,7 +771,8 @@ fn table_in(lines: &[&str], separator: char) -> Option<Table> {
     }
     let columns = counts[header]?;
     let header = header_below(lines, separator, header, columns);
-    let after = (header + 1..lines.len()).filter(|i| counts[*i].is_some());
+    let second = second_table(lines, separator, header);
+    let after = (header + 1..second.unwrap_or(lines.len())).filter(|i| counts[*i].is_some());
     let (rows, odd): (Vec<usize>, Vec<usize>) = after.partition(|i| counts[*i] == Some(columns));
     let (repeats, rows): (Vec<usize>, Vec<usize>) = rows
         .into_iter()
@@ -630,7 +785,38 @@ fn table_in(lines: &[&str], separator: char) -> Option<Table> {
         odd,
         repeats,
         totals,
+        second,
     })
+}
+
+/// Where a second table begins below the one whose header is at `header`
+/// in `lines`: a line of names, none a number, that shares half the
+/// header's names or more (two at least) and is not the header again,
+/// with the title of one cell just above it, if it has one. A drama
+/// school's bookings had its waiting list, under `WAITING LIST` and a
+/// header of its own, straight below its rows, and both of the 1.5B
+/// model's programs for the children booked on week 2 counted the waiting
+/// list too, and agreed (held-out-53, spent).
+fn second_table(lines: &[&str], separator: char, header: usize) -> Option<usize> {
+    let names = |i: usize| -> Vec<String> {
+        split_fields(unmarked(lines[i]), separator)
+            .iter()
+            .map(|field| field.trim().to_lowercase())
+            .collect()
+    };
+    let own = names(header);
+    let second = (header + 2..lines.len()).find(|&i| {
+        let theirs = names(i);
+        let named = theirs.iter().all(|name| !name.is_empty() && !is_number(name));
+        let shared = theirs.iter().filter(|name| own.contains(name)).count();
+        named && theirs != own && shared >= 2 && shared * 2 >= own.len()
+    })?;
+    let above = (header + 1..second).rev().find(|i| !lines[*i].trim().is_empty());
+    let titled = above.filter(|at| {
+        let cells: Vec<String> = names(*at).into_iter().filter(|cell| !cell.is_empty()).collect();
+        matches!(cells.as_slice(), [one] if !is_number(one))
+    });
+    Some(titled.unwrap_or(second))
 }
 
 /// Whether `line` holds the fields of `header`, each the same name once
@@ -970,6 +1156,69 @@ mod tests {
     }
 
     #[test]
+    fn a_second_table_below_the_first_is_said_and_not_read() {
+        let bookings = "child,age,week,paid\nIsla,9,1,yes\nTheo,11,2,yes\nAmara,10,2,no\nWAITING LIST,,,\nchild,age,week,added_on\nNell,9,2,2025-05-30\nRavi,11,2,2025-06-02\n";
+        let note = table_note("bookings.csv", bookings).expect("a second table is said");
+        assert!(
+            note.contains(
+                "line 5 (`WAITING LIST,,,`) and the lines below it are a second table, with a header of its own"
+            ),
+            "{note}"
+        );
+        let read = reader_prints(
+            &note,
+            ("bookings.csv", bookings),
+            "print(sum(1 for r in rows if r['week'] == '2'))",
+        );
+        assert_eq!(read, "2");
+        let (_, rows) = table_cells(bookings).unwrap();
+        assert_eq!(rows.len(), 3, "the table's rows alone");
+        let untitled =
+            "child,age,week,paid\nIsla,9,1,yes\nTheo,11,2,yes\nchild,age,week,added_on\nNell,9,2,2025-05-30\n";
+        assert!(table_note("b.csv", untitled)
+            .unwrap()
+            .contains("line 4 (`child,age,week,added_on`) and the lines below it are a second table"));
+    }
+
+    #[test]
+    fn a_column_of_percentages_with_a_sign_is_said_with_its_scale() {
+        let survey = "block,variety,blossom_damaged\nA1,Stella,8%\nA2,Stella,31%\nA3,Kordia,25%\n";
+        let note = table_note("frost_survey.csv", survey).expect("percentages are said");
+        assert!(
+            note.contains("its column `blossom_damaged` holds percentages written with a % sign (`8%`): `float(cell.rstrip('%'))` reads 8, a number of per cent"),
+            "{note}"
+        );
+        let shares = "block,share\nA1,8%\nA2,0.31\n";
+        assert_eq!(
+            table_note("shares.csv", shares),
+            None,
+            "a column of mixed forms is not said so"
+        );
+    }
+
+    #[test]
+    fn numbers_with_a_minus_after_them_are_said_to_be_negative_with_how_to_read_them() {
+        let ledger = "date,details,amount\n2025-01-04,Subs,240.00\n2025-01-11,Minibus deposit,150.00-\n2025-01-18,Cake sale,86.40\n2025-01-25,Tent repair kit,32.99-\n";
+        let note = table_note("ledger.csv", ledger).unwrap();
+        assert!(
+            note.contains("its numbers with a minus after them are negative (`150.00-` is -150.00)"),
+            "{note}"
+        );
+        let read = reader_prints(
+            &note,
+            ("ledger.csv", ledger),
+            "cell = lambda cell: -float(cell.strip().rstrip('-')) if cell.strip().endswith('-') else float(cell)\nprint(round(412.60 + sum(cell(r['amount']) for r in rows), 2))",
+        );
+        assert_eq!(read, "556.01");
+        let ranges = "team,ages\nCubs,8-\nScouts,10-14\nBeavers,6-8\n";
+        assert_eq!(
+            table_note("ranges.csv", ranges),
+            None,
+            "a column of ranges holds no numbers"
+        );
+    }
+
+    #[test]
     fn a_header_repeated_below_is_said_and_not_read() {
         let log = "date,ring,species\n08-03,A1,Blue Tit\n08-03,A2,Wren\nDate, Ring ,species\n08-10,A3,Robin\n08-10,A4,Wren\ndate,ring,species\n08-17,A5,Dunnock\n";
         let note = table_note("log.csv", log).unwrap();
@@ -1010,6 +1259,35 @@ mod tests {
         assert!(read.contains("'category': 'Fixings', 'item': 'Coach bolts'"), "{read}");
         let gaps = "name,phone,email\nAnn,123,a@x\nBo,,b@x\nCy,456,\nDee,,d@x\n";
         assert_eq!(table_note("contacts.csv", gaps), None, "a few blanks are no groups");
+    }
+
+    #[test]
+    fn a_fixed_width_table_is_read_by_the_places_of_its_columns() {
+        let register = "BLOCK   STONE                  L_M  WEIGHT_T  BAY\nQ-1038  Portland Whitbed      1.60      2.06  A1\nQ-1039  Bath Monks Park       1.40      1.32  A2\nQ-1040  Yorkstone             1.20      1.30  A2\nQ-1041  Bath Stoke Ground     1.85      2.80  B1\n";
+        let note = layout_note("blocks.txt", register).expect("a fixed-width table");
+        let read = reader_prints(
+            &note,
+            ("blocks.txt", register),
+            "print(max((r for r in rows if r['STONE'].startswith('Bath')), key=lambda r: float(r['WEIGHT_T']))['BLOCK'], rows[0]['L_M'])",
+        );
+        assert_eq!(read, "Q-1041 1.60");
+    }
+
+    #[test]
+    fn a_column_written_on_first_rows_is_filled_down_as_written() {
+        let stock = "\u{feff}category;item;in_stock\r\nHinges;Butt hinge;14\r\n;Tee hinge;4\r\n\"Fixings; small\";Wood screws;6\r\n;Wall plugs;14\r\n;Coach bolts;9\r\nLocks;Padlock;2\r\n;Hasp;1\r\n";
+        let (name, filled) = filled_down(stock).expect("a column filled on first rows");
+        assert_eq!(name, "category");
+        assert_eq!(
+            filled,
+            "\u{feff}category;item;in_stock\r\nHinges;Butt hinge;14\r\nHinges;Tee hinge;4\r\n\"Fixings; small\";Wood screws;6\r\n\"Fixings; small\";Wall plugs;14\r\n\"Fixings; small\";Coach bolts;9\r\nLocks;Padlock;2\r\nLocks;Hasp;1\r\n"
+        );
+        assert_eq!(
+            filled_down(&filled),
+            None,
+            "once filled, no column is written on first rows"
+        );
+        assert_eq!(filled_down("name,phone\nAnn,123\nBo,\nCy,456\n"), None);
     }
 
     #[test]
