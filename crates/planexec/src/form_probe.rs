@@ -54,6 +54,73 @@ pub(crate) async fn form_left_out(
     None
 }
 
+/// The flaw of `code`, which did `work`, when it reads an input of
+/// `inputs` (the files it reads and does not write) otherwise than the
+/// same input written another way that means the same ([`rewrites`]):
+/// run on a copy so written, it does other work.
+pub(crate) async fn meaning_changed(
+    copies: &impl CutCopies,
+    code: &str,
+    inputs: &[(String, String)],
+    work: &str,
+) -> Option<String> {
+    for (input, text) in inputs {
+        for (rewritten, said) in rewrites(input, text) {
+            let other = copies.work_in_cut(code, input, rewritten).await;
+            if other.is_some_and(|other| other != work) {
+                return Some(said);
+            }
+        }
+    }
+    None
+}
+
+/// `text`, the file `input`, written another way that means the same, and
+/// what is said of a program that does other work on it:
+/// - a column written only on each group's first row, filled down
+///   ([`crate::file_shape::filled_down`]): every program for an
+///   ironmonger's fixings at their reorder level matched the one row that
+///   says `Fixings`, though each was shown a reader that fills the column
+///   down, and three agreed on 1 of 4 (held-out-52, spent);
+/// - spaces of another kind (a web page's non-breaking ones) written as
+///   plain spaces: two of the 1.5B model's three programs for the top lot
+///   of Aberdeen Angus at a mart compared with `'Aberdeen Angus'`, missed
+///   the lots written `Aberdeen\u{a0}Angus`, and agreed (held-out-53, spent).
+fn rewrites(input: &str, text: &str) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    if let Some((name, filled)) = crate::file_shape::filled_down(text) {
+        found.push((filled, format!(
+            "run on {input} with each blank `{name}` filled from the row above it, it computed other work: it reads a blank `{name}` as no {name}, where it is the one above it (fill the column down as you read the rows)"
+        )));
+    }
+    let odd = |c: char| ODD_SPACES.contains(&c);
+    // The value the first odd space stands in, between separators.
+    let apart = |c: char| (c.is_whitespace() && !odd(c)) || ",;|\"'<>=:".contains(c);
+    if let Some(at) = text.find(odd) {
+        let start = text[..at]
+            .char_indices()
+            .rfind(|(_, c)| apart(*c))
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        let word: String = text[start..]
+            .split(apart)
+            .next()
+            .unwrap_or_default()
+            .chars()
+            .take(40)
+            .collect();
+        let plain = word.replace(odd, " ");
+        let shown = word.replace(odd, "\\u00a0");
+        found.push((text.replace(odd, " "), format!(
+            "run on {input} with its non-breaking spaces written as plain ones, it computed other work: it reads `{shown}` (a non-breaking space, `\\xa0`, between its words) as other than `{plain}` (read each value with `.replace('\\xa0', ' ')`)"
+        )));
+    }
+    found
+}
+
+/// Spaces a text copied from a web page or a word processor may hold
+/// where a plain space is meant: no-break, figure and narrow no-break.
+const ODD_SPACES: [char; 3] = ['\u{a0}', '\u{2007}', '\u{202f}'];
+
 /// `text` without its lines at `left_out` (indices among its lines).
 fn without(text: &str, left_out: &[usize]) -> String {
     let kept: Vec<&str> = text
@@ -118,5 +185,48 @@ mod tests {
         assert_eq!(printed(every_form, "timesheet.txt", SHEET).as_deref(), Some("11:50"));
         assert_eq!(probed(every_form, "11:50").await, None);
         assert_eq!(probed("print('7:00')", "7:00").await, None);
+    }
+
+    /// A program that matches a column written only on each group's first
+    /// row, blanks and all, is found out; one that fills it down is not.
+    #[tokio::test]
+    async fn a_program_that_reads_a_blank_group_cell_as_empty_is_found_out() {
+        let stock = "category,item,in_stock,reorder_at\nHinges,Butt hinge,14,10\n,Tee hinge,4,6\nFixings,Wood screws,6,10\n,Wall plugs,8,10\n,Coach bolts,9,8\nLocks,Padlock,2,4\n,Hasp,1,3\n";
+        let inputs = [("stock.csv".to_string(), stock.to_string())];
+        let matched = "import csv\nrows = list(csv.DictReader(open('stock.csv')))\nprint(sum(1 for r in rows if r['category'] == 'Fixings' and int(r['in_stock']) <= int(r['reorder_at'])))";
+        assert_eq!(printed(matched, "stock.csv", stock).as_deref(), Some("1"));
+        let flaw = meaning_changed(&Printed, matched, &inputs, "1")
+            .await
+            .expect("found out");
+        assert!(
+            flaw.starts_with(
+                "run on stock.csv with each blank `category` filled from the row above it, it computed other work"
+            ),
+            "{flaw}"
+        );
+        let filled = "import csv\nrows = list(csv.DictReader(open('stock.csv')))\nabove = ''\nfor r in rows:\n    above = r['category'] = r['category'] or above\nprint(sum(1 for r in rows if r['category'] == 'Fixings' and int(r['in_stock']) <= int(r['reorder_at'])))";
+        assert_eq!(printed(filled, "stock.csv", stock).as_deref(), Some("2"));
+        assert_eq!(meaning_changed(&Printed, filled, &inputs, "2").await, None);
+    }
+
+    /// A program that compares a value with plain spaces misses the rows
+    /// written with non-breaking ones, and is found out; one that reads
+    /// them as plain spaces is not.
+    #[tokio::test]
+    async fn a_program_that_misses_values_with_non_breaking_spaces_is_found_out() {
+        let sale = "lot,breed,price\n11,Aberdeen Angus,1385\n16,Aberdeen\u{a0}Angus,1465\n17,Simmental,1295\n";
+        let inputs = [("sale.csv".to_string(), sale.to_string())];
+        let plain = "import csv\nrows = [r for r in csv.DictReader(open('sale.csv', encoding='utf-8')) if r['breed'] == 'Aberdeen Angus']\nprint(max(rows, key=lambda r: int(r['price']))['lot'])";
+        assert_eq!(printed(plain, "sale.csv", sale).as_deref(), Some("11"));
+        let flaw = meaning_changed(&Printed, plain, &inputs, "11")
+            .await
+            .expect("found out");
+        assert!(
+            flaw.contains("it reads `Aberdeen\\u00a0Angus` (a non-breaking space, `\\xa0`, between its words) as other than `Aberdeen Angus`"),
+            "{flaw}"
+        );
+        let read = plain.replace("r['breed'] ==", "r['breed'].replace('\\xa0', ' ') ==");
+        assert_eq!(printed(&read, "sale.csv", sale).as_deref(), Some("16"));
+        assert_eq!(meaning_changed(&Printed, &read, &inputs, "16").await, None);
     }
 }

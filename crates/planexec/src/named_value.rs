@@ -1,5 +1,6 @@
 //! A value of a table's column that the task names and a program never
-//! quotes: the task asks about some rows ("kilos of tomatoes", "the fiction
+//! quotes (and a column of two values the task names and a program never
+//! reads, [`flag_ignored`]): the task asks about some rows ("kilos of tomatoes", "the fiction
 //! total"), and a program with no string holding the value counts them all.
 //!
 //! On held-out-40 (spent) harvest.csv held tomatoes, courgettes and beans
@@ -42,13 +43,97 @@ pub(crate) fn ignored(code: &str, task: &str, tables: &[(&str, &str)]) -> Option
     let quoted = quoted.join("\n");
     let task = task.to_lowercase();
     tables.iter().find_map(|(path, text)| {
-        let found = crate::file_shape::table_cells(text)
-            .into_iter()
-            .chain(records(path, text));
-        found
+        tables_in(path, text)
             .into_iter()
             .find_map(|(header, rows)| unpicked(&quoted, &task, path, &header, &rows))
     })
+}
+
+/// The tables of the file `path` holding `text`: a table's rows, or the
+/// lists of records of a structured file.
+fn tables_in(path: &str, text: &str) -> Vec<(Vec<String>, crate::file_shape::Rows)> {
+    crate::file_shape::table_cells(text)
+        .into_iter()
+        .chain(records(path, text))
+        .collect()
+}
+
+/// What is said of a program (`code`) that reads a table of `tables`
+/// (path and text) by its columns' names and never reads a column of two
+/// values whose name `task` says ([`flag_unread`]); `written`, the texts
+/// it wrote, hold no such column (a program that copies rows whole, the
+/// column among their fields, reads it).
+pub(crate) fn flag_ignored(code: &str, task: &str, tables: &[(&str, &str)], written: &[&str]) -> Option<String> {
+    let quoted = quoted_in(code).to_lowercase();
+    let task = task.to_lowercase();
+    let written = written.join("\n").to_lowercase();
+    tables.iter().find_map(|(path, text)| {
+        tables_in(path, text)
+            .into_iter()
+            .find_map(|(header, rows)| flag_unread(&quoted, &task, path, &header, &rows))
+            .filter(|(name, _)| !crate::text::contains_whole(&written, name))
+            .map(|(_, said)| said)
+    })
+}
+
+/// What is said of a program that reads the table (`header`, `rows`, of
+/// `path`) by its columns' names (`quoted`: its string literals, one a
+/// line, in small letters) and never reads a column of two values (`yes`
+/// and `no`, `paid` and `unpaid`) whose name `task` says. Such a column
+/// says which rows a record is about: both of the 1.5B model's programs for
+/// "what percentage of the target have we actually received" summed every
+/// pledge of a sponsors list, its `received` column unread, and agreed
+/// (held-out-53, spent). A program that reads the table by places quotes
+/// no name, and is left alone.
+fn flag_unread(
+    quoted: &str,
+    task: &str,
+    path: &str,
+    header: &[String],
+    rows: &crate::file_shape::Rows,
+) -> Option<(String, String)> {
+    let literals: Vec<&str> = quoted.lines().map(str::trim).collect();
+    let names: Vec<String> = header.iter().map(|name| name.trim().to_lowercase()).collect();
+    let by_name = names.iter().any(|name| literals.contains(&name.as_str()));
+    if !by_name {
+        return None;
+    }
+    names.iter().enumerate().find_map(|(column, name)| {
+        let values = flag_values(rows, column)?;
+        let named = name.chars().count() >= SHORTEST && said_in(task, name);
+        let read = quoted.contains(name.as_str()) || values.iter().any(|value| literals.contains(&value.as_str()));
+        if !named || read {
+            return None;
+        }
+        let [one, other] = values;
+        let said = format!(
+            "the task says {name:?}, a column of {path} whose rows hold {one:?} or {other:?}, and the program never reads it: it takes every row whatever its {name} (read the column, and keep the rows the task asks about)"
+        );
+        Some((name.clone(), said))
+    })
+}
+
+/// Whether `task` (in small letters) says the column `name`: each of its
+/// words (split at `_`, `-` and spaces) as a whole word, or without a
+/// plural's `s` (`needs_mains` in "need mains power").
+fn said_in(task: &str, name: &str) -> bool {
+    name.split(['_', '-', ' '])
+        .filter(|word| !word.is_empty())
+        .all(|word| names(task, word))
+}
+
+/// The two values of `column` in `rows`, in small letters, when it holds
+/// two and no more (blank cells aside), each of letters: a flag.
+fn flag_values(rows: &crate::file_shape::Rows, column: usize) -> Option<[String; 2]> {
+    let values: BTreeSet<String> = rows
+        .iter()
+        .filter_map(|(_, fields)| fields.get(column))
+        .map(|value| value.trim().to_lowercase())
+        .filter(|value| !value.is_empty())
+        .collect();
+    let worded = values.iter().all(|value| value.chars().all(char::is_alphabetic));
+    let values: Vec<String> = values.into_iter().collect();
+    worded.then(|| values.try_into().ok()).flatten()
 }
 
 /// What is said of a program whose string literals (`quoted`) hold no
@@ -270,6 +355,16 @@ fn stem(value: &str) -> &str {
     }
 }
 
+/// The string literals of `code` (Python), comments aside, each trimmed
+/// and in small letters.
+pub(crate) fn literals(code: &str) -> Vec<String> {
+    quoted_in(code)
+        .to_lowercase()
+        .lines()
+        .map(|literal| literal.trim().to_string())
+        .collect()
+}
+
 /// The text of every string literal in `code` (Python), comments aside,
 /// one after another: what a program can compare a cell with.
 fn quoted_in(code: &str) -> String {
@@ -391,6 +486,46 @@ mod tests {
         let task = "What's the IP of db1.lan in servers.csv? Write it to ip.txt.";
         let by_host = "import csv\nfor r in csv.DictReader(open('servers.csv')):\n    if r['host'] == 'db1.lan':\n        open('ip.txt', 'w').write(r['ip'])";
         assert_eq!(ignored(by_host, task, &[("servers.csv", servers)]), None);
+    }
+
+    #[test]
+    fn a_program_that_never_reads_a_flag_column_the_task_says_is_found_out() {
+        let sponsors = "sponsor,rider,pledged,received\nAunt Judith,Sam,50,yes\nHalton Garage,Sam,150,yes\nMr Patel,Sam,25,no\nDr Okafor,Leah,30,no\n";
+        let task = "sponsors.csv lists who sponsored us, what they pledged and whether it has come in. What share of the target have we actually received so far? Write it to share.txt.";
+        let tables = [("sponsors.csv", sponsors)];
+        let summed = "import csv\nrows = list(csv.DictReader(open('sponsors.csv')))\nprint(sum(float(r['pledged']) for r in rows) / 2500 * 100)";
+        let flaw = flag_ignored(summed, task, &tables, &["21.6"]).expect("the flag is unread");
+        assert!(
+            flaw.starts_with("the task says \"received\", a column of sponsors.csv whose rows hold \"no\" or \"yes\", and the program never reads it"),
+            "{flaw}"
+        );
+        let filtered = "import csv\nrows = list(csv.DictReader(open('sponsors.csv')))\nprint(sum(float(r['pledged']) for r in rows if r['received'] == 'yes') / 2500 * 100)";
+        assert_eq!(flag_ignored(filtered, task, &tables, &[]), None);
+        let by_place = "import csv\nrows = list(csv.reader(open('sponsors.csv')))[1:]\nprint(sum(float(r[2]) for r in rows) / 2500 * 100)";
+        assert_eq!(
+            flag_ignored(by_place, task, &tables, &[]),
+            None,
+            "a program reading by places quotes no name"
+        );
+        let copied = "sponsor,rider,pledged,received\nHalton Garage,Sam,150,yes\n";
+        assert_eq!(
+            flag_ignored(summed, task, &tables, &[copied]),
+            None,
+            "rows copied whole carry the column"
+        );
+        let layouts = "layout,gauge,needs_mains\nLittle Pentre,N,yes\nTiny Tramway,N,no\nDockside,OO,yes\n";
+        let counted = "import csv\nprint(sum(1 for r in csv.DictReader(open('layouts.csv')) if r['gauge'] == 'N'))";
+        let asked = "how many of the N gauge layouts need mains power? Write it to n.txt.";
+        assert!(
+            flag_ignored(counted, asked, &[("layouts.csv", layouts)], &["2"]).is_some(),
+            "a name of two words is said by them"
+        );
+        let unsaid = "What share of the target was pledged? Write it to share.txt.";
+        assert_eq!(
+            flag_ignored(summed, unsaid, &tables, &[]),
+            None,
+            "the task does not say the column"
+        );
     }
 
     #[test]

@@ -653,8 +653,10 @@ impl Sandbox<'_> {
     /// for "how many kilograms came off the sheep at Hafod" summed every
     /// farm's, agreed, and refuted the run (held-out-51, spent). A TOML,
     /// YAML or XML file to be changed as text is left out, as in the
-    /// vote's sandbox ([`crate::named_value::edited_as_text`]).
-    fn named_value_ignored(&self, code: &str, route: Route<'_>) -> Option<String> {
+    /// vote's sandbox ([`crate::named_value::edited_as_text`]). Or a column
+    /// of two values the task names that `code`, which computed
+    /// `computed`, never reads ([`crate::named_value::flag_ignored`]).
+    fn named_value_ignored(&self, code: &str, route: Route<'_>, computed: &str) -> Option<String> {
         let edited_as_text = |path: &str| path == route.path && crate::named_value::edited_as_text(path, code);
         let texts: Vec<(String, String)> = crate::plan::paths_named_by(route.task)
             .into_iter()
@@ -673,6 +675,8 @@ impl Sandbox<'_> {
             .map(|(path, text)| (path.as_str(), text.as_str()))
             .collect();
         crate::named_value::ignored(code, route.task, &tables)
+            .or_else(|| crate::named_value::flag_ignored(code, route.task, &tables, &[computed]))
+            .or_else(|| crate::named_date::date_ignored(code, route.task, &tables))
     }
 
     /// Lines of an input `route.task` names that `code`, which computed
@@ -689,7 +693,10 @@ impl Sandbox<'_> {
         // The file the program is to make is put back as it was before each copy.
         self.reset(route.path)?;
         let copies = CheckCopies { sandbox: self, route };
-        crate::form_probe::form_left_out(&copies, code, &inputs, computed).await
+        match crate::form_probe::form_left_out(&copies, code, &inputs, computed).await {
+            Some(flaw) => Some(flaw),
+            None => crate::form_probe::meaning_changed(&copies, code, &inputs, computed).await,
+        }
     }
 
     /// What a program (`code`) for `task` left in `path`, when it wrote the file:
@@ -786,7 +793,7 @@ async fn derived(
                     crate::carry_back::shadowed(route.path, before, &computed, route.task)
                 });
                 if flaw.is_none() {
-                    flaw = sandbox.named_value_ignored(&code, route);
+                    flaw = sandbox.named_value_ignored(&code, route, &computed);
                 }
                 if flaw.is_none() && sandbox.ordered_by_a_set(&code, route, &computed).await {
                     flaw = Some(crate::sandbox::SET_ORDER.to_string());

@@ -465,7 +465,16 @@ impl Sandbox {
             })
             .collect();
         let copies = VoteCopies { sandbox: self, task };
-        crate::form_probe::form_left_out(&copies, code, &inputs, &work(printed, wrote)).await
+        let work = work(printed, wrote);
+        if let Some(flaw) = crate::form_probe::form_left_out(&copies, code, &inputs, &work).await {
+            return Some(flaw);
+        }
+        // A file the program wrote is its work, and differs on a filled copy.
+        let read: Vec<(String, String)> = inputs
+            .into_iter()
+            .filter(|(input, _)| !wrote.contains_key(input))
+            .collect();
+        crate::form_probe::meaning_changed(&copies, code, &read, &work).await
     }
 
     /// [`SET_ORDER`], when `code` run again on a fresh copy under another
@@ -727,7 +736,10 @@ impl Sandbox {
             .filter(|(path, _)| named.iter().any(|n| n == path) && !edited_as_text(path))
             .map(|(path, text)| (*path, text.as_ref()))
             .collect();
+        let written: Vec<&str> = wrote.values().flatten().map(String::as_str).collect();
         crate::named_value::ignored(code, task, &tables)
+            .or_else(|| crate::named_value::flag_ignored(code, task, &tables, &written))
+            .or_else(|| crate::named_date::date_ignored(code, task, &tables))
     }
 
     /// A value the program typed in ([`crate::typed_value`]), said as a
