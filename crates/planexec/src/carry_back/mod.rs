@@ -13,11 +13,13 @@
 //! vote over programs on a copy ([`crate::sandbox`]), the check's programs
 //! ([`crate::recompute`]) and a step of the run ([`crate::executor`]),
 //! whose record says so. A JSON file's edit is carried back to its own
-//! layout the same way ([`json`]).
+//! layout the same way ([`json`]), and an XML file's to its own text
+//! ([`xml`]).
 
 use std::ops::Range;
 
 mod json;
+mod xml;
 
 /// One setting line of a configuration file: where it is (the section, or
 /// the keys it is under, and its own key, lowercased: `configparser`
@@ -94,6 +96,9 @@ pub(crate) fn carried_back(
 ) -> Option<(String, String)> {
     if json::is_json(path) {
         return json::carried_back(path, was, now);
+    }
+    if xml::is_xml(path) {
+        return xml::carried_back(path, was, now);
     }
     if !crate::config_edit::is_config(path) {
         return None;
