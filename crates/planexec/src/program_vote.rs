@@ -121,7 +121,7 @@ impl Vote {
         let repaired = match self.headed_from.len() {
             0 => String::new(),
             n => format!(
-                "; {n} of them ran again with a head that makes them do what they meant (csv cells compared as numbers where both read as numbers and matched whatever the spaces around them or the case, or what was printed written to the file the task names), and did work"
+                "; {n} of them ran again with a head that makes them do what they meant (csv cells compared as numbers where both read as numbers and matched whatever the spaces around them or the case, what was printed written to the file the task names, or a value written with words around it left alone in its file), and did work"
             ),
         };
         said + &flawed + &repaired
