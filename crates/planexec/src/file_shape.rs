@@ -518,7 +518,7 @@ fn filled_on_first(lines: &[&str], table: &Table, rows: &Rows) -> Option<String>
 /// that reads the rows right does the same work on either text
 /// ([`crate::form_probe::meaning_changed`]). `None` when no column is so
 /// written, or the table is longer than is read.
-pub(crate) fn filled_down(text: &str) -> Option<(String, String)> {
+pub(crate) fn filled_down(text: &str) -> Option<Filled> {
     let body = unmarked(text);
     let lines: Vec<&str> = body.lines().collect();
     if lines.len() > TABLE_LINES {
@@ -530,21 +530,22 @@ pub(crate) fn filled_down(text: &str) -> Option<(String, String)> {
     let header = split_fields(lines[table.header], table.separator);
     let column = header.iter().position(|field| field.trim() == name)?;
     let mut filled: Vec<String> = lines.iter().map(|line| line.to_string()).collect();
+    let mut values = Vec::new();
+    // The group's value as its first row writes it, quotes and spaces kept.
     let mut above = String::new();
     for (i, cells) in &rows {
+        let mut raw = raw_fields(lines[*i], table.separator);
         match cells
             .get(column)
             .map(|cell| cell.trim())
             .filter(|cell| !cell.is_empty())
         {
-            Some(cell) => above = cell.to_string(),
+            Some(cell) => {
+                values.push(cell.to_lowercase());
+                above = raw.get(column)?.clone();
+            }
             None => {
-                let mut raw = raw_fields(lines[*i], table.separator);
-                let cell = raw.get_mut(column)?;
-                *cell = match above.contains([table.separator, '"']) {
-                    true => format!("\"{}\"", above.replace('"', "\"\"")),
-                    false => above.clone(),
-                };
+                *raw.get_mut(column)? = above.clone();
                 filled[*i] = raw.join(&table.separator.to_string());
             }
         }
@@ -559,7 +560,20 @@ pub(crate) fn filled_down(text: &str) -> Option<(String, String)> {
     } else {
         ""
     };
-    Some((name, format!("{mark}{out}")))
+    Some(Filled {
+        name,
+        values,
+        text: format!("{mark}{out}"),
+    })
+}
+
+/// A table's text with its column written only on each group's first row
+/// filled down ([`filled_down`]): the column's name, its values (in small
+/// letters), and the text.
+pub(crate) struct Filled {
+    pub name: String,
+    pub values: Vec<String>,
+    pub text: String,
 }
 
 /// The fields of `line` split at `separator` as written, quotes kept: a
@@ -1276,18 +1290,22 @@ mod tests {
     #[test]
     fn a_column_written_on_first_rows_is_filled_down_as_written() {
         let stock = "\u{feff}category;item;in_stock\r\nHinges;Butt hinge;14\r\n;Tee hinge;4\r\n\"Fixings; small\";Wood screws;6\r\n;Wall plugs;14\r\n;Coach bolts;9\r\nLocks;Padlock;2\r\n;Hasp;1\r\n";
-        let (name, filled) = filled_down(stock).expect("a column filled on first rows");
+        let Filled {
+            name,
+            values,
+            text: filled,
+        } = filled_down(stock).expect("a column filled on first rows");
         assert_eq!(name, "category");
+        assert_eq!(values, ["hinges", "fixings; small", "locks"]);
         assert_eq!(
             filled,
             "\u{feff}category;item;in_stock\r\nHinges;Butt hinge;14\r\nHinges;Tee hinge;4\r\n\"Fixings; small\";Wood screws;6\r\n\"Fixings; small\";Wall plugs;14\r\n\"Fixings; small\";Coach bolts;9\r\nLocks;Padlock;2\r\nLocks;Hasp;1\r\n"
         );
-        assert_eq!(
-            filled_down(&filled),
-            None,
+        assert!(
+            filled_down(&filled).is_none(),
             "once filled, no column is written on first rows"
         );
-        assert_eq!(filled_down("name,phone\nAnn,123\nBo,\nCy,456\n"), None);
+        assert!(filled_down("name,phone\nAnn,123\nBo,\nCy,456\n").is_none());
     }
 
     #[test]

@@ -25,11 +25,14 @@ const ABOVE: usize = 2;
 /// is blank): where its columns stand, and lines of Python that read its
 /// rows. `None` for a text that is no such table, or one `split()` reads.
 pub(crate) fn note(path: &str, text: &str) -> Option<String> {
-    if !text_file(path) || text.contains('\t') {
+    // Tabs and page breaks move columns, and Python splits lines at the latter.
+    if !text_file(path) || text.contains(['\t', '\u{c}']) {
         return None;
     }
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let lines: Vec<&str> = text.lines().take(LINES).collect();
-    let filled: Vec<usize> = (0..lines.len()).filter(|i| !lines[*i].trim().is_empty()).collect();
+    // Lines that are blank or a rule under the header hold no cells.
+    let filled: Vec<usize> = (0..lines.len()).filter(|i| !rule_or_blank(lines[*i])).collect();
     // A title above the table shares no gaps with it: the header is the
     // first line from which on the lines share them, and names each column.
     let (header, starts) = (0..=ABOVE).find_map(|above| {
@@ -37,9 +40,11 @@ pub(crate) fn note(path: &str, text: &str) -> Option<String> {
         let starts = column_starts(&table.iter().map(|i| lines[*i]).collect::<Vec<_>>())?;
         let header = *table.first()?;
         let names = cut(lines[header], &starts);
+        // A name holds no digit (a first row of values is no header) and no
+        // gap (two columns a long value ran together are no one name).
         let named = names
             .iter()
-            .all(|name| !name.is_empty() && name.parse::<f64>().is_err());
+            .all(|name| !name.is_empty() && !name.contains(|c: char| c.is_ascii_digit()) && !name.contains("  "));
         named.then_some((header, starts))
     })?;
     let cells = |line: &str| -> Vec<String> { cut(line, &starts) };
@@ -69,12 +74,17 @@ pub(crate) fn note(path: &str, text: &str) -> Option<String> {
         })
         .collect();
     Some(format!(
-        "{path}: it is a fixed-width table, its header line {} (`{}`): each column stands at the same place on every line, and {why}, so a line split at spaces is cut wrong. Its rows, as dicts keyed by the header's names, are read so:\n```python\nlines = [line for line in open('{path}', encoding='utf-8').read().splitlines() if line.strip()][{}:]\nspans = [{}]  # where each column stands on every line\ncells = [[line[a:b].strip() for a, b in spans] for line in lines]\nrows = [dict(zip(cells[0], row)) for row in cells[1:]]\n```",
+        "{path}: it is a fixed-width table, its header line {} (`{}`): each column stands at the same place on every line, and {why}, so a line split at spaces is cut wrong. Its rows, as dicts keyed by the header's names, are read so:\n```python\nlines = [line for line in open('{path}', encoding='utf-8-sig').read().splitlines() if line.strip(' -=+')][{}:]\nspans = [{}]  # where each column stands on every line\ncells = [[line[a:b].strip() for a, b in spans] for line in lines]\nrows = [dict(zip(cells[0], row)) for row in cells[1:]]\n```",
         header + 1,
         crate::text::one_line(lines[header].trim_end(), 80),
         filled.iter().position(|i| *i == header).unwrap_or(0),
         spans.join(", ")
     ))
+}
+
+/// Whether `line` is blank, or a rule of `-`, `=` and `+` under a header.
+fn rule_or_blank(line: &str) -> bool {
+    line.trim_matches([' ', '-', '=', '+']).is_empty()
 }
 
 /// Whether `path` names a file a fixed-width table may be printed to: a
@@ -143,7 +153,7 @@ mod tests {
             "{note}"
         );
         assert!(
-            note.contains("lines = [line for line in open('blocks.txt', encoding='utf-8').read().splitlines() if line.strip()][1:]\nspans = [(0, 8), (8, 30), (30, 36), (36, 46), (46, None)]"),
+            note.contains("lines = [line for line in open('blocks.txt', encoding='utf-8-sig').read().splitlines() if line.strip(' -=+')][1:]\nspans = [(0, 8), (8, 30), (30, 36), (36, 46), (46, None)]"),
             "the title above the header is left out: {note}"
         );
     }
@@ -155,5 +165,13 @@ mod tests {
         let prose = "Dear all,\nThe hall opens at nine.  Bring a flask.\nSee you there.\nJo\n";
         assert_eq!(note("letter.txt", prose), None);
         assert_eq!(note("blocks.py", REGISTER), None, "a program is no table");
+        let log = "2025-01-01 10:00  INFO   started\n2025-01-01 10:05  WARN   disk low\n2025-01-01 10:09  INFO   retry ok\n2025-01-01 10:12  ERROR  failed\n";
+        assert_eq!(note("app.log", log), None, "a first row of values is no header");
+        let merged = "id  name         city   score\n1   Ann          York   12\n2   Bartholomew Leeds   9\n3   Cy           Hull   15\n";
+        assert_eq!(
+            note("scores.txt", merged),
+            None,
+            "a value that fills a gap runs two columns together"
+        );
     }
 }

@@ -60,19 +60,26 @@ pub(crate) async fn form_left_out(
 /// run on a copy so written, it does other work.
 pub(crate) async fn meaning_changed(
     copies: &impl CutCopies,
-    code: &str,
+    (code, task): (&str, &str),
     inputs: &[(String, String)],
     work: &str,
 ) -> Option<String> {
     for (input, text) in inputs {
-        for (rewritten, said) in rewrites(input, text) {
+        for (rewritten, said) in rewrites(input, text, task) {
             let other = copies.work_in_cut(code, input, rewritten).await;
-            if other.is_some_and(|other| other != work) {
+            // A value the program copies out is written the copy's way
+            // too: the spaces are the same work.
+            if other.is_some_and(|other| plain_spaces(&other) != plain_spaces(work)) {
                 return Some(said);
             }
         }
     }
     None
+}
+
+/// `text` with its [`ODD_SPACES`] written as plain ones.
+fn plain_spaces(text: &str) -> String {
+    text.replace(ODD_SPACES, " ")
 }
 
 /// `text`, the file `input`, written another way that means the same, and
@@ -86,9 +93,18 @@ pub(crate) async fn meaning_changed(
 ///   plain spaces: two of the 1.5B model's three programs for the top lot
 ///   of Aberdeen Angus at a mart compared with `'Aberdeen Angus'`, missed
 ///   the lots written `Aberdeen\u{a0}Angus`, and agreed (held-out-53, spent).
-fn rewrites(input: &str, text: &str) -> Vec<(String, String)> {
+fn rewrites(input: &str, text: &str, task: &str) -> Vec<(String, String)> {
     let mut found = Vec::new();
-    if let Some((name, filled)) = crate::file_shape::filled_down(text) {
+    // Only where the task names a group: a program that copies rows whole
+    // copies the blanks, and needs no group.
+    let task = task.to_lowercase();
+    let filled = crate::file_shape::filled_down(text).filter(|filled| {
+        filled
+            .values
+            .iter()
+            .any(|value| crate::named_value::names(&task, value))
+    });
+    if let Some(crate::file_shape::Filled { name, text: filled, .. }) = filled {
         found.push((filled, format!(
             "run on {input} with each blank `{name}` filled from the row above it, it computed other work: it reads a blank `{name}` as no {name}, where it is the one above it (fill the column down as you read the rows)"
         )));
@@ -195,7 +211,8 @@ mod tests {
         let inputs = [("stock.csv".to_string(), stock.to_string())];
         let matched = "import csv\nrows = list(csv.DictReader(open('stock.csv')))\nprint(sum(1 for r in rows if r['category'] == 'Fixings' and int(r['in_stock']) <= int(r['reorder_at'])))";
         assert_eq!(printed(matched, "stock.csv", stock).as_deref(), Some("1"));
-        let flaw = meaning_changed(&Printed, matched, &inputs, "1")
+        let task = "How many Fixings are at or below their reorder level?";
+        let flaw = meaning_changed(&Printed, (matched, task), &inputs, "1")
             .await
             .expect("found out");
         assert!(
@@ -206,7 +223,13 @@ mod tests {
         );
         let filled = "import csv\nrows = list(csv.DictReader(open('stock.csv')))\nabove = ''\nfor r in rows:\n    above = r['category'] = r['category'] or above\nprint(sum(1 for r in rows if r['category'] == 'Fixings' and int(r['in_stock']) <= int(r['reorder_at'])))";
         assert_eq!(printed(filled, "stock.csv", stock).as_deref(), Some("2"));
-        assert_eq!(meaning_changed(&Printed, filled, &inputs, "2").await, None);
+        assert_eq!(meaning_changed(&Printed, (filled, task), &inputs, "2").await, None);
+        let unnamed = "How many items are at or below their reorder level?";
+        assert_eq!(
+            meaning_changed(&Printed, (matched, unnamed), &inputs, "1").await,
+            None,
+            "no group named"
+        );
     }
 
     /// A program that compares a value with plain spaces misses the rows
@@ -218,7 +241,8 @@ mod tests {
         let inputs = [("sale.csv".to_string(), sale.to_string())];
         let plain = "import csv\nrows = [r for r in csv.DictReader(open('sale.csv', encoding='utf-8')) if r['breed'] == 'Aberdeen Angus']\nprint(max(rows, key=lambda r: int(r['price']))['lot'])";
         assert_eq!(printed(plain, "sale.csv", sale).as_deref(), Some("11"));
-        let flaw = meaning_changed(&Printed, plain, &inputs, "11")
+        let task = "Which lot of Aberdeen Angus made the most?";
+        let flaw = meaning_changed(&Printed, (plain, task), &inputs, "11")
             .await
             .expect("found out");
         assert!(
@@ -227,6 +251,12 @@ mod tests {
         );
         let read = plain.replace("r['breed'] ==", "r['breed'].replace('\\xa0', ' ') ==");
         assert_eq!(printed(&read, "sale.csv", sale).as_deref(), Some("16"));
-        assert_eq!(meaning_changed(&Printed, &read, &inputs, "16").await, None);
+        assert_eq!(meaning_changed(&Printed, (&read, task), &inputs, "16").await, None);
+        let breed = "import csv\nrows = list(csv.DictReader(open('sale.csv', encoding='utf-8')))\nprint(max(rows, key=lambda r: int(r['price']))['breed'])";
+        assert_eq!(
+            meaning_changed(&Printed, (breed, task), &inputs, "Aberdeen\u{a0}Angus").await,
+            None,
+            "a value copied out with its space is the same work"
+        );
     }
 }

@@ -17,11 +17,11 @@ const MONTHS: [&str; 12] = [
 ];
 
 static DAY_MONTH: LazyLock<regex::Regex> = LazyLock::new(|| {
-    regex::Regex::new(r"(?i)\b(\d{1,2})(?:st|nd|rd|th)?\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b")
+    regex::Regex::new(r"(?i)\b(\d{1,2})(?:st|nd|rd|th)?\s+(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?\b")
         .expect("a valid pattern")
 });
 static MONTH_DAY: LazyLock<regex::Regex> = LazyLock::new(|| {
-    regex::Regex::new(r"(?i)\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\s+(\d{1,2})(?:st|nd|rd|th)?\b")
+    regex::Regex::new(r"(?i)\b(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b")
         .expect("a valid pattern")
 });
 /// A string that holds a date or a month: a program that holds one reads
@@ -54,23 +54,32 @@ pub(crate) fn date_ignored(code: &str, task: &str, tables: &[(&str, &str)]) -> O
         if !names.iter().any(|name| literals.contains(name)) {
             return None;
         }
-        names.iter().enumerate().find_map(|(column, name)| {
-            let days: Option<Vec<(u32, u32)>> = rows
+        let dated: Vec<(&String, Vec<(u32, u32)>)> = names
+            .iter()
+            .enumerate()
+            .filter_map(|(column, name)| {
+                let days: Option<Vec<(u32, u32)>> = rows
+                    .iter()
+                    .map(|(_, cells)| month_day(cells.get(column)?.trim()))
+                    .collect();
+                Some((name, days.filter(|days| days.len() >= 2)?))
+            })
+            .collect();
+        // A program that reads one of the date columns reads the dates.
+        if dated.iter().any(|(name, _)| subscripted(code, name)) {
+            return None;
+        }
+        dated.iter().find_map(|(name, days)| {
+            let inside = named
                 .iter()
-                .map(|(_, cells)| month_day(cells.get(column)?.trim()))
-                .collect();
-            let days = days.filter(|days| days.len() >= 2)?;
-            let inside = named.iter().find(|day| {
-                days.iter().any(|d| d < *day) && days.iter().any(|d| d >= *day)
-            })?;
-            let read = subscripted(code, name);
-            (!read).then(|| {
-                format!(
+                .find(|day| days.iter().any(|d| d < *day) && days.iter().any(|d| d >= *day))?;
+            {
+                Some(format!(
                     "the task names the date {} {}, and column {name:?} of {path} holds dates before it and from it on; the program never reads {name:?}: it takes the rows of every date (compare each row's {name} with the task's date)",
                     inside.1,
                     month_name(inside.0)
-                )
-            })
+                ))
+            }
         })
     })
 }
@@ -165,6 +174,12 @@ mod tests {
             date_ignored(every, "Update sessions.csv.", &tables),
             None,
             "no date named"
+        );
+        let decimal = "Give the average to 2 decimal places, or June's Junior 2 count, in sessions.csv.";
+        assert_eq!(
+            date_ignored(every, decimal, &tables),
+            None,
+            "words that begin as months name no date"
         );
     }
 }

@@ -17,11 +17,11 @@ const LINES: usize = 200;
 /// A line that names a thing and gives its number last: words, then
 /// maybe `:` or `=`, maybe a currency sign, and a number.
 static PAIR: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-    regex::Regex::new(r"^\s*([^\d\s].*?)\s*[:=]?\s*[£$€]?(-?\d+(?:\.\d+)?)\s*$").expect("a valid pattern")
+    regex::Regex::new(r"^\s*([^\d\s].*?)(?:\s+|\s*[:=]\s*)(-?)[£$€]?(-?\d+(?:\.\d+)?)\s*$").expect("a valid pattern")
 });
 
 /// The pattern the reader shown matches a line with, as Python writes it.
-const PYTHON_PAIR: &str = r"\s*([^\d\s].*?)\s*[:=]?\s*[£$€]?(-?\d+(?:\.\d+)?)\s*";
+const PYTHON_PAIR: &str = r"\s*([^\d\s].*?)(?:\s+|\s*[:=]\s*)(-?)[£$€]?(-?\d+(?:\.\d+)?)\s*";
 
 /// How to read `text`, the file at `path`, when most of its lines that are
 /// not blank name a thing and give its number, and some lines do not: the
@@ -59,7 +59,7 @@ pub(crate) fn note(path: &str, text: &str) -> Option<String> {
         ),
     };
     Some(format!(
-        "{path}: {} of its lines each name a thing and give its number last (as {}); {other}. The pairs are read into a dict, its keys in small letters, so:\n```python\nimport re\npairs = {{}}\nfor line in open('{path}', encoding='utf-8').read().splitlines():\n    m = re.fullmatch(r'{PYTHON_PAIR}', line)\n    if m:\n        pairs[m[1].lower()] = float(m[2])\n```",
+        "{path}: {} of its lines each name a thing and give its number last (as {}); {other}. The pairs are read into a dict, its keys in small letters, so:\n```python\nimport re\npairs = {{}}\nfor line in open('{path}', encoding='utf-8-sig').read().splitlines():\n    m = re.fullmatch(r'{PYTHON_PAIR}', line)\n    if m:\n        pairs[m[1].lower()] = float(m[2] + m[3])\n```",
         pairs.len(),
         quote(pairs[0].1)
     ))
@@ -104,6 +104,12 @@ mod tests {
         let prose = "Dear all,\nThe hall opens at 9.\nBring a flask.\nJo\n";
         assert_eq!(note("letter.txt", prose), None);
         assert_eq!(note("prices.ini", PRICES), None);
+        let commas = "Price list\nstrawberries 6,40\nraspberries 9,20\n";
+        assert_eq!(
+            note("prices.txt", commas),
+            None,
+            "a number with a comma is no number read here"
+        );
         let repeated = "Saturday 12\nSunday 14\nSaturday 9\n";
         assert_eq!(
             note("days.txt", repeated),

@@ -122,8 +122,10 @@ fn said_in(task: &str, name: &str) -> bool {
         .all(|word| names(task, word))
 }
 
-/// The two values of `column` in `rows`, in small letters, when it holds
-/// two and no more (blank cells aside), each of letters: a flag.
+/// The two values of `column` in `rows`, in small letters and in order,
+/// when it holds two and no more (blank cells aside) and they say yes and
+/// no (`yes`/`no`, `true`/`false`, `paid`/`unpaid`): a flag. Two other
+/// words (`cash`/`card`) are a kind, which a task may sum over.
 fn flag_values(rows: &crate::file_shape::Rows, column: usize) -> Option<[String; 2]> {
     let values: BTreeSet<String> = rows
         .iter()
@@ -131,9 +133,17 @@ fn flag_values(rows: &crate::file_shape::Rows, column: usize) -> Option<[String;
         .map(|value| value.trim().to_lowercase())
         .filter(|value| !value.is_empty())
         .collect();
-    let worded = values.iter().all(|value| value.chars().all(char::is_alphabetic));
-    let values: Vec<String> = values.into_iter().collect();
-    worded.then(|| values.try_into().ok()).flatten()
+    let [one, other]: [String; 2] = values.into_iter().collect::<Vec<_>>().try_into().ok()?;
+    const PAIRS: [[&str; 2]; 4] = [["no", "yes"], ["n", "y"], ["false", "true"], ["n", "yes"]];
+    let negated = |a: &str, b: &str| {
+        ["un", "not ", "no ", "non-", "not-"]
+            .iter()
+            .any(|no| a == format!("{no}{b}"))
+    };
+    let yes_no = PAIRS.iter().any(|pair| pair == &[one.as_str(), other.as_str()])
+        || negated(&one, &other)
+        || negated(&other, &one);
+    yes_no.then_some([one, other])
 }
 
 /// What is said of a program whose string literals (`quoted`) hold no

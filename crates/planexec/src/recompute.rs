@@ -695,7 +695,7 @@ impl Sandbox<'_> {
         let copies = CheckCopies { sandbox: self, route };
         match crate::form_probe::form_left_out(&copies, code, &inputs, computed).await {
             Some(flaw) => Some(flaw),
-            None => crate::form_probe::meaning_changed(&copies, code, &inputs, computed).await,
+            None => crate::form_probe::meaning_changed(&copies, (code, route.task), &inputs, computed).await,
         }
     }
 

@@ -409,7 +409,7 @@ impl Sandbox {
         };
         let earlier = counted_flaw(flaw, failed.is_none().then_some(&work[..]))
             .or_else(|| self.typed(code, task, &printed, &wrote))
-            .or_else(|| self.named_value_ignored(code, task, &wrote))
+            .or_else(|| self.named_value_ignored(code, task, (&printed, &wrote)))
             .or_else(|| self.rewritten(&after, task, code))
             .or_else(|| self.shadowed(&after, task))
             .or_else(|| self.form_changed(&after, task));
@@ -474,7 +474,7 @@ impl Sandbox {
             .into_iter()
             .filter(|(input, _)| !wrote.contains_key(input))
             .collect();
-        crate::form_probe::meaning_changed(&copies, code, &read, &work).await
+        crate::form_probe::meaning_changed(&copies, (code, task), &read, &work).await
     }
 
     /// [`SET_ORDER`], when `code` run again on a fresh copy under another
@@ -727,7 +727,12 @@ impl Sandbox {
     /// a flaw: the program did not keep to the rows the task asks about.
     /// A TOML, YAML or XML file the program changed as text is left out
     /// ([`crate::named_value::edited_as_text`]).
-    fn named_value_ignored(&self, code: &str, task: &str, wrote: &BTreeMap<String, Option<String>>) -> Option<String> {
+    fn named_value_ignored(
+        &self,
+        code: &str,
+        task: &str,
+        (printed, wrote): (&str, &BTreeMap<String, Option<String>>),
+    ) -> Option<String> {
         let named = crate::plan::paths_named_by(task);
         let texts = self.original_texts();
         let edited_as_text = |path: &str| wrote.contains_key(path) && crate::named_value::edited_as_text(path, code);
@@ -736,7 +741,7 @@ impl Sandbox {
             .filter(|(path, _)| named.iter().any(|n| n == path) && !edited_as_text(path))
             .map(|(path, text)| (*path, text.as_ref()))
             .collect();
-        let written: Vec<&str> = wrote.values().flatten().map(String::as_str).collect();
+        let written: Vec<&str> = wrote.values().flatten().map(String::as_str).chain([printed]).collect();
         crate::named_value::ignored(code, task, &tables)
             .or_else(|| crate::named_value::flag_ignored(code, task, &tables, &written))
             .or_else(|| crate::named_date::date_ignored(code, task, &tables))
